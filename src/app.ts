@@ -1,0 +1,117 @@
+// buildApp: the one place where the service is assembled, for production and tests alike.
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { sql } from 'kysely';
+import { AuditService } from './audit/service.js';
+import { auditRoutes } from './audit/routes.js';
+import { tokenRoutes } from './auth/routes.js';
+import { TokenService } from './auth/service.js';
+import { clientRoutes } from './clients/routes.js';
+import { ClientService } from './clients/service.js';
+import type { ReadyConfig } from './config.js';
+import { migrationsFor } from './migrations/index.js';
+import { integratedTokens } from './platform/auth/tokens.js';
+import { createSealer } from './platform/crypto/sealed.js';
+import { connect, type Db } from './platform/db/connect.js';
+import { migrate } from './platform/db/migrate.js';
+import { installAccessControl } from './platform/http/access.js';
+import { installErrorHandling } from './platform/http/errors.js';
+import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
+import { systemRoutes } from './system/routes.js';
+import { tenantRoutes } from './tenants/routes.js';
+import { TenantService } from './tenants/service.js';
+import { userRoutes } from './users/routes.js';
+import { UserService } from './users/service.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  db: Db;
+}
+
+export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
+  const db = connect(config);
+  try {
+    await migrate(db, migrationsFor(db.dialect));
+    return await assemble(config, db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}
+
+async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
+  const kysely = db.kysely;
+  const audit = new AuditService(kysely);
+  // Clients and tenants refer to each other (a client's tenant must exist; a tenant lists its clients).
+  let tenants: TenantService | undefined;
+  const clients = new ClientService(kysely, audit, (executor, id) => (tenants as TenantService).exists(executor, id));
+  tenants = new TenantService(kysely, clients, audit);
+  const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
+  const { signer, verifier } = integratedTokens({ masterSecret: config.MASTER_SECRET, issuer: config.JWT_ISSUER, expiresIn: config.JWT_EXPIRES_IN });
+  const tokens = new TokenService(kysely, clients, signer, {
+    failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT,
+    windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW,
+  });
+  await clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET);
+
+  const fastify = Fastify({
+    logger: loggerOptions(config.LOG_LEVEL),
+    trustProxy: config.TRUST_PROXY,
+    ...requestIds,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onClose', () => db.close());
+  installErrorHandling(app);
+  echoRequestIds(app);
+
+  await app.register(helmet, { global: true });
+  await app.register(formbody);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'svc management API', version: pkg.version, description: 'Issues verifiable credentials to wallets and verifies their presentations, for several tenants.' },
+      servers: [{ url: config.PUBLIC_URL }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  // Registered before access control is installed: the explorer's own routes are public.
+  await app.register(swaggerUi, { routePrefix: '/api', staticCSP: true });
+  app.get('/api/openapi.json', { config: { access: { public: true } }, schema: { hide: true } }, () => app.swagger());
+  installAccessControl(app, { verifier, resolve: (clientId) => clients.resolvePrincipal(clientId) });
+
+  systemRoutes(app, {
+    name: pkg.name,
+    version: pkg.version,
+    observabilityUrl: config.OBSERVABILITY_URL,
+    checkDatabase: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+  });
+  tokenRoutes(app, tokens);
+  tenantRoutes(app, tenants);
+  clientRoutes(app, clients);
+  userRoutes(app, users);
+  auditRoutes(app, audit);
+
+  await app.ready();
+  return { app, db };
+}

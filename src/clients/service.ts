@@ -1,0 +1,199 @@
+// Management API clients: who may call the API, in which tenant, with which roles.
+import type { Selectable } from 'kysely';
+import type { AuditService } from '../audit/service.js';
+import type { Principal, RequestContext } from '../platform/auth/principal.js';
+import { type Role, SERVICE_ROLES } from '../platform/auth/roles.js';
+import { generateSecret, hashSecret, SecretVerifier } from '../platform/crypto/secrets.js';
+import type { ClientsTable } from '../platform/db/schema.js';
+import { type Executor, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
+import { badRequest, conflict, forbidden, notFound } from '../platform/http/problem.js';
+import * as store from './store.js';
+
+export interface Client {
+  clientId: string;
+  tenantId: string | null;
+  description: string | null;
+  roles: Role[];
+  allowedPresentationConfigs: string[] | null;
+  allowedIssuanceConfigs: string[] | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ClientInput {
+  clientId: string;
+  roles: Role[];
+  secret?: string;
+  description?: string | null;
+  allowedPresentationConfigs?: string[] | null;
+  allowedIssuanceConfigs?: string[] | null;
+  /** Only for callers without a tenant: the tenant the new client belongs to. */
+  tenantId?: string | null;
+}
+
+export type ClientUpdate = Omit<ClientInput, 'clientId' | 'secret' | 'tenantId'>;
+
+function toClient(row: Selectable<ClientsTable>): Client {
+  return {
+    clientId: row.id,
+    tenantId: row.tenant_id,
+    description: row.description,
+    roles: JSON.parse(row.roles) as Role[],
+    allowedPresentationConfigs: parseJson<string[]>(row.allowed_presentation_configs),
+    allowedIssuanceConfigs: parseJson<string[]>(row.allowed_issuance_configs),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const listOrNull = (list: string[] | null | undefined) => (list && list.length ? JSON.stringify(list) : null);
+
+/** The rule that ties roles to tenancy: tenants:manage only without a tenant, tenant roles only within one. */
+function checkRolesFitTenancy(roles: Role[], tenantId: string | null) {
+  if (tenantId && roles.includes('tenants:manage')) {
+    throw badRequest('roles: tenants:manage belongs to clients without a tenant', [
+      { field: 'roles', message: 'tenants:manage cannot be given to a client of a tenant' },
+    ]);
+  }
+  if (!tenantId) {
+    const misplaced = roles.filter((r) => !SERVICE_ROLES.includes(r));
+    if (!roles.includes('tenants:manage') || misplaced.length) {
+      throw badRequest('roles: a client without a tenant manages the service', [
+        { field: 'roles', message: `a client without tenantId must hold tenants:manage and may add only ${SERVICE_ROLES.join(', ')}` },
+      ]);
+    }
+  }
+}
+
+export class ClientService {
+  private readonly verifier = new SecretVerifier();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly audit: AuditService,
+    private readonly tenantExists: (db: Executor, tenantId: string) => Promise<boolean>,
+  ) {}
+
+  /** A tenant caller sees its tenant; a service manager (no tenant) sees every client. */
+  private scopeOf(ctx: RequestContext): store.ClientScope {
+    return ctx.principal.tenantId;
+  }
+
+  async resolvePrincipal(clientId: string): Promise<Principal | undefined> {
+    const row = await store.findClient(this.db, null, clientId);
+    return row ? { clientId: row.id, tenantId: row.tenant_id, roles: JSON.parse(row.roles) as Role[] } : undefined;
+  }
+
+  /** Checks client credentials; undefined when the client is unknown or the secret is wrong. */
+  async authenticate(clientId: string, secret: string): Promise<Principal | undefined> {
+    const row = await store.findClient(this.db, null, clientId);
+    if (!row) return undefined;
+    if (!(await this.verifier.verify(row.id, secret, row.secret_hash))) return undefined;
+    return { clientId: row.id, tenantId: row.tenant_id, roles: JSON.parse(row.roles) as Role[] };
+  }
+
+  list(ctx: RequestContext): Promise<Client[]> {
+    return store.listClients(this.db, this.scopeOf(ctx)).then((rows) => rows.map(toClient));
+  }
+
+  async listOfTenants(tenantIds: string[], db: Executor = this.db): Promise<Map<string, Client[]>> {
+    const byTenant = new Map<string, Client[]>(tenantIds.map((id) => [id, []]));
+    for (const row of await store.listClientsOfTenants(db, tenantIds)) byTenant.get(row.tenant_id as string)?.push(toClient(row));
+    return byTenant;
+  }
+
+  async get(ctx: RequestContext, id: string, db: Executor = this.db): Promise<Client> {
+    const row = await store.findClient(db, this.scopeOf(ctx), id);
+    if (!row) throw notFound('client', id);
+    return toClient(row);
+  }
+
+  async create(ctx: RequestContext, input: ClientInput, db: Executor = this.db): Promise<Client & { secret: string }> {
+    const tenantId = this.tenantForNewClient(ctx, input);
+    checkRolesFitTenancy(input.roles, tenantId);
+    if (tenantId && !(await this.tenantExists(db, tenantId))) {
+      throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'tenantId', message: 'no such tenant' }]);
+    }
+    const secret = input.secret ?? generateSecret();
+    const now = nowIso();
+    const row = {
+      id: input.clientId,
+      tenant_id: tenantId,
+      secret_hash: await hashSecret(secret),
+      description: input.description ?? null,
+      roles: JSON.stringify(input.roles),
+      allowed_presentation_configs: listOrNull(input.allowedPresentationConfigs),
+      allowed_issuance_configs: listOrNull(input.allowedIssuanceConfigs),
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await store.insertClient(db, row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`client '${input.clientId}' already exists`);
+      throw err;
+    }
+    const client = toClient(row);
+    await this.audit.record(ctx, { tenantId, actionType: 'client.created', after: { ...client } }, db);
+    return { ...client, secret };
+  }
+
+  private tenantForNewClient(ctx: RequestContext, input: ClientInput): string | null {
+    const own = ctx.principal.tenantId;
+    if (own) {
+      if (input.tenantId !== undefined && input.tenantId !== own) {
+        throw forbidden('tenantId: a client of a tenant creates clients only in its own tenant');
+      }
+      return own;
+    }
+    return input.tenantId ?? null;
+  }
+
+  async update(ctx: RequestContext, id: string, input: ClientUpdate, db: Executor = this.db): Promise<Client> {
+    const before = await this.get(ctx, id, db);
+    checkRolesFitTenancy(input.roles, before.tenantId);
+    const changes = {
+      roles: JSON.stringify(input.roles),
+      ...(input.description !== undefined && { description: input.description }),
+      ...(input.allowedPresentationConfigs !== undefined && { allowed_presentation_configs: listOrNull(input.allowedPresentationConfigs) }),
+      ...(input.allowedIssuanceConfigs !== undefined && { allowed_issuance_configs: listOrNull(input.allowedIssuanceConfigs) }),
+      updated_at: nowIso(),
+    };
+    await store.updateClient(db, this.scopeOf(ctx), id, changes);
+    const after = await this.get(ctx, id, db);
+    await this.audit.record(ctx, { tenantId: after.tenantId, actionType: 'client.updated', before: { ...before }, after: { ...after } }, db);
+    return after;
+  }
+
+  async remove(ctx: RequestContext, id: string): Promise<void> {
+    const before = await this.get(ctx, id);
+    await store.deleteClient(this.db, this.scopeOf(ctx), id);
+    await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } });
+  }
+
+  async rotateSecret(ctx: RequestContext, id: string): Promise<{ secret: string }> {
+    const client = await this.get(ctx, id);
+    const secret = generateSecret();
+    await store.updateClient(this.db, this.scopeOf(ctx), id, { secret_hash: await hashSecret(secret), updated_at: nowIso() });
+    await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id, secret } });
+    return { secret };
+  }
+
+  /** Creates the bootstrap client, or brings its secret and roles in line with the configuration. */
+  async ensureBootstrapClient(clientId: string, secret: string): Promise<void> {
+    const existing = await store.findClient(this.db, null, clientId);
+    const roles = JSON.stringify(['tenants:manage', 'clients:manage'] satisfies Role[]);
+    if (!existing) {
+      const now = nowIso();
+      await store.insertClient(this.db, {
+        id: clientId, tenant_id: null, secret_hash: await hashSecret(secret), description: 'bootstrap client (AUTH_CLIENT_ID)',
+        roles, allowed_presentation_configs: null, allowed_issuance_configs: null, created_at: now, updated_at: now,
+      });
+      return;
+    }
+    if (existing.tenant_id !== null) throw new Error(`AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'`);
+    if (!(await this.verifier.verify(existing.id, secret, existing.secret_hash)) || existing.roles !== roles) {
+      await store.updateClient(this.db, null, clientId, { secret_hash: await hashSecret(secret), roles, updated_at: nowIso() });
+    }
+  }
+}

@@ -1,0 +1,173 @@
+// Every environment variable the service reads, declared once with its type, default and rule.
+// This module imports nothing of the app so that any part (server, jobs, scripts) can load it.
+import { z } from 'zod';
+
+const DURATION = /^(\d+)\s*(s|m|h|d)$/;
+const durationSeconds = (value: string): number => {
+  const match = DURATION.exec(value.trim());
+  if (!match) throw new Error('unreachable: checked by the schema');
+  const factor = { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * factor;
+};
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const url = z.url({ protocol: /^https?$/ });
+
+interface KeySpec {
+  schema: z.ZodType;
+  default?: string;
+  description: string;
+}
+
+// The order here is the order of the README table.
+export const CONFIG_KEYS = {
+  NODE_ENV: {
+    schema: z.enum(['development', 'production', 'test']),
+    default: 'development',
+    description: 'production forbids generated secrets: MASTER_SECRET and the bootstrap client must be set',
+  },
+  PORT: { schema: int(0, 65535), default: '3000', description: 'HTTP port (0 picks a free one)' },
+  HOST: { schema: z.string().min(1), default: '0.0.0.0', description: 'interface to listen on' },
+  PUBLIC_URL: {
+    schema: url.transform((v) => v.replace(/\/+$/, '')),
+    default: 'http://localhost:3000',
+    description: 'public base address; wallet-facing URLs and credential issuer identifiers are built from it',
+  },
+  LOG_LEVEL: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    default: 'info',
+    description: 'JSON log level',
+  },
+  TRUST_PROXY: {
+    schema: bool,
+    default: 'false',
+    description: 'trust X-Forwarded-* headers (set behind a load balancer so rate limits see client addresses)',
+  },
+  DATA_DIR: {
+    schema: z.string().min(1),
+    default: './data',
+    description: 'directory for the SQLite database and, outside production, generated secrets',
+  },
+  DB_TYPE: { schema: z.enum(['sqlite', 'postgres']), default: 'sqlite', description: 'storage engine' },
+  DATABASE_URL: {
+    schema: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+    description: 'PostgreSQL connection URL; takes precedence over the DB_HOST family',
+  },
+  DB_HOST: { schema: z.string().min(1), default: 'localhost', description: 'PostgreSQL host' },
+  DB_PORT: { schema: int(1, 65535), default: '5432', description: 'PostgreSQL port' },
+  DB_USERNAME: { schema: z.string().min(1), default: 'postgres', description: 'PostgreSQL user' },
+  DB_PASSWORD: { schema: z.string(), description: 'PostgreSQL password' },
+  DB_DATABASE: { schema: z.string().min(1), default: 'svc', description: 'PostgreSQL database' },
+  DB_SSL: { schema: bool, default: 'false', description: 'connect to PostgreSQL over TLS' },
+  MASTER_SECRET: {
+    schema: z.string().min(32, 'must be at least 32 characters'),
+    description:
+      'signs management tokens and derives the encryption keys (HKDF, one per purpose); generated into DATA_DIR outside production',
+  },
+  JWT_ISSUER: { schema: z.string().min(1), default: 'svc-service', description: 'iss of management tokens' },
+  JWT_EXPIRES_IN: {
+    schema: z
+      .string()
+      .regex(DURATION, 'must be a number with a unit s, m, h or d, such as 24h')
+      .transform(durationSeconds)
+      .pipe(z.number().min(60, 'must be at least 60s')),
+    default: '24h',
+    description: 'lifetime of management tokens',
+  },
+  AUTH_CLIENT_ID: {
+    schema: z.string().regex(/^[A-Za-z0-9._~-]{1,128}$/, 'must be 1-128 URL-safe characters'),
+    description: 'the bootstrap client (role tenants:manage); generated into DATA_DIR outside production',
+  },
+  AUTH_CLIENT_SECRET: {
+    schema: z.string().min(16, 'must be at least 16 characters'),
+    description: 'secret of the bootstrap client; generated into DATA_DIR outside production',
+  },
+  TOKEN_FAILED_ATTEMPTS_LIMIT: {
+    schema: int(1),
+    default: '10',
+    description: 'failed token requests one address may make per window before it gets 429',
+  },
+  TOKEN_FAILED_ATTEMPTS_WINDOW: {
+    schema: int(1),
+    default: '60',
+    description: 'window of TOKEN_FAILED_ATTEMPTS_LIMIT, in seconds',
+  },
+  OIDC: {
+    schema: url,
+    description: 'external mode: issuer URL of the identity provider (not available yet: start-up stops)',
+  },
+  OIDC_INTERNAL_ISSUER_URL: { schema: url, description: 'external mode: issuer URL as reached from the service' },
+  OIDC_CLIENT_ID: { schema: z.string().min(1), description: 'external mode: admin client at the provider' },
+  OIDC_CLIENT_SECRET: { schema: z.string().min(1), description: 'external mode: secret of OIDC_CLIENT_ID' },
+  OIDC_SUB: { schema: z.string().min(1), default: 'tenant_id', description: 'external mode: claim naming the tenant' },
+  OIDC_ALGORITHM: { schema: z.string().min(1), default: 'RS256', description: 'external mode: expected JWT alg' },
+  OIDC_UI_CLIENT_ID: { schema: z.string().min(1), default: 'svc-ui', description: 'external mode: web UI client' },
+  OBSERVABILITY_URL: {
+    schema: url,
+    description: 'where a front end sends telemetry; returned by GET /api/frontend-config',
+  },
+  STATUS_CAPACITY: { schema: int(100), default: '10000', description: 'default entries of a new status list' },
+  STATUS_BITS: {
+    schema: z.enum(['1', '2', '4', '8']).transform(Number),
+    default: '1',
+    description: 'default bits per status list entry',
+  },
+  STATUS_TTL: { schema: int(60), default: '3600', description: 'default lifetime of a status list token, seconds' },
+  SESSION_TTL: { schema: int(60), default: '86400', description: 'default session retention, seconds' },
+  SESSION_CLEANUP_MODE: {
+    schema: z.enum(['full', 'anonymize']),
+    default: 'full',
+    description: 'default for expired sessions: full deletes them, anonymize keeps metadata only',
+  },
+} satisfies Record<string, KeySpec>;
+
+type Keys = typeof CONFIG_KEYS;
+type Value<K extends keyof Keys> = z.output<Keys[K]['schema']>;
+export type Config = {
+  [K in keyof Keys]: Keys[K] extends { default: string } ? Value<K> : Value<K> | undefined;
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment; throws a ConfigError naming every offending key. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const problems: string[] = [];
+  const config: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(CONFIG_KEYS) as [string, KeySpec][]) {
+    const raw = env[key] === '' ? undefined : (env[key] ?? spec.default);
+    if (raw === undefined) continue;
+    const parsed = spec.schema.safeParse(raw);
+    if (parsed.success) config[key] = parsed.data;
+    else problems.push(`${key}: ${parsed.error.issues.map((i) => i.message).join('; ')} (got ${JSON.stringify(raw)})`);
+  }
+  problems.push(...crossKeyProblems(config as Config));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config as Config;
+}
+
+function crossKeyProblems(config: Config): string[] {
+  const problems: string[] = [];
+  if (config.OIDC !== undefined) {
+    problems.push('OIDC: external identity providers are not supported yet; unset OIDC to use the integrated token server');
+  }
+  if (config.NODE_ENV === 'production') {
+    for (const key of ['MASTER_SECRET', 'AUTH_CLIENT_ID', 'AUTH_CLIENT_SECRET'] as const) {
+      if (config[key] === undefined) problems.push(`${key}: required in production`);
+    }
+  }
+  if ((config.AUTH_CLIENT_ID === undefined) !== (config.AUTH_CLIENT_SECRET === undefined)) {
+    problems.push('AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither');
+  }
+  return problems;
+}
+
+/** A configuration whose secrets are guaranteed present (after the first-run bootstrap). */
+export type ReadyConfig = Config & { MASTER_SECRET: string; AUTH_CLIENT_ID: string; AUTH_CLIENT_SECRET: string };

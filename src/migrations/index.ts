@@ -1,0 +1,14 @@
+// The ordered list of schema versions. Append only: a released migration never changes.
+import type { Migration } from 'kysely/migration';
+import type { Dialect } from '../platform/db/connect.js';
+import { foundation } from './0001-foundation.js';
+import { columnTypes, type VersionedMigration } from './types.js';
+
+const MIGRATIONS: Record<string, VersionedMigration> = {
+  '0001-foundation': foundation,
+};
+
+export function migrationsFor(dialect: Dialect): Record<string, Migration> {
+  const t = columnTypes(dialect);
+  return Object.fromEntries(Object.entries(MIGRATIONS).map(([name, m]) => [name, { up: (db) => m.up(db, t) }]));
+}

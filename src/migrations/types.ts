@@ -1,0 +1,20 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Dialect } from '../platform/db/connect.js';
+
+/** Column types that mean the same thing on both engines. */
+export interface ColumnTypes {
+  timestamp: RawBuilder<unknown>;
+  bool: RawBuilder<unknown>;
+  /** An auto-incrementing integer key. */
+  serial: RawBuilder<unknown>;
+}
+
+export function columnTypes(dialect: Dialect): ColumnTypes {
+  return dialect === 'postgres'
+    ? { timestamp: sql`timestamptz`, bool: sql`boolean`, serial: sql`bigserial` }
+    : { timestamp: sql`text`, bool: sql`integer`, serial: sql`integer` };
+}
+
+export interface VersionedMigration {
+  up(db: Kysely<unknown>, t: ColumnTypes): Promise<void>;
+}

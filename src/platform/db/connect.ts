@@ -1,0 +1,62 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../../config.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  /** The connection settings, for features that need a dedicated connection (LISTEN/NOTIFY). */
+  postgres?: pg.PoolConfig;
+  close(): Promise<void>;
+}
+
+const TIMESTAMPTZ_OID = 1184;
+const INT8_OID = 20;
+
+export function postgresSettings(config: Config): pg.PoolConfig {
+  const ssl = config.DB_SSL ? { rejectUnauthorized: true } : undefined;
+  if (config.DATABASE_URL) return { connectionString: config.DATABASE_URL, ssl };
+  return {
+    host: config.DB_HOST,
+    port: config.DB_PORT,
+    user: config.DB_USERNAME,
+    password: config.DB_PASSWORD,
+    database: config.DB_DATABASE,
+    ssl,
+  };
+}
+
+export function connect(config: Config): Db {
+  if (config.DB_TYPE === 'postgres') return connectPostgres(postgresSettings(config));
+  return connectSqlite(join(config.DATA_DIR, 'svc.db'));
+}
+
+function connectSqlite(file: string): Db {
+  mkdirSync(join(file, '..'), { recursive: true });
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+function connectPostgres(settings: pg.PoolConfig): Db {
+  // Same values on both engines: timestamps as ISO strings, counts as numbers.
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === TIMESTAMPTZ_OID) return (v: string) => new Date(v).toISOString();
+      if (oid === INT8_OID) return (v: string) => Number(v);
+      return pg.types.getTypeParser(oid, format);
+    },
+  } as pg.CustomTypesConfig;
+  const pool = new pg.Pool({ ...settings, types, max: 10 });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { kysely, dialect: 'postgres', postgres: settings, close: () => kysely.destroy() };
+}

@@ -1,0 +1,14 @@
+import { type Migration, Migrator } from 'kysely/migration';
+
+import type { Db } from './connect.js';
+
+/** Brings the schema to the latest version; safe to run from several instances at once. */
+export async function migrate(db: Db, migrations: Record<string, Migration>): Promise<void> {
+  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${detail}`, { cause: error });
+  }
+}

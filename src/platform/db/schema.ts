@@ -1,0 +1,78 @@
+// Row types of every table, as the data layer sees them on both engines: timestamps are ISO-8601
+// UTC strings, booleans are 0/1 on the way in and normalised on the way out, JSON is text.
+import type { ColumnType, Generated } from 'kysely';
+
+/** Written as 0 or 1 (both engines accept that), read as a number (SQLite) or boolean (PostgreSQL). */
+export type Bool = ColumnType<number | boolean, 0 | 1, 0 | 1>;
+/** ISO-8601 UTC timestamp string. */
+export type Timestamp = string;
+/** JSON stored as text; the stores parse it. */
+export type Json = string;
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  description: string | null;
+  status: string;
+  session_config: Json | null;
+  status_list_config: Json | null;
+  admin_client_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ClientsTable {
+  id: string;
+  tenant_id: string | null;
+  secret_hash: string;
+  description: string | null;
+  roles: Json;
+  allowed_presentation_configs: Json | null;
+  allowed_issuance_configs: Json | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UsersTable {
+  id: string;
+  tenant_id: string;
+  username: string;
+  email: string | null; // encrypted
+  enabled: Bool;
+  roles: Json;
+  password_hash: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AuditLogTable {
+  id: string;
+  tenant_id: string | null;
+  action_type: string;
+  actor_type: string;
+  actor_id: string;
+  actor_display: string | null;
+  changed_fields: Json;
+  before: Json | null;
+  after: Json | null;
+  request_id: string | null;
+  timestamp: Timestamp;
+  seq: Generated<number>;
+}
+
+export interface AuthFailuresTable {
+  key: string;
+  window_start: Timestamp;
+  count: number;
+}
+
+export interface Database {
+  tenants: TenantsTable;
+  clients: ClientsTable;
+  users: UsersTable;
+  audit_log: AuditLogTable;
+  auth_failures: AuthFailuresTable;
+}
+
+/** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
+export type TenantTable = 'users';

@@ -1,0 +1,16 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/** The database or an open transaction: stores take either, so services decide what is atomic. */
+export type Executor = Kysely<Database>;
+
+export const nowIso = () => new Date().toISOString();
+export const fromBool = (value: number | boolean): boolean => value === true || value === 1;
+export const toBool = (value: boolean): 0 | 1 => (value ? 1 : 0);
+export const parseJson = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+/** True for a unique or primary key violation on either engine. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

@@ -1,0 +1,104 @@
+// Authentication and authorisation of the management API. Every /api route declares its access
+// rule in `config.access`; a route that forgets to is refused at start-up, not left open.
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { Principal, PrincipalResolver, RequestContext } from '../auth/principal.js';
+import type { Role } from '../auth/roles.js';
+import { InvalidTokenError, type TokenVerifier } from '../auth/tokens.js';
+import { isManagementPath } from './errors.js';
+import { forbidden, Problem } from './problem.js';
+
+export type Access =
+  | { public: true }
+  | {
+      /** Any one of these roles grants access; an empty list admits every authenticated client. */
+      roles: readonly Role[];
+      /** 'required': the caller must belong to a tenant, and the handler works inside it. */
+      tenant?: 'required';
+    };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+const REALM = 'svc';
+
+function unauthorized(detail: string, error?: 'invalid_token' | 'invalid_request') {
+  const challenge = error ? `Bearer realm="${REALM}", error="${error}", error_description="${detail}"` : `Bearer realm="${REALM}"`;
+  return new Problem(401, 'Unauthorized', detail, {}, { 'www-authenticate': challenge });
+}
+
+function bearerToken(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  if (!header) throw unauthorized('an Authorization: Bearer access token is required');
+  const match = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)$/i.exec(header);
+  if (!match?.[1]) throw unauthorized('the Authorization header is not a Bearer token', 'invalid_request');
+  return match[1];
+}
+
+/** Text for the OpenAPI description of an operation, so the role matrix is documented where it applies. */
+export function describeAccess(access: Access): string {
+  if ('public' in access) return 'Public: no access token.';
+  const roles = access.roles.length ? `Requires one of the roles: ${access.roles.map((r) => `\`${r}\``).join(', ')}.` : 'Any authenticated client.';
+  return access.tenant === 'required' ? `${roles} Tenant-scoped: works inside the caller's tenant.` : roles;
+}
+
+export function installAccessControl(app: FastifyInstance, deps: { verifier: TokenVerifier; resolve: PrincipalResolver }) {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!isManagementPath(route.url) || route.url === '/api' || route.url.startsWith('/api/static')) return;
+    const access = route.config?.access;
+    if (!access) throw new Error(`route ${route.method} ${route.url} declares no access rule`);
+    route.schema ??= {};
+    const schema = route.schema as { description?: string; security?: unknown };
+    schema.description = [schema.description, describeAccess(access)].filter(Boolean).join('\n\n');
+    if (!('public' in access)) schema.security = [{ bearer: [] }];
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config.access;
+    if (!access || 'public' in access) return;
+    const principal = await authenticate(request, deps);
+    authorize(principal, access);
+    request.principal = principal;
+  });
+}
+
+async function authenticate(request: FastifyRequest, deps: { verifier: TokenVerifier; resolve: PrincipalResolver }) {
+  const token = bearerToken(request);
+  let clientId: string;
+  try {
+    ({ clientId } = await deps.verifier.verify(token));
+  } catch (err) {
+    if (err instanceof InvalidTokenError) throw unauthorized(err.message, 'invalid_token');
+    throw err;
+  }
+  // The client's current row is authoritative: deleting a client or changing its roles takes effect at once.
+  const principal = await deps.resolve(clientId);
+  if (!principal) throw unauthorized('the client of this access token no longer exists', 'invalid_token');
+  return principal;
+}
+
+function authorize(principal: Principal, access: Exclude<Access, { public: true }>) {
+  if (access.roles.length && !access.roles.some((role) => principal.roles.includes(role))) {
+    throw forbidden(`this operation requires one of the roles ${access.roles.join(', ')}`);
+  }
+  if (access.tenant === 'required' && !principal.tenantId) {
+    throw forbidden('this operation works inside a tenant, and the calling client belongs to none');
+  }
+}
+
+export function contextOf(request: FastifyRequest): RequestContext {
+  if (!request.principal) throw new Error('contextOf called on a route without authentication');
+  return { principal: request.principal, requestId: request.id };
+}
+
+/** The caller's tenant on a route declared with `tenant: 'required'`. */
+export function tenantOf(request: FastifyRequest): string {
+  const tenantId = request.principal?.tenantId;
+  if (!tenantId) throw new Error('tenantOf called on a route that does not require a tenant');
+  return tenantId;
+}

@@ -1,0 +1,72 @@
+// One error handler for both surfaces: problem details under /api, OAuth-style
+// {error, error_description} on the public protocol surface. Bad input never becomes a 500.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { type FieldError, OAuthError, Problem } from './problem.js';
+
+export const PROBLEM_TYPE = 'application/problem+json';
+
+export function isManagementPath(url: string): boolean {
+  return url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
+}
+
+function validationFieldErrors(err: FastifyError): FieldError[] {
+  if (!hasZodFastifySchemaValidationErrors(err)) return [];
+  const where = err.validationContext ?? 'body';
+  return err.validation.map((issue) => {
+    const { instancePath, message, params } = issue;
+    const path = instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+    const unknownKeys = (params as { keys?: string[] }).keys;
+    const field = [where, path].filter(Boolean).join('.');
+    if (unknownKeys?.length) {
+      return { field: unknownKeys.map((k) => `${field}.${k}`).join(', '), message: `unknown field(s) ${unknownKeys.join(', ')}` };
+    }
+    return { field, message: message ?? 'is invalid' };
+  });
+}
+
+/** Maps any thrown error to a problem; unknown errors become a 500 that reveals nothing. */
+export function toProblem(err: FastifyError | Error): Problem {
+  if (err instanceof Problem) return err;
+  const fastifyError = err as FastifyError;
+  const fields = validationFieldErrors(fastifyError);
+  if (fields.length) {
+    return new Problem(400, 'Bad Request', fields.map((f) => `${f.field}: ${f.message}`).join('; '), { errors: fields });
+  }
+  const status = fastifyError.statusCode;
+  if (status && status >= 400 && status < 500) {
+    return new Problem(status, titleFor(status), fastifyError.message);
+  }
+  return new Problem(500, 'Internal Server Error', 'an unexpected error occurred; the request id identifies it in the logs');
+}
+
+function titleFor(status: number): string {
+  return (
+    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+      409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests' }[status] ?? 'Error'
+  );
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem) {
+  reply.headers(problem.headers);
+  if (problem instanceof OAuthError || !isManagementPath(request.url)) {
+    // Protocol endpoints answer as OAuth does; their own steps choose precise error codes.
+    const error = problem.status >= 500 ? 'server_error' : (problem.extra.error as string | undefined) ?? 'invalid_request';
+    return reply.code(problem.status).send({ error, error_description: problem.detail ?? problem.title });
+  }
+  return reply
+    .code(problem.status)
+    .type(PROBLEM_TYPE)
+    .send({ type: 'about:blank', title: problem.title, status: problem.status, detail: problem.detail, instance: request.url, requestId: request.id, ...problem.extra });
+}
+
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const problem = toProblem(err);
+    if (problem.status >= 500) request.log.error({ err }, 'request failed');
+    return sendProblem(request, reply, problem);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, new Problem(404, 'Not Found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}

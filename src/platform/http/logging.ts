@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Takes a well-formed X-Request-Id from the caller (so a trace crosses services), else makes one. */
+export const requestIds: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> = {
+  requestIdHeader: false,
+  genReqId: (req) => {
+    const given = req.headers['x-request-id'];
+    return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  },
+};
+
+/** Query parameters that carry credentials (the event stream takes its token so) never reach a log. */
+const maskCredentials = (url: string) => url.replace(/([?&](?:token|access_token|client_secret)=)[^&]*/gi, '$1[redacted]');
+
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: ['req.headers.authorization', 'req.headers.cookie'],
+    serializers: {
+      req: (req: FastifyRequest) => ({ method: req.method, url: maskCredentials(req.url), remoteAddress: req.ip }),
+    },
+  };
+}
+
+/** Every answer names its request id, so a caller can quote it and an operator can find the log lines. */
+export function echoRequestIds(app: FastifyInstance) {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+}

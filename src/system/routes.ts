@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import type { App } from '../platform/http/types.js';
+
+export interface SystemInfo {
+  name: string;
+  version: string;
+  observabilityUrl?: string;
+  /** Resolves when the database answers, rejects otherwise. */
+  checkDatabase(): Promise<void>;
+}
+
+const Version = z.object({ name: z.string(), version: z.string(), apiVersion: z.string().describe('major.minor of the management API') });
+const FrontendConfig = z.object({
+  observability: z.object({ enabled: z.boolean(), url: z.string().optional() }).describe('where a front end sends telemetry'),
+});
+const Health = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()).optional() });
+
+export function systemRoutes(app: App, info: SystemInfo) {
+  const tags = ['service'];
+  app.get('/api/version', {
+    config: { access: { roles: [] } },
+    schema: { tags, summary: 'Service version', response: { 200: Version } },
+  }, () => ({ name: info.name, version: info.version, apiVersion: '5.0' }));
+
+  app.get('/api/frontend-config', {
+    config: { access: { roles: [] } },
+    schema: { tags, summary: 'Configuration for a web front end', response: { 200: FrontendConfig } },
+  }, () => ({ observability: info.observabilityUrl ? { enabled: true, url: info.observabilityUrl } : { enabled: false } }));
+
+  app.get('/health', {
+    schema: { tags, summary: 'Liveness: the process answers', response: { 200: Health } },
+  }, () => ({ status: 'ok' as const }));
+
+  app.get('/health/ready', {
+    schema: { tags, summary: 'Readiness: the database answers', response: { 200: Health, 503: Health } },
+  }, async (request, reply) => {
+    try {
+      await info.checkDatabase();
+      return { status: 'ok' as const, checks: { database: 'ok' } };
+    } catch (err) {
+      request.log.warn({ err }, 'readiness check failed');
+      return reply.code(503).send({ status: 'unavailable' as const, checks: { database: 'unreachable' } });
+    }
+  });
+}

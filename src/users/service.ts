@@ -1,0 +1,122 @@
+// Human users of a tenant, stored by the service in integrated mode. Their e-mail addresses are
+// personal data and are stored encrypted; passwords only as scrypt hashes.
+import type { Selectable } from 'kysely';
+import type { AuditService } from '../audit/service.js';
+import type { RequestContext } from '../platform/auth/principal.js';
+import type { Role } from '../platform/auth/roles.js';
+import type { Sealer } from '../platform/crypto/sealed.js';
+import { generateSecret, hashSecret } from '../platform/crypto/secrets.js';
+import type { Executor } from '../platform/db/values.js';
+import type { UsersTable } from '../platform/db/schema.js';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { fromBool, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
+import { badRequest, conflict, notFound } from '../platform/http/problem.js';
+import * as store from './store.js';
+
+export interface ManagedUser {
+  id: string;
+  username: string;
+  email: string | null;
+  enabled: boolean;
+  roles: Role[];
+  tenantId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface UserInput {
+  username: string;
+  roles: Role[];
+  email?: string | null;
+  enabled?: boolean;
+  temporaryPassword?: string;
+}
+export type UserUpdate = Partial<Omit<UserInput, 'temporaryPassword'>>;
+
+function checkRoles(roles: Role[] | undefined) {
+  if (roles?.includes('tenants:manage')) {
+    throw badRequest('roles: tenants:manage cannot be given to a user of a tenant', [
+      { field: 'roles', message: 'tenants:manage is for clients without a tenant' },
+    ]);
+  }
+}
+
+export class UserService {
+  constructor(
+    private readonly db: Executor,
+    private readonly sealer: Sealer,
+    private readonly audit: AuditService,
+  ) {}
+
+  private scoped(ctx: RequestContext) {
+    return tenantDb(this.db, ctx.principal.tenantId as string);
+  }
+
+  private toUser(row: Selectable<UsersTable>): ManagedUser {
+    return {
+      id: row.id,
+      username: row.username,
+      email: row.email === null ? null : this.sealer.open(row.email),
+      enabled: fromBool(row.enabled),
+      roles: JSON.parse(row.roles) as Role[],
+      tenantId: row.tenant_id,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  async list(ctx: RequestContext): Promise<ManagedUser[]> {
+    return (await store.listUsers(this.scoped(ctx))).map((row) => this.toUser(row));
+  }
+
+  async get(ctx: RequestContext, id: string): Promise<ManagedUser> {
+    const row = await store.findUser(this.scoped(ctx), id);
+    if (!row) throw notFound('user', id);
+    return this.toUser(row);
+  }
+
+  async create(ctx: RequestContext, input: UserInput): Promise<ManagedUser & { temporaryPassword: string }> {
+    checkRoles(input.roles);
+    const temporaryPassword = input.temporaryPassword ?? generateSecret().slice(0, 20);
+    const now = nowIso();
+    const id = crypto.randomUUID();
+    try {
+      await store.insertUser(this.scoped(ctx), {
+        id, username: input.username, email: input.email ? this.sealer.seal(input.email) : null, enabled: toBool(input.enabled ?? true),
+        roles: JSON.stringify(input.roles), password_hash: await hashSecret(temporaryPassword), created_at: now, updated_at: now,
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
+      throw err;
+    }
+    const user = await this.get(ctx, id);
+    await this.audit.record(ctx, { tenantId: user.tenantId, actionType: 'user.created', after: { ...user } });
+    return { ...user, temporaryPassword };
+  }
+
+  async update(ctx: RequestContext, id: string, input: UserUpdate): Promise<ManagedUser> {
+    checkRoles(input.roles);
+    const before = await this.get(ctx, id);
+    try {
+      await store.updateUser(this.scoped(ctx), id, {
+        ...(input.username !== undefined && { username: input.username }),
+        ...(input.email !== undefined && { email: input.email ? this.sealer.seal(input.email) : null }),
+        ...(input.enabled !== undefined && { enabled: toBool(input.enabled) }),
+        ...(input.roles !== undefined && { roles: JSON.stringify(input.roles) }),
+        updated_at: nowIso(),
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
+      throw err;
+    }
+    const after = await this.get(ctx, id);
+    await this.audit.record(ctx, { tenantId: after.tenantId, actionType: 'user.updated', before: { ...before }, after: { ...after } });
+    return after;
+  }
+
+  async remove(ctx: RequestContext, id: string): Promise<void> {
+    const before = await this.get(ctx, id);
+    await store.deleteUser(this.scoped(ctx), id);
+    await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'user.deleted', before: { ...before } });
+  }
+}
