@@ -14,8 +14,8 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { sql } from 'kysely';
-import { AuditService } from './audit/service.js';
 import { auditRoutes } from './audit/routes.js';
+import { AuditService } from './audit/service.js';
 import { tokenRoutes } from './auth/routes.js';
 import { TokenService } from './auth/service.js';
 import { clientRoutes } from './clients/routes.js';
@@ -61,7 +61,11 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   const clients = new ClientService(kysely, audit, (executor, id) => (tenants as TenantService).exists(executor, id));
   tenants = new TenantService(kysely, clients, audit);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
-  const { signer, verifier } = integratedTokens({ masterSecret: config.MASTER_SECRET, issuer: config.JWT_ISSUER, expiresIn: config.JWT_EXPIRES_IN });
+  const { signer, verifier } = integratedTokens({
+    masterSecret: config.MASTER_SECRET,
+    issuer: config.JWT_ISSUER,
+    expiresIn: config.JWT_EXPIRES_IN,
+  });
   const tokens = new TokenService(kysely, clients, signer, {
     failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT,
     windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW,
@@ -86,7 +90,11 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'svc management API', version: pkg.version, description: 'Issues verifiable credentials to wallets and verifies their presentations, for several tenants.' },
+      info: {
+        title: 'svc management API',
+        version: pkg.version,
+        description: 'Issues verifiable credentials to wallets and verifies their presentations, for several tenants.',
+      },
       servers: [{ url: config.PUBLIC_URL }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },

@@ -10,9 +10,7 @@ const durationSeconds = (value: string): number => {
   return Number(match[1]) * factor;
 };
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const url = z.url({ protocol: /^https?$/ });
 
@@ -29,7 +27,7 @@ export const CONFIG_KEYS = {
     default: 'development',
     description: 'production forbids generated secrets: MASTER_SECRET and the bootstrap client must be set',
   },
-  PORT: { schema: int(0, 65535), default: '3000', description: 'HTTP port (0 picks a free one)' },
+  PORT: { schema: int(0, 65535), default: '3000', description: 'HTTP port, 0-65535 (0 picks a free one)' },
   HOST: { schema: z.string().min(1), default: '0.0.0.0', description: 'interface to listen on' },
   PUBLIC_URL: {
     schema: url.transform((v) => v.replace(/\/+$/, '')),
@@ -65,7 +63,7 @@ export const CONFIG_KEYS = {
   MASTER_SECRET: {
     schema: z.string().min(32, 'must be at least 32 characters'),
     description:
-      'signs management tokens and derives the encryption keys (HKDF, one per purpose); generated into DATA_DIR outside production',
+      'at least 32 characters; signs management tokens and derives the encryption keys (HKDF, one per purpose); generated into DATA_DIR outside production',
   },
   JWT_ISSUER: { schema: z.string().min(1), default: 'svc-service', description: 'iss of management tokens' },
   JWT_EXPIRES_IN: {
@@ -75,7 +73,7 @@ export const CONFIG_KEYS = {
       .transform(durationSeconds)
       .pipe(z.number().min(60, 'must be at least 60s')),
     default: '24h',
-    description: 'lifetime of management tokens',
+    description: 'lifetime of management tokens: a number with s, m, h or d (at least 60s)',
   },
   AUTH_CLIENT_ID: {
     schema: z.string().regex(/^[A-Za-z0-9._~-]{1,128}$/, 'must be 1-128 URL-safe characters'),
@@ -83,7 +81,7 @@ export const CONFIG_KEYS = {
   },
   AUTH_CLIENT_SECRET: {
     schema: z.string().min(16, 'must be at least 16 characters'),
-    description: 'secret of the bootstrap client; generated into DATA_DIR outside production',
+    description: 'secret of the bootstrap client (at least 16 characters); generated into DATA_DIR outside production',
   },
   TOKEN_FAILED_ATTEMPTS_LIMIT: {
     schema: int(1),
@@ -109,14 +107,14 @@ export const CONFIG_KEYS = {
     schema: url,
     description: 'where a front end sends telemetry; returned by GET /api/frontend-config',
   },
-  STATUS_CAPACITY: { schema: int(100), default: '10000', description: 'default entries of a new status list' },
+  STATUS_CAPACITY: { schema: int(100), default: '10000', description: 'default entries of a new status list (at least 100)' },
   STATUS_BITS: {
     schema: z.enum(['1', '2', '4', '8']).transform(Number),
     default: '1',
-    description: 'default bits per status list entry',
+    description: 'default bits per status list entry: 1, 2, 4 or 8',
   },
-  STATUS_TTL: { schema: int(60), default: '3600', description: 'default lifetime of a status list token, seconds' },
-  SESSION_TTL: { schema: int(60), default: '86400', description: 'default session retention, seconds' },
+  STATUS_TTL: { schema: int(60), default: '3600', description: 'default lifetime of a status list token, seconds (at least 60)' },
+  SESSION_TTL: { schema: int(60), default: '86400', description: 'default session retention, seconds (at least 60)' },
   SESSION_CLEANUP_MODE: {
     schema: z.enum(['full', 'anonymize']),
     default: 'full',

@@ -32,11 +32,17 @@ export function prepareSecrets(config: Config): FirstRunResult {
   const created: Generated = {};
   let masterSecret = config.MASTER_SECRET;
   if (!masterSecret) {
-    const result = readOrCreate(join(config.DATA_DIR, 'master-secret'), generateSecret, (s) => `${s}\n`, (t) => t.trim());
+    const result = readOrCreate(
+      join(config.DATA_DIR, 'master-secret'),
+      generateSecret,
+      (s) => `${s}\n`,
+      (t) => t.trim(),
+    );
     masterSecret = result.value;
     if (result.created) created.masterSecret = masterSecret;
   }
-  let client = config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET ? { id: config.AUTH_CLIENT_ID, secret: config.AUTH_CLIENT_SECRET } : undefined;
+  let client =
+    config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET ? { id: config.AUTH_CLIENT_ID, secret: config.AUTH_CLIENT_SECRET } : undefined;
   if (!client) {
     const result = readOrCreate(
       join(config.DATA_DIR, 'bootstrap-client.json'),
@@ -52,7 +58,7 @@ export function prepareSecrets(config: Config): FirstRunResult {
 
 export function firstRunAnnouncement(config: ReadyConfig, created: Generated): string | undefined {
   if (!created.client && !created.masterSecret) return undefined;
-  const lines = ['', 'svc: first start, generated secrets were stored in ' + config.DATA_DIR + ' (mode 0600).'];
+  const lines = ['', `svc: first start, generated secrets were stored in ${config.DATA_DIR} (mode 0600).`];
   if (created.masterSecret) lines.push('  MASTER_SECRET   -> master-secret (back it up: it decrypts stored keys and personal data)');
   if (created.client) {
     lines.push(

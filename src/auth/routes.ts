@@ -29,7 +29,8 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   }
 }
 
-function credentialsOf(body: z.infer<typeof TokenBody> = {}, authorization: string | undefined): ClientCredentials {
+function credentialsOf(given: z.infer<typeof TokenBody> | null | undefined, authorization: string | undefined): ClientCredentials {
+  const body = given ?? {};
   const grantType = body.grant_type ?? 'client_credentials';
   const basic = basicCredentials(authorization);
   if (basic && (body.client_id !== undefined || body.client_secret !== undefined) && body.client_id !== basic.id) {
@@ -43,18 +44,22 @@ function credentialsOf(body: z.infer<typeof TokenBody> = {}, authorization: stri
 }
 
 export function tokenRoutes(app: App, tokens: TokenService) {
-  app.post('/api/oauth2/token', {
-    config: { access: { public: true } },
-    schema: {
-      tags: ['auth'],
-      summary: 'Get an access token (OAuth 2.0 client credentials)',
-      description:
-        'Credentials by HTTP Basic or as client_id and client_secret in a JSON or form body. Errors use the OAuth 2.0 shape `{error, error_description}` (RFC 6749 section 5.2). Failed attempts are limited per caller address (429 with Retry-After).',
-      body: TokenBody.optional(),
-      response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody },
+  app.post(
+    '/api/oauth2/token',
+    {
+      config: { access: { public: true }, errorFormat: 'oauth' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Get an access token (OAuth 2.0 client credentials)',
+        description:
+          'Credentials by HTTP Basic or as client_id and client_secret in a JSON or form body. Errors use the OAuth 2.0 shape `{error, error_description}` (RFC 6749 section 5.2). Failed attempts are limited per caller address (429 with Retry-After).',
+        body: TokenBody.nullish(),
+        response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody },
+      },
     },
-  }, async (request, reply) => {
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    return tokens.issue(credentialsOf(request.body, request.headers.authorization), request.ip);
-  });
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      return tokens.issue(credentialsOf(request.body, request.headers.authorization), request.ip);
+    },
+  );
 }

@@ -48,6 +48,8 @@ export class TokenService {
     const { count, window_start } = await failuresInWindow(this.db, key, now, this.limits.windowSeconds);
     if (count < this.limits.failures) return;
     const retryAfter = Math.max(1, Math.ceil((Date.parse(window_start) + this.limits.windowSeconds * 1000 - now.getTime()) / 1000));
-    throw new OAuthError(429, 'invalid_request', `too many failed attempts; retry in ${retryAfter} s`, { 'retry-after': String(retryAfter) });
+    throw new OAuthError(429, 'invalid_request', `too many failed attempts; retry in ${retryAfter} s`, {
+      'retry-after': String(retryAfter),
+    });
   }
 }

@@ -45,52 +45,102 @@ const tags = ['clients'];
 const scopeNote = "A tenant's client works inside its tenant; a client without tenant (tenants:manage) sees every client.";
 
 export function clientRoutes(app: App, clients: ClientService) {
-  app.get('/api/client', {
-    config: { access },
-    schema: { tags, summary: 'List clients', description: scopeNote, response: { 200: z.array(ClientSchema) } },
-  }, (request) => clients.list(contextOf(request)));
-
-  app.post('/api/client', {
-    config: { access },
-    schema: { tags, summary: 'Create a client; the secret is returned only here', description: scopeNote, body: CreateBody, response: { 201: ClientWithSecret } },
-  }, async (request, reply) => reply.code(201).send(await clients.create(contextOf(request), request.body)));
-
-  app.get('/api/client/:id', {
-    config: { access },
-    schema: { tags, summary: 'Get a client', params: Params, response: { 200: ClientSchema } },
-  }, (request) => clients.get(contextOf(request), request.params.id));
-
-  app.patch('/api/client/:id', {
-    config: { access },
-    schema: { tags, summary: 'Update roles, description and allowed configurations', params: Params, body: UpdateBody, response: { 200: ClientSchema } },
-  }, (request) => clients.update(contextOf(request), request.params.id, request.body));
-
-  app.delete('/api/client/:id', {
-    config: { access },
-    schema: { tags, summary: 'Delete a client; its tokens stop working at once', params: Params, response: { 204: z.null() } },
-  }, async (request, reply) => {
-    await clients.remove(contextOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
-
-  app.get('/api/client/:id/secret', {
-    config: { access },
-    schema: {
-      tags, summary: 'Always 410: secrets are stored hashed and cannot be read back',
-      description: 'Use POST /api/client/{id}/rotate-secret to obtain a new secret.', params: Params,
+  app.get(
+    '/api/client',
+    {
+      config: { access },
+      schema: { tags, summary: 'List clients', description: scopeNote, response: { 200: z.array(ClientSchema) } },
     },
-  }, async (request) => {
-    await clients.get(contextOf(request), request.params.id);
-    throw new Problem(410, 'Gone', 'client secrets are stored hashed and cannot be read back; POST /api/client/{id}/rotate-secret issues a new one', {
-      rotate: `/api/client/${encodeURIComponent(request.params.id)}/rotate-secret`,
-    });
-  });
+    (request) => clients.list(contextOf(request)),
+  );
 
-  app.post('/api/client/:id/rotate-secret', {
-    config: { access },
-    schema: {
-      tags, summary: 'Generate a new secret, returned once; the old one stops working',
-      description: 'tenants:manage may rotate any client; clients:manage only clients of its tenant.', params: Params, response: { 200: Secret },
+  app.post(
+    '/api/client',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Create a client; the secret is returned only here',
+        description: scopeNote,
+        body: CreateBody,
+        response: { 201: ClientWithSecret },
+      },
     },
-  }, (request) => clients.rotateSecret(contextOf(request), request.params.id));
+    async (request, reply) => reply.code(201).send(await clients.create(contextOf(request), request.body)),
+  );
+
+  app.get(
+    '/api/client/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Get a client', params: Params, response: { 200: ClientSchema } },
+    },
+    (request) => clients.get(contextOf(request), request.params.id),
+  );
+
+  app.patch(
+    '/api/client/:id',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Update roles, description and allowed configurations',
+        params: Params,
+        body: UpdateBody,
+        response: { 200: ClientSchema },
+      },
+    },
+    (request) => clients.update(contextOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/api/client/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Delete a client; its tokens stop working at once', params: Params, response: { 204: z.null() } },
+    },
+    async (request, reply) => {
+      await clients.remove(contextOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/client/:id/secret',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Always 410: secrets are stored hashed and cannot be read back',
+        description: 'Use POST /api/client/{id}/rotate-secret to obtain a new secret.',
+        params: Params,
+      },
+    },
+    async (request) => {
+      await clients.get(contextOf(request), request.params.id);
+      throw new Problem(
+        410,
+        'Gone',
+        'client secrets are stored hashed and cannot be read back; POST /api/client/{id}/rotate-secret issues a new one',
+        {
+          rotate: `/api/client/${encodeURIComponent(request.params.id)}/rotate-secret`,
+        },
+      );
+    },
+  );
+
+  app.post(
+    '/api/client/:id/rotate-secret',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Generate a new secret, returned once; the old one stops working',
+        description: 'tenants:manage may rotate any client; clients:manage only clients of its tenant.',
+        params: Params,
+        response: { 200: Secret },
+      },
+    },
+    (request) => clients.rotateSecret(contextOf(request), request.params.id),
+  );
 }

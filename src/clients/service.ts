@@ -46,7 +46,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
   };
 }
 
-const listOrNull = (list: string[] | null | undefined) => (list && list.length ? JSON.stringify(list) : null);
+const listOrNull = (list: string[] | null | undefined) => (list?.length ? JSON.stringify(list) : null);
 
 /** The rule that ties roles to tenancy: tenants:manage only without a tenant, tenant roles only within one. */
 function checkRolesFitTenancy(roles: Role[], tenantId: string | null) {
@@ -161,7 +161,11 @@ export class ClientService {
     };
     await store.updateClient(db, this.scopeOf(ctx), id, changes);
     const after = await this.get(ctx, id, db);
-    await this.audit.record(ctx, { tenantId: after.tenantId, actionType: 'client.updated', before: { ...before }, after: { ...after } }, db);
+    await this.audit.record(
+      ctx,
+      { tenantId: after.tenantId, actionType: 'client.updated', before: { ...before }, after: { ...after } },
+      db,
+    );
     return after;
   }
 
@@ -186,12 +190,20 @@ export class ClientService {
     if (!existing) {
       const now = nowIso();
       await store.insertClient(this.db, {
-        id: clientId, tenant_id: null, secret_hash: await hashSecret(secret), description: 'bootstrap client (AUTH_CLIENT_ID)',
-        roles, allowed_presentation_configs: null, allowed_issuance_configs: null, created_at: now, updated_at: now,
+        id: clientId,
+        tenant_id: null,
+        secret_hash: await hashSecret(secret),
+        description: 'bootstrap client (AUTH_CLIENT_ID)',
+        roles,
+        allowed_presentation_configs: null,
+        allowed_issuance_configs: null,
+        created_at: now,
+        updated_at: now,
       });
       return;
     }
-    if (existing.tenant_id !== null) throw new Error(`AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'`);
+    if (existing.tenant_id !== null)
+      throw new Error(`AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'`);
     if (!(await this.verifier.verify(existing.id, secret, existing.secret_hash)) || existing.roles !== roles) {
       await store.updateClient(this.db, null, clientId, { secret_hash: await hashSecret(secret), roles, updated_at: nowIso() });
     }

@@ -13,8 +13,7 @@ function scoped(db: Executor, scope: ClientScope) {
   return scope === null ? query : query.where('tenant_id', '=', scope);
 }
 
-export const findClient = (db: Executor, scope: ClientScope, id: string) =>
-  scoped(db, scope).where('id', '=', id).executeTakeFirst();
+export const findClient = (db: Executor, scope: ClientScope, id: string) => scoped(db, scope).where('id', '=', id).executeTakeFirst();
 
 export const listClients = (db: Executor, scope: ClientScope) => scoped(db, scope).orderBy('created_at').orderBy('id').execute();
 

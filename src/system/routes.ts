@@ -17,29 +17,45 @@ const Health = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.recor
 
 export function systemRoutes(app: App, info: SystemInfo) {
   const tags = ['service'];
-  app.get('/api/version', {
-    config: { access: { roles: [] } },
-    schema: { tags, summary: 'Service version', response: { 200: Version } },
-  }, () => ({ name: info.name, version: info.version, apiVersion: '5.0' }));
+  app.get(
+    '/api/version',
+    {
+      config: { access: { roles: [] } },
+      schema: { tags, summary: 'Service version', response: { 200: Version } },
+    },
+    () => ({ name: info.name, version: info.version, apiVersion: '5.0' }),
+  );
 
-  app.get('/api/frontend-config', {
-    config: { access: { roles: [] } },
-    schema: { tags, summary: 'Configuration for a web front end', response: { 200: FrontendConfig } },
-  }, () => ({ observability: info.observabilityUrl ? { enabled: true, url: info.observabilityUrl } : { enabled: false } }));
+  app.get(
+    '/api/frontend-config',
+    {
+      config: { access: { roles: [] } },
+      schema: { tags, summary: 'Configuration for a web front end', response: { 200: FrontendConfig } },
+    },
+    () => ({ observability: info.observabilityUrl ? { enabled: true, url: info.observabilityUrl } : { enabled: false } }),
+  );
 
-  app.get('/health', {
-    schema: { tags, summary: 'Liveness: the process answers', response: { 200: Health } },
-  }, () => ({ status: 'ok' as const }));
+  app.get(
+    '/health',
+    {
+      schema: { tags, summary: 'Liveness: the process answers', response: { 200: Health } },
+    },
+    () => ({ status: 'ok' as const }),
+  );
 
-  app.get('/health/ready', {
-    schema: { tags, summary: 'Readiness: the database answers', response: { 200: Health, 503: Health } },
-  }, async (request, reply) => {
-    try {
-      await info.checkDatabase();
-      return { status: 'ok' as const, checks: { database: 'ok' } };
-    } catch (err) {
-      request.log.warn({ err }, 'readiness check failed');
-      return reply.code(503).send({ status: 'unavailable' as const, checks: { database: 'unreachable' } });
-    }
-  });
+  app.get(
+    '/health/ready',
+    {
+      schema: { tags, summary: 'Readiness: the database answers', response: { 200: Health, 503: Health } },
+    },
+    async (request, reply) => {
+      try {
+        await info.checkDatabase();
+        return { status: 'ok' as const, checks: { database: 'ok' } };
+      } catch (err) {
+        request.log.warn({ err }, 'readiness check failed');
+        return reply.code(503).send({ status: 'unavailable' as const, checks: { database: 'unreachable' } });
+      }
+    },
+  );
 }

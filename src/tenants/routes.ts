@@ -49,39 +49,65 @@ const access = { roles: ['tenants:manage'] } as const;
 const tags = ['tenants'];
 
 export function tenantRoutes(app: App, tenants: TenantService) {
-  app.get('/api/tenant', {
-    config: { access },
-    schema: { tags, summary: 'List tenants', response: { 200: z.array(TenantSchema) } },
-  }, () => tenants.list());
-
-  app.post('/api/tenant', {
-    config: { access },
-    schema: {
-      tags, summary: 'Create and initialise a tenant',
-      description: 'With `roles`, an admin client `{id}-admin` of the tenant is created and returned once with its secret.',
-      body: CreateBody, response: { 201: TenantWithClient },
+  app.get(
+    '/api/tenant',
+    {
+      config: { access },
+      schema: { tags, summary: 'List tenants', response: { 200: z.array(TenantSchema) } },
     },
-  }, async (request, reply) => reply.code(201).send(await tenants.create(contextOf(request), request.body)));
+    () => tenants.list(),
+  );
 
-  app.get('/api/tenant/:id', {
-    config: { access },
-    schema: { tags, summary: 'Get a tenant', params: Params, response: { 200: TenantSchema } },
-  }, (request) => tenants.get(request.params.id));
-
-  app.patch('/api/tenant/:id', {
-    config: { access },
-    schema: {
-      tags, summary: 'Update a tenant',
-      description: 'Config objects are merged key by key; a key set to null returns to the global default. `roles` replaces the roles of the admin client (re-created, with a new secret in `client`, if it was deleted).',
-      params: Params, body: UpdateBody, response: { 200: TenantWithClient },
+  app.post(
+    '/api/tenant',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Create and initialise a tenant',
+        description: 'With `roles`, an admin client `{id}-admin` of the tenant is created and returned once with its secret.',
+        body: CreateBody,
+        response: { 201: TenantWithClient },
+      },
     },
-  }, (request) => tenants.update(contextOf(request), request.params.id, request.body));
+    async (request, reply) => reply.code(201).send(await tenants.create(contextOf(request), request.body)),
+  );
 
-  app.delete('/api/tenant/:id', {
-    config: { access },
-    schema: { tags, summary: 'Delete a tenant and everything it owns', params: Params, response: { 204: z.null() } },
-  }, async (request, reply) => {
-    await tenants.remove(contextOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
+  app.get(
+    '/api/tenant/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Get a tenant', params: Params, response: { 200: TenantSchema } },
+    },
+    (request) => tenants.get(request.params.id),
+  );
+
+  app.patch(
+    '/api/tenant/:id',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Update a tenant',
+        description:
+          'Config objects are merged key by key; a key set to null returns to the global default. `roles` replaces the roles of the admin client (re-created, with a new secret in `client`, if it was deleted).',
+        params: Params,
+        body: UpdateBody,
+        response: { 200: TenantWithClient },
+      },
+    },
+    (request) => tenants.update(contextOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/api/tenant/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Delete a tenant and everything it owns', params: Params, response: { 204: z.null() } },
+    },
+    async (request, reply) => {
+      await tenants.remove(contextOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
 }

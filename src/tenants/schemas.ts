@@ -11,7 +11,11 @@ export const SessionConfigSchema = z
 export const StatusListConfigSchema = z
   .strictObject({
     capacity: z.number().int().min(100).nullable().optional().describe('unset uses STATUS_CAPACITY'),
-    bits: z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)]).nullable().optional().describe('unset uses STATUS_BITS'),
+    bits: z
+      .union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)])
+      .nullable()
+      .optional()
+      .describe('unset uses STATUS_BITS'),
     ttl: z.number().int().min(60).nullable().optional().describe('seconds; unset uses STATUS_TTL'),
     immediateUpdate: z.boolean().nullable().optional().describe('default false'),
     enableAggregation: z.boolean().nullable().optional().describe('default true'),

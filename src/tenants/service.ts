@@ -58,7 +58,10 @@ export class TenantService {
   ) {}
 
   private async withClients(rows: TenantRow[], db: Executor = this.db): Promise<Tenant[]> {
-    const byTenant = await this.clients.listOfTenants(rows.map((r) => r.id), db);
+    const byTenant = await this.clients.listOfTenants(
+      rows.map((r) => r.id),
+      db,
+    );
     return rows.map((row) => ({
       id: row.id,
       name: row.name,
@@ -92,16 +95,26 @@ export class TenantService {
       const now = nowIso();
       try {
         await store.insertTenant(trx, {
-          id: input.id, name: input.name, description: input.description ?? null, status: 'initializing',
-          session_config: jsonOrNull(overrides(input.sessionConfig)), status_list_config: jsonOrNull(overrides(input.statusListConfig)),
-          admin_client_id: input.roles?.length ? adminClientId(input.id) : null, created_at: now, updated_at: now,
+          id: input.id,
+          name: input.name,
+          description: input.description ?? null,
+          status: 'initializing',
+          session_config: jsonOrNull(overrides(input.sessionConfig)),
+          status_list_config: jsonOrNull(overrides(input.statusListConfig)),
+          admin_client_id: input.roles?.length ? adminClientId(input.id) : null,
+          created_at: now,
+          updated_at: now,
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw conflict(`tenant '${input.id}' already exists`);
         throw err;
       }
       const client = input.roles?.length
-        ? await this.clients.create(ctx, { clientId: adminClientId(input.id), roles: input.roles, tenantId: input.id, description: `administrator of ${input.id}` }, trx)
+        ? await this.clients.create(
+            ctx,
+            { clientId: adminClientId(input.id), roles: input.roles, tenantId: input.id, description: `administrator of ${input.id}` },
+            trx,
+          )
         : undefined;
       for (const initialize of this.initializers) await initialize(trx, input.id);
       await store.updateTenant(trx, input.id, { status: 'active' });
@@ -125,7 +138,11 @@ export class TenantService {
       });
       const client = input.roles ? await this.applyAdminRoles(ctx, row, input.roles, trx) : undefined;
       const after = await this.get(id, trx);
-      await this.audit.record(ctx, { tenantId: null, actionType: 'tenant.updated', before: withoutClients(before), after: withoutClients(after) }, trx);
+      await this.audit.record(
+        ctx,
+        { tenantId: null, actionType: 'tenant.updated', before: withoutClients(before), after: withoutClients(after) },
+        trx,
+      );
       return { ...after, ...(client && { client }) };
     });
   }

@@ -32,31 +32,56 @@ const access = { roles: ['users:manage'], tenant: 'required' } as const;
 const tags = ['users'];
 
 export function userRoutes(app: App, users: UserService) {
-  app.get('/api/user', {
-    config: { access },
-    schema: { tags, summary: "List the tenant's users", response: { 200: z.array(UserSchema) } },
-  }, (request) => users.list(contextOf(request)));
+  app.get(
+    '/api/user',
+    {
+      config: { access },
+      schema: { tags, summary: "List the tenant's users", response: { 200: z.array(UserSchema) } },
+    },
+    (request) => users.list(contextOf(request)),
+  );
 
-  app.post('/api/user', {
-    config: { access },
-    schema: { tags, summary: 'Create a user; the temporary password is returned only here', body: CreateBody, response: { 201: CreatedUser } },
-  }, async (request, reply) => reply.code(201).send(await users.create(contextOf(request), request.body)));
+  app.post(
+    '/api/user',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Create a user; the temporary password is returned only here',
+        body: CreateBody,
+        response: { 201: CreatedUser },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await users.create(contextOf(request), request.body)),
+  );
 
-  app.get('/api/user/:id', {
-    config: { access },
-    schema: { tags, summary: 'Get a user', params: Params, response: { 200: UserSchema } },
-  }, (request) => users.get(contextOf(request), request.params.id));
+  app.get(
+    '/api/user/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Get a user', params: Params, response: { 200: UserSchema } },
+    },
+    (request) => users.get(contextOf(request), request.params.id),
+  );
 
-  app.patch('/api/user/:id', {
-    config: { access },
-    schema: { tags, summary: 'Update a user', params: Params, body: UpdateBody, response: { 200: UserSchema } },
-  }, (request) => users.update(contextOf(request), request.params.id, request.body));
+  app.patch(
+    '/api/user/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Update a user', params: Params, body: UpdateBody, response: { 200: UserSchema } },
+    },
+    (request) => users.update(contextOf(request), request.params.id, request.body),
+  );
 
-  app.delete('/api/user/:id', {
-    config: { access },
-    schema: { tags, summary: 'Delete a user', params: Params, response: { 204: z.null() } },
-  }, async (request, reply) => {
-    await users.remove(contextOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
+  app.delete(
+    '/api/user/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Delete a user', params: Params, response: { 204: z.null() } },
+    },
+    async (request, reply) => {
+      await users.remove(contextOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
 }

@@ -6,9 +6,9 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import type { Role } from '../platform/auth/roles.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { generateSecret, hashSecret } from '../platform/crypto/secrets.js';
-import type { Executor } from '../platform/db/values.js';
 import type { UsersTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
+import type { Executor } from '../platform/db/values.js';
 import { fromBool, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
 import { badRequest, conflict, notFound } from '../platform/http/problem.js';
 import * as store from './store.js';
@@ -82,8 +82,14 @@ export class UserService {
     const id = crypto.randomUUID();
     try {
       await store.insertUser(this.scoped(ctx), {
-        id, username: input.username, email: input.email ? this.sealer.seal(input.email) : null, enabled: toBool(input.enabled ?? true),
-        roles: JSON.stringify(input.roles), password_hash: await hashSecret(temporaryPassword), created_at: now, updated_at: now,
+        id,
+        username: input.username,
+        email: input.email ? this.sealer.seal(input.email) : null,
+        enabled: toBool(input.enabled ?? true),
+        roles: JSON.stringify(input.roles),
+        password_hash: await hashSecret(temporaryPassword),
+        created_at: now,
+        updated_at: now,
       });
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);

@@ -43,7 +43,9 @@ function bearerToken(request: FastifyRequest): string {
 /** Text for the OpenAPI description of an operation, so the role matrix is documented where it applies. */
 export function describeAccess(access: Access): string {
   if ('public' in access) return 'Public: no access token.';
-  const roles = access.roles.length ? `Requires one of the roles: ${access.roles.map((r) => `\`${r}\``).join(', ')}.` : 'Any authenticated client.';
+  const roles = access.roles.length
+    ? `Requires one of the roles: ${access.roles.map((r) => `\`${r}\``).join(', ')}.`
+    : 'Any authenticated client.';
   return access.tenant === 'required' ? `${roles} Tenant-scoped: works inside the caller's tenant.` : roles;
 }
 

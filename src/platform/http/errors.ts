@@ -6,6 +6,13 @@ import { type FieldError, OAuthError, Problem } from './problem.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** 'oauth': every error of the route is sent as {error, error_description}, as OAuth clients expect. */
+    errorFormat?: 'oauth';
+  }
+}
+
 export function isManagementPath(url: string): boolean {
   return url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
 }
@@ -42,22 +49,40 @@ export function toProblem(err: FastifyError | Error): Problem {
 
 function titleFor(status: number): string {
   return (
-    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-      409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests' }[status] ?? 'Error'
+    {
+      400: 'Bad Request',
+      401: 'Unauthorized',
+      403: 'Forbidden',
+      404: 'Not Found',
+      405: 'Method Not Allowed',
+      409: 'Conflict',
+      410: 'Gone',
+      413: 'Payload Too Large',
+      415: 'Unsupported Media Type',
+      429: 'Too Many Requests',
+    }[status] ?? 'Error'
   );
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem) {
   reply.headers(problem.headers);
-  if (problem instanceof OAuthError || !isManagementPath(request.url)) {
+  if (problem instanceof OAuthError || !isManagementPath(request.url) || request.routeOptions.config?.errorFormat === 'oauth') {
     // Protocol endpoints answer as OAuth does; their own steps choose precise error codes.
-    const error = problem.status >= 500 ? 'server_error' : (problem.extra.error as string | undefined) ?? 'invalid_request';
+    const error = problem.status >= 500 ? 'server_error' : ((problem.extra.error as string | undefined) ?? 'invalid_request');
     return reply.code(problem.status).send({ error, error_description: problem.detail ?? problem.title });
   }
   return reply
     .code(problem.status)
     .type(PROBLEM_TYPE)
-    .send({ type: 'about:blank', title: problem.title, status: problem.status, detail: problem.detail, instance: request.url, requestId: request.id, ...problem.extra });
+    .send({
+      type: 'about:blank',
+      title: problem.title,
+      status: problem.status,
+      detail: problem.detail,
+      instance: request.url,
+      requestId: request.id,
+      ...problem.extra,
+    });
 }
 
 export function installErrorHandling(app: FastifyInstance) {

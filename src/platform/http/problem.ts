@@ -24,15 +24,19 @@ export class Problem extends Error {
  * thrown, because OAuth clients parse that shape, including at the management token endpoint.
  */
 export class OAuthError extends Problem {
-  constructor(status: number, readonly error: string, description: string, headers: Record<string, string> = {}) {
+  constructor(
+    status: number,
+    readonly error: string,
+    description: string,
+    headers: Record<string, string> = {},
+  ) {
     super(status, error, description, { error }, headers);
   }
 }
 
 export const badRequest = (detail: string, errors: FieldError[] = []) =>
   new Problem(400, 'Bad Request', detail, errors.length ? { errors } : {});
-export const invalidFields = (errors: FieldError[]) =>
-  badRequest(errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+export const invalidFields = (errors: FieldError[]) => badRequest(errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 export const forbidden = (detail: string) => new Problem(403, 'Forbidden', detail);
 export const notFound = (what: string, id: string) => new Problem(404, 'Not Found', `${what} '${id}' does not exist`);
 export const conflict = (detail: string) => new Problem(409, 'Conflict', detail);

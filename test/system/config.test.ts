@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_KEYS, ConfigError, loadConfig } from '../../src/config.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('configuration', () => {
+  it('works with no configuration at all, with the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      PORT: 3000,
+      PUBLIC_URL: 'http://localhost:3000',
+      DB_TYPE: 'sqlite',
+      DATA_DIR: './data',
+      JWT_ISSUER: 'svc-service',
+      JWT_EXPIRES_IN: 86400,
+      STATUS_CAPACITY: 10000,
+      STATUS_BITS: 1,
+      STATUS_TTL: 3600,
+      SESSION_TTL: 86400,
+      SESSION_CLEANUP_MODE: 'full',
+      OIDC_SUB: 'tenant_id',
+      OIDC_ALGORITHM: 'RS256',
+      OIDC_UI_CLIENT_ID: 'svc-ui',
+    });
+    expect(config.MASTER_SECRET).toBeUndefined();
+  });
+
+  it('names every invalid key, with the rule it breaks', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      STATUS_BITS: '3',
+      MASTER_SECRET: 'short',
+      JWT_EXPIRES_IN: '24 hours',
+      SESSION_TTL: '59',
+      DB_TYPE: 'mysql',
+    });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+      'DB_TYPE',
+      'JWT_EXPIRES_IN',
+      'MASTER_SECRET',
+      'PORT',
+      'SESSION_TTL',
+      'STATUS_BITS',
+    ]);
+    expect(problems.find((p) => p.startsWith('MASTER_SECRET'))).toContain('at least 32 characters');
+  });
+
+  it('reads durations and booleans', () => {
+    const config = loadConfig({ JWT_EXPIRES_IN: '15m', DB_SSL: 'true', TRUST_PROXY: '0' });
+    expect(config.JWT_EXPIRES_IN).toBe(900);
+    expect(config.DB_SSL).toBe(true);
+    expect(config.TRUST_PROXY).toBe(false);
+  });
+
+  it('refuses external mode, which is not available yet', () => {
+    expect(problemsOf({ OIDC: 'https://idp.example.com/realms/svc' })[0]).toMatch(
+      /^OIDC: external identity providers are not supported yet/,
+    );
+  });
+
+  it('requires the secrets in production instead of generating them', () => {
+    expect(problemsOf({ NODE_ENV: 'production' }).map((p) => p.split(':')[0])).toEqual([
+      'MASTER_SECRET',
+      'AUTH_CLIENT_ID',
+      'AUTH_CLIENT_SECRET',
+    ]);
+  });
+
+  it('wants the bootstrap client id and secret together', () => {
+    expect(problemsOf({ AUTH_CLIENT_ID: 'admin' })).toEqual(['AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither']);
+  });
+
+  it('documents every key in the README', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const key of Object.keys(CONFIG_KEYS)) expect(readme, key).toContain(`| \`${key}\``);
+  });
+});
