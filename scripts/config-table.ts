@@ -1,8 +1,22 @@
-// Prints the README's configuration table from the one schema in src/config.ts.
+// Writes the README's configuration table from the one schema in src/config.ts
+// (between the config markers); with --check it only says whether the README is current.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { CONFIG_KEYS } from '../src/config.js';
 
 const rows = Object.entries(CONFIG_KEYS).map(([key, spec]) => {
   const fallback = 'default' in spec ? `\`${spec.default}\`` : '';
   return `| \`${key}\` | ${fallback} | ${spec.description} |`;
 });
-process.stdout.write(['| Key | Default | Meaning |', '|---|---|---|', ...rows].join('\n') + '\n');
+const table = ['| Key | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
+
+const readmePath = new URL('../README.md', import.meta.url);
+const readme = readFileSync(readmePath, 'utf8');
+const updated = readme.replace(/(<!-- config:start -->)[\s\S]*?(<!-- config:end -->)/, `$1\n${table}\n$2`);
+if (process.argv.includes('--check')) {
+  if (updated !== readme) {
+    process.stderr.write('README configuration table is out of date: run npm run docs:config\n');
+    process.exit(1);
+  }
+} else {
+  writeFileSync(readmePath, updated);
+}

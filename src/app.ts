@@ -21,6 +21,11 @@ import { TokenService } from './auth/service.js';
 import { clientRoutes } from './clients/routes.js';
 import { ClientService } from './clients/service.js';
 import type { ReadyConfig } from './config.js';
+import { KeyMaterial } from './key-chains/material.js';
+import { DbKeyProvider } from './key-chains/providers.js';
+import { keyChainRoutes } from './key-chains/routes.js';
+import { KeyChainService } from './key-chains/service.js';
+import { SigningService } from './key-chains/signing.js';
 import { migrationsFor } from './migrations/index.js';
 import { integratedTokens } from './platform/auth/tokens.js';
 import { createSealer } from './platform/crypto/sealed.js';
@@ -28,6 +33,7 @@ import { connect, type Db } from './platform/db/connect.js';
 import { migrate } from './platform/db/migrate.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
+import { Scheduler } from './platform/jobs/scheduler.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
 import { systemRoutes } from './system/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
@@ -37,9 +43,16 @@ import { UserService } from './users/service.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
 
+/** Services that features share in-process (jobs, benchmarks and tests reach them here, not over HTTP). */
+export interface Services {
+  keyChains: KeyChainService;
+  signing: SigningService;
+}
+
 export interface BuiltApp {
   app: FastifyInstance;
   db: Db;
+  services: Services;
 }
 
 export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
@@ -59,7 +72,12 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   // Clients and tenants refer to each other (a client's tenant must exist; a tenant lists its clients).
   let tenants: TenantService | undefined;
   const clients = new ClientService(kysely, audit, (executor, id) => (tenants as TenantService).exists(executor, id));
-  tenants = new TenantService(kysely, clients, audit);
+  const keyProviders = new Map([['db', new DbKeyProvider(createSealer(config.MASTER_SECRET, 'key-chains'))]]);
+  const keyChains = new KeyChainService(kysely, keyProviders, new KeyMaterial(keyProviders.get('db') as DbKeyProvider, config.PUBLIC_URL), audit, {
+    country: config.CERTIFICATE_COUNTRY,
+  });
+  const signing = new SigningService(keyChains);
+  tenants = new TenantService(kysely, clients, audit, [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
   const { signer, verifier } = integratedTokens({
     masterSecret: config.MASTER_SECRET,
@@ -76,12 +94,19 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     logger: loggerOptions(config.LOG_LEVEL),
     trustProxy: config.TRUST_PROXY,
     ...requestIds,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Long enough for any id the API accepts, so a long unknown id is a 404, not a 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
   });
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  app.addHook('onClose', () => db.close());
+  const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log);
+  scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
+  app.addHook('onReady', async () => scheduler.start());
+  app.addHook('onClose', async () => {
+    await scheduler.stop();
+    await db.close();
+  });
   installErrorHandling(app);
   echoRequestIds(app);
 
@@ -119,7 +144,8 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   clientRoutes(app, clients);
   userRoutes(app, users);
   auditRoutes(app, audit);
+  keyChainRoutes(app, keyChains, signing);
 
   await app.ready();
-  return { app, db };
+  return { app, db, services: { keyChains, signing } };
 }

@@ -107,6 +107,16 @@ export const CONFIG_KEYS = {
     schema: url,
     description: 'where a front end sends telemetry; returned by GET /api/frontend-config',
   },
+  CERTIFICATE_COUNTRY: {
+    schema: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code'),
+    default: 'UT',
+    description: 'country (C) of generated certificates unless a key chain names its own; UT is the test code of the EUDI ecosystem',
+  },
+  JOB_INTERVAL_SECONDS: {
+    schema: int(1, 86400),
+    default: '60',
+    description: 'how often scheduled jobs (key rotation, clean-ups) are checked; each runs on one instance per round',
+  },
   STATUS_CAPACITY: { schema: int(100), default: '10000', description: 'default entries of a new status list (at least 100)' },
   STATUS_BITS: {
     schema: z.enum(['1', '2', '4', '8']).transform(Number),

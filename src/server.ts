@@ -1,7 +1,7 @@
 // start(): configuration, first-run secrets, the assembled app, listening. main.ts and the tests
 // both start the service through here.
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.js';
+import { buildApp, type Services } from './app.js';
 import { loadConfig, type ReadyConfig } from './config.js';
 import { firstRunAnnouncement, prepareSecrets } from './first-run.js';
 import type { Db } from './platform/db/connect.js';
@@ -9,6 +9,7 @@ import type { Db } from './platform/db/connect.js';
 export interface RunningService {
   app: FastifyInstance;
   db: Db;
+  services: Services;
   config: ReadyConfig;
   /** The address the server listens on, for example http://127.0.0.1:3000. */
   url: string;
@@ -20,11 +21,11 @@ export async function start(
   announce: (text: string) => void = (t) => process.stdout.write(t),
 ): Promise<RunningService> {
   const { config, created } = prepareSecrets(loadConfig(env));
-  const { app, db } = await buildApp(config);
+  const { app, db, services } = await buildApp(config);
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const message = firstRunAnnouncement(config, created);
   if (message) announce(message);
-  return { app, db, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  return { app, db, services, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }

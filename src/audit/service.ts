@@ -6,6 +6,8 @@ import { insertEntry, listEntries } from './store.js';
 /** Field names whose values never reach the audit log. */
 const REDACTED = new Set(['secret', 'secretHash', 'temporaryPassword', 'password', 'clientSecret', 'email']);
 const REDACTION = '[redacted]';
+/** Jobs act as `system:<job>`; client ids cannot contain a colon, so the two never mix. */
+const SYSTEM_PREFIX = 'system:';
 
 type Snapshot = Record<string, unknown> | null;
 
@@ -21,7 +23,7 @@ export interface AuditLogEntry {
   id: string;
   tenantId: string | null;
   actionType: string;
-  actorType: string;
+  actorType: 'client' | 'system';
   actorId: string;
   actorDisplay: string | null;
   changedFields: string[];
@@ -57,7 +59,7 @@ export class AuditService {
       id: crypto.randomUUID(),
       tenant_id: event.tenantId,
       action_type: event.actionType,
-      actor_type: 'client',
+      actor_type: ctx.principal.clientId.startsWith(SYSTEM_PREFIX) ? 'system' : 'client',
       actor_id: ctx.principal.clientId,
       actor_display: ctx.principal.clientId,
       changed_fields: JSON.stringify(changedFields(event.before ?? null, event.after ?? null)),
@@ -74,7 +76,7 @@ export class AuditService {
       id: r.id,
       tenantId: r.tenant_id,
       actionType: r.action_type,
-      actorType: r.actor_type,
+      actorType: r.actor_type as AuditLogEntry['actorType'],
       actorId: r.actor_id,
       actorDisplay: r.actor_display,
       changedFields: JSON.parse(r.changed_fields) as string[],

@@ -5,7 +5,8 @@ import { Problem } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
 import type { ClientService } from './service.js';
 
-const Id = z.string().regex(/^[A-Za-z0-9._~-]{1,128}$/, 'must be 1-128 characters of A-Z a-z 0-9 . _ ~ -');
+// At most 100, well inside the router's maxParamLength, so every id can be addressed as /api/client/{id}.
+const Id = z.string().regex(/^[A-Za-z0-9._~-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 . _ ~ -');
 const IdList = z.array(z.string().min(1)).nullable();
 
 export const ClientSchema = z

@@ -2,10 +2,12 @@
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../platform/db/connect.js';
 import { foundation } from './0001-foundation.js';
+import { keyChains } from './0002-key-chains.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
   '0001-foundation': foundation,
+  '0002-key-chains': keyChains,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

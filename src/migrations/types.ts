@@ -7,12 +7,14 @@ export interface ColumnTypes {
   bool: RawBuilder<unknown>;
   /** An auto-incrementing integer key. */
   serial: RawBuilder<unknown>;
+  /** The literal a bool column holds for true, for use in index predicates. */
+  true: RawBuilder<unknown>;
 }
 
 export function columnTypes(dialect: Dialect): ColumnTypes {
   return dialect === 'postgres'
-    ? { timestamp: sql`timestamptz`, bool: sql`boolean`, serial: sql`bigserial` }
-    : { timestamp: sql`text`, bool: sql`integer`, serial: sql`integer` };
+    ? { timestamp: sql`timestamptz`, bool: sql`boolean`, serial: sql`bigserial`, true: sql`true` }
+    : { timestamp: sql`text`, bool: sql`integer`, serial: sql`integer`, true: sql`1` };
 }
 
 export interface VersionedMigration {

@@ -36,7 +36,7 @@ export interface TenantInput {
 export type TenantUpdate = Partial<Omit<TenantInput, 'id'>>;
 
 /** Later features (key chains, status lists) give every new tenant its defaults through these. */
-export type TenantInitializer = (db: Executor, tenantId: string) => Promise<void>;
+export type TenantInitializer = (db: Executor, tenantId: string, ctx: RequestContext) => Promise<void>;
 
 type TenantRow = Selectable<TenantsTable>;
 
@@ -116,7 +116,7 @@ export class TenantService {
             trx,
           )
         : undefined;
-      for (const initialize of this.initializers) await initialize(trx, input.id);
+      for (const initialize of this.initializers) await initialize(trx, input.id, ctx);
       await store.updateTenant(trx, input.id, { status: 'active' });
       const tenant = await this.get(input.id, trx);
       await this.audit.record(ctx, { tenantId: null, actionType: 'tenant.created', after: withoutClients(tenant) }, trx);

@@ -66,13 +66,48 @@ export interface AuthFailuresTable {
   count: number;
 }
 
+export interface JobLeasesTable {
+  name: string;
+  holder: string;
+  lease_until: Timestamp;
+}
+
+export interface KeyChainsTable {
+  id: string;
+  tenant_id: string;
+  description: string | null;
+  usage_type: string;
+  usage: string;
+  kms_provider: string;
+  external_key_id: string | null;
+  algorithm: string;
+  chain_type: string;
+  is_default: Bool;
+  subject: Json;
+  root_jwk: string | null; // encrypted
+  root_certificate: string | null;
+  active_jwk: string; // encrypted
+  active_certificate: string;
+  previous_jwk: string | null; // encrypted
+  previous_certificate: string | null;
+  previous_key_expiry: Timestamp | null;
+  rotation_enabled: Bool;
+  rotation_interval_days: number;
+  cert_validity_days: number;
+  last_rotated_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   clients: ClientsTable;
   users: UsersTable;
   audit_log: AuditLogTable;
   auth_failures: AuthFailuresTable;
+  job_leases: JobLeasesTable;
+  key_chains: KeyChainsTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
-export type TenantTable = 'users';
+export type TenantTable = 'users' | 'key_chains';

@@ -1,0 +1,105 @@
+// Making keys and certificates for a key chain: a standalone self-signed key, a root that signs a
+// leaf, or a new leaf under an existing root (rotation).
+import type { JWK } from 'jose';
+import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
+import { parsePemChain, toPem } from '../platform/crypto/x509.js';
+import { createCrl, createLeafCertificate, createRootCertificate, createSelfSignedCertificate, type Links, type Subject } from './certificates.js';
+import type { UsageType } from './model.js';
+import { type KeyProvider, publicCryptoKey, type StoredKey } from './providers.js';
+
+export interface ChainIdentity {
+  tenantId: string;
+  keyChainId: string;
+  usageType: UsageType;
+  algorithm: SigningAlgorithm;
+  subject: Subject;
+  certValidityDays: number;
+}
+
+export interface MintedKey {
+  sealedJwk: string;
+  externalKeyId: string | null;
+  publicJwk: JWK;
+  certificatePem: string;
+}
+
+export const sealingContext = (tenantId: string, keyChainId: string) => `key-chain:${tenantId}:${keyChainId}`;
+
+export class KeyMaterial {
+  constructor(
+    private readonly provider: KeyProvider,
+    private readonly publicUrl: string,
+  ) {}
+
+  private links(identity: ChainIdentity): Links {
+    const issuer = `${this.publicUrl}/issuers/${encodeURIComponent(identity.tenantId)}`;
+    return { issuerUri: issuer, crlUri: `${issuer}/key-chains/${encodeURIComponent(identity.keyChainId)}/crl` };
+  }
+
+  private leafOptions(identity: ChainIdentity) {
+    return {
+      dnsName: new URL(this.publicUrl).hostname,
+      uri: `${this.publicUrl}/issuers/${encodeURIComponent(identity.tenantId)}`,
+      validityDays: identity.certValidityDays,
+      documentSigner: identity.usageType === 'attestation',
+      keyAgreement: identity.usageType === 'encrypt',
+    };
+  }
+
+  private async newKey(identity: ChainIdentity) {
+    const key = await this.provider.generate(identity.algorithm, sealingContext(identity.tenantId, identity.keyChainId));
+    return this.withPair(identity, key);
+  }
+
+  private async withPair(identity: ChainIdentity, key: { sealedJwk: string; externalKeyId: string | null; publicJwk: JWK }) {
+    const stored: StoredKey = { ...key, context: sealingContext(identity.tenantId, identity.keyChainId) };
+    const pair = {
+      publicKey: await publicCryptoKey(key.publicJwk, identity.algorithm),
+      privateKey: await this.provider.signingCryptoKey(stored, identity.algorithm),
+    };
+    return { key, stored, pair };
+  }
+
+  /** A self-signed certificate for a new key, or for `existing` (an imported key without certificate). */
+  async standalone(identity: ChainIdentity, existing?: { sealedJwk: string; publicJwk: JWK }): Promise<MintedKey> {
+    const { key, pair } = existing ? await this.withPair(identity, { ...existing, externalKeyId: null }) : await this.newKey(identity);
+    const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
+    const certificate = await createSelfSignedCertificate(pair, identity.subject, this.links(identity), this.leafOptions(identity), hash);
+    return { ...key, certificatePem: certificate.toString('pem') };
+  }
+
+  async internalChain(identity: ChainIdentity): Promise<{ root: MintedKey; leaf: MintedKey }> {
+    const root = await this.newKey(identity);
+    const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
+    const rootSubject = { ...identity.subject, commonName: `${identity.subject.commonName} CA` };
+    const rootCertificate = await createRootCertificate(root.pair, rootSubject, this.links(identity), hash);
+    const leaf = await this.leafUnderRoot(identity, { ...root.stored, certificatePem: rootCertificate.toString('pem') });
+    return { root: { ...root.key, certificatePem: rootCertificate.toString('pem') }, leaf };
+  }
+
+  /** A fresh leaf key and certificate signed by the chain's existing root. */
+  async leafUnderRoot(identity: ChainIdentity, root: StoredKey & { certificatePem: string }): Promise<MintedKey> {
+    const { key } = await this.newKey(identity);
+    const [rootCertificate] = parsePemChain(root.certificatePem);
+    if (!rootCertificate) throw new Error('the key chain has no root certificate');
+    const issuer = { certificate: rootCertificate, signingKey: await this.provider.signingCryptoKey(root, identity.algorithm) };
+    const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
+    const certificate = await createLeafCertificate(
+      await publicCryptoKey(key.publicJwk, identity.algorithm),
+      issuer,
+      identity.subject,
+      this.links(identity),
+      this.leafOptions(identity),
+      hash,
+    );
+    return { ...key, certificatePem: toPem([certificate]) };
+  }
+
+  /** The CRL of the chain's CA (the root of an internal chain, else the self-signed certificate itself). */
+  async crl(identity: ChainIdentity, ca: StoredKey & { certificatePem: string }) {
+    const [certificate] = parsePemChain(ca.certificatePem);
+    if (!certificate) throw new Error('the key chain has no CA certificate');
+    const signingKey = await this.provider.signingCryptoKey(ca, identity.algorithm);
+    return createCrl({ certificate, signingKey }, ALGORITHM_PARAMS[identity.algorithm].hash);
+  }
+}

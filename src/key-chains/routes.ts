@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { SIGNING_ALGORITHMS } from '../platform/crypto/algorithms.js';
+import { parsePemChain, toPem } from '../platform/crypto/x509.js';
+import { contextOf, tenantOf } from '../platform/http/access.js';
+import type { App } from '../platform/http/types.js';
+import { USAGE_TYPES } from './model.js';
+import type { KeyChainService } from './service.js';
+import type { SigningService } from './signing.js';
+
+const PublicJwk = z.object({ kty: z.string().optional(), crv: z.string().optional(), x: z.string().optional(), y: z.string().optional(), kid: z.string().optional() }).loose();
+const SubjectInput = z.strictObject({
+  commonName: z.string().min(1).max(64).optional(),
+  organization: z.string().min(1).max(64).optional(),
+  country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as DE').optional(),
+});
+
+export const KeyChainSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    description: z.string().nullable(),
+    usageType: z.enum(USAGE_TYPES),
+    usage: z.enum(['sign', 'encrypt']),
+    type: z.enum(['standalone', 'internalChain', 'imported']),
+    default: z.boolean().describe("whether this is the tenant's default key chain of its usage type"),
+    algorithm: z.enum(SIGNING_ALGORITHMS),
+    kmsProvider: z.string(),
+    externalKeyId: z.string().nullable(),
+    subject: z.object({ commonName: z.string(), organization: z.string().optional(), country: z.string() }),
+    rootJwk: PublicJwk.nullable().describe('public key of the root CA (internal chains)'),
+    rootCertificate: z.string().nullable(),
+    activeJwk: PublicJwk.describe('public key in use; private keys never leave the service'),
+    activeCertificate: z.string().describe('PEM: leaf, then intermediates'),
+    previousJwk: PublicJwk.nullable(),
+    previousCertificate: z.string().nullable(),
+    previousKeyExpiry: z.string().nullable().describe('until then the previous key is still published'),
+    rotationEnabled: z.boolean(),
+    rotationIntervalDays: z.number(),
+    certValidityDays: z.number(),
+    lastRotatedAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'KeyChain' });
+
+const Id = z.string().regex(/^[A-Za-z0-9._~-]{1,64}$/, 'must be 1-64 URL-safe characters');
+const Settings = {
+  description: z.string().max(1000).nullable().optional(),
+  rotationEnabled: z.boolean().optional().describe('default false'),
+  rotationIntervalDays: z.number().int().min(1).max(3650).optional().describe('default 90'),
+  certValidityDays: z.number().int().min(1).max(457).optional().describe('leaf validity, default 365 (ISO 18013-5 allows up to 457)'),
+  default: z.boolean().optional().describe('make this the default of its usage type (the first of a type always is)'),
+};
+const CreateBody = z.strictObject({
+  id: Id.optional().describe('generated (UUID) when absent'),
+  usageType: z.enum(USAGE_TYPES),
+  type: z.enum(['standalone', 'internalChain']).describe('standalone: self-signed; internalChain: a root CA of the tenant signs the leaf'),
+  algorithm: z.enum(SIGNING_ALGORITHMS).optional().describe('default ES256'),
+  subject: SubjectInput.optional(),
+  kmsProvider: z.string().min(1).optional().describe('default db (encrypted in the database)'),
+  externalKeyId: z.string().min(1).nullable().optional().describe('required when kmsProvider is not db'),
+  ...Settings,
+});
+const ImportBody = z.strictObject({
+  id: Id.optional(),
+  usageType: z.enum(USAGE_TYPES),
+  privateJwk: z.record(z.string(), z.unknown()).describe('EC private key (P-256, P-384 or P-521)'),
+  certificateChain: z.string().optional().describe('PEM, leaf first; a self-signed certificate is made when absent'),
+  subject: SubjectInput.optional(),
+  ...Settings,
+});
+const UpdateBody = z.strictObject({
+  ...Settings,
+  certificate: z.string().optional().describe('a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar'),
+});
+const Params = z.object({ id: z.string() });
+const Jwks = z.object({ keys: z.array(PublicJwk) });
+
+const access = { roles: ['issuance:manage', 'presentation:manage'], tenant: 'required' } as const;
+const tags = ['key chains'];
+
+export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: SigningService) {
+  app.get('/api/key-chain', {
+    config: { access },
+    schema: { tags, summary: "List the tenant's key chains", querystring: z.strictObject({ usageType: z.enum(USAGE_TYPES).optional() }), response: { 200: z.array(KeyChainSchema) } },
+  }, (request) => keyChains.list(tenantOf(request), request.query.usageType));
+
+  app.post('/api/key-chain', {
+    config: { access },
+    schema: { tags, summary: 'Create a key and its certificate(s)', body: CreateBody, response: { 201: KeyChainSchema } },
+  }, async (request, reply) => reply.code(201).send(await keyChains.create(contextOf(request), tenantOf(request), request.body)));
+
+  app.post('/api/key-chain/import', {
+    config: { access },
+    schema: { tags, summary: 'Import a private key with an optional certificate chain', body: ImportBody, response: { 201: KeyChainSchema } },
+  }, async (request, reply) => reply.code(201).send(await keyChains.import(contextOf(request), tenantOf(request), request.body)));
+
+  app.get('/api/key-chain/:id', {
+    config: { access },
+    schema: { tags, summary: 'Get a key chain', params: Params, response: { 200: KeyChainSchema } },
+  }, (request) => keyChains.get(tenantOf(request), request.params.id));
+
+  app.patch('/api/key-chain/:id', {
+    config: { access },
+    schema: { tags, summary: 'Change settings, make default, or replace the certificate of the same key', params: Params, body: UpdateBody, response: { 200: KeyChainSchema } },
+  }, (request) => keyChains.update(contextOf(request), tenantOf(request), request.params.id, request.body));
+
+  app.post('/api/key-chain/:id/rotate', {
+    config: { access },
+    schema: {
+      tags, summary: 'Rotate now: a new active key; the previous one stays published until its certificate expires',
+      params: Params, response: { 200: KeyChainSchema },
+    },
+  }, (request) => keyChains.rotate(contextOf(request), tenantOf(request), request.params.id));
+
+  app.delete('/api/key-chain/:id', {
+    config: { access },
+    schema: { tags, summary: 'Delete a key chain (409 while it is the default or in use)', params: Params, response: { 204: z.null() } },
+  }, async (request, reply) => {
+    await keyChains.remove(contextOf(request), tenantOf(request), request.params.id);
+    return reply.code(204).send(null);
+  });
+
+  app.get('/api/key-chain/:id/certificate', {
+    config: { access },
+    schema: { tags, summary: 'The certificate chain as PEM, leaf first, root last', params: Params, produces: ['application/pem-certificate-chain'] },
+  }, async (request, reply) => {
+    const chain = await keyChains.get(tenantOf(request), request.params.id);
+    const pem = toPem([...parsePemChain(chain.activeCertificate), ...parsePemChain(chain.rootCertificate ?? '')]);
+    return reply.type('application/pem-certificate-chain').send(`${pem}\n`);
+  });
+
+  app.get('/api/key-chain/:id/public-key', {
+    config: { access },
+    schema: { tags, summary: 'The public keys (active, and previous while valid) as a JWK set', params: Params, response: { 200: Jwks } },
+  }, async (request) => {
+    const chain = await keyChains.get(tenantOf(request), request.params.id);
+    return { keys: [chain.activeJwk, ...(chain.previousJwk ? [chain.previousJwk] : [])] };
+  });
+
+  // Public: where verifiers look for this tenant's keys and for the CRL named in its certificates.
+  app.get('/issuers/:tenantId/jwks.json', {
+    schema: { tags: ['public keys'], summary: "The tenant's public keys (current and still-valid previous)", params: z.object({ tenantId: z.string() }), response: { 200: Jwks } },
+  }, async (request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return signing.jwks(request.params.tenantId);
+  });
+
+  app.get('/issuers/:tenantId/key-chains/:id/crl', {
+    schema: { tags: ['public keys'], summary: "The CRL of the key chain's CA (DER)", params: z.object({ tenantId: z.string(), id: z.string() }), produces: ['application/pkix-crl'] },
+  }, async (request, reply) => {
+    const crl = await keyChains.crl(request.params.tenantId, request.params.id);
+    return reply.type('application/pkix-crl').header('cache-control', 'public, max-age=3600').send(Buffer.from(crl.rawData));
+  });
+}

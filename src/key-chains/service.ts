@@ -1,0 +1,362 @@
+// Key chains: a tenant's signing and encryption keys with their certificates, created, imported,
+// rotated and deleted here. Signing with them goes through SigningService.
+import { randomUUID } from 'node:crypto';
+import type { JWK } from 'jose';
+import type { AuditService } from '../audit/service.js';
+import type { Principal, RequestContext } from '../platform/auth/principal.js';
+import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
+import { parsePemChain, toPem } from '../platform/crypto/x509.js';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, fromBool, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
+import { conflict, notFound } from '../platform/http/problem.js';
+import type { Subject } from './certificates.js';
+import { checkChainForKey, checkImportableJwk, checkProvider } from './checks.js';
+import { type ChainIdentity, type KeyMaterial, type MintedKey, sealingContext } from './material.js';
+import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
+import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
+import * as store from './store.js';
+import type { KeyChainRow } from './store.js';
+
+export interface KeyChainSettings {
+  description?: string | null;
+  rotationEnabled?: boolean;
+  rotationIntervalDays?: number;
+  certValidityDays?: number;
+  default?: boolean;
+}
+
+export interface CreateKeyChain extends KeyChainSettings {
+  id?: string;
+  usageType: UsageType;
+  type: 'standalone' | 'internalChain';
+  algorithm?: SigningAlgorithm;
+  subject?: Partial<Subject>;
+  kmsProvider?: string;
+  externalKeyId?: string | null;
+}
+
+export interface ImportKeyChain extends KeyChainSettings {
+  id?: string;
+  usageType: UsageType;
+  privateJwk: JWK;
+  /** PEM, leaf first; without it a self-signed certificate is made for the key. */
+  certificateChain?: string;
+  subject?: Partial<Subject>;
+}
+
+export interface UpdateKeyChain extends KeyChainSettings {
+  /** A new certificate chain (PEM, leaf first) for the same active key, for example one issued by a registrar. */
+  certificate?: string;
+}
+
+/** Names what uses a key chain (for the 409 on delete); empty when nothing does. */
+export type KeyChainUsageCheck = (db: Executor, tenantId: string, keyChainId: string) => Promise<string[]>;
+/** Called after a rotation, so that features re-sign what they serve (status lists, trust lists). */
+export type RotationListener = (tenantId: string, keyChainId: string) => Promise<void>;
+
+/** What a new tenant gets: one key chain per usage type, each its tenant's default. */
+const TENANT_DEFAULTS: Record<UsageType, 'standalone' | 'internalChain'> = {
+  attestation: 'internalChain',
+  access: 'standalone',
+  statusList: 'standalone',
+  trustList: 'standalone',
+  encrypt: 'standalone',
+};
+
+const SCHEDULER: Principal = { clientId: 'system:scheduler', tenantId: null, roles: [] };
+const DAY = 86_400_000;
+
+type Made = { type: ChainType; kmsProvider: string; root?: MintedKey; leaf: MintedKey; chainPem: string; rootCertificate?: string | null };
+
+/** The audit snapshot: configuration, not key material. */
+const auditView = (k: KeyChain) => ({
+  id: k.id, usageType: k.usageType, type: k.type, default: k.default, algorithm: k.algorithm, kmsProvider: k.kmsProvider,
+  description: k.description, rotationEnabled: k.rotationEnabled, rotationIntervalDays: k.rotationIntervalDays,
+  certValidityDays: k.certValidityDays, activeKid: k.activeJwk.kid ?? null, lastRotatedAt: k.lastRotatedAt,
+});
+
+function inTransaction<T>(db: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
+export class KeyChainService {
+  private readonly usageChecks: KeyChainUsageCheck[] = [];
+  private readonly rotationListeners: RotationListener[] = [];
+  /** Signed CRLs by CA key, re-made hourly (each is valid for a week). */
+  private readonly crls = new Map<string, { crl: Awaited<ReturnType<KeyMaterial['crl']>>; until: number }>();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly providers: Map<string, KeyProvider>,
+    private readonly material: KeyMaterial,
+    private readonly audit: AuditService,
+    private readonly defaults: { country: string },
+  ) {}
+
+  onUsageCheck(check: KeyChainUsageCheck) {
+    this.usageChecks.push(check);
+  }
+  onRotated(listener: RotationListener) {
+    this.rotationListeners.push(listener);
+  }
+
+  provider(name: string): KeyProvider {
+    const provider = this.providers.get(name);
+    if (!provider) throw new Error(`key provider '${name}' is not configured`);
+    return provider;
+  }
+
+  storedKey(row: KeyChainRow, which: 'active' | 'root' | 'previous'): StoredKey | undefined {
+    const sealed = { active: row.active_jwk, root: row.root_jwk, previous: row.previous_jwk }[which];
+    if (!sealed) return undefined;
+    return { sealedJwk: sealed, externalKeyId: row.external_key_id, context: sealingContext(row.tenant_id, row.id) };
+  }
+
+  toKeyChain(row: KeyChainRow): KeyChain {
+    const provider = this.provider(row.kms_provider);
+    const jwk = (which: 'active' | 'root' | 'previous') => {
+      const key = this.storedKey(row, which);
+      return key ? provider.publicJwk(key) : null;
+    };
+    return {
+      id: row.id,
+      tenantId: row.tenant_id,
+      description: row.description,
+      usageType: row.usage_type as UsageType,
+      usage: row.usage as 'sign' | 'encrypt',
+      type: row.chain_type as ChainType,
+      default: fromBool(row.is_default),
+      algorithm: row.algorithm as SigningAlgorithm,
+      kmsProvider: row.kms_provider,
+      externalKeyId: row.external_key_id,
+      subject: JSON.parse(row.subject) as Subject,
+      rootJwk: jwk('root'),
+      rootCertificate: row.root_certificate,
+      activeJwk: jwk('active') as JWK,
+      activeCertificate: row.active_certificate,
+      previousJwk: jwk('previous'),
+      previousCertificate: row.previous_certificate,
+      previousKeyExpiry: row.previous_key_expiry,
+      rotationEnabled: fromBool(row.rotation_enabled),
+      rotationIntervalDays: row.rotation_interval_days,
+      certValidityDays: row.cert_validity_days,
+      lastRotatedAt: row.last_rotated_at,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  async list(tenantId: string, usageType?: string): Promise<KeyChain[]> {
+    return (await store.listKeyChains(tenantDb(this.db, tenantId), usageType)).map((row) => this.toKeyChain(row));
+  }
+
+  async row(tenantId: string, id: string, db: Executor = this.db): Promise<KeyChainRow> {
+    const row = await store.findKeyChain(tenantDb(db, tenantId), id);
+    if (!row) throw notFound('key chain', id);
+    return row;
+  }
+
+  /** The chain a feature uses: the one named, else the tenant's default for the usage type. */
+  async resolve(tenantId: string, ref: { keyChainId?: string | null; usageType: UsageType }): Promise<KeyChainRow> {
+    if (ref.keyChainId) return this.row(tenantId, ref.keyChainId);
+    const row = await store.findDefaultKeyChain(tenantDb(this.db, tenantId), ref.usageType);
+    if (!row) throw conflict(`the tenant has no default key chain of usage type ${ref.usageType}`);
+    return row;
+  }
+
+  async get(tenantId: string, id: string): Promise<KeyChain> {
+    return this.toKeyChain(await this.row(tenantId, id));
+  }
+
+  private identity(tenantId: string, id: string, input: { usageType: UsageType; algorithm?: SigningAlgorithm; subject?: Partial<Subject>; certValidityDays?: number }): ChainIdentity {
+    return {
+      tenantId,
+      keyChainId: id,
+      usageType: input.usageType,
+      algorithm: input.algorithm ?? 'ES256',
+      certValidityDays: input.certValidityDays ?? 365,
+      subject: {
+        commonName: input.subject?.commonName ?? `${tenantId} ${input.usageType}`,
+        organization: input.subject?.organization ?? tenantId,
+        country: input.subject?.country ?? this.defaults.country,
+      },
+    };
+  }
+
+  async create(ctx: RequestContext, tenantId: string, input: CreateKeyChain, db: Executor = this.db): Promise<KeyChain> {
+    const kmsProvider = input.kmsProvider ?? 'db';
+    checkProvider(kmsProvider, input.externalKeyId, [...this.providers.keys()]);
+    const identity = this.identity(tenantId, input.id ?? randomUUID(), input);
+    if (input.type === 'internalChain') {
+      const { root, leaf } = await this.material.internalChain(identity);
+      return this.insert(ctx, identity, input, { type: 'internalChain', kmsProvider, root, leaf, chainPem: leaf.certificatePem }, db);
+    }
+    const leaf = await this.material.standalone(identity);
+    return this.insert(ctx, identity, input, { type: 'standalone', kmsProvider, leaf, chainPem: leaf.certificatePem }, db);
+  }
+
+  async import(ctx: RequestContext, tenantId: string, input: ImportKeyChain): Promise<KeyChain> {
+    const algorithm = checkImportableJwk(input.privateJwk);
+    const identity = this.identity(tenantId, input.id ?? randomUUID(), { ...input, algorithm });
+    const provider = this.provider('db') as DbKeyProvider;
+    const sealedJwk = provider.sealPrivate(input.privateJwk, sealingContext(tenantId, identity.keyChainId));
+    const chain = input.certificateChain
+      ? await checkChainForKey(input.certificateChain, input.privateJwk, 'certificateChain')
+      : { active: parsePemChain((await this.material.standalone(identity, { sealedJwk, publicJwk: input.privateJwk })).certificatePem), root: undefined };
+    const leaf: MintedKey = { sealedJwk, externalKeyId: null, publicJwk: input.privateJwk, certificatePem: toPem(chain.active) };
+    const rootCertificate = chain.root ? toPem([chain.root]) : null;
+    return this.insert(ctx, identity, input, { type: 'imported', kmsProvider: 'db', leaf, chainPem: leaf.certificatePem, rootCertificate }, this.db);
+  }
+
+  private insert(ctx: RequestContext, identity: ChainIdentity, settings: KeyChainSettings & { externalKeyId?: string | null }, made: Made, db: Executor) {
+    return inTransaction(db, async (trx) => {
+      const scoped = tenantDb(trx, identity.tenantId);
+      const hasDefault = (await store.findDefaultKeyChain(scoped, identity.usageType)) !== undefined;
+      const makeDefault = settings.default === true || !hasDefault;
+      const now = nowIso();
+      try {
+        if (makeDefault && hasDefault) await store.clearDefault(scoped, identity.usageType);
+        await store.insertKeyChain(scoped, {
+          id: identity.keyChainId,
+          description: settings.description ?? null,
+          usage_type: identity.usageType,
+          usage: USAGE_OF[identity.usageType],
+          kms_provider: made.kmsProvider,
+          external_key_id: made.leaf.externalKeyId ?? settings.externalKeyId ?? null,
+          algorithm: identity.algorithm,
+          chain_type: made.type,
+          is_default: toBool(makeDefault),
+          subject: JSON.stringify(identity.subject),
+          root_jwk: made.root?.sealedJwk ?? null,
+          root_certificate: made.root?.certificatePem ?? made.rootCertificate ?? null,
+          active_jwk: made.leaf.sealedJwk,
+          active_certificate: made.chainPem,
+          previous_jwk: null,
+          previous_certificate: null,
+          previous_key_expiry: null,
+          rotation_enabled: toBool(settings.rotationEnabled ?? false),
+          rotation_interval_days: settings.rotationIntervalDays ?? 90,
+          cert_validity_days: identity.certValidityDays,
+          last_rotated_at: null,
+          created_at: now,
+          updated_at: now,
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`key chain '${identity.keyChainId}' already exists`);
+        throw err;
+      }
+      const view = this.toKeyChain(await this.row(identity.tenantId, identity.keyChainId, trx));
+      await this.audit.record(ctx, { tenantId: identity.tenantId, actionType: 'key_chain.created', after: auditView(view) }, trx);
+      return view;
+    });
+  }
+
+  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateKeyChain): Promise<KeyChain> {
+    return inTransaction(this.db, async (trx) => {
+      const row = await this.row(tenantId, id, trx);
+      const before = this.toKeyChain(row);
+      const certificate = input.certificate ? await checkChainForKey(input.certificate, before.activeJwk, 'certificate') : undefined;
+      const scoped = tenantDb(trx, tenantId);
+      if (input.default === true && !before.default) await store.clearDefault(scoped, row.usage_type);
+      if (input.default === false && before.default) throw conflict('a key chain stops being the default when another of its usage type is made the default');
+      await store.updateKeyChain(scoped, id, row.updated_at, {
+        ...(input.description !== undefined && { description: input.description }),
+        ...(input.rotationEnabled !== undefined && { rotation_enabled: toBool(input.rotationEnabled) }),
+        ...(input.rotationIntervalDays !== undefined && { rotation_interval_days: input.rotationIntervalDays }),
+        ...(input.certValidityDays !== undefined && { cert_validity_days: input.certValidityDays }),
+        ...(input.default === true && { is_default: 1 as const }),
+        ...(certificate && { active_certificate: toPem(certificate.active), ...(certificate.root && { root_certificate: toPem([certificate.root]) }) }),
+        updated_at: nowIso(),
+      });
+      const after = this.toKeyChain(await this.row(tenantId, id, trx));
+      await this.audit.record(ctx, { tenantId, actionType: 'key_chain.updated', before: auditView(before), after: auditView(after) }, trx);
+      return after;
+    });
+  }
+
+  /**
+   * A new active key (a new leaf under the same root for internal chains). The previous key stays
+   * published until its certificate expires, so what it signed keeps verifying.
+   */
+  async rotate(ctx: RequestContext, tenantId: string, id: string): Promise<KeyChain> {
+    const row = await this.row(tenantId, id);
+    if (row.chain_type === 'imported') throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
+    const before = this.toKeyChain(row);
+    const identity = this.identity(tenantId, id, { ...before, subject: before.subject });
+    const root = this.storedKey(row, 'root');
+    const leaf = root && row.root_certificate
+      ? await this.material.leafUnderRoot(identity, { ...root, certificatePem: row.root_certificate })
+      : await this.material.standalone(identity);
+    const [previousLeaf] = parsePemChain(row.active_certificate);
+    const now = nowIso();
+    const rotated = await store.updateKeyChain(tenantDb(this.db, tenantId), id, row.updated_at, {
+      previous_jwk: row.active_jwk,
+      previous_certificate: row.active_certificate,
+      previous_key_expiry: (previousLeaf?.notAfter ?? new Date()).toISOString(),
+      active_jwk: leaf.sealedJwk,
+      active_certificate: leaf.certificatePem,
+      last_rotated_at: now,
+      updated_at: now,
+    });
+    if (!rotated) throw conflict('the key chain changed while it was being rotated; try again');
+    const after = await this.get(tenantId, id);
+    await this.audit.record(ctx, { tenantId, actionType: 'key_chain.rotated', before: auditView(before), after: auditView(after) });
+    for (const listener of this.rotationListeners) await listener(tenantId, id);
+    return after;
+  }
+
+  async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {
+    const before = this.toKeyChain(await this.row(tenantId, id));
+    const users = (await Promise.all(this.usageChecks.map((check) => check(this.db, tenantId, id)))).flat();
+    if (before.default) users.unshift(`it is the tenant's default ${before.usageType} key chain`);
+    if (users.length) throw conflict(`key chain '${id}' is in use: ${users.join('; ')}`);
+    await store.deleteKeyChain(tenantDb(this.db, tenantId), id);
+    await this.audit.record(ctx, { tenantId, actionType: 'key_chain.deleted', before: auditView(before) });
+  }
+
+  /**
+   * The CRL of the chain's CA, named in its certificates' CRL distribution points. Only chains whose
+   * CA key the service holds have one; it is empty because the service revokes no certificates.
+   */
+  async crl(tenantId: string, id: string) {
+    const row = await this.row(tenantId, id);
+    const ca = row.chain_type === 'internalChain'
+      ? { key: this.storedKey(row, 'root'), pem: row.root_certificate }
+      : row.chain_type === 'standalone' ? { key: this.storedKey(row, 'active'), pem: row.active_certificate } : undefined;
+    if (!ca?.key || !ca.pem) throw notFound('CRL of key chain', id);
+    const cacheKey = `${ca.key.sealedJwk}|${ca.pem}`;
+    const cached = this.crls.get(cacheKey);
+    if (cached && cached.until > Date.now()) return cached.crl;
+    const crl = await this.material.crl(this.identity(tenantId, id, { usageType: row.usage_type as UsageType, algorithm: row.algorithm as SigningAlgorithm }), { ...ca.key, certificatePem: ca.pem });
+    if (this.crls.size > 1_000) this.crls.clear();
+    this.crls.set(cacheKey, { crl, until: Date.now() + 3_600_000 });
+    return crl;
+  }
+
+  /** Tenant initialisation: a default key chain per usage type, in the tenant's creating transaction. */
+  async createTenantDefaults(db: Executor, tenantId: string, ctx: RequestContext) {
+    for (const usageType of USAGE_TYPES) {
+      await this.create(ctx, tenantId, { id: `default-${usageType}`, usageType, type: TENANT_DEFAULTS[usageType], description: `default ${usageType} key`, default: true }, db);
+    }
+  }
+
+  /** The scheduled job: rotate chains whose interval has passed; forget previous keys past their expiry. */
+  async rotateDue(now = new Date()) {
+    const failures: unknown[] = [];
+    for (const due of await store.keyChainsDue(this.db, now.toISOString())) {
+      const since = Date.parse(due.last_rotated_at ?? due.created_at);
+      try {
+        if (fromBool(due.rotation_enabled) && since + due.rotation_interval_days * DAY <= now.getTime()) {
+          const ctx = { principal: { ...SCHEDULER, tenantId: due.tenant_id }, requestId: `rotation-${randomUUID()}` };
+          await this.rotate(ctx, due.tenant_id, due.id);
+        } else if (due.previous_key_expiry && Date.parse(due.previous_key_expiry) < now.getTime()) {
+          await store.forgetPreviousKey(this.db, due.tenant_id, due.id, due.previous_key_expiry);
+        }
+      } catch (err) {
+        failures.push(err); // one broken chain must not keep the others from rotating
+      }
+    }
+    if (failures.length) throw new AggregateError(failures, `${failures.length} key chain(s) could not be rotated`);
+  }
+}
+

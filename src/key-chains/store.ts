@@ -1,0 +1,61 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { KeyChainsTable } from '../platform/db/schema.js';
+import type { TenantDb } from '../platform/db/tenant-db.js';
+import type { Executor } from '../platform/db/values.js';
+
+export type KeyChainRow = Selectable<KeyChainsTable>;
+export type NewKeyChainRow = Omit<Insertable<KeyChainsTable>, 'tenant_id'>;
+
+export function listKeyChains(db: TenantDb, usageType?: string) {
+  let query = db.selectFrom('key_chains').selectAll().orderBy('created_at').orderBy('id');
+  if (usageType) query = query.where('usage_type', '=', usageType);
+  return query.execute();
+}
+
+export const findKeyChain = (db: TenantDb, id: string) => db.selectFrom('key_chains').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const findDefaultKeyChain = (db: TenantDb, usageType: string) =>
+  db.selectFrom('key_chains').selectAll().where('usage_type', '=', usageType).where('is_default', '=', 1).executeTakeFirst();
+
+export async function insertKeyChain(db: TenantDb, row: NewKeyChainRow) {
+  await db.insertInto('key_chains', row).execute();
+}
+
+/** Compare-and-set on updated_at: a concurrent change (another instance rotating) makes this a no-op. */
+export async function updateKeyChain(db: TenantDb, id: string, expectedUpdatedAt: string, changes: Updateable<KeyChainsTable>) {
+  const result = await db
+    .updateTable('key_chains')
+    .set(changes)
+    .where('id', '=', id)
+    .where('updated_at', '=', expectedUpdatedAt)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function clearDefault(db: TenantDb, usageType: string) {
+  await db.updateTable('key_chains').set({ is_default: 0 }).where('usage_type', '=', usageType).execute();
+}
+
+export async function deleteKeyChain(db: TenantDb, id: string) {
+  await db.deleteFrom('key_chains').where('id', '=', id).execute();
+}
+
+/** Across tenants, for the scheduler: chains due for rotation, and previous keys past their expiry. */
+export function keyChainsDue(db: Executor, now: string) {
+  return db
+    .selectFrom('key_chains')
+    .select(['tenant_id', 'id', 'rotation_enabled', 'rotation_interval_days', 'last_rotated_at', 'created_at', 'previous_key_expiry'])
+    .where((eb) => eb.or([eb('rotation_enabled', '=', 1), eb('previous_key_expiry', '<', now)]))
+    .execute();
+}
+
+/** Drops a previous key once it has expired (only if it is still the one that expired). */
+export async function forgetPreviousKey(db: Executor, tenantId: string, id: string, expiry: string) {
+  await db
+    .updateTable('key_chains')
+    .set({ previous_jwk: null, previous_certificate: null, previous_key_expiry: null })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('previous_key_expiry', '=', expiry)
+    .execute();
+}

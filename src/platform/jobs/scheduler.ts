@@ -1,0 +1,75 @@
+// Periodic jobs that run once across all instances: before each run an instance takes the job's
+// lease row in the database; the lease lasts one interval, so whichever instance takes it first
+// runs the job and the others skip that round.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { sql } from 'kysely';
+import type { Executor } from '../db/values.js';
+
+export interface Job {
+  name: string;
+  run(): Promise<void>;
+}
+
+export class Scheduler {
+  private readonly instance = randomUUID();
+  private readonly jobs: Job[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Executor,
+    private readonly intervalSeconds: number,
+    private readonly log: Pick<FastifyBaseLogger, 'error'>,
+  ) {}
+
+  add(job: Job) {
+    this.jobs.push(job);
+  }
+
+  start() {
+    this.timer = setInterval(() => void this.tick(), this.intervalSeconds * 1000);
+    this.timer.unref();
+  }
+
+  async stop() {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One round: every job whose lease this instance wins runs now. */
+  tick(): Promise<void> {
+    this.running ??= this.runDueJobs().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async runDueJobs() {
+    for (const job of this.jobs) {
+      try {
+        if (await this.takeLease(job.name)) await job.run();
+      } catch (err) {
+        this.log.error({ err, job: job.name }, 'scheduled job failed');
+      }
+    }
+  }
+
+  private async takeLease(name: string): Promise<boolean> {
+    const now = new Date();
+    // A little short of the interval, so that timer drift never makes an instance skip its turn.
+    const until = new Date(now.getTime() + this.intervalSeconds * 900).toISOString();
+    const taken = await this.db
+      .insertInto('job_leases')
+      .values({ name, holder: this.instance, lease_until: until })
+      .onConflict((oc) =>
+        oc
+          .column('name')
+          .doUpdateSet({ holder: this.instance, lease_until: until })
+          .where(sql<boolean>`job_leases.lease_until < ${now.toISOString()}`),
+      )
+      .returning('name')
+      .executeTakeFirst();
+    return taken !== undefined;
+  }
+}
