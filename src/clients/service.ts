@@ -52,21 +52,30 @@ const listOrNull = (list: string[] | null | undefined) => (list?.length ? JSON.s
 function checkRolesFitTenancy(roles: Role[], tenantId: string | null) {
   if (tenantId && roles.includes('tenants:manage')) {
     throw badRequest('roles: tenants:manage belongs to clients without a tenant', [
-      { field: 'roles', message: 'tenants:manage cannot be given to a client of a tenant' },
+      { field: 'body.roles', message: 'tenants:manage cannot be given to a client of a tenant' },
     ]);
   }
   if (!tenantId) {
     const misplaced = roles.filter((r) => !SERVICE_ROLES.includes(r));
     if (!roles.includes('tenants:manage') || misplaced.length) {
       throw badRequest('roles: a client without a tenant manages the service', [
-        { field: 'roles', message: `a client without tenantId must hold tenants:manage and may add only ${SERVICE_ROLES.join(', ')}` },
+        { field: 'body.roles', message: `a client without tenantId must hold tenants:manage and may add only ${SERVICE_ROLES.join(', ')}` },
       ]);
     }
   }
 }
 
+/** A tenant's client grants only roles it holds itself, so clients:manage alone cannot mint an issuer or a user admin. */
+function checkCanGrant(ctx: RequestContext, roles: Role[]) {
+  if (!ctx.principal.tenantId) return;
+  const missing = roles.filter((role) => !ctx.principal.roles.includes(role));
+  if (missing.length) throw forbidden(`roles: a client can grant only roles it holds itself; the caller lacks ${missing.join(', ')}`);
+}
+
 export class ClientService {
   private readonly verifier = new SecretVerifier();
+  /** The client of AUTH_CLIENT_ID: re-created at every start, so deleting it through the API is refused. */
+  private bootstrapClientId: string | undefined;
 
   constructor(
     private readonly db: Executor,
@@ -111,8 +120,9 @@ export class ClientService {
   async create(ctx: RequestContext, input: ClientInput, db: Executor = this.db): Promise<Client & { secret: string }> {
     const tenantId = this.tenantForNewClient(ctx, input);
     checkRolesFitTenancy(input.roles, tenantId);
+    checkCanGrant(ctx, input.roles);
     if (tenantId && !(await this.tenantExists(db, tenantId))) {
-      throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'tenantId', message: 'no such tenant' }]);
+      throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'body.tenantId', message: 'no such tenant' }]);
     }
     const secret = input.secret ?? generateSecret();
     const now = nowIso();
@@ -152,6 +162,7 @@ export class ClientService {
   async update(ctx: RequestContext, id: string, input: ClientUpdate, db: Executor = this.db): Promise<Client> {
     const before = await this.get(ctx, id, db);
     checkRolesFitTenancy(input.roles, before.tenantId);
+    checkCanGrant(ctx, input.roles);
     const changes = {
       roles: JSON.stringify(input.roles),
       ...(input.description !== undefined && { description: input.description }),
@@ -171,6 +182,7 @@ export class ClientService {
 
   async remove(ctx: RequestContext, id: string): Promise<void> {
     const before = await this.get(ctx, id);
+    if (id === this.bootstrapClientId) throw conflict('the bootstrap client is defined by AUTH_CLIENT_ID and AUTH_CLIENT_SECRET; change those instead');
     await store.deleteClient(this.db, this.scopeOf(ctx), id);
     await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } });
   }
@@ -179,12 +191,13 @@ export class ClientService {
     const client = await this.get(ctx, id);
     const secret = generateSecret();
     await store.updateClient(this.db, this.scopeOf(ctx), id, { secret_hash: await hashSecret(secret), updated_at: nowIso() });
-    await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id, secret } });
+    await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } });
     return { secret };
   }
 
   /** Creates the bootstrap client, or brings its secret and roles in line with the configuration. */
   async ensureBootstrapClient(clientId: string, secret: string): Promise<void> {
+    this.bootstrapClientId = clientId;
     const existing = await store.findClient(this.db, null, clientId);
     const roles = JSON.stringify(['tenants:manage', 'clients:manage'] satisfies Role[]);
     if (!existing) {

@@ -6,7 +6,8 @@ import { parsePemChain, type x509 } from '../platform/crypto/x509.js';
 import { badRequest } from '../platform/http/problem.js';
 import { publicPart } from './providers.js';
 
-const invalid = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
+/** Fields here are fields of the request body, named as schema validation names them. */
+const invalid = (field: string, message: string) => badRequest(`body.${field}: ${message}`, [{ field: `body.${field}`, message }]);
 
 /** Only db keys can be made here; another provider needs the id of the key it holds. */
 export function checkProvider(kmsProvider: string, externalKeyId: string | null | undefined, available: string[]) {

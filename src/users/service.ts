@@ -36,7 +36,7 @@ export type UserUpdate = Partial<Omit<UserInput, 'temporaryPassword'>>;
 function checkRoles(roles: Role[] | undefined) {
   if (roles?.includes('tenants:manage')) {
     throw badRequest('roles: tenants:manage cannot be given to a user of a tenant', [
-      { field: 'roles', message: 'tenants:manage is for clients without a tenant' },
+      { field: 'body.roles', message: 'tenants:manage is for clients without a tenant' },
     ]);
   }
 }
@@ -48,8 +48,8 @@ export class UserService {
     private readonly audit: AuditService,
   ) {}
 
-  private scoped(ctx: RequestContext) {
-    return tenantDb(this.db, ctx.principal.tenantId as string);
+  private scoped(ctx: RequestContext, db: Executor = this.db) {
+    return tenantDb(db, ctx.principal.tenantId as string);
   }
 
   private toUser(row: Selectable<UsersTable>): ManagedUser {
@@ -69,8 +69,8 @@ export class UserService {
     return (await store.listUsers(this.scoped(ctx))).map((row) => this.toUser(row));
   }
 
-  async get(ctx: RequestContext, id: string): Promise<ManagedUser> {
-    const row = await store.findUser(this.scoped(ctx), id);
+  async get(ctx: RequestContext, id: string, db: Executor = this.db): Promise<ManagedUser> {
+    const row = await store.findUser(this.scoped(ctx, db), id);
     if (!row) throw notFound('user', id);
     return this.toUser(row);
   }
@@ -78,51 +78,64 @@ export class UserService {
   async create(ctx: RequestContext, input: UserInput): Promise<ManagedUser & { temporaryPassword: string }> {
     checkRoles(input.roles);
     const temporaryPassword = input.temporaryPassword ?? generateSecret().slice(0, 20);
+    const passwordHash = await hashSecret(temporaryPassword);
     const now = nowIso();
     const id = crypto.randomUUID();
-    try {
-      await store.insertUser(this.scoped(ctx), {
-        id,
-        username: input.username,
-        email: input.email ? this.sealer.seal(input.email) : null,
-        enabled: toBool(input.enabled ?? true),
-        roles: JSON.stringify(input.roles),
-        password_hash: await hashSecret(temporaryPassword),
-        created_at: now,
-        updated_at: now,
-      });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
-      throw err;
-    }
-    const user = await this.get(ctx, id);
-    await this.audit.record(ctx, { tenantId: user.tenantId, actionType: 'user.created', after: { ...user } });
+    // The user and its audit entry are stored together or not at all.
+    const user = await this.db.transaction().execute(async (trx) => {
+      try {
+        await store.insertUser(this.scoped(ctx, trx), {
+          id,
+          username: input.username,
+          email: input.email ? this.sealer.seal(input.email) : null,
+          enabled: toBool(input.enabled ?? true),
+          roles: JSON.stringify(input.roles),
+          password_hash: passwordHash,
+          created_at: now,
+          updated_at: now,
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
+        throw err;
+      }
+      const created = await this.get(ctx, id, trx);
+      await this.audit.record(ctx, { tenantId: created.tenantId, actionType: 'user.created', after: { ...created } }, trx);
+      return created;
+    });
     return { ...user, temporaryPassword };
   }
 
   async update(ctx: RequestContext, id: string, input: UserUpdate): Promise<ManagedUser> {
     checkRoles(input.roles);
-    const before = await this.get(ctx, id);
-    try {
-      await store.updateUser(this.scoped(ctx), id, {
-        ...(input.username !== undefined && { username: input.username }),
-        ...(input.email !== undefined && { email: input.email ? this.sealer.seal(input.email) : null }),
-        ...(input.enabled !== undefined && { enabled: toBool(input.enabled) }),
-        ...(input.roles !== undefined && { roles: JSON.stringify(input.roles) }),
-        updated_at: nowIso(),
-      });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
-      throw err;
-    }
-    const after = await this.get(ctx, id);
-    await this.audit.record(ctx, { tenantId: after.tenantId, actionType: 'user.updated', before: { ...before }, after: { ...after } });
-    return after;
+    return this.db.transaction().execute(async (trx) => {
+      const before = await this.get(ctx, id, trx);
+      try {
+        await store.updateUser(this.scoped(ctx, trx), id, {
+          ...(input.username !== undefined && { username: input.username }),
+          ...(input.email !== undefined && { email: input.email ? this.sealer.seal(input.email) : null }),
+          ...(input.enabled !== undefined && { enabled: toBool(input.enabled) }),
+          ...(input.roles !== undefined && { roles: JSON.stringify(input.roles) }),
+          updated_at: nowIso(),
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
+        throw err;
+      }
+      const after = await this.get(ctx, id, trx);
+      await this.audit.record(
+        ctx,
+        { tenantId: after.tenantId, actionType: 'user.updated', before: { ...before }, after: { ...after } },
+        trx,
+      );
+      return after;
+    });
   }
 
   async remove(ctx: RequestContext, id: string): Promise<void> {
-    const before = await this.get(ctx, id);
-    await store.deleteUser(this.scoped(ctx), id);
-    await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'user.deleted', before: { ...before } });
+    await this.db.transaction().execute(async (trx) => {
+      const before = await this.get(ctx, id, trx);
+      await store.deleteUser(this.scoped(ctx, trx), id);
+      await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'user.deleted', before: { ...before } }, trx);
+    });
   }
 }

@@ -183,10 +183,10 @@ describe('POST /api/client', () => {
   it('refuses tenants:manage for a client of a tenant', async () => {
     const byAdmin = await createClient(alpha.token, { clientId: 'alpha-boss', roles: ['clients:manage', 'tenants:manage'] });
     expectProblem(byAdmin, 400);
-    expect(fieldsOf(byAdmin)).toEqual(['roles']);
+    expect(fieldsOf(byAdmin)).toEqual(['body.roles']);
     const byRoot = await createClient(root, { clientId: 'alpha-boss', roles: ['tenants:manage'], tenantId: 'alpha' });
     expectProblem(byRoot, 400);
-    expect(fieldsOf(byRoot)).toEqual(['roles']);
+    expect(fieldsOf(byRoot)).toEqual(['body.roles']);
     expect(await clientRow('alpha-boss')).toBeUndefined();
   });
 
@@ -200,7 +200,7 @@ describe('POST /api/client', () => {
     for (const roles of [['clients:manage'], ['issuance:manage'], ['tenants:manage', 'issuance:manage']]) {
       const reply = await createClient(root, { clientId: 'loose', roles });
       expectProblem(reply, 400);
-      expect(fieldsOf(reply)).toEqual(['roles']);
+      expect(fieldsOf(reply)).toEqual(['body.roles']);
       expect(await clientRow('loose')).toBeUndefined();
     }
     const operator = await created(root, { clientId: 'operator', roles: ['tenants:manage', 'clients:manage'] });
@@ -211,7 +211,7 @@ describe('POST /api/client', () => {
   it('refuses a tenantId of a tenant that does not exist', async () => {
     const reply = await createClient(root, { clientId: 'orphan', roles: ['issuance:offer'], tenantId: 'no-such-tenant' });
     expectProblem(reply, 400);
-    expect(fieldsOf(reply)).toEqual(['tenantId']);
+    expect(fieldsOf(reply)).toEqual(['body.tenantId']);
     expect(await clientRow('orphan')).toBeUndefined();
   });
 
@@ -411,7 +411,8 @@ describe('secrets', () => {
     const entry = (await auditEntries(alpha.token)).find(
       (e) => e.actionType === 'client.secret_rotated' && e.after?.clientId === 'alpha-rotated',
     );
-    expect(entry).toMatchObject({ tenantId: 'alpha', actorId: 'alpha-admin', after: { clientId: 'alpha-rotated', secret: '[redacted]' } });
+    expect(entry).toMatchObject({ tenantId: 'alpha', actorId: 'alpha-admin', after: { clientId: 'alpha-rotated' } });
+    expect(entry?.after).not.toHaveProperty('secret');
   });
 
   it('lets root rotate the secret of any client, a tenant client only within its tenant', async () => {
@@ -559,7 +560,7 @@ describe('PATCH /api/client/{id}', () => {
     for (const token of [alpha.token, root]) {
       const reply = await patchClient(token, 'alpha-no-escalation', { roles: ['clients:manage', 'tenants:manage'] });
       expectProblem(reply, 400);
-      expect(fieldsOf(reply)).toEqual(['roles']);
+      expect(fieldsOf(reply)).toEqual(['body.roles']);
     }
     expect(await clientRow('alpha-no-escalation')).toEqual(rowBefore);
   });
@@ -632,5 +633,33 @@ describe('tokens follow the current client', () => {
     expect((await deleteClient(root, 'beta-removed-by-root')).status).toBe(204);
     expect(await clientRow('beta-removed-by-root')).toBeUndefined();
     expect((await tokenReply('beta-removed-by-root', made.secret)).status).toBe(401);
+  });
+});
+
+describe('no escalation of privilege', () => {
+  it('lets a tenant client grant only roles it holds itself', async () => {
+    const refused = await createClient(alphaManager, { clientId: 'alpha-would-issue', roles: ['issuance:manage'] });
+    expectProblem(refused, 403);
+    expect(refused.body.detail).toContain('issuance:manage');
+    expect(await clientRow('alpha-would-issue')).toBeUndefined();
+
+    const peer = await createClient(alphaManager, { clientId: 'alpha-peer-manager', roles: ['clients:manage'] });
+    expect(peer.status, peer.text).toBe(201);
+    const raised = await patchClient(alphaManager, 'alpha-peer-manager', { roles: ['clients:manage', 'users:manage'] });
+    expectProblem(raised, 403);
+    expect(JSON.parse((await clientRow('alpha-peer-manager'))?.roles as string)).toEqual(['clients:manage']);
+  });
+
+  it('lets root grant any tenant role', async () => {
+    const reply = await createClient(root, { clientId: 'alpha-registrar-by-root', tenantId: 'alpha', roles: ['registrar:manage'] });
+    expect(reply.status, reply.text).toBe(201);
+  });
+});
+
+describe('the bootstrap client', () => {
+  it('cannot be deleted through the API, since AUTH_CLIENT_ID defines it', async () => {
+    const reply = await deleteClient(root, ROOT_ID);
+    expectProblem(reply, 409);
+    expect(await clientRow(ROOT_ID)).toBeDefined();
   });
 });

@@ -239,7 +239,7 @@ describe('import and certificates from outside', () => {
     const foreign = await issue(keys.publicKey, 'Someone else');
     const refused = await svc.call('PATCH', '/api/key-chain/registrar-cert', { token: acme, body: { certificate: foreign.toString('pem') } });
     expect(refused.status).toBe(400);
-    expect(refused.body.errors).toEqual([{ field: 'certificate', message: 'the first certificate does not certify this key' }]);
+    expect(refused.body.errors).toEqual([{ field: 'body.certificate', message: 'the first certificate does not certify this key' }]);
   });
 
   it('rejects bad input with a 400 naming the field', async () => {
@@ -268,7 +268,7 @@ describe('import and certificates from outside', () => {
       token: acme, body: { usageType: 'access', privateJwk: await webcrypto.subtle.exportKey('jwk', privateKey), certificateChain: mismatched.toString('pem') },
     });
     expect(reply.status).toBe(400);
-    expect(reply.body.errors[0].field).toBe('certificateChain');
+    expect(reply.body.errors[0].field).toBe('body.certificateChain');
   });
 
   it('holds the external-key rule in the database too', async () => {

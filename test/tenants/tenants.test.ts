@@ -191,7 +191,7 @@ describe('POST /api/tenant', () => {
   it('refuses tenants:manage for the admin client and creates nothing', async () => {
     const reply = await createTenant({ id: 'overreach', name: 'Overreach', roles: ['clients:manage', 'tenants:manage'] });
     expectProblem(reply, 400);
-    expect(fieldsOf(reply)).toEqual(['roles']);
+    expect(fieldsOf(reply)).toEqual(['body.roles']);
     expect(await tenantRow('overreach')).toBeUndefined();
     expect(await clientRow('overreach-admin')).toBeUndefined();
   });
@@ -423,7 +423,7 @@ describe('PATCH /api/tenant/{id}', () => {
     const before = await tenantRow('no-escalation');
     const reply = await patchTenant('no-escalation', { name: 'Escalated', statusListConfig: { bits: 8 }, roles: ['tenants:manage'] });
     expectProblem(reply, 400);
-    expect(fieldsOf(reply)).toEqual(['roles']);
+    expect(fieldsOf(reply)).toEqual(['body.roles']);
     expect(await tenantRow('no-escalation')).toEqual(before);
     expect(JSON.parse((await clientRow('no-escalation-admin'))?.roles as string)).toEqual(['clients:manage']);
   });
