@@ -33,8 +33,8 @@ import { connect, type Db } from './platform/db/connect.js';
 import { migrate } from './platform/db/migrate.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
-import { Scheduler } from './platform/jobs/scheduler.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
+import { Scheduler } from './platform/jobs/scheduler.js';
 import { systemRoutes } from './system/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { TenantService } from './tenants/service.js';
@@ -73,9 +73,15 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   let tenants: TenantService | undefined;
   const clients = new ClientService(kysely, audit, (executor, id) => (tenants as TenantService).exists(executor, id));
   const keyProviders = new Map([['db', new DbKeyProvider(createSealer(config.MASTER_SECRET, 'key-chains'))]]);
-  const keyChains = new KeyChainService(kysely, keyProviders, new KeyMaterial(keyProviders.get('db') as DbKeyProvider, config.PUBLIC_URL), audit, {
-    country: config.CERTIFICATE_COUNTRY,
-  });
+  const keyChains = new KeyChainService(
+    kysely,
+    keyProviders,
+    new KeyMaterial(keyProviders.get('db') as DbKeyProvider, config.PUBLIC_URL),
+    audit,
+    {
+      country: config.CERTIFICATE_COUNTRY,
+    },
+  );
   const signing = new SigningService(keyChains);
   tenants = new TenantService(kysely, clients, audit, [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);

@@ -10,7 +10,9 @@ export const AuditLogEntrySchema = z
     id: z.string(),
     tenantId: z.string().nullable(),
     actionType: z.string().describe('`<resource>.<action>`, for example `tenant.created`, `client.secret_rotated`'),
-    actorType: z.enum(['client', 'system']).describe('`client` (a management API client) or `system` (a scheduled job, actorId `system:<job>`)'),
+    actorType: z
+      .enum(['client', 'system'])
+      .describe('`client` (a management API client) or `system` (a scheduled job, actorId `system:<job>`)'),
     actorId: z.string(),
     actorDisplay: z.string().nullable(),
     changedFields: z.array(z.string()),

@@ -5,7 +5,7 @@ import type { Principal, RequestContext } from '../platform/auth/principal.js';
 import { type Role, SERVICE_ROLES } from '../platform/auth/roles.js';
 import { generateSecret, hashSecret, SecretVerifier } from '../platform/crypto/secrets.js';
 import type { ClientsTable } from '../platform/db/schema.js';
-import { type Executor, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
+import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
 import { badRequest, conflict, forbidden, notFound } from '../platform/http/problem.js';
 import * as store from './store.js';
 
@@ -121,31 +121,34 @@ export class ClientService {
     const tenantId = this.tenantForNewClient(ctx, input);
     checkRolesFitTenancy(input.roles, tenantId);
     checkCanGrant(ctx, input.roles);
-    if (tenantId && !(await this.tenantExists(db, tenantId))) {
-      throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'body.tenantId', message: 'no such tenant' }]);
-    }
     const secret = input.secret ?? generateSecret();
-    const now = nowIso();
-    const row = {
-      id: input.clientId,
-      tenant_id: tenantId,
-      secret_hash: await hashSecret(secret),
-      description: input.description ?? null,
-      roles: JSON.stringify(input.roles),
-      allowed_presentation_configs: listOrNull(input.allowedPresentationConfigs),
-      allowed_issuance_configs: listOrNull(input.allowedIssuanceConfigs),
-      created_at: now,
-      updated_at: now,
-    };
-    try {
-      await store.insertClient(db, row);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`client '${input.clientId}' already exists`);
-      throw err;
-    }
-    const client = toClient(row);
-    await this.audit.record(ctx, { tenantId, actionType: 'client.created', after: { ...client } }, db);
-    return { ...client, secret };
+    const secretHash = await hashSecret(secret); // slow by design: outside the transaction
+    return inTransaction(db, async (trx) => {
+      if (tenantId && !(await this.tenantExists(trx, tenantId))) {
+        throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'body.tenantId', message: 'no such tenant' }]);
+      }
+      const now = nowIso();
+      const row = {
+        id: input.clientId,
+        tenant_id: tenantId,
+        secret_hash: secretHash,
+        description: input.description ?? null,
+        roles: JSON.stringify(input.roles),
+        allowed_presentation_configs: listOrNull(input.allowedPresentationConfigs),
+        allowed_issuance_configs: listOrNull(input.allowedIssuanceConfigs),
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await store.insertClient(trx, row);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`client '${input.clientId}' already exists`);
+        throw err;
+      }
+      const client = toClient(row);
+      await this.audit.record(ctx, { tenantId, actionType: 'client.created', after: { ...client } }, trx);
+      return { ...client, secret };
+    });
   }
 
   private tenantForNewClient(ctx: RequestContext, input: ClientInput): string | null {
@@ -160,38 +163,49 @@ export class ClientService {
   }
 
   async update(ctx: RequestContext, id: string, input: ClientUpdate, db: Executor = this.db): Promise<Client> {
-    const before = await this.get(ctx, id, db);
-    checkRolesFitTenancy(input.roles, before.tenantId);
-    checkCanGrant(ctx, input.roles);
-    const changes = {
-      roles: JSON.stringify(input.roles),
-      ...(input.description !== undefined && { description: input.description }),
-      ...(input.allowedPresentationConfigs !== undefined && { allowed_presentation_configs: listOrNull(input.allowedPresentationConfigs) }),
-      ...(input.allowedIssuanceConfigs !== undefined && { allowed_issuance_configs: listOrNull(input.allowedIssuanceConfigs) }),
-      updated_at: nowIso(),
-    };
-    await store.updateClient(db, this.scopeOf(ctx), id, changes);
-    const after = await this.get(ctx, id, db);
-    await this.audit.record(
-      ctx,
-      { tenantId: after.tenantId, actionType: 'client.updated', before: { ...before }, after: { ...after } },
-      db,
-    );
-    return after;
+    return inTransaction(db, async (trx) => {
+      const before = await this.get(ctx, id, trx);
+      checkRolesFitTenancy(input.roles, before.tenantId);
+      checkCanGrant(ctx, input.roles);
+      const changes = {
+        roles: JSON.stringify(input.roles),
+        ...(input.description !== undefined && { description: input.description }),
+        ...(input.allowedPresentationConfigs !== undefined && {
+          allowed_presentation_configs: listOrNull(input.allowedPresentationConfigs),
+        }),
+        ...(input.allowedIssuanceConfigs !== undefined && { allowed_issuance_configs: listOrNull(input.allowedIssuanceConfigs) }),
+        updated_at: nowIso(),
+      };
+      await store.updateClient(trx, this.scopeOf(ctx), id, changes);
+      const after = await this.get(ctx, id, trx);
+      await this.audit.record(
+        ctx,
+        { tenantId: after.tenantId, actionType: 'client.updated', before: { ...before }, after: { ...after } },
+        trx,
+      );
+      return after;
+    });
   }
 
   async remove(ctx: RequestContext, id: string): Promise<void> {
-    const before = await this.get(ctx, id);
-    if (id === this.bootstrapClientId) throw conflict('the bootstrap client is defined by AUTH_CLIENT_ID and AUTH_CLIENT_SECRET; change those instead');
-    await store.deleteClient(this.db, this.scopeOf(ctx), id);
-    await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } });
+    if (id === this.bootstrapClientId)
+      throw conflict('the bootstrap client is defined by AUTH_CLIENT_ID and AUTH_CLIENT_SECRET; change those instead');
+    await inTransaction(this.db, async (trx) => {
+      const before = await this.get(ctx, id, trx);
+      await store.deleteClient(trx, this.scopeOf(ctx), id);
+      await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } }, trx);
+    });
   }
 
   async rotateSecret(ctx: RequestContext, id: string): Promise<{ secret: string }> {
-    const client = await this.get(ctx, id);
+    await this.get(ctx, id); // 404 before the slow hash
     const secret = generateSecret();
-    await store.updateClient(this.db, this.scopeOf(ctx), id, { secret_hash: await hashSecret(secret), updated_at: nowIso() });
-    await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } });
+    const secretHash = await hashSecret(secret);
+    await inTransaction(this.db, async (trx) => {
+      const client = await this.get(ctx, id, trx);
+      await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: nowIso() });
+      await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } }, trx);
+    });
     return { secret };
   }
 

@@ -34,10 +34,10 @@ export interface LeafOptions {
 type Key = webcrypto.CryptoKey;
 
 function distinguishedName(subject: Subject): string {
-  const escape = (v: string) => v.replace(/([,+"\\<>;=])/g, '\\$1');
-  const parts = [`C=${escape(subject.country)}`];
-  if (subject.organization) parts.push(`O=${escape(subject.organization)}`);
-  parts.push(`CN=${escape(subject.commonName)}`);
+  const escapeValue = (v: string) => v.replace(/([,+"\\<>;=])/g, '\\$1');
+  const parts = [`C=${escapeValue(subject.country)}`];
+  if (subject.organization) parts.push(`O=${escapeValue(subject.organization)}`);
+  parts.push(`CN=${escapeValue(subject.commonName)}`);
   return parts.join(', ');
 }
 

@@ -13,7 +13,8 @@ const invalid = (field: string, message: string) => badRequest(`body.${field}: $
 export function checkProvider(kmsProvider: string, externalKeyId: string | null | undefined, available: string[]) {
   if (kmsProvider === 'db') return;
   if (!externalKeyId) throw invalid('externalKeyId', `required when kmsProvider is '${kmsProvider}' (not db)`);
-  if (!available.includes(kmsProvider)) throw invalid('kmsProvider', `'${kmsProvider}' is not configured here; available: ${available.join(', ')}`);
+  if (!available.includes(kmsProvider))
+    throw invalid('kmsProvider', `'${kmsProvider}' is not configured here; available: ${available.join(', ')}`);
 }
 
 export function checkImportableJwk(jwk: JWK): SigningAlgorithm {
@@ -35,7 +36,11 @@ const sameKey = (a: JWK, b: JWK) => a.crv === b.crv && a.x === b.x && a.y === b.
  * A PEM chain, leaf first, whose leaf certifies `jwk` and whose every certificate is signed by the
  * next. A self-signed last certificate of a longer chain is taken as the root (kept apart from x5c).
  */
-export async function checkChainForKey(pem: string, jwk: JWK, field: string): Promise<{ active: x509.X509Certificate[]; root?: x509.X509Certificate }> {
+export async function checkChainForKey(
+  pem: string,
+  jwk: JWK,
+  field: string,
+): Promise<{ active: x509.X509Certificate[]; root?: x509.X509Certificate }> {
   let chain: x509.X509Certificate[];
   try {
     chain = parsePemChain(pem);

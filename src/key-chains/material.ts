@@ -3,7 +3,14 @@
 import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
-import { createCrl, createLeafCertificate, createRootCertificate, createSelfSignedCertificate, type Links, type Subject } from './certificates.js';
+import {
+  createCrl,
+  createLeafCertificate,
+  createRootCertificate,
+  createSelfSignedCertificate,
+  type Links,
+  type Subject,
+} from './certificates.js';
 import type { UsageType } from './model.js';
 import { type KeyProvider, publicCryptoKey, type StoredKey } from './providers.js';
 

@@ -49,7 +49,10 @@ export class DbKeyProvider implements KeyProvider {
   constructor(private readonly sealer: Sealer) {}
 
   async generate(algorithm: SigningAlgorithm, context: string) {
-    const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: ALGORITHM_PARAMS[algorithm].curve }, true, ['sign', 'verify']);
+    const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: ALGORITHM_PARAMS[algorithm].curve }, true, [
+      'sign',
+      'verify',
+    ]);
     const jwk = (await webcrypto.subtle.exportKey('jwk', pair.privateKey)) as JWK;
     return { sealedJwk: this.sealPrivate(jwk, context), externalKeyId: null, publicJwk: withKid(jwk) };
   }
@@ -82,7 +85,13 @@ export class DbKeyProvider implements KeyProvider {
   }
 
   async signingCryptoKey(key: StoredKey, algorithm: SigningAlgorithm) {
-    return webcrypto.subtle.importKey('jwk', this.unseal(key).jwk as webcrypto.JsonWebKey, { name: 'ECDSA', namedCurve: ALGORITHM_PARAMS[algorithm].curve }, false, ['sign']);
+    return webcrypto.subtle.importKey(
+      'jwk',
+      this.unseal(key).jwk as webcrypto.JsonWebKey,
+      { name: 'ECDSA', namedCurve: ALGORITHM_PARAMS[algorithm].curve },
+      false,
+      ['sign'],
+    );
   }
 
   async decryptJwe(key: StoredKey, jwe: string) {
@@ -96,6 +105,11 @@ export class DbKeyProvider implements KeyProvider {
 
 /** The public key of a JWK as a WebCrypto key, for certificates whose private key lives elsewhere. */
 export function publicCryptoKey(jwk: JWK, algorithm: SigningAlgorithm) {
-  return webcrypto.subtle.importKey('jwk', publicPart(jwk) as webcrypto.JsonWebKey, { name: 'ECDSA', namedCurve: ALGORITHM_PARAMS[algorithm].curve }, true, ['verify']);
+  return webcrypto.subtle.importKey(
+    'jwk',
+    publicPart(jwk) as webcrypto.JsonWebKey,
+    { name: 'ECDSA', namedCurve: ALGORITHM_PARAMS[algorithm].curve },
+    true,
+    ['verify'],
+  );
 }
-

@@ -7,11 +7,22 @@ import { USAGE_TYPES } from './model.js';
 import type { KeyChainService } from './service.js';
 import type { SigningService } from './signing.js';
 
-const PublicJwk = z.object({ kty: z.string().optional(), crv: z.string().optional(), x: z.string().optional(), y: z.string().optional(), kid: z.string().optional() }).loose();
+const PublicJwk = z
+  .object({
+    kty: z.string().optional(),
+    crv: z.string().optional(),
+    x: z.string().optional(),
+    y: z.string().optional(),
+    kid: z.string().optional(),
+  })
+  .loose();
 const SubjectInput = z.strictObject({
   commonName: z.string().min(1).max(64).optional(),
   organization: z.string().min(1).max(64).optional(),
-  country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as DE').optional(),
+  country: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as DE')
+    .optional(),
 });
 
 export const KeyChainSchema = z
@@ -80,76 +91,153 @@ const access = { roles: ['issuance:manage', 'presentation:manage'], tenant: 'req
 const tags = ['key chains'];
 
 export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: SigningService) {
-  app.get('/api/key-chain', {
-    config: { access },
-    schema: { tags, summary: "List the tenant's key chains", querystring: z.strictObject({ usageType: z.enum(USAGE_TYPES).optional() }), response: { 200: z.array(KeyChainSchema) } },
-  }, (request) => keyChains.list(tenantOf(request), request.query.usageType));
-
-  app.post('/api/key-chain', {
-    config: { access },
-    schema: { tags, summary: 'Create a key and its certificate(s)', body: CreateBody, response: { 201: KeyChainSchema } },
-  }, async (request, reply) => reply.code(201).send(await keyChains.create(contextOf(request), tenantOf(request), request.body)));
-
-  app.post('/api/key-chain/import', {
-    config: { access },
-    schema: { tags, summary: 'Import a private key with an optional certificate chain', body: ImportBody, response: { 201: KeyChainSchema } },
-  }, async (request, reply) => reply.code(201).send(await keyChains.import(contextOf(request), tenantOf(request), request.body)));
-
-  app.get('/api/key-chain/:id', {
-    config: { access },
-    schema: { tags, summary: 'Get a key chain', params: Params, response: { 200: KeyChainSchema } },
-  }, (request) => keyChains.get(tenantOf(request), request.params.id));
-
-  app.patch('/api/key-chain/:id', {
-    config: { access },
-    schema: { tags, summary: 'Change settings, make default, or replace the certificate of the same key', params: Params, body: UpdateBody, response: { 200: KeyChainSchema } },
-  }, (request) => keyChains.update(contextOf(request), tenantOf(request), request.params.id, request.body));
-
-  app.post('/api/key-chain/:id/rotate', {
-    config: { access },
-    schema: {
-      tags, summary: 'Rotate now: a new active key; the previous one stays published until its certificate expires',
-      params: Params, response: { 200: KeyChainSchema },
+  app.get(
+    '/api/key-chain',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: "List the tenant's key chains",
+        querystring: z.strictObject({ usageType: z.enum(USAGE_TYPES).optional() }),
+        response: { 200: z.array(KeyChainSchema) },
+      },
     },
-  }, (request) => keyChains.rotate(contextOf(request), tenantOf(request), request.params.id));
+    (request) => keyChains.list(tenantOf(request), request.query.usageType),
+  );
 
-  app.delete('/api/key-chain/:id', {
-    config: { access },
-    schema: { tags, summary: 'Delete a key chain (409 while it is the default or in use)', params: Params, response: { 204: z.null() } },
-  }, async (request, reply) => {
-    await keyChains.remove(contextOf(request), tenantOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
+  app.post(
+    '/api/key-chain',
+    {
+      config: { access },
+      schema: { tags, summary: 'Create a key and its certificate(s)', body: CreateBody, response: { 201: KeyChainSchema } },
+    },
+    async (request, reply) => reply.code(201).send(await keyChains.create(contextOf(request), tenantOf(request), request.body)),
+  );
 
-  app.get('/api/key-chain/:id/certificate', {
-    config: { access },
-    schema: { tags, summary: 'The certificate chain as PEM, leaf first, root last', params: Params, produces: ['application/pem-certificate-chain'] },
-  }, async (request, reply) => {
-    const chain = await keyChains.get(tenantOf(request), request.params.id);
-    const pem = toPem([...parsePemChain(chain.activeCertificate), ...parsePemChain(chain.rootCertificate ?? '')]);
-    return reply.type('application/pem-certificate-chain').send(`${pem}\n`);
-  });
+  app.post(
+    '/api/key-chain/import',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Import a private key with an optional certificate chain',
+        body: ImportBody,
+        response: { 201: KeyChainSchema },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await keyChains.import(contextOf(request), tenantOf(request), request.body)),
+  );
 
-  app.get('/api/key-chain/:id/public-key', {
-    config: { access },
-    schema: { tags, summary: 'The public keys (active, and previous while valid) as a JWK set', params: Params, response: { 200: Jwks } },
-  }, async (request) => {
-    const chain = await keyChains.get(tenantOf(request), request.params.id);
-    return { keys: [chain.activeJwk, ...(chain.previousJwk ? [chain.previousJwk] : [])] };
-  });
+  app.get(
+    '/api/key-chain/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Get a key chain', params: Params, response: { 200: KeyChainSchema } },
+    },
+    (request) => keyChains.get(tenantOf(request), request.params.id),
+  );
+
+  app.patch(
+    '/api/key-chain/:id',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Change settings, make default, or replace the certificate of the same key',
+        params: Params,
+        body: UpdateBody,
+        response: { 200: KeyChainSchema },
+      },
+    },
+    (request) => keyChains.update(contextOf(request), tenantOf(request), request.params.id, request.body),
+  );
+
+  app.post(
+    '/api/key-chain/:id/rotate',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Rotate now: a new active key; the previous one stays published until its certificate expires',
+        params: Params,
+        response: { 200: KeyChainSchema },
+      },
+    },
+    (request) => keyChains.rotate(contextOf(request), tenantOf(request), request.params.id),
+  );
+
+  app.delete(
+    '/api/key-chain/:id',
+    {
+      config: { access },
+      schema: { tags, summary: 'Delete a key chain (409 while it is the default or in use)', params: Params, response: { 204: z.null() } },
+    },
+    async (request, reply) => {
+      await keyChains.remove(contextOf(request), tenantOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/key-chain/:id/certificate',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'The certificate chain as PEM, leaf first, root last',
+        params: Params,
+        produces: ['application/pem-certificate-chain'],
+      },
+    },
+    async (request, reply) => {
+      const chain = await keyChains.get(tenantOf(request), request.params.id);
+      const pem = toPem([...parsePemChain(chain.activeCertificate), ...parsePemChain(chain.rootCertificate ?? '')]);
+      return reply.type('application/pem-certificate-chain').send(`${pem}\n`);
+    },
+  );
+
+  app.get(
+    '/api/key-chain/:id/public-key',
+    {
+      config: { access },
+      schema: { tags, summary: 'The public keys (active, and previous while valid) as a JWK set', params: Params, response: { 200: Jwks } },
+    },
+    async (request) => {
+      const chain = await keyChains.get(tenantOf(request), request.params.id);
+      return { keys: [chain.activeJwk, ...(chain.previousJwk ? [chain.previousJwk] : [])] };
+    },
+  );
 
   // Public: where verifiers look for this tenant's keys and for the CRL named in its certificates.
-  app.get('/issuers/:tenantId/jwks.json', {
-    schema: { tags: ['public keys'], summary: "The tenant's public keys (current and still-valid previous)", params: z.object({ tenantId: z.string() }), response: { 200: Jwks } },
-  }, async (request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    return signing.jwks(request.params.tenantId);
-  });
+  app.get(
+    '/issuers/:tenantId/jwks.json',
+    {
+      schema: {
+        tags: ['public keys'],
+        summary: "The tenant's public keys (current and still-valid previous)",
+        params: z.object({ tenantId: z.string() }),
+        response: { 200: Jwks },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return signing.jwks(request.params.tenantId);
+    },
+  );
 
-  app.get('/issuers/:tenantId/key-chains/:id/crl', {
-    schema: { tags: ['public keys'], summary: "The CRL of the key chain's CA (DER)", params: z.object({ tenantId: z.string(), id: z.string() }), produces: ['application/pkix-crl'] },
-  }, async (request, reply) => {
-    const crl = await keyChains.crl(request.params.tenantId, request.params.id);
-    return reply.type('application/pkix-crl').header('cache-control', 'public, max-age=3600').send(Buffer.from(crl.rawData));
-  });
+  app.get(
+    '/issuers/:tenantId/key-chains/:id/crl',
+    {
+      schema: {
+        tags: ['public keys'],
+        summary: "The CRL of the key chain's CA (DER)",
+        params: z.object({ tenantId: z.string(), id: z.string() }),
+        produces: ['application/pkix-crl'],
+      },
+    },
+    async (request, reply) => {
+      const crl = await keyChains.crl(request.params.tenantId, request.params.id);
+      return reply.type('application/pkix-crl').header('cache-control', 'public, max-age=3600').send(Buffer.from(crl.rawData));
+    },
+  );
 }

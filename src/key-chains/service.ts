@@ -7,15 +7,15 @@ import type { Principal, RequestContext } from '../platform/auth/principal.js';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, notFound } from '../platform/http/problem.js';
 import type { Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider } from './checks.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
 import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
-import * as store from './store.js';
 import type { KeyChainRow } from './store.js';
+import * as store from './store.js';
 
 export interface KeyChainSettings {
   description?: string | null;
@@ -65,23 +65,30 @@ const TENANT_DEFAULTS: Record<UsageType, 'standalone' | 'internalChain'> = {
 
 const SCHEDULER: Principal = { clientId: 'system:scheduler', tenantId: null, roles: [] };
 const DAY = 86_400_000;
+const RESOLVE_TTL_MS = 5_000;
 
 type Made = { type: ChainType; kmsProvider: string; root?: MintedKey; leaf: MintedKey; chainPem: string; rootCertificate?: string | null };
 
 /** The audit snapshot: configuration, not key material. */
 const auditView = (k: KeyChain) => ({
-  id: k.id, usageType: k.usageType, type: k.type, default: k.default, algorithm: k.algorithm, kmsProvider: k.kmsProvider,
-  description: k.description, rotationEnabled: k.rotationEnabled, rotationIntervalDays: k.rotationIntervalDays,
-  certValidityDays: k.certValidityDays, activeKid: k.activeJwk.kid ?? null, lastRotatedAt: k.lastRotatedAt,
+  id: k.id,
+  usageType: k.usageType,
+  type: k.type,
+  default: k.default,
+  algorithm: k.algorithm,
+  kmsProvider: k.kmsProvider,
+  description: k.description,
+  rotationEnabled: k.rotationEnabled,
+  rotationIntervalDays: k.rotationIntervalDays,
+  certValidityDays: k.certValidityDays,
+  activeKid: k.activeJwk.kid ?? null,
+  lastRotatedAt: k.lastRotatedAt,
 });
-
-function inTransaction<T>(db: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
-  return db.isTransaction ? work(db) : db.transaction().execute(work);
-}
 
 export class KeyChainService {
   private readonly usageChecks: KeyChainUsageCheck[] = [];
   private readonly rotationListeners: RotationListener[] = [];
+  private readonly resolved = new Map<string, { row: KeyChainRow; until: number }>();
   /** Signed CRLs by CA key, re-made hourly (each is valid for a week). */
   private readonly crls = new Map<string, { crl: Awaited<ReturnType<KeyMaterial['crl']>>; until: number }>();
 
@@ -156,19 +163,37 @@ export class KeyChainService {
     return row;
   }
 
-  /** The chain a feature uses: the one named, else the tenant's default for the usage type. */
+  /**
+   * The chain a feature uses: the one named, else the tenant's default for the usage type. Cached for
+   * a few seconds because signing is hot; changes made here clear the tenant's entries at once, and a
+   * rotation on another instance is seen within RESOLVE_TTL_MS (the previous key stays valid meanwhile).
+   */
   async resolve(tenantId: string, ref: { keyChainId?: string | null; usageType: UsageType }): Promise<KeyChainRow> {
-    if (ref.keyChainId) return this.row(tenantId, ref.keyChainId);
-    const row = await store.findDefaultKeyChain(tenantDb(this.db, tenantId), ref.usageType);
+    const cacheKey = `${tenantId}\u0000${ref.keyChainId ?? `default:${ref.usageType}`}`;
+    const cached = this.resolved.get(cacheKey);
+    if (cached && cached.until > Date.now()) return cached.row;
+    let row: KeyChainRow | undefined;
+    if (ref.keyChainId) row = await this.row(tenantId, ref.keyChainId);
+    else row = await store.findDefaultKeyChain(tenantDb(this.db, tenantId), ref.usageType);
     if (!row) throw conflict(`the tenant has no default key chain of usage type ${ref.usageType}`);
+    if (this.resolved.size > 10_000) this.resolved.clear();
+    this.resolved.set(cacheKey, { row, until: Date.now() + RESOLVE_TTL_MS });
     return row;
+  }
+
+  private forgetResolved(tenantId: string) {
+    for (const key of this.resolved.keys()) if (key.startsWith(`${tenantId}\u0000`)) this.resolved.delete(key);
   }
 
   async get(tenantId: string, id: string): Promise<KeyChain> {
     return this.toKeyChain(await this.row(tenantId, id));
   }
 
-  private identity(tenantId: string, id: string, input: { usageType: UsageType; algorithm?: SigningAlgorithm; subject?: Partial<Subject>; certValidityDays?: number }): ChainIdentity {
+  private identity(
+    tenantId: string,
+    id: string,
+    input: { usageType: UsageType; algorithm?: SigningAlgorithm; subject?: Partial<Subject>; certValidityDays?: number },
+  ): ChainIdentity {
     return {
       tenantId,
       keyChainId: id,
@@ -202,13 +227,28 @@ export class KeyChainService {
     const sealedJwk = provider.sealPrivate(input.privateJwk, sealingContext(tenantId, identity.keyChainId));
     const chain = input.certificateChain
       ? await checkChainForKey(input.certificateChain, input.privateJwk, 'certificateChain')
-      : { active: parsePemChain((await this.material.standalone(identity, { sealedJwk, publicJwk: input.privateJwk })).certificatePem), root: undefined };
+      : {
+          active: parsePemChain((await this.material.standalone(identity, { sealedJwk, publicJwk: input.privateJwk })).certificatePem),
+          root: undefined,
+        };
     const leaf: MintedKey = { sealedJwk, externalKeyId: null, publicJwk: input.privateJwk, certificatePem: toPem(chain.active) };
     const rootCertificate = chain.root ? toPem([chain.root]) : null;
-    return this.insert(ctx, identity, input, { type: 'imported', kmsProvider: 'db', leaf, chainPem: leaf.certificatePem, rootCertificate }, this.db);
+    return this.insert(
+      ctx,
+      identity,
+      input,
+      { type: 'imported', kmsProvider: 'db', leaf, chainPem: leaf.certificatePem, rootCertificate },
+      this.db,
+    );
   }
 
-  private insert(ctx: RequestContext, identity: ChainIdentity, settings: KeyChainSettings & { externalKeyId?: string | null }, made: Made, db: Executor) {
+  private insert(
+    ctx: RequestContext,
+    identity: ChainIdentity,
+    settings: KeyChainSettings & { externalKeyId?: string | null },
+    made: Made,
+    db: Executor,
+  ) {
     return inTransaction(db, async (trx) => {
       const scoped = tenantDb(trx, identity.tenantId);
       const hasDefault = (await store.findDefaultKeyChain(scoped, identity.usageType)) !== undefined;
@@ -245,6 +285,7 @@ export class KeyChainService {
         if (isUniqueViolation(err)) throw conflict(`key chain '${identity.keyChainId}' already exists`);
         throw err;
       }
+      this.forgetResolved(identity.tenantId);
       const view = this.toKeyChain(await this.row(identity.tenantId, identity.keyChainId, trx));
       await this.audit.record(ctx, { tenantId: identity.tenantId, actionType: 'key_chain.created', after: auditView(view) }, trx);
       return view;
@@ -258,16 +299,21 @@ export class KeyChainService {
       const certificate = input.certificate ? await checkChainForKey(input.certificate, before.activeJwk, 'certificate') : undefined;
       const scoped = tenantDb(trx, tenantId);
       if (input.default === true && !before.default) await store.clearDefault(scoped, row.usage_type);
-      if (input.default === false && before.default) throw conflict('a key chain stops being the default when another of its usage type is made the default');
+      if (input.default === false && before.default)
+        throw conflict('a key chain stops being the default when another of its usage type is made the default');
       await store.updateKeyChain(scoped, id, row.updated_at, {
         ...(input.description !== undefined && { description: input.description }),
         ...(input.rotationEnabled !== undefined && { rotation_enabled: toBool(input.rotationEnabled) }),
         ...(input.rotationIntervalDays !== undefined && { rotation_interval_days: input.rotationIntervalDays }),
         ...(input.certValidityDays !== undefined && { cert_validity_days: input.certValidityDays }),
         ...(input.default === true && { is_default: 1 as const }),
-        ...(certificate && { active_certificate: toPem(certificate.active), ...(certificate.root && { root_certificate: toPem([certificate.root]) }) }),
+        ...(certificate && {
+          active_certificate: toPem(certificate.active),
+          ...(certificate.root && { root_certificate: toPem([certificate.root]) }),
+        }),
         updated_at: nowIso(),
       });
+      this.forgetResolved(tenantId);
       const after = this.toKeyChain(await this.row(tenantId, id, trx));
       await this.audit.record(ctx, { tenantId, actionType: 'key_chain.updated', before: auditView(before), after: auditView(after) }, trx);
       return after;
@@ -280,13 +326,15 @@ export class KeyChainService {
    */
   async rotate(ctx: RequestContext, tenantId: string, id: string): Promise<KeyChain> {
     const row = await this.row(tenantId, id);
-    if (row.chain_type === 'imported') throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
+    if (row.chain_type === 'imported')
+      throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
     const before = this.toKeyChain(row);
     const identity = this.identity(tenantId, id, { ...before, subject: before.subject });
     const root = this.storedKey(row, 'root');
-    const leaf = root && row.root_certificate
-      ? await this.material.leafUnderRoot(identity, { ...root, certificatePem: row.root_certificate })
-      : await this.material.standalone(identity);
+    const leaf =
+      root && row.root_certificate
+        ? await this.material.leafUnderRoot(identity, { ...root, certificatePem: row.root_certificate })
+        : await this.material.standalone(identity);
     const [previousLeaf] = parsePemChain(row.active_certificate);
     const now = nowIso();
     const rotated = await store.updateKeyChain(tenantDb(this.db, tenantId), id, row.updated_at, {
@@ -299,6 +347,7 @@ export class KeyChainService {
       updated_at: now,
     });
     if (!rotated) throw conflict('the key chain changed while it was being rotated; try again');
+    this.forgetResolved(tenantId);
     const after = await this.get(tenantId, id);
     await this.audit.record(ctx, { tenantId, actionType: 'key_chain.rotated', before: auditView(before), after: auditView(after) });
     for (const listener of this.rotationListeners) await listener(tenantId, id);
@@ -311,6 +360,7 @@ export class KeyChainService {
     if (before.default) users.unshift(`it is the tenant's default ${before.usageType} key chain`);
     if (users.length) throw conflict(`key chain '${id}' is in use: ${users.join('; ')}`);
     await store.deleteKeyChain(tenantDb(this.db, tenantId), id);
+    this.forgetResolved(tenantId);
     await this.audit.record(ctx, { tenantId, actionType: 'key_chain.deleted', before: auditView(before) });
   }
 
@@ -320,14 +370,20 @@ export class KeyChainService {
    */
   async crl(tenantId: string, id: string) {
     const row = await this.row(tenantId, id);
-    const ca = row.chain_type === 'internalChain'
-      ? { key: this.storedKey(row, 'root'), pem: row.root_certificate }
-      : row.chain_type === 'standalone' ? { key: this.storedKey(row, 'active'), pem: row.active_certificate } : undefined;
+    const ca =
+      row.chain_type === 'internalChain'
+        ? { key: this.storedKey(row, 'root'), pem: row.root_certificate }
+        : row.chain_type === 'standalone'
+          ? { key: this.storedKey(row, 'active'), pem: row.active_certificate }
+          : undefined;
     if (!ca?.key || !ca.pem) throw notFound('CRL of key chain', id);
     const cacheKey = `${ca.key.sealedJwk}|${ca.pem}`;
     const cached = this.crls.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.crl;
-    const crl = await this.material.crl(this.identity(tenantId, id, { usageType: row.usage_type as UsageType, algorithm: row.algorithm as SigningAlgorithm }), { ...ca.key, certificatePem: ca.pem });
+    const crl = await this.material.crl(
+      this.identity(tenantId, id, { usageType: row.usage_type as UsageType, algorithm: row.algorithm as SigningAlgorithm }),
+      { ...ca.key, certificatePem: ca.pem },
+    );
     if (this.crls.size > 1_000) this.crls.clear();
     this.crls.set(cacheKey, { crl, until: Date.now() + 3_600_000 });
     return crl;
@@ -336,7 +392,12 @@ export class KeyChainService {
   /** Tenant initialisation: a default key chain per usage type, in the tenant's creating transaction. */
   async createTenantDefaults(db: Executor, tenantId: string, ctx: RequestContext) {
     for (const usageType of USAGE_TYPES) {
-      await this.create(ctx, tenantId, { id: `default-${usageType}`, usageType, type: TENANT_DEFAULTS[usageType], description: `default ${usageType} key`, default: true }, db);
+      await this.create(
+        ctx,
+        tenantId,
+        { id: `default-${usageType}`, usageType, type: TENANT_DEFAULTS[usageType], description: `default ${usageType} key`, default: true },
+        db,
+      );
     }
   }
 
@@ -351,6 +412,7 @@ export class KeyChainService {
           await this.rotate(ctx, due.tenant_id, due.id);
         } else if (due.previous_key_expiry && Date.parse(due.previous_key_expiry) < now.getTime()) {
           await store.forgetPreviousKey(this.db, due.tenant_id, due.id, due.previous_key_expiry);
+          this.forgetResolved(due.tenant_id);
         }
       } catch (err) {
         failures.push(err); // one broken chain must not keep the others from rotating
@@ -359,4 +421,3 @@ export class KeyChainService {
     if (failures.length) throw new AggregateError(failures, `${failures.length} key chain(s) could not be rotated`);
   }
 }
-

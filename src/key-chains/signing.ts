@@ -66,7 +66,13 @@ export class SigningService {
   }
 
   /** A compact JWS; the header gets alg, and x5c (default) or kid. */
-  async signJwt(tenantId: string, ref: KeyRef, header: Record<string, unknown>, payload: Record<string, unknown>, options: { x5c?: boolean } = {}) {
+  async signJwt(
+    tenantId: string,
+    ref: KeyRef,
+    header: Record<string, unknown>,
+    payload: Record<string, unknown>,
+    options: { x5c?: boolean } = {},
+  ) {
     return signJwtWith(await this.signer(tenantId, ref), header, payload, options);
   }
 
@@ -101,7 +107,12 @@ export class SigningService {
   }
 }
 
-export async function signJwtWith(signer: Signer, header: Record<string, unknown>, payload: Record<string, unknown>, options: { x5c?: boolean } = {}) {
+export async function signJwtWith(
+  signer: Signer,
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  options: { x5c?: boolean } = {},
+) {
   const fullHeader = { ...header, alg: signer.algorithm, ...(options.x5c === false ? { kid: signer.kid } : { x5c: signer.x5c }) };
   const input = `${b64url(JSON.stringify(fullHeader))}.${b64url(JSON.stringify(payload))}`;
   const signature = await signer.sign(Buffer.from(input));

@@ -75,8 +75,18 @@ describe('certificates', () => {
   });
 
   it('creates standalone and internal chains with ES256, ES384 and ES512 and the requested validity', async () => {
-    for (const [algorithm, crv] of [['ES256', 'P-256'], ['ES384', 'P-384'], ['ES512', 'P-521']] as const) {
-      const chain = await create(acme, { usageType: 'access', type: 'standalone', algorithm, certValidityDays: 30, subject: { commonName: 'Verifier', country: 'NL' } });
+    for (const [algorithm, crv] of [
+      ['ES256', 'P-256'],
+      ['ES384', 'P-384'],
+      ['ES512', 'P-521'],
+    ] as const) {
+      const chain = await create(acme, {
+        usageType: 'access',
+        type: 'standalone',
+        algorithm,
+        certValidityDays: 30,
+        subject: { commonName: 'Verifier', country: 'NL' },
+      });
       expect(chain).toMatchObject({ algorithm, type: 'standalone', default: false, activeJwk: { kty: 'EC', crv } });
       const cert = new NodeX509(chain.activeCertificate);
       expect(cert.subject).toContain('CN=Verifier');
@@ -125,7 +135,10 @@ describe('signing', () => {
     const { Decoder, Encoder } = await import('cbor-x');
     const payload = new TextEncoder().encode('mso bytes');
     const sign1 = await svc.running.services.signing.signCoseSign1('acme', { usageType: 'attestation' }, payload);
-    const decoded = new Decoder({ mapsAsObjects: false }).decode(sign1) as { tag: number; value: [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array] };
+    const decoded = new Decoder({ mapsAsObjects: false }).decode(sign1) as {
+      tag: number;
+      value: [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
+    };
     expect(decoded.tag).toBe(18);
     const [protectedBytes, unprotected, body, signature] = decoded.value;
     expect(new Decoder({ mapsAsObjects: false }).decode(protectedBytes)).toEqual(new Map([[1, -7]]));
@@ -148,7 +161,13 @@ describe('signing', () => {
 describe('rotation', () => {
   it('rotates on request, keeps publishing the previous key, and old signatures keep verifying', async () => {
     const chain = await create(acme, { id: 'rotating', usageType: 'trustList', type: 'internalChain' });
-    const old = await svc.running.services.signing.signJwt('acme', { keyChainId: 'rotating', usageType: 'trustList' }, {}, { v: 'old' }, { x5c: false });
+    const old = await svc.running.services.signing.signJwt(
+      'acme',
+      { keyChainId: 'rotating', usageType: 'trustList' },
+      {},
+      { v: 'old' },
+      { x5c: false },
+    );
     const rotated = await svc.call('POST', '/api/key-chain/rotating/rotate', { token: acme });
     expect(rotated.status).toBe(200);
     expect(rotated.body.activeJwk.kid).not.toBe(chain.activeJwk.kid);
@@ -159,21 +178,41 @@ describe('rotation', () => {
 
     const jwks = createLocalJWKSet((await svc.call('GET', '/issuers/acme/jwks.json')).body);
     expect((await jwtVerify(old, jwks)).payload.v).toBe('old');
-    const fresh = await svc.running.services.signing.signJwt('acme', { keyChainId: 'rotating', usageType: 'trustList' }, {}, { v: 'new' }, { x5c: false });
+    const fresh = await svc.running.services.signing.signJwt(
+      'acme',
+      { keyChainId: 'rotating', usageType: 'trustList' },
+      {},
+      { v: 'new' },
+      { x5c: false },
+    );
     expect(decodeProtectedHeader(fresh).kid).toBe(rotated.body.activeJwk.kid);
 
     // Once the previous key expires, the scheduled job stops publishing it.
-    await svc.db.updateTable('key_chains').set({ previous_key_expiry: new Date(Date.now() - 1000).toISOString() }).where('id', '=', 'rotating').execute();
-    await expect.poll(async () => (await svc.call('GET', '/api/key-chain/rotating', { token: acme })).body.previousJwk, { timeout: 5000 }).toBeNull();
+    await svc.db
+      .updateTable('key_chains')
+      .set({ previous_key_expiry: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', 'rotating')
+      .execute();
+    await expect
+      .poll(async () => (await svc.call('GET', '/api/key-chain/rotating', { token: acme })).body.previousJwk, { timeout: 5000 })
+      .toBeNull();
     const after = createLocalJWKSet((await svc.call('GET', '/issuers/acme/jwks.json')).body);
     await expect(jwtVerify(old, after)).rejects.toThrow();
   });
 
   it('rotates on schedule, once, when the interval has passed', async () => {
-    const chain = await create(acme, { id: 'scheduled', usageType: 'access', type: 'standalone', rotationEnabled: true, rotationIntervalDays: 1 });
+    const chain = await create(acme, {
+      id: 'scheduled',
+      usageType: 'access',
+      type: 'standalone',
+      rotationEnabled: true,
+      rotationIntervalDays: 1,
+    });
     const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
     await svc.db.updateTable('key_chains').set({ created_at: twoDaysAgo, updated_at: twoDaysAgo }).where('id', '=', 'scheduled').execute();
-    await expect.poll(async () => (await svc.call('GET', '/api/key-chain/scheduled', { token: acme })).body.lastRotatedAt, { timeout: 5000 }).not.toBeNull();
+    await expect
+      .poll(async () => (await svc.call('GET', '/api/key-chain/scheduled', { token: acme })).body.lastRotatedAt, { timeout: 5000 })
+      .not.toBeNull();
     const rotated = (await svc.call('GET', '/api/key-chain/scheduled', { token: acme })).body;
     expect(rotated.previousJwk.kid).toBe(chain.activeJwk.kid);
     const audit = (await svc.call('GET', '/api/admin/audit-logs?limit=50', { token: acme })).body;
@@ -194,9 +233,20 @@ describe('import and certificates from outside', () => {
   async function externalCa() {
     const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
     const caKeys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']);
-    const ca = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=Registrar CA', keys: caKeys, signingAlgorithm: alg, extensions: [new x509.BasicConstraintsExtension(true, 0, true)] });
+    const ca = await x509.X509CertificateGenerator.createSelfSigned({
+      name: 'CN=Registrar CA',
+      keys: caKeys,
+      signingAlgorithm: alg,
+      extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
+    });
     const issue = async (publicKey: CryptoKey, cn: string) =>
-      x509.X509CertificateGenerator.create({ subject: `CN=${cn}`, issuer: ca.subject, publicKey, signingKey: caKeys.privateKey, signingAlgorithm: alg });
+      x509.X509CertificateGenerator.create({
+        subject: `CN=${cn}`,
+        issuer: ca.subject,
+        publicKey,
+        signingKey: caKeys.privateKey,
+        signingAlgorithm: alg,
+      });
     return { ca, issue };
   }
 
@@ -215,12 +265,22 @@ describe('import and certificates from outside', () => {
     expect(reply.body.rootCertificate.replace(/\s/g, '')).toBe(ca.toString('pem').replace(/\s/g, ''));
     expect(reply.text).not.toContain(jwk.d);
 
-    const row = await svc.db.selectFrom('key_chains').selectAll().where('tenant_id', '=', 'acme').where('id', '=', 'imported').executeTakeFirstOrThrow();
+    const row = await svc.db
+      .selectFrom('key_chains')
+      .selectAll()
+      .where('tenant_id', '=', 'acme')
+      .where('id', '=', 'imported')
+      .executeTakeFirstOrThrow();
     expect(row.active_jwk.startsWith('v1.')).toBe(true);
     expect(JSON.stringify(row)).not.toContain(jwk.d as string);
     // The sealed key is bound to its row: copied into another key chain it no longer opens.
     await create(acme, { id: 'victim', usageType: 'access', type: 'standalone' });
-    await svc.db.updateTable('key_chains').set({ active_jwk: row.active_jwk }).where('tenant_id', '=', 'acme').where('id', '=', 'victim').execute();
+    await svc.db
+      .updateTable('key_chains')
+      .set({ active_jwk: row.active_jwk })
+      .where('tenant_id', '=', 'acme')
+      .where('id', '=', 'victim')
+      .execute();
     expect((await svc.call('GET', '/api/key-chain/victim', { token: acme })).status).toBe(500);
     await svc.db.deleteFrom('key_chains').where('tenant_id', '=', 'acme').where('id', '=', 'victim').execute();
   });
@@ -231,13 +291,19 @@ describe('import and certificates from outside', () => {
     const { ca, issue } = await externalCa();
     const ownKey = await importJWK(created.activeJwk, 'ES256');
     const good = await issue(ownKey as CryptoKey, 'Registered RP');
-    const patched = await svc.call('PATCH', '/api/key-chain/registrar-cert', { token: acme, body: { certificate: `${good.toString('pem')}\n${ca.toString('pem')}` } });
+    const patched = await svc.call('PATCH', '/api/key-chain/registrar-cert', {
+      token: acme,
+      body: { certificate: `${good.toString('pem')}\n${ca.toString('pem')}` },
+    });
     expect(patched.status, patched.text).toBe(200);
     expect(new NodeX509(patched.body.activeCertificate).subject).toBe('CN=Registered RP');
     expect(patched.body.activeJwk.kid).toBe(created.activeJwk.kid);
 
     const foreign = await issue(keys.publicKey, 'Someone else');
-    const refused = await svc.call('PATCH', '/api/key-chain/registrar-cert', { token: acme, body: { certificate: foreign.toString('pem') } });
+    const refused = await svc.call('PATCH', '/api/key-chain/registrar-cert', {
+      token: acme,
+      body: { certificate: foreign.toString('pem') },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.errors).toEqual([{ field: 'body.certificate', message: 'the first certificate does not certify this key' }]);
   });
@@ -248,9 +314,19 @@ describe('import and certificates from outside', () => {
       ['POST', '/api/key-chain', { usageType: 'access', type: 'hsm' }, 'body.type'],
       ['POST', '/api/key-chain', { usageType: 'access', type: 'standalone', algorithm: 'RS256' }, 'body.algorithm'],
       ['POST', '/api/key-chain', { usageType: 'access', type: 'standalone', kmsProvider: 'pkcs11' }, 'externalKeyId'],
-      ['POST', '/api/key-chain', { usageType: 'access', type: 'standalone', kmsProvider: 'pkcs11', externalKeyId: 'slot-1' }, 'kmsProvider'],
+      [
+        'POST',
+        '/api/key-chain',
+        { usageType: 'access', type: 'standalone', kmsProvider: 'pkcs11', externalKeyId: 'slot-1' },
+        'kmsProvider',
+      ],
       ['POST', '/api/key-chain/import', { usageType: 'access', privateJwk: { kty: 'RSA', n: 'AQAB', e: 'AQAB', d: 'AQAB' } }, 'privateJwk'],
-      ['POST', '/api/key-chain/import', { usageType: 'access', privateJwk: { kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'AA' } }, 'privateJwk'],
+      [
+        'POST',
+        '/api/key-chain/import',
+        { usageType: 'access', privateJwk: { kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'AA' } },
+        'privateJwk',
+      ],
       ['POST', '/api/key-chain/import', { usageType: 'access', privateJwk: { kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' } }, 'privateJwk'],
       ['POST', '/api/key-chain', { usageType: 'access', type: 'standalone', certValidityDays: 1000 }, 'body.certValidityDays'],
       ['POST', '/api/key-chain', { usageType: 'access', type: 'standalone', unknown: 1 }, 'body.unknown'],
@@ -265,15 +341,30 @@ describe('import and certificates from outside', () => {
     const mismatched = await issue(keys.publicKey, 'Other key');
     const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
     const reply = await svc.call('POST', '/api/key-chain/import', {
-      token: acme, body: { usageType: 'access', privateJwk: await webcrypto.subtle.exportKey('jwk', privateKey), certificateChain: mismatched.toString('pem') },
+      token: acme,
+      body: {
+        usageType: 'access',
+        privateJwk: await webcrypto.subtle.exportKey('jwk', privateKey),
+        certificateChain: mismatched.toString('pem'),
+      },
     });
     expect(reply.status).toBe(400);
     expect(reply.body.errors[0].field).toBe('body.certificateChain');
   });
 
   it('holds the external-key rule in the database too', async () => {
-    const row = await svc.db.selectFrom('key_chains').selectAll().where('tenant_id', '=', 'acme').where('id', '=', 'default-access').executeTakeFirstOrThrow();
-    await expect(svc.db.insertInto('key_chains').values({ ...row, id: 'hsm-without-id', is_default: 0, rotation_enabled: 0, kms_provider: 'hsm', external_key_id: null }).execute()).rejects.toThrow();
+    const row = await svc.db
+      .selectFrom('key_chains')
+      .selectAll()
+      .where('tenant_id', '=', 'acme')
+      .where('id', '=', 'default-access')
+      .executeTakeFirstOrThrow();
+    await expect(
+      svc.db
+        .insertInto('key_chains')
+        .values({ ...row, id: 'hsm-without-id', is_default: 0, rotation_enabled: 0, kms_provider: 'hsm', external_key_id: null })
+        .execute(),
+    ).rejects.toThrow();
   });
 });
 
@@ -282,7 +373,7 @@ describe('deletion and isolation', () => {
     await create(acme, { id: 'spare', usageType: 'trustList', type: 'standalone' });
     const refused = await svc.call('DELETE', '/api/key-chain/default-trustList', { token: acme });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toContain("default trustList key chain");
+    expect(refused.body.detail).toContain('default trustList key chain');
     const promoted = await svc.call('PATCH', '/api/key-chain/spare', { token: acme, body: { default: true } });
     expect(promoted.body.default).toBe(true);
     expect((await svc.call('GET', '/api/key-chain/default-trustList', { token: acme })).body.default).toBe(false);
@@ -292,8 +383,18 @@ describe('deletion and isolation', () => {
 
   it("hides another tenant's key chains", async () => {
     await create(acme, { id: 'acme-only', usageType: 'access', type: 'standalone', description: 'mine' });
-    for (const [method, path] of [['GET', '/api/key-chain/acme-only'], ['PATCH', '/api/key-chain/acme-only'], ['POST', '/api/key-chain/acme-only/rotate'], ['DELETE', '/api/key-chain/acme-only'], ['GET', '/api/key-chain/acme-only/certificate'], ['GET', '/api/key-chain/acme-only/public-key']]) {
-      const reply = await svc.call(method as string, path as string, { token: other, body: method === 'PATCH' ? { description: 'theirs' } : undefined });
+    for (const [method, path] of [
+      ['GET', '/api/key-chain/acme-only'],
+      ['PATCH', '/api/key-chain/acme-only'],
+      ['POST', '/api/key-chain/acme-only/rotate'],
+      ['DELETE', '/api/key-chain/acme-only'],
+      ['GET', '/api/key-chain/acme-only/certificate'],
+      ['GET', '/api/key-chain/acme-only/public-key'],
+    ]) {
+      const reply = await svc.call(method as string, path as string, {
+        token: other,
+        body: method === 'PATCH' ? { description: 'theirs' } : undefined,
+      });
       expect(reply.status, `${method} ${path}`).toBe(404);
     }
     const list = (await svc.call('GET', '/api/key-chain', { token: other })).body;

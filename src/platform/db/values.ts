@@ -14,3 +14,8 @@ export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
+
+/** Runs `work` in a transaction, or inside the caller's one when `db` already is a transaction. */
+export function inTransaction<T>(db: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}

@@ -19,7 +19,8 @@ export function isManagementPath(url: string): boolean {
 
 function validationFieldErrors(err: FastifyError): FieldError[] {
   if (!hasZodFastifySchemaValidationErrors(err)) return [];
-  const where = err.validationContext ?? 'body';
+  // Fastify calls the query string 'querystring'; fields are named as callers know them: query.limit.
+  const where = err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'body');
   return err.validation.map((issue) => {
     const { instancePath, message, params } = issue;
     const path = instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
