@@ -34,7 +34,9 @@ import { migrate } from './platform/db/migrate.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
+import { InProcessBus } from './platform/events/bus.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
+import { SessionService } from './sessions/service.js';
 import { systemRoutes } from './system/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { TenantService } from './tenants/service.js';
@@ -47,6 +49,7 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 export interface Services {
   keyChains: KeyChainService;
   signing: SigningService;
+  sessions: SessionService;
 }
 
 export interface BuiltApp {
@@ -83,6 +86,8 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     },
   );
   const signing = new SigningService(keyChains);
+  const bus = new InProcessBus();
+  const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus);
   tenants = new TenantService(kysely, clients, audit, [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
   const { signer, verifier } = integratedTokens({
@@ -111,6 +116,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   app.addHook('onReady', async () => scheduler.start());
   app.addHook('onClose', async () => {
     await scheduler.stop();
+    await bus.close();
     await db.close();
   });
   installErrorHandling(app);
@@ -153,5 +159,5 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   keyChainRoutes(app, keyChains, signing);
 
   await app.ready();
-  return { app, db, services: { keyChains, signing } };
+  return { app, db, services: { keyChains, signing, sessions } };
 }

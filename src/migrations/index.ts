@@ -3,11 +3,13 @@ import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../platform/db/connect.js';
 import { foundation } from './0001-foundation.js';
 import { keyChains } from './0002-key-chains.js';
+import { issuance } from './0003-issuance.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
   '0001-foundation': foundation,
   '0002-key-chains': keyChains,
+  '0003-issuance': issuance,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

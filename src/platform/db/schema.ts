@@ -99,6 +99,104 @@ export interface KeyChainsTable {
   updated_at: Timestamp;
 }
 
+interface TenantOwnedRow {
+  tenant_id: string;
+  id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CredentialConfigsTable extends TenantOwnedRow {
+  /** The configuration as JSON, except id; references are repeated in columns for lookups. */
+  document: Json;
+  key_chain_id: string | null;
+  attribute_provider_id: string | null;
+  webhook_endpoint_id: string | null;
+}
+
+/** Attribute providers and webhook endpoints share one shape. */
+export interface HttpEndpointsTable extends TenantOwnedRow {
+  name: string;
+  description: string | null;
+  url: string;
+  auth: string; // encrypted JSON
+}
+
+export interface IssuerSettingsTable {
+  tenant_id: string;
+  document: Json;
+  updated_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  tenant_id: string;
+  kind: string;
+  status: string;
+  client_id: string | null;
+  consumed: Bool;
+  consumed_at: Timestamp | null;
+  tx_code_failed_attempts: number;
+  error_reason: string | null;
+  /** Metadata without personal data, JSON. */
+  public_data: Json;
+  /** Personal data (offer, claims, credentials), encrypted JSON; null once anonymized. */
+  private_data: string | null;
+  anonymized: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface SessionHandlesTable {
+  hash: string;
+  purpose: string;
+  session_id: string;
+  expires_at: Timestamp;
+}
+
+export interface SessionLogsTable {
+  seq: Generated<number>;
+  session_id: string;
+  level: string;
+  message: string;
+  details: Json | null;
+  created_at: Timestamp;
+}
+
+export interface NoncesTable {
+  hash: string;
+  tenant_id: string;
+  purpose: string;
+  expires_at: Timestamp;
+}
+
+export interface DeferredTransactionsTable {
+  hash: string;
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  credential_configuration_id: string;
+  status: string;
+  message: string | null;
+  request: string; // encrypted JSON
+  credentials: string | null; // encrypted JSON
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface IssuedCredentialsTable {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  credential_configuration_id: string;
+  format: string;
+  notification_id: string;
+  notification_event: string | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   clients: ClientsTable;
@@ -107,7 +205,27 @@ export interface Database {
   auth_failures: AuthFailuresTable;
   job_leases: JobLeasesTable;
   key_chains: KeyChainsTable;
+  credential_configs: CredentialConfigsTable;
+  attribute_providers: HttpEndpointsTable;
+  webhook_endpoints: HttpEndpointsTable;
+  issuer_settings: IssuerSettingsTable;
+  sessions: SessionsTable;
+  session_handles: SessionHandlesTable;
+  session_logs: SessionLogsTable;
+  nonces: NoncesTable;
+  deferred_transactions: DeferredTransactionsTable;
+  issued_credentials: IssuedCredentialsTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
-export type TenantTable = 'users' | 'key_chains';
+export type TenantTable =
+  | 'users'
+  | 'key_chains'
+  | 'credential_configs'
+  | 'attribute_providers'
+  | 'webhook_endpoints'
+  | 'issuer_settings'
+  | 'sessions'
+  | 'nonces'
+  | 'deferred_transactions'
+  | 'issued_credentials';
