@@ -21,11 +21,16 @@ import { TokenService } from './auth/service.js';
 import { clientRoutes } from './clients/routes.js';
 import { ClientService } from './clients/service.js';
 import type { ReadyConfig } from './config.js';
+import { credentialConfigRoutes } from './credential-configs/routes.js';
+import { CredentialConfigService } from './credential-configs/service.js';
+import { httpEndpointRoutes } from './http-endpoints/routes.js';
+import { ATTRIBUTE_PROVIDERS, HttpEndpointService, WEBHOOK_ENDPOINTS } from './http-endpoints/service.js';
 import { KeyMaterial } from './key-chains/material.js';
 import { DbKeyProvider } from './key-chains/providers.js';
 import { keyChainRoutes } from './key-chains/routes.js';
 import { KeyChainService } from './key-chains/service.js';
 import { SigningService } from './key-chains/signing.js';
+import { createIssuance } from './issuance/index.js';
 import { migrationsFor } from './migrations/index.js';
 import { integratedTokens } from './platform/auth/tokens.js';
 import { createSealer } from './platform/crypto/sealed.js';
@@ -34,8 +39,12 @@ import { migrate } from './platform/db/migrate.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
+import { EventStreams } from './platform/http/sse.js';
 import { InProcessBus } from './platform/events/bus.js';
+import { PostgresBus } from './platform/events/postgres-bus.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
+import { sessionCleanupJob } from './sessions/retention.js';
+import { sessionRoutes } from './sessions/routes.js';
 import { SessionService } from './sessions/service.js';
 import { systemRoutes } from './system/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
@@ -50,6 +59,9 @@ export interface Services {
   keyChains: KeyChainService;
   signing: SigningService;
   sessions: SessionService;
+  credentialConfigs: CredentialConfigService;
+  attributeProviders: HttpEndpointService;
+  webhookEndpoints: HttpEndpointService;
 }
 
 export interface BuiltApp {
@@ -86,10 +98,39 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     },
   );
   const signing = new SigningService(keyChains);
-  const bus = new InProcessBus();
-  const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus);
+  // Session events reach every instance through PostgreSQL; SQLite runs as a single instance.
+  const postgresBus = db.dialect === 'postgres' && db.postgres ? new PostgresBus(db.postgres) : undefined;
+  const bus = postgresBus ?? new InProcessBus();
+  const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus, audit);
   tenants = new TenantService(kysely, clients, audit, [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
+  const attributeProviders = new HttpEndpointService(
+    kysely,
+    createSealer(config.MASTER_SECRET, 'attribute-providers'),
+    audit,
+    ATTRIBUTE_PROVIDERS,
+  );
+  const webhookEndpoints = new HttpEndpointService(
+    kysely,
+    createSealer(config.MASTER_SECRET, 'webhook-endpoints'),
+    audit,
+    WEBHOOK_ENDPOINTS,
+  );
+  const credentialConfigs = new CredentialConfigService(kysely, audit, keyChains, attributeProviders, webhookEndpoints);
+  const issuance = createIssuance({
+    db: kysely,
+    publicUrl: config.PUBLIC_URL,
+    masterSecret: config.MASTER_SECRET,
+    audit,
+    sessions,
+    credentialConfigs,
+    attributeProviders,
+    webhookEndpoints,
+    signing,
+    keyChains,
+    sealer: createSealer(config.MASTER_SECRET, 'deferred-issuance'),
+    tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
+  });
   const { signer, verifier } = integratedTokens({
     masterSecret: config.MASTER_SECRET,
     issuer: config.JWT_ISSUER,
@@ -113,7 +154,13 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   app.setSerializerCompiler(serializerCompiler);
   const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log);
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
+  const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
+  scheduler.add(sessionCleanupJob(sessions, () => (tenants as TenantService).sessionConfigs(), retentionDefaults));
+  const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);
+  await postgresBus?.listen(app.log);
   app.addHook('onReady', async () => scheduler.start());
+  // Open event streams would otherwise hold the server open until their clients leave.
+  app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onClose', async () => {
     await scheduler.stop();
     await bus.close();
@@ -133,7 +180,12 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
         description: 'Issues verifiable credentials to wallets and verifies their presentations, for several tenants.',
       },
       servers: [{ url: config.PUBLIC_URL }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          queryToken: { type: 'apiKey', in: 'query', name: 'token', description: 'an access token, for event streams' },
+        },
+      },
     },
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
@@ -157,7 +209,11 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   userRoutes(app, users);
   auditRoutes(app, audit);
   keyChainRoutes(app, keyChains, signing);
+  httpEndpointRoutes(app, { attributeProviders, webhookEndpoints });
+  credentialConfigRoutes(app, credentialConfigs);
+  issuance.routes(app);
+  sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
 
   await app.ready();
-  return { app, db, services: { keyChains, signing, sessions } };
+  return { app, db, services: { keyChains, signing, sessions, credentialConfigs, attributeProviders, webhookEndpoints } };
 }

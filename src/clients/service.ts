@@ -90,7 +90,14 @@ export class ClientService {
 
   async resolvePrincipal(clientId: string): Promise<Principal | undefined> {
     const row = await store.findClient(this.db, null, clientId);
-    return row ? { clientId: row.id, tenantId: row.tenant_id, roles: JSON.parse(row.roles) as Role[] } : undefined;
+    if (!row) return undefined;
+    return {
+      clientId: row.id,
+      tenantId: row.tenant_id,
+      roles: JSON.parse(row.roles) as Role[],
+      allowedIssuanceConfigs: parseJson<string[]>(row.allowed_issuance_configs),
+      allowedPresentationConfigs: parseJson<string[]>(row.allowed_presentation_configs),
+    };
   }
 
   /** Checks client credentials; undefined when the client is unknown or the secret is wrong. */

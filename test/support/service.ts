@@ -1,11 +1,12 @@
 // Starts the real service (the same start() as `npm start`) on a free port over a fresh database,
 // and offers the few steps almost every test needs: tokens, tenants, clients.
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { Role } from '../../src/platform/auth/roles.js';
 import type { Database } from '../../src/platform/db/schema.js';
 import { type RunningService, start } from '../../src/server.js';
-import { freshDatabase } from './database.js';
+import { freshDatabase, type TestDatabase } from './database.js';
 import { type Reply, type RequestOptions, request } from './http.js';
 
 export const ROOT_ID = 'root';
@@ -13,6 +14,8 @@ export const ROOT_ID = 'root';
 export interface TestService {
   url: string;
   rootSecret: string;
+  /** The database and secrets of this service, for starting another instance beside it. */
+  shared: SharedSetup;
   running: RunningService;
   /** Direct access to the service's database, for asserting what is (and is not) stored. */
   db: Kysely<Database>;
@@ -36,20 +39,39 @@ export const ALL_TENANT_ROLES: Role[] = [
   'registrar:manage',
 ];
 
-export async function startService(env: Record<string, string> = {}): Promise<TestService> {
-  const database = await freshDatabase();
-  const rootSecret = randomBytes(24).toString('base64url');
+export interface SharedSetup {
+  env: Record<string, string>;
+  rootSecret: string;
+}
+
+export interface StartOptions {
+  /**
+   * Start another instance on the database of a running service, with its master secret and root
+   * client (as a second instance behind a load balancer). Stopping it leaves the database in place.
+   */
+  besides?: TestService;
+}
+
+export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestService> {
+  const database: TestDatabase = options.besides ? { env: {}, drop: async () => {} } : await freshDatabase();
+  const rootSecret = options.besides?.shared.rootSecret ?? randomBytes(24).toString('base64url');
+  const setup = options.besides?.shared.env ?? {
+    MASTER_SECRET: randomBytes(32).toString('base64url'),
+    AUTH_CLIENT_ID: ROOT_ID,
+    AUTH_CLIENT_SECRET: rootSecret,
+    ...database.env,
+  };
+  // The port is chosen first so that PUBLIC_URL (issuer identifiers, wallet URLs) names the real address.
+  const port = env.PORT ?? String(await freePort());
   const running = await start(
     {
       NODE_ENV: 'test',
-      PORT: '0',
+      PORT: port,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
-      MASTER_SECRET: randomBytes(32).toString('base64url'),
-      AUTH_CLIENT_ID: ROOT_ID,
-      AUTH_CLIENT_SECRET: rootSecret,
       TOKEN_FAILED_ATTEMPTS_LIMIT: '1000',
-      ...database.env,
+      ...setup,
       ...env,
     },
     () => {},
@@ -67,6 +89,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Te
   return {
     url: running.url,
     rootSecret,
+    shared: { env: setup, rootSecret },
     running,
     db: running.db.kysely,
     call,
@@ -88,4 +111,15 @@ export async function startService(env: Record<string, string> = {}): Promise<Te
       await database.drop();
     },
   };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -5,6 +5,9 @@ export interface Principal {
   clientId: string;
   tenantId: string | null;
   roles: Role[];
+  /** Configuration ids the client may use for offers and requests; absent means all. */
+  allowedIssuanceConfigs?: string[] | null;
+  allowedPresentationConfigs?: string[] | null;
 }
 
 /** Looks up the current state of a client; undefined once it is deleted. */

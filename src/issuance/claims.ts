@@ -1,0 +1,58 @@
+// Where the claims of a credential come from: inline in the offer (checked then), an attribute
+// provider or a webhook asked at issuance, or the fields' default values.
+import type { JWK } from 'jose';
+import type { IssuanceDeps } from './deps.js';
+import { credentialRequestDenied } from './errors.js';
+import type { ClaimSource } from './offers.js';
+import type { CredentialConfiguration, ResolvedEndpoint } from './ports.js';
+
+const PROVIDER_TIMEOUT_MS = 5_000;
+
+export type ClaimsResult = { ready: true; claims: Record<string, unknown> } | { ready: false; message?: string };
+
+/**
+ * The attribute provider protocol: POST {sessionId, tenantId, credentialConfigurationId, holderJwks}
+ * as JSON; 200 {claims} issues, 202 (optionally {message}) defers the credential until the claims
+ * are supplied through POST /api/issuer/deferred/{transactionId}/complete.
+ */
+async function askEndpoint(endpoint: ResolvedEndpoint, body: Record<string, unknown>): Promise<ClaimsResult> {
+  const response = await fetch(endpoint.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...endpoint.headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+  });
+  const answer = (await response.json().catch(() => ({}))) as { claims?: unknown; message?: string };
+  if (response.status === 202) return { ready: false, ...(answer.message && { message: answer.message }) };
+  if (!response.ok) throw new Error(`answered ${response.status}`);
+  if (!answer.claims || typeof answer.claims !== 'object' || Array.isArray(answer.claims)) throw new Error('answered without a claims object');
+  return { ready: true, claims: answer.claims as Record<string, unknown> };
+}
+
+export async function obtainClaims(
+  deps: IssuanceDeps,
+  session: { id: string; tenantId: string },
+  config: CredentialConfiguration,
+  source: ClaimSource | undefined,
+  holderJwks: JWK[],
+): Promise<ClaimsResult> {
+  const defaults = deps.configs.defaultClaims(config);
+  if (source?.type === 'inline') return { ready: true, claims: { ...defaults, ...source.claims } };
+  const providerId = source?.type === 'attributeProvider' ? source.attributeProviderId : source ? undefined : config.attributeProviderId;
+  let endpoint: ResolvedEndpoint | undefined;
+  if (providerId) endpoint = await deps.attributeProviders.resolve(session.tenantId, providerId);
+  if (source?.type === 'webhook') {
+    const auth = source.webhook.auth;
+    endpoint = { url: source.webhook.url, headers: auth?.type === 'header' ? { [auth.header.name]: auth.header.value } : {} };
+  }
+  if (!endpoint) return { ready: true, claims: defaults };
+  try {
+    const result = await askEndpoint(endpoint, { sessionId: session.id, tenantId: session.tenantId, credentialConfigurationId: config.id, holderJwks });
+    await deps.sessions.log(session.id, 'info', result.ready ? 'claims received from the attribute source' : 'attribute source deferred the claims', { credentialConfigurationId: config.id });
+    return result.ready ? { ready: true, claims: { ...defaults, ...result.claims } } : result;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    await deps.sessions.log(session.id, 'error', 'attribute source failed', { credentialConfigurationId: config.id, reason });
+    throw credentialRequestDenied('the claims for this credential could not be obtained');
+  }
+}

@@ -1,0 +1,61 @@
+// Building and recording credentials, shared by the credential and deferred credential endpoints.
+import { randomUUID } from 'node:crypto';
+import type { JWK } from 'jose';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, nowIso } from '../platform/db/values.js';
+import type { IssuanceDeps } from './deps.js';
+import { credentialRequestDenied } from './errors.js';
+import { issueMdoc } from './formats/mdoc.js';
+import { issueSdJwtVc } from './formats/sd-jwt-vc.js';
+import { issuerUrls, vctOf } from './metadata.js';
+import type { CredentialConfiguration } from './ports.js';
+
+/** One credential per holder key (a batch), or one unbound credential when the configuration has no key binding. */
+export async function buildCredentials(
+  deps: IssuanceDeps,
+  tenantId: string,
+  config: CredentialConfiguration,
+  claims: Record<string, unknown>,
+  holderJwks: JWK[],
+): Promise<string[]> {
+  const problems = deps.configs.validateClaims(config, claims);
+  if (problems.length) throw credentialRequestDenied(`the claims do not satisfy the configuration: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  const signer = await deps.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
+  const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
+  const urls = issuerUrls(deps.publicUrl, tenantId);
+  return Promise.all(
+    keys.map((holderJwk) =>
+      config.config.format === 'mso_mdoc'
+        ? issueMdoc({ docType: config.config.docType as string, fields: config.fields, claims, holderJwk, lifetimeSeconds: config.lifeTime }, signer)
+        : issueSdJwtVc(
+            { issuer: urls.issuer, vct: vctOf(config, urls), claims, fields: config.fields, holderJwk, lifetimeSeconds: config.lifeTime, trustFormat: config.sdJwtTrustFormat ?? 'x5c' },
+            signer,
+          ),
+    ),
+  );
+}
+
+/** Remembers what was issued (for notifications and, later, status management); returns the notification id. */
+export async function recordIssued(db: Executor, tenantId: string, sessionId: string, config: CredentialConfiguration): Promise<string> {
+  const notificationId = randomUUID();
+  await tenantDb(db, tenantId)
+    .insertInto('issued_credentials', {
+      id: randomUUID(),
+      session_id: sessionId,
+      credential_configuration_id: config.id,
+      format: config.config.format,
+      notification_id: notificationId,
+      notification_event: null,
+      created_at: nowIso(),
+    })
+    .execute();
+  return notificationId;
+}
+
+/** Configurations of the session already issued or deferred: each is issued once per offer. */
+export async function handledConfigurations(db: Executor, tenantId: string, sessionId: string): Promise<Set<string>> {
+  const scoped = tenantDb(db, tenantId);
+  const issued = await scoped.selectFrom('issued_credentials').select('credential_configuration_id').where('session_id', '=', sessionId).execute();
+  const deferred = await scoped.selectFrom('deferred_transactions').select('credential_configuration_id').where('session_id', '=', sessionId).execute();
+  return new Set([...issued, ...deferred].map((r) => r.credential_configuration_id));
+}

@@ -1,0 +1,20 @@
+import { OAuthError } from '../platform/http/problem.js';
+
+// The error codes of OAuth 2.0 (RFC 6749, 6750, 9449) and OpenID4VCI 1.0, each a small constructor
+// so that every protocol step fails with the precise code its rule names.
+export const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
+export const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
+export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
+export const invalidDpopProof = (description: string) => new OAuthError(400, 'invalid_dpop_proof', description);
+export const invalidToken = (description: string, scheme = 'Bearer') =>
+  new OAuthError(401, 'invalid_token', description, { 'www-authenticate': `${scheme} error="invalid_token", error_description="${description}"` });
+export const invalidCredentialRequest = (description: string) => new OAuthError(400, 'invalid_credential_request', description);
+export const unknownCredentialConfiguration = (description: string) => new OAuthError(400, 'unknown_credential_configuration', description);
+export const unknownCredentialIdentifier = (description: string) => new OAuthError(400, 'unknown_credential_identifier', description);
+export const invalidProof = (description: string) => new OAuthError(400, 'invalid_proof', description);
+export const invalidNonce = (description: string) => new OAuthError(400, 'invalid_nonce', description);
+export const credentialRequestDenied = (description: string) => new OAuthError(400, 'credential_request_denied', description);
+export const invalidTransactionId = (description: string) => new OAuthError(400, 'invalid_transaction_id', description);
+export const invalidNotificationId = (description: string) => new OAuthError(400, 'invalid_notification_id', description);
+export const invalidNotificationRequest = (description: string) => new OAuthError(400, 'invalid_notification_request', description);
+export const notFoundIssuer = (tenantId: string) => new OAuthError(404, 'invalid_request', `no credential issuer '${tenantId}'`);

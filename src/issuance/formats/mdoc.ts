@@ -1,0 +1,205 @@
+// ISO 18013-5 mdoc (`mso_mdoc`): IssuerSigned with the MSO signed by the document-signer chain.
+//
+// Encoding (OpenID4VCI 1.0, appendix A.2.4): the credential is the CBOR IssuerSigned
+// ({nameSpaces, issuerAuth}), base64url without padding. issuerAuth is a tagged COSE_Sign1 whose
+// protected header holds only alg, whose unprotected header holds x5chain (the signer's x5c, leaf
+// first, without the root of an internal chain: a bstr for one certificate, an array otherwise),
+// and whose payload is the MSO as #6.24(bstr .cbor MobileSecurityObject). Digests are SHA-256 over
+// each IssuerSignedItemBytes (#6.24); every item gets a random 32-byte salt and a random digestID.
+//
+// Values: strings, numbers, booleans, null-free objects and arrays as CBOR text, numbers, maps and
+// arrays. A field (or child field) of type 'date' with a 'YYYY-MM-DD' string becomes full-date
+// (#6.1004, RFC 8943); 'datetime' with an RFC 3339 date-time becomes tdate (#6.0), which the
+// library writes in UTC without fractional seconds, as ISO 18013-5 requires.
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
+import {
+  CoseKey,
+  Curve,
+  DateOnly,
+  DeviceKey,
+  type DigestAlgorithm,
+  IssuerSignedBuilder,
+  KeyType,
+  type MdocContext,
+  SignatureAlgorithm,
+} from '@owf/mdoc';
+import type { JWK } from 'jose';
+import type { Signer } from '../../key-chains/signing.js';
+import type { FieldDefinition } from '../ports.js';
+
+export interface MdocInput {
+  docType: string;
+  fields: FieldDefinition[];
+  claims: Record<string, unknown>;
+  holderJwk?: JWK;
+  lifetimeSeconds?: number | null;
+}
+
+const DEFAULT_LIFETIME_SECONDS = 365 * 86_400;
+const DIGEST_ALGORITHM: DigestAlgorithm = 'SHA-256';
+const NODE_HASH: Record<DigestAlgorithm, string> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
+/** Curves a device key may use, with their COSE identifiers. */
+const EC_CURVES: Record<string, Curve> = { 'P-256': Curve['P-256'], 'P-384': Curve['P-384'], 'P-521': Curve['P-521'] };
+/** What each signing algorithm means for the document signer key: its curve and the raw r||s length. */
+const SIGNER_CURVE: Record<Signer['algorithm'], { curve: string; signatureLength: number }> = {
+  ES256: { curve: 'P-256', signatureLength: 64 },
+  ES384: { curve: 'P-384', signatureLength: 96 },
+  ES512: { curve: 'P-521', signatureLength: 132 },
+};
+const FULL_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+/** Issuance retries when two items of a namespace drew the same random digestID. */
+const ATTEMPTS = 3;
+
+const notUsed = (what: string) => () => {
+  throw new Error(`${what} is not used in mdoc issuance`);
+};
+
+/** The library's crypto and COSE hooks: the MSO is signed by the signing service, never with a local private key. */
+function contextFor(signer: Signer): Pick<MdocContext, 'cose' | 'crypto'> {
+  const expected = SignatureAlgorithm[signer.algorithm];
+  const { signatureLength } = SIGNER_CURVE[signer.algorithm];
+  return {
+    crypto: {
+      random: (length) => new Uint8Array(randomBytes(length)),
+      digest: ({ digestAlgorithm, bytes }) => new Uint8Array(createHash(NODE_HASH[digestAlgorithm]).update(bytes).digest()),
+      calculateEphemeralMacKey: notUsed('calculateEphemeralMacKey'),
+    },
+    cose: {
+      sign1: {
+        sign: async ({ toBeSigned, algorithm }) => {
+          if (algorithm !== undefined && algorithm !== expected)
+            throw new Error(`COSE algorithm ${algorithm} does not match the signer's ${signer.algorithm}`);
+          const signature = await signer.sign(toBeSigned);
+          if (signature.length !== signatureLength)
+            throw new Error(`the signer returned ${signature.length} bytes, not a raw ${signer.algorithm} signature`);
+          return new Uint8Array(signature);
+        },
+        verify: notUsed('sign1.verify'),
+      },
+      mac0: { sign: notUsed('mac0.sign'), verify: notUsed('mac0.verify') },
+    },
+  };
+}
+
+const jwkBytes = (value: unknown, name: string) => {
+  if (typeof value !== 'string' || !value) throw new Error(`mso_mdoc holder key: ${name} is missing`);
+  return new Uint8Array(Buffer.from(value, 'base64url'));
+};
+
+/** The public part of an EC JWK as COSE_Key fields (kty, crv, x, y); anything else in the JWK, `d` included, is left out. */
+function ecKeyOptions(jwk: JWK, what: string) {
+  if (jwk.kty !== 'EC' || typeof jwk.crv !== 'string' || EC_CURVES[jwk.crv] === undefined) {
+    throw new Error(`${what} must be an EC key on P-256, P-384 or P-521 (got kty ${jwk.kty}, crv ${jwk.crv})`);
+  }
+  return { keyType: KeyType.Ec, curve: EC_CURVES[jwk.crv], x: jwkBytes(jwk.x, 'x'), y: jwkBytes(jwk.y, 'y') };
+}
+
+/** The document signer's public key from the leaf certificate; the library only reads its algorithm. */
+function signingKeyOf(signer: Signer): CoseKey {
+  const [leaf] = signer.x5c;
+  if (!leaf) throw new Error('mso_mdoc needs a document signer certificate (the signer has no x5c)');
+  const jwk = new X509Certificate(Buffer.from(leaf, 'base64')).publicKey.export({ format: 'jwk' }) as JWK;
+  const { curve } = SIGNER_CURVE[signer.algorithm];
+  if (jwk.crv !== curve)
+    throw new Error(`the document signer certificate holds a ${jwk.crv ?? jwk.kty} key, but the signer uses ${signer.algorithm}`);
+  return CoseKey.create({ ...ecKeyOptions(jwk, 'the document signer key'), algorithm: SignatureAlgorithm[signer.algorithm] });
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+
+/** A value of a 'date' or 'datetime' field as its CBOR date type; other values stay as they are. */
+function typedScalar(value: unknown, type: string | undefined, where: string): unknown {
+  if (typeof value !== 'string') return value;
+  if (type === 'date') {
+    // new Date('2023-02-30') rolls over to March: only a date that survives the round trip is one.
+    const date = FULL_DATE.test(value) ? new DateOnly(value) : undefined;
+    if (!date || Number.isNaN(Date.parse(value)) || date.toISOString() !== value)
+      throw new Error(`mso_mdoc claim ${where}: '${value}' is not a full-date (YYYY-MM-DD)`);
+    return date;
+  }
+  if (type === 'datetime') {
+    const time = DATE_TIME.test(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(time)) throw new Error(`mso_mdoc claim ${where}: '${value}' is not an RFC 3339 date-time`);
+    return new Date(time);
+  }
+  return value;
+}
+
+/** The value of a field with its own type applied, then its children's at their paths inside it. */
+function typedValue(value: unknown, field: FieldDefinition, where: string): unknown {
+  let result = typedScalar(value, field.type, where);
+  for (const child of field.children ?? []) result = applyAt(result, child.path, child, `${where}.${child.path.join('.')}`);
+  return result;
+}
+
+/** Applies a child field at its path (keys, null for every array element, or an index), copying what it changes. */
+function applyAt(value: unknown, path: FieldDefinition['path'], field: FieldDefinition, where: string): unknown {
+  if (path.length === 0) return typedValue(value, field, where);
+  const [head, ...rest] = path;
+  if (Array.isArray(value)) {
+    if (head === null) return value.map((item) => applyAt(item, rest, field, where));
+    if (typeof head === 'number') return value.map((item, i) => (i === head ? applyAt(item, rest, field, where) : item));
+    // A key under an array of maps: the child describes each element.
+    return value.map((item) => applyAt(item, path, field, where));
+  }
+  if (isPlainObject(value) && head !== null && head !== undefined) {
+    const key = String(head);
+    if (!Object.hasOwn(value, key)) return value;
+    return { ...value, [key]: applyAt(value[key], rest, field, where) };
+  }
+  return value;
+}
+
+/** Data elements per namespace: one per field whose claim is present (not undefined or null), first field wins. */
+function namespacesOf(fields: FieldDefinition[], claims: Record<string, unknown>): Map<string, Map<string, unknown>> {
+  const namespaces = new Map<string, Map<string, unknown>>();
+  for (const field of fields) {
+    const [identifier] = field.path;
+    if (typeof identifier !== 'string' || !Object.hasOwn(claims, identifier)) continue;
+    const value = claims[identifier];
+    if (value === undefined || value === null) continue;
+    if (!field.namespace) throw new Error(`mso_mdoc field ${identifier} has no namespace`);
+    const elements = namespaces.get(field.namespace) ?? new Map<string, unknown>();
+    if (!elements.has(identifier)) elements.set(identifier, typedValue(value, field, identifier));
+    namespaces.set(field.namespace, elements);
+  }
+  return namespaces;
+}
+
+/** Builds and signs the IssuerSigned; returns it CBOR-encoded, base64url without padding (the OpenID4VCI `credential`). */
+export async function issueMdoc(input: MdocInput, signer: Signer): Promise<string> {
+  if (!input.holderJwk) throw new Error('mso_mdoc requires key binding');
+  const deviceKey = DeviceKey.create(ecKeyOptions(input.holderJwk, 'the mso_mdoc holder key'));
+  const lifetime = input.lifetimeSeconds ?? DEFAULT_LIFETIME_SECONDS;
+  if (!Number.isFinite(lifetime) || lifetime <= 0)
+    throw new Error(`mso_mdoc lifetime must be a positive number of seconds (got ${lifetime})`);
+  const namespaces = namespacesOf(input.fields, input.claims);
+  if (namespaces.size === 0) throw new Error('mso_mdoc needs at least one data element, but no field has a claim');
+
+  const signingKey = signingKeyOf(signer);
+  const ctx = contextFor(signer);
+  const certificates = signer.x5c.map((der) => new Uint8Array(Buffer.from(der, 'base64')));
+  // tdate carries whole seconds; the dates are cut to seconds so the MSO says exactly what was meant.
+  const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const validityInfo = { signed: now, validFrom: now, validUntil: new Date(now.getTime() + Math.round(lifetime) * 1000) };
+
+  for (let attempt = 1; ; attempt++) {
+    const builder = new IssuerSignedBuilder(input.docType, ctx);
+    for (const [namespace, elements] of namespaces) builder.addIssuerNamespace(namespace, elements);
+    const issuerSigned = await builder.sign({
+      signingKey,
+      algorithm: SignatureAlgorithm[signer.algorithm],
+      digestAlgorithm: DIGEST_ALGORITHM,
+      validityInfo,
+      deviceKeyInfo: { deviceKey },
+      certificates,
+    });
+    // digestIDs are random: should two items of a namespace share one, their digests would collide in the MSO.
+    const digests = issuerSigned.issuerAuth.mobileSecurityObject.valueDigests.valueDigests;
+    const unique = [...namespaces].every(([namespace, elements]) => digests.get(namespace)?.size === elements.size);
+    if (unique) return Buffer.from(issuerSigned.encode()).toString('base64url');
+    if (attempt >= ATTEMPTS) throw new Error('mso_mdoc issuance drew duplicate digestIDs repeatedly');
+  }
+}

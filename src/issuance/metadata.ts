@@ -1,0 +1,115 @@
+// Credential issuer metadata (OpenID4VCI 1.0 section 12.2) and authorization server metadata
+// (RFC 8414) of a tenant, derived from its credential configurations and issuer settings.
+import type { FieldDefinition, CredentialConfiguration } from './ports.js';
+import { PROOF_ALGORITHMS } from './proofs.js';
+import type { IssuerSettings } from './settings.js';
+
+/** COSE algorithm identifiers that OpenID4VCI 1.0 uses for mso_mdoc signing algorithms. */
+const COSE_ALGORITHMS: Record<string, number> = { ES256: -7, ES384: -35, ES512: -36 };
+
+export interface IssuerUrls {
+  issuer: string;
+  token: string;
+  nonce: string;
+  credential: string;
+  deferred: string;
+  notification: string;
+  jwks: string;
+  types: string;
+}
+
+export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
+  const issuer = `${publicUrl}/issuers/${encodeURIComponent(tenantId)}`;
+  return {
+    issuer,
+    token: `${issuer}/token`,
+    nonce: `${issuer}/nonce`,
+    credential: `${issuer}/credential`,
+    deferred: `${issuer}/deferred-credential`,
+    notification: `${issuer}/notification`,
+    jwks: `${issuer}/jwks.json`,
+    types: `${issuer}/types`,
+  };
+}
+
+/** Claim descriptions for credential_metadata.claims, flattened from nested field definitions. */
+export function claimsDescription(fields: FieldDefinition[], format: string, parent: (string | number | null)[] = []) {
+  const claims: Record<string, unknown>[] = [];
+  for (const field of fields) {
+    const path = [...(format === 'mso_mdoc' && field.namespace && parent.length === 0 ? [field.namespace] : []), ...parent, ...field.path];
+    claims.push({
+      path,
+      ...(field.mandatory !== undefined && { mandatory: field.mandatory }),
+      ...(field.display?.length && { display: field.display }),
+    });
+    if (field.children?.length) claims.push(...claimsDescription(field.children, format, path.slice(format === 'mso_mdoc' && field.namespace && parent.length === 0 ? 1 : 0)));
+  }
+  return claims;
+}
+
+/** The vct of an SD-JWT VC configuration: the given URI, or the URL where the service hosts the type. */
+export function vctOf(config: CredentialConfiguration, urls: IssuerUrls): string {
+  if (typeof config.vct === 'string') return config.vct;
+  return `${urls.types}/${encodeURIComponent(config.id)}`;
+}
+
+function configurationSupported(config: CredentialConfiguration, urls: IssuerUrls, algorithm: string) {
+  const mdoc = config.config.format === 'mso_mdoc';
+  const binding = config.keyBinding !== false;
+  return {
+    format: config.config.format,
+    ...(config.config.scope && { scope: config.config.scope }),
+    ...(mdoc ? { doctype: config.config.docType } : { vct: vctOf(config, urls) }),
+    credential_signing_alg_values_supported: mdoc ? [COSE_ALGORITHMS[algorithm]] : [algorithm],
+    ...(binding && {
+      cryptographic_binding_methods_supported: mdoc ? ['cose_key'] : ['jwk'],
+      proof_types_supported: {
+        jwt: {
+          proof_signing_alg_values_supported: PROOF_ALGORITHMS,
+          ...(config.config.keyAttestationsRequired && { key_attestations_required: config.config.keyAttestationsRequired }),
+        },
+      },
+    }),
+    credential_metadata: {
+      ...(config.config.display?.length && { display: config.config.display }),
+      claims: claimsDescription(config.fields, config.config.format),
+    },
+  };
+}
+
+export function credentialIssuerMetadata(
+  urls: IssuerUrls,
+  settings: IssuerSettings,
+  configs: CredentialConfiguration[],
+  algorithmOf: (config: CredentialConfiguration) => string,
+) {
+  const servers = authorizationServers(urls, settings);
+  return {
+    credential_issuer: urls.issuer,
+    // Listed only when there is a choice; otherwise the issuer is its own authorization server.
+    ...(servers.length > 1 || servers[0] !== urls.issuer ? { authorization_servers: servers } : {}),
+    credential_endpoint: urls.credential,
+    nonce_endpoint: urls.nonce,
+    deferred_credential_endpoint: urls.deferred,
+    notification_endpoint: urls.notification,
+    batch_credential_issuance: settings.batchSize > 1 ? { batch_size: settings.batchSize } : undefined,
+    ...(settings.display.length && { display: settings.display }),
+    credential_configurations_supported: Object.fromEntries(configs.map((c) => [c.id, configurationSupported(c, urls, algorithmOf(c))])),
+  };
+}
+
+export function authorizationServers(urls: IssuerUrls, settings: IssuerSettings): string[] {
+  return [...(settings.builtinAuthorizationServerEnabled ? [urls.issuer] : []), ...settings.authorizationServers.filter((s) => s.enabled).map((s) => s.issuer)];
+}
+
+export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings) {
+  return {
+    issuer: urls.issuer,
+    token_endpoint: urls.token,
+    grant_types_supported: ['urn:ietf:params:oauth:grant-type:pre-authorized_code'],
+    'pre-authorized_grant_anonymous_access_supported': true,
+    token_endpoint_auth_methods_supported: ['none'],
+    dpop_signing_alg_values_supported: PROOF_ALGORITHMS,
+    ...(settings.dpopRequired && { dpop_bound_access_tokens_required: true }),
+  };
+}

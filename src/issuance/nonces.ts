@@ -1,0 +1,43 @@
+// One-time values kept in the database so that every instance sees them: c_nonces (consumed by
+// deleting the row, so a replayed nonce finds nothing) and DPoP proof ids (remembered until expiry).
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { hashHandle } from '../sessions/service.js';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, isUniqueViolation, nowIso } from '../platform/db/values.js';
+
+export class NonceStore {
+  constructor(private readonly db: Executor) {}
+
+  async issue(tenantId: string, purpose: string, lifetimeSeconds: number): Promise<string> {
+    const value = randomBytes(24).toString('base64url');
+    await this.remember(tenantId, purpose, value, lifetimeSeconds);
+    return value;
+  }
+
+  /** Stores a value until it expires; false when it is already known (a replay). */
+  async remember(tenantId: string, purpose: string, value: string, lifetimeSeconds: number): Promise<boolean> {
+    const expiresAt = new Date(Date.now() + lifetimeSeconds * 1000).toISOString();
+    try {
+      await tenantDb(this.db, tenantId).insertInto('nonces', { hash: hashHandle(`${purpose}:${value}`), purpose, expires_at: expiresAt }).execute();
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
+  /** True exactly once for a value that was issued and has not expired. */
+  async consume(tenantId: string, purpose: string, value: string): Promise<boolean> {
+    const result = await tenantDb(this.db, tenantId)
+      .deleteFrom('nonces')
+      .where('hash', '=', hashHandle(`${purpose}:${value}`))
+      .where('expires_at', '>', nowIso())
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async purgeExpired() {
+    await this.db.deleteFrom('nonces').where(sql<boolean>`expires_at < ${nowIso()}`).execute();
+  }
+}

@@ -1,0 +1,57 @@
+// Issuer settings of a tenant (not in the spec; ours): display, DPoP, batch size, tx_code attempts,
+// lifetimes, and the authorization servers an offer may name.
+import { z } from 'zod';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, inTransaction, nowIso } from '../platform/db/values.js';
+import type { AuditService } from '../audit/service.js';
+import type { RequestContext } from '../platform/auth/principal.js';
+
+const Display = z.strictObject({
+  name: z.string().min(1),
+  locale: z.string().optional(),
+  logo: z.strictObject({ uri: z.url(), alt_text: z.string().optional() }).optional(),
+});
+
+export const IssuerSettingsSchema = z
+  .strictObject({
+    display: z.array(Display).default([]).describe('issuer display in the credential issuer metadata'),
+    dpopRequired: z.boolean().default(false).describe('DPoP-bound access tokens are always accepted; true makes them required'),
+    batchSize: z.number().int().min(1).max(100).default(10).describe('most proofs (credentials) in one credential request'),
+    txCodeMaxAttempts: z.number().int().min(1).max(20).default(5).describe('wrong transaction codes before an offer is locked'),
+    nonceLifetimeSeconds: z.number().int().min(30).max(3600).default(300),
+    accessTokenLifetimeSeconds: z.number().int().min(60).max(86400).default(600),
+    offerLifetimeSeconds: z.number().int().min(60).max(2_592_000).default(86400).describe('how long a wallet may redeem an offer'),
+    authorizationServers: z
+      .array(z.strictObject({ issuer: z.url(), enabled: z.boolean().default(true) }))
+      .default([])
+      .describe('external authorization servers an offer may name; the built-in one is always first and listed as `builtin`'),
+    builtinAuthorizationServerEnabled: z.boolean().default(true),
+  })
+  .meta({ id: 'IssuerSettings' });
+
+export type IssuerSettings = z.output<typeof IssuerSettingsSchema>;
+export const DEFAULT_SETTINGS: IssuerSettings = IssuerSettingsSchema.parse({});
+
+export class IssuerSettingsService {
+  constructor(
+    private readonly db: Executor,
+    private readonly audit: AuditService,
+  ) {}
+
+  async get(tenantId: string, db: Executor = this.db): Promise<IssuerSettings> {
+    const row = await tenantDb(db, tenantId).selectFrom('issuer_settings').select('document').executeTakeFirst();
+    return row ? IssuerSettingsSchema.parse(JSON.parse(row.document)) : DEFAULT_SETTINGS;
+  }
+
+  async put(ctx: RequestContext, tenantId: string, settings: IssuerSettings): Promise<IssuerSettings> {
+    return inTransaction(this.db, async (trx) => {
+      const before = await this.get(tenantId, trx);
+      const scoped = tenantDb(trx, tenantId);
+      const document = JSON.stringify(settings);
+      const updated = await scoped.updateTable('issuer_settings').set({ document, updated_at: nowIso() }).executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) await scoped.insertInto('issuer_settings', { document, updated_at: nowIso() }).execute();
+      await this.audit.record(ctx, { tenantId, actionType: 'issuer_settings.updated', before: { ...before }, after: { ...settings } }, trx);
+      return settings;
+    });
+  }
+}

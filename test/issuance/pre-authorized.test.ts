@@ -1,0 +1,373 @@
+import 'reflect-metadata';
+import { createHash, X509Certificate } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { decodeJwt, decodeProtectedHeader, importJWK, importX509, jwtVerify, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type TestService } from '../support/service.js';
+import { holderKey, receiveCredentials } from '../support/wallet.js';
+
+let svc: TestService;
+let admin: string;
+let rootCertificate: string;
+
+const PID = {
+  id: 'pid',
+  config: { format: 'dc+sd-jwt', display: [{ name: 'Person identification', locale: 'en' }] },
+  vct: 'urn:eudi:pid:1',
+  keyBinding: true,
+  fields: [
+    { path: ['given_name'], type: 'string', mandatory: true, display: [{ locale: 'en', name: 'Given name' }] },
+    { path: ['family_name'], type: 'string', mandatory: true },
+    { path: ['birthdate'], type: 'date' },
+    { path: ['nationality'], type: 'string', disclosable: false, defaultValue: 'DE' },
+  ],
+};
+const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+
+beforeAll(async () => {
+  svc = await startService();
+  admin = (await svc.tenant('acme')).token;
+  const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID });
+  expect(created.status, created.text).toBe(201);
+  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate;
+});
+afterAll(() => svc.stop());
+
+const offer = async (body: Record<string, unknown> = {}, token = admin) =>
+  svc.call('POST', '/api/issuer/offer', {
+    token,
+    body: {
+      response_type: 'uri',
+      flow: 'pre_authorized_code',
+      credentialConfigurationIds: ['pid'],
+      credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' } } },
+      ...body,
+    },
+  });
+const codeOf = (reply: { body: any }) => reply.body.credentialOffer.grants[GRANT]['pre-authorized_code'] as string;
+
+/** Verifies an SD-JWT VC independently: signature by the x5c leaf, leaf chained to the tenant's root. */
+async function verifySdJwt(credential: string) {
+  const header = decodeProtectedHeader(credential.split('~')[0] as string);
+  const [leafDer] = header.x5c as string[];
+  const leaf = new X509Certificate(Buffer.from(leafDer as string, 'base64'));
+  expect(leaf.verify(new X509Certificate(rootCertificate).publicKey)).toBe(true);
+  const sdjwt = new SDJwtVcInstance({
+    hasher: (data: string | ArrayBuffer) => createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest(),
+    verifier: async (data: string, signature: string) => {
+      try {
+        await jwtVerify(`${data}.${signature}`, await importX509(leaf.toString(), 'ES256'));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  });
+  const verified = await sdjwt.verify(credential);
+  return { header, payload: verified.payload as Record<string, any>, claims: (await sdjwt.getClaims(credential)) as Record<string, any> };
+}
+
+describe('pre-authorized SD-JWT VC issuance', () => {
+  it('publishes issuer metadata describing the configuration', async () => {
+    const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    expect(metadata).toMatchObject({
+      credential_issuer: `${svc.url}/issuers/acme`,
+      credential_endpoint: `${svc.url}/issuers/acme/credential`,
+      nonce_endpoint: `${svc.url}/issuers/acme/nonce`,
+      credential_configurations_supported: {
+        pid: {
+          format: 'dc+sd-jwt',
+          vct: 'urn:eudi:pid:1',
+          cryptographic_binding_methods_supported: ['jwk'],
+          credential_signing_alg_values_supported: ['ES256'],
+          proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256', 'ES384', 'ES512'] } },
+        },
+      },
+    });
+    expect(metadata.credential_configurations_supported.pid.credential_metadata.claims).toContainEqual({
+      path: ['given_name'],
+      mandatory: true,
+      display: [{ locale: 'en', name: 'Given name' }],
+    });
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    expect(as).toMatchObject({
+      issuer: `${svc.url}/issuers/acme`,
+      token_endpoint: `${svc.url}/issuers/acme/token`,
+      'pre-authorized_grant_anonymous_access_supported': true,
+    });
+    expect((await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/nobody')).status).toBe(404);
+  });
+
+  it('issues a credential a wallet library receives, verifiable with an independent SD-JWT library', async () => {
+    const created = await offer();
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.uri).toMatch(/^openid-credential-offer:\/\/\?credential_offer_uri=/);
+    const { response, keys } = await receiveCredentials(created.body.uri);
+    const credential = (response.credentialResponse.credentials?.[0] as { credential: string }).credential;
+    const verified = await verifySdJwt(credential);
+    expect(verified.header.typ).toBe('dc+sd-jwt');
+    expect(verified.payload).toMatchObject({
+      iss: `${svc.url}/issuers/acme`,
+      vct: 'urn:eudi:pid:1',
+      nationality: 'DE',
+      cnf: { jwk: { x: keys[0]?.publicJwk.x, y: keys[0]?.publicJwk.y } },
+    });
+    const signed = decodeJwt(credential.split('~')[0] as string);
+    expect(signed.given_name).toBeUndefined(); // selectively disclosable: only in a disclosure
+    expect(signed.nationality).toBe('DE'); // disclosable: false
+    expect((signed._sd as string[]).length).toBe(3);
+    expect(verified.claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', nationality: 'DE' });
+    expect(response.credentialResponse.notification_id).toEqual(expect.any(String));
+
+    const session = await svc.running.services.sessions.get('acme', created.body.session);
+    expect(session).toMatchObject({ status: 'completed', consumed: true });
+    expect(session.consumedAt).toEqual(expect.any(String));
+  });
+
+  it('issues a batch: one credential per proof, each bound to its key', async () => {
+    const keys = await Promise.all([holderKey(), holderKey(), holderKey()]);
+    const { response } = await receiveCredentials((await offer()).body.uri, { keys });
+    const credentials = response.credentialResponse.credentials ?? [];
+    expect(credentials).toHaveLength(3);
+    const bound = await Promise.all(credentials.map(async (c) => (await verifySdJwt((c as { credential: string }).credential)).payload.cnf.jwk.x));
+    expect(bound.sort()).toEqual(keys.map((k) => k.publicJwk.x).sort());
+  });
+
+  it('requires the transaction code, counts wrong ones and locks the offer after five', async () => {
+    const created = await offer({ tx_code: '493817' });
+    expect(created.body.credentialOffer.grants[GRANT].tx_code).toEqual({ input_mode: 'numeric', length: 6 });
+    const token = (tx?: string) => svc.call('POST', '/issuers/acme/token', { form: { grant_type: GRANT, 'pre-authorized_code': codeOf(created), ...(tx && { tx_code: tx }) } });
+    const missing = await token();
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toBe('invalid_request');
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const wrong = await token('000000');
+      expect(wrong.status).toBe(400);
+      expect(wrong.body.error).toBe('invalid_grant');
+      expect((await svc.running.services.sessions.get('acme', created.body.session)).txCodeFailedAttempts).toBe(attempt);
+    }
+    const locked = await token('493817');
+    expect(locked.status).toBe(400);
+    expect(locked.body.error).toBe('invalid_grant');
+    expect((await svc.running.services.sessions.get('acme', created.body.session)).status).toBe('failed');
+  });
+
+  it('accepts the right transaction code', async () => {
+    const { response } = await receiveCredentials((await offer({ tx_code: 'bluebird' })).body.uri, { txCode: 'bluebird' });
+    expect(response.credentialResponse.credentials).toHaveLength(1);
+  });
+
+  it('redeems an offer once, even when two wallets race for it', async () => {
+    const created = await offer();
+    const form = { grant_type: GRANT, 'pre-authorized_code': codeOf(created) };
+    const [first, second] = await Promise.all([svc.call('POST', '/issuers/acme/token', { form }), svc.call('POST', '/issuers/acme/token', { form })]);
+    expect([first.status, second.status].sort()).toEqual([200, 400]);
+    const third = await svc.call('POST', '/issuers/acme/token', { form });
+    expect(third.body).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('binds tokens to DPoP when the wallet uses it, and then refuses them as plain bearer tokens', async () => {
+    const { response, token, keys, client, issuerMetadata } = await receiveCredentials((await offer()).body.uri, { dpop: true });
+    expect(token.accessTokenResponse.token_type).toBe('DPoP');
+    expect(response.credentialResponse.credentials).toHaveLength(1);
+    const { c_nonce } = await client.requestNonce({ issuerMetadata });
+    const proof = await client.createCredentialRequestJwtProof({ issuerMetadata, signer: (keys[0] as any).signer, nonce: c_nonce, credentialConfigurationId: 'pid' });
+    const bearer = await svc.call('POST', '/issuers/acme/credential', {
+      headers: { authorization: `Bearer ${token.accessTokenResponse.access_token}` },
+      body: { credential_configuration_id: 'pid', proofs: { jwt: [proof.jwt] } },
+    });
+    expect(bearer.status).toBe(401);
+    expect(bearer.body.error).toBe('invalid_token');
+  });
+});
+
+describe('credential request failures', () => {
+  async function tokenFor() {
+    const reply = await svc.call('POST', '/issuers/acme/token', { form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) } });
+    return reply.body.access_token as string;
+  }
+  async function proof(options: { nonce?: string; aud?: string; iat?: number; typ?: string; signWith?: Awaited<ReturnType<typeof holderKey>> } = {}) {
+    const key = await holderKey();
+    const signer = options.signWith ?? key;
+    const nonce = options.nonce ?? (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+    return new SignJWT({ aud: options.aud ?? `${svc.url}/issuers/acme`, ...(nonce !== 'none' && { nonce }), iat: options.iat ?? Math.floor(Date.now() / 1000) })
+      .setProtectedHeader({ alg: 'ES256', typ: options.typ ?? 'openid4vci-proof+jwt', jwk: key.publicJwk })
+      .sign(await importJWK(signer.privateJwk, 'ES256'));
+  }
+  const request = (token: string, body: Record<string, unknown>) =>
+    svc.call('POST', '/issuers/acme/credential', { headers: { authorization: `Bearer ${token}` }, body });
+
+  it('refuses a request without an access token or with a forged one', async () => {
+    expect((await svc.call('POST', '/issuers/acme/credential', { body: { credential_configuration_id: 'pid' } })).status).toBe(401);
+    const forged = await request('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl', { credential_configuration_id: 'pid' });
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+
+  it('refuses a configuration that is not part of the offer', async () => {
+    const reply = await request(await tokenFor(), { credential_configuration_id: 'mdl', proofs: { jwt: [await proof()] } });
+    expect(reply.body.error).toBe('unknown_credential_configuration');
+  });
+
+  it('refuses a proof without nonce, with an unknown nonce, and a replayed nonce', async () => {
+    const token = await tokenFor();
+    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce: 'none' })] } })).body.error).toBe('invalid_nonce');
+    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce: 'made-up' })] } })).body.error).toBe('invalid_nonce');
+    const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } })).status).toBe(200);
+    const again = await request(await tokenFor(), { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } });
+    expect(again.body.error).toBe('invalid_nonce');
+  });
+
+  it('refuses an expired nonce', async () => {
+    const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+    await svc.db.updateTable('nonces').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
+    const reply = await request(await tokenFor(), { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } });
+    expect(reply.body.error).toBe('invalid_nonce');
+  });
+
+  it('refuses a proof signed by another key than its jwk, a wrong audience, a stale iat and a wrong typ', async () => {
+    const token = await tokenFor();
+    const other = await holderKey();
+    for (const options of [{ signWith: other }, { aud: 'https://someone.else' }, { iat: Math.floor(Date.now() / 1000) - 3600 }, { typ: 'JWT' }]) {
+      const reply = await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof(options)] } });
+      expect(reply.status, JSON.stringify(options)).toBe(400);
+      expect(reply.body.error, JSON.stringify(options)).toBe('invalid_proof');
+    }
+  });
+
+  it('issues a configuration once per offer', async () => {
+    const token = await tokenFor();
+    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } })).status).toBe(200);
+    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } })).body.error).toBe('invalid_credential_request');
+  });
+});
+
+describe('offers', () => {
+  it('refuses configurations outside the client allow-list with 403', async () => {
+    const created = await svc.call('POST', '/api/client', {
+      token: admin,
+      body: { clientId: 'acme-limited', roles: ['issuance:offer'], allowedIssuanceConfigs: ['other'] },
+    });
+    const limited = await svc.token('acme-limited', created.body.secret);
+    expect((await offer({}, limited)).status).toBe(403);
+  });
+
+  it('names unknown configurations, invalid inline claims and unsupported flows', async () => {
+    const unknown = await offer({ credentialConfigurationIds: ['nope'], credentialClaims: {} });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors[0].field).toBe('body.credentialConfigurationIds.0');
+    const missing = await offer({ credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika' } } } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors.map((e: any) => e.field).join(' ')).toContain('family_name');
+    const flow = await offer({ flow: 'authorization_code' });
+    expect(flow.status).toBe(400);
+    expect(flow.body.errors[0].field).toBe('body.flow');
+    const dcApi = await offer({ response_type: 'dc-api' });
+    expect(dcApi.body.errors[0].field).toBe('body.response_type');
+  });
+
+  it("keeps one tenant's offers away from another tenant's issuer", async () => {
+    await svc.tenant('globex');
+    const created = await offer();
+    const reply = await svc.call('POST', '/issuers/globex/token', { form: { grant_type: GRANT, 'pre-authorized_code': codeOf(created) } });
+    expect(reply.body.error).toBe('invalid_grant');
+  });
+});
+
+describe('claims from an attribute provider, and deferred issuance', () => {
+  let provider: Server;
+  let answer: { status: number; body: unknown } = { status: 202, body: { message: 'checking records' } };
+  const received: { body: any; apiKey: unknown }[] = [];
+  beforeAll(async () => {
+    provider = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        received.push({ body: JSON.parse(body), apiKey: req.headers['x-api-key'] });
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const { port } = provider.address() as { port: number };
+    const made = await svc.call('POST', '/api/issuer/attribute-providers', {
+      token: admin,
+      body: {
+        id: 'registry',
+        name: 'Population registry',
+        url: `http://127.0.0.1:${port}/claims`,
+        auth: { type: 'header', header: { name: 'X-Api-Key', value: 'registry-secret' } },
+      },
+    });
+    expect(made.status, made.text).toBe(201);
+  });
+  afterAll(() => new Promise<void>((resolve) => provider.close(() => resolve())));
+  const viaProvider = { credentialClaims: { pid: { type: 'attributeProvider', attributeProviderId: 'registry' } } };
+
+  it('asks the provider with its credentials and issues what it answers', async () => {
+    answer = { status: 200, body: { claims: { given_name: 'Max', family_name: 'Mustermann' } } };
+    const created = await offer(viaProvider);
+    const { response } = await receiveCredentials(created.body.uri);
+    const verified = await verifySdJwt((response.credentialResponse.credentials?.[0] as { credential: string }).credential);
+    expect(verified.claims).toMatchObject({ given_name: 'Max', family_name: 'Mustermann' });
+    expect(received.at(-1)).toMatchObject({ apiKey: 'registry-secret', body: { sessionId: created.body.session, credentialConfigurationId: 'pid' } });
+  });
+
+  it('defers when the provider is not ready, then delivers once the integrator completes it', async () => {
+    answer = { status: 202, body: { message: 'checking records' } };
+    const created = await offer(viaProvider);
+    const { response, client, issuerMetadata, token } = await receiveCredentials(created.body.uri);
+    const transactionId = response.credentialResponse.transaction_id as string;
+    expect(transactionId).toEqual(expect.any(String));
+    const auth = { authorization: `Bearer ${token.accessTokenResponse.access_token}` };
+    const pending = await svc.call('POST', '/issuers/acme/deferred-credential', { headers: auth, body: { transaction_id: transactionId } });
+    expect(pending.status).toBe(202);
+    const completed = await svc.call('POST', `/api/issuer/deferred/${transactionId}/complete`, {
+      token: admin,
+      body: { claims: { given_name: 'Late', family_name: 'Arrival' } },
+    });
+    expect(completed.body).toEqual({ transactionId, status: 'ready' });
+    const delivered = await client.retrieveDeferredCredentials({ issuerMetadata, accessToken: token.accessTokenResponse.access_token, transactionId });
+    const verified = await verifySdJwt((delivered.deferredCredentialResponse.credentials?.[0] as { credential: string }).credential);
+    expect(verified.claims).toMatchObject({ given_name: 'Late' });
+    const again = await svc.call('POST', '/issuers/acme/deferred-credential', { headers: auth, body: { transaction_id: transactionId } });
+    expect(again.body.error).toBe('invalid_transaction_id');
+  });
+
+  it('answers invalid_transaction_id after the integrator fails the transaction', async () => {
+    answer = { status: 202, body: {} };
+    const created = await offer(viaProvider);
+    const { response, token } = await receiveCredentials(created.body.uri);
+    const transactionId = response.credentialResponse.transaction_id as string;
+    const failed = await svc.call('POST', `/api/issuer/deferred/${transactionId}/fail`, { token: admin });
+    expect(failed.body).toMatchObject({ transactionId, status: 'failed' });
+    const reply = await svc.call('POST', '/issuers/acme/deferred-credential', {
+      headers: { authorization: `Bearer ${token.accessTokenResponse.access_token}` },
+      body: { transaction_id: transactionId },
+    });
+    expect(reply.body.error).toBe('invalid_transaction_id');
+  });
+});
+
+describe('notifications', () => {
+  it('records what the wallet reports about the credential', async () => {
+    const created = await offer();
+    const { response, client, issuerMetadata, token } = await receiveCredentials(created.body.uri);
+    await client.sendNotification({
+      issuerMetadata,
+      accessToken: token.accessTokenResponse.access_token,
+      notification: { notificationId: response.credentialResponse.notification_id as string, event: 'credential_accepted' },
+    });
+    const session = await svc.running.services.sessions.get('acme', created.body.session);
+    expect(session.public.notifications).toEqual([expect.objectContaining({ event: 'credential_accepted' })]);
+    const unknown = await svc.call('POST', '/issuers/acme/notification', {
+      headers: { authorization: `Bearer ${token.accessTokenResponse.access_token}` },
+      body: { notification_id: 'nope', event: 'credential_accepted' },
+    });
+    expect(unknown.body.error).toBe('invalid_notification_id');
+    expect(decodeJwt(token.accessTokenResponse.access_token).sub).toBe(created.body.session);
+  });
+});

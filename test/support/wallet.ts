@@ -1,0 +1,70 @@
+// A test wallet on @openid4vc/openid4vci's client: a fresh P-256 holder key, jose for signatures.
+import { createHash, randomBytes } from 'node:crypto';
+import { clientAuthenticationNone, type JwtSigner, type JwtSignerJwk } from '@openid4vc/oauth2';
+import { Openid4vciClient } from '@openid4vc/openid4vci';
+import { setGlobalConfig } from '@openid4vc/utils';
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+
+// The test service speaks plain HTTP on loopback.
+setGlobalConfig({ allowInsecureUrls: true });
+
+export interface HolderKey {
+  publicJwk: JWK;
+  privateJwk: JWK;
+  signer: JwtSignerJwk;
+}
+
+export async function holderKey(): Promise<HolderKey> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const privateJwk = await exportJWK(privateKey);
+  return { publicJwk, privateJwk, signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as JwtSignerJwk['publicJwk'] } };
+}
+
+/** Signs with whichever holder key the signer names (the client asks for proofs and DPoP proofs). */
+export function walletClient(keys: HolderKey[]) {
+  return new Openid4vciClient({
+    callbacks: {
+      hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
+      generateRandom: (length) => randomBytes(length),
+      clientAuthentication: clientAuthenticationNone({ clientId: 'test-wallet' }),
+      signJwt: async (signer: JwtSigner, { header, payload }) => {
+        const jwk = (signer as JwtSignerJwk).publicJwk as JWK;
+        const key = keys.find((k) => k.publicJwk.x === jwk.x);
+        if (!key) throw new Error('unknown holder key');
+        const jwt = await new SignJWT(payload as Record<string, unknown>)
+          .setProtectedHeader(header as { alg: string })
+          .sign(await importJWK(key.privateJwk, 'ES256'));
+        return { jwt, signerJwk: signer.method === 'jwk' ? signer.publicJwk : (key.publicJwk as JwtSignerJwk['publicJwk']) };
+      },
+    },
+  });
+}
+
+/** The whole pre-authorized flow, as a wallet runs it, for one configuration of the offer. */
+export async function receiveCredentials(offerUri: string, options: { keys?: HolderKey[]; txCode?: string; dpop?: boolean; configurationId?: string } = {}) {
+  const keys = options.keys ?? [await holderKey()];
+  const client = walletClient(keys);
+  const credentialOffer = await client.resolveCredentialOffer(offerUri);
+  const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+  const dpop = options.dpop ? { signer: (keys[0] as HolderKey).signer } : undefined;
+  const token = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+    credentialOffer,
+    issuerMetadata,
+    ...(options.txCode && { txCode: options.txCode }),
+    ...(dpop && { dpop }),
+  });
+  const configurationId = options.configurationId ?? (credentialOffer.credential_configuration_ids[0] as string);
+  const { c_nonce } = await client.requestNonce({ issuerMetadata });
+  const proofs = await Promise.all(
+    keys.map((key) => client.createCredentialRequestJwtProof({ issuerMetadata, signer: key.signer, nonce: c_nonce, credentialConfigurationId: configurationId })),
+  );
+  const response = await client.retrieveCredentials({
+    issuerMetadata,
+    accessToken: token.accessTokenResponse.access_token,
+    credentialConfigurationId: configurationId,
+    proofs: { jwt: proofs.map((p) => p.jwt) },
+    ...(token.dpop && { dpop: token.dpop }),
+  });
+  return { client, issuerMetadata, credentialOffer, token, response, keys, nonce: c_nonce };
+}
