@@ -21,6 +21,7 @@ import { issuanceProtocolRoutes } from './protocol-routes.js';
 import { issuanceRoutes } from './routes.js';
 import { IssuerSettingsService } from './settings.js';
 import { TokenEndpoint } from './token-endpoint.js';
+import { IssuanceWebhooks } from './webhooks.js';
 
 export interface IssuanceWiring {
   db: Executor;
@@ -35,6 +36,7 @@ export interface IssuanceWiring {
   keyChains: KeyChainService;
   sealer: Sealer;
   tenantExists(tenantId: string): Promise<boolean>;
+  webhookRetryDelaysMs?: readonly number[];
 }
 
 function configurationsOf(service: CredentialConfigService): CredentialConfigurations {
@@ -64,6 +66,8 @@ export function createIssuance(wiring: IssuanceWiring) {
     sealer: wiring.sealer,
     tenantExists: wiring.tenantExists,
   };
+  const webhooks = new IssuanceWebhooks(deps, wiring.webhookRetryDelaysMs);
+  wiring.sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
   const offers = new OfferService(deps);
   const deferred = new DeferredService(deps);
   return {

@@ -371,3 +371,50 @@ describe('notifications', () => {
     expect(decodeJwt(token.accessTokenResponse.access_token).sub).toBe(created.body.session);
   });
 });
+
+describe('webhook notifications', () => {
+  let receiver: Server;
+  let failWith = 0;
+  const deliveries: { body: any; auth: unknown }[] = [];
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        deliveries.push({ body: JSON.parse(body), auth: req.headers.authorization });
+        res.writeHead(failWith || 204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as { port: number };
+    const made = await svc.call('POST', '/api/issuer/webhook-endpoints', {
+      token: admin,
+      body: { id: 'crm', name: 'CRM', url: `http://127.0.0.1:${port}/hook`, auth: { type: 'header', header: { name: 'Authorization', value: 'Bearer hook-secret' } } },
+    });
+    expect(made.status, made.text).toBe(201);
+  });
+  afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  const logsOf = (sessionId: string) => svc.db.selectFrom('session_logs').selectAll().where('session_id', '=', sessionId).orderBy('seq').execute();
+
+  it('sends each status change of the session to the webhook endpoint with its auth header', async () => {
+    failWith = 0;
+    const created = await offer({ webhookEndpointId: 'crm' });
+    await receiveCredentials(created.body.uri);
+    await expect.poll(() => deliveries.filter((d) => d.body.sessionId === created.body.session).map((d) => d.body.status), { timeout: 5000 }).toEqual(['fetched', 'completed']);
+    const last = deliveries.at(-1);
+    expect(last).toMatchObject({ auth: 'Bearer hook-secret', body: { type: 'issuance.status', tenantId: 'acme', previousStatus: 'fetched', credentialConfigurationIds: ['pid'] } });
+    await expect.poll(async () => (await logsOf(created.body.session)).filter((l) => l.message === 'webhook delivered').length).toBe(2);
+  });
+
+  it('logs a failed delivery in the session log and retries it', async () => {
+    failWith = 500;
+    const created = await offer({ webhookEndpointId: 'crm' });
+    await svc.call('GET', `/issuers/acme/credential-offer/${new URL(decodeURIComponent(created.body.uri.split('credential_offer_uri=')[1])).pathname.split('/').pop()}`);
+    await expect.poll(async () => (await logsOf(created.body.session)).filter((l) => l.message.startsWith('webhook delivery failed')).length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    const failures = (await logsOf(created.body.session)).filter((l) => l.message.startsWith('webhook delivery failed'));
+    expect(JSON.parse(failures[0]?.details as string)).toMatchObject({ webhookEndpointId: 'crm', attempt: 1, reason: 'answered 500' });
+    failWith = 0;
+  });
+});

@@ -1,13 +1,16 @@
 // ISO 18013-5 mdoc (`mso_mdoc`): IssuerSigned with the MSO signed by the document-signer chain.
 //
 // Encoding (OpenID4VCI 1.0, appendix A.2.4): the credential is the CBOR IssuerSigned
-// ({nameSpaces, issuerAuth}), base64url without padding. issuerAuth is a tagged COSE_Sign1 whose
-// protected header holds only alg, whose unprotected header holds x5chain (the signer's x5c, leaf
-// first, without the root of an internal chain: a bstr for one certificate, an array otherwise),
-// and whose payload is the MSO as #6.24(bstr .cbor MobileSecurityObject). Digests are SHA-256 over
-// each IssuerSignedItemBytes (#6.24); every item gets a random 32-byte salt and a random digestID.
+// ({nameSpaces, issuerAuth}), base64url without padding. issuerAuth is a COSE_Sign1 (untagged, as
+// ISO 18013-5 defines IssuerAuth): alg alone in the protected header, x5chain in the unprotected
+// one (the signer's x5c, leaf first, without the root of an internal chain: a bstr for one
+// certificate, an array otherwise), and the MSO as #6.24(bstr .cbor MobileSecurityObject) for
+// payload. Digests are SHA-256 over each IssuerSignedItemBytes (#6.24); every item gets a random
+// 32-byte salt and a random digestID.
 //
-// Values: strings, numbers, booleans, null-free objects and arrays as CBOR text, numbers, maps and
+// Elements: one per field, `path[0]` in the field's namespace with the value claims[path[0]];
+// claims that are absent or null are left out, and claims no field describes are not issued.
+// Strings, numbers, booleans, objects and arrays become CBOR text, numbers, booleans, maps and
 // arrays. A field (or child field) of type 'date' with a 'YYYY-MM-DD' string becomes full-date
 // (#6.1004, RFC 8943); 'datetime' with an RFC 3339 date-time becomes tdate (#6.0), which the
 // library writes in UTC without fractional seconds, as ISO 18013-5 requires.
