@@ -1,0 +1,266 @@
+// The credential configuration as the API accepts and returns it (field model of major version 5).
+// The zod schemas here are the validation, the TypeScript types and the OpenAPI document at once.
+import { z } from 'zod';
+
+export const FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
+export type CredentialFormat = (typeof FORMATS)[number];
+
+/** Claim value types of a field, and how each is checked (see fields.ts). */
+export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+const FIELD_TYPE_DOC = [
+  'string, number, integer, boolean, object, array: the JSON types;',
+  'date: a full date YYYY-MM-DD; datetime: an RFC 3339 date-time (both JSON strings);',
+  'image: a JSON string holding a data: URL with base64 content (data:image/jpeg;base64,...)',
+].join(' ');
+
+const Id = z.string().regex(/^[A-Za-z0-9._~-]{1,64}$/, 'must be 1-64 URL-safe characters');
+const Reference = z.string().min(1).max(256);
+
+/** A key that version 4 had: its presence is refused with the name of what replaced it. */
+const removed = (replacement: string) => {
+  const message = `removed in version 5: ${replacement}`;
+  return z.never({ error: message }).optional().describe(`${message}. Requests carrying it are refused.`);
+};
+
+const PathSegment = z.union([
+  z
+    .string()
+    .min(1)
+    .max(256)
+    .refine((key) => key !== '__proto__', 'is not allowed as a claim name')
+    .describe('an object key'),
+  z.number().int().min(0).describe('an array index'),
+  z.null().describe('every element of an array'),
+]);
+
+const FieldDisplaySchema = z
+  .strictObject({
+    locale: z.string().min(1).max(35).optional().describe('BCP 47 language tag'),
+    name: z.string().min(1).max(200),
+    description: z.string().max(1000).optional(),
+  })
+  .meta({ id: 'FieldDisplay' });
+
+const ConstraintsSchema = z
+  .strictObject({
+    minLength: z.number().int().min(0).optional().describe('string: minimum length in characters'),
+    maxLength: z.number().int().min(0).optional().describe('string, image: maximum length in characters'),
+    pattern: z
+      .string()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('string, date, datetime: ECMAScript regular expression, unanchored as in JSON Schema'),
+    minimum: z.number().optional().describe('number, integer'),
+    maximum: z.number().optional().describe('number, integer'),
+    exclusiveMinimum: z.number().optional().describe('number, integer'),
+    exclusiveMaximum: z.number().optional().describe('number, integer'),
+    minItems: z.number().int().min(0).optional().describe('array'),
+    maxItems: z.number().int().min(0).optional().describe('array'),
+    enum: z.array(z.unknown()).min(1).max(1000).optional().describe('every type but object, array and image: the allowed values'),
+  })
+  .describe('JSON Schema keywords that restrict the value; each applies to the types named in its description')
+  .meta({ id: 'FieldConstraints' });
+
+export interface FieldDefinition {
+  path: (string | number | null)[];
+  type: FieldType;
+  defaultValue?: unknown;
+  mandatory?: boolean;
+  disclosable?: boolean;
+  namespace?: string;
+  display?: z.infer<typeof FieldDisplaySchema>[];
+  constraints?: z.infer<typeof ConstraintsSchema>;
+  children?: FieldDefinition[] | null;
+}
+
+export const FieldDefinitionSchema: z.ZodType<FieldDefinition> = z
+  .strictObject({
+    path: z
+      .array(PathSegment)
+      .min(1)
+      .max(32)
+      .describe(
+        "claim path: strings are object keys, integers array indexes, null every element. A top-level field's path starts at the " +
+          "credential's claims (for mso_mdoc: at the data element identifier inside its namespace); a child's path continues its parent's",
+      ),
+    type: z.enum(FIELD_TYPES).describe(FIELD_TYPE_DOC),
+    defaultValue: z
+      .unknown()
+      .optional()
+      .describe('issued when no other value is supplied; null means no default. Not allowed on a path containing null'),
+    mandatory: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: the claim is always issued where its parent field is (a top-level field: always), together with the objects its own path passes through; default optional',
+      ),
+    disclosable: z.boolean().optional().describe('SD-JWT VC: selectively disclosable (mdoc elements always are)'),
+    namespace: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe('mso_mdoc only, and required there on every top-level field; children inherit it'),
+    display: z.array(FieldDisplaySchema).max(50).optional(),
+    constraints: ConstraintsSchema.optional(),
+    get children() {
+      return z
+        .array(FieldDefinitionSchema)
+        .max(500)
+        .nullable()
+        .optional()
+        .describe('nested fields of an object or array field; their paths are relative to this field');
+    },
+  })
+  .meta({ id: 'FieldDefinition' });
+
+const ImageSchema = z.strictObject({ uri: z.string().min(1).max(8192), alt_text: z.string().max(500).optional() });
+
+const CredentialDisplaySchema = z
+  .strictObject({
+    name: z.string().min(1).max(200),
+    description: z.string().max(1000).optional(),
+    locale: z.string().min(1).max(35).optional(),
+    background_color: z.string().max(64).optional(),
+    text_color: z.string().max(64).optional(),
+    background_image: ImageSchema.omit({ alt_text: true }).optional(),
+    logo: ImageSchema.optional(),
+  })
+  .meta({ id: 'CredentialDisplay' });
+
+const KeyAttestationsRequiredSchema = z
+  .strictObject({
+    key_storage: z.array(z.string().min(1)).optional().describe('accepted attack potential resistance values, e.g. iso_18045_high'),
+    user_authentication: z.array(z.string().min(1)).optional(),
+  })
+  .describe('OpenID4VCI key_attestations_required: proofs must carry a key attestation; null: not required')
+  .meta({ id: 'KeyAttestationsRequired' });
+
+const CredentialConfigFields = {
+  format: z.enum(FORMATS),
+  display: z.array(CredentialDisplaySchema).max(50).optional().describe('how wallets show the credential, per locale'),
+  scope: z.string().min(1).max(200).optional().describe('OAuth scope that requests this credential'),
+  docType: z.string().min(1).max(256).optional().describe('mso_mdoc only, and required there: the ISO mdoc document type'),
+  keyAttestationsRequired: KeyAttestationsRequiredSchema.nullable().optional(),
+};
+
+/** What the issuer metadata publishes for the configuration. */
+export const CredentialConfigSchema = z.strictObject(CredentialConfigFields).meta({ id: 'CredentialConfig' });
+const CredentialConfigInput = z.strictObject({
+  ...CredentialConfigFields,
+  namespace: removed('use fields[].namespace'),
+  claimsByNamespace: removed('use fields[].namespace'),
+  claimsMetadata: removed('use fields[].display and fields[].mandatory'),
+});
+
+const VctDocumentSchema = z
+  .looseObject({
+    name: z.string().optional(),
+    description: z.string().optional(),
+    display: z.array(z.record(z.string(), z.unknown())).optional(),
+    extends: z.string().optional(),
+    'extends#integrity': z.string().optional(),
+    schema_uri: z.string().optional(),
+    'schema_uri#integrity': z.string().optional(),
+  })
+  .describe('SD-JWT VC type metadata that the service hosts for the configuration; further members are kept as given')
+  .meta({ id: 'VctDocument' });
+
+const IaeActionSchema = z
+  .looseObject({ type: z.string().min(1).describe('openid4vp-presentation or redirect-to-web') })
+  .describe('an action run before issuance; its further members are kept as given')
+  .meta({ id: 'IaeAction' });
+
+const policy = <P extends string>(name: P, doc: string) => z.looseObject({ policy: z.literal(name) }).describe(doc);
+const EmbeddedDisclosurePolicySchema = z
+  .discriminatedUnion('policy', [
+    policy('none', 'no restriction'),
+    policy('allow-list', 'only the verifiers listed (members kept as given)'),
+    policy('root-of-trust', 'only verifiers under the trust anchors given (members kept as given)'),
+    policy('attestation-based', 'only verifiers presenting the attestations given (members kept as given)'),
+  ])
+  .describe('which verifiers may receive the credential, for wallets to enforce; stored as given')
+  .meta({ id: 'EmbeddedDisclosurePolicy' });
+
+const Settings = {
+  description: z.string().max(1000).nullable().optional(),
+  vct: z
+    .union([z.string().min(1).max(2048).describe('a type URI'), VctDocumentSchema])
+    .nullable()
+    .optional()
+    .describe('SD-JWT VC type: a URI, or a type metadata document the service hosts'),
+  iaeActions: z.array(IaeActionSchema).max(20).nullable().optional(),
+  schemaMeta: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .optional()
+    .describe('input for schema metadata publication (experimental); stored as given'),
+  embeddedDisclosurePolicy: EmbeddedDisclosurePolicySchema.nullable().optional(),
+  attributeProviderId: Reference.nullable().optional().describe('an attribute provider of the tenant that supplies the claims'),
+  webhookEndpointId: Reference.nullable().optional().describe('a webhook endpoint of the tenant that receives notifications'),
+  keyBinding: z.boolean().optional().describe("default true: the credential is bound to the wallet's key"),
+  keyChainId: Reference.nullable()
+    .optional()
+    .describe("an attestation key chain of the tenant that signs; absent or null: the tenant's default attestation key chain"),
+  statusManagement: z.boolean().optional().describe('default false: true gives each credential an entry in a status list'),
+  sdJwtTrustFormat: z
+    .enum(['x5c', 'federation'])
+    .nullable()
+    .optional()
+    .describe('default x5c (null resets to it): x5c carries the certificate chain, federation relies on the iss claim'),
+  lifeTime: z.number().int().positive().nullable().optional().describe('validity of issued credentials in seconds; null: no expiry'),
+};
+const Removed = {
+  claims: removed('use fields[].defaultValue'),
+  disclosureFrame: removed('use fields[].disclosable'),
+  schema: removed('the JSON schema is derived from fields'),
+};
+
+export const CreateBody = z.strictObject({
+  id: Id,
+  config: CredentialConfigInput,
+  fields: z.array(FieldDefinitionSchema).max(500),
+  ...Settings,
+  ...Removed,
+});
+
+export const UpdateBody = z.strictObject({
+  id: Id.optional().describe('accepted only when equal to the id in the path'),
+  config: CredentialConfigInput.optional().describe('replaces the stored config as a whole'),
+  fields: z.array(FieldDefinitionSchema).max(500).optional().describe('replaces the stored fields as a whole'),
+  ...Settings,
+  ...Removed,
+});
+
+export const CredentialConfigurationSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    description: z.string().nullable(),
+    config: CredentialConfigSchema,
+    fields: z.array(FieldDefinitionSchema),
+    vct: z.union([z.string(), VctDocumentSchema]).nullable(),
+    iaeActions: z.array(IaeActionSchema).nullable(),
+    schemaMeta: z.record(z.string(), z.unknown()).nullable(),
+    embeddedDisclosurePolicy: EmbeddedDisclosurePolicySchema.nullable(),
+    attributeProviderId: z.string().nullable(),
+    webhookEndpointId: z.string().nullable(),
+    keyBinding: z.boolean(),
+    keyChainId: z.string().nullable().describe("null: the tenant's default attestation key chain"),
+    statusManagement: z.boolean(),
+    sdJwtTrustFormat: z.enum(['x5c', 'federation']),
+    lifeTime: z.number().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'CredentialConfiguration' });
+
+export type CredentialConfig = z.infer<typeof CredentialConfigSchema>;
+export type CredentialConfiguration = z.infer<typeof CredentialConfigurationSchema>;
+export type CreateCredentialConfiguration = z.infer<typeof CreateBody>;
+export type UpdateCredentialConfiguration = z.infer<typeof UpdateBody>;
+/** What is stored in credential_configs.document: the configuration without id, tenant and timestamps. */
+export type ConfigurationDocument = Omit<CredentialConfiguration, 'id' | 'tenantId' | 'createdAt' | 'updatedAt'>;

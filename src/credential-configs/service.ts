@@ -1,0 +1,185 @@
+// Credential configurations: what a tenant issues (format, display, fields, signing key chain, where
+// the claims come from). The document is stored as JSON; its references are repeated in indexed
+// columns, so that a key chain, attribute provider or webhook endpoint in use cannot be deleted.
+import type { AuditService } from '../audit/service.js';
+import type { HttpEndpointService } from '../http-endpoints/service.js';
+import type { KeyChainService } from '../key-chains/service.js';
+import type { RequestContext } from '../platform/auth/principal.js';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import { conflict, type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
+import { checkConfiguration } from './checks.js';
+import type {
+  ConfigurationDocument,
+  CreateCredentialConfiguration,
+  CredentialConfiguration,
+  UpdateCredentialConfiguration,
+} from './schemas.js';
+import type { CredentialConfigRow, ReferenceColumn } from './store.js';
+import * as store from './store.js';
+
+export { type ClaimProblem, type ClaimsSchema, claimsSchema, defaultClaims, validateClaims } from './fields.js';
+export type { CredentialConfiguration, FieldDefinition } from './schemas.js';
+
+type Input = Omit<CreateCredentialConfiguration, 'id'>;
+
+/** The stored document of an input: defaults applied, the removed version-4 keys gone. */
+function toDocument(input: Input): ConfigurationDocument {
+  const { namespace: _n, claimsByNamespace: _c, claimsMetadata: _m, ...config } = input.config;
+  return {
+    description: input.description ?? null,
+    config,
+    fields: input.fields,
+    vct: input.vct ?? null,
+    iaeActions: input.iaeActions ?? null,
+    schemaMeta: input.schemaMeta ?? null,
+    embeddedDisclosurePolicy: input.embeddedDisclosurePolicy ?? null,
+    attributeProviderId: input.attributeProviderId ?? null,
+    webhookEndpointId: input.webhookEndpointId ?? null,
+    keyBinding: input.keyBinding ?? true,
+    keyChainId: input.keyChainId ?? null,
+    statusManagement: input.statusManagement ?? false,
+    sdJwtTrustFormat: input.sdJwtTrustFormat ?? 'x5c',
+    lifeTime: input.lifeTime ?? null,
+  };
+}
+
+function documentOf(configuration: CredentialConfiguration): ConfigurationDocument {
+  const { id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...doc } = configuration;
+  return doc;
+}
+
+/** PATCH: the top-level fields given replace the stored ones (null clears), config and fields as a whole. */
+function applyUpdate(before: ConfigurationDocument, input: UpdateCredentialConfiguration): ConfigurationDocument {
+  const { id: _id, ...changes } = input;
+  const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+  return toDocument({ ...before, ...given } as Input);
+}
+
+const referenceColumns = (doc: ConfigurationDocument) => ({
+  key_chain_id: doc.keyChainId,
+  attribute_provider_id: doc.attributeProviderId,
+  webhook_endpoint_id: doc.webhookEndpointId,
+});
+
+export class CredentialConfigService {
+  constructor(
+    private readonly db: Executor,
+    private readonly audit: AuditService,
+    private readonly keyChains: KeyChainService,
+    private readonly attributeProviders: HttpEndpointService,
+    private readonly webhookEndpoints: HttpEndpointService,
+  ) {
+    // What a configuration refers to cannot be deleted while it does.
+    keyChains.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'key_chain_id', id));
+    attributeProviders.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'attribute_provider_id', id));
+    webhookEndpoints.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'webhook_endpoint_id', id));
+  }
+
+  private async referencing(db: Executor, tenantId: string, column: ReferenceColumn, id: string): Promise<string[]> {
+    const ids = await store.idsReferencing(tenantDb(db, tenantId), column, id);
+    return ids.map((configId) => `credential configuration '${configId}'`);
+  }
+
+  private toConfiguration(row: CredentialConfigRow): CredentialConfiguration {
+    const doc = JSON.parse(row.document) as ConfigurationDocument;
+    return { id: row.id, tenantId: row.tenant_id, ...doc, createdAt: row.created_at, updatedAt: row.updated_at };
+  }
+
+  async list(tenantId: string): Promise<CredentialConfiguration[]> {
+    return (await store.listConfigs(tenantDb(this.db, tenantId))).map((row) => this.toConfiguration(row));
+  }
+
+  async get(tenantId: string, id: string, db: Executor = this.db): Promise<CredentialConfiguration> {
+    const row = await store.findConfig(tenantDb(db, tenantId), id);
+    if (!row) throw notFound('credential configuration', id);
+    return this.toConfiguration(row);
+  }
+
+  /**
+   * References that do not resolve in the tenant. Runs in the saving transaction: the endpoints
+   * referred to stay locked until it ends, so they cannot be deleted meanwhile.
+   */
+  private async referenceErrors(trx: Executor, tenantId: string, doc: ConfigurationDocument): Promise<FieldError[]> {
+    const errors: FieldError[] = [];
+    if (doc.keyChainId) {
+      const usageType = await this.keyChains.row(tenantId, doc.keyChainId, trx).then(
+        (row) => row.usage_type,
+        (err) => {
+          if (err instanceof Problem && err.status === 404) return undefined;
+          throw err;
+        },
+      );
+      if (!usageType) errors.push({ field: 'body.keyChainId', message: `key chain '${doc.keyChainId}' does not exist` });
+      else if (usageType !== 'attestation') {
+        errors.push({
+          field: 'body.keyChainId',
+          message: `key chain '${doc.keyChainId}' has usage type ${usageType}; credentials are signed with attestation key chains`,
+        });
+      }
+    }
+    for (const [field, id, endpoints] of [
+      ['attributeProviderId', doc.attributeProviderId, this.attributeProviders],
+      ['webhookEndpointId', doc.webhookEndpointId, this.webhookEndpoints],
+    ] as const) {
+      if (id && !(await endpoints.lockForReference(trx, tenantId, id))) {
+        errors.push({ field: `body.${field}`, message: `${endpoints.kind.label} '${id}' does not exist` });
+      }
+    }
+    return errors;
+  }
+
+  async create(ctx: RequestContext, tenantId: string, input: CreateCredentialConfiguration): Promise<CredentialConfiguration> {
+    const doc = toDocument(input);
+    const errors = checkConfiguration(doc);
+    return inTransaction(this.db, async (trx) => {
+      errors.push(...(await this.referenceErrors(trx, tenantId, doc)));
+      if (errors.length) throw invalidFields(errors);
+      const now = nowIso();
+      try {
+        await store.insertConfig(tenantDb(trx, tenantId), {
+          id: input.id,
+          document: JSON.stringify(doc),
+          ...referenceColumns(doc),
+          created_at: now,
+          updated_at: now,
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`credential configuration '${input.id}' already exists`);
+        throw err;
+      }
+      const created = await this.get(tenantId, input.id, trx);
+      await this.audit.record(ctx, { tenantId, actionType: 'credential_config.created', after: { ...created } }, trx);
+      return created;
+    });
+  }
+
+  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateCredentialConfiguration): Promise<CredentialConfiguration> {
+    return inTransaction(this.db, async (trx) => {
+      const before = await this.get(tenantId, id, trx);
+      const doc = applyUpdate(documentOf(before), input);
+      const errors: FieldError[] = [];
+      if (input.id !== undefined && input.id !== id) {
+        errors.push({ field: 'body.id', message: `cannot change: the path names credential configuration '${id}'` });
+      }
+      errors.push(...checkConfiguration(doc), ...(await this.referenceErrors(trx, tenantId, doc)));
+      if (errors.length) throw invalidFields(errors);
+      await store.updateConfig(tenantDb(trx, tenantId), id, {
+        document: JSON.stringify(doc),
+        ...referenceColumns(doc),
+        updated_at: nowIso(),
+      });
+      const after = await this.get(tenantId, id, trx);
+      await this.audit.record(ctx, { tenantId, actionType: 'credential_config.updated', before: { ...before }, after: { ...after } }, trx);
+      return after;
+    });
+  }
+
+  async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
+      const before = await this.get(tenantId, id, trx);
+      await store.deleteConfig(tenantDb(trx, tenantId), id);
+      await this.audit.record(ctx, { tenantId, actionType: 'credential_config.deleted', before: { ...before } }, trx);
+    });
+  }
+}
