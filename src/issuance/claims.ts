@@ -8,6 +8,18 @@ import type { CredentialConfiguration, ResolvedEndpoint } from './ports.js';
 
 const PROVIDER_TIMEOUT_MS = 5_000;
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Given claims over the fields' defaults, object by object (an mdoc namespace keeps the defaults it does not override). */
+export function mergeClaims(defaults: Record<string, unknown>, given: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...defaults };
+  for (const [key, value] of Object.entries(given)) {
+    const base = merged[key];
+    merged[key] = isObject(base) && isObject(value) ? mergeClaims(base, value) : value;
+  }
+  return merged;
+}
+
 export type ClaimsResult = { ready: true; claims: Record<string, unknown> } | { ready: false; message?: string };
 
 /**
@@ -37,7 +49,7 @@ export async function obtainClaims(
   holderJwks: JWK[],
 ): Promise<ClaimsResult> {
   const defaults = deps.configs.defaultClaims(config);
-  if (source?.type === 'inline') return { ready: true, claims: { ...defaults, ...source.claims } };
+  if (source?.type === 'inline') return { ready: true, claims: mergeClaims(defaults, source.claims) };
   const providerId = source?.type === 'attributeProvider' ? source.attributeProviderId : source ? undefined : config.attributeProviderId;
   let endpoint: ResolvedEndpoint | undefined;
   if (providerId) endpoint = await deps.attributeProviders.resolve(session.tenantId, providerId);
@@ -49,7 +61,7 @@ export async function obtainClaims(
   try {
     const result = await askEndpoint(endpoint, { sessionId: session.id, tenantId: session.tenantId, credentialConfigurationId: config.id, holderJwks });
     await deps.sessions.log(session.id, 'info', result.ready ? 'claims received from the attribute source' : 'attribute source deferred the claims', { credentialConfigurationId: config.id });
-    return result.ready ? { ready: true, claims: { ...defaults, ...result.claims } } : result;
+    return result.ready ? { ready: true, claims: mergeClaims(defaults, result.claims) } : result;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     await deps.sessions.log(session.id, 'error', 'attribute source failed', { credentialConfigurationId: config.id, reason });

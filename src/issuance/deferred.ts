@@ -7,6 +7,7 @@ import { nowIso } from '../platform/db/values.js';
 import { conflict, notFound } from '../platform/http/problem.js';
 import { hashHandle } from '../sessions/service.js';
 import { type ResourceRequest, authenticateWallet } from './credential-endpoint.js';
+import { mergeClaims } from './claims.js';
 import { buildCredentials, recordIssued } from './credentials.js';
 import type { IssuanceDeps } from './deps.js';
 import { invalidCredentialRequest, invalidTransactionId } from './errors.js';
@@ -36,7 +37,7 @@ export class DeferredService {
     if (row.status !== 'pending') throw conflict(`the transaction is ${row.status}, not pending`);
     const config = await this.deps.configs.get(tenantId, row.credential_configuration_id);
     const { holderJwks } = this.deps.sealer.openJson<{ holderJwks: JWK[] }>(row.request, transactionId);
-    const merged = { ...this.deps.configs.defaultClaims(config), ...claims };
+    const merged = mergeClaims(this.deps.configs.defaultClaims(config), claims);
     const credentials = await buildCredentials(this.deps, tenantId, config, merged, holderJwks);
     await this.setStatus(tenantId, transactionId, 'ready', { credentials: this.deps.sealer.sealJson(credentials, transactionId) });
     await this.deps.sessions.log(row.session_id, 'info', 'deferred credential ready', { transactionId, by: ctx.principal.clientId });

@@ -5,6 +5,7 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import { badRequest, forbidden, type FieldError } from '../platform/http/problem.js';
 import { hashHandle } from '../sessions/service.js';
 import type { IssuanceDeps } from './deps.js';
+import { mergeClaims } from './claims.js';
 import { authorizationServers, issuerUrls } from './metadata.js';
 import type { CredentialConfiguration } from './ports.js';
 
@@ -81,7 +82,7 @@ export class OfferService {
         );
       }
       if (source?.type === 'webhook' || source?.type === 'attributeProvider' || (!source && config.attributeProviderId)) continue;
-      const claims = { ...this.deps.configs.defaultClaims(config), ...(source?.type === 'inline' ? source.claims : {}) };
+      const claims = mergeClaims(this.deps.configs.defaultClaims(config), source?.type === 'inline' ? source.claims : {});
       for (const p of this.deps.configs.validateClaims(config, claims)) {
         problems.push({ field: `body.credentialClaims.${config.id}.claims${p.path ? `.${p.path}` : ''}`, message: p.message });
       }

@@ -8,7 +8,8 @@
 // payload. Digests are SHA-256 over each IssuerSignedItemBytes (#6.24); every item gets a random
 // 32-byte salt and a random digestID.
 //
-// Elements: one per field, `path[0]` in the field's namespace with the value claims[path[0]];
+// Elements: one per field, `path[0]` in the field's namespace with the value claims[namespace][path[0]]
+// (claims are keyed by namespace first, as the configuration's claims schema has them);
 // claims that are absent or null are left out, and claims no field describes are not issued.
 // Strings, numbers, booleans, objects and arrays become CBOR text, numbers, booleans, maps and
 // arrays. A field (or child field) of type 'date' with a 'YYYY-MM-DD' string becomes full-date
@@ -160,10 +161,12 @@ function namespacesOf(fields: FieldDefinition[], claims: Record<string, unknown>
   const namespaces = new Map<string, Map<string, unknown>>();
   for (const field of fields) {
     const [identifier] = field.path;
-    if (typeof identifier !== 'string' || !Object.hasOwn(claims, identifier)) continue;
-    const value = claims[identifier];
-    if (value === undefined || value === null) continue;
+    if (typeof identifier !== 'string') continue;
     if (!field.namespace) throw new Error(`mso_mdoc field ${identifier} has no namespace`);
+    const inNamespace = claims[field.namespace];
+    if (!isPlainObject(inNamespace) || !Object.hasOwn(inNamespace, identifier)) continue;
+    const value = inNamespace[identifier];
+    if (value === undefined || value === null) continue;
     const elements = namespaces.get(field.namespace) ?? new Map<string, unknown>();
     if (!elements.has(identifier)) elements.set(identifier, typedValue(value, field, identifier));
     namespaces.set(field.namespace, elements);

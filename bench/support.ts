@@ -1,0 +1,89 @@
+// Shared by the benchmarks: the service as its own process (so that client and server do not share
+// an event loop), a fresh database, and small statistics helpers.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase } from '../test/support/database.js';
+
+export interface BenchService {
+  url: string;
+  rootToken: string;
+  stop(): Promise<void>;
+}
+
+export async function startServiceProcess(port: number): Promise<BenchService> {
+  const database = await freshDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const secret = randomBytes(24).toString('base64url');
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: {
+      ...process.env,
+      ...database.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: url,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      MASTER_SECRET: randomBytes(32).toString('base64url'),
+      AUTH_CLIENT_ID: 'bench',
+      AUTH_CLIENT_SECRET: secret,
+      TOKEN_FAILED_ATTEMPTS_LIMIT: '100000',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let i = 0; i < 200; i++) {
+    if (await fetch(`${url}/health`).then((r) => r.ok).catch(() => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const token = await fetch(`${url}/api/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: 'bench', client_secret: secret }),
+  }).then((r) => r.json() as Promise<{ access_token: string }>);
+  return {
+    url,
+    rootToken: token.access_token,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+      await database.drop();
+    },
+  };
+}
+
+export async function json(url: string, init: RequestInit & { token?: string } = {}) {
+  const headers = new Headers(init.headers);
+  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
+  if (init.body && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  const response = await fetch(url, { ...init, headers });
+  const body = await response.json().catch(() => undefined);
+  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} ${JSON.stringify(body)}`);
+  return body as any;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+/** Runs `task` `total` times with `concurrency` workers; returns completions per second. */
+export async function throughput(total: number, concurrency: number, task: () => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++;
+        await task();
+      }
+    }),
+  );
+  return total / ((performance.now() - started) / 1000);
+}
