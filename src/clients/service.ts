@@ -72,10 +72,13 @@ function checkCanGrant(ctx: RequestContext, roles: Role[]) {
   if (missing.length) throw forbidden(`roles: a client can grant only roles it holds itself; the caller lacks ${missing.join(', ')}`);
 }
 
+const PRINCIPAL_TTL_MS = 1_000;
+
 export class ClientService {
   private readonly verifier = new SecretVerifier();
   /** The client of AUTH_CLIENT_ID: re-created at every start, so deleting it through the API is refused. */
   private bootstrapClientId: string | undefined;
+  private readonly principals = new Map<string, { principal: Principal | undefined; until: number }>();
 
   constructor(
     private readonly db: Executor,
@@ -88,16 +91,30 @@ export class ClientService {
     return ctx.principal.tenantId;
   }
 
+  /**
+   * The caller behind a token, read on every management request: cached for PRINCIPAL_TTL_MS because
+   * it is the hottest query of the API. Changes made on this instance clear the cache at once; a change
+   * made on another instance is seen here within that time.
+   */
   async resolvePrincipal(clientId: string): Promise<Principal | undefined> {
+    const cached = this.principals.get(clientId);
+    if (cached && cached.until > Date.now()) return cached.principal;
     const row = await store.findClient(this.db, null, clientId);
-    if (!row) return undefined;
-    return {
+    const principal = row && {
       clientId: row.id,
       tenantId: row.tenant_id,
       roles: JSON.parse(row.roles) as Role[],
       allowedIssuanceConfigs: parseJson<string[]>(row.allowed_issuance_configs),
       allowedPresentationConfigs: parseJson<string[]>(row.allowed_presentation_configs),
     };
+    if (this.principals.size >= 10_000) this.principals.clear();
+    this.principals.set(clientId, { principal, until: Date.now() + PRINCIPAL_TTL_MS });
+    return principal;
+  }
+
+  /** Forget cached principals: after any change to clients, or to tenants (whose deletion removes clients). */
+  forgetPrincipals() {
+    this.principals.clear();
   }
 
   /** Checks client credentials; undefined when the client is unknown or the secret is wrong. */
@@ -148,6 +165,7 @@ export class ClientService {
       };
       try {
         await store.insertClient(trx, row);
+        this.forgetPrincipals();
       } catch (err) {
         if (isUniqueViolation(err)) throw conflict(`client '${input.clientId}' already exists`);
         throw err;
@@ -184,6 +202,7 @@ export class ClientService {
         updated_at: nowIso(),
       };
       await store.updateClient(trx, this.scopeOf(ctx), id, changes);
+      this.forgetPrincipals();
       const after = await this.get(ctx, id, trx);
       await this.audit.record(
         ctx,
@@ -200,6 +219,7 @@ export class ClientService {
     await inTransaction(this.db, async (trx) => {
       const before = await this.get(ctx, id, trx);
       await store.deleteClient(trx, this.scopeOf(ctx), id);
+      this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } }, trx);
     });
   }

@@ -1,5 +1,6 @@
 // Access tokens of the built-in authorization server for the credential endpoints: short-lived
 // HS256 JWTs naming the session, bound to a DPoP key (cnf.jkt) when the wallet used DPoP.
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import { deriveKey } from '../platform/crypto/derive.js';
 
@@ -11,10 +12,10 @@ export interface IssuanceAccessToken {
 }
 
 export class IssuanceTokens {
-  private readonly key: Uint8Array;
+  private readonly key: KeyObject;
 
   constructor(masterSecret: string) {
-    this.key = deriveKey(masterSecret, 'issuance-access-token');
+    this.key = createSecretKey(deriveKey(masterSecret, 'issuance-access-token'));
   }
 
   sign(token: IssuanceAccessToken, issuer: string, lifetimeSeconds: number) {

@@ -1,5 +1,6 @@
 // Management access tokens of the integrated token server: HS256 JWTs under a key derived from
 // MASTER_SECRET. An external identity provider will plug in beside this as another TokenVerifier.
+import { createSecretKey } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { deriveKey } from '../crypto/derive.js';
 import type { Role } from './roles.js';
@@ -26,7 +27,8 @@ export interface TokenSigner {
 }
 
 export function integratedTokens(options: { masterSecret: string; issuer: string; expiresIn: number }) {
-  const key = deriveKey(options.masterSecret, 'management-token');
+  // A KeyObject, made once: given raw bytes, jose would import the key again on every call.
+  const key = createSecretKey(deriveKey(options.masterSecret, 'management-token'));
   const signer: TokenSigner = {
     expiresIn: options.expiresIn,
     sign: ({ clientId, tenantId, roles }) =>
@@ -40,8 +42,13 @@ export function integratedTokens(options: { masterSecret: string; issuer: string
         .setExpirationTime(`${options.expiresIn}s`)
         .sign(key),
   };
+  // Verified tokens, so that a client's repeated calls skip signature and claim checks; an entry
+  // is honoured only until the token's own expiry.
+  const verified = new Map<string, { clientId: string; expiresAt: number }>();
   const verifier: TokenVerifier = {
     async verify(token) {
+      const known = verified.get(token);
+      if (known && known.expiresAt > Date.now()) return { clientId: known.clientId };
       try {
         const { payload } = await jwtVerify(token, key, {
           algorithms: ['HS256'],
@@ -50,6 +57,8 @@ export function integratedTokens(options: { masterSecret: string; issuer: string
           clockTolerance: CLOCK_SKEW_SECONDS,
           requiredClaims: ['sub', 'exp'],
         });
+        if (verified.size >= 10_000) verified.clear();
+        verified.set(token, { clientId: payload.sub as string, expiresAt: (payload.exp as number) * 1000 });
         return { clientId: payload.sub as string };
       } catch (err) {
         throw new InvalidTokenError(describeJoseError(err));

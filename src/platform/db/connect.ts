@@ -43,7 +43,7 @@ function connectSqlite(file: string): Db {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
 }
 
@@ -59,4 +59,30 @@ function connectPostgres(settings: pg.PoolConfig): Db {
   const pool = new pg.Pool({ ...settings, types, max: 10 });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', postgres: settings, close: () => kysely.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a simple indexed query;
+ * the statements of a service are few and repeat, so each SQL text is prepared once. (better-sqlite3
+ * runs a statement to completion synchronously, so sharing one is safe.)
+ */
+function withStatementCache(database: SQLite.Database): SQLite.Database {
+  const statements = new Map<string, SQLite.Statement>();
+  return new Proxy(database, {
+    get(target, property) {
+      if (property !== 'prepare') {
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return (sql: string) => {
+        let statement = statements.get(sql);
+        if (!statement) {
+          statement = target.prepare(sql);
+          if (statements.size >= 2_000) statements.clear();
+          statements.set(sql, statement);
+        }
+        return statement;
+      };
+    },
+  });
 }
