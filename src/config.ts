@@ -130,6 +130,11 @@ export const CONFIG_KEYS = {
     default: 'full',
     description: 'default for expired sessions: full deletes them, anonymize keeps metadata only',
   },
+  SSE_HEARTBEAT_SECONDS: {
+    schema: int(1, 3600),
+    default: '15',
+    description: 'interval of the heartbeat comments on session event streams, seconds (keeps proxies from closing idle streams)',
+  },
 } satisfies Record<string, KeySpec>;
 
 type Keys = typeof CONFIG_KEYS;

@@ -1,11 +1,9 @@
 // Webhook notifications of issuance status changes, to the endpoint named by the offer (else by the
-// first offered configuration that names one). Each delivery has a bounded timeout and a few
-// retries; every failed attempt is written to the session log, so nothing is lost silently.
+// first offered configuration that names one); every failed attempt is written to the session log.
+import { postJsonWithRetries, RETRY_DELAYS_MS } from '../platform/http/outbound.js';
 import type { SessionState, SessionStatus } from '../sessions/model.js';
 import type { IssuanceDeps } from './deps.js';
 
-const TIMEOUT_MS = 5_000;
-const RETRY_DELAYS_MS = [1_000, 5_000, 15_000];
 
 export interface WebhookPayload {
   type: 'issuance.status';
@@ -54,37 +52,10 @@ export class IssuanceWebhooks {
       errorReason: state.errorReason,
       at: state.updatedAt,
     };
-    for (let attempt = 0; ; attempt++) {
-      const failure = await post(endpoint.url, endpoint.headers, payload);
-      if (!failure) {
-        await this.deps.sessions.log(state.id, 'info', 'webhook delivered', { webhookEndpointId: id, status: state.status, attempt: attempt + 1 });
-        return;
-      }
-      const delay = this.retryDelaysMs[attempt];
-      await this.deps.sessions.log(state.id, delay === undefined ? 'error' : 'warn', delay === undefined ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry', {
-        webhookEndpointId: id,
-        status: state.status,
-        attempt: attempt + 1,
-        reason: failure,
-      });
-      if (delay === undefined) return;
-      await new Promise((resolve) => setTimeout(resolve, delay).unref());
-    }
-  }
-}
-
-/** Undefined on a 2xx answer, else why not. */
-async function post(url: string, headers: Record<string, string>, payload: WebhookPayload): Promise<string | undefined> {
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(payload),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    await response.body?.cancel();
-    return response.ok ? undefined : `answered ${response.status}`;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    await postJsonWithRetries(endpoint, payload, async ({ attempt, failure, final }) => {
+      const details = { webhookEndpointId: id, status: state.status, attempt, ...(failure && { reason: failure }) };
+      if (!failure) await this.deps.sessions.log(state.id, 'info', 'webhook delivered', details);
+      else await this.deps.sessions.log(state.id, final ? 'error' : 'warn', final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry', details);
+    }, this.retryDelaysMs);
   }
 }

@@ -35,3 +35,46 @@ export interface SessionStatusEvent {
 }
 
 export const sessionTopic = (sessionId: string) => `session:${sessionId}`;
+
+/** Statuses a session never leaves: an event stream ends after sending one of them. */
+export const TERMINAL_STATUSES: readonly SessionStatus[] = ['completed', 'failed', 'expired'];
+/** Statuses in which a session whose expiresAt has passed is expired. */
+export const OPEN_STATUSES: readonly SessionStatus[] = ['active', 'fetched'];
+
+export function statusEvent(state: SessionState, previousStatus: SessionStatus | null): SessionStatusEvent {
+  return {
+    sessionId: state.id,
+    tenantId: state.tenantId,
+    status: state.status,
+    previousStatus,
+    consumed: state.consumed,
+    errorReason: state.errorReason,
+    updatedAt: state.updatedAt,
+  };
+}
+
+/**
+ * Keys of the public data that carry no personal data and so survive anonymization; everything
+ * else in it goes (URLs with codes in them, redirect targets, wallet-written notifications).
+ */
+export const ANONYMIZED_PUBLIC_KEYS: readonly string[] = [
+  'flow',
+  'responseType',
+  'txCodeRequired',
+  'useDcApi',
+  'dcApiProtocol',
+  'credentialConfigurationIds',
+  'presentationConfigId',
+  'webhookEndpointId',
+  'requestId',
+  'clientId',
+  'responseUri',
+  'externalIssuer',
+];
+
+export type CleanupMode = 'full' | 'anonymize';
+/** How long a tenant keeps its sessions, and what happens to them afterwards. */
+export interface RetentionPolicy {
+  ttlSeconds: number;
+  cleanupMode: CleanupMode;
+}

@@ -3,13 +3,24 @@
 // publishes every status change to subscribers on all instances.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
+import type { AuditService } from '../audit/service.js';
+import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { SessionsTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, nowIso, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, inTransaction, nowIso, parseJson, toBool } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import { notFound } from '../platform/http/problem.js';
-import { type SessionKind, type SessionState, type SessionStatus, type SessionStatusEvent, sessionTopic } from './model.js';
+import {
+  ANONYMIZED_PUBLIC_KEYS,
+  type RetentionPolicy,
+  type SessionKind,
+  type SessionState,
+  type SessionStatus,
+  type SessionStatusEvent,
+  sessionTopic,
+  statusEvent,
+} from './model.js';
 import * as store from './store.js';
 
 export interface NewSession {
@@ -37,13 +48,36 @@ export interface SessionExpectation {
   consumed?: boolean;
 }
 
+export interface SessionListOptions {
+  kind?: SessionKind;
+  status?: SessionStatus;
+  sortBy: store.SessionSortKey;
+  sortOrder: 'asc' | 'desc';
+  /** 1-based. */
+  page: number;
+  pageSize: number;
+}
+
+export interface SessionLogEntry {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  details: Record<string, unknown> | null;
+  createdAt: string;
+}
+
+/** Rows anonymized per transaction, so a large backlog never holds one long transaction. */
+const ANONYMIZE_BATCH = 200;
+
 export const hashHandle = (secret: string) => createHash('sha256').update(secret).digest('base64url');
 
 export class SessionService {
+  private readonly statusListeners: ((state: SessionState, previousStatus: SessionStatus | null) => void)[] = [];
+
   constructor(
     private readonly db: Executor,
     private readonly sealer: Sealer,
     private readonly bus: EventBus,
+    private readonly audit: AuditService,
   ) {}
 
   private toState(row: Selectable<SessionsTable>): SessionState {
@@ -115,7 +149,10 @@ export class SessionService {
       id,
       {
         ...(change.status && { status: change.status }),
-        ...(change.consumed !== undefined && { consumed: toBool(change.consumed), ...(change.consumed && !before.consumed && { consumed_at: now }) }),
+        ...(change.consumed !== undefined && {
+          consumed: toBool(change.consumed),
+          ...(change.consumed && !before.consumed && { consumed_at: now }),
+        }),
         ...(change.errorReason !== undefined && { error_reason: change.errorReason }),
         ...(change.public && { public_data: JSON.stringify({ ...before.public, ...change.public }) }),
         ...(change.private && before.private && { private_data: this.sealer.sealJson({ ...before.private, ...change.private }, id) }),
@@ -134,8 +171,20 @@ export class SessionService {
     return store.incrementTxCodeFailures(tenantDb(db, tenantId), id);
   }
 
-  async log(sessionId: string, level: 'info' | 'warn' | 'error', message: string, details?: Record<string, unknown>, db: Executor = this.db) {
-    await store.insertLog(db, { session_id: sessionId, level, message, details: details ? JSON.stringify(details) : null, created_at: nowIso() });
+  async log(
+    sessionId: string,
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    details?: Record<string, unknown>,
+    db: Executor = this.db,
+  ) {
+    await store.insertLog(db, {
+      session_id: sessionId,
+      level,
+      message,
+      details: details ? JSON.stringify(details) : null,
+      created_at: nowIso(),
+    });
   }
 
   /** Registers a secret handed to a wallet (a pre-authorized code, say); only its hash is stored. */
@@ -156,16 +205,105 @@ export class SessionService {
     return this.bus.subscribe(sessionTopic(sessionId), (payload) => listener(payload as SessionStatusEvent));
   }
 
+  /** One page of the tenant's sessions, with the number of all that match. */
+  async list(tenantId: string, options: SessionListOptions): Promise<{ items: SessionState[]; total: number }> {
+    const db = tenantDb(this.db, tenantId);
+    const filter = { kind: options.kind, status: options.status, now: nowIso() };
+    const [rows, total] = await Promise.all([
+      store.listSessions(db, {
+        ...filter,
+        sortBy: options.sortBy,
+        sortOrder: options.sortOrder,
+        offset: (options.page - 1) * options.pageSize,
+        limit: options.pageSize,
+      }),
+      store.countSessions(db, filter),
+    ]);
+    return { items: rows.map((row) => this.toState(row)), total };
+  }
+
+  /** Deletes a session with its logs and handles. */
+  async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
+      const before = await this.get(tenantId, id, trx);
+      await store.deleteSession(tenantDb(trx, tenantId), id);
+      const snapshot = { id, type: before.kind, status: before.status, createdAt: before.createdAt };
+      await this.audit.record(ctx, { tenantId, actionType: 'session.deleted', before: snapshot }, trx);
+    });
+  }
+
+  /** The session's log, oldest entry first. */
+  async logs(tenantId: string, id: string): Promise<SessionLogEntry[]> {
+    await this.get(tenantId, id);
+    const rows = await store.listLogs(this.db, id);
+    return rows.map((row) => ({
+      level: row.level as SessionLogEntry['level'],
+      message: row.message,
+      details: parseJson<Record<string, unknown>>(row.details),
+      createdAt: row.created_at,
+    }));
+  }
+
+  /**
+   * Marks open sessions past their expiry as expired and tells subscribers. Readers already see
+   * them as expired; this makes the row (and filters on it) say so too.
+   */
+  async expireLapsed(tenantId: string): Promise<number> {
+    const db = tenantDb(this.db, tenantId);
+    const now = nowIso();
+    let expired = 0;
+    for (const { id, status } of await store.listLapsed(db, now)) {
+      // Compare-and-set on the status read, so a flow finishing at this moment is not overwritten.
+      const applied = await store.updateSession(db, id, { status: 'expired', updated_at: now }, { statuses: [status] });
+      if (!applied) continue;
+      expired++;
+      const state = await this.find(tenantId, id);
+      if (state) await this.publish(this.db, state, status as SessionStatus);
+    }
+    return expired;
+  }
+
+  /**
+   * Applies the tenant's retention to sessions created more than ttlSeconds ago: `full` deletes
+   * them (logs and handles go with them); `anonymize` keeps the row and its metadata, drops the
+   * personal data and every public key not known to be free of it, and the handles. Logs stay:
+   * they never hold personal data.
+   */
+  async applyRetention(tenantId: string, policy: RetentionPolicy, now = Date.now()): Promise<{ deleted: number; anonymized: number }> {
+    const cutoff = new Date(now - policy.ttlSeconds * 1000).toISOString();
+    if (policy.cleanupMode === 'full')
+      return { deleted: await store.deleteCreatedBefore(tenantDb(this.db, tenantId), cutoff), anonymized: 0 };
+    let anonymized = 0;
+    for (;;) {
+      const rows = await store.listToAnonymize(tenantDb(this.db, tenantId), cutoff, ANONYMIZE_BATCH);
+      if (rows.length === 0) break;
+      await this.db.transaction().execute(async (trx) => {
+        for (const row of rows) {
+          const kept = pickKeys(JSON.parse(row.public_data) as Record<string, unknown>, ANONYMIZED_PUBLIC_KEYS);
+          await store.anonymizeSession(tenantDb(trx, tenantId), row.id, JSON.stringify(kept));
+          await store.deleteAllHandles(trx, row.id);
+        }
+      });
+      anonymized += rows.length;
+      if (rows.length < ANONYMIZE_BATCH) break;
+    }
+    return { deleted: 0, anonymized };
+  }
+
+  /**
+   * Hooks run in-process after a status change made by this instance (outgoing webhooks, say): every
+   * change is seen by exactly one instance, the one that made it, unlike the cluster-wide bus.
+   */
+  onStatusChange(listener: (state: SessionState, previousStatus: SessionStatus | null) => void) {
+    this.statusListeners.push(listener);
+  }
+
   private async publish(db: Executor, state: SessionState, previousStatus: SessionStatus | null) {
-    const event: SessionStatusEvent = {
-      sessionId: state.id,
-      tenantId: state.tenantId,
-      status: state.status,
-      previousStatus,
-      consumed: state.consumed,
-      errorReason: state.errorReason,
-      updatedAt: state.updatedAt,
-    };
+    const event: SessionStatusEvent = statusEvent(state, previousStatus);
     await this.bus.publish(db, sessionTopic(state.id), event);
+    for (const listener of this.statusListeners) listener(state, previousStatus);
   }
 }
+
+const pickKeys = (source: Record<string, unknown>, keys: readonly string[]) =>
+  Object.fromEntries(keys.filter((key) => key in source).map((key) => [key, source[key]]));

@@ -90,6 +90,70 @@ export class TenantService {
     return tenant as Tenant;
   }
 
+  /** The tenant without its clients: what other features show of it. */
+  async summary(id: string): Promise<Pick<Tenant, 'id' | 'name' | 'description' | 'status'>> {
+    const row = await store.findTenant(this.db, id);
+    if (!row) throw notFound('tenant', id);
+    return { id: row.id, name: row.name, description: row.description, status: row.status as TenantStatus };
+  }
+
+  /** The tenant's session storage overrides; null (or an absent key) means the global default. */
+  async sessionConfig(id: string): Promise<SessionConfig | null> {
+    const row = await store.findTenant(this.db, id);
+    if (!row) throw notFound('tenant', id);
+    return parseJson<SessionConfig>(row.session_config);
+  }
+
+  /** Every tenant with its session storage overrides (for the retention job). */
+  async sessionConfigs(): Promise<{ tenantId: string; sessionConfig: SessionConfig | null }[]> {
+    const rows = await store.listSessionConfigs(this.db);
+    return rows.map((row) => ({ tenantId: row.id, sessionConfig: parseJson<SessionConfig>(row.session_config) }));
+  }
+
+  /**
+   * Changes the session storage overrides like PATCH of a tenant does: a key with a value sets it, a
+   * key with null resets it, an absent key stays; `null` for the whole config resets everything.
+   */
+  async updateSessionConfig(ctx: RequestContext, id: string, change: SessionConfig | null): Promise<SessionConfig | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await store.findTenant(trx, id);
+      if (!row) throw notFound('tenant', id);
+      const before = parseJson<SessionConfig>(row.session_config);
+      const after = mergeConfig(before, change);
+      await store.updateTenant(trx, id, { session_config: jsonOrNull(after), updated_at: nowIso() });
+      const snapshot = (config: SessionConfig | null) => ({
+        ttlSeconds: config?.ttlSeconds ?? null,
+        cleanupMode: config?.cleanupMode ?? null,
+      });
+      await this.audit.record(
+        ctx,
+        { tenantId: id, actionType: 'session_config.updated', before: snapshot(before), after: snapshot(after) },
+        trx,
+      );
+      return after;
+    });
+  }
+
+  /** The tenant's status list overrides; null (or an absent key) means the global default. */
+  async statusListConfig(id: string): Promise<StatusListConfig | null> {
+    const row = await store.findTenant(this.db, id);
+    if (!row) throw notFound('tenant', id);
+    return parseJson<StatusListConfig>(row.status_list_config);
+  }
+
+  /** Changes the status list overrides with the same semantics as updateSessionConfig. */
+  async updateStatusListConfig(ctx: RequestContext, id: string, change: StatusListConfig | null): Promise<StatusListConfig | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await store.findTenant(trx, id);
+      if (!row) throw notFound('tenant', id);
+      const before = parseJson<StatusListConfig>(row.status_list_config);
+      const after = mergeConfig(before, change);
+      await store.updateTenant(trx, id, { status_list_config: jsonOrNull(after), updated_at: nowIso() });
+      await this.audit.record(ctx, { tenantId: id, actionType: 'status_list_config.updated', before: { ...before }, after: { ...after } }, trx);
+      return after;
+    });
+  }
+
   async create(ctx: RequestContext, input: TenantInput) {
     return this.db.transaction().execute(async (trx) => {
       const now = nowIso();
@@ -164,6 +228,7 @@ export class TenantService {
     await this.db.transaction().execute(async (trx) => {
       const before = await this.get(id, trx);
       await store.deleteTenant(trx, id);
+      this.clients.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: null, actionType: 'tenant.deleted', before: withoutClients(before) }, trx);
     });
   }

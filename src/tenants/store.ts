@@ -3,6 +3,8 @@ import type { TenantsTable } from '../platform/db/schema.js';
 import type { Executor } from '../platform/db/values.js';
 
 export const findTenant = (db: Executor, id: string) => db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+/** Every tenant's session storage overrides, for the retention job. */
+export const listSessionConfigs = (db: Executor) => db.selectFrom('tenants').select(['id', 'session_config']).orderBy('id').execute();
 export const listTenants = (db: Executor) => db.selectFrom('tenants').selectAll().orderBy('created_at').orderBy('id').execute();
 
 export async function insertTenant(db: Executor, row: Insertable<TenantsTable>) {

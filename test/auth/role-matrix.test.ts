@@ -20,6 +20,8 @@ interface Operation {
   path: string;
   roles: Role[] | 'any' | 'public';
   tenantScoped: boolean;
+  /** The token goes in the `token` query parameter (event streams), not the Authorization header. */
+  tokenInQuery: boolean;
 }
 
 async function operations(): Promise<Operation[]> {
@@ -43,10 +45,18 @@ async function operations(): Promise<Operation[]> {
         path: path.replace(/\{[^}]+\}/g, 'x'),
         roles,
         tenantScoped: description.includes('Tenant-scoped'),
+        tokenInQuery: description.includes('Token in query'),
       });
     }
   }
   return found;
+}
+
+/** Calls an operation with `token` where the operation takes it. */
+function callAs(op: Operation, token?: string) {
+  const body = ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined;
+  if (op.tokenInQuery) return svc.call(op.method, token === undefined ? op.path : `${op.path}?token=${token}`, { body });
+  return svc.call(op.method, op.path, { token, body });
 }
 
 describe('role matrix', () => {
@@ -63,7 +73,7 @@ describe('role matrix', () => {
       const accepted = op.roles;
       for (const [role, token] of tokensByRole) {
         if (accepted.includes(role)) continue;
-        const reply = await svc.call(op.method, op.path, { token, body: ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined });
+        const reply = await callAs(op, token);
         if (reply.status !== 403) failures.push(`${op.method} ${op.path} as ${role}: ${reply.status}`);
         else expect(reply.headers.get('content-type')).toContain('application/problem+json');
       }
@@ -76,10 +86,7 @@ describe('role matrix', () => {
     const scoped = (await operations()).filter((o) => o.tenantScoped);
     expect(scoped.length).toBeGreaterThan(0);
     for (const op of scoped) {
-      const reply = await svc.call(op.method, op.path, {
-        token: root,
-        body: ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined,
-      });
+      const reply = await callAs(op, root);
       expect(reply.status, `${op.method} ${op.path}`).toBe(403);
     }
   });
@@ -87,8 +94,30 @@ describe('role matrix', () => {
   it('answers 401 to every non-public operation without a token', async () => {
     for (const op of await operations()) {
       if (op.roles === 'public') continue;
-      const reply = await svc.call(op.method, op.path);
+      const reply = await callAs(op);
       expect(reply.status, `${op.method} ${op.path}`).toBe(401);
     }
+  });
+
+  it('takes the token only where the operation documents it: the query for event streams, else the header', async () => {
+    const ops = await operations();
+    expect(ops.filter((o) => o.tokenInQuery).map((o) => `${o.method} ${o.path}`)).toEqual(['GET /api/session/x/events']);
+    const token = tokensByRole.get('issuance:manage') as string;
+    for (const op of ops) {
+      if (op.roles === 'public') continue;
+      const misplaced = op.tokenInQuery
+        ? await svc.call(op.method, op.path, { token })
+        : await svc.call(op.method, `${op.path}?token=${token}`, { body: ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined });
+      expect(misplaced.status, `${op.method} ${op.path}`).toBe(401);
+    }
+  });
+
+  it('documents the event stream with its own security scheme', async () => {
+    const doc = (await svc.call('GET', '/api/openapi.json')).body;
+    expect(doc.components.securitySchemes.queryToken).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' });
+    expect(doc.paths['/api/session/{id}/events'].get.security).toEqual([{ queryToken: [] }]);
+    expect(doc.paths['/api/session/{id}'].get.security).toEqual([{ bearer: [] }]);
+    // Once per operation, though a GET shares its schema with the automatic HEAD route.
+    expect(doc.paths['/api/session/{id}'].get.description.match(/Requires one of the roles/g)).toHaveLength(1);
   });
 });

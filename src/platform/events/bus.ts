@@ -14,10 +14,26 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; both buses keep to it, so SQLite tests catch a breach. */
+export const MAX_EVENT_BYTES = 7999;
+
+/** The wire form of an event: the envelope both buses check, and the one PostgreSQL carries. */
+export function encodeEvent(topic: string, payload: unknown): string {
+  const text = JSON.stringify({ topic, payload });
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_EVENT_BYTES) {
+    throw new Error(
+      `event on ${topic} is ${bytes} bytes; events carry at most ${MAX_EVENT_BYTES} (publish an id and let subscribers read the rest)`,
+    );
+  }
+  return text;
+}
+
 export class InProcessBus implements EventBus {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
   async publish(_db: Executor, topic: string, payload: unknown) {
+    encodeEvent(topic, payload);
     this.emitter.emit(topic, payload);
   }
 

@@ -14,6 +14,11 @@ export type Access =
       roles: readonly Role[];
       /** 'required': the caller must belong to a tenant, and the handler works inside it. */
       tenant?: 'required';
+      /**
+       * The access token comes in the `token` query parameter instead of the Authorization header
+       * (a browser's EventSource cannot set headers). It is verified exactly like a bearer token.
+       */
+      tokenInQuery?: true;
     };
 
 declare module 'fastify' {
@@ -40,13 +45,26 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
+function queryToken(request: FastifyRequest): string {
+  const token = (request.query as Record<string, unknown> | undefined)?.token;
+  if (token === undefined || token === '') throw unauthorized('an access token is required in the token query parameter');
+  if (typeof token !== 'string' || !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
+    throw unauthorized('the token query parameter is not one access token', 'invalid_request');
+  }
+  return token;
+}
+
 /** Text for the OpenAPI description of an operation, so the role matrix is documented where it applies. */
 export function describeAccess(access: Access): string {
   if ('public' in access) return 'Public: no access token.';
   const roles = access.roles.length
     ? `Requires one of the roles: ${access.roles.map((r) => `\`${r}\``).join(', ')}.`
     : 'Any authenticated client.';
-  return access.tenant === 'required' ? `${roles} Tenant-scoped: works inside the caller's tenant.` : roles;
+  const tenant = access.tenant === 'required' ? " Tenant-scoped: works inside the caller's tenant." : '';
+  const query = access.tokenInQuery
+    ? ' Token in query: the access token goes in the `token` query parameter; no Authorization header.'
+    : '';
+  return `${roles}${tenant}${query}`;
 }
 
 export function installAccessControl(app: FastifyInstance, deps: { verifier: TokenVerifier; resolve: PrincipalResolver }) {
@@ -56,21 +74,27 @@ export function installAccessControl(app: FastifyInstance, deps: { verifier: Tok
     if (!access) throw new Error(`route ${route.method} ${route.url} declares no access rule`);
     route.schema ??= {};
     const schema = route.schema as { description?: string; security?: unknown };
-    schema.description = [schema.description, describeAccess(access)].filter(Boolean).join('\n\n');
-    if (!('public' in access)) schema.security = [{ bearer: [] }];
+    // A GET route and its automatic HEAD route share one schema: describe the access once.
+    const rule = describeAccess(access);
+    if (!schema.description?.endsWith(rule)) schema.description = [schema.description, rule].filter(Boolean).join('\n\n');
+    if (!('public' in access)) schema.security = [access.tokenInQuery ? { queryToken: [] } : { bearer: [] }];
   });
 
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (!access || 'public' in access) return;
-    const principal = await authenticate(request, deps);
+    const principal = await authenticate(request, access, deps);
     authorize(principal, access);
     request.principal = principal;
   });
 }
 
-async function authenticate(request: FastifyRequest, deps: { verifier: TokenVerifier; resolve: PrincipalResolver }) {
-  const token = bearerToken(request);
+async function authenticate(
+  request: FastifyRequest,
+  access: { tokenInQuery?: true },
+  deps: { verifier: TokenVerifier; resolve: PrincipalResolver },
+) {
+  const token = access.tokenInQuery ? queryToken(request) : bearerToken(request);
   let clientId: string;
   try {
     ({ clientId } = await deps.verifier.verify(token));

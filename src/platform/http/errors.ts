@@ -2,6 +2,7 @@
 // {error, error_description} on the public protocol surface. Bad input never becomes a 500.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { maskCredentials } from './logging.js';
 import { type FieldError, OAuthError, Problem } from './problem.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
@@ -80,7 +81,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
       title: problem.title,
       status: problem.status,
       detail: problem.detail,
-      instance: request.url,
+      instance: maskCredentials(request.url),
       requestId: request.id,
       ...problem.extra,
     });

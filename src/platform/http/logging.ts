@@ -12,8 +12,8 @@ export const requestIds: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeade
   },
 };
 
-/** Query parameters that carry credentials (the event stream takes its token so) never reach a log. */
-const maskCredentials = (url: string) => url.replace(/([?&](?:token|access_token|client_secret)=)[^&]*/gi, '$1[redacted]');
+/** Query parameters that carry credentials (the event stream takes its token so) never reach a log or an error body. */
+export const maskCredentials = (url: string) => url.replace(/([?&](?:token|access_token|client_secret)=)[^&]*/gi, '$1[redacted]');
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
