@@ -1,0 +1,24 @@
+import type { KeyChainService } from '../key-chains/service.js';
+import type { SigningService } from '../key-chains/signing.js';
+import type { Executor } from '../platform/db/values.js';
+import type { SessionService } from '../sessions/service.js';
+import type { PresentationConfigurations, TrustAnchors } from './ports.js';
+
+export interface VerificationDeps {
+  db: Executor;
+  publicUrl: string;
+  sessions: SessionService;
+  configs: PresentationConfigurations;
+  trust: TrustAnchors;
+  signing: SigningService;
+  keyChains: KeyChainService;
+  tenantExists(tenantId: string): Promise<boolean>;
+}
+
+/** One unguessable value per session names both wallet-facing endpoints. */
+export const PRESENTATION_HANDLE = 'presentation';
+
+export function presentationUrls(publicUrl: string, walletNonce: string) {
+  const base = `${publicUrl}/presentations/${walletNonce}`;
+  return { request: `${base}/request`, response: `${base}/response` };
+}

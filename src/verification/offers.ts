@@ -1,0 +1,87 @@
+// Presentation requests: a session with its nonce, state and response encryption key, and the
+// openid4vp:// URI the wallet opens. Wallet-facing URLs carry an unguessable per-session value.
+import { randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair } from 'jose';
+import type { RequestContext } from '../platform/auth/principal.js';
+import { badRequest, forbidden } from '../platform/http/problem.js';
+import { PRESENTATION_HANDLE, presentationUrls, type VerificationDeps } from './deps.js';
+import { type ClientIdPrefix, clientIdFor, type ResponseMode } from './request-object.js';
+
+export interface PresentationOfferRequest {
+  response_type: 'uri' | 'dc-api' | 'iso-18013-7';
+  requestId: string;
+  webhook?: unknown;
+  redirectUri?: string;
+  expected_origin?: string;
+  transaction_data?: Record<string, unknown>[];
+  /** Ours: x509_hash (default, HAIP) or x509_san_dns. */
+  clientIdPrefix?: ClientIdPrefix;
+  /** Ours: direct_post.jwt (default) or direct_post. */
+  responseMode?: ResponseMode;
+  /** Ours: get (default) or post for request_uri_method. */
+  requestUriMethod?: 'get' | 'post';
+}
+
+const random = () => randomBytes(32).toString('base64url');
+const DEFAULT_LIFETIME_SECONDS = 300;
+
+export class PresentationOffers {
+  constructor(private readonly deps: VerificationDeps) {}
+
+  async create(ctx: RequestContext, tenantId: string, input: PresentationOfferRequest) {
+    if (input.response_type !== 'uri') {
+      throw badRequest(`response_type: '${input.response_type}' is not supported yet`, [{ field: 'body.response_type', message: 'only uri is supported so far' }]);
+    }
+    const allowed = ctx.principal.allowedPresentationConfigs;
+    if (allowed?.length && !allowed.includes(input.requestId)) throw forbidden(`this client may not use presentation configuration '${input.requestId}' (allowedPresentationConfigs)`);
+    const config = await this.deps.configs.get(tenantId, input.requestId).catch(() => {
+      throw badRequest(`requestId: no presentation configuration '${input.requestId}'`, [{ field: 'body.requestId', message: 'no such presentation configuration' }]);
+    });
+    const signer = await this.deps.signing.signer(tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
+    const clientIdPrefix = input.clientIdPrefix ?? 'x509_hash';
+    const clientId = clientIdFor(clientIdPrefix, signer, this.deps.publicUrl);
+    const walletNonce = random();
+    const urls = presentationUrls(this.deps.publicUrl, walletNonce);
+    const responseMode = input.responseMode ?? 'direct_post.jwt';
+    const encryption = responseMode === 'direct_post.jwt' ? await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }) : undefined;
+    const lifetime = config.lifeTime ?? DEFAULT_LIFETIME_SECONDS;
+    const transactionData = input.transaction_data ?? config.transaction_data ?? undefined;
+    const redirectUri = input.redirectUri ?? config.redirectUri ?? undefined;
+    const session = await this.deps.db.transaction().execute(async (trx) => {
+      const created = await this.deps.sessions.create(
+        {
+          tenantId,
+          kind: 'presentation',
+          clientId: ctx.principal.clientId,
+          lifetimeSeconds: lifetime,
+          public: {
+            requestId: config.id,
+            clientId,
+            clientIdPrefix,
+            responseMode,
+            requestUriMethod: input.requestUriMethod ?? 'get',
+            requestUrl: urls.request,
+            responseUri: urls.response,
+            walletNonce,
+            useDcApi: false,
+            ...(redirectUri && { redirectUri }),
+          },
+          private: {
+            nonce: random(),
+            state: random(),
+            dcqlQuery: config.dcql_query,
+            ...(transactionData?.length && { transactionData }),
+            ...(encryption && { encryptionKey: await exportJWK(encryption.privateKey) }),
+          },
+        },
+        trx,
+      );
+      await this.deps.sessions.addHandle(created.id, PRESENTATION_HANDLE, walletNonce, created.expiresAt, trx);
+      await this.deps.sessions.log(created.id, 'info', 'presentation request created', { requestId: config.id, by: ctx.principal.clientId }, trx);
+      return created;
+    });
+    const params = new URLSearchParams({ client_id: clientId, request_uri: urls.request });
+    if (input.requestUriMethod === 'post') params.set('request_uri_method', 'post');
+    return { uri: `openid4vp://?${params.toString()}`, session: session.id, requestUri: urls.request, expiresAt: session.expiresAt };
+  }
+}

@@ -1,0 +1,16 @@
+// What verification needs from other features, as narrow interfaces that app.ts wires.
+import type { PresentationConfiguration } from '../presentation-configs/service.js';
+
+export type { PresentationConfiguration };
+
+export interface PresentationConfigurations {
+  /** Throws a 404 problem for an unknown id. */
+  get(tenantId: string, id: string): Promise<PresentationConfiguration>;
+  /** Where the claims of a completed presentation go, if anywhere. */
+  resolveWebhook(tenantId: string, config: PresentationConfiguration): Promise<{ url: string; headers: Record<string, string> } | null>;
+}
+
+export interface TrustAnchors {
+  /** PEM certificates the tenant trusts as issuers (from its trust lists). */
+  trustedCertificates(tenantId: string): Promise<string[]>;
+}

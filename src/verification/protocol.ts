@@ -1,0 +1,167 @@
+// The wallet-facing OpenID4VP 1.0 endpoints of a presentation session: the request object (by
+// request_uri, GET or POST) and the response endpoint. `verifyResponse` lists its steps in order;
+// any failure fails the session closed.
+import { randomBytes } from 'node:crypto';
+import { compactDecrypt, importJWK, type JWK } from 'jose';
+import { OAuthError } from '../platform/http/problem.js';
+import { postJsonWithRetries } from '../platform/http/outbound.js';
+import type { SessionState } from '../sessions/model.js';
+import { checkDcql, type VerifiedForDcql } from './dcql.js';
+import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
+import { encodeTransactionData, signRequestObject } from './request-object.js';
+import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt.js';
+
+const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
+
+export interface VerifiedCredential extends VerifiedForDcql {
+  queryId: string;
+  issuer?: string;
+}
+
+export class PresentationProtocol {
+  constructor(private readonly deps: VerificationDeps) {}
+
+  private async session(handle: string): Promise<SessionState> {
+    const session = await this.deps.sessions.findByHandle(PRESENTATION_HANDLE, handle);
+    if (!session) throw new OAuthError(404, 'invalid_request', 'unknown or expired presentation request');
+    return session;
+  }
+
+  /** The signed request object; it can be fetched once (the session moves to `fetched`). */
+  async requestObject(handle: string, walletNonce?: string): Promise<string> {
+    const session = await this.session(handle);
+    if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
+    const fetched = await this.deps.sessions.update(session.tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
+    if (!fetched) throw invalidRequest('the request object was already fetched');
+    const secrets = session.private as { nonce: string; state: string; dcqlQuery: Record<string, unknown>; transactionData?: Record<string, unknown>[]; encryptionKey?: JWK };
+    const config = await this.deps.configs.get(session.tenantId, session.public.requestId as string);
+    const signer = await this.deps.signing.signer(session.tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
+    const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
+    const jwt = await signRequestObject(signer, {
+      clientId: session.public.clientId as string,
+      responseMode: session.public.responseMode as 'direct_post' | 'direct_post.jwt',
+      responseUri: session.public.responseUri as string,
+      nonce: secrets.nonce,
+      state: secrets.state,
+      dcqlQuery: secrets.dcqlQuery,
+      lifetimeSeconds: Math.max(1, Math.floor((Date.parse(session.expiresAt) - Date.now()) / 1000)),
+      ...(secrets.encryptionKey && { encryptionJwk: { ...encryptionJwk, kid: 'response-encryption' } as JWK }),
+      ...(secrets.transactionData && { transactionData: secrets.transactionData }),
+      ...(walletNonce && { walletNonce }),
+    });
+    await this.deps.sessions.log(session.id, 'info', 'request object fetched');
+    return jwt;
+  }
+
+  async respond(handle: string, body: Record<string, unknown>): Promise<{ redirect_uri?: string }> {
+    const session = await this.session(handle);
+    if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
+    if (session.consumed || session.status !== 'fetched') throw invalidRequest('this presentation request does not accept a response (already answered, or never fetched)');
+    try {
+      const credentials = await this.verifyResponse(session, body);
+      return await this.complete(session, credentials);
+    } catch (err) {
+      if (!(err instanceof PresentationRejected || err instanceof OAuthError)) throw err;
+      const reason = err.message;
+      await this.deps.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false });
+      await this.deps.sessions.log(session.id, 'warn', 'presentation rejected', { reason });
+      throw invalidRequest(reason);
+    }
+  }
+
+  private async verifyResponse(session: SessionState, body: Record<string, unknown>): Promise<VerifiedCredential[]> {
+    const secrets = session.private as { nonce: string; state: string; dcqlQuery: Record<string, unknown>; transactionData?: Record<string, unknown>[]; encryptionKey?: JWK };
+    const payload = await this.decrypt(session, secrets.encryptionKey, body);
+    if (payload.state !== secrets.state) throw new PresentationRejected('state does not match the request');
+    const vpToken = parseVpToken(payload.vp_token);
+    const trusted = await this.deps.trust.trustedCertificates(session.tenantId);
+    const context = {
+      clientId: session.public.clientId as string,
+      nonce: secrets.nonce,
+      trustedCertificates: trusted,
+      transactionData: secrets.transactionData ? encodeTransactionData(secrets.transactionData) : [],
+      now: new Date(),
+    };
+    const queries = (secrets.dcqlQuery.credentials as { id: string; format: string }[]) ?? [];
+    const verified: VerifiedCredential[] = [];
+    for (const [queryId, presentations] of Object.entries(vpToken)) {
+      const query = queries.find((q) => q.id === queryId);
+      if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
+      for (const presentation of presentations) {
+        if (query.format !== 'dc+sd-jwt') throw new PresentationRejected(`vp_token: format ${query.format} cannot be verified yet`);
+        verified.push({ queryId, ...(await verifySdJwtPresentation(presentation, context)) });
+      }
+    }
+    const byQuery: Record<string, VerifiedForDcql[]> = {};
+    for (const credential of verified) (byQuery[credential.queryId] ??= []).push(credential);
+    checkDcql(secrets.dcqlQuery, byQuery);
+    return verified;
+  }
+
+  /** direct_post.jwt: the response is a JWE to the session's key; direct_post: plain form fields. */
+  private async decrypt(session: SessionState, key: JWK | undefined, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (session.public.responseMode === 'direct_post') {
+      if (body.response !== undefined) throw new PresentationRejected('this request expects response_mode direct_post, not an encrypted response');
+      return body;
+    }
+    if (typeof body.response !== 'string' || !key) throw new PresentationRejected('the response must be encrypted (response_mode direct_post.jwt)');
+    try {
+      const { plaintext } = await compactDecrypt(body.response, await importJWK(key, 'ECDH-ES'), {
+        keyManagementAlgorithms: ['ECDH-ES'],
+        contentEncryptionAlgorithms: ['A128GCM', 'A256GCM'],
+      });
+      return JSON.parse(new TextDecoder().decode(plaintext)) as Record<string, unknown>;
+    } catch {
+      throw new PresentationRejected('the encrypted response could not be decrypted');
+    }
+  }
+
+  private async complete(session: SessionState, credentials: VerifiedCredential[]) {
+    const redirectTemplate = session.public.redirectUri as string | undefined;
+    const responseCode = redirectTemplate ? randomBytes(24).toString('base64url') : undefined;
+    const done = await this.deps.sessions.update(
+      session.tenantId,
+      session.id,
+      { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCode } }) },
+      { consumed: false, statuses: ['fetched'] },
+    );
+    if (!done) throw invalidRequest('this presentation request was already answered');
+    await this.deps.sessions.log(session.id, 'info', 'presentation verified', { credentials: credentials.length });
+    void this.sendWebhook(session, credentials);
+    if (!redirectTemplate || !responseCode) return {};
+    const redirect = new URL(redirectTemplate.replaceAll('{sessionId}', session.id));
+    redirect.searchParams.set('response_code', responseCode);
+    return { redirect_uri: redirect.toString() };
+  }
+
+  private async sendWebhook(session: SessionState, credentials: VerifiedCredential[]) {
+    const config = await this.deps.configs.get(session.tenantId, session.public.requestId as string).catch(() => undefined);
+    const endpoint = config && (await this.deps.configs.resolveWebhook(session.tenantId, config).catch(() => undefined));
+    if (!endpoint) return;
+    const payload = { type: 'presentation.completed', sessionId: session.id, tenantId: session.tenantId, requestId: config.id, credentials };
+    await postJsonWithRetries(endpoint, payload, async ({ attempt, failure, final }) => {
+      const details = { attempt, ...(failure && { reason: failure }) };
+      if (!failure) await this.deps.sessions.log(session.id, 'info', 'webhook delivered', details);
+      else await this.deps.sessions.log(session.id, final ? 'error' : 'warn', final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry', details);
+    });
+  }
+}
+
+/** OpenID4VP 1.0: a JSON object from credential query id to a non-empty array of presentations. */
+function parseVpToken(raw: unknown): Record<string, string[]> {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id');
+    }
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id');
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) throw new PresentationRejected('vp_token holds no presentation');
+  for (const [, list] of entries) {
+    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string')) throw new PresentationRejected('each vp_token entry must be a non-empty array of presentations');
+  }
+  return value as Record<string, string[]>;
+}

@@ -1,0 +1,66 @@
+// The signed authorization request (JAR, RFC 9101) of OpenID4VP 1.0, fetched by request_uri.
+import { createHash } from 'node:crypto';
+import type { JWK } from 'jose';
+import type { Signer } from '../key-chains/signing.js';
+import { signJwtWith } from '../key-chains/signing.js';
+
+export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns';
+export type ResponseMode = 'direct_post' | 'direct_post.jwt';
+
+/** The client identifier the access certificate stands for (OpenID4VP 1.0 section 5.9). */
+export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: string): string {
+  if (prefix === 'x509_san_dns') return `x509_san_dns:${new URL(publicUrl).hostname}`;
+  const leaf = Buffer.from(signer.x5c[0] as string, 'base64');
+  return `x509_hash:${createHash('sha256').update(leaf).digest('base64url')}`;
+}
+
+export interface RequestObjectInput {
+  clientId: string;
+  responseMode: ResponseMode;
+  responseUri: string;
+  nonce: string;
+  state: string;
+  dcqlQuery: Record<string, unknown>;
+  /** The session's ephemeral key for direct_post.jwt responses. */
+  encryptionJwk?: JWK;
+  transactionData?: Record<string, unknown>[];
+  walletNonce?: string;
+  expectedOrigins?: string[];
+  lifetimeSeconds: number;
+}
+
+const VP_FORMATS = {
+  'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'ES384', 'ES512'], 'kb-jwt_alg_values': ['ES256', 'ES384', 'ES512'] },
+  mso_mdoc: { issuerauth_alg_values: [-7, -35, -36], deviceauth_alg_values: [-7, -35, -36] },
+};
+
+/** transaction_data entries travel base64url-encoded; their hashes are taken over that encoding. */
+export const encodeTransactionData = (entries: Record<string, unknown>[]) => entries.map((e) => Buffer.from(JSON.stringify(e)).toString('base64url'));
+
+export function signRequestObject(signer: Signer, input: RequestObjectInput): Promise<string> {
+  const iat = Math.floor(Date.now() / 1000);
+  const payload = {
+    iss: input.clientId,
+    aud: 'https://self-issued.me/v2',
+    iat,
+    exp: iat + input.lifetimeSeconds,
+    client_id: input.clientId,
+    response_type: 'vp_token',
+    response_mode: input.responseMode,
+    response_uri: input.responseUri,
+    nonce: input.nonce,
+    state: input.state,
+    dcql_query: input.dcqlQuery,
+    client_metadata: {
+      vp_formats_supported: VP_FORMATS,
+      ...(input.encryptionJwk && {
+        jwks: { keys: [{ ...input.encryptionJwk, use: 'enc', alg: 'ECDH-ES' }] },
+        encrypted_response_enc_values_supported: ['A128GCM', 'A256GCM'],
+      }),
+    },
+    ...(input.transactionData?.length && { transaction_data: encodeTransactionData(input.transactionData) }),
+    ...(input.walletNonce && { wallet_nonce: input.walletNonce }),
+    ...(input.expectedOrigins && { expected_origins: input.expectedOrigins }),
+  };
+  return signJwtWith(signer, { typ: 'oauth-authz-req+jwt' }, payload);
+}

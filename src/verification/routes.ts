@@ -1,0 +1,57 @@
+// Management: presentation offers. Wallet-facing: the request object and the response endpoint,
+// under /presentations/{per-session value}.
+import { z } from 'zod';
+import { contextOf, tenantOf } from '../platform/http/access.js';
+import type { App } from '../platform/http/types.js';
+import type { PresentationOffers } from './offers.js';
+import type { PresentationProtocol } from './protocol.js';
+
+const OfferBody = z.strictObject({
+  response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
+  requestId: z.string().min(1).describe('id of a presentation configuration'),
+  webhook: z.unknown().optional().describe('not used yet: the configuration decides the webhook'),
+  redirectUri: z.string().optional().describe('overrides the configuration; {sessionId} is replaced'),
+  expected_origin: z.string().optional(),
+  transaction_data: z.array(z.record(z.string(), z.unknown())).optional().describe("overrides the configuration's"),
+  clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']).optional().describe('ours: default x509_hash (HAIP)'),
+  responseMode: z.enum(['direct_post', 'direct_post.jwt']).optional().describe('ours: default direct_post.jwt (encrypted)'),
+  requestUriMethod: z.enum(['get', 'post']).optional().describe('ours: post adds request_uri_method=post'),
+});
+const OfferResponse = z.object({
+  uri: z.string().describe('openid4vp:// URI with client_id and request_uri'),
+  session: z.string(),
+  requestUri: z.string(),
+  expiresAt: z.string(),
+});
+const Handle = z.object({ handle: z.string() });
+
+export function verificationRoutes(app: App, offers: PresentationOffers, protocol: PresentationProtocol) {
+  app.post('/api/verifier/offer', {
+    config: { access: { roles: ['presentation:request'], tenant: 'required' } },
+    schema: {
+      tags: ['verification'],
+      summary: 'Create a presentation request (OpenID4VP 1.0 with DCQL)',
+      description: 'A client whose allowedPresentationConfigs excludes requestId gets 403.',
+      body: OfferBody,
+      response: { 201: OfferResponse },
+    },
+  }, async (request, reply) => reply.code(201).send(await offers.create(contextOf(request), tenantOf(request), request.body)));
+
+  const tags = ['wallet: OpenID4VP'];
+  const jar = 'application/oauth-authz-req+jwt';
+  app.get('/presentations/:handle/request', {
+    schema: { tags, summary: 'The signed request object (JAR); it can be fetched once', params: Handle },
+  }, async (request, reply) => reply.type(jar).header('cache-control', 'no-store').send(await protocol.requestObject(request.params.handle)));
+
+  app.post('/presentations/:handle/request', {
+    schema: { tags, summary: 'The signed request object by POST (request_uri_method=post), echoing wallet_nonce', params: Handle, body: z.record(z.string(), z.unknown()).nullish() },
+  }, async (request, reply) => {
+    const walletNonce = request.body?.wallet_nonce;
+    const jwt = await protocol.requestObject(request.params.handle, typeof walletNonce === 'string' ? walletNonce : undefined);
+    return reply.type(jar).header('cache-control', 'no-store').send(jwt);
+  });
+
+  app.post('/presentations/:handle/response', {
+    schema: { tags, summary: 'Response endpoint (direct_post or direct_post.jwt)', params: Handle, body: z.record(z.string(), z.unknown()).nullish() },
+  }, async (request, reply) => reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body ?? {})));
+}

@@ -1,0 +1,105 @@
+// Verifying an SD-JWT VC presentation (with KB-JWT) for a presentation request. Each rule is a step
+// that fails with a reason the session keeps as its errorReason.
+import { createHash } from 'node:crypto';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { decodeJwt, decodeProtectedHeader, importJWK, importX509, type JWK, jwtVerify } from 'jose';
+import { chainsToTrusted } from './trust.js';
+
+export class PresentationRejected extends Error {}
+const reject = (reason: string) => new PresentationRejected(reason);
+
+export interface PresentationContext {
+  /** The request's client_id: the KB-JWT audience. */
+  clientId: string;
+  nonce: string;
+  trustedCertificates: string[];
+  /** The request's transaction_data, base64url-encoded as sent. */
+  transactionData: string[];
+  now: Date;
+}
+
+export interface VerifiedSdJwt {
+  format: 'dc+sd-jwt';
+  vct: string;
+  issuer: string;
+  claims: Record<string, unknown>;
+  status?: { status_list?: { idx: number; uri: string } };
+}
+
+const KB_MAX_AGE_SECONDS = 300;
+const CLOCK_SKEW_SECONDS = 60;
+const sha256 = (data: string) => createHash('sha256').update(data).digest('base64url');
+const TECHNICAL_CLAIMS = ['iss', 'iat', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status', '_sd_alg', 'sub'];
+
+function issuerChain(presentation: string): string[] {
+  const [issuerJwt] = presentation.split('~');
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(issuerJwt as string);
+  } catch {
+    throw reject('the presentation is not an SD-JWT');
+  }
+  if (!Array.isArray(header.x5c) || header.x5c.length === 0) throw reject('issuer signature: the credential carries no x5c chain');
+  return header.x5c as string[];
+}
+
+/** KB-JWT rules the library leaves to us: audience, freshness, sd_hash, transaction data hashes. */
+function checkKeyBinding(presentation: string, context: PresentationContext) {
+  const kbJwt = presentation.slice(presentation.lastIndexOf('~') + 1);
+  if (!kbJwt) throw reject('key binding: the presentation has no KB-JWT');
+  const kb = decodeJwt(kbJwt);
+  if (kb.aud !== context.clientId) throw reject('key binding: aud is not this verifier');
+  if (kb.nonce !== context.nonce) throw reject('key binding: nonce does not match the request');
+  const now = context.now.getTime() / 1000;
+  if (typeof kb.iat !== 'number' || kb.iat > now + CLOCK_SKEW_SECONDS) throw reject('key binding: iat is missing or in the future');
+  if (kb.iat < now - KB_MAX_AGE_SECONDS) throw reject('key binding: iat is too old');
+  if (kb.sd_hash !== sha256(presentation.slice(0, presentation.lastIndexOf('~') + 1))) throw reject('key binding: sd_hash does not match the presentation');
+  checkTransactionData(kb as Record<string, unknown>, context.transactionData);
+}
+
+function checkTransactionData(kb: Record<string, unknown>, expected: string[]) {
+  if (expected.length === 0) return;
+  const alg = (kb.transaction_data_hashes_alg as string | undefined) ?? 'sha-256';
+  if (alg !== 'sha-256') throw reject('transaction data: only sha-256 hashes are accepted');
+  const hashes = kb.transaction_data_hashes;
+  const wanted = expected.map(sha256).sort();
+  if (!Array.isArray(hashes) || JSON.stringify([...hashes].sort()) !== JSON.stringify(wanted)) {
+    throw reject('transaction data: transaction_data_hashes do not match the request');
+  }
+}
+
+export async function verifySdJwtPresentation(presentation: string, context: PresentationContext): Promise<VerifiedSdJwt> {
+  const x5c = issuerChain(presentation);
+  if (!chainsToTrusted(x5c, context.trustedCertificates, context.now)) throw reject('untrusted issuer: the x5c chain leads to no trusted certificate');
+  const leafPem = `-----BEGIN CERTIFICATE-----\n${x5c[0]}\n-----END CERTIFICATE-----`;
+  const sdjwt = new SDJwtVcInstance({
+    hasher: (data: string | ArrayBuffer) => createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest(),
+    verifier: async (data: string, signature: string) => {
+      const { alg } = decodeProtectedHeader(`${data}.${signature}`);
+      return jwtVerify(`${data}.${signature}`, await importX509(leafPem, alg as string)).then(() => true, () => false);
+    },
+    kbVerifier: async (data: string, signature: string, payload: unknown) => {
+      const jwk = (payload as { cnf?: { jwk?: JWK } }).cnf?.jwk;
+      if (!jwk) return false;
+      const { alg } = decodeProtectedHeader(`${data}.${signature}`);
+      return jwtVerify(`${data}.${signature}`, await importJWK(jwk, alg as string)).then(() => true, () => false);
+    },
+  });
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = (await sdjwt.verify(presentation, { requiredClaimKeys: ['vct'], keyBindingNonce: context.nonce })) as { payload: Record<string, unknown> });
+  } catch (err) {
+    throw reject(`credential: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  checkKeyBinding(presentation, context);
+  const exp = payload.exp as number | undefined;
+  if (exp !== undefined && exp < context.now.getTime() / 1000) throw reject('credential: expired');
+  const claims = Object.fromEntries(Object.entries(payload).filter(([key]) => !TECHNICAL_CLAIMS.includes(key)));
+  return {
+    format: 'dc+sd-jwt',
+    vct: payload.vct as string,
+    issuer: payload.iss as string,
+    claims,
+    ...(payload.status ? { status: payload.status as VerifiedSdJwt['status'] } : {}),
+  };
+}

@@ -1,0 +1,122 @@
+// A test wallet for presentations: @openid4vc/openid4vp's client resolves and checks the signed
+// request and encrypts the response; @sd-jwt/sd-jwt-vc selects disclosures; jose signs the KB-JWT,
+// so that a test can bend exactly one rule at a time.
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
+import type { Jwk, JwtSigner } from '@openid4vc/oauth2';
+import { Openid4vpClient } from '@openid4vc/openid4vp';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { CompactEncrypt, importJWK, importX509, type JWK, jwtVerify, SignJWT } from 'jose';
+import './wallet.js'; // allows plain-HTTP URLs for the loopback test service
+
+const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest();
+
+export function presentationClient() {
+  return new Openid4vpClient({
+    callbacks: {
+      hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
+      verifyJwt: async (signer: JwtSigner, { compact, header }) => {
+        if (signer.method !== 'x5c') return { verified: false };
+        const pem = `-----BEGIN CERTIFICATE-----\n${signer.x5c[0]}\n-----END CERTIFICATE-----`;
+        try {
+          await jwtVerify(compact, await importX509(pem, header.alg));
+          const jwk = (await crypto.subtle.exportKey('jwk', (await importX509(pem, header.alg, { extractable: true })) as CryptoKey)) as Jwk;
+          return { verified: true, signerJwk: jwk };
+        } catch {
+          return { verified: false };
+        }
+      },
+      getX509CertificateMetadata: (certificate: string) => {
+        const cert = new X509Certificate(Buffer.from(certificate, 'base64'));
+        const names = (cert.subjectAltName ?? '').split(', ');
+        return {
+          sanDnsNames: names.filter((n) => n.startsWith('DNS:')).map((n) => n.slice(4)),
+          sanUriNames: names.filter((n) => n.startsWith('URI:')).map((n) => n.slice(4)),
+        };
+      },
+      encryptJwe: async (encryptor, data) => {
+        const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
+          .setProtectedHeader({ alg: encryptor.alg, enc: encryptor.enc, ...(encryptor.publicJwk.kid && { kid: encryptor.publicJwk.kid }) })
+          .encrypt(await importJWK(encryptor.publicJwk as JWK, encryptor.alg));
+        return { jwe, encryptionJwk: encryptor.publicJwk };
+      },
+      decryptJwe: async () => {
+        throw new Error('not used');
+      },
+      signJwt: async () => {
+        throw new Error('not used');
+      },
+    },
+  });
+}
+
+export interface ResolvedRequest {
+  clientId: string;
+  nonce: string;
+  responseUri: string;
+  responseMode: string;
+  dcqlQuery: { credentials: { id: string }[] };
+  transactionData: string[];
+  payload: Record<string, any>;
+}
+
+/** Parses the openid4vp:// URI and fetches and verifies the request object (GET, or POST when the URI asks). */
+export async function resolveRequest(uri: string): Promise<ResolvedRequest> {
+  const client = presentationClient();
+  const parsed = client.parseOpenid4vpAuthorizationRequest({ authorizationRequest: uri });
+  const resolved = await client.resolveOpenId4vpAuthorizationRequest({ authorizationRequestPayload: parsed.params as never, wallet: { nonce: randomBytes(8).toString('hex') } as never });
+  const payload = resolved.authorizationRequestPayload as Record<string, any>;
+  return {
+    clientId: payload.client_id,
+    nonce: payload.nonce,
+    responseUri: payload.response_uri,
+    responseMode: payload.response_mode,
+    dcqlQuery: payload.dcql_query,
+    transactionData: payload.transaction_data ?? [],
+    payload,
+  };
+}
+
+export interface KeyBindingOptions {
+  aud?: string;
+  nonce?: string;
+  iat?: number;
+  sdHash?: string;
+  signWith?: JWK;
+  transactionDataHashes?: string[];
+}
+
+/** An SD-JWT VC presentation disclosing `disclose` (all when absent), with a KB-JWT for the request. */
+export async function presentSdJwt(credential: string, holderPrivateJwk: JWK, request: ResolvedRequest, disclose?: string[], kb: KeyBindingOptions = {}) {
+  const sdjwt = new SDJwtVcInstance({ hasher: (data: string | ArrayBuffer) => sha256(typeof data === 'string' ? data : new Uint8Array(data)) });
+  const frame = disclose ? Object.fromEntries(disclose.map((claim) => [claim, true])) : undefined;
+  let withoutKb = frame ? await sdjwt.present(credential, frame as never) : credential;
+  if (!withoutKb.endsWith('~')) withoutKb += '~';
+  const transactionDataHashes = kb.transactionDataHashes ?? request.transactionData.map((entry) => sha256(entry).toString('base64url'));
+  const kbJwt = await new SignJWT({
+    iat: kb.iat ?? Math.floor(Date.now() / 1000),
+    aud: kb.aud ?? request.clientId,
+    nonce: kb.nonce ?? request.nonce,
+    sd_hash: kb.sdHash ?? sha256(withoutKb).toString('base64url'),
+    ...(transactionDataHashes.length && { transaction_data_hashes: transactionDataHashes, transaction_data_hashes_alg: 'sha-256' }),
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
+    .sign(await importJWK(kb.signWith ?? holderPrivateJwk, 'ES256'));
+  return `${withoutKb}${kbJwt}`;
+}
+
+/** Sends the vp_token to the response endpoint as the request asks (encrypted for direct_post.jwt). */
+export async function submit(request: ResolvedRequest, vpToken: Record<string, string[]>) {
+  const client = presentationClient();
+  const response = await client.createOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: request.payload as never,
+    authorizationResponsePayload: { vp_token: vpToken as never } as never,
+    ...(request.responseMode === 'direct_post.jwt' && { jarm: { encryption: { nonce: request.nonce }, serverMetadata: { authorization_encryption_alg_values_supported: ['ECDH-ES'], authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'] } as never } }),
+  });
+  const submitted = await client.submitOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: request.payload as never,
+    authorizationResponsePayload: response.authorizationResponsePayload,
+    ...(response.jarm && { jarm: { responseJwt: response.jarm.responseJwt } }),
+  });
+  const text = await submitted.response.text();
+  return { status: submitted.response.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
+}
