@@ -4,12 +4,18 @@ import type { Dialect } from '../platform/db/connect.js';
 import { foundation } from './0001-foundation.js';
 import { keyChains } from './0002-key-chains.js';
 import { issuance } from './0003-issuance.js';
+import { statusLists } from './0004-status-lists.js';
+import { trustLists } from './0005-trust-lists.js';
+import { presentationConfigs } from './0006-presentation-configs.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
   '0001-foundation': foundation,
   '0002-key-chains': keyChains,
   '0003-issuance': issuance,
+  '0004-status-lists': statusLists,
+  '0005-trust-lists': trustLists,
+  '0006-presentation-configs': presentationConfigs,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -9,12 +9,14 @@ export interface ColumnTypes {
   serial: RawBuilder<unknown>;
   /** The literal a bool column holds for true, for use in index predicates. */
   true: RawBuilder<unknown>;
+  /** Bytes (bytea / blob). */
+  binary: RawBuilder<unknown>;
 }
 
 export function columnTypes(dialect: Dialect): ColumnTypes {
   return dialect === 'postgres'
-    ? { timestamp: sql`timestamptz`, bool: sql`boolean`, serial: sql`bigserial`, true: sql`true` }
-    : { timestamp: sql`text`, bool: sql`integer`, serial: sql`integer`, true: sql`1` };
+    ? { timestamp: sql`timestamptz`, bool: sql`boolean`, serial: sql`bigserial`, true: sql`true`, binary: sql`bytea` }
+    : { timestamp: sql`text`, bool: sql`integer`, serial: sql`integer`, true: sql`1`, binary: sql`blob` };
 }
 
 export interface VersionedMigration {

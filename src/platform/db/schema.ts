@@ -197,6 +197,82 @@ export interface IssuedCredentialsTable {
   created_at: Timestamp;
 }
 
+export interface StatusListsTable {
+  tenant_id: string;
+  id: string;
+  credential_configuration_id: string | null;
+  key_chain_id: string | null;
+  bits: number;
+  capacity: number;
+  ttl: number;
+  immediate_update: Bool;
+  enable_aggregation: Bool;
+  used_entries: number;
+  /** Secret key (hex) of the list's index permutation. */
+  permutation_key: string;
+  /** The status bits, `bits` per entry, least significant first (Token Status List). */
+  bitset: Uint8Array;
+  version: number;
+  token_jwt: string | null;
+  token_cwt: Uint8Array | null;
+  token_version: number | null;
+  token_seq: number;
+  token_issued_at: Timestamp | null;
+  token_expires_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface StatusEntriesTable {
+  tenant_id: string;
+  list_id: string;
+  idx: number;
+  session_id: string | null;
+  credential_configuration_id: string;
+  created_at: Timestamp;
+}
+
+export interface PresentationConfigsTable extends TenantOwnedRow {
+  /** The settings as JSON (presentation-configs/schemas.ts: PresentationDocument). */
+  document: Json;
+  webhook_endpoint_id: string | null;
+  access_key_chain_id: string | null;
+  /** The deprecated inline webhook, sealed: its auth may carry a secret header value. */
+  webhook: string | null;
+  /** Filled by the registrar feature; never written from a request. */
+  registration_cert_cache: Json | null;
+}
+
+export interface TrustListsTable {
+  tenant_id: string;
+  id: string;
+  description: string | null;
+  key_chain_id: string;
+  scheme_data: Json | null;
+  entity_config: Json;
+  entity_key_chains: Json;
+  data: Json;
+  jwt: string;
+  sequence_number: number;
+  issued_at: Timestamp;
+  next_update: Timestamp;
+  resign_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TrustListVersionsTable {
+  tenant_id: string;
+  id: string;
+  trust_list_id: string;
+  sequence_number: number;
+  key_chain_id: string;
+  entity_config: Json;
+  data: Json;
+  jwt: string;
+  created_at: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   clients: ClientsTable;
@@ -215,6 +291,11 @@ export interface Database {
   nonces: NoncesTable;
   deferred_transactions: DeferredTransactionsTable;
   issued_credentials: IssuedCredentialsTable;
+  status_lists: StatusListsTable;
+  status_entries: StatusEntriesTable;
+  presentation_configs: PresentationConfigsTable;
+  trust_lists: TrustListsTable;
+  trust_list_versions: TrustListVersionsTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
@@ -228,4 +309,9 @@ export type TenantTable =
   | 'sessions'
   | 'nonces'
   | 'deferred_transactions'
-  | 'issued_credentials';
+  | 'issued_credentials'
+  | 'status_lists'
+  | 'status_entries'
+  | 'presentation_configs'
+  | 'trust_lists'
+  | 'trust_list_versions';

@@ -1,0 +1,105 @@
+// Rules a configuration obeys beyond the shape its schema describes: the DCQL query as the dcql
+// library reads it, the formats we verify, and the credential query ids that other fields refer to.
+// Errors name fields as the request does (body.dcql_query.credentials.0.format), also on PATCH,
+// where they may come from stored values.
+import { DcqlCredentialSetError, DcqlError, DcqlNonUniqueCredentialQueryIdsError, DcqlQuery } from 'dcql';
+import type { FieldError } from '../platform/http/problem.js';
+import { type PresentationDocument, SUPPORTED_FORMATS } from './schemas.js';
+
+/** A valibot issue, as the dcql library's parse errors (ValiError) carry them. */
+interface Issue {
+  message: string;
+  path?: { key: unknown }[];
+  issues?: Issue[];
+}
+
+const QUERY = 'body.dcql_query';
+const at = (...segments: unknown[]) => [QUERY, ...segments.map(String)].join('.');
+const keysOf = (issue: Issue) => (issue.path ?? []).map((item) => item.key);
+
+/** A union's own message says little ("Expected Object but received Object"); its branches say what is missing. */
+function messageOf(issue: Issue): string {
+  const nested = (issue.issues ?? []).filter((n) => n.path?.length);
+  if (!nested.length) return issue.message;
+  return `${issue.message}: ${nested.map((n) => `${keysOf(n).join('.')}: ${n.message}`).join('; ')}`;
+}
+
+function parse(query: unknown): { query?: DcqlQuery; errors: FieldError[] } {
+  try {
+    return { query: DcqlQuery.parse(query as DcqlQuery.Input), errors: [] };
+  } catch (err) {
+    const issues = (err as { issues?: Issue[] }).issues;
+    if (!Array.isArray(issues)) throw err;
+    return { errors: issues.map((issue) => ({ field: at(...keysOf(issue)), message: messageOf(issue) })) };
+  }
+}
+
+/** Formats the library knows but we do not verify; a format the library refuses is reported by parse(). */
+function formatErrors(query: unknown, reported: FieldError[]): FieldError[] {
+  const credentials = (query as { credentials?: unknown }).credentials;
+  if (!Array.isArray(credentials)) return [];
+  return credentials.flatMap((credential, i) => {
+    const format = (credential as { format?: unknown } | null)?.format;
+    const field = at('credentials', i, 'format');
+    if (typeof format !== 'string' || (SUPPORTED_FORMATS as readonly string[]).includes(format)) return [];
+    if (reported.some((e) => e.field === field)) return [];
+    return [{ field, message: `'${format}' is not verified here; supported formats: ${SUPPORTED_FORMATS.join(', ')}` }];
+  });
+}
+
+/** The library's checks across the query (unique ids, defined claim and credential set ids), placed where they apply. */
+function consistencyErrors(query: DcqlQuery): FieldError[] {
+  try {
+    DcqlQuery.validate(query);
+    return [];
+  } catch (err) {
+    if (!(err instanceof DcqlError)) throw err;
+    if (err instanceof DcqlNonUniqueCredentialQueryIdsError) {
+      const ids = query.credentials.map((c) => c.id);
+      return [
+        {
+          field: at(
+            'credentials',
+            ids.findIndex((id, i) => ids.indexOf(id) !== i),
+            'id',
+          ),
+          message: err.message,
+        },
+      ];
+    }
+    if (err instanceof DcqlCredentialSetError) return [{ field: at('credential_sets'), message: err.message }];
+    // The remaining check is per credential query: claim_sets naming claim ids (the library's message calls them credential ids).
+    const errors = query.credentials.flatMap((credential, i) => {
+      const known = new Set(credential.claims?.map((claim) => claim.id));
+      const unknown = (credential.claim_sets ?? []).flat().filter((id) => !known.has(id));
+      return unknown.length
+        ? [{ field: at('credentials', i, 'claim_sets'), message: `names ids that no claim of the query has: ${unknown.join(', ')}` }]
+        : [];
+    });
+    return errors.length ? errors : [{ field: QUERY, message: err.message }];
+  }
+}
+
+/** Each credential id must name a credential query of the DCQL query. */
+function referenceErrors(field: string, items: { credential_ids?: string[] }[] | null, queryIds: Set<string>): FieldError[] {
+  return (items ?? []).flatMap((item, i) =>
+    (item.credential_ids ?? []).flatMap((id, j) =>
+      queryIds.has(id)
+        ? []
+        : [{ field: `body.${field}.${i}.credential_ids.${j}`, message: `'${id}' is not the id of a credential query in dcql_query` }],
+    ),
+  );
+}
+
+export function checkDocument(doc: PresentationDocument): FieldError[] {
+  const parsed = parse(doc.dcql_query);
+  const errors = [...parsed.errors, ...formatErrors(doc.dcql_query, parsed.errors)];
+  if (!parsed.query) return errors;
+  errors.push(...consistencyErrors(parsed.query));
+  const queryIds = new Set(parsed.query.credentials.map((c) => c.id));
+  errors.push(
+    ...referenceErrors('transaction_data', doc.transaction_data, queryIds),
+    ...referenceErrors('attached', doc.attached, queryIds),
+  );
+  return errors;
+}

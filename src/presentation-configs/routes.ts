@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { contextOf, tenantOf } from '../platform/http/access.js';
+import type { App } from '../platform/http/types.js';
+import { PresentationConfigurationSchema, SaveBody, UpdateBody } from './schemas.js';
+import type { PresentationConfigService } from './service.js';
+
+const Params = z.object({ id: z.string() });
+const access = { roles: ['presentation:manage'], tenant: 'required' } as const;
+const tags = ['presentation configurations'];
+const PATH = '/api/verifier/config';
+
+const MODEL = [
+  '`dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of',
+  '`transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId`',
+  'a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each',
+  'other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here.',
+].join(' ');
+
+export function presentationConfigRoutes(app: App, configs: PresentationConfigService) {
+  app.get(
+    PATH,
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: "List the tenant's presentation configurations",
+        response: { 200: z.array(PresentationConfigurationSchema) },
+      },
+    },
+    (request) => configs.list(tenantOf(request)),
+  );
+
+  app.post(
+    PATH,
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Create a presentation configuration, or replace the one with this id',
+        description: `${MODEL} An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.`,
+        body: SaveBody,
+        response: {
+          200: PresentationConfigurationSchema.describe('replaced'),
+          201: PresentationConfigurationSchema.describe('created'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { created, configuration } = await configs.save(contextOf(request), tenantOf(request), request.body);
+      return reply.code(created ? 201 : 200).send(configuration);
+    },
+  );
+
+  app.get(
+    `${PATH}/:id`,
+    {
+      config: { access },
+      schema: { tags, summary: 'Get a presentation configuration', params: Params, response: { 200: PresentationConfigurationSchema } },
+    },
+    (request) => configs.get(tenantOf(request), request.params.id),
+  );
+
+  app.patch(
+    `${PATH}/:id`,
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'Update a presentation configuration: the fields given replace the stored ones (null clears or resets to the default)',
+        description: MODEL,
+        params: Params,
+        body: UpdateBody,
+        response: { 200: PresentationConfigurationSchema },
+      },
+    },
+    (request) => configs.update(contextOf(request), tenantOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    `${PATH}/:id`,
+    {
+      config: { access },
+      schema: { tags, summary: 'Delete a presentation configuration', params: Params, response: { 204: z.null() } },
+    },
+    async (request, reply) => {
+      await configs.remove(contextOf(request), tenantOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}

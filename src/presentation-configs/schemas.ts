@@ -1,0 +1,161 @@
+// The presentation configuration as the API accepts and returns it: what a verifier asks wallets for
+// (a DCQL query) and how a request made from it behaves. The zod schemas here are the validation,
+// the TypeScript types and the OpenAPI document at once; what needs the DCQL library is in checks.ts.
+import type { DcqlQuery } from 'dcql';
+import { z } from 'zod';
+import { type AuthInput, AuthInputSchema, type AuthView, AuthViewSchema } from '../http-endpoints/schemas.js';
+
+/** The credential formats this service verifies; a DCQL credential query must ask for one of them. */
+export const SUPPORTED_FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
+/** Seconds a request created from a configuration stays valid, unless the configuration says otherwise. */
+export const DEFAULT_LIFETIME = 300;
+const MAX_LIFETIME = 31_536_000;
+/** Replaced by the session id in redirectUri. */
+export const SESSION_PLACEHOLDER = '{sessionId}';
+
+const Id = z.string().regex(/^[A-Za-z0-9._~-]{1,64}$/, 'must be 1-64 URL-safe characters');
+const Reference = z.string().min(1).max(256);
+const CredentialIds = z.array(z.string().min(1).max(256)).min(1).max(100).describe('ids of credential queries in dcql_query');
+
+const DcqlQuerySchema = z
+  .record(z.string(), z.unknown())
+  .describe(
+    'OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. ' +
+      `body.dcql_query.credentials.0.format); every credential query asks for one of: ${SUPPORTED_FORMATS.join(', ')}. Stored as given`,
+  )
+  .meta({ id: 'DcqlQuery' });
+
+const TransactionDataSchema = z
+  .looseObject({
+    type: z.string().min(1).max(256).describe('the transaction data type'),
+    credential_ids: CredentialIds.describe('ids of the credential queries in dcql_query that this transaction data is bound to'),
+  })
+  .describe('OpenID4VP transaction data; further members (transaction_data_hashes_alg, type-specific ones) are kept as given')
+  .meta({ id: 'TransactionData' });
+
+const AttachmentSchema = z
+  .strictObject({
+    format: z.string().min(1).max(256).describe('format of the attestation in data, e.g. registration_cert'),
+    data: z.record(z.string(), z.unknown()),
+    credential_ids: CredentialIds.optional().describe('ids of credential queries in dcql_query it applies to; absent: all'),
+  })
+  .describe('an attestation about the verifier sent along with the request (OpenID4VP verifier_info)')
+  .meta({ id: 'Attachment' });
+
+const isHttpUrl = (value: string) => {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'https:' || url.protocol === 'http:') && url.host !== '';
+};
+
+const RedirectUri = z
+  .string()
+  .min(1)
+  .max(2048)
+  .superRefine((uri, ctx) => {
+    const other = uri.replaceAll(SESSION_PLACEHOLDER, '').match(/\{[^}]*\}/)?.[0];
+    if (other) ctx.addIssue({ code: 'custom', message: `only the placeholder ${SESSION_PLACEHOLDER} is replaced; ${other} is not` });
+    else if (!isHttpUrl(uri.replaceAll(SESSION_PLACEHOLDER, 'session-id'))) {
+      ctx.addIssue({ code: 'custom', message: `must be an absolute http or https URL once ${SESSION_PLACEHOLDER} is replaced` });
+    }
+  })
+  .describe(`where the wallet sends the user after a successful presentation; ${SESSION_PLACEHOLDER} is replaced by the session id`);
+
+const WebhookUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+  .max(2048)
+  .refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), 'must not carry credentials; put them in auth');
+
+const WebhookConfigInput = z
+  .strictObject({
+    url: WebhookUrl,
+    auth: AuthInputSchema.optional().describe(
+      'default none. A header value of **** (as answered) keeps the stored value of the same header',
+    ),
+  })
+  .describe('deprecated: use webhookEndpointId. Receives the claims of a completed presentation; the auth is stored encrypted');
+
+export const WebhookConfigSchema = z
+  .object({ url: z.string(), auth: AuthViewSchema })
+  .describe('deprecated inline webhook; a header value is always answered as ****')
+  .meta({ id: 'WebhookConfig' });
+
+const Settings = {
+  description: z.string().max(1000).nullable().optional(),
+  lifeTime: z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_LIFETIME)
+    .nullable()
+    .optional()
+    .describe(`seconds a request created from the configuration stays valid; default ${DEFAULT_LIFETIME} (null resets to it)`),
+  transaction_data: z
+    .array(TransactionDataSchema)
+    .max(50)
+    .optional()
+    .describe('sent with every request made from the configuration; default none ([])'),
+  registration_cert: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .optional()
+    .describe('registration certificate request, stored as given; changing it clears registrationCertCache'),
+  registrationCertCache: z.unknown().optional().describe('read-only: server managed; a value given here is ignored'),
+  webhookEndpointId: Reference.nullable().optional().describe('a webhook endpoint of the tenant that receives the claims'),
+  webhook: WebhookConfigInput.nullable().optional().meta({ deprecated: true }),
+  attached: z.array(AttachmentSchema).max(20).nullable().optional(),
+  redirectUri: RedirectUri.nullable().optional(),
+  accessKeyChainId: Reference.nullable()
+    .optional()
+    .describe("an access key chain of the tenant that signs the requests; absent or null: the tenant's default access key chain"),
+};
+
+export const SaveBody = z.strictObject({ id: Id, dcql_query: DcqlQuerySchema, ...Settings });
+
+export const UpdateBody = z.strictObject({
+  id: Id.optional().describe('accepted only when equal to the id in the path'),
+  dcql_query: DcqlQuerySchema.optional().describe('replaces the stored query as a whole'),
+  ...Settings,
+});
+
+export const PresentationConfigurationSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    description: z.string().nullable(),
+    lifeTime: z.number().describe('seconds a request created from the configuration stays valid'),
+    dcql_query: DcqlQuerySchema,
+    transaction_data: z.array(TransactionDataSchema),
+    registration_cert: z.record(z.string(), z.unknown()).nullable(),
+    registrationCertCache: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('read-only: the registration certificate obtained from the registrar; null until there is one'),
+    webhookEndpointId: z.string().nullable(),
+    webhook: WebhookConfigSchema.nullable().meta({ deprecated: true }),
+    attached: z.array(AttachmentSchema).nullable(),
+    redirectUri: z.string().nullable(),
+    accessKeyChainId: z.string().nullable().describe("null: the tenant's default access key chain"),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'PresentationConfiguration' });
+
+export type TransactionData = z.infer<typeof TransactionDataSchema>;
+export type SavePresentationConfiguration = z.infer<typeof SaveBody>;
+export type UpdatePresentationConfiguration = z.infer<typeof UpdateBody>;
+/** The deprecated inline webhook as stored (sealed), with its secret. */
+export interface WebhookConfig {
+  url: string;
+  auth: AuthInput;
+}
+export type PresentationConfiguration = Omit<z.infer<typeof PresentationConfigurationSchema>, 'dcql_query' | 'webhook'> & {
+  /** Valid for the dcql library (DcqlQuery.parse accepts it), with supported formats only. */
+  dcql_query: DcqlQuery.Input;
+  webhook: { url: string; auth: AuthView } | null;
+};
+/** What presentation_configs.document holds: the settings without id, references, webhook and timestamps. */
+export type PresentationDocument = Pick<
+  PresentationConfiguration,
+  'description' | 'lifeTime' | 'dcql_query' | 'transaction_data' | 'registration_cert' | 'attached' | 'redirectUri'
+>;

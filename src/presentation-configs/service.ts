@@ -1,0 +1,303 @@
+// Presentation configurations: what a tenant asks wallets for (a DCQL query) and how a request made
+// from it behaves (lifetime, transaction data, redirect, webhook, signing key chain). Settings are
+// stored as JSON; references in indexed columns, so that a key chain or webhook endpoint in use
+// cannot be deleted; the deprecated inline webhook sealed, because its auth may hold a secret.
+import type { DcqlQuery } from 'dcql';
+import type { AuditService } from '../audit/service.js';
+import { type AuthInput, type AuthView, MASK } from '../http-endpoints/schemas.js';
+import type { HttpEndpointService, ResolvedEndpoint } from '../http-endpoints/service.js';
+import type { KeyChainService } from '../key-chains/service.js';
+import type { RequestContext } from '../platform/auth/principal.js';
+import type { Sealer } from '../platform/crypto/sealed.js';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, inTransaction, nowIso, parseJson } from '../platform/db/values.js';
+import { type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
+import { checkDocument } from './checks.js';
+import {
+  DEFAULT_LIFETIME,
+  type PresentationConfiguration,
+  type PresentationDocument,
+  type SavePresentationConfiguration,
+  type UpdatePresentationConfiguration,
+  type WebhookConfig,
+} from './schemas.js';
+import type { PresentationConfigRow, ReferenceColumn } from './store.js';
+import * as store from './store.js';
+
+export type { PresentationConfiguration, TransactionData, WebhookConfig } from './schemas.js';
+
+type Input = Omit<SavePresentationConfiguration, 'id'>;
+
+/** Everything a request can set, defaults applied; the webhook with its secret. */
+interface Settings extends PresentationDocument {
+  webhookEndpointId: string | null;
+  accessKeyChainId: string | null;
+  webhook: WebhookConfig | null;
+}
+
+/** A configuration as loaded for a change: the view, what it was saved from, and its row. */
+interface Loaded {
+  configuration: PresentationConfiguration;
+  settings: Settings;
+  row: PresentationConfigRow;
+}
+
+function toSettings(input: Input): Settings {
+  return {
+    description: input.description ?? null,
+    lifeTime: input.lifeTime ?? DEFAULT_LIFETIME,
+    // Checked by checkDocument() before anything is saved.
+    dcql_query: input.dcql_query as DcqlQuery.Input,
+    transaction_data: input.transaction_data ?? [],
+    registration_cert: input.registration_cert ?? null,
+    attached: input.attached ?? null,
+    redirectUri: input.redirectUri ?? null,
+    webhookEndpointId: input.webhookEndpointId ?? null,
+    accessKeyChainId: input.accessKeyChainId ?? null,
+    webhook: input.webhook ? { url: input.webhook.url, auth: input.webhook.auth ?? { type: 'none' } } : null,
+  };
+}
+
+const documentOf = (s: Settings): PresentationDocument => ({
+  description: s.description,
+  lifeTime: s.lifeTime,
+  dcql_query: s.dcql_query,
+  transaction_data: s.transaction_data,
+  registration_cert: s.registration_cert,
+  attached: s.attached,
+  redirectUri: s.redirectUri,
+});
+
+const maskAuth = (auth: AuthInput): AuthView =>
+  auth.type === 'header' ? { type: 'header', header: { name: auth.header.name, value: MASK } } : { type: 'none' };
+
+/** A header value given as **** (as every response shows it) stands for the value stored for that header. */
+function unmaskWebhook(settings: Settings, stored: WebhookConfig | null): FieldError[] {
+  const auth = settings.webhook?.auth;
+  if (auth?.type !== 'header' || auth.header.value !== MASK) return [];
+  const kept =
+    stored?.auth.type === 'header' && stored.auth.header.name.toLowerCase() === auth.header.name.toLowerCase()
+      ? stored.auth.header.value
+      : undefined;
+  if (kept === undefined) {
+    return [{ field: 'body.webhook.auth.header.value', message: `${MASK} keeps the stored value, and none is stored for this header` }];
+  }
+  auth.header.value = kept;
+  return [];
+}
+
+/** Whether the request set a new header value (masked views cannot show it; the audit says so). */
+const replacesSecret = (input: Input | UpdatePresentationConfiguration) =>
+  input.webhook?.auth?.type === 'header' && input.webhook.auth.header.value !== MASK;
+
+export class PresentationConfigService {
+  constructor(
+    private readonly db: Executor,
+    private readonly sealer: Sealer,
+    private readonly audit: AuditService,
+    private readonly keyChains: KeyChainService,
+    private readonly webhookEndpoints: HttpEndpointService,
+  ) {
+    // What a configuration refers to cannot be deleted while it does.
+    keyChains.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'access_key_chain_id', id));
+    webhookEndpoints.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'webhook_endpoint_id', id));
+  }
+
+  private async referencing(db: Executor, tenantId: string, column: ReferenceColumn, id: string): Promise<string[]> {
+    const ids = await store.idsReferencing(tenantDb(db, tenantId), column, id);
+    return ids.map((configId) => `presentation configuration '${configId}'`);
+  }
+
+  /** Binds the sealed webhook to its row: copied into another row or tenant it no longer opens. */
+  private sealingContext(tenantId: string, id: string) {
+    return `presentation_configs:${tenantId}:${id}`;
+  }
+
+  private openWebhook(row: PresentationConfigRow): WebhookConfig | null {
+    return row.webhook ? this.sealer.openJson<WebhookConfig>(row.webhook, this.sealingContext(row.tenant_id, row.id)) : null;
+  }
+
+  private load(row: PresentationConfigRow): Loaded {
+    const doc = JSON.parse(row.document) as PresentationDocument;
+    const webhook = this.openWebhook(row);
+    const masked = webhook && { url: webhook.url, auth: maskAuth(webhook.auth) };
+    const references = { webhookEndpointId: row.webhook_endpoint_id, accessKeyChainId: row.access_key_chain_id };
+    return {
+      row,
+      settings: { ...doc, ...references, webhook },
+      configuration: {
+        id: row.id,
+        tenantId: row.tenant_id,
+        ...doc,
+        registrationCertCache: parseJson<Record<string, unknown>>(row.registration_cert_cache),
+        ...references,
+        webhook: masked,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      },
+    };
+  }
+
+  private async find(tenantId: string, id: string, db: Executor): Promise<Loaded | undefined> {
+    const row = await store.findConfig(tenantDb(db, tenantId), id);
+    return row && this.load(row);
+  }
+
+  private async loaded(tenantId: string, id: string, db: Executor): Promise<Loaded> {
+    const found = await this.find(tenantId, id, db);
+    if (!found) throw notFound('presentation configuration', id);
+    return found;
+  }
+
+  async list(tenantId: string): Promise<PresentationConfiguration[]> {
+    return (await store.listConfigs(tenantDb(this.db, tenantId))).map((row) => this.load(row).configuration);
+  }
+
+  /** The configuration as the API shows it (a webhook header value masked); 404 when the tenant has none of that id. */
+  async get(tenantId: string, id: string, db: Executor = this.db): Promise<PresentationConfiguration> {
+    return (await this.loaded(tenantId, id, db)).configuration;
+  }
+
+  /**
+   * Where the claims of a completed presentation go, with the headers that authenticate there:
+   * the webhook endpoint referred to, else the deprecated inline webhook (decrypted); null when neither is set.
+   */
+  async resolveWebhook(
+    tenantId: string,
+    config: Pick<PresentationConfiguration, 'id' | 'webhookEndpointId' | 'webhook'>,
+  ): Promise<ResolvedEndpoint | null> {
+    if (config.webhookEndpointId) return this.webhookEndpoints.resolve(tenantId, config.webhookEndpointId);
+    if (!config.webhook) return null;
+    const row = await store.findConfig(tenantDb(this.db, tenantId), config.id);
+    const webhook = row && this.openWebhook(row);
+    if (!webhook) return null;
+    return { url: webhook.url, headers: webhook.auth.type === 'header' ? { [webhook.auth.header.name]: webhook.auth.header.value } : {} };
+  }
+
+  /**
+   * References that do not resolve in the tenant. Runs in the saving transaction: the webhook
+   * endpoint referred to stays locked until it ends, so it cannot be deleted meanwhile.
+   */
+  private async referenceErrors(trx: Executor, tenantId: string, s: Settings): Promise<FieldError[]> {
+    const errors: FieldError[] = [];
+    if (s.accessKeyChainId) {
+      const usageType = await this.keyChains.row(tenantId, s.accessKeyChainId, trx).then(
+        (row) => row.usage_type,
+        (err) => {
+          if (err instanceof Problem && err.status === 404) return undefined;
+          throw err;
+        },
+      );
+      if (!usageType) errors.push({ field: 'body.accessKeyChainId', message: `key chain '${s.accessKeyChainId}' does not exist` });
+      else if (usageType !== 'access') {
+        errors.push({
+          field: 'body.accessKeyChainId',
+          message: `key chain '${s.accessKeyChainId}' has usage type ${usageType}; requests are signed with access key chains`,
+        });
+      }
+    }
+    if (s.webhookEndpointId && !(await this.webhookEndpoints.lockForReference(trx, tenantId, s.webhookEndpointId))) {
+      errors.push({ field: 'body.webhookEndpointId', message: `webhook endpoint '${s.webhookEndpointId}' does not exist` });
+    }
+    if (s.webhookEndpointId && s.webhook) {
+      errors.push({ field: 'body.webhook', message: 'is deprecated and cannot be set together with webhookEndpointId; set one of them' });
+    }
+    return errors;
+  }
+
+  private async check(trx: Executor, tenantId: string, settings: Settings, stored: WebhookConfig | null, extra: FieldError[] = []) {
+    const errors = [...extra, ...checkDocument(settings), ...unmaskWebhook(settings, stored)];
+    errors.push(...(await this.referenceErrors(trx, tenantId, settings)));
+    if (errors.length) throw invalidFields(errors);
+  }
+
+  private columns(tenantId: string, id: string, s: Settings) {
+    return {
+      document: JSON.stringify(documentOf(s)),
+      webhook_endpoint_id: s.webhookEndpointId,
+      access_key_chain_id: s.accessKeyChainId,
+      webhook: s.webhook && this.sealer.sealJson(s.webhook, this.sealingContext(tenantId, id)),
+    };
+  }
+
+  /**
+   * POST: creates the configuration, or replaces the one with this id as a whole (fields not given
+   * take their defaults; createdAt and the registration certificate cache are kept).
+   */
+  async save(ctx: RequestContext, tenantId: string, input: SavePresentationConfiguration) {
+    return inTransaction(this.db, async (trx) => {
+      const existing = await this.find(tenantId, input.id, trx);
+      if (existing) return { created: false, configuration: await this.replace(ctx, tenantId, existing, toSettings(input), input, trx) };
+      const settings = toSettings(input);
+      await this.check(trx, tenantId, settings, null);
+      const now = nowIso();
+      const row = {
+        id: input.id,
+        ...this.columns(tenantId, input.id, settings),
+        registration_cert_cache: null,
+        created_at: now,
+        updated_at: now,
+      };
+      if (!(await store.insertConfigIfAbsent(tenantDb(trx, tenantId), row))) {
+        // Created concurrently since find(): replace that one, as if it had been there first.
+        const raced = await this.loaded(tenantId, input.id, trx);
+        return { created: false, configuration: await this.replace(ctx, tenantId, raced, toSettings(input), input, trx) };
+      }
+      const created = await this.get(tenantId, input.id, trx);
+      await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.created', after: { ...created } }, trx);
+      return { created: true, configuration: created };
+    });
+  }
+
+  /** PATCH: the fields given replace the stored ones (null clears or resets to the default), dcql_query as a whole. */
+  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdatePresentationConfiguration) {
+    return inTransaction(this.db, async (trx) => {
+      const before = await this.loaded(tenantId, id, trx);
+      const { id: givenId, ...changes } = input;
+      const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+      // The stored webhook carries its secret already: re-saving it unchanged must not read as a masked value.
+      const settings = toSettings({ ...before.settings, ...given } as Input);
+      const errors: FieldError[] = [];
+      if (givenId !== undefined && givenId !== id) {
+        errors.push({ field: 'body.id', message: `cannot change: the path names presentation configuration '${id}'` });
+      }
+      return this.replace(ctx, tenantId, before, settings, input, trx, errors);
+    });
+  }
+
+  private async replace(
+    ctx: RequestContext,
+    tenantId: string,
+    before: Loaded,
+    settings: Settings,
+    input: Input | UpdatePresentationConfiguration,
+    trx: Executor,
+    errors: FieldError[] = [],
+  ): Promise<PresentationConfiguration> {
+    const id = before.row.id;
+    await this.check(trx, tenantId, settings, before.settings.webhook, errors);
+    // The cached certificate was obtained for the stored request; another request needs another certificate.
+    const certChanged = JSON.stringify(settings.registration_cert) !== JSON.stringify(before.settings.registration_cert);
+    await store.updateConfig(tenantDb(trx, tenantId), id, {
+      ...this.columns(tenantId, id, settings),
+      ...(certChanged && { registration_cert_cache: null }),
+      updated_at: nowIso(),
+    });
+    const after = await this.get(tenantId, id, trx);
+    const afterView = { ...after, ...(replacesSecret(input) && { webhookAuthReplaced: true }) };
+    await this.audit.record(
+      ctx,
+      { tenantId, actionType: 'presentation_config.updated', before: { ...before.configuration }, after: afterView },
+      trx,
+    );
+    return after;
+  }
+
+  async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
+      const before = await this.get(tenantId, id, trx);
+      await store.deleteConfig(tenantDb(trx, tenantId), id);
+      await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.deleted', before: { ...before } }, trx);
+    });
+  }
+}
