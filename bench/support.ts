@@ -1,5 +1,6 @@
 // Shared by the benchmarks: the service as its own process (so that client and server do not share
-// an event loop), a fresh database, and small statistics helpers.
+// an event loop), a fresh database, and small statistics helpers. BENCH_PROFILE=1 writes the
+// service's CPU profile to /tmp/prof.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +19,7 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const secret = randomBytes(24).toString('base64url');
   const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'src/main.ts'], {
     cwd: new URL('..', import.meta.url).pathname,
     env: {
       ...process.env,
