@@ -8,6 +8,7 @@ import { postJsonWithRetries } from '../platform/http/outbound.js';
 import type { SessionState } from '../sessions/model.js';
 import { checkDcql, type VerifiedForDcql } from './dcql.js';
 import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
+import { verifyMdocPresentation } from './mdoc.js';
 import { encodeTransactionData, signRequestObject } from './request-object.js';
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt.js';
 
@@ -88,6 +89,16 @@ export class PresentationProtocol {
       const query = queries.find((q) => q.id === queryId);
       if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
       for (const presentation of presentations) {
+        if (query.format === 'mso_mdoc') {
+          const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
+          const mdocContext = {
+            ...context,
+            responseUri: session.public.responseUri as string,
+            ...(secrets.encryptionKey && { encryptionJwk: encryptionJwk as JWK }),
+          };
+          for (const mdoc of await verifyMdocPresentation(presentation, mdocContext)) verified.push({ queryId, ...mdoc });
+          continue;
+        }
         if (query.format !== 'dc+sd-jwt') throw new PresentationRejected(`vp_token: format ${query.format} cannot be verified yet`);
         verified.push({ queryId, ...(await verifySdJwtPresentation(presentation, context)) });
       }

@@ -5,7 +5,6 @@ import 'reflect-metadata';
 import {
   createHash,
   createPrivateKey,
-  createPublicKey,
   generateKeyPairSync,
   X509Certificate as NodeX509,
   sign as nodeSign,
@@ -38,6 +37,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueMdoc } from '../../src/issuance/formats/mdoc.js';
 import type { FieldDefinition } from '../../src/issuance/ports.js';
 import type { Signer } from '../../src/key-chains/signing.js';
+import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
 import { startService, type TestService } from '../support/service.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -75,7 +75,7 @@ function holderKey() {
   return { publicJwk: publicKey.export({ format: 'jwk' }) as JWK, privateJwk: privateKey.export({ format: 'jwk' }) as JWK };
 }
 
-// --- an independent verifier context: node:crypto for COSE, @peculiar/x509 for certificates ---
+// --- the service's mdoc verifier context (src/platform/crypto), plus the holder's signing ---
 
 const HASH: Record<string, string> = { ES256: 'sha256', ES384: 'sha384', ES512: 'sha512' };
 const CURVE_NAME: Record<number, string> = { [Curve['P-256']]: 'P-256', [Curve['P-384']]: 'P-384', [Curve['P-521']]: 'P-521' };
@@ -90,42 +90,12 @@ const coseToJwk = (key: CoseKey): JWK => ({
   ...(key.d && { d: b64u(key.d) }),
 });
 
-async function verifyChain({
-  trustedCertificates,
-  x5chain,
-  now = new Date(),
-}: {
-  trustedCertificates: Uint8Array[];
-  x5chain: Uint8Array[];
-  now?: Date;
-}) {
-  const chain = x5chain.map((der) => parseDer(der));
-  const anchors = trustedCertificates.map((der) => parseDer(der));
-  const isCa = (cert: x509.X509Certificate) => cert.getExtension(x509.BasicConstraintsExtension)?.ca === true;
-  const valid = (cert: x509.X509Certificate) => cert.notBefore <= now && now <= cert.notAfter;
-  for (const [i, cert] of chain.entries()) {
-    if (!valid(cert)) throw new Error(`${cert.subject} is not valid at ${now.toISOString()}`);
-    if (anchors.some((a) => a.equal(cert))) return;
-    const issuer = chain[i + 1] ?? anchors.find((a) => a.subject === cert.issuer);
-    if (!issuer) throw new Error(`no trusted issuer for ${cert.subject}`);
-    if (!isCa(issuer)) throw new Error(`${issuer.subject} is not a CA`);
-    if (!(await cert.verify({ publicKey: issuer.publicKey, signatureOnly: true })))
-      throw new Error(`${cert.subject} is not signed by ${issuer.subject}`);
-    if (!chain[i + 1] && !valid(issuer)) throw new Error(`${issuer.subject} is not valid`);
-  }
-}
-
 const verifierContext: MdocContext = {
-  crypto: {
-    random: (length) => new Uint8Array(webcrypto.getRandomValues(new Uint8Array(length))),
-    digest: ({ digestAlgorithm, bytes }) =>
-      new Uint8Array(createHash(digestAlgorithm.replace('-', '').toLowerCase()).update(bytes).digest()),
-    calculateEphemeralMacKey: () => {
-      throw new Error('MAC device authentication is not used here');
-    },
-  },
+  ...mdocContext,
   cose: {
+    ...mdocContext.cose,
     sign1: {
+      ...mdocContext.cose.sign1,
       sign: ({ toBeSigned, key }) => {
         const alg = SignatureAlgorithm[key.algorithm as number] as string;
         return new Uint8Array(
@@ -135,46 +105,6 @@ const verifierContext: MdocContext = {
           }),
         );
       },
-      verify: ({ sign1, key }) =>
-        nodeVerify(
-          HASH[sign1.signatureAlgorithmName] as string,
-          sign1.toBeSigned,
-          { key: createPublicKey({ key: coseToJwk(key) as any, format: 'jwk' }), dsaEncoding: 'ieee-p1363' },
-          sign1.signature,
-        ),
-    },
-    mac0: {
-      sign: () => {
-        throw new Error('not used');
-      },
-      verify: () => {
-        throw new Error('not used');
-      },
-    },
-  },
-  x509: {
-    getIssuerNameField: ({ certificate, field }) => parseDer(certificate).issuerName.getField(field),
-    getPublicKey: ({ certificate }) => {
-      const jwk = new NodeX509(Buffer.from(certificate)).publicKey.export({ format: 'jwk' });
-      return CoseKey.create({
-        keyType: KeyType.Ec,
-        curve: Curve[jwk.crv as 'P-256'],
-        x: Buffer.from(jwk.x as string, 'base64url'),
-        y: Buffer.from(jwk.y as string, 'base64url'),
-      });
-    },
-    verifyCertificateChain: verifyChain,
-    getCertificateData: ({ certificate }) => {
-      const cert = parseDer(certificate);
-      return {
-        issuerName: cert.issuer,
-        subjectName: cert.subject,
-        serialNumber: cert.serialNumber,
-        thumbprint: new NodeX509(Buffer.from(certificate)).fingerprint256,
-        notBefore: cert.notBefore,
-        notAfter: cert.notAfter,
-        pem: cert.toString('pem'),
-      };
     },
   },
 };

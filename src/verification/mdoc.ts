@@ -1,0 +1,186 @@
+// Verifying an mso_mdoc presentation (ISO 18013-5 DeviceResponse) for a presentation request
+// (OpenID4VP 1.0 appendix B.2: the vp_token entry is the base64url-encoded DeviceResponse).
+//
+// @owf/mdoc's Verifier checks, per document: the device signature over DeviceAuthentication (with
+// the OpenID4VP session transcript), the issuer signature of the MSO, the document signer chain to a
+// trusted certificate, the MSO validity window and the digest of every presented element. It reports
+// each check through onCheck; any FAILED one rejects. What it leaves to us is checked here: a
+// non-empty document list without errors, a detached device signature payload (an attached one would
+// be verified instead of this session's DeviceAuthentication), and a document docType that is the one
+// the issuer signed.
+import { X509Certificate } from 'node:crypto';
+import {
+  DataItem,
+  DateOnly,
+  DeviceResponse,
+  type Document,
+  type IssuerSignedItem,
+  SessionTranscript,
+  type VerificationAssessment,
+  Verifier,
+} from '@owf/mdoc';
+import { calculateJwkThumbprint, type JWK } from 'jose';
+import { mdocContext } from '../platform/crypto/mdoc-context.js';
+import { x509 } from '../platform/crypto/x509.js';
+import { type PresentationContext, PresentationRejected } from './sd-jwt.js';
+
+const reject = (reason: string) => new PresentationRejected(reason);
+
+export interface MdocPresentationContext extends PresentationContext {
+  /** The request's response_uri: part of the OpenID4VP session transcript. */
+  responseUri: string;
+  /** The verifier's public encryption key, when the response was encrypted (direct_post.jwt). */
+  encryptionJwk?: JWK;
+}
+
+export interface VerifiedMdoc {
+  format: 'mso_mdoc';
+  docType: string;
+  /** Issuer-signed elements by namespace, JSON-friendly (see toJson). */
+  claims: Record<string, Record<string, unknown>>;
+  /** The subject of the document signer certificate. */
+  issuer?: string;
+}
+
+const CLOCK_SKEW_SECONDS = 30;
+const CATEGORY: Record<VerificationAssessment['category'], string> = {
+  DOCUMENT_FORMAT: 'mdoc document format',
+  DEVICE_AUTH: 'mdoc device authentication (device signature over the session transcript of this request)',
+  ISSUER_AUTH: 'mdoc issuer authentication',
+  DATA_INTEGRITY: 'mdoc data integrity',
+  READER_AUTH: 'mdoc reader authentication',
+};
+
+/**
+ * OpenID4VP 1.0 B.2.6.1: SessionTranscript [null, null, ["OpenID4VPHandover", sha-256(CBOR([client_id,
+ * nonce, jwkThumbprint or null, response_uri]))]], jwkThumbprint being the SHA-256 JWK thumbprint
+ * (RFC 7638) of the key the response was encrypted to.
+ */
+export async function oid4vpSessionTranscript(
+  context: Pick<MdocPresentationContext, 'clientId' | 'nonce' | 'responseUri' | 'encryptionJwk'>,
+) {
+  const jwkThumbprint = context.encryptionJwk
+    ? Buffer.from(await calculateJwkThumbprint(context.encryptionJwk, 'sha256'), 'base64url')
+    : undefined;
+  return SessionTranscript.forOid4Vp(
+    { clientId: context.clientId, nonce: context.nonce, responseUri: context.responseUri, ...(jwkThumbprint && { jwkThumbprint }) },
+    mdocContext,
+  );
+}
+
+/** Element values as JSON: tdate as an ISO date-time, full-date as YYYY-MM-DD, bytes as base64url, maps as objects. */
+function toJson(value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw reject('mdoc: an element holds an invalid date');
+    return value.toISOString();
+  }
+  if (value instanceof DateOnly) return value.toISOString();
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64url');
+  if (value instanceof DataItem) return toJson(value.data);
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (Array.isArray(value)) return value.map(toJson);
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), toJson(v)]));
+  if (typeof value === 'object') {
+    const tagged = value as { tag?: unknown; value?: unknown };
+    if (typeof tagged.tag === 'number' && 'value' in tagged) return toJson(tagged.value);
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v)]));
+  }
+  return value;
+}
+
+function decode(presentation: string): DeviceResponse {
+  if (!/^[A-Za-z0-9_-]+$/.test(presentation)) throw reject('mdoc: the presentation is not a base64url-encoded DeviceResponse');
+  try {
+    return DeviceResponse.fromEncodedForOid4Vp(presentation);
+  } catch {
+    throw reject('mdoc: the presentation is not a base64url-encoded DeviceResponse');
+  }
+}
+
+/** The rules the library does not check. */
+function checkStructure(response: DeviceResponse): Document[] {
+  if (response.status !== 0) throw reject(`mdoc: the DeviceResponse has status ${response.status}, not OK (0)`);
+  if (response.documentErrors?.length) throw reject('mdoc: the DeviceResponse reports documentErrors');
+  const documents = response.documents ?? [];
+  if (documents.length === 0) throw reject('mdoc: the DeviceResponse holds no document');
+  for (const document of documents) {
+    if (document.errors && document.errors.size > 0) throw reject(`mdoc: document ${document.docType} reports errors for some elements`);
+    const { deviceSignature } = document.deviceSigned.deviceAuth;
+    if (!deviceSignature)
+      throw reject(`mdoc device authentication: document ${document.docType} has no device signature (MAC is not supported)`);
+    if (deviceSignature.payload !== null && deviceSignature.payload !== undefined) {
+      throw reject(`mdoc device authentication: the device signature of ${document.docType} must have a detached payload`);
+    }
+    const msoDocType = document.issuerSigned.issuerAuth.mobileSecurityObject.docType;
+    if (msoDocType !== document.docType)
+      throw reject(`mdoc: document docType ${document.docType} is not the docType the issuer signed (${msoDocType})`);
+  }
+  return documents;
+}
+
+const describe = (check: VerificationAssessment) =>
+  `${CATEGORY[check.category] ?? check.category}: ${check.check}${check.reason && check.reason !== check.check ? ` (${check.reason})` : ''}`;
+
+export async function verifyMdocPresentation(presentation: string, context: MdocPresentationContext): Promise<VerifiedMdoc[]> {
+  const response = decode(presentation);
+  let documents: Document[];
+  try {
+    documents = checkStructure(response);
+  } catch (err) {
+    if (err instanceof PresentationRejected) throw err;
+    throw reject(`mdoc: malformed document (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const trustedCertificates = context.trustedCertificates.flatMap((pem) => {
+    try {
+      return [new Uint8Array(new X509Certificate(pem).raw)];
+    } catch {
+      return [];
+    }
+  });
+  const sessionTranscript = await oid4vpSessionTranscript(context);
+  const checks: VerificationAssessment[] = [];
+  try {
+    await Verifier.verifyDeviceResponse(
+      {
+        deviceResponse: response,
+        sessionTranscript,
+        trustedCertificates,
+        disableCertificateChainValidation: false,
+        now: context.now,
+        skewSeconds: CLOCK_SKEW_SECONDS,
+        onCheck: (check) => checks.push(check),
+      },
+      mdocContext,
+    );
+  } catch (err) {
+    const failedSoFar = checks.filter((c) => c.status === 'FAILED');
+    if (failedSoFar.length) throw reject(failedSoFar.map(describe).join('; '));
+    throw reject(`mdoc: the DeviceResponse could not be verified (${err instanceof Error ? err.message : String(err)})`);
+  }
+  // Every failed check is named, the first one first.
+  const failed = checks.filter((c) => c.status === 'FAILED');
+  if (failed.length) throw reject(failed.map(describe).join('; '));
+  // The checks a verified document must have passed: a library change that skipped one fails closed.
+  for (const required of [
+    'Device signature must be valid',
+    'Issuer certificate must be valid',
+    'Issuer auth signature is invalid',
+    'The MSO must be valid at the time of verification',
+  ]) {
+    const passed = checks.filter((c) => c.status === 'PASSED' && c.check === required).length;
+    if (passed < documents.length) throw reject(`mdoc: the check '${required}' did not run for every document`);
+  }
+  return documents.map((document) => {
+    // fromEntries defines own properties, so an element named __proto__ stays an element
+    const namespaces = [...(document.issuerSigned.issuerNamespaces?.issuerNamespaces ?? new Map<string, IssuerSignedItem[]>())];
+    const claims = Object.fromEntries(
+      namespaces.map(([namespace, items]) => [
+        namespace,
+        Object.fromEntries(items.map((item) => [item.elementIdentifier, toJson(item.elementValue)])),
+      ]),
+    );
+    const signer = new x509.X509Certificate(new Uint8Array(document.issuerSigned.issuerAuth.certificate));
+    return { format: 'mso_mdoc' as const, docType: document.docType, claims, issuer: signer.subject };
+  });
+}
