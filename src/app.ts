@@ -43,14 +43,22 @@ import { EventStreams } from './platform/http/sse.js';
 import { InProcessBus } from './platform/events/bus.js';
 import { PostgresBus } from './platform/events/postgres-bus.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
+import { presentationConfigRoutes } from './presentation-configs/routes.js';
+import { PresentationConfigService } from './presentation-configs/service.js';
 import { sessionCleanupJob } from './sessions/retention.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { SessionService } from './sessions/service.js';
+import { Caches } from './status-lists/cache.js';
+import { statusListRoutes } from './status-lists/routes.js';
+import { StatusListService } from './status-lists/service.js';
 import { systemRoutes } from './system/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { TenantService } from './tenants/service.js';
+import { trustListRoutes } from './trust-lists/routes.js';
+import { TrustListService } from './trust-lists/service.js';
 import { userRoutes } from './users/routes.js';
 import { UserService } from './users/service.js';
+import { createVerification } from './verification/index.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
 
@@ -62,6 +70,9 @@ export interface Services {
   credentialConfigs: CredentialConfigService;
   attributeProviders: HttpEndpointService;
   webhookEndpoints: HttpEndpointService;
+  statusLists: StatusListService;
+  presentationConfigs: PresentationConfigService;
+  trustLists: TrustListService;
 }
 
 export interface BuiltApp {
@@ -117,6 +128,39 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     WEBHOOK_ENDPOINTS,
   );
   const credentialConfigs = new CredentialConfigService(kysely, audit, keyChains, attributeProviders, webhookEndpoints);
+  const presentationConfigs = new PresentationConfigService(
+    kysely,
+    createSealer(config.MASTER_SECRET, 'presentation-configs'),
+    audit,
+    keyChains,
+    webhookEndpoints,
+  );
+  const caches = new Caches();
+  const statusLists = new StatusListService({
+    db: kysely,
+    publicUrl: config.PUBLIC_URL,
+    defaults: { capacity: config.STATUS_CAPACITY, bits: config.STATUS_BITS as 1 | 2 | 4 | 8, ttl: config.STATUS_TTL },
+    audit,
+    keyChains,
+    signing,
+    caches,
+    tenantConfig: (tenantId) => (tenants as TenantService).statusListConfig(tenantId),
+    configurationExists: (tenantId, id) =>
+      credentialConfigs.get(tenantId, id).then(
+        () => true,
+        () => false,
+      ),
+  });
+  keyChains.onRotated((tenantId, keyChainId) => statusLists.resignFor(tenantId, keyChainId));
+  keyChains.onUsageCheck((db, tenantId, keyChainId) => statusLists.keyChainUsers(db, tenantId, keyChainId));
+  const trustLists = new TrustListService(kysely, {
+    audit,
+    keyChains,
+    signing,
+    publicUrl: config.PUBLIC_URL,
+    country: config.CERTIFICATE_COUNTRY,
+    tenantName: async (tenantId) => (await (tenants as TenantService).summary(tenantId)).name,
+  });
   const issuance = createIssuance({
     db: kysely,
     publicUrl: config.PUBLIC_URL,
@@ -130,6 +174,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     keyChains,
     sealer: createSealer(config.MASTER_SECRET, 'deferred-issuance'),
     tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
+    statusEntries: statusLists,
   });
   const { signer, verifier } = integratedTokens({
     masterSecret: config.MASTER_SECRET,
@@ -154,6 +199,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   app.setSerializerCompiler(serializerCompiler);
   const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log);
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
+  scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
   scheduler.add(sessionCleanupJob(sessions, () => (tenants as TenantService).sessionConfigs(), retentionDefaults));
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);
@@ -211,9 +257,36 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   keyChainRoutes(app, keyChains, signing);
   httpEndpointRoutes(app, { attributeProviders, webhookEndpoints });
   credentialConfigRoutes(app, credentialConfigs);
+  presentationConfigRoutes(app, presentationConfigs);
+  trustListRoutes(app, trustLists);
   issuance.routes(app);
+  createVerification({
+    db: kysely,
+    publicUrl: config.PUBLIC_URL,
+    sessions,
+    configs: presentationConfigs,
+    trust: trustLists,
+    signing,
+    keyChains,
+    tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
+  }).routes(app);
   sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
+  statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });
 
   await app.ready();
-  return { app, db, services: { keyChains, signing, sessions, credentialConfigs, attributeProviders, webhookEndpoints } };
+  return {
+    app,
+    db,
+    services: {
+      keyChains,
+      signing,
+      sessions,
+      credentialConfigs,
+      attributeProviders,
+      webhookEndpoints,
+      statusLists,
+      presentationConfigs,
+      trustLists,
+    },
+  };
 }

@@ -103,7 +103,7 @@ export class CredentialEndpoint {
     if (!claims.ready) return this.defer(session, config, holderJwks, claims.message);
     let credentials: string[];
     try {
-      credentials = await buildCredentials(this.deps, request.tenantId, config, claims.claims, holderJwks);
+      credentials = await buildCredentials(this.deps, request.tenantId, config, claims.claims, holderJwks, session.id);
     } catch (err) {
       await this.fail(session, err instanceof Error ? err.message : String(err));
       throw err;

@@ -17,18 +17,24 @@ export async function buildCredentials(
   config: CredentialConfiguration,
   claims: Record<string, unknown>,
   holderJwks: JWK[],
+  sessionId?: string,
 ): Promise<string[]> {
   const problems = deps.configs.validateClaims(config, claims);
   if (problems.length) throw credentialRequestDenied(`the claims do not satisfy the configuration: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const signer = await deps.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
   const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
   const urls = issuerUrls(deps.publicUrl, tenantId);
+  // One status list entry per credential (SD-JWT VC only: @owf/mdoc 0.6.0 cannot put a status into the MSO).
+  const statuses =
+    config.statusManagement && config.config.format !== 'mso_mdoc' && deps.statusEntries
+      ? await deps.statusEntries.allocate(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
+      : undefined;
   return Promise.all(
-    keys.map((holderJwk) =>
+    keys.map((holderJwk, i) =>
       config.config.format === 'mso_mdoc'
         ? issueMdoc({ docType: config.config.docType as string, fields: config.fields, claims, holderJwk, lifetimeSeconds: config.lifeTime }, signer)
         : issueSdJwtVc(
-            { issuer: urls.issuer, vct: vctOf(config, urls), claims, fields: config.fields, holderJwk, lifetimeSeconds: config.lifeTime, trustFormat: config.sdJwtTrustFormat ?? 'x5c' },
+            { issuer: urls.issuer, vct: vctOf(config, urls), claims, fields: config.fields, holderJwk, lifetimeSeconds: config.lifeTime, trustFormat: config.sdJwtTrustFormat ?? 'x5c', status: statuses?.[i] && { status_list: { idx: statuses[i].idx, uri: statuses[i].uri } } },
             signer,
           ),
     ),

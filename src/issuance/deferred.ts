@@ -38,7 +38,7 @@ export class DeferredService {
     const config = await this.deps.configs.get(tenantId, row.credential_configuration_id);
     const { holderJwks } = this.deps.sealer.openJson<{ holderJwks: JWK[] }>(row.request, transactionId);
     const merged = mergeClaims(this.deps.configs.defaultClaims(config), claims);
-    const credentials = await buildCredentials(this.deps, tenantId, config, merged, holderJwks);
+    const credentials = await buildCredentials(this.deps, tenantId, config, merged, holderJwks, row.session_id);
     await this.setStatus(tenantId, transactionId, 'ready', { credentials: this.deps.sealer.sealJson(credentials, transactionId) });
     await this.deps.sessions.log(row.session_id, 'info', 'deferred credential ready', { transactionId, by: ctx.principal.clientId });
     return { transactionId, status: 'ready' };

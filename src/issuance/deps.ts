@@ -24,4 +24,10 @@ export interface IssuanceDeps {
   /** Encrypts deferred transactions' holder keys and credentials. */
   sealer: Sealer;
   tenantExists(tenantId: string): Promise<boolean>;
+  /** Status list entries for credentials of configurations with statusManagement (absent: none are given). */
+  statusEntries?: StatusEntryAllocator;
+}
+
+export interface StatusEntryAllocator {
+  allocate(tenantId: string, request: { credentialConfigurationId: string; sessionId?: string | null; count?: number }): Promise<{ idx: number; uri: string }[]>;
 }

@@ -12,7 +12,7 @@ import type { SessionService } from '../sessions/service.js';
 import { IssuanceTokens } from './access-tokens.js';
 import { CredentialEndpoint } from './credential-endpoint.js';
 import { DeferredService } from './deferred.js';
-import type { IssuanceDeps } from './deps.js';
+import type { IssuanceDeps, StatusEntryAllocator } from './deps.js';
 import { NonceStore } from './nonces.js';
 import { NotificationEndpoint } from './notification.js';
 import { OfferService } from './offers.js';
@@ -37,6 +37,7 @@ export interface IssuanceWiring {
   sealer: Sealer;
   tenantExists(tenantId: string): Promise<boolean>;
   webhookRetryDelaysMs?: readonly number[];
+  statusEntries?: StatusEntryAllocator;
 }
 
 function configurationsOf(service: CredentialConfigService): CredentialConfigurations {
@@ -65,6 +66,7 @@ export function createIssuance(wiring: IssuanceWiring) {
     keyChains: wiring.keyChains,
     sealer: wiring.sealer,
     tenantExists: wiring.tenantExists,
+    statusEntries: wiring.statusEntries,
   };
   const webhooks = new IssuanceWebhooks(deps, wiring.webhookRetryDelaysMs);
   wiring.sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));

@@ -50,7 +50,9 @@ export const statusLists: VersionedMigration = {
       .addColumn('credential_configuration_id', 'text', (c) => c.notNull())
       .addColumn('created_at', t.timestamp, (c) => c.notNull())
       .addPrimaryKeyConstraint('status_entries_pk', ['tenant_id', 'list_id', 'idx'])
-      .addForeignKeyConstraint('status_entries_list_fk', ['tenant_id', 'list_id'], 'status_lists', ['tenant_id', 'id'], (c) => c.onDelete('cascade'))
+      .addForeignKeyConstraint('status_entries_list_fk', ['tenant_id', 'list_id'], 'status_lists', ['tenant_id', 'id'], (c) =>
+        c.onDelete('cascade'),
+      )
       .execute();
     await db.schema.createIndex('status_entries_session_idx').on('status_entries').columns(['tenant_id', 'session_id']).execute();
   },

@@ -149,7 +149,11 @@ export class TenantService {
       const before = parseJson<StatusListConfig>(row.status_list_config);
       const after = mergeConfig(before, change);
       await store.updateTenant(trx, id, { status_list_config: jsonOrNull(after), updated_at: nowIso() });
-      await this.audit.record(ctx, { tenantId: id, actionType: 'status_list_config.updated', before: { ...before }, after: { ...after } }, trx);
+      await this.audit.record(
+        ctx,
+        { tenantId: id, actionType: 'status_list_config.updated', before: { ...before }, after: { ...after } },
+        trx,
+      );
       return after;
     });
   }

@@ -1,0 +1,269 @@
+// HTTP surface of status lists: management (/api/status-list-config, /api/status-lists,
+// /api/session/revoke, /api/cache) and the public status list tokens under /issuers/{tenantId}.
+import { z } from 'zod';
+import type { Role } from '../platform/auth/roles.js';
+import { contextOf, tenantOf } from '../platform/http/access.js';
+import { notFound } from '../platform/http/problem.js';
+import type { App } from '../platform/http/types.js';
+import { StatusListConfigSchema } from '../tenants/schemas.js';
+import type { TenantService } from '../tenants/service.js';
+import { type Caches, tenantPrefix } from './cache.js';
+import type { StatusListService } from './service.js';
+import { CWT_MEDIA_TYPE, JWT_MEDIA_TYPE } from './token.js';
+
+const manage = { roles: ['issuance:manage'] as Role[], tenant: 'required' } as const;
+const caches = { roles: ['issuance:manage', 'presentation:manage'] as Role[], tenant: 'required' } as const;
+const tags = ['status lists'];
+
+const Bits = z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)]);
+
+const EffectiveConfigSchema = z
+  .object({
+    capacity: z.number().describe('entries of a new list'),
+    bits: Bits,
+    ttl: z.number().describe('seconds a status list token is valid (and may be cached)'),
+    immediateUpdate: z.boolean().describe('true: the token is re-signed on every change; false: when its ttl has passed'),
+    enableAggregation: z.boolean().describe('true: tokens carry aggregation_uri'),
+  })
+  .meta({ id: 'EffectiveStatusListConfig' });
+
+const StatusListSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    credentialConfigurationId: z.string().nullable().describe('null: a shared list'),
+    keyChainId: z.string().nullable().describe("null: the tenant's default statusList key chain"),
+    bits: Bits,
+    capacity: z.number(),
+    usedEntries: z.number(),
+    availableEntries: z.number(),
+    ttl: z.number(),
+    immediateUpdate: z.boolean(),
+    enableAggregation: z.boolean(),
+    uri: z.string().describe('public URI of the status list token'),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    expiresAt: z.string().nullable().describe('expiry of the current token; null if none has been signed yet'),
+  })
+  .meta({ id: 'StatusList' });
+
+const CreateBody = z.strictObject({
+  credentialConfigurationId: z.string().nullable().optional().describe('binds the list to this configuration; empty or null: shared'),
+  keyChainId: z.string().nullable().optional().describe("empty or null: the tenant's default statusList key chain"),
+  bits: Bits.optional().describe('default from the status list configuration'),
+  capacity: z.number().int().min(1000).max(100_000_000).optional().describe('default from the status list configuration'),
+});
+const UpdateBody = z.strictObject({
+  credentialConfigurationId: z.string().nullable().optional().describe('null makes the list shared'),
+  keyChainId: z.string().nullable().optional().describe("null: the tenant's default statusList key chain"),
+});
+const ListParams = z.object({ listId: z.string() });
+
+const RevokeBody = z.strictObject({
+  sessionId: z.string().min(1),
+  status: z.union([z.literal(0), z.literal(1), z.literal(2)]).describe('0 valid, 1 revoked, 2 suspended (needs bits >= 2)'),
+  credentialConfigurationId: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('only the credentials of this configuration; absent: all of the session'),
+});
+const RevokeResult = z.object({ sessionId: z.string(), status: z.number(), updatedEntries: z.number() });
+
+const CacheStatsSchema = z.object({ entries: z.number(), hits: z.number(), misses: z.number(), maxEntries: z.number() });
+
+export interface StatusListRouteDeps {
+  statusLists: StatusListService;
+  tenants: TenantService;
+  caches: Caches;
+  tenantExists(tenantId: string): Promise<boolean>;
+}
+
+/** Which form the Accept header asks for: the CWT when it names statuslist+cwt before (or without) statuslist+jwt. */
+export function wantsCwt(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const cwt = accept.indexOf(CWT_MEDIA_TYPE);
+  const jwt = accept.indexOf(JWT_MEDIA_TYPE);
+  return cwt >= 0 && (jwt < 0 || cwt < jwt);
+}
+
+export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
+  const { statusLists, tenants } = deps;
+
+  app.get(
+    '/api/status-list-config',
+    {
+      config: { access: manage },
+      schema: { tags, summary: "The tenant's status list configuration, as in effect", response: { 200: EffectiveConfigSchema } },
+    },
+    (request) => statusLists.effectiveConfig(tenantOf(request)),
+  );
+
+  app.put(
+    '/api/status-list-config',
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: "Set the tenant's status list configuration",
+        description:
+          'A field with a value sets it; null returns it to the global default (STATUS_CAPACITY, STATUS_BITS, STATUS_TTL; immediateUpdate false, enableAggregation true); an absent field stays. Applies to lists created afterwards.',
+        body: StatusListConfigSchema,
+        response: { 200: EffectiveConfigSchema },
+      },
+    },
+    async (request) => {
+      const tenantId = tenantOf(request);
+      await tenants.updateStatusListConfig(contextOf(request), tenantId, request.body);
+      return statusLists.effectiveConfig(tenantId);
+    },
+  );
+
+  app.delete(
+    '/api/status-list-config',
+    { config: { access: manage }, schema: { tags, summary: 'Return to the global defaults', response: { 204: z.null() } } },
+    async (request, reply) => {
+      await tenants.updateStatusListConfig(contextOf(request), tenantOf(request), null);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/status-lists',
+    { config: { access: manage }, schema: { tags, summary: "The tenant's status lists", response: { 200: z.array(StatusListSchema) } } },
+    (request) => statusLists.list(tenantOf(request)),
+  );
+
+  app.post(
+    '/api/status-lists',
+    {
+      config: { access: manage },
+      schema: { tags, summary: 'Create a status list', body: CreateBody, response: { 201: StatusListSchema } },
+    },
+    async (request, reply) => reply.code(201).send(await statusLists.create(contextOf(request), tenantOf(request), request.body)),
+  );
+
+  app.get(
+    '/api/status-lists/:listId',
+    { config: { access: manage }, schema: { tags, summary: 'A status list', params: ListParams, response: { 200: StatusListSchema } } },
+    (request) => statusLists.get(tenantOf(request), request.params.listId),
+  );
+
+  app.patch(
+    '/api/status-lists/:listId',
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Rebind a status list or change its key chain',
+        params: ListParams,
+        body: UpdateBody,
+        response: { 200: StatusListSchema },
+      },
+    },
+    (request) => statusLists.update(contextOf(request), tenantOf(request), request.params.listId, request.body),
+  );
+
+  app.delete(
+    '/api/status-lists/:listId',
+    {
+      config: { access: manage },
+      schema: { tags, summary: 'Delete a status list (409 while credentials use it)', params: ListParams, response: { 204: z.null() } },
+    },
+    async (request, reply) => {
+      await statusLists.remove(contextOf(request), tenantOf(request), request.params.listId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/session/revoke',
+    {
+      config: { access: manage },
+      schema: {
+        tags: ['sessions', ...tags],
+        summary: "Set the status of a session's credentials",
+        description:
+          'All credentials issued in the session, or those of one configuration, get the status. 400 when a list has too few bits for it; 404 for an unknown session.',
+        body: RevokeBody,
+        response: { 200: RevokeResult },
+      },
+    },
+    (request) => statusLists.changeSessionStatus(contextOf(request), tenantOf(request), request.body),
+  );
+
+  const stats = (tenantId: string) => ({
+    statusList: deps.caches.statusList.stats(tenantPrefix(tenantId)),
+    trustList: deps.caches.trustList.stats(tenantPrefix(tenantId)),
+  });
+  app.get(
+    '/api/cache/stats',
+    {
+      config: { access: caches },
+      schema: {
+        tags: ['caches'],
+        summary: "Statistics of the signed status list and trust list caches (entries: the tenant's; hits, misses: this instance's)",
+        response: { 200: z.object({ statusList: CacheStatsSchema, trustList: CacheStatsSchema }) },
+      },
+    },
+    (request) => stats(tenantOf(request)),
+  );
+  for (const [path, which] of [
+    ['/api/cache', ['statusList', 'trustList']],
+    ['/api/cache/status-list', ['statusList']],
+    ['/api/cache/trust-list', ['trustList']],
+  ] as const) {
+    app.delete(
+      path,
+      {
+        config: { access: caches },
+        schema: {
+          tags: ['caches'],
+          summary: `Clear the tenant's ${which.join(' and ')} cache on this instance`,
+          response: { 204: z.null() },
+        },
+      },
+      async (request, reply) => {
+        for (const cache of which) deps.caches[cache].clear(tenantPrefix(tenantOf(request)));
+        return reply.code(204).send(null);
+      },
+    );
+  }
+
+  const Tenant = z.object({ tenantId: z.string() });
+  app.get(
+    '/issuers/:tenantId/status-lists',
+    {
+      config: { access: { public: true } },
+      schema: { tags, summary: "Status list aggregation: the URIs of the tenant's status lists", params: Tenant },
+    },
+    async (request, reply) => {
+      if (!(await deps.tenantExists(request.params.tenantId))) throw notFound('issuer', request.params.tenantId);
+      return reply.header('cache-control', 'public, max-age=60').send(await statusLists.aggregation(request.params.tenantId));
+    },
+  );
+
+  app.get(
+    '/issuers/:tenantId/status-lists/:listId',
+    {
+      config: { access: { public: true } },
+      schema: {
+        tags,
+        summary: 'A status list token',
+        description: `The signed status list: a JWT (${JWT_MEDIA_TYPE}) by default, the CWT when Accept asks for ${CWT_MEDIA_TYPE}.`,
+        params: Tenant.extend({ listId: z.string() }),
+      },
+    },
+    async (request, reply) => {
+      const { tenantId, listId } = request.params;
+      const token = await statusLists.token(tenantId, listId);
+      const maxAge = Math.max(0, Math.floor((Date.parse(token.expiresAt) - Date.now()) / 1000));
+      reply
+        .header('cache-control', `public, max-age=${maxAge}`)
+        .header('vary', 'accept')
+        .header('expires', new Date(token.expiresAt).toUTCString());
+      if (wantsCwt(request.headers.accept)) return reply.type(CWT_MEDIA_TYPE).send(Buffer.from(token.cwt));
+      return reply.type(JWT_MEDIA_TYPE).send(token.jwt);
+    },
+  );
+}

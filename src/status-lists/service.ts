@@ -1,0 +1,418 @@
+// Status lists: per-tenant lists of credential statuses, allocation of unpredictable indexes at
+// issuance, status changes that flip bits in the stored bitset, and the signed status list tokens.
+import { randomUUID } from 'node:crypto';
+import type { AuditService } from '../audit/service.js';
+import type { KeyChainService } from '../key-chains/service.js';
+import type { SigningService } from '../key-chains/signing.js';
+import type { RequestContext } from '../platform/auth/principal.js';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, fromBool, nowIso, toBool } from '../platform/db/values.js';
+import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
+import type { StatusListConfig } from '../tenants/schemas.js';
+import { byteLength, IndexPermutation, maxStatus, newPermutationKey, type StatusBits, setStatus } from './bitset.js';
+import { type CachedStatusToken, type Caches, tenantKey } from './cache.js';
+import * as store from './store.js';
+import { signStatusList } from './token.js';
+
+export interface StatusListDefaults {
+  capacity: number;
+  bits: StatusBits;
+  ttl: number;
+}
+
+export interface EffectiveStatusListConfig {
+  capacity: number;
+  bits: StatusBits;
+  ttl: number;
+  immediateUpdate: boolean;
+  enableAggregation: boolean;
+}
+
+export interface StatusList {
+  id: string;
+  tenantId: string;
+  credentialConfigurationId: string | null;
+  keyChainId: string | null;
+  bits: StatusBits;
+  capacity: number;
+  usedEntries: number;
+  availableEntries: number;
+  ttl: number;
+  immediateUpdate: boolean;
+  enableAggregation: boolean;
+  uri: string;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+}
+
+export interface StatusListInput {
+  credentialConfigurationId?: string | null;
+  keyChainId?: string | null;
+  bits?: StatusBits;
+  capacity?: number;
+}
+
+export interface StatusListUpdate {
+  credentialConfigurationId?: string | null;
+  keyChainId?: string | null;
+}
+
+/** One allocated entry: what goes into the credential's `status.status_list`. */
+export interface StatusEntry {
+  listId: string;
+  idx: number;
+  uri: string;
+}
+
+export interface StatusListDeps {
+  db: Executor;
+  publicUrl: string;
+  defaults: StatusListDefaults;
+  audit: AuditService;
+  keyChains: KeyChainService;
+  signing: SigningService;
+  caches: Caches;
+  /** The tenant's overrides (TenantService.statusListConfig). */
+  tenantConfig(tenantId: string): Promise<StatusListConfig | null>;
+  /** Throws unless the tenant has this credential configuration. */
+  configurationExists(tenantId: string, id: string): Promise<boolean>;
+}
+
+const SYSTEM = { principal: { clientId: 'system:status-lists', tenantId: null, roles: [] }, requestId: 'status-lists' };
+/** How often allocation looks for (or makes) a list with free entries before giving up. */
+const ALLOCATION_ROUNDS = 5;
+/** Concurrent writers of one bitset retry this often. */
+const WRITE_ATTEMPTS = 50;
+
+export class StatusListService {
+  constructor(private readonly deps: StatusListDeps) {}
+
+  private scoped(tenantId: string, db: Executor = this.deps.db) {
+    return tenantDb(db, tenantId);
+  }
+
+  uri(tenantId: string, listId: string): string {
+    return `${this.aggregationUri(tenantId)}/${encodeURIComponent(listId)}`;
+  }
+
+  aggregationUri(tenantId: string): string {
+    return `${this.deps.publicUrl}/issuers/${encodeURIComponent(tenantId)}/status-lists`;
+  }
+
+  async effectiveConfig(tenantId: string): Promise<EffectiveStatusListConfig> {
+    const own = (await this.deps.tenantConfig(tenantId)) ?? {};
+    const { defaults } = this.deps;
+    return {
+      capacity: own.capacity ?? defaults.capacity,
+      bits: own.bits ?? defaults.bits,
+      ttl: own.ttl ?? defaults.ttl,
+      immediateUpdate: own.immediateUpdate ?? false,
+      enableAggregation: own.enableAggregation ?? true,
+    };
+  }
+
+  private view(row: store.StatusListMeta): StatusList {
+    return {
+      id: row.id,
+      tenantId: row.tenant_id,
+      credentialConfigurationId: row.credential_configuration_id,
+      keyChainId: row.key_chain_id,
+      bits: row.bits as StatusBits,
+      capacity: row.capacity,
+      usedEntries: row.used_entries,
+      availableEntries: row.capacity - row.used_entries,
+      ttl: row.ttl,
+      immediateUpdate: fromBool(row.immediate_update),
+      enableAggregation: fromBool(row.enable_aggregation),
+      uri: this.uri(row.tenant_id, row.id),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      expiresAt: row.token_expires_at,
+    };
+  }
+
+  async list(tenantId: string): Promise<StatusList[]> {
+    return (await store.listLists(this.scoped(tenantId))).map((row) => this.view(row));
+  }
+
+  async get(tenantId: string, id: string): Promise<StatusList> {
+    const row = await store.findMeta(this.scoped(tenantId), id);
+    if (!row) throw notFound('status list', id);
+    return this.view(row);
+  }
+
+  private async checkReferences(tenantId: string, input: StatusListUpdate) {
+    if (input.credentialConfigurationId && !(await this.deps.configurationExists(tenantId, input.credentialConfigurationId))) {
+      throw invalidFields([
+        { field: 'credentialConfigurationId', message: `credential configuration '${input.credentialConfigurationId}' does not exist` },
+      ]);
+    }
+    if (input.keyChainId) {
+      const chain = await this.deps.keyChains.get(tenantId, input.keyChainId).catch(() => undefined);
+      if (!chain) throw invalidFields([{ field: 'keyChainId', message: `key chain '${input.keyChainId}' does not exist` }]);
+      if (chain.usageType !== 'statusList') {
+        throw invalidFields([
+          { field: 'keyChainId', message: `key chain '${input.keyChainId}' has usage type ${chain.usageType}, not statusList` },
+        ]);
+      }
+    }
+  }
+
+  async create(ctx: RequestContext | undefined, tenantId: string, input: StatusListInput): Promise<StatusList> {
+    await this.checkReferences(tenantId, input);
+    const config = await this.effectiveConfig(tenantId);
+    const bits = input.bits ?? config.bits;
+    const capacity = input.capacity ?? config.capacity;
+    const id = randomUUID();
+    const now = nowIso();
+    await store.insertList(this.scoped(tenantId), {
+      id,
+      credential_configuration_id: input.credentialConfigurationId || null,
+      key_chain_id: input.keyChainId || null,
+      bits,
+      capacity,
+      ttl: config.ttl,
+      immediate_update: toBool(config.immediateUpdate),
+      enable_aggregation: toBool(config.enableAggregation),
+      used_entries: 0,
+      permutation_key: newPermutationKey(),
+      bitset: Buffer.alloc(byteLength(capacity, bits)),
+      version: 0,
+      token_jwt: null,
+      token_cwt: null,
+      token_version: null,
+      token_seq: 0,
+      token_issued_at: null,
+      token_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    const list = await this.get(tenantId, id);
+    await this.deps.audit.record(ctx ?? SYSTEM, { tenantId, actionType: 'status_list.created', after: auditView(list) });
+    return list;
+  }
+
+  async update(ctx: RequestContext, tenantId: string, id: string, input: StatusListUpdate): Promise<StatusList> {
+    const before = await this.get(tenantId, id);
+    await this.checkReferences(tenantId, input);
+    const scoped = this.scoped(tenantId);
+    await store.updateList(scoped, id, {
+      ...(input.credentialConfigurationId !== undefined && { credential_configuration_id: input.credentialConfigurationId || null }),
+      ...(input.keyChainId !== undefined && { key_chain_id: input.keyChainId || null }),
+      updated_at: nowIso(),
+    });
+    // Another key signs from now on: the stored token is re-signed at the next request.
+    if (input.keyChainId !== undefined && (input.keyChainId || null) !== before.keyChainId) await store.forgetTokens(scoped, id);
+    const after = await this.get(tenantId, id);
+    await this.deps.audit.record(ctx, { tenantId, actionType: 'status_list.updated', before: auditView(before), after: auditView(after) });
+    return after;
+  }
+
+  async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {
+    const before = await this.get(tenantId, id);
+    const scoped = this.scoped(tenantId);
+    if (before.usedEntries > 0 || (await store.countEntries(scoped, id)) > 0) {
+      throw conflict(`status list '${id}' is in use by ${before.usedEntries} credential(s) and cannot be deleted`);
+    }
+    await store.deleteList(scoped, id);
+    this.deps.caches.statusList.clear(tenantKey(tenantId, id));
+    await this.deps.audit.record(ctx, { tenantId, actionType: 'status_list.deleted', before: auditView(before) });
+  }
+
+  /**
+   * Entries for `count` new credentials of a configuration: from a list bound to the configuration,
+   * else a shared list; when all are full, a new shared list is made. Each index comes from the
+   * list's atomic slot counter through its secret permutation, in one transaction with the entry row
+   * (whose primary key (list, idx) rules out a second hand-out even if something went wrong).
+   */
+  async allocate(
+    tenantId: string,
+    request: { credentialConfigurationId: string; sessionId?: string | null; count?: number },
+  ): Promise<StatusEntry[]> {
+    const entries: StatusEntry[] = [];
+    for (let i = 0; i < (request.count ?? 1); i++)
+      entries.push(await this.allocateOne(tenantId, request.credentialConfigurationId, request.sessionId ?? null));
+    return entries;
+  }
+
+  private async allocateOne(tenantId: string, configurationId: string, sessionId: string | null): Promise<StatusEntry> {
+    for (let round = 0; round < ALLOCATION_ROUNDS; round++) {
+      for (const list of await store.openLists(this.scoped(tenantId), configurationId)) {
+        const idx = await this.deps.db.transaction().execute(async (trx) => {
+          const scoped = this.scoped(tenantId, trx);
+          const slot = await store.claimSlot(scoped, list.id);
+          if (!slot) return undefined;
+          const idx = new IndexPermutation(slot.permutation_key, slot.capacity).permute(slot.used_entries - 1);
+          await store.insertEntry(scoped, {
+            list_id: list.id,
+            idx,
+            session_id: sessionId,
+            credential_configuration_id: configurationId,
+            created_at: nowIso(),
+          });
+          return idx;
+        });
+        if (idx !== undefined) return { listId: list.id, idx, uri: this.uri(tenantId, list.id) };
+      }
+      // Every list the configuration may use is full: roll over to a new shared list.
+      await this.create(undefined, tenantId, {});
+    }
+    throw new Error(`no status list entry could be allocated for '${configurationId}'`);
+  }
+
+  /** Sets entries to `value`, flipping bits in the stored bitsets; 400 if a list has too few bits for it. */
+  async setStatus(tenantId: string, entries: { list_id: string; idx: number }[], value: number): Promise<number> {
+    const byList = new Map<string, number[]>();
+    for (const entry of entries) byList.set(entry.list_id, [...(byList.get(entry.list_id) ?? []), entry.idx]);
+    const scoped = this.scoped(tenantId);
+    const metas = new Map<string, store.StatusListMeta>();
+    for (const listId of byList.keys()) {
+      const meta = await store.findMeta(scoped, listId);
+      if (!meta) continue;
+      if (value > maxStatus(meta.bits)) {
+        throw invalidFields([
+          { field: 'status', message: `status ${value} needs more bits than the ${meta.bits} bit(s) per entry of status list '${listId}'` },
+        ]);
+      }
+      metas.set(listId, meta);
+    }
+    let changed = 0;
+    for (const [listId, indexes] of byList) {
+      const meta = metas.get(listId);
+      if (!meta) continue;
+      changed += indexes.length;
+      await this.flip(tenantId, listId, indexes, value);
+      if (fromBool(meta.immediate_update)) await this.regenerate(tenantId, listId);
+    }
+    return changed;
+  }
+
+  private async flip(tenantId: string, listId: string, indexes: number[], value: number) {
+    const scoped = this.scoped(tenantId);
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const row = await store.findList(scoped, listId);
+      if (!row) return;
+      const bitset = new Uint8Array(row.bitset);
+      for (const idx of indexes) setStatus(bitset, row.bits, idx, value);
+      if (Buffer.compare(bitset, row.bitset) === 0) return;
+      if (await store.writeBitset(scoped, listId, row.version, bitset, nowIso())) return;
+    }
+    throw conflict(`status list '${listId}' is changing too often; try again`);
+  }
+
+  /** POST /api/session/revoke: every credential of a session (or of one of its configurations) gets `status`. */
+  async changeSessionStatus(
+    ctx: RequestContext,
+    tenantId: string,
+    input: { sessionId: string; status: number; credentialConfigurationId?: string },
+  ) {
+    const scoped = this.scoped(tenantId);
+    if (!(await store.sessionExists(scoped, input.sessionId))) throw notFound('session', input.sessionId);
+    const entries = await store.entriesOfSession(scoped, input.sessionId, input.credentialConfigurationId);
+    const updated = await this.setStatus(tenantId, entries, input.status);
+    await this.deps.audit.record(ctx, {
+      tenantId,
+      actionType: 'status_list.status_changed',
+      after: {
+        sessionId: input.sessionId,
+        status: input.status,
+        credentialConfigurationId: input.credentialConfigurationId ?? null,
+        entries: updated,
+      },
+    });
+    return { sessionId: input.sessionId, status: input.status, updatedEntries: updated };
+  }
+
+  /** The token to serve: the stored one while it is fresh (from the cache when its stamp matches), else a new one. */
+  async token(tenantId: string, listId: string): Promise<CachedStatusToken> {
+    const scoped = this.scoped(tenantId);
+    const meta = await store.findMeta(scoped, listId);
+    if (!meta) throw notFound('status list', listId);
+    if (!isFresh(meta)) return this.regenerate(tenantId, listId);
+    const key = tenantKey(tenantId, listId);
+    const cached = this.deps.caches.statusList.get(key, String(meta.token_seq));
+    if (cached) return cached;
+    const stored = await store.findTokens(scoped, listId);
+    if (!stored?.token_jwt || !stored.token_cwt || !stored.token_expires_at) return this.regenerate(tenantId, listId);
+    const token = { jwt: stored.token_jwt, cwt: new Uint8Array(stored.token_cwt), expiresAt: stored.token_expires_at };
+    this.deps.caches.statusList.set(key, String(stored.token_seq), token);
+    return token;
+  }
+
+  /** Signs the list as it is now and stores the token, so that every instance serves it. */
+  async regenerate(tenantId: string, listId: string): Promise<CachedStatusToken> {
+    const scoped = this.scoped(tenantId);
+    const row = await store.findList(scoped, listId);
+    if (!row) throw notFound('status list', listId);
+    const signer = await this.deps.signing.signer(tenantId, { keyChainId: row.key_chain_id, usageType: 'statusList' });
+    const iat = Math.floor(Date.now() / 1000);
+    const exp = iat + row.ttl;
+    const signed = await signStatusList(
+      {
+        uri: this.uri(tenantId, listId),
+        bits: row.bits,
+        bitset: row.bitset,
+        ttl: row.ttl,
+        iat,
+        exp,
+        ...(fromBool(row.enable_aggregation) && { aggregationUri: this.aggregationUri(tenantId) }),
+      },
+      signer,
+    );
+    const token = { jwt: signed.jwt, cwt: signed.cwt, expiresAt: new Date(exp * 1000).toISOString() };
+    const seq = await store.storeTokens(scoped, listId, {
+      version: row.version,
+      jwt: signed.jwt,
+      cwt: signed.cwt,
+      issuedAt: new Date(iat * 1000).toISOString(),
+      expiresAt: token.expiresAt,
+    });
+    if (seq !== undefined) this.deps.caches.statusList.set(tenantKey(tenantId, listId), String(seq), token);
+    return token;
+  }
+
+  /** After a key rotation: re-signs the tenant's signed lists that the rotated chain signs. */
+  async resignFor(tenantId: string, keyChainId: string): Promise<void> {
+    const lists = await store.listLists(this.scoped(tenantId));
+    let defaultChainId: string | undefined;
+    for (const list of lists) {
+      if (list.token_seq === 0 || list.token_expires_at === null) continue;
+      let chainId = list.key_chain_id;
+      if (!chainId) {
+        defaultChainId ??= (await this.deps.keyChains.resolve(tenantId, { usageType: 'statusList' })).id;
+        chainId = defaultChainId;
+      }
+      if (chainId === keyChainId) await this.regenerate(tenantId, list.id);
+    }
+  }
+
+  /** For the key-chain usage check: why a key chain cannot be deleted. */
+  async keyChainUsers(db: Executor, tenantId: string, keyChainId: string): Promise<string[]> {
+    const lists = await store.listsUsingKeyChain(this.scoped(tenantId, db), keyChainId);
+    return lists.map((l) => `status list '${l.id}' signs with it`);
+  }
+
+  async aggregation(tenantId: string): Promise<{ status_lists: string[] }> {
+    const lists = await store.listLists(this.scoped(tenantId));
+    return { status_lists: lists.map((l) => this.uri(tenantId, l.id)) };
+  }
+}
+
+/** Whether the stored token may be served: it exists, has not expired, and (with immediateUpdate) shows the current bits. */
+function isFresh(meta: store.StatusListMeta): boolean {
+  if (meta.token_seq === 0 || meta.token_expires_at === null) return false;
+  if (Date.parse(meta.token_expires_at) <= Date.now() + 1000) return false;
+  return !fromBool(meta.immediate_update) || meta.token_version === meta.version;
+}
+
+const auditView = (list: StatusList) => ({
+  id: list.id,
+  credentialConfigurationId: list.credentialConfigurationId,
+  keyChainId: list.keyChainId,
+  bits: list.bits,
+  capacity: list.capacity,
+  ttl: list.ttl,
+  immediateUpdate: list.immediateUpdate,
+  enableAggregation: list.enableAggregation,
+});

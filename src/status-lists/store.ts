@@ -1,0 +1,153 @@
+// Queries of the status-list tables; every one goes through a TenantDb.
+import { type Insertable, type Selectable, sql } from 'kysely';
+import type { StatusEntriesTable, StatusListsTable } from '../platform/db/schema.js';
+import type { TenantDb } from '../platform/db/tenant-db.js';
+
+export type StatusListRow = Selectable<StatusListsTable>;
+/** A list without its bitset and tokens: what listings and freshness checks read. */
+export type StatusListMeta = Omit<StatusListRow, 'bitset' | 'token_jwt' | 'token_cwt' | 'permutation_key'>;
+
+const META = [
+  'tenant_id',
+  'id',
+  'credential_configuration_id',
+  'key_chain_id',
+  'bits',
+  'capacity',
+  'ttl',
+  'immediate_update',
+  'enable_aggregation',
+  'used_entries',
+  'version',
+  'token_version',
+  'token_seq',
+  'token_issued_at',
+  'token_expires_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+export async function insertList(db: TenantDb, row: Omit<Insertable<StatusListsTable>, 'tenant_id'>) {
+  await db.insertInto('status_lists', row).execute();
+}
+
+export function listLists(db: TenantDb): Promise<StatusListMeta[]> {
+  return db.selectFrom('status_lists').select(META).orderBy('created_at').orderBy('id').execute();
+}
+
+export function findMeta(db: TenantDb, id: string): Promise<StatusListMeta | undefined> {
+  return db.selectFrom('status_lists').select(META).where('id', '=', id).executeTakeFirst();
+}
+
+export function findList(db: TenantDb, id: string): Promise<StatusListRow | undefined> {
+  return db.selectFrom('status_lists').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findTokens(db: TenantDb, id: string) {
+  return db
+    .selectFrom('status_lists')
+    .select(['token_jwt', 'token_cwt', 'token_seq', 'token_expires_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Lists with free entries a credential of `configurationId` may use: its own lists first, then shared ones. */
+export function openLists(db: TenantDb, configurationId: string): Promise<{ id: string; credential_configuration_id: string | null }[]> {
+  return db
+    .selectFrom('status_lists')
+    .select(['id', 'credential_configuration_id'])
+    .where((eb) => eb.or([eb('credential_configuration_id', '=', configurationId), eb('credential_configuration_id', 'is', null)]))
+    .where(sql<boolean>`used_entries < capacity`)
+    .orderBy(sql`case when credential_configuration_id is null then 1 else 0 end`)
+    .orderBy('created_at')
+    .execute();
+}
+
+/** Takes the next free slot of a list atomically; undefined when the list is full (or gone). */
+export function claimSlot(db: TenantDb, id: string) {
+  return db
+    .updateTable('status_lists')
+    .set({ used_entries: sql`used_entries + 1` })
+    .where('id', '=', id)
+    .where(sql<boolean>`used_entries < capacity`)
+    .returning(['used_entries', 'capacity', 'permutation_key'])
+    .executeTakeFirst();
+}
+
+export async function insertEntry(db: TenantDb, row: Omit<Insertable<StatusEntriesTable>, 'tenant_id'>) {
+  await db.insertInto('status_entries', row).execute();
+}
+
+export function entriesOfSession(db: TenantDb, sessionId: string, configurationId?: string) {
+  let query = db.selectFrom('status_entries').select(['list_id', 'idx']).where('session_id', '=', sessionId);
+  if (configurationId !== undefined) query = query.where('credential_configuration_id', '=', configurationId);
+  return query.execute();
+}
+
+/** Writes a changed bitset if nobody else changed it since `version` was read; false otherwise. */
+export async function writeBitset(db: TenantDb, id: string, version: number, bitset: Uint8Array, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('status_lists')
+    .set({ bitset: Buffer.from(bitset.buffer, bitset.byteOffset, bitset.byteLength), version: version + 1, updated_at: now })
+    .where('id', '=', id)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Stores a signed token made from `version`, unless a token of a later version is stored already; the new sequence number. */
+export async function storeTokens(
+  db: TenantDb,
+  id: string,
+  token: { version: number; jwt: string; cwt: Uint8Array; issuedAt: string; expiresAt: string },
+): Promise<number | undefined> {
+  const row = await db
+    .updateTable('status_lists')
+    .set({
+      token_jwt: token.jwt,
+      token_cwt: Buffer.from(token.cwt),
+      token_version: token.version,
+      token_seq: sql`token_seq + 1`,
+      token_issued_at: token.issuedAt,
+      token_expires_at: token.expiresAt,
+    })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('token_version', 'is', null), eb('token_version', '<=', token.version)]))
+    .returning('token_seq')
+    .executeTakeFirst();
+  return row?.token_seq;
+}
+
+/** Drops the stored token (after a change of key chain): the next request signs a new one. */
+export async function forgetTokens(db: TenantDb, id: string) {
+  await db.updateTable('status_lists').set({ token_expires_at: null, token_version: null }).where('id', '=', id).execute();
+}
+
+export async function updateList(
+  db: TenantDb,
+  id: string,
+  change: { credential_configuration_id?: string | null; key_chain_id?: string | null; updated_at: string },
+) {
+  await db.updateTable('status_lists').set(change).where('id', '=', id).execute();
+}
+
+export async function deleteList(db: TenantDb, id: string) {
+  await db.deleteFrom('status_lists').where('id', '=', id).execute();
+}
+
+export async function countEntries(db: TenantDb, listId: string): Promise<number> {
+  const row = await db
+    .selectFrom('status_entries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('list_id', '=', listId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export function listsUsingKeyChain(db: TenantDb, keyChainId: string) {
+  return db.selectFrom('status_lists').select('id').where('key_chain_id', '=', keyChainId).execute();
+}
+
+export async function sessionExists(db: TenantDb, sessionId: string): Promise<boolean> {
+  return (await db.selectFrom('sessions').select('id').where('id', '=', sessionId).executeTakeFirst()) !== undefined;
+}

@@ -1,0 +1,78 @@
+// Status list tokens (draft-ietf-oauth-status-list): the JWT (`typ` statuslist+jwt) and the CWT
+// (COSE_Sign1, protected `typ` 16 = application/statuslist+cwt), both over the same zlib-compressed list.
+import { deflateSync } from 'node:zlib';
+import { Encoder, Tag } from 'cbor-x';
+import { type Signer, signJwtWith } from '../key-chains/signing.js';
+
+export const JWT_MEDIA_TYPE = 'application/statuslist+jwt';
+export const CWT_MEDIA_TYPE = 'application/statuslist+cwt';
+
+/** COSE algorithm identifiers (RFC 9053) and header labels (RFC 9052, RFC 9596 for typ). */
+const COSE_ALG: Record<Signer['algorithm'], number> = { ES256: -7, ES384: -35, ES512: -36 };
+const COSE = { alg: 1, typ: 16, x5chain: 33 } as const;
+const COSE_SIGN1_TAG = 18;
+/** CWT claim keys (RFC 8392 and the draft's registrations). */
+const CWT = { sub: 2, exp: 4, iat: 6, ttl: 65534, statusList: 65533 } as const;
+const cbor = new Encoder({ mapsAsObjects: false, useRecords: false, tagUint8Array: false });
+
+export interface TokenInput {
+  uri: string;
+  bits: number;
+  bitset: Uint8Array;
+  ttl: number;
+  aggregationUri?: string;
+  /** Seconds since the epoch. */
+  iat: number;
+  exp: number;
+}
+
+export interface SignedTokens {
+  jwt: string;
+  cwt: Uint8Array;
+}
+
+/** RFC 1950 (zlib) compression of the byte array, at the highest level the draft recommends. */
+export const compress = (bitset: Uint8Array) => deflateSync(bitset, { level: 9 });
+
+export async function signStatusList(input: TokenInput, signer: Signer): Promise<SignedTokens> {
+  const compressed = compress(input.bitset);
+  const jwt = await signJwtWith(
+    signer,
+    { typ: 'statuslist+jwt' },
+    {
+      sub: input.uri,
+      iat: input.iat,
+      exp: input.exp,
+      ttl: input.ttl,
+      status_list: {
+        bits: input.bits,
+        lst: compressed.toString('base64url'),
+        ...(input.aggregationUri && { aggregation_uri: input.aggregationUri }),
+      },
+    },
+  );
+  const statusList = new Map<string, unknown>([
+    ['bits', input.bits],
+    ['lst', new Uint8Array(compressed)],
+  ]);
+  if (input.aggregationUri) statusList.set('aggregation_uri', input.aggregationUri);
+  const claims = new Map<number, unknown>([
+    [CWT.sub, input.uri],
+    [CWT.iat, input.iat],
+    [CWT.exp, input.exp],
+    [CWT.ttl, input.ttl],
+    [CWT.statusList, statusList],
+  ]);
+  const payload = cbor.encode(claims);
+  const protectedHeader = cbor.encode(
+    new Map<number, unknown>([
+      [COSE.alg, COSE_ALG[signer.algorithm]],
+      [COSE.typ, CWT_MEDIA_TYPE],
+    ]),
+  );
+  const chain = signer.x5c.map((c) => Buffer.from(c, 'base64'));
+  const unprotected = new Map<number, unknown>([[COSE.x5chain, chain.length === 1 ? chain[0] : chain]]);
+  const signature = await signer.sign(cbor.encode(['Signature1', protectedHeader, new Uint8Array(), payload]));
+  const cwt = new Uint8Array(cbor.encode(new Tag([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG)));
+  return { jwt, cwt };
+}
