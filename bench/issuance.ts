@@ -48,7 +48,9 @@ try {
           response_type: 'uri',
           flow: 'pre_authorized_code',
           credentialConfigurationIds: ['pid'],
-          credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', nationality: 'DE' } } },
+          credentialClaims: {
+            pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', nationality: 'DE' } },
+          },
         }),
       }),
     );
@@ -57,7 +59,10 @@ try {
       json(`${issuer}/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: GRANT, 'pre-authorized_code': credentialOffer.grants[GRANT]['pre-authorized_code'] }).toString(),
+        body: new URLSearchParams({
+          grant_type: GRANT,
+          'pre-authorized_code': credentialOffer.grants[GRANT]['pre-authorized_code'],
+        }).toString(),
       }),
     );
     const { c_nonce } = await timed('nonce', () => json(`${issuer}/nonce`, { method: 'POST' }));
@@ -78,7 +83,9 @@ try {
   for (const concurrency of [1, 8]) {
     for (const list of Object.values(latencies)) list.length = 0;
     const rate = await throughput(flows, concurrency, flow);
-    const steps = Object.entries(latencies).map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`).join(', ');
+    const steps = Object.entries(latencies)
+      .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
+      .join(', ');
     console.log(`${concurrency} wallet(s): ${rate.toFixed(1)} flows/s; median latency: ${steps}`);
   }
 } finally {

@@ -19,26 +19,35 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const secret = randomBytes(24).toString('base64url');
   const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('..', import.meta.url).pathname,
-    env: {
-      ...process.env,
-      ...database.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: url,
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      MASTER_SECRET: randomBytes(32).toString('base64url'),
-      AUTH_CLIENT_ID: 'bench',
-      AUTH_CLIENT_SECRET: secret,
-      TOKEN_FAILED_ATTEMPTS_LIMIT: '100000',
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'src/main.ts'],
+    {
+      cwd: new URL('..', import.meta.url).pathname,
+      env: {
+        ...process.env,
+        ...database.env,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PUBLIC_URL: url,
+        LOG_LEVEL: 'warn',
+        NODE_ENV: 'production',
+        MASTER_SECRET: randomBytes(32).toString('base64url'),
+        AUTH_CLIENT_ID: 'bench',
+        AUTH_CLIENT_SECRET: secret,
+        TOKEN_FAILED_ATTEMPTS_LIMIT: '100000',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  );
   for (let i = 0; i < 200; i++) {
-    if (await fetch(`${url}/health`).then((r) => r.ok).catch(() => false)) break;
+    if (
+      await fetch(`${url}/health`)
+        .then((r) => r.ok)
+        .catch(() => false)
+    )
+      break;
     await new Promise((r) => setTimeout(r, 100));
   }
   const token = await fetch(`${url}/api/oauth2/token`, {

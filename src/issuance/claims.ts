@@ -37,7 +37,8 @@ async function askEndpoint(endpoint: ResolvedEndpoint, body: Record<string, unkn
   const answer = (await response.json().catch(() => ({}))) as { claims?: unknown; message?: string };
   if (response.status === 202) return { ready: false, ...(answer.message && { message: answer.message }) };
   if (!response.ok) throw new Error(`answered ${response.status}`);
-  if (!answer.claims || typeof answer.claims !== 'object' || Array.isArray(answer.claims)) throw new Error('answered without a claims object');
+  if (!answer.claims || typeof answer.claims !== 'object' || Array.isArray(answer.claims))
+    throw new Error('answered without a claims object');
   return { ready: true, claims: answer.claims as Record<string, unknown> };
 }
 
@@ -59,8 +60,18 @@ export async function obtainClaims(
   }
   if (!endpoint) return { ready: true, claims: defaults };
   try {
-    const result = await askEndpoint(endpoint, { sessionId: session.id, tenantId: session.tenantId, credentialConfigurationId: config.id, holderJwks });
-    await deps.sessions.log(session.id, 'info', result.ready ? 'claims received from the attribute source' : 'attribute source deferred the claims', { credentialConfigurationId: config.id });
+    const result = await askEndpoint(endpoint, {
+      sessionId: session.id,
+      tenantId: session.tenantId,
+      credentialConfigurationId: config.id,
+      holderJwks,
+    });
+    await deps.sessions.log(
+      session.id,
+      'info',
+      result.ready ? 'claims received from the attribute source' : 'attribute source deferred the claims',
+      { credentialConfigurationId: config.id },
+    );
     return result.ready ? { ready: true, claims: mergeClaims(defaults, result.claims) } : result;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { JWK } from 'jose';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { nowIso } from '../platform/db/values.js';
-import { hashHandle } from '../sessions/service.js';
 import type { SessionState } from '../sessions/model.js';
+import { hashHandle } from '../sessions/service.js';
 import type { IssuanceAccessToken } from './access-tokens.js';
 import { obtainClaims } from './claims.js';
 import { buildCredentials, handledConfigurations, recordIssued } from './credentials.js';
@@ -41,7 +41,11 @@ export type CredentialResult =
 const DEFERRED_INTERVAL_SECONDS = 5;
 
 /** The access token of a resource request: bearer or DPoP-bound, with the DPoP proof checked. */
-export async function authenticateWallet(deps: IssuanceDeps, request: ResourceRequest, settings: IssuerSettings): Promise<{ token: IssuanceAccessToken; session: SessionState }> {
+export async function authenticateWallet(
+  deps: IssuanceDeps,
+  request: ResourceRequest,
+  settings: IssuerSettings,
+): Promise<{ token: IssuanceAccessToken; session: SessionState }> {
   if (!(await deps.tenantExists(request.tenantId))) throw notFoundIssuer(request.tenantId);
   const match = /^(Bearer|DPoP)\s+(\S+)$/i.exec(request.authorization ?? '');
   if (!match) throw invalidToken('an access token is required');
@@ -49,14 +53,19 @@ export async function authenticateWallet(deps: IssuanceDeps, request: ResourceRe
   const token = await deps.tokens.verify(raw, issuerUrls(deps.publicUrl, request.tenantId).issuer);
   if (!token || token.tenantId !== request.tenantId) throw invalidToken('the access token is invalid or expired', scheme);
   if (token.jkt) {
-    if (scheme.toLowerCase() !== 'dpop' || !request.dpop) throw invalidToken('this access token is DPoP-bound: use the DPoP scheme with a proof', 'DPoP');
-    const jkt = await verifyDpop(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url, accessToken: raw }, deps.nonces);
+    if (scheme.toLowerCase() !== 'dpop' || !request.dpop)
+      throw invalidToken('this access token is DPoP-bound: use the DPoP scheme with a proof', 'DPoP');
+    const jkt = await verifyDpop(
+      request.dpop,
+      { tenantId: request.tenantId, method: 'POST', url: request.url, accessToken: raw },
+      deps.nonces,
+    );
     if (jkt !== token.jkt) throw invalidToken('the DPoP proof is signed by another key than the token is bound to', 'DPoP');
   } else if (scheme.toLowerCase() === 'dpop' || settings.dpopRequired) {
     throw invalidToken('this access token is not DPoP-bound', scheme);
   }
   const session = await deps.sessions.find(request.tenantId, token.sessionId);
-  if (!session || !session.consumed) throw invalidToken('the session of this access token is no longer valid', scheme);
+  if (!session?.consumed) throw invalidToken('the session of this access token is no longer valid', scheme);
   return { token, session };
 }
 
@@ -66,7 +75,8 @@ interface ParsedRequest {
 }
 
 function parseRequest(body: Record<string, unknown>, settings: IssuerSettings): ParsedRequest {
-  if (body.credential_identifier !== undefined) throw unknownCredentialIdentifier('credential identifiers are not issued by this issuer; use credential_configuration_id');
+  if (body.credential_identifier !== undefined)
+    throw unknownCredentialIdentifier('credential identifiers are not issued by this issuer; use credential_configuration_id');
   const configurationId = body.credential_configuration_id;
   if (typeof configurationId !== 'string' || !configurationId) throw invalidCredentialRequest('credential_configuration_id is required');
   const proofs = body.proofs as { jwt?: unknown } | undefined;
@@ -93,12 +103,14 @@ export class CredentialEndpoint {
     const settings = await this.deps.settings.get(request.tenantId);
     const { session } = await authenticateWallet(this.deps, request, settings);
     if (session.status === 'failed') throw credentialRequestDenied(`this offer has failed: ${session.errorReason ?? 'no reason given'}`);
-    if (request.body.credential_response_encryption !== undefined) throw invalidCredentialRequest('credential response encryption is not supported by this issuer');
+    if (request.body.credential_response_encryption !== undefined)
+      throw invalidCredentialRequest('credential response encryption is not supported by this issuer');
     const parsed = parseRequest(request.body, settings);
     const config = await this.offeredConfiguration(session, parsed.configurationId);
     await this.checkNotYetIssued(session, config);
     const holderJwks = await this.holderKeys(request, config, parsed.proofJwts, settings);
-    const source = (session.private?.credentialPayload as { credentialClaims?: Record<string, ClaimSource> } | undefined)?.credentialClaims?.[config.id];
+    const source = (session.private?.credentialPayload as { credentialClaims?: Record<string, ClaimSource> } | undefined)
+      ?.credentialClaims?.[config.id];
     const claims = await obtainClaims(this.deps, session, config, source, holderJwks);
     if (!claims.ready) return this.defer(session, config, holderJwks, claims.message);
     let credentials: string[];
@@ -128,16 +140,30 @@ export class CredentialEndpoint {
     }
   }
 
-  private async holderKeys(request: ResourceRequest, config: CredentialConfiguration, jwts: string[], settings: IssuerSettings): Promise<JWK[]> {
+  private async holderKeys(
+    request: ResourceRequest,
+    config: CredentialConfiguration,
+    jwts: string[],
+    settings: IssuerSettings,
+  ): Promise<JWK[]> {
     if (config.keyBinding === false) return [];
     if (jwts.length === 0) throw invalidProof('this credential is bound to a holder key: send jwt proofs');
     const urls = issuerUrls(this.deps.publicUrl, request.tenantId);
-    const proofs = await verifyProofs(jwts, { tenantId: request.tenantId, issuer: urls.issuer, maxAgeSeconds: settings.nonceLifetimeSeconds }, this.deps.nonces);
+    const proofs = await verifyProofs(
+      jwts,
+      { tenantId: request.tenantId, issuer: urls.issuer, maxAgeSeconds: settings.nonceLifetimeSeconds },
+      this.deps.nonces,
+    );
     return proofs.map((p) => p.jwk);
   }
 
   /** The claims are not ready: a deferred transaction the integrator completes or fails later. */
-  private async defer(session: SessionState, config: CredentialConfiguration, holderJwks: JWK[], message?: string): Promise<CredentialResult> {
+  private async defer(
+    session: SessionState,
+    config: CredentialConfiguration,
+    holderJwks: JWK[],
+    message?: string,
+  ): Promise<CredentialResult> {
     const transactionId = randomUUID();
     const now = nowIso();
     await tenantDb(this.deps.db, session.tenantId)

@@ -20,7 +20,10 @@ export async function buildCredentials(
   sessionId?: string,
 ): Promise<string[]> {
   const problems = deps.configs.validateClaims(config, claims);
-  if (problems.length) throw credentialRequestDenied(`the claims do not satisfy the configuration: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  if (problems.length)
+    throw credentialRequestDenied(
+      `the claims do not satisfy the configuration: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+    );
   const signer = await deps.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
   const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
   const urls = issuerUrls(deps.publicUrl, tenantId);
@@ -32,9 +35,21 @@ export async function buildCredentials(
   return Promise.all(
     keys.map((holderJwk, i) =>
       config.config.format === 'mso_mdoc'
-        ? issueMdoc({ docType: config.config.docType as string, fields: config.fields, claims, holderJwk, lifetimeSeconds: config.lifeTime }, signer)
+        ? issueMdoc(
+            { docType: config.config.docType as string, fields: config.fields, claims, holderJwk, lifetimeSeconds: config.lifeTime },
+            signer,
+          )
         : issueSdJwtVc(
-            { issuer: urls.issuer, vct: vctOf(config, urls), claims, fields: config.fields, holderJwk, lifetimeSeconds: config.lifeTime, trustFormat: config.sdJwtTrustFormat ?? 'x5c', status: statuses?.[i] && { status_list: { idx: statuses[i].idx, uri: statuses[i].uri } } },
+            {
+              issuer: urls.issuer,
+              vct: vctOf(config, urls),
+              claims,
+              fields: config.fields,
+              holderJwk,
+              lifetimeSeconds: config.lifeTime,
+              trustFormat: config.sdJwtTrustFormat ?? 'x5c',
+              status: statuses?.[i] && { status_list: { idx: statuses[i].idx, uri: statuses[i].uri } },
+            },
             signer,
           ),
     ),
@@ -61,7 +76,15 @@ export async function recordIssued(db: Executor, tenantId: string, sessionId: st
 /** Configurations of the session already issued or deferred: each is issued once per offer. */
 export async function handledConfigurations(db: Executor, tenantId: string, sessionId: string): Promise<Set<string>> {
   const scoped = tenantDb(db, tenantId);
-  const issued = await scoped.selectFrom('issued_credentials').select('credential_configuration_id').where('session_id', '=', sessionId).execute();
-  const deferred = await scoped.selectFrom('deferred_transactions').select('credential_configuration_id').where('session_id', '=', sessionId).execute();
+  const issued = await scoped
+    .selectFrom('issued_credentials')
+    .select('credential_configuration_id')
+    .where('session_id', '=', sessionId)
+    .execute();
+  const deferred = await scoped
+    .selectFrom('deferred_transactions')
+    .select('credential_configuration_id')
+    .where('session_id', '=', sessionId)
+    .execute();
   return new Set([...issued, ...deferred].map((r) => r.credential_configuration_id));
 }

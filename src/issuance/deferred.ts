@@ -6,8 +6,8 @@ import { tenantDb } from '../platform/db/tenant-db.js';
 import { nowIso } from '../platform/db/values.js';
 import { conflict, notFound } from '../platform/http/problem.js';
 import { hashHandle } from '../sessions/service.js';
-import { type ResourceRequest, authenticateWallet } from './credential-endpoint.js';
 import { mergeClaims } from './claims.js';
+import { authenticateWallet, type ResourceRequest } from './credential-endpoint.js';
 import { buildCredentials, recordIssued } from './credentials.js';
 import type { IssuanceDeps } from './deps.js';
 import { invalidCredentialRequest, invalidTransactionId } from './errors.js';
@@ -24,14 +24,23 @@ export class DeferredService {
   constructor(private readonly deps: IssuanceDeps) {}
 
   private async find(tenantId: string, transactionId: string) {
-    const row = await tenantDb(this.deps.db, tenantId).selectFrom('deferred_transactions').selectAll().where('hash', '=', hashHandle(transactionId)).executeTakeFirst();
+    const row = await tenantDb(this.deps.db, tenantId)
+      .selectFrom('deferred_transactions')
+      .selectAll()
+      .where('hash', '=', hashHandle(transactionId))
+      .executeTakeFirst();
     if (!row) return undefined;
     const expired = row.status === 'pending' && Date.parse(row.expires_at) <= Date.now();
     return { ...row, status: (expired ? 'expired' : row.status) as DeferredStatus };
   }
 
   /** Management: the claims arrived; the credentials are made now and wait for the wallet. */
-  async complete(ctx: RequestContext, tenantId: string, transactionId: string, claims: Record<string, unknown>): Promise<DeferredTransactionResult> {
+  async complete(
+    ctx: RequestContext,
+    tenantId: string,
+    transactionId: string,
+    claims: Record<string, unknown>,
+  ): Promise<DeferredTransactionResult> {
     const row = await this.find(tenantId, transactionId);
     if (!row) throw notFound('deferred transaction', transactionId);
     if (row.status !== 'pending') throw conflict(`the transaction is ${row.status}, not pending`);
@@ -54,7 +63,12 @@ export class DeferredService {
     return { transactionId, status: 'failed', message: 'the issuer failed this transaction' };
   }
 
-  private async setStatus(tenantId: string, transactionId: string, status: DeferredStatus, extra: { credentials?: string | null; message?: string } = {}) {
+  private async setStatus(
+    tenantId: string,
+    transactionId: string,
+    status: DeferredStatus,
+    extra: { credentials?: string | null; message?: string } = {},
+  ) {
     await tenantDb(this.deps.db, tenantId)
       .updateTable('deferred_transactions')
       .set({ status, updated_at: nowIso(), ...extra })

@@ -29,5 +29,8 @@ export interface IssuanceDeps {
 }
 
 export interface StatusEntryAllocator {
-  allocate(tenantId: string, request: { credentialConfigurationId: string; sessionId?: string | null; count?: number }): Promise<{ idx: number; uri: string }[]>;
+  allocate(
+    tenantId: string,
+    request: { credentialConfigurationId: string; sessionId?: string | null; count?: number },
+  ): Promise<{ idx: number; uri: string }[]>;
 }

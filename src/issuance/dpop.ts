@@ -38,7 +38,8 @@ export async function verifyDpop(proof: string, check: DpopCheck, nonces: NonceS
   if (payload.htu !== withoutQuery(check.url)) throw invalidDpopProof('htu does not match the request URL');
   const iat = payload.iat as number | undefined;
   const now = Date.now() / 1000;
-  if (typeof iat !== 'number' || iat > now + CLOCK_SKEW_SECONDS || iat < now - MAX_AGE_SECONDS) throw invalidDpopProof('iat is missing or not recent');
+  if (typeof iat !== 'number' || iat > now + CLOCK_SKEW_SECONDS || iat < now - MAX_AGE_SECONDS)
+    throw invalidDpopProof('iat is missing or not recent');
   if (typeof payload.jti !== 'string' || !payload.jti) throw invalidDpopProof('jti is missing');
   if (check.accessToken !== undefined && payload.ath !== createHash('sha256').update(check.accessToken).digest('base64url')) {
     throw invalidDpopProof('ath does not match the access token');

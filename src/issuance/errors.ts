@@ -7,7 +7,9 @@ export const invalidGrant = (description: string) => new OAuthError(400, 'invali
 export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
 export const invalidDpopProof = (description: string) => new OAuthError(400, 'invalid_dpop_proof', description);
 export const invalidToken = (description: string, scheme = 'Bearer') =>
-  new OAuthError(401, 'invalid_token', description, { 'www-authenticate': `${scheme} error="invalid_token", error_description="${description}"` });
+  new OAuthError(401, 'invalid_token', description, {
+    'www-authenticate': `${scheme} error="invalid_token", error_description="${description}"`,
+  });
 export const invalidCredentialRequest = (description: string) => new OAuthError(400, 'invalid_credential_request', description);
 export const unknownCredentialConfiguration = (description: string) => new OAuthError(400, 'unknown_credential_configuration', description);
 export const unknownCredentialIdentifier = (description: string) => new OAuthError(400, 'unknown_credential_identifier', description);

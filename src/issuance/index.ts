@@ -1,10 +1,11 @@
 // Assembles the issuance feature from the services it works with.
+
+import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import { defaultClaims, validateClaims } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
-import type { AuditService } from '../audit/service.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { App } from '../platform/http/types.js';

@@ -1,6 +1,6 @@
 // Credential issuer metadata (OpenID4VCI 1.0 section 12.2) and authorization server metadata
 // (RFC 8414) of a tenant, derived from its credential configurations and issuer settings.
-import type { FieldDefinition, CredentialConfiguration } from './ports.js';
+import type { CredentialConfiguration, FieldDefinition } from './ports.js';
 import { PROOF_ALGORITHMS } from './proofs.js';
 import type { IssuerSettings } from './settings.js';
 
@@ -42,7 +42,10 @@ export function claimsDescription(fields: FieldDefinition[], format: string, par
       ...(field.mandatory !== undefined && { mandatory: field.mandatory }),
       ...(field.display?.length && { display: field.display }),
     });
-    if (field.children?.length) claims.push(...claimsDescription(field.children, format, path.slice(format === 'mso_mdoc' && field.namespace && parent.length === 0 ? 1 : 0)));
+    if (field.children?.length)
+      claims.push(
+        ...claimsDescription(field.children, format, path.slice(format === 'mso_mdoc' && field.namespace && parent.length === 0 ? 1 : 0)),
+      );
   }
   return claims;
 }
@@ -99,7 +102,10 @@ export function credentialIssuerMetadata(
 }
 
 export function authorizationServers(urls: IssuerUrls, settings: IssuerSettings): string[] {
-  return [...(settings.builtinAuthorizationServerEnabled ? [urls.issuer] : []), ...settings.authorizationServers.filter((s) => s.enabled).map((s) => s.issuer)];
+  return [
+    ...(settings.builtinAuthorizationServerEnabled ? [urls.issuer] : []),
+    ...settings.authorizationServers.filter((s) => s.enabled).map((s) => s.issuer),
+  ];
 }
 
 export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings) {

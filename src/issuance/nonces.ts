@@ -2,9 +2,9 @@
 // deleting the row, so a replayed nonce finds nothing) and DPoP proof ids (remembered until expiry).
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { hashHandle } from '../sessions/service.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import { hashHandle } from '../sessions/service.js';
 
 export class NonceStore {
   constructor(private readonly db: Executor) {}
@@ -19,7 +19,9 @@ export class NonceStore {
   async remember(tenantId: string, purpose: string, value: string, lifetimeSeconds: number): Promise<boolean> {
     const expiresAt = new Date(Date.now() + lifetimeSeconds * 1000).toISOString();
     try {
-      await tenantDb(this.db, tenantId).insertInto('nonces', { hash: hashHandle(`${purpose}:${value}`), purpose, expires_at: expiresAt }).execute();
+      await tenantDb(this.db, tenantId)
+        .insertInto('nonces', { hash: hashHandle(`${purpose}:${value}`), purpose, expires_at: expiresAt })
+        .execute();
       return true;
     } catch (err) {
       if (isUniqueViolation(err)) return false;

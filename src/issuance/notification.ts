@@ -1,6 +1,6 @@
 // The notification endpoint (OpenID4VCI 1.0 section 11): the wallet reports what became of a credential.
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type ResourceRequest, authenticateWallet } from './credential-endpoint.js';
+import { authenticateWallet, type ResourceRequest } from './credential-endpoint.js';
 import type { IssuanceDeps } from './deps.js';
 import { invalidNotificationId, invalidNotificationRequest } from './errors.js';
 
@@ -23,9 +23,16 @@ export class NotificationEndpoint {
       .where('session_id', '=', session.id)
       .executeTakeFirst();
     if (updated.numUpdatedRows === 0n) throw invalidNotificationId('unknown notification_id for this access token');
-    const notification = { notificationId, event, ...(typeof description === 'string' && { description }), receivedAt: new Date().toISOString() };
+    const notification = {
+      notificationId,
+      event,
+      ...(typeof description === 'string' && { description }),
+      receivedAt: new Date().toISOString(),
+    };
     const notifications = [...((session.public.notifications as unknown[] | undefined) ?? []), notification];
     await this.deps.sessions.update(request.tenantId, session.id, { public: { notifications } });
-    await this.deps.sessions.log(session.id, event === 'credential_accepted' ? 'info' : 'warn', `wallet notification: ${event}`, { notificationId });
+    await this.deps.sessions.log(session.id, event === 'credential_accepted' ? 'info' : 'warn', `wallet notification: ${event}`, {
+      notificationId,
+    });
   }
 }

@@ -2,10 +2,10 @@
 // and the offer served by reference so that the QR code stays small.
 import { randomBytes } from 'node:crypto';
 import type { RequestContext } from '../platform/auth/principal.js';
-import { badRequest, forbidden, type FieldError } from '../platform/http/problem.js';
+import { badRequest, type FieldError, forbidden } from '../platform/http/problem.js';
 import { hashHandle } from '../sessions/service.js';
-import type { IssuanceDeps } from './deps.js';
 import { mergeClaims } from './claims.js';
+import type { IssuanceDeps } from './deps.js';
 import { authorizationServers, issuerUrls } from './metadata.js';
 import type { CredentialConfiguration } from './ports.js';
 
@@ -72,13 +72,17 @@ export class OfferService {
   private async checkClaims(tenantId: string, configs: CredentialConfiguration[], sources: Record<string, ClaimSource>) {
     const problems: FieldError[] = [];
     for (const key of Object.keys(sources)) {
-      if (!configs.some((c) => c.id === key)) problems.push({ field: `body.credentialClaims.${key}`, message: 'is not one of credentialConfigurationIds' });
+      if (!configs.some((c) => c.id === key))
+        problems.push({ field: `body.credentialClaims.${key}`, message: 'is not one of credentialConfigurationIds' });
     }
     for (const config of configs) {
       const source = sources[config.id];
       if (source?.type === 'attributeProvider') {
         await this.deps.attributeProviders.resolve(tenantId, source.attributeProviderId).catch(() =>
-          problems.push({ field: `body.credentialClaims.${config.id}.attributeProviderId`, message: `no attribute provider '${source.attributeProviderId}'` }),
+          problems.push({
+            field: `body.credentialClaims.${config.id}.attributeProviderId`,
+            message: `no attribute provider '${source.attributeProviderId}'`,
+          }),
         );
       }
       if (source?.type === 'webhook' || source?.type === 'attributeProvider' || (!source && config.attributeProviderId)) continue;
@@ -101,12 +105,19 @@ export class OfferService {
     const server = input.authorization_server ?? servers[0];
     if (server !== urls.issuer) {
       throw badRequest('authorization_server: pre-authorized codes are redeemed at the built-in authorization server', [
-        { field: 'body.authorization_server', message: servers.includes(server ?? '') ? 'must be the built-in authorization server for this flow' : 'is not an enabled authorization server' },
+        {
+          field: 'body.authorization_server',
+          message: servers.includes(server ?? '')
+            ? 'must be the built-in authorization server for this flow'
+            : 'is not an enabled authorization server',
+        },
       ]);
     }
     if (input.webhookEndpointId) {
       await this.deps.webhookEndpoints.resolve(tenantId, input.webhookEndpointId).catch(() => {
-        throw badRequest(`webhookEndpointId: no webhook endpoint '${input.webhookEndpointId}'`, [{ field: 'body.webhookEndpointId', message: 'no such webhook endpoint' }]);
+        throw badRequest(`webhookEndpointId: no webhook endpoint '${input.webhookEndpointId}'`, [
+          { field: 'body.webhookEndpointId', message: 'no such webhook endpoint' },
+        ]);
       });
     }
 
@@ -156,7 +167,13 @@ export class OfferService {
       );
       await this.deps.sessions.addHandle(created.id, HANDLE.preAuthorizedCode, code, created.expiresAt, trx);
       await this.deps.sessions.addHandle(created.id, HANDLE.offer, offerHandle, created.expiresAt, trx);
-      await this.deps.sessions.log(created.id, 'info', 'offer created', { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId }, trx);
+      await this.deps.sessions.log(
+        created.id,
+        'info',
+        'offer created',
+        { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId },
+        trx,
+      );
       return created;
     });
     return { uri, session: session.id, credentialOffer, credentialOfferUri, expiresAt: session.expiresAt };

@@ -32,70 +32,110 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
     if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
     const [settings, configs] = await Promise.all([deps.settings.get(tenantId), deps.configs.list(tenantId)]);
     const algorithms = new Map<string, string>();
-    for (const config of configs) algorithms.set(config.id, (await deps.keyChains.resolve(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' })).algorithm);
+    for (const config of configs)
+      algorithms.set(
+        config.id,
+        (await deps.keyChains.resolve(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' })).algorithm,
+      );
     return credentialIssuerMetadata(issuerUrls(deps.publicUrl, tenantId), settings, configs, (c) => algorithms.get(c.id) ?? 'ES256');
   }
 
-  app.get('/.well-known/openid-credential-issuer/issuers/:tenantId', {
-    schema: { tags, summary: 'Credential issuer metadata', params: Tenant },
-  }, (request) => issuerMetadata(request.params.tenantId));
+  app.get(
+    '/.well-known/openid-credential-issuer/issuers/:tenantId',
+    {
+      schema: { tags, summary: 'Credential issuer metadata', params: Tenant },
+    },
+    (request) => issuerMetadata(request.params.tenantId),
+  );
 
-  app.get('/.well-known/oauth-authorization-server/issuers/:tenantId', {
-    schema: { tags, summary: 'Authorization server metadata of the built-in authorization server', params: Tenant },
-  }, async (request) => {
-    const { tenantId } = request.params;
-    if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
-    return authorizationServerMetadata(issuerUrls(deps.publicUrl, tenantId), await deps.settings.get(tenantId));
-  });
+  app.get(
+    '/.well-known/oauth-authorization-server/issuers/:tenantId',
+    {
+      schema: { tags, summary: 'Authorization server metadata of the built-in authorization server', params: Tenant },
+    },
+    async (request) => {
+      const { tenantId } = request.params;
+      if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
+      return authorizationServerMetadata(issuerUrls(deps.publicUrl, tenantId), await deps.settings.get(tenantId));
+    },
+  );
 
-  app.get('/.well-known/jwt-vc-issuer/issuers/:tenantId', {
-    schema: { tags, summary: 'JWT VC issuer metadata (SD-JWT VC): the keys that sign credentials', params: Tenant },
-  }, async (request) => {
-    const { tenantId } = request.params;
-    if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
-    return { issuer: issuerUrls(deps.publicUrl, tenantId).issuer, jwks: await deps.signing.jwks(tenantId, ['attestation']) };
-  });
+  app.get(
+    '/.well-known/jwt-vc-issuer/issuers/:tenantId',
+    {
+      schema: { tags, summary: 'JWT VC issuer metadata (SD-JWT VC): the keys that sign credentials', params: Tenant },
+    },
+    async (request) => {
+      const { tenantId } = request.params;
+      if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
+      return { issuer: issuerUrls(deps.publicUrl, tenantId).issuer, jwks: await deps.signing.jwks(tenantId, ['attestation']) };
+    },
+  );
 
-  app.get('/issuers/:tenantId/types/:configurationId', {
-    schema: { tags, summary: 'SD-JWT VC type metadata hosted for a configuration whose vct is an object', params: Tenant.extend({ configurationId: z.string() }) },
-  }, async (request) => {
-    const { tenantId, configurationId } = request.params;
-    const config = await deps.configs.get(tenantId, configurationId).catch(() => undefined);
-    if (!config || config.config.format !== 'dc+sd-jwt') throw notFoundIssuer(`${tenantId}/${configurationId}`);
-    const urls = issuerUrls(deps.publicUrl, tenantId);
-    const described = typeof config.vct === 'object' && config.vct ? config.vct : {};
-    return { ...described, vct: `${urls.types}/${encodeURIComponent(config.id)}`, ...(config.config.display && { display: config.config.display }) };
-  });
+  app.get(
+    '/issuers/:tenantId/types/:configurationId',
+    {
+      schema: {
+        tags,
+        summary: 'SD-JWT VC type metadata hosted for a configuration whose vct is an object',
+        params: Tenant.extend({ configurationId: z.string() }),
+      },
+    },
+    async (request) => {
+      const { tenantId, configurationId } = request.params;
+      const config = await deps.configs.get(tenantId, configurationId).catch(() => undefined);
+      if (config?.config.format !== 'dc+sd-jwt') throw notFoundIssuer(`${tenantId}/${configurationId}`);
+      const urls = issuerUrls(deps.publicUrl, tenantId);
+      const described = typeof config.vct === 'object' && config.vct ? config.vct : {};
+      return {
+        ...described,
+        vct: `${urls.types}/${encodeURIComponent(config.id)}`,
+        ...(config.config.display && { display: config.config.display }),
+      };
+    },
+  );
 
-  app.get('/issuers/:tenantId/credential-offer/:handle', {
-    schema: { tags, summary: 'A credential offer by reference (credential_offer_uri)', params: Tenant.extend({ handle: z.string() }) },
-  }, async (request, reply) => {
-    const offer = await endpoints.offers.byReference(request.params.tenantId, request.params.handle);
-    if (!offer) return reply.code(404).send({ error: 'invalid_request', error_description: 'unknown or expired credential offer' });
-    return noStore(reply).send(offer);
-  });
+  app.get(
+    '/issuers/:tenantId/credential-offer/:handle',
+    {
+      schema: { tags, summary: 'A credential offer by reference (credential_offer_uri)', params: Tenant.extend({ handle: z.string() }) },
+    },
+    async (request, reply) => {
+      const offer = await endpoints.offers.byReference(request.params.tenantId, request.params.handle);
+      if (!offer) return reply.code(404).send({ error: 'invalid_request', error_description: 'unknown or expired credential offer' });
+      return noStore(reply).send(offer);
+    },
+  );
 
-  app.post('/issuers/:tenantId/token', {
-    schema: { tags, summary: 'Token endpoint (pre-authorized code grant, optional DPoP)', params: Tenant, body: Json.optional() },
-  }, async (request, reply) => {
-    const dpop = request.headers.dpop;
-    const response = await endpoints.token.exchange({
-      tenantId: request.params.tenantId,
-      body: request.body ?? {},
-      url: requestUrl(deps.publicUrl, request),
-      ...(typeof dpop === 'string' && { dpop }),
-    });
-    return noStore(reply).send(response);
-  });
+  app.post(
+    '/issuers/:tenantId/token',
+    {
+      schema: { tags, summary: 'Token endpoint (pre-authorized code grant, optional DPoP)', params: Tenant, body: Json.optional() },
+    },
+    async (request, reply) => {
+      const dpop = request.headers.dpop;
+      const response = await endpoints.token.exchange({
+        tenantId: request.params.tenantId,
+        body: request.body ?? {},
+        url: requestUrl(deps.publicUrl, request),
+        ...(typeof dpop === 'string' && { dpop }),
+      });
+      return noStore(reply).send(response);
+    },
+  );
 
-  app.post('/issuers/:tenantId/nonce', {
-    schema: { tags, summary: 'Nonce endpoint: a fresh c_nonce for key proofs', params: Tenant },
-  }, async (request, reply) => {
-    const { tenantId } = request.params;
-    if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
-    const settings = await deps.settings.get(tenantId);
-    return noStore(reply).send({ c_nonce: await deps.nonces.issue(tenantId, 'c_nonce', settings.nonceLifetimeSeconds) });
-  });
+  app.post(
+    '/issuers/:tenantId/nonce',
+    {
+      schema: { tags, summary: 'Nonce endpoint: a fresh c_nonce for key proofs', params: Tenant },
+    },
+    async (request, reply) => {
+      const { tenantId } = request.params;
+      if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
+      const settings = await deps.settings.get(tenantId);
+      return noStore(reply).send({ c_nonce: await deps.nonces.issue(tenantId, 'c_nonce', settings.nonceLifetimeSeconds) });
+    },
+  );
 
   const resource = (request: FastifyRequest) => {
     const { authorization, dpop } = request.headers;
@@ -108,24 +148,36 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
     };
   };
 
-  app.post('/issuers/:tenantId/credential', {
-    schema: { tags, summary: 'Credential endpoint (jwt proofs; several proofs give a batch)', params: Tenant, body: Json.optional() },
-  }, async (request, reply) => {
-    const result = await endpoints.credential.issue(resource(request));
-    return noStore(reply).code(result.status).send(result.body);
-  });
+  app.post(
+    '/issuers/:tenantId/credential',
+    {
+      schema: { tags, summary: 'Credential endpoint (jwt proofs; several proofs give a batch)', params: Tenant, body: Json.optional() },
+    },
+    async (request, reply) => {
+      const result = await endpoints.credential.issue(resource(request));
+      return noStore(reply).code(result.status).send(result.body);
+    },
+  );
 
-  app.post('/issuers/:tenantId/deferred-credential', {
-    schema: { tags, summary: 'Deferred credential endpoint', params: Tenant, body: Json.optional() },
-  }, async (request, reply) => {
-    const result = await endpoints.deferred.retrieve(resource(request));
-    return noStore(reply).code(result.status).send(result.body);
-  });
+  app.post(
+    '/issuers/:tenantId/deferred-credential',
+    {
+      schema: { tags, summary: 'Deferred credential endpoint', params: Tenant, body: Json.optional() },
+    },
+    async (request, reply) => {
+      const result = await endpoints.deferred.retrieve(resource(request));
+      return noStore(reply).code(result.status).send(result.body);
+    },
+  );
 
-  app.post('/issuers/:tenantId/notification', {
-    schema: { tags, summary: 'Notification endpoint', params: Tenant, body: Json.optional() },
-  }, async (request, reply) => {
-    await endpoints.notification.notify(resource(request));
-    return reply.code(204).send();
-  });
+  app.post(
+    '/issuers/:tenantId/notification',
+    {
+      schema: { tags, summary: 'Notification endpoint', params: Tenant, body: Json.optional() },
+    },
+    async (request, reply) => {
+      await endpoints.notification.notify(resource(request));
+      return reply.code(204).send();
+    },
+  );
 }

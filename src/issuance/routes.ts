@@ -13,7 +13,10 @@ const HeaderAuth = z.discriminatedUnion('type', [
 const ClaimSource = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('inline'), claims: z.record(z.string(), z.unknown()) }),
   z.strictObject({ type: z.literal('attributeProvider'), attributeProviderId: z.string().min(1) }),
-  z.strictObject({ type: z.literal('webhook'), webhook: z.strictObject({ url: z.url({ protocol: /^https?$/ }), auth: HeaderAuth.optional() }) }),
+  z.strictObject({
+    type: z.literal('webhook'),
+    webhook: z.strictObject({ url: z.url({ protocol: /^https?$/ }), auth: HeaderAuth.optional() }),
+  }),
 ]);
 
 const OfferBody = z.strictObject({
@@ -21,7 +24,12 @@ const OfferBody = z.strictObject({
   flow: z.enum(['authorization_code', 'pre_authorized_code']).describe('only `pre_authorized_code` is available so far'),
   credentialConfigurationIds: z.array(z.string().min(1)).min(1),
   authorization_server: z.string().optional().describe('default: the first enabled authorization server'),
-  credentialClaims: z.record(z.string(), ClaimSource).optional().describe('per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields\' default values)'),
+  credentialClaims: z
+    .record(z.string(), ClaimSource)
+    .optional()
+    .describe(
+      "per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields' default values)",
+    ),
   tx_code: z.string().min(1).max(64).optional().describe('a transaction code the wallet user must enter; deliver it out of band'),
   tx_code_description: z.string().max(300).optional(),
   webhookEndpointId: z.string().optional(),
@@ -33,7 +41,13 @@ const OfferResponse = z.object({
   credentialOfferUri: z.string(),
   expiresAt: z.string(),
 });
-const DeferredResult = z.object({ transactionId: z.string(), status: z.enum(['pending', 'ready', 'retrieved', 'expired', 'failed']), message: z.string().optional() }).meta({ id: 'DeferredTransactionResult' });
+const DeferredResult = z
+  .object({
+    transactionId: z.string(),
+    status: z.enum(['pending', 'ready', 'retrieved', 'expired', 'failed']),
+    message: z.string().optional(),
+  })
+  .meta({ id: 'DeferredTransactionResult' });
 const TransactionParams = z.object({ transactionId: z.string() });
 
 const tags = ['issuance'];
@@ -41,34 +55,71 @@ const tags = ['issuance'];
 export function issuanceRoutes(app: App, services: { settings: IssuerSettingsService; offers: OfferService; deferred: DeferredService }) {
   const manage = { roles: ['issuance:manage'], tenant: 'required' } as const;
 
-  app.get('/api/issuer/config', {
-    config: { access: manage },
-    schema: { tags, summary: "The tenant's issuer settings", response: { 200: IssuerSettingsSchema } },
-  }, (request) => services.settings.get(tenantOf(request)));
-
-  app.put('/api/issuer/config', {
-    config: { access: manage },
-    schema: { tags, summary: 'Replace the issuer settings (absent fields take their defaults)', body: IssuerSettingsSchema, response: { 200: IssuerSettingsSchema } },
-  }, (request) => services.settings.put(contextOf(request), tenantOf(request), request.body));
-
-  app.post('/api/issuer/offer', {
-    config: { access: { roles: ['issuance:offer'], tenant: 'required' } },
-    schema: {
-      tags,
-      summary: 'Create a credential offer (pre-authorized code flow)',
-      description: 'Creates an issuance session and returns the offer URI. Inline claims are validated against the configurations now; a client whose allowedIssuanceConfigs excludes a requested id gets 403.',
-      body: OfferBody,
-      response: { 201: OfferResponse },
+  app.get(
+    '/api/issuer/config',
+    {
+      config: { access: manage },
+      schema: { tags, summary: "The tenant's issuer settings", response: { 200: IssuerSettingsSchema } },
     },
-  }, async (request, reply) => reply.code(201).send(await services.offers.create(contextOf(request), tenantOf(request), request.body)));
+    (request) => services.settings.get(tenantOf(request)),
+  );
 
-  app.post('/api/issuer/deferred/:transactionId/complete', {
-    config: { access: manage },
-    schema: { tags, summary: 'Supply the claims of a pending deferred transaction; the credential becomes ready', params: TransactionParams, body: z.strictObject({ claims: z.record(z.string(), z.unknown()) }), response: { 200: DeferredResult } },
-  }, (request) => services.deferred.complete(contextOf(request), tenantOf(request), request.params.transactionId, request.body.claims));
+  app.put(
+    '/api/issuer/config',
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Replace the issuer settings (absent fields take their defaults)',
+        body: IssuerSettingsSchema,
+        response: { 200: IssuerSettingsSchema },
+      },
+    },
+    (request) => services.settings.put(contextOf(request), tenantOf(request), request.body),
+  );
 
-  app.post('/api/issuer/deferred/:transactionId/fail', {
-    config: { access: manage },
-    schema: { tags, summary: 'Fail a pending deferred transaction; the wallet then gets invalid_transaction_id', params: TransactionParams, response: { 200: DeferredResult } },
-  }, (request) => services.deferred.fail(contextOf(request), tenantOf(request), request.params.transactionId));
+  app.post(
+    '/api/issuer/offer',
+    {
+      config: { access: { roles: ['issuance:offer'], tenant: 'required' } },
+      schema: {
+        tags,
+        summary: 'Create a credential offer (pre-authorized code flow)',
+        description:
+          'Creates an issuance session and returns the offer URI. Inline claims are validated against the configurations now; a client whose allowedIssuanceConfigs excludes a requested id gets 403.',
+        body: OfferBody,
+        response: { 201: OfferResponse },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await services.offers.create(contextOf(request), tenantOf(request), request.body)),
+  );
+
+  app.post(
+    '/api/issuer/deferred/:transactionId/complete',
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Supply the claims of a pending deferred transaction; the credential becomes ready',
+        params: TransactionParams,
+        body: z.strictObject({ claims: z.record(z.string(), z.unknown()) }),
+        response: { 200: DeferredResult },
+      },
+    },
+    (request) => services.deferred.complete(contextOf(request), tenantOf(request), request.params.transactionId, request.body.claims),
+  );
+
+  app.post(
+    '/api/issuer/deferred/:transactionId/fail',
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Fail a pending deferred transaction; the wallet then gets invalid_transaction_id',
+        params: TransactionParams,
+        response: { 200: DeferredResult },
+      },
+    },
+    (request) => services.deferred.fail(contextOf(request), tenantOf(request), request.params.transactionId),
+  );
 }

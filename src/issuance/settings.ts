@@ -1,10 +1,10 @@
 // Issuer settings of a tenant (not in the spec; ours): display, DPoP, batch size, tx_code attempts,
 // lifetimes, and the authorization servers an offer may name.
 import { z } from 'zod';
-import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, inTransaction, nowIso } from '../platform/db/values.js';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import { tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, inTransaction, nowIso } from '../platform/db/values.js';
 
 const Display = z.strictObject({
   name: z.string().min(1),

@@ -39,7 +39,11 @@ export class TokenEndpoint {
     const jkt = await this.checkDpop(request, settings);
     await this.consume(session);
     const urls = issuerUrls(this.deps.publicUrl, request.tenantId);
-    const accessToken = await this.deps.tokens.sign({ sessionId: session.id, tenantId: request.tenantId, ...(jkt && { jkt }) }, urls.issuer, settings.accessTokenLifetimeSeconds);
+    const accessToken = await this.deps.tokens.sign(
+      { sessionId: session.id, tenantId: request.tenantId, ...(jkt && { jkt }) },
+      urls.issuer,
+      settings.accessTokenLifetimeSeconds,
+    );
     return { access_token: accessToken, token_type: jkt ? 'DPoP' : 'Bearer', expires_in: settings.accessTokenLifetimeSeconds };
   }
 

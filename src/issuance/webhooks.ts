@@ -4,7 +4,6 @@ import { postJsonWithRetries, RETRY_DELAYS_MS } from '../platform/http/outbound.
 import type { SessionState, SessionStatus } from '../sessions/model.js';
 import type { IssuanceDeps } from './deps.js';
 
-
 export interface WebhookPayload {
   type: 'issuance.status';
   sessionId: string;
@@ -52,10 +51,21 @@ export class IssuanceWebhooks {
       errorReason: state.errorReason,
       at: state.updatedAt,
     };
-    await postJsonWithRetries(endpoint, payload, async ({ attempt, failure, final }) => {
-      const details = { webhookEndpointId: id, status: state.status, attempt, ...(failure && { reason: failure }) };
-      if (!failure) await this.deps.sessions.log(state.id, 'info', 'webhook delivered', details);
-      else await this.deps.sessions.log(state.id, final ? 'error' : 'warn', final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry', details);
-    }, this.retryDelaysMs);
+    await postJsonWithRetries(
+      endpoint,
+      payload,
+      async ({ attempt, failure, final }) => {
+        const details = { webhookEndpointId: id, status: state.status, attempt, ...(failure && { reason: failure }) };
+        if (!failure) await this.deps.sessions.log(state.id, 'info', 'webhook delivered', details);
+        else
+          await this.deps.sessions.log(
+            state.id,
+            final ? 'error' : 'warn',
+            final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
+            details,
+          );
+      },
+      this.retryDelaysMs,
+    );
   }
 }

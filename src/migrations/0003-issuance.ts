@@ -122,6 +122,10 @@ export const issuance: VersionedMigration = {
       .addColumn('created_at', t.timestamp, (c) => c.notNull())
       .execute();
     await db.schema.createIndex('issued_credentials_session_idx').on('issued_credentials').column('session_id').execute();
-    await db.schema.createIndex('issued_credentials_notification_idx').on('issued_credentials').columns(['tenant_id', 'notification_id']).execute();
+    await db.schema
+      .createIndex('issued_credentials_notification_idx')
+      .on('issued_credentials')
+      .columns(['tenant_id', 'notification_id'])
+      .execute();
   },
 };

@@ -442,9 +442,9 @@ describe('mso_mdoc issuance', () => {
     await expect(issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: ed }, signer)).rejects.toThrow(/EC key/);
     const holderJwk = holderKey().publicJwk;
     for (const birth_date of ['2023-02-30', '31.01.1990', '1990-1-31']) {
-      await expect(issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: { [NS]: { ...CLAIMS[NS], birth_date } }, holderJwk }, signer)).rejects.toThrow(
-        /full-date/,
-      );
+      await expect(
+        issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: { [NS]: { ...CLAIMS[NS], birth_date } }, holderJwk }, signer),
+      ).rejects.toThrow(/full-date/);
     }
     await expect(issueMdoc({ docType: DOC_TYPE, fields: [{ path: ['family_name'] }], claims: CLAIMS, holderJwk }, signer)).rejects.toThrow(
       /no namespace/,
@@ -464,27 +464,44 @@ describe('mso_mdoc through the OpenID4VCI flow', () => {
     const { receiveCredentials } = await import('../support/wallet.js');
     const created = await svc.call('POST', '/api/issuer/credentials', {
       token: acme,
-      body: { id: 'mdl', config: { format: 'mso_mdoc', docType: DOC_TYPE }, fields: FIELDS.map((f) => ({ ...f, ...(f.path[0] === 'age_over_18' && { defaultValue: true }) })) },
+      body: {
+        id: 'mdl',
+        config: { format: 'mso_mdoc', docType: DOC_TYPE },
+        fields: FIELDS.map((f) => ({ ...f, ...(f.path[0] === 'age_over_18' && { defaultValue: true }) })),
+      },
     });
     expect(created.status, created.text).toBe(201);
     const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
-    expect(metadata.credential_configurations_supported.mdl).toMatchObject({ format: 'mso_mdoc', doctype: DOC_TYPE, credential_signing_alg_values_supported: [-7] });
+    expect(metadata.credential_configurations_supported.mdl).toMatchObject({
+      format: 'mso_mdoc',
+      doctype: DOC_TYPE,
+      credential_signing_alg_values_supported: [-7],
+    });
     const offer = await svc.call('POST', '/api/issuer/offer', {
       token: acme,
       body: {
         response_type: 'uri',
         flow: 'pre_authorized_code',
         credentialConfigurationIds: ['mdl'],
-        credentialClaims: { mdl: { type: 'inline', claims: { [NS]: { family_name: 'Mustermann', given_name: 'Erika', birth_date: '1964-08-12' } } } },
+        credentialClaims: {
+          mdl: { type: 'inline', claims: { [NS]: { family_name: 'Mustermann', given_name: 'Erika', birth_date: '1964-08-12' } } },
+        },
       },
     });
     expect(offer.status, offer.text).toBe(201);
     const { response, keys } = await receiveCredentials(offer.body.uri);
-    const credential = (response.credentialResponse.credentials?.[0] as { credential: string }).credential;
-    const checks = await presentAndVerify(credential, keys[0]?.privateJwk as JWK, [await rootDer()], ['family_name', 'given_name', 'birth_date', 'age_over_18']);
+    const credential = ((response.credentialResponse.credentials ?? [])[0] as { credential: string }).credential;
+    const checks = await presentAndVerify(
+      credential,
+      keys[0]?.privateJwk as JWK,
+      [await rootDer()],
+      ['family_name', 'given_name', 'birth_date', 'age_over_18'],
+    );
     expect(failed(checks)).toEqual([]);
     const raw = readRaw(credential);
-    const elements = Object.fromEntries((raw.items.get(NS) ?? []).map(({ item }) => [item.get('elementIdentifier'), item.get('elementValue')]));
+    const elements = Object.fromEntries(
+      (raw.items.get(NS) ?? []).map(({ item }) => [item.get('elementIdentifier'), item.get('elementValue')]),
+    );
     expect(elements).toMatchObject({ family_name: 'Mustermann', given_name: 'Erika', age_over_18: true });
   });
 });

@@ -54,7 +54,10 @@ async function verifySdJwt(credential: string) {
   const leaf = new X509Certificate(Buffer.from(leafDer as string, 'base64'));
   expect(leaf.verify(new X509Certificate(rootCertificate).publicKey)).toBe(true);
   const sdjwt = new SDJwtVcInstance({
-    hasher: (data: string | ArrayBuffer) => createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest(),
+    hasher: (data: string | ArrayBuffer) =>
+      createHash('sha256')
+        .update(typeof data === 'string' ? data : Buffer.from(data))
+        .digest(),
     verifier: async (data: string, signature: string) => {
       try {
         await jwtVerify(`${data}.${signature}`, await importX509(leaf.toString(), 'ES256'));
@@ -104,7 +107,7 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     expect(created.status, created.text).toBe(201);
     expect(created.body.uri).toMatch(/^openid-credential-offer:\/\/\?credential_offer_uri=/);
     const { response, keys } = await receiveCredentials(created.body.uri);
-    const credential = (response.credentialResponse.credentials?.[0] as { credential: string }).credential;
+    const credential = ((response.credentialResponse.credentials ?? [])[0] as { credential: string }).credential;
     const verified = await verifySdJwt(credential);
     expect(verified.header.typ).toBe('dc+sd-jwt');
     expect(verified.payload).toMatchObject({
@@ -130,14 +133,19 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     const { response } = await receiveCredentials((await offer()).body.uri, { keys });
     const credentials = response.credentialResponse.credentials ?? [];
     expect(credentials).toHaveLength(3);
-    const bound = await Promise.all(credentials.map(async (c) => (await verifySdJwt((c as { credential: string }).credential)).payload.cnf.jwk.x));
+    const bound = await Promise.all(
+      credentials.map(async (c) => (await verifySdJwt((c as { credential: string }).credential)).payload.cnf.jwk.x),
+    );
     expect(bound.sort()).toEqual(keys.map((k) => k.publicJwk.x).sort());
   });
 
   it('requires the transaction code, counts wrong ones and locks the offer after five', async () => {
     const created = await offer({ tx_code: '493817' });
     expect(created.body.credentialOffer.grants[GRANT].tx_code).toEqual({ input_mode: 'numeric', length: 6 });
-    const token = (tx?: string) => svc.call('POST', '/issuers/acme/token', { form: { grant_type: GRANT, 'pre-authorized_code': codeOf(created), ...(tx && { tx_code: tx }) } });
+    const token = (tx?: string) =>
+      svc.call('POST', '/issuers/acme/token', {
+        form: { grant_type: GRANT, 'pre-authorized_code': codeOf(created), ...(tx && { tx_code: tx }) },
+      });
     const missing = await token();
     expect(missing.status).toBe(400);
     expect(missing.body.error).toBe('invalid_request');
@@ -161,7 +169,10 @@ describe('pre-authorized SD-JWT VC issuance', () => {
   it('redeems an offer once, even when two wallets race for it', async () => {
     const created = await offer();
     const form = { grant_type: GRANT, 'pre-authorized_code': codeOf(created) };
-    const [first, second] = await Promise.all([svc.call('POST', '/issuers/acme/token', { form }), svc.call('POST', '/issuers/acme/token', { form })]);
+    const [first, second] = await Promise.all([
+      svc.call('POST', '/issuers/acme/token', { form }),
+      svc.call('POST', '/issuers/acme/token', { form }),
+    ]);
     expect([first.status, second.status].sort()).toEqual([200, 400]);
     const third = await svc.call('POST', '/issuers/acme/token', { form });
     expect(third.body).toMatchObject({ error: 'invalid_grant' });
@@ -172,7 +183,12 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     expect(token.accessTokenResponse.token_type).toBe('DPoP');
     expect(response.credentialResponse.credentials).toHaveLength(1);
     const { c_nonce } = await client.requestNonce({ issuerMetadata });
-    const proof = await client.createCredentialRequestJwtProof({ issuerMetadata, signer: (keys[0] as any).signer, nonce: c_nonce, credentialConfigurationId: 'pid' });
+    const proof = await client.createCredentialRequestJwtProof({
+      issuerMetadata,
+      signer: (keys[0] as any).signer,
+      nonce: c_nonce,
+      credentialConfigurationId: 'pid',
+    });
     const bearer = await svc.call('POST', '/issuers/acme/credential', {
       headers: { authorization: `Bearer ${token.accessTokenResponse.access_token}` },
       body: { credential_configuration_id: 'pid', proofs: { jwt: [proof.jwt] } },
@@ -184,14 +200,22 @@ describe('pre-authorized SD-JWT VC issuance', () => {
 
 describe('credential request failures', () => {
   async function tokenFor() {
-    const reply = await svc.call('POST', '/issuers/acme/token', { form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) } });
+    const reply = await svc.call('POST', '/issuers/acme/token', {
+      form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
+    });
     return reply.body.access_token as string;
   }
-  async function proof(options: { nonce?: string; aud?: string; iat?: number; typ?: string; signWith?: Awaited<ReturnType<typeof holderKey>> } = {}) {
+  async function proof(
+    options: { nonce?: string; aud?: string; iat?: number; typ?: string; signWith?: Awaited<ReturnType<typeof holderKey>> } = {},
+  ) {
     const key = await holderKey();
     const signer = options.signWith ?? key;
     const nonce = options.nonce ?? (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
-    return new SignJWT({ aud: options.aud ?? `${svc.url}/issuers/acme`, ...(nonce !== 'none' && { nonce }), iat: options.iat ?? Math.floor(Date.now() / 1000) })
+    return new SignJWT({
+      aud: options.aud ?? `${svc.url}/issuers/acme`,
+      ...(nonce !== 'none' && { nonce }),
+      iat: options.iat ?? Math.floor(Date.now() / 1000),
+    })
       .setProtectedHeader({ alg: 'ES256', typ: options.typ ?? 'openid4vci-proof+jwt', jwk: key.publicJwk })
       .sign(await importJWK(signer.privateJwk, 'ES256'));
   }
@@ -212,8 +236,12 @@ describe('credential request failures', () => {
 
   it('refuses a proof without nonce, with an unknown nonce, and a replayed nonce', async () => {
     const token = await tokenFor();
-    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce: 'none' })] } })).body.error).toBe('invalid_nonce');
-    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce: 'made-up' })] } })).body.error).toBe('invalid_nonce');
+    expect(
+      (await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce: 'none' })] } })).body.error,
+    ).toBe('invalid_nonce');
+    expect(
+      (await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce: 'made-up' })] } })).body.error,
+    ).toBe('invalid_nonce');
     const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
     expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } })).status).toBe(200);
     const again = await request(await tokenFor(), { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } });
@@ -222,7 +250,10 @@ describe('credential request failures', () => {
 
   it('refuses an expired nonce', async () => {
     const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
-    await svc.db.updateTable('nonces').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
+    await svc.db
+      .updateTable('nonces')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .execute();
     const reply = await request(await tokenFor(), { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } });
     expect(reply.body.error).toBe('invalid_nonce');
   });
@@ -230,7 +261,12 @@ describe('credential request failures', () => {
   it('refuses a proof signed by another key than its jwk, a wrong audience, a stale iat and a wrong typ', async () => {
     const token = await tokenFor();
     const other = await holderKey();
-    for (const options of [{ signWith: other }, { aud: 'https://someone.else' }, { iat: Math.floor(Date.now() / 1000) - 3600 }, { typ: 'JWT' }]) {
+    for (const options of [
+      { signWith: other },
+      { aud: 'https://someone.else' },
+      { iat: Math.floor(Date.now() / 1000) - 3600 },
+      { typ: 'JWT' },
+    ]) {
       const reply = await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof(options)] } });
       expect(reply.status, JSON.stringify(options)).toBe(400);
       expect(reply.body.error, JSON.stringify(options)).toBe('invalid_proof');
@@ -240,7 +276,9 @@ describe('credential request failures', () => {
   it('issues a configuration once per offer', async () => {
     const token = await tokenFor();
     expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } })).status).toBe(200);
-    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } })).body.error).toBe('invalid_credential_request');
+    expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } })).body.error).toBe(
+      'invalid_credential_request',
+    );
   });
 });
 
@@ -311,9 +349,12 @@ describe('claims from an attribute provider, and deferred issuance', () => {
     answer = { status: 200, body: { claims: { given_name: 'Max', family_name: 'Mustermann' } } };
     const created = await offer(viaProvider);
     const { response } = await receiveCredentials(created.body.uri);
-    const verified = await verifySdJwt((response.credentialResponse.credentials?.[0] as { credential: string }).credential);
+    const verified = await verifySdJwt(((response.credentialResponse.credentials ?? [])[0] as { credential: string }).credential);
     expect(verified.claims).toMatchObject({ given_name: 'Max', family_name: 'Mustermann' });
-    expect(received.at(-1)).toMatchObject({ apiKey: 'registry-secret', body: { sessionId: created.body.session, credentialConfigurationId: 'pid' } });
+    expect(received.at(-1)).toMatchObject({
+      apiKey: 'registry-secret',
+      body: { sessionId: created.body.session, credentialConfigurationId: 'pid' },
+    });
   });
 
   it('defers when the provider is not ready, then delivers once the integrator completes it', async () => {
@@ -330,8 +371,12 @@ describe('claims from an attribute provider, and deferred issuance', () => {
       body: { claims: { given_name: 'Late', family_name: 'Arrival' } },
     });
     expect(completed.body).toEqual({ transactionId, status: 'ready' });
-    const delivered = await client.retrieveDeferredCredentials({ issuerMetadata, accessToken: token.accessTokenResponse.access_token, transactionId });
-    const verified = await verifySdJwt((delivered.deferredCredentialResponse.credentials?.[0] as { credential: string }).credential);
+    const delivered = await client.retrieveDeferredCredentials({
+      issuerMetadata,
+      accessToken: token.accessTokenResponse.access_token,
+      transactionId,
+    });
+    const verified = await verifySdJwt(((delivered.deferredCredentialResponse.credentials ?? [])[0] as { credential: string }).credential);
     expect(verified.claims).toMatchObject({ given_name: 'Late' });
     const again = await svc.call('POST', '/issuers/acme/deferred-credential', { headers: auth, body: { transaction_id: transactionId } });
     expect(again.body.error).toBe('invalid_transaction_id');
@@ -391,28 +436,46 @@ describe('webhook notifications', () => {
     const { port } = receiver.address() as { port: number };
     const made = await svc.call('POST', '/api/issuer/webhook-endpoints', {
       token: admin,
-      body: { id: 'crm', name: 'CRM', url: `http://127.0.0.1:${port}/hook`, auth: { type: 'header', header: { name: 'Authorization', value: 'Bearer hook-secret' } } },
+      body: {
+        id: 'crm',
+        name: 'CRM',
+        url: `http://127.0.0.1:${port}/hook`,
+        auth: { type: 'header', header: { name: 'Authorization', value: 'Bearer hook-secret' } },
+      },
     });
     expect(made.status, made.text).toBe(201);
   });
   afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
-  const logsOf = (sessionId: string) => svc.db.selectFrom('session_logs').selectAll().where('session_id', '=', sessionId).orderBy('seq').execute();
+  const logsOf = (sessionId: string) =>
+    svc.db.selectFrom('session_logs').selectAll().where('session_id', '=', sessionId).orderBy('seq').execute();
 
   it('sends each status change of the session to the webhook endpoint with its auth header', async () => {
     failWith = 0;
     const created = await offer({ webhookEndpointId: 'crm' });
     await receiveCredentials(created.body.uri);
-    await expect.poll(() => deliveries.filter((d) => d.body.sessionId === created.body.session).map((d) => d.body.status), { timeout: 5000 }).toEqual(['fetched', 'completed']);
+    await expect
+      .poll(() => deliveries.filter((d) => d.body.sessionId === created.body.session).map((d) => d.body.status), { timeout: 5000 })
+      .toEqual(['fetched', 'completed']);
     const last = deliveries.at(-1);
-    expect(last).toMatchObject({ auth: 'Bearer hook-secret', body: { type: 'issuance.status', tenantId: 'acme', previousStatus: 'fetched', credentialConfigurationIds: ['pid'] } });
+    expect(last).toMatchObject({
+      auth: 'Bearer hook-secret',
+      body: { type: 'issuance.status', tenantId: 'acme', previousStatus: 'fetched', credentialConfigurationIds: ['pid'] },
+    });
     await expect.poll(async () => (await logsOf(created.body.session)).filter((l) => l.message === 'webhook delivered').length).toBe(2);
   });
 
   it('logs a failed delivery in the session log and retries it', async () => {
     failWith = 500;
     const created = await offer({ webhookEndpointId: 'crm' });
-    await svc.call('GET', `/issuers/acme/credential-offer/${new URL(decodeURIComponent(created.body.uri.split('credential_offer_uri=')[1])).pathname.split('/').pop()}`);
-    await expect.poll(async () => (await logsOf(created.body.session)).filter((l) => l.message.startsWith('webhook delivery failed')).length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    await svc.call(
+      'GET',
+      `/issuers/acme/credential-offer/${new URL(decodeURIComponent(created.body.uri.split('credential_offer_uri=')[1])).pathname.split('/').pop()}`,
+    );
+    await expect
+      .poll(async () => (await logsOf(created.body.session)).filter((l) => l.message.startsWith('webhook delivery failed')).length, {
+        timeout: 5000,
+      })
+      .toBeGreaterThanOrEqual(2);
     const failures = (await logsOf(created.body.session)).filter((l) => l.message.startsWith('webhook delivery failed'));
     expect(JSON.parse(failures[0]?.details as string)).toMatchObject({ webhookEndpointId: 'crm', attempt: 1, reason: 'answered 500' });
     failWith = 0;

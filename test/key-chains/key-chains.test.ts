@@ -137,7 +137,12 @@ describe('signing', () => {
     const sign1 = await svc.running.services.signing.signCoseSign1('acme', { usageType: 'attestation' }, payload);
     // Tag 18 (COSE_Sign1) is the one byte 0xd2; the array after it is decoded with no tag extensions involved.
     expect(sign1[0]).toBe(0xd2);
-    const decoded = new Decoder({ mapsAsObjects: false }).decode(sign1.subarray(1)) as [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
+    const decoded = new Decoder({ mapsAsObjects: false }).decode(sign1.subarray(1)) as [
+      Uint8Array,
+      Map<number, unknown>,
+      Uint8Array,
+      Uint8Array,
+    ];
     const [protectedBytes, unprotected, body, signature] = decoded;
     expect(new Decoder({ mapsAsObjects: false }).decode(protectedBytes)).toEqual(new Map([[1, -7]]));
     const certificate = new NodeX509(Buffer.from(unprotected.get(33) as Uint8Array));

@@ -19,7 +19,10 @@ export function presentationClient() {
         const pem = `-----BEGIN CERTIFICATE-----\n${signer.x5c[0]}\n-----END CERTIFICATE-----`;
         try {
           await jwtVerify(compact, await importX509(pem, header.alg));
-          const jwk = (await crypto.subtle.exportKey('jwk', (await importX509(pem, header.alg, { extractable: true })) as CryptoKey)) as Jwk;
+          const jwk = (await crypto.subtle.exportKey(
+            'jwk',
+            (await importX509(pem, header.alg, { extractable: true })) as CryptoKey,
+          )) as Jwk;
           return { verified: true, signerJwk: jwk };
         } catch {
           return { verified: false };
@@ -63,7 +66,10 @@ export interface ResolvedRequest {
 export async function resolveRequest(uri: string): Promise<ResolvedRequest> {
   const client = presentationClient();
   const parsed = client.parseOpenid4vpAuthorizationRequest({ authorizationRequest: uri });
-  const resolved = await client.resolveOpenId4vpAuthorizationRequest({ authorizationRequestPayload: parsed.params as never, wallet: { nonce: randomBytes(8).toString('hex') } as never });
+  const resolved = await client.resolveOpenId4vpAuthorizationRequest({
+    authorizationRequestPayload: parsed.params as never,
+    wallet: { nonce: randomBytes(8).toString('hex') } as never,
+  });
   const payload = resolved.authorizationRequestPayload as Record<string, any>;
   return {
     clientId: payload.client_id,
@@ -86,8 +92,16 @@ export interface KeyBindingOptions {
 }
 
 /** An SD-JWT VC presentation disclosing `disclose` (all when absent), with a KB-JWT for the request. */
-export async function presentSdJwt(credential: string, holderPrivateJwk: JWK, request: ResolvedRequest, disclose?: string[], kb: KeyBindingOptions = {}) {
-  const sdjwt = new SDJwtVcInstance({ hasher: (data: string | ArrayBuffer) => sha256(typeof data === 'string' ? data : new Uint8Array(data)) });
+export async function presentSdJwt(
+  credential: string,
+  holderPrivateJwk: JWK,
+  request: ResolvedRequest,
+  disclose?: string[],
+  kb: KeyBindingOptions = {},
+) {
+  const sdjwt = new SDJwtVcInstance({
+    hasher: (data: string | ArrayBuffer) => sha256(typeof data === 'string' ? data : new Uint8Array(data)),
+  });
   const frame = disclose ? Object.fromEntries(disclose.map((claim) => [claim, true])) : undefined;
   let withoutKb = frame ? await sdjwt.present(credential, frame as never) : credential;
   if (!withoutKb.endsWith('~')) withoutKb += '~';
@@ -110,7 +124,15 @@ export async function submit(request: ResolvedRequest, vpToken: Record<string, s
   const response = await client.createOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: request.payload as never,
     authorizationResponsePayload: { vp_token: vpToken as never } as never,
-    ...(request.responseMode === 'direct_post.jwt' && { jarm: { encryption: { nonce: request.nonce }, serverMetadata: { authorization_encryption_alg_values_supported: ['ECDH-ES'], authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'] } as never } }),
+    ...(request.responseMode === 'direct_post.jwt' && {
+      jarm: {
+        encryption: { nonce: request.nonce },
+        serverMetadata: {
+          authorization_encryption_alg_values_supported: ['ECDH-ES'],
+          authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+        } as never,
+      },
+    }),
   });
   const submitted = await client.submitOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: request.payload as never,

@@ -42,7 +42,10 @@ export function walletClient(keys: HolderKey[]) {
 }
 
 /** The whole pre-authorized flow, as a wallet runs it, for one configuration of the offer. */
-export async function receiveCredentials(offerUri: string, options: { keys?: HolderKey[]; txCode?: string; dpop?: boolean; configurationId?: string } = {}) {
+export async function receiveCredentials(
+  offerUri: string,
+  options: { keys?: HolderKey[]; txCode?: string; dpop?: boolean; configurationId?: string } = {},
+) {
   const keys = options.keys ?? [await holderKey()];
   const client = walletClient(keys);
   const credentialOffer = await client.resolveCredentialOffer(offerUri);
@@ -57,7 +60,14 @@ export async function receiveCredentials(offerUri: string, options: { keys?: Hol
   const configurationId = options.configurationId ?? (credentialOffer.credential_configuration_ids[0] as string);
   const { c_nonce } = await client.requestNonce({ issuerMetadata });
   const proofs = await Promise.all(
-    keys.map((key) => client.createCredentialRequestJwtProof({ issuerMetadata, signer: key.signer, nonce: c_nonce, credentialConfigurationId: configurationId })),
+    keys.map((key) =>
+      client.createCredentialRequestJwtProof({
+        issuerMetadata,
+        signer: key.signer,
+        nonce: c_nonce,
+        credentialConfigurationId: configurationId,
+      }),
+    ),
   );
   const response = await client.retrieveCredentials({
     issuerMetadata,

@@ -21,34 +21,55 @@ const PID = {
   ],
 };
 const QUERY = {
-  credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] }, claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }] }],
+  credentials: [
+    {
+      id: 'pid',
+      format: 'dc+sd-jwt',
+      meta: { vct_values: ['urn:eudi:pid:1'] },
+      claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
+    },
+  ],
 };
 
 async function issue(tenantToken: string, claims: Record<string, unknown>) {
   const offer = await svc.call('POST', '/api/issuer/offer', {
     token: tenantToken,
-    body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], credentialClaims: { pid: { type: 'inline', claims } } },
+    body: {
+      response_type: 'uri',
+      flow: 'pre_authorized_code',
+      credentialConfigurationIds: ['pid'],
+      credentialClaims: { pid: { type: 'inline', claims } },
+    },
   });
   expect(offer.status, offer.text).toBe(201);
   const key = await holderKey();
   const { response } = await receiveCredentials(offer.body.uri, { keys: [key] });
-  return { credential: (response.credentialResponse.credentials?.[0] as { credential: string }).credential, holder: key.privateJwk };
+  return { credential: ((response.credentialResponse.credentials ?? [])[0] as { credential: string }).credential, holder: key.privateJwk };
 }
 
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
   expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
-  const trust = await svc.call('POST', '/api/trust-list', { token: admin, body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] } });
+  const trust = await svc.call('POST', '/api/trust-list', {
+    token: admin,
+    body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
+  });
   expect(trust.status, trust.text).toBe(201);
-  const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'adult', dcql_query: QUERY, redirectUri: 'https://shop.example.com/done/{sessionId}' } });
+  const config = await svc.call('POST', '/api/verifier/config', {
+    token: admin,
+    body: { id: 'adult', dcql_query: QUERY, redirectUri: 'https://shop.example.com/done/{sessionId}' },
+  });
   expect(config.status, config.text).toBe(201);
   ({ credential, holder } = await issue(admin, { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true }));
 });
 afterAll(() => svc.stop());
 
 const request = async (body: Record<string, unknown> = {}) => {
-  const reply = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'adult', ...body } });
+  const reply = await svc.call('POST', '/api/verifier/offer', {
+    token: admin,
+    body: { response_type: 'uri', requestId: 'adult', ...body },
+  });
   expect(reply.status, reply.text).toBe(201);
   return reply.body as { uri: string; session: string; requestUri: string };
 };
@@ -73,7 +94,12 @@ describe('SD-JWT VC presentations', () => {
       const done = await session(offer.session);
       expect(done).toMatchObject({ status: 'completed', consumed: true });
       expect(done.private?.credentials).toEqual([
-        expect.objectContaining({ queryId: 'pid', format: 'dc+sd-jwt', vct: 'urn:eudi:pid:1', claims: { given_name: 'Erika', age_over_18: true } }),
+        expect.objectContaining({
+          queryId: 'pid',
+          format: 'dc+sd-jwt',
+          vct: 'urn:eudi:pid:1',
+          claims: { given_name: 'Erika', age_over_18: true },
+        }),
       ]);
       const raw = await svc.db.selectFrom('sessions').select('private_data').where('id', '=', offer.session).executeTakeFirstOrThrow();
       expect(raw.private_data).not.toContain('Erika');
@@ -82,7 +108,10 @@ describe('SD-JWT VC presentations', () => {
 });
 
 describe('rejected presentations fail the session closed', () => {
-  async function attempt(present: (resolved: Awaited<ReturnType<typeof resolveRequest>>) => Promise<Record<string, string[]>>, offerBody = {}) {
+  async function attempt(
+    present: (resolved: Awaited<ReturnType<typeof resolveRequest>>) => Promise<Record<string, string[]>>,
+    offerBody = {},
+  ) {
     const offer = await request(offerBody);
     const resolved = await resolveRequest(offer.uri);
     const reply = await submit(resolved, await present(resolved));
@@ -101,37 +130,69 @@ describe('rejected presentations fail the session closed', () => {
     const [jwt, ...rest] = credential.split('~');
     const [h, p, s] = (jwt as string).split('.');
     const forged = [h, p, `${(s as string).slice(0, -4)}AAAA`].join('.');
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt([forged, ...rest].join('~'), holder, r, ['given_name', 'age_over_18'])] })), /credential/);
+    expectRejected(
+      await attempt(async (r) => ({ pid: [await presentSdJwt([forged, ...rest].join('~'), holder, r, ['given_name', 'age_over_18'])] })),
+      /credential/,
+    );
   });
 
   it('an issuer no trust list of the tenant names', async () => {
     const other = (await svc.tenant('globex')).token;
     expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
     const foreign = await issue(other, { given_name: 'Eve', family_name: 'Mallory', age_over_18: true });
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt(foreign.credential, foreign.holder, r, ['given_name', 'age_over_18'])] })), /untrusted issuer/);
+    expectRejected(
+      await attempt(async (r) => ({ pid: [await presentSdJwt(foreign.credential, foreign.holder, r, ['given_name', 'age_over_18'])] })),
+      /untrusted issuer/,
+    );
   });
 
   it('a KB-JWT signed by another key', async () => {
     const stranger = (await holderKey()).privateJwk;
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { signWith: stranger })] })), /credential|key binding/);
+    expectRejected(
+      await attempt(async (r) => ({
+        pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { signWith: stranger })],
+      })),
+      /credential|key binding/,
+    );
   });
 
   it('a wrong nonce', async () => {
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { nonce: 'guessed' })] })), /nonce/i);
+    expectRejected(
+      await attempt(async (r) => ({
+        pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { nonce: 'guessed' })],
+      })),
+      /nonce/i,
+    );
   });
 
   it('a wrong audience', async () => {
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { aud: 'x509_hash:someone-else' })] })), /aud/);
+    expectRejected(
+      await attempt(async (r) => ({
+        pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { aud: 'x509_hash:someone-else' })],
+      })),
+      /aud/,
+    );
   });
 
   it('a KB-JWT issued in the future, and one too old', async () => {
     const now = Math.floor(Date.now() / 1000);
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { iat: now + 600 })] })), /iat/);
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { iat: now - 3600 })] })), /iat/);
+    expectRejected(
+      await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { iat: now + 600 })] })),
+      /iat/,
+    );
+    expectRejected(
+      await attempt(async (r) => ({
+        pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { iat: now - 3600 })],
+      })),
+      /iat/,
+    );
   });
 
   it('a wrong sd_hash', async () => {
-    expectRejected(await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { sdHash: 'AAAA' })] })), /sd_hash|credential/);
+    expectRejected(
+      await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { sdHash: 'AAAA' })] })),
+      /sd_hash|credential/,
+    );
   });
 
   it('a tampered disclosure', async () => {
@@ -149,10 +210,17 @@ describe('rejected presentations fail the session closed', () => {
   it('transaction data hashes that do not match', async () => {
     const transaction = [{ type: 'payment', credential_ids: ['pid'], amount: '42.00 EUR' }];
     expectRejected(
-      await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { transactionDataHashes: ['bm90IHRoZSBoYXNo'] })] }), { transaction_data: transaction }),
+      await attempt(
+        async (r) => ({
+          pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'], { transactionDataHashes: ['bm90IHRoZSBoYXNo'] })],
+        }),
+        { transaction_data: transaction },
+      ),
       /transaction data/,
     );
-    const accepted = await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'])] }), { transaction_data: transaction });
+    const accepted = await attempt(async (r) => ({ pid: [await presentSdJwt(credential, holder, r, ['given_name', 'age_over_18'])] }), {
+      transaction_data: transaction,
+    });
     expect(accepted.reply.status).toBe(200);
   });
 });
@@ -179,7 +247,11 @@ describe('one use only', () => {
   it('refuses a response after the session expired', async () => {
     const offer = await request();
     const resolved = await resolveRequest(offer.uri);
-    await svc.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', offer.session).execute();
+    await svc.db
+      .updateTable('sessions')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', offer.session)
+      .execute();
     const reply = await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, ['given_name', 'age_over_18'])] });
     expect(reply.status).toBe(400);
     expect(reply.body.error_description).toContain('expired');
@@ -188,13 +260,21 @@ describe('one use only', () => {
 
 describe('presentation offers', () => {
   it('refuses a configuration outside the client allow-list, and unknown configurations', async () => {
-    const created = await svc.call('POST', '/api/client', { token: admin, body: { clientId: 'acme-checkout', roles: ['presentation:request'], allowedPresentationConfigs: ['other'] } });
+    const created = await svc.call('POST', '/api/client', {
+      token: admin,
+      body: { clientId: 'acme-checkout', roles: ['presentation:request'], allowedPresentationConfigs: ['other'] },
+    });
     const limited = await svc.token('acme-checkout', created.body.secret);
-    expect((await svc.call('POST', '/api/verifier/offer', { token: limited, body: { response_type: 'uri', requestId: 'adult' } })).status).toBe(403);
+    expect(
+      (await svc.call('POST', '/api/verifier/offer', { token: limited, body: { response_type: 'uri', requestId: 'adult' } })).status,
+    ).toBe(403);
     const unknown = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'nope' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0].field).toBe('body.requestId');
-    const dcApi = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'iso-18013-7', requestId: 'adult' } });
+    const dcApi = await svc.call('POST', '/api/verifier/offer', {
+      token: admin,
+      body: { response_type: 'iso-18013-7', requestId: 'adult' },
+    });
     expect(dcApi.body.errors[0].field).toBe('body.response_type');
   });
 
@@ -212,14 +292,26 @@ describe('presentation offers', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const { port } = receiver.address() as { port: number };
-    await svc.call('POST', '/api/issuer/webhook-endpoints', { token: admin, body: { id: 'shop', name: 'Shop', url: `http://127.0.0.1:${port}/claims`, auth: { type: 'none' } } });
-    const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'adult-hook', dcql_query: QUERY, webhookEndpointId: 'shop' } });
+    await svc.call('POST', '/api/issuer/webhook-endpoints', {
+      token: admin,
+      body: { id: 'shop', name: 'Shop', url: `http://127.0.0.1:${port}/claims`, auth: { type: 'none' } },
+    });
+    const config = await svc.call('POST', '/api/verifier/config', {
+      token: admin,
+      body: { id: 'adult-hook', dcql_query: QUERY, webhookEndpointId: 'shop' },
+    });
     expect(config.status, config.text).toBe(201);
     const offer = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'adult-hook' } });
     const resolved = await resolveRequest(offer.body.uri);
-    expect((await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, ['given_name', 'age_over_18'])] })).status).toBe(200);
+    expect(
+      (await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, ['given_name', 'age_over_18'])] })).status,
+    ).toBe(200);
     await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
-    expect(received[0]).toMatchObject({ type: 'presentation.completed', sessionId: offer.body.session, credentials: [{ claims: { given_name: 'Erika', age_over_18: true } }] });
+    expect(received[0]).toMatchObject({
+      type: 'presentation.completed',
+      sessionId: offer.body.session,
+      credentials: [{ claims: { given_name: 'Erika', age_over_18: true } }],
+    });
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   });
 });

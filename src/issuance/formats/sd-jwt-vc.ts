@@ -54,7 +54,10 @@ export async function issueSdJwtVc(input: SdJwtVcInput, signer: Signer): Promise
   const sdjwt = new SDJwtVcInstance({
     signer: async (data: string) => Buffer.from(await signer.sign(Buffer.from(data))).toString('base64url'),
     signAlg: signer.algorithm,
-    hasher: (data: string | ArrayBuffer) => createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest(),
+    hasher: (data: string | ArrayBuffer) =>
+      createHash('sha256')
+        .update(typeof data === 'string' ? data : Buffer.from(data))
+        .digest(),
     hashAlg: 'sha-256',
     saltGenerator: () => randomBytes(16).toString('base64url'),
   });
