@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reply } from '../support/http.js';
+import { expectProblem, fieldsOf } from '../support/problems.js';
 import { ALL_TENANT_ROLES, ROOT_ID, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -19,23 +20,6 @@ function keysNamed(value: unknown, name: string, path = '$'): string[] {
     return Object.entries(value).flatMap(([k, v]) => [...(k === name ? [`${path}.${k}`] : []), ...keysNamed(v, name, `${path}.${k}`)]);
   }
   return [];
-}
-
-function expectProblem(reply: Reply, status: number) {
-  expect(reply.status, reply.text).toBe(status);
-  expect(reply.headers.get('content-type')).toContain('application/problem+json');
-  expect(reply.body).toMatchObject({
-    type: 'about:blank',
-    status,
-    title: expect.any(String),
-    detail: expect.any(String),
-    requestId: expect.any(String),
-  });
-}
-
-function fieldsOf(reply: Reply): string[] {
-  expect(Array.isArray(reply.body.errors), reply.text).toBe(true);
-  return (reply.body.errors as { field: string; message: string }[]).map((e) => e.field);
 }
 
 const createTenant = (body: Record<string, unknown>, token = root) => svc.call('POST', '/api/tenant', { token, body });
