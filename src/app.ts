@@ -269,6 +269,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     signing,
     keyChains,
     tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
+    statusListCache: caches.fetchedStatusList,
   }).routes(app);
   sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
   statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });

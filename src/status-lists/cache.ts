@@ -83,10 +83,26 @@ export interface CachedTrustList {
   expiresAt: string | null;
 }
 
+/**
+ * A status list token this instance fetched and verified as a verifier (filled by the verification
+ * feature). Not stamped (it comes from elsewhere): kept until `until`, the earlier of its exp and ttl.
+ */
+export interface FetchedStatusList {
+  bits: number;
+  /** The decompressed list. */
+  list: Uint8Array;
+  /** The signer's chain, checked again against the tenant's trust anchors on every use. */
+  x5c: string[];
+  /** Milliseconds since the epoch. */
+  until: number;
+}
+
 /** The caches behind /api/cache: one per kind of signed artefact. */
 export class Caches {
   readonly statusList = new StampedCache<CachedStatusToken>();
   readonly trustList = new StampedCache<CachedTrustList>();
+  /** Cleared with the status list cache. */
+  readonly fetchedStatusList = new StampedCache<FetchedStatusList>(1_000);
 }
 
 /** Cache keys start with the tenant, so that one tenant's entries can be cleared alone. */

@@ -195,6 +195,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
   const stats = (tenantId: string) => ({
     statusList: deps.caches.statusList.stats(tenantPrefix(tenantId)),
     trustList: deps.caches.trustList.stats(tenantPrefix(tenantId)),
+    fetchedStatusList: deps.caches.fetchedStatusList.stats(tenantPrefix(tenantId)),
   });
   app.get(
     '/api/cache/stats',
@@ -202,15 +203,17 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
       config: { access: caches },
       schema: {
         tags: ['caches'],
-        summary: "Statistics of the signed status list and trust list caches (entries: the tenant's; hits, misses: this instance's)",
-        response: { 200: z.object({ statusList: CacheStatsSchema, trustList: CacheStatsSchema }) },
+        summary:
+          "Statistics of the signed status list and trust list caches, and of the status list tokens fetched to verify presentations (entries: the tenant's; hits, misses: this instance's)",
+        response: { 200: z.object({ statusList: CacheStatsSchema, trustList: CacheStatsSchema, fetchedStatusList: CacheStatsSchema }) },
       },
     },
     (request) => stats(tenantOf(request)),
   );
   for (const [path, which] of [
-    ['/api/cache', ['statusList', 'trustList']],
-    ['/api/cache/status-list', ['statusList']],
+    // The status list cache covers both the tokens this service signs and those it fetched as a verifier.
+    ['/api/cache', ['statusList', 'fetchedStatusList', 'trustList']],
+    ['/api/cache/status-list', ['statusList', 'fetchedStatusList']],
     ['/api/cache/trust-list', ['trustList']],
   ] as const) {
     app.delete(
@@ -219,7 +222,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
         config: { access: caches },
         schema: {
           tags: ['caches'],
-          summary: `Clear the tenant's ${which.join(' and ')} cache on this instance`,
+          summary: `Clear the tenant's ${which.filter((c) => c !== 'fetchedStatusList').join(' and ')} cache on this instance`,
           response: { 204: z.null() },
         },
       },

@@ -2,6 +2,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { Executor } from '../platform/db/values.js';
 import type { SessionService } from '../sessions/service.js';
+import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
 import type { PresentationConfigurations, TrustAnchors } from './ports.js';
 
 export interface VerificationDeps {
@@ -13,6 +14,8 @@ export interface VerificationDeps {
   signing: SigningService;
   keyChains: KeyChainService;
   tenantExists(tenantId: string): Promise<boolean>;
+  /** Where status list tokens fetched to check credentials are kept (Caches.fetchedStatusList, behind /api/cache); default: a private cache. */
+  statusListCache?: StampedCache<FetchedStatusList>;
 }
 
 /** One unguessable value per session names both wallet-facing endpoints. */

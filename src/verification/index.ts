@@ -4,9 +4,10 @@ import type { VerificationDeps } from './deps.js';
 import { PresentationOffers } from './offers.js';
 import { PresentationProtocol } from './protocol.js';
 import { verificationRoutes } from './routes.js';
+import { StatusListChecker } from './status.js';
 
 export function createVerification(deps: VerificationDeps) {
   const offers = new PresentationOffers(deps);
-  const protocol = new PresentationProtocol(deps);
+  const protocol = new PresentationProtocol(deps, new StatusListChecker({ ...(deps.statusListCache && { cache: deps.statusListCache }) }));
   return { routes: (app: App) => verificationRoutes(app, offers, protocol) };
 }

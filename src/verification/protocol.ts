@@ -11,6 +11,7 @@ import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
 import { verifyMdocPresentation } from './mdoc.js';
 import { encodeTransactionData, signRequestObject } from './request-object.js';
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt.js';
+import type { StatusListChecker } from './status.js';
 
 const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
 
@@ -20,7 +21,10 @@ export interface VerifiedCredential extends VerifiedForDcql {
 }
 
 export class PresentationProtocol {
-  constructor(private readonly deps: VerificationDeps) {}
+  constructor(
+    private readonly deps: VerificationDeps,
+    private readonly status: StatusListChecker,
+  ) {}
 
   private async session(handle: string): Promise<SessionState> {
     const session = await this.deps.sessions.findByHandle(PRESENTATION_HANDLE, handle);
@@ -100,7 +104,9 @@ export class PresentationProtocol {
           continue;
         }
         if (query.format !== 'dc+sd-jwt') throw new PresentationRejected(`vp_token: format ${query.format} cannot be verified yet`);
-        verified.push({ queryId, ...(await verifySdJwtPresentation(presentation, context)) });
+        const credential = await verifySdJwtPresentation(presentation, context);
+        await this.status.check(session.tenantId, credential.status, context);
+        verified.push({ queryId, ...credential });
       }
     }
     const byQuery: Record<string, VerifiedForDcql[]> = {};

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Reply } from '../support/http.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 import { ALL_TENANT_ROLES, ROOT_ID, startService, type TestService } from '../support/service.js';
 
