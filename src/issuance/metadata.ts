@@ -16,6 +16,8 @@ export interface IssuerUrls {
   notification: string;
   jwks: string;
   types: string;
+  /** Token Status List aggregation (draft-ietf-oauth-status-list section 9.1). */
+  statusListAggregation: string;
 }
 
 export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
@@ -29,6 +31,7 @@ export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
     notification: `${issuer}/notification`,
     jwks: `${issuer}/jwks.json`,
     types: `${issuer}/types`,
+    statusListAggregation: `${issuer}/status-lists`,
   };
 }
 
@@ -95,6 +98,7 @@ export function credentialIssuerMetadata(
     nonce_endpoint: urls.nonce,
     deferred_credential_endpoint: urls.deferred,
     notification_endpoint: urls.notification,
+    status_list_aggregation_endpoint: urls.statusListAggregation,
     batch_credential_issuance: settings.batchSize > 1 ? { batch_size: settings.batchSize } : undefined,
     ...(settings.display.length && { display: settings.display }),
     credential_configurations_supported: Object.fromEntries(configs.map((c) => [c.id, configurationSupported(c, urls, algorithmOf(c))])),
@@ -116,6 +120,7 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
     'pre-authorized_grant_anonymous_access_supported': true,
     token_endpoint_auth_methods_supported: ['none'],
     dpop_signing_alg_values_supported: PROOF_ALGORITHMS,
+    status_list_aggregation_endpoint: urls.statusListAggregation,
     ...(settings.dpopRequired && { dpop_bound_access_tokens_required: true }),
   };
 }

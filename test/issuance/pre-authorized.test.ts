@@ -99,6 +99,9 @@ describe('pre-authorized SD-JWT VC issuance', () => {
       token_endpoint: `${svc.url}/issuers/acme/token`,
       'pre-authorized_grant_anonymous_access_supported': true,
     });
+    expect(metadata.status_list_aggregation_endpoint).toBe(`${svc.url}/issuers/acme/status-lists`);
+    expect(as.status_list_aggregation_endpoint).toBe(metadata.status_list_aggregation_endpoint);
+    expect((await fetch(metadata.status_list_aggregation_endpoint)).status).toBe(200);
     expect((await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/nobody')).status).toBe(404);
   });
 
