@@ -27,16 +27,23 @@ export async function buildCredentials(
   const signer = await deps.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
   const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
   const urls = issuerUrls(deps.publicUrl, tenantId);
-  // One status list entry per credential (SD-JWT VC only: @owf/mdoc 0.6.0 cannot put a status into the MSO).
+  // One status list entry per credential: `status` in the SD-JWT VC payload or in the mdoc MSO.
   const statuses =
-    config.statusManagement && config.config.format !== 'mso_mdoc' && deps.statusEntries
+    config.statusManagement && deps.statusEntries
       ? await deps.statusEntries.allocate(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
       : undefined;
   return Promise.all(
     keys.map((holderJwk, i) =>
       config.config.format === 'mso_mdoc'
         ? issueMdoc(
-            { docType: config.config.docType as string, fields: config.fields, claims, holderJwk, lifetimeSeconds: config.lifeTime },
+            {
+              docType: config.config.docType as string,
+              fields: config.fields,
+              claims,
+              holderJwk,
+              lifetimeSeconds: config.lifeTime,
+              status: statuses?.[i] && { status_list: { idx: statuses[i].idx, uri: statuses[i].uri } },
+            },
             signer,
           )
         : issueSdJwtVc(

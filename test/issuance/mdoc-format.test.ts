@@ -25,6 +25,7 @@ import {
   ItemsRequest,
   KeyType,
   type MdocContext,
+  MobileSecurityObject,
   SessionTranscript,
   SignatureAlgorithm,
   type VerificationAssessment,
@@ -449,6 +450,107 @@ describe('mso_mdoc issuance', () => {
     await expect(issueMdoc({ docType: DOC_TYPE, fields: [{ path: ['family_name'] }], claims: CLAIMS, holderJwk }, signer)).rejects.toThrow(
       /no namespace/,
     );
+  });
+
+  it('puts the Token Status List reference into the MSO as `status` and keeps it verifiable', async () => {
+    const { publicJwk, privateJwk } = holderKey();
+    const root = await rootDer();
+    const signer = await signerFor();
+    const uri = 'https://issuer.example.com/issuers/acme/status-lists/0b5e6d1c';
+    const status = { status_list: { idx: 412, uri } };
+    const credential = await issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status }, signer);
+    const raw = readRaw(credential);
+
+    // the MSO: the six ISO entries, then status {status_list: {idx: uint, uri: tstr}}
+    expect([...raw.mso.keys()]).toEqual([
+      'version',
+      'digestAlgorithm',
+      'valueDigests',
+      'deviceKeyInfo',
+      'docType',
+      'validityInfo',
+      'status',
+    ]);
+    expect(raw.mso.get('status')).toEqual(
+      new Map([
+        [
+          'status_list',
+          new Map<string, unknown>([
+            ['idx', 412],
+            ['uri', uri],
+          ]),
+        ],
+      ]),
+    );
+    // CBOR types by the bytes: a map of one entry under the text "status", "idx" a uint (19 01 9c), "uri" a tstr
+    const entry = Buffer.concat([
+      Buffer.from('66737461747573a16b7374617475735f6c697374a263696478', 'hex'),
+      Buffer.from('19019c63757269', 'hex'),
+      Buffer.from([0x78, uri.length]),
+      Buffer.from(uri),
+    ]);
+    expect(Buffer.from(raw.msoBytes).subarray(-entry.length).equals(entry)).toBe(true);
+    expect(raw.msoBytes[0]).toBe(0xa7); // map(7)
+
+    // every other entry is byte for byte what the library writes for this MSO without status
+    const rest = Buffer.from(raw.msoBytes).subarray(1, raw.msoBytes.length - entry.length);
+    const read = IssuerSigned.fromEncodedForOid4Vci(credential).issuerAuth.mobileSecurityObject;
+    const withoutStatus = MobileSecurityObject.create({
+      docType: read.docType,
+      digestAlgorithm: read.digestAlgorithm,
+      validityInfo: read.validityInfo,
+      deviceKeyInfo: read.deviceKeyInfo,
+      valueDigests: read.valueDigests,
+    }).encode();
+    expect(Buffer.from(withoutStatus).equals(Buffer.concat([Buffer.from([0xa6]), rest]))).toBe(true);
+    // tdate (tag 0) for the validity dates is still there
+    const signed = `${(raw.mso.get('validityInfo').get('signed') as Date).toISOString().slice(0, 19)}Z`;
+    expect(rest.includes(Buffer.concat([Buffer.from('667369676e6564c074', 'hex'), Buffer.from(signed)]))).toBe(true);
+    // the payload is #6.24 over exactly these MSO bytes
+    expect(Buffer.from(raw.payload).equals(tag24(raw.msoBytes))).toBe(true);
+    // each item's digest is still the one in the MSO
+    const digests = raw.mso.get('valueDigests').get(NS) as Map<number, Uint8Array>;
+    for (const { bytes, item } of raw.items.get(NS) ?? [])
+      expect(Buffer.from(digests.get(item.get('digestID')) as Uint8Array).equals(createHash('sha256').update(tag24(bytes)).digest())).toBe(
+        true,
+      );
+
+    // issuerAuth: the same headers, a signature over the new payload
+    expect(decoder.decode(raw.protectedBytes)).toEqual(new Map([[1, -7]]));
+    expect(Buffer.from(raw.unprotected.get(33) as Uint8Array).toString('base64')).toBe(signer.x5c[0]);
+    const leaf = new NodeX509(Buffer.from(raw.unprotected.get(33) as Uint8Array));
+    const toBeSigned = new Encoder({ tagUint8Array: false }).encode(['Signature1', raw.protectedBytes, new Uint8Array(), raw.payload]);
+    expect(nodeVerify('sha256', toBeSigned, { key: leaf.publicKey, dsaEncoding: 'ieee-p1363' }, raw.signature)).toBe(true);
+
+    // the library reads the MSO, and the wallet and reader accept the mdoc
+    const walletChecks: VerificationAssessment[] = [];
+    await Holder.verifyIssuerSigned(
+      { issuerSigned: credential, trustedCertificates: [root], verificationCallback: (c) => walletChecks.push(c) },
+      verifierContext,
+    );
+    expect(failed(walletChecks)).toEqual([]);
+    expect(IssuerSigned.fromEncodedForOid4Vci(credential).issuerAuth.mobileSecurityObject.docType).toBe(DOC_TYPE);
+    const checks = await presentAndVerify(credential, privateJwk, [root], ['family_name', 'birth_date', 'age_over_18']);
+    expect(failed(checks)).toEqual([]);
+    expect(checks.filter((c) => c.status === 'PASSED').map((c) => c.check)).toContain('Issuer auth signature is invalid');
+
+    // idx 0 and a large idx keep their uint encoding; a negative or fractional idx is refused
+    for (const idx of [0, 70_000]) {
+      const other = readRaw(
+        await issueMdoc(
+          { docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status: { status_list: { idx, uri } } },
+          signer,
+        ),
+      );
+      expect(other.mso.get('status').get('status_list').get('idx')).toBe(idx);
+    }
+    for (const idx of [-1, 1.5])
+      await expect(
+        issueMdoc(
+          { docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status: { status_list: { idx, uri } } },
+          signer,
+        ),
+      ).rejects.toThrow(/idx/);
   });
 
   it('never puts a private holder key into the MSO', async () => {

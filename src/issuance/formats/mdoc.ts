@@ -15,13 +15,24 @@
 // arrays. A field (or child field) of type 'date' with a 'YYYY-MM-DD' string becomes full-date
 // (#6.1004, RFC 8943); 'datetime' with an RFC 3339 date-time becomes tdate (#6.0), which the
 // library writes in UTC without fractional seconds, as ISO 18013-5 requires.
+//
+// Status (Token Status List draft, "Referenced Token in COSE", ISO mdoc): the MSO gets a top-level
+// `status` entry, the CWT `Status` structure {"status_list": {"idx": uint, "uri": tstr}} under a
+// text key. @owf/mdoc's MobileSecurityObject has no such field, so the sign hook the library calls
+// splices it into the MSO bytes (map head count + 1, the entry appended; every other entry keeps its
+// bytes), signs the Sig_structure over that payload, and the COSE_Sign1 is rebuilt with it and the
+// library's own headers and signature. The library reads MSOs with additional keys.
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import {
   CoseKey,
   Curve,
+  cborDecode,
+  cborEncode,
   DateOnly,
   DeviceKey,
   type DigestAlgorithm,
+  IssuerAuth,
+  IssuerSigned,
   IssuerSignedBuilder,
   KeyType,
   type MdocContext,
@@ -37,6 +48,8 @@ export interface MdocInput {
   claims: Record<string, unknown>;
   holderJwk?: JWK;
   lifetimeSeconds?: number | null;
+  /** Token Status List reference, put into the MSO as its `status` entry. */
+  status?: { status_list: { idx: number; uri: string } };
 }
 
 const DEFAULT_LIFETIME_SECONDS = 365 * 86_400;
@@ -59,8 +72,15 @@ const notUsed = (what: string) => () => {
   throw new Error(`${what} is not used in mdoc issuance`);
 };
 
+/** A replacement for the payload the library signs, and what was signed with it. */
+interface PayloadPatch {
+  apply(payload: Uint8Array): Uint8Array;
+  payload?: Uint8Array;
+  toBeSigned?: Uint8Array;
+}
+
 /** The library's crypto and COSE hooks: the MSO is signed by the signing service, never with a local private key. */
-function contextFor(signer: Signer): Pick<MdocContext, 'cose' | 'crypto'> {
+function contextFor(signer: Signer, patch?: PayloadPatch): Pick<MdocContext, 'cose' | 'crypto'> {
   const expected = SignatureAlgorithm[signer.algorithm];
   const { signatureLength } = SIGNER_CURVE[signer.algorithm];
   return {
@@ -74,7 +94,14 @@ function contextFor(signer: Signer): Pick<MdocContext, 'cose' | 'crypto'> {
         sign: async ({ toBeSigned, algorithm }) => {
           if (algorithm !== undefined && algorithm !== expected)
             throw new Error(`COSE algorithm ${algorithm} does not match the signer's ${signer.algorithm}`);
-          const signature = await signer.sign(toBeSigned);
+          let signed = toBeSigned;
+          if (patch) {
+            if (patch.payload) throw new Error('mso_mdoc issuance signed more than once');
+            const [prefix, payload] = splitSigStructure(toBeSigned);
+            patch.payload = patch.apply(payload);
+            signed = patch.toBeSigned = concat(prefix, cborHead(MAJOR_BYTES, patch.payload.length), patch.payload);
+          }
+          const signature = await signer.sign(signed);
           if (signature.length !== signatureLength)
             throw new Error(`the signer returned ${signature.length} bytes, not a raw ${signer.algorithm} signature`);
           return new Uint8Array(signature);
@@ -84,6 +111,80 @@ function contextFor(signer: Signer): Pick<MdocContext, 'cose' | 'crypto'> {
       mac0: { sign: notUsed('mac0.sign'), verify: notUsed('mac0.verify') },
     },
   };
+}
+
+// --- raw CBOR: the MSO is changed by splicing bytes, so that nothing else in it is re-encoded ---
+
+const MAJOR_BYTES = 2;
+const MAJOR_MAP = 5;
+const MAJOR_TAG = 6;
+const ENCODED_CBOR_TAG = 24;
+
+const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
+
+/** The head of the item at `offset`: major type, argument (definite lengths up to 32 bits) and where the content starts. */
+function readHead(bytes: Uint8Array, offset: number): { major: number; value: number; end: number } {
+  const first = bytes[offset];
+  if (first === undefined) throw new Error('mso_mdoc status: truncated CBOR');
+  const info = first & 0x1f;
+  const size = info < 24 ? 0 : ({ 24: 1, 25: 2, 26: 4 } as Record<number, number>)[info];
+  if (size === undefined || offset + 1 + size > bytes.length) throw new Error('mso_mdoc status: unexpected CBOR head');
+  let value = info < 24 ? info : 0;
+  for (let i = 1; i <= size; i++) value = value * 256 + (bytes[offset + i] as number);
+  return { major: first >> 5, value, end: offset + 1 + size };
+}
+
+/** The shortest head for a major type and argument. */
+function cborHead(major: number, value: number): Uint8Array {
+  const m = major << 5;
+  if (value < 24) return Uint8Array.of(m | value);
+  if (value < 0x100) return Uint8Array.of(m | 24, value);
+  if (value < 0x10000) return Uint8Array.of(m | 25, value >> 8, value & 0xff);
+  return Uint8Array.of(m | 26, (value >>> 24) & 0xff, (value >> 16) & 0xff, (value >> 8) & 0xff, value & 0xff);
+}
+
+/** Sig_structure ["Signature1", protected, external_aad, payload]: everything before the payload's bstr, and the payload. */
+function splitSigStructure(toBeSigned: Uint8Array): [Uint8Array, Uint8Array] {
+  const parts = cborDecode<unknown[]>(toBeSigned);
+  const payload = parts[3];
+  if (parts.length !== 4 || parts[0] !== 'Signature1' || !(payload instanceof Uint8Array))
+    throw new Error('mso_mdoc status: the library asked to sign something other than a COSE_Sign1 Sig_structure');
+  const tail = concat(cborHead(MAJOR_BYTES, payload.length), payload);
+  const start = toBeSigned.length - tail.length;
+  if (start <= 0 || !Buffer.from(toBeSigned.subarray(start)).equals(tail))
+    throw new Error('mso_mdoc status: the Sig_structure does not end with its payload');
+  return [toBeSigned.subarray(0, start), payload];
+}
+
+/** #6.24(bstr .cbor MSO) with a top-level `status` entry appended to the MSO map; the other entries keep their bytes. */
+function withStatus(payload: Uint8Array, status: NonNullable<MdocInput['status']>): Uint8Array {
+  const { idx, uri } = status.status_list;
+  if (!Number.isSafeInteger(idx) || idx < 0) throw new Error(`mso_mdoc status: idx must be a non-negative integer (got ${idx})`);
+  if (typeof uri !== 'string' || !uri) throw new Error('mso_mdoc status: uri is missing');
+  const tag = readHead(payload, 0);
+  const bstr = readHead(payload, tag.end);
+  if (tag.major !== MAJOR_TAG || tag.value !== ENCODED_CBOR_TAG || bstr.major !== MAJOR_BYTES || bstr.end + bstr.value !== payload.length)
+    throw new Error('mso_mdoc status: the payload is not #6.24(bstr)');
+  const mso = payload.subarray(bstr.end);
+  const map = readHead(mso, 0);
+  if (map.major !== MAJOR_MAP) throw new Error('mso_mdoc status: the MSO is not a map');
+  if (cborDecode<Map<unknown, unknown>>(mso).has('status')) throw new Error('mso_mdoc status: the MSO already has a status');
+  const entry = concat(
+    cborEncode('status'),
+    cborEncode(
+      new Map([
+        [
+          'status_list',
+          new Map<string, unknown>([
+            ['idx', idx],
+            ['uri', uri],
+          ]),
+        ],
+      ]),
+    ),
+  );
+  const patched = concat(cborHead(MAJOR_MAP, map.value + 1), mso.subarray(map.end), entry);
+  return concat(cborHead(MAJOR_TAG, ENCODED_CBOR_TAG), cborHead(MAJOR_BYTES, patched.length), patched);
 }
 
 const jwkBytes = (value: unknown, name: string) => {
@@ -185,16 +286,17 @@ export async function issueMdoc(input: MdocInput, signer: Signer): Promise<strin
   if (namespaces.size === 0) throw new Error('mso_mdoc needs at least one data element, but no field has a claim');
 
   const signingKey = signingKeyOf(signer);
-  const ctx = contextFor(signer);
   const certificates = signer.x5c.map((der) => new Uint8Array(Buffer.from(der, 'base64')));
   // tdate carries whole seconds; the dates are cut to seconds so the MSO says exactly what was meant.
   const now = new Date(Math.floor(Date.now() / 1000) * 1000);
   const validityInfo = { signed: now, validFrom: now, validUntil: new Date(now.getTime() + Math.round(lifetime) * 1000) };
+  const { status } = input;
 
   for (let attempt = 1; ; attempt++) {
-    const builder = new IssuerSignedBuilder(input.docType, ctx);
+    const patch: PayloadPatch | undefined = status && { apply: (payload) => withStatus(payload, status) };
+    const builder = new IssuerSignedBuilder(input.docType, contextFor(signer, patch));
     for (const [namespace, elements] of namespaces) builder.addIssuerNamespace(namespace, elements);
-    const issuerSigned = await builder.sign({
+    let issuerSigned = await builder.sign({
       signingKey,
       algorithm: SignatureAlgorithm[signer.algorithm],
       digestAlgorithm: DIGEST_ALGORITHM,
@@ -202,6 +304,20 @@ export async function issueMdoc(input: MdocInput, signer: Signer): Promise<strin
       deviceKeyInfo: { deviceKey },
       certificates,
     });
+    if (patch) {
+      // The library's COSE_Sign1 with the payload that was actually signed.
+      const built = issuerSigned.issuerAuth;
+      if (!patch.payload || !patch.toBeSigned) throw new Error('mso_mdoc issuance did not sign the MSO');
+      const issuerAuth = IssuerAuth.fromDecodedStructure({
+        protected: built.protectedHeaders,
+        unprotected: built.unprotectedHeaders,
+        payload: patch.payload,
+        signature: built.signature,
+      });
+      if (!Buffer.from(issuerAuth.toBeSigned).equals(patch.toBeSigned))
+        throw new Error('mso_mdoc status: the COSE_Sign1 does not match what was signed');
+      issuerSigned = IssuerSigned.create({ issuerNamespaces: issuerSigned.issuerNamespaces, issuerAuth });
+    }
     // digestIDs are random: should two items of a namespace share one, their digests would collide in the MSO.
     const digests = issuerSigned.issuerAuth.mobileSecurityObject.valueDigests.valueDigests;
     const unique = [...namespaces].every(([namespace, elements]) => digests.get(namespace)?.size === elements.size);
