@@ -19,7 +19,12 @@ export function checkDcql(query: Record<string, unknown>, presented: Record<stri
       credentials.map((c) =>
         c.format === 'dc+sd-jwt'
           ? { credential_format: 'dc+sd-jwt' as const, vct: c.vct as string, claims: c.claims as never, cryptographic_holder_binding: true }
-          : { credential_format: 'mso_mdoc' as const, doctype: c.docType as string, namespaces: c.claims as never, cryptographic_holder_binding: true },
+          : {
+              credential_format: 'mso_mdoc' as const,
+              doctype: c.docType as string,
+              namespaces: c.claims as never,
+              cryptographic_holder_binding: true,
+            },
       ),
     ]),
   );

@@ -30,12 +30,17 @@ export class PresentationOffers {
 
   async create(ctx: RequestContext, tenantId: string, input: PresentationOfferRequest) {
     if (input.response_type !== 'uri') {
-      throw badRequest(`response_type: '${input.response_type}' is not supported yet`, [{ field: 'body.response_type', message: 'only uri is supported so far' }]);
+      throw badRequest(`response_type: '${input.response_type}' is not supported yet`, [
+        { field: 'body.response_type', message: 'only uri is supported so far' },
+      ]);
     }
     const allowed = ctx.principal.allowedPresentationConfigs;
-    if (allowed?.length && !allowed.includes(input.requestId)) throw forbidden(`this client may not use presentation configuration '${input.requestId}' (allowedPresentationConfigs)`);
+    if (allowed?.length && !allowed.includes(input.requestId))
+      throw forbidden(`this client may not use presentation configuration '${input.requestId}' (allowedPresentationConfigs)`);
     const config = await this.deps.configs.get(tenantId, input.requestId).catch(() => {
-      throw badRequest(`requestId: no presentation configuration '${input.requestId}'`, [{ field: 'body.requestId', message: 'no such presentation configuration' }]);
+      throw badRequest(`requestId: no presentation configuration '${input.requestId}'`, [
+        { field: 'body.requestId', message: 'no such presentation configuration' },
+      ]);
     });
     const signer = await this.deps.signing.signer(tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
     const clientIdPrefix = input.clientIdPrefix ?? 'x509_hash';
@@ -43,7 +48,8 @@ export class PresentationOffers {
     const walletNonce = random();
     const urls = presentationUrls(this.deps.publicUrl, walletNonce);
     const responseMode = input.responseMode ?? 'direct_post.jwt';
-    const encryption = responseMode === 'direct_post.jwt' ? await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }) : undefined;
+    const encryption =
+      responseMode === 'direct_post.jwt' ? await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }) : undefined;
     const lifetime = config.lifeTime ?? DEFAULT_LIFETIME_SECONDS;
     const transactionData = input.transaction_data ?? config.transaction_data ?? undefined;
     const redirectUri = input.redirectUri ?? config.redirectUri ?? undefined;
@@ -77,7 +83,13 @@ export class PresentationOffers {
         trx,
       );
       await this.deps.sessions.addHandle(created.id, PRESENTATION_HANDLE, walletNonce, created.expiresAt, trx);
-      await this.deps.sessions.log(created.id, 'info', 'presentation request created', { requestId: config.id, by: ctx.principal.clientId }, trx);
+      await this.deps.sessions.log(
+        created.id,
+        'info',
+        'presentation request created',
+        { requestId: config.id, by: ctx.principal.clientId },
+        trx,
+      );
       return created;
     });
     const params = new URLSearchParams({ client_id: clientId, request_uri: urls.request });

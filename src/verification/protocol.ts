@@ -3,8 +3,8 @@
 // any failure fails the session closed.
 import { randomBytes } from 'node:crypto';
 import { compactDecrypt, importJWK, type JWK } from 'jose';
-import { OAuthError } from '../platform/http/problem.js';
 import { postJsonWithRetries } from '../platform/http/outbound.js';
+import { OAuthError } from '../platform/http/problem.js';
 import type { SessionState } from '../sessions/model.js';
 import { checkDcql, type VerifiedForDcql } from './dcql.js';
 import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
@@ -38,7 +38,13 @@ export class PresentationProtocol {
     if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
     const fetched = await this.deps.sessions.update(session.tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
     if (!fetched) throw invalidRequest('the request object was already fetched');
-    const secrets = session.private as { nonce: string; state: string; dcqlQuery: Record<string, unknown>; transactionData?: Record<string, unknown>[]; encryptionKey?: JWK };
+    const secrets = session.private as {
+      nonce: string;
+      state: string;
+      dcqlQuery: Record<string, unknown>;
+      transactionData?: Record<string, unknown>[];
+      encryptionKey?: JWK;
+    };
     const config = await this.deps.configs.get(session.tenantId, session.public.requestId as string);
     const signer = await this.deps.signing.signer(session.tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
     const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
@@ -61,7 +67,8 @@ export class PresentationProtocol {
   async respond(handle: string, body: Record<string, unknown>): Promise<{ redirect_uri?: string }> {
     const session = await this.session(handle);
     if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
-    if (session.consumed || session.status !== 'fetched') throw invalidRequest('this presentation request does not accept a response (already answered, or never fetched)');
+    if (session.consumed || session.status !== 'fetched')
+      throw invalidRequest('this presentation request does not accept a response (already answered, or never fetched)');
     try {
       const credentials = await this.verifyResponse(session, body);
       return await this.complete(session, credentials);
@@ -75,7 +82,13 @@ export class PresentationProtocol {
   }
 
   private async verifyResponse(session: SessionState, body: Record<string, unknown>): Promise<VerifiedCredential[]> {
-    const secrets = session.private as { nonce: string; state: string; dcqlQuery: Record<string, unknown>; transactionData?: Record<string, unknown>[]; encryptionKey?: JWK };
+    const secrets = session.private as {
+      nonce: string;
+      state: string;
+      dcqlQuery: Record<string, unknown>;
+      transactionData?: Record<string, unknown>[];
+      encryptionKey?: JWK;
+    };
     const payload = await this.decrypt(session, secrets.encryptionKey, body);
     if (payload.state !== secrets.state) throw new PresentationRejected('state does not match the request');
     const vpToken = parseVpToken(payload.vp_token);
@@ -110,7 +123,7 @@ export class PresentationProtocol {
       }
     }
     const byQuery: Record<string, VerifiedForDcql[]> = {};
-    for (const credential of verified) (byQuery[credential.queryId] ??= []).push(credential);
+    for (const credential of verified) byQuery[credential.queryId] = [...(byQuery[credential.queryId] ?? []), credential];
     checkDcql(secrets.dcqlQuery, byQuery);
     return verified;
   }
@@ -118,10 +131,12 @@ export class PresentationProtocol {
   /** direct_post.jwt: the response is a JWE to the session's key; direct_post: plain form fields. */
   private async decrypt(session: SessionState, key: JWK | undefined, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (session.public.responseMode === 'direct_post') {
-      if (body.response !== undefined) throw new PresentationRejected('this request expects response_mode direct_post, not an encrypted response');
+      if (body.response !== undefined)
+        throw new PresentationRejected('this request expects response_mode direct_post, not an encrypted response');
       return body;
     }
-    if (typeof body.response !== 'string' || !key) throw new PresentationRejected('the response must be encrypted (response_mode direct_post.jwt)');
+    if (typeof body.response !== 'string' || !key)
+      throw new PresentationRejected('the response must be encrypted (response_mode direct_post.jwt)');
     try {
       const { plaintext } = await compactDecrypt(body.response, await importJWK(key, 'ECDH-ES'), {
         keyManagementAlgorithms: ['ECDH-ES'],
@@ -155,11 +170,23 @@ export class PresentationProtocol {
     const config = await this.deps.configs.get(session.tenantId, session.public.requestId as string).catch(() => undefined);
     const endpoint = config && (await this.deps.configs.resolveWebhook(session.tenantId, config).catch(() => undefined));
     if (!endpoint) return;
-    const payload = { type: 'presentation.completed', sessionId: session.id, tenantId: session.tenantId, requestId: config.id, credentials };
+    const payload = {
+      type: 'presentation.completed',
+      sessionId: session.id,
+      tenantId: session.tenantId,
+      requestId: config.id,
+      credentials,
+    };
     await postJsonWithRetries(endpoint, payload, async ({ attempt, failure, final }) => {
       const details = { attempt, ...(failure && { reason: failure }) };
       if (!failure) await this.deps.sessions.log(session.id, 'info', 'webhook delivered', details);
-      else await this.deps.sessions.log(session.id, final ? 'error' : 'warn', final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry', details);
+      else
+        await this.deps.sessions.log(
+          session.id,
+          final ? 'error' : 'warn',
+          final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
+          details,
+        );
     });
   }
 }
@@ -174,11 +201,13 @@ function parseVpToken(raw: unknown): Record<string, string[]> {
       throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id');
     }
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id');
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new PresentationRejected('vp_token must be a JSON object keyed by credential query id');
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length === 0) throw new PresentationRejected('vp_token holds no presentation');
   for (const [, list] of entries) {
-    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string')) throw new PresentationRejected('each vp_token entry must be a non-empty array of presentations');
+    if (!Array.isArray(list) || list.length === 0 || list.some((p) => typeof p !== 'string'))
+      throw new PresentationRejected('each vp_token entry must be a non-empty array of presentations');
   }
   return value as Record<string, string[]>;
 }

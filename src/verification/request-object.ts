@@ -35,7 +35,8 @@ const VP_FORMATS = {
 };
 
 /** transaction_data entries travel base64url-encoded; their hashes are taken over that encoding. */
-export const encodeTransactionData = (entries: Record<string, unknown>[]) => entries.map((e) => Buffer.from(JSON.stringify(e)).toString('base64url'));
+export const encodeTransactionData = (entries: Record<string, unknown>[]) =>
+  entries.map((e) => Buffer.from(JSON.stringify(e)).toString('base64url'));
 
 export function signRequestObject(signer: Signer, input: RequestObjectInput): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);

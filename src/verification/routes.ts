@@ -26,32 +26,63 @@ const OfferResponse = z.object({
 const Handle = z.object({ handle: z.string() });
 
 export function verificationRoutes(app: App, offers: PresentationOffers, protocol: PresentationProtocol) {
-  app.post('/api/verifier/offer', {
-    config: { access: { roles: ['presentation:request'], tenant: 'required' } },
-    schema: {
-      tags: ['verification'],
-      summary: 'Create a presentation request (OpenID4VP 1.0 with DCQL)',
-      description: 'A client whose allowedPresentationConfigs excludes requestId gets 403.',
-      body: OfferBody,
-      response: { 201: OfferResponse },
+  app.post(
+    '/api/verifier/offer',
+    {
+      config: { access: { roles: ['presentation:request'], tenant: 'required' } },
+      schema: {
+        tags: ['verification'],
+        summary: 'Create a presentation request (OpenID4VP 1.0 with DCQL)',
+        description: 'A client whose allowedPresentationConfigs excludes requestId gets 403.',
+        body: OfferBody,
+        response: { 201: OfferResponse },
+      },
     },
-  }, async (request, reply) => reply.code(201).send(await offers.create(contextOf(request), tenantOf(request), request.body)));
+    async (request, reply) => reply.code(201).send(await offers.create(contextOf(request), tenantOf(request), request.body)),
+  );
 
   const tags = ['wallet: OpenID4VP'];
   const jar = 'application/oauth-authz-req+jwt';
-  app.get('/presentations/:handle/request', {
-    schema: { tags, summary: 'The signed request object (JAR); it can be fetched once', params: Handle },
-  }, async (request, reply) => reply.type(jar).header('cache-control', 'no-store').send(await protocol.requestObject(request.params.handle)));
+  app.get(
+    '/presentations/:handle/request',
+    {
+      schema: { tags, summary: 'The signed request object (JAR); it can be fetched once', params: Handle },
+    },
+    async (request, reply) =>
+      reply
+        .type(jar)
+        .header('cache-control', 'no-store')
+        .send(await protocol.requestObject(request.params.handle)),
+  );
 
-  app.post('/presentations/:handle/request', {
-    schema: { tags, summary: 'The signed request object by POST (request_uri_method=post), echoing wallet_nonce', params: Handle, body: z.record(z.string(), z.unknown()).nullish() },
-  }, async (request, reply) => {
-    const walletNonce = request.body?.wallet_nonce;
-    const jwt = await protocol.requestObject(request.params.handle, typeof walletNonce === 'string' ? walletNonce : undefined);
-    return reply.type(jar).header('cache-control', 'no-store').send(jwt);
-  });
+  app.post(
+    '/presentations/:handle/request',
+    {
+      schema: {
+        tags,
+        summary: 'The signed request object by POST (request_uri_method=post), echoing wallet_nonce',
+        params: Handle,
+        body: z.record(z.string(), z.unknown()).nullish(),
+      },
+    },
+    async (request, reply) => {
+      const walletNonce = request.body?.wallet_nonce;
+      const jwt = await protocol.requestObject(request.params.handle, typeof walletNonce === 'string' ? walletNonce : undefined);
+      return reply.type(jar).header('cache-control', 'no-store').send(jwt);
+    },
+  );
 
-  app.post('/presentations/:handle/response', {
-    schema: { tags, summary: 'Response endpoint (direct_post or direct_post.jwt)', params: Handle, body: z.record(z.string(), z.unknown()).nullish() },
-  }, async (request, reply) => reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body ?? {})));
+  app.post(
+    '/presentations/:handle/response',
+    {
+      schema: {
+        tags,
+        summary: 'Response endpoint (direct_post or direct_post.jwt)',
+        params: Handle,
+        body: z.record(z.string(), z.unknown()).nullish(),
+      },
+    },
+    async (request, reply) =>
+      reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body ?? {})),
+  );
 }
