@@ -57,6 +57,9 @@ function connectPostgres(settings: pg.PoolConfig): Db {
     },
   } as pg.CustomTypesConfig;
   const pool = new pg.Pool({ ...settings, types, max: 10 });
+  // An idle connection the server closes (a restart, a failover, an administrator) is dropped from
+  // the pool and replaced on next use; without a listener its 'error' event would end the process.
+  pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', postgres: settings, close: () => kysely.destroy() };
 }
