@@ -1,14 +1,20 @@
 // Complete OpenID4VP presentation flows per second (request created, request object fetched,
-// encrypted SD-JWT VC presentation posted and verified), with 1 and 8 concurrent wallets.
+// encrypted presentation posted and verified), with 1 and 8 concurrent wallets, for an SD-JWT VC
+// (with KB-JWT) and for an mso_mdoc (a DeviceResponse signed over the OpenID4VP session transcript).
 // Run: npx tsx bench/verification.ts [flows per measurement, default 200]   (DB_TYPE=postgres for PostgreSQL)
+import 'reflect-metadata';
 import { createHash } from 'node:crypto';
+import { IssuerSigned } from '@owf/mdoc';
 import { CompactEncrypt, decodeJwt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { presentMdoc } from '../test/support/mdoc-wallet.js';
 import { json, median, startServiceProcess, throughput } from './support.js';
 
 const flows = Number(process.argv[2] ?? 200);
 const service = await startServiceProcess(40_000 + Math.floor(Math.random() * 1000));
 const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 const sha256 = (data: string) => createHash('sha256').update(data).digest('base64url');
+const DOC_TYPE = 'org.iso.18013.5.1.mDL';
+const NS = 'org.iso.18013.5.1';
 
 try {
   const tenant = await json(`${service.url}/api/tenant`, {
@@ -31,6 +37,11 @@ try {
     vct: 'urn:eudi:pid:1',
     fields: ['given_name', 'family_name', 'birthdate'].map((name) => ({ path: [name], type: 'string' })),
   });
+  await post('/api/issuer/credentials', {
+    id: 'mdl',
+    config: { format: 'mso_mdoc', docType: DOC_TYPE },
+    fields: ['family_name', 'given_name', 'birth_date'].map((name) => ({ path: [name], type: 'string', namespace: NS })),
+  });
   await post('/api/trust-list', { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] });
   await post('/api/verifier/config', {
     id: 'kyc',
@@ -45,35 +56,56 @@ try {
       ],
     },
   });
+  await post('/api/verifier/config', {
+    id: 'mdl-check',
+    dcql_query: {
+      credentials: [
+        {
+          id: 'mdl',
+          format: 'mso_mdoc',
+          meta: { doctype_value: DOC_TYPE },
+          claims: [{ path: [NS, 'given_name'] }, { path: [NS, 'family_name'] }],
+        },
+      ],
+    },
+  });
 
-  // One credential, issued once, presented in every flow.
+  // One credential of each format, issued once, presented in every flow.
   const holder = await generateKeyPair('ES256', { extractable: true });
   const holderJwk = await exportJWK(holder.publicKey);
   const issuer = `${service.url}/issuers/bench`;
-  const offer = await post('/api/issuer/offer', {
-    response_type: 'uri',
-    flow: 'pre_authorized_code',
-    credentialConfigurationIds: ['pid'],
-    credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' } } },
-  });
-  const token = await json(`${issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: GRANT,
-      'pre-authorized_code': offer.credentialOffer.grants[GRANT]['pre-authorized_code'],
-    }).toString(),
-  });
-  const { c_nonce } = await json(`${issuer}/nonce`, { method: 'POST' });
-  const proof = await new SignJWT({ aud: issuer, nonce: c_nonce, iat: Math.floor(Date.now() / 1000) })
-    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holderJwk })
-    .sign(holder.privateKey);
-  const issued = await json(`${issuer}/credential`, {
-    method: 'POST',
-    token: token.access_token,
-    body: JSON.stringify({ credential_configuration_id: 'pid', proofs: { jwt: [proof] } }),
-  });
-  const credential: string = issued.credentials[0].credential;
+  /** The pre-authorized flow for one configuration, with a jwt proof of the holder key. */
+  const issue = async (configurationId: string, claims: Record<string, unknown>): Promise<string> => {
+    const offer = await post('/api/issuer/offer', {
+      response_type: 'uri',
+      flow: 'pre_authorized_code',
+      credentialConfigurationIds: [configurationId],
+      credentialClaims: { [configurationId]: { type: 'inline', claims } },
+    });
+    const token = await json(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: GRANT,
+        'pre-authorized_code': offer.credentialOffer.grants[GRANT]['pre-authorized_code'],
+      }).toString(),
+    });
+    const { c_nonce } = await json(`${issuer}/nonce`, { method: 'POST' });
+    const proof = await new SignJWT({ aud: issuer, nonce: c_nonce, iat: Math.floor(Date.now() / 1000) })
+      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holderJwk })
+      .sign(holder.privateKey);
+    const issued = await json(`${issuer}/credential`, {
+      method: 'POST',
+      token: token.access_token,
+      body: JSON.stringify({ credential_configuration_id: configurationId, proofs: { jwt: [proof] } }),
+    });
+    return issued.credentials[0].credential;
+  };
+  const credential = await issue('pid', { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' });
+  const mdoc = IssuerSigned.fromEncodedForOid4Vci(
+    await issue('mdl', { [NS]: { given_name: 'Erika', family_name: 'Mustermann', birth_date: '1964-08-12' } }),
+  );
+  const holderPrivateJwk = await exportJWK(holder.privateKey);
 
   const latencies: Record<string, number[]> = { request: [], 'request object': [], response: [] };
   const timed = async <T>(step: string, work: () => Promise<T>) => {
@@ -82,21 +114,14 @@ try {
     latencies[step]?.push(performance.now() - started);
     return result;
   };
-  const flow = async () => {
-    const created = await timed('request', () => post('/api/verifier/offer', { response_type: 'uri', requestId: 'kyc' }));
+  /** One presentation flow: `vpToken` builds the presentation(s) for the decoded request object. */
+  const flowFor = (requestId: string, vpToken: (request: Record<string, any>) => Promise<Record<string, string[]>>) => async () => {
+    const created = await timed('request', () => post('/api/verifier/offer', { response_type: 'uri', requestId }));
     const jar = await timed('request object', () => fetch(created.requestUri).then((r) => r.text()));
     const request = decodeJwt(jar) as Record<string, any>;
-    const kb = await new SignJWT({
-      iat: Math.floor(Date.now() / 1000),
-      aud: request.client_id,
-      nonce: request.nonce,
-      sd_hash: sha256(credential),
-    })
-      .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
-      .sign(holder.privateKey);
     const encryptionKey = request.client_metadata.jwks.keys[0] as JWK;
     const response = await new CompactEncrypt(
-      new TextEncoder().encode(JSON.stringify({ vp_token: { pid: [`${credential}${kb}`] }, state: request.state })),
+      new TextEncoder().encode(JSON.stringify({ vp_token: await vpToken(request), state: request.state })),
     )
       .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: encryptionKey.kid })
       .encrypt(await importJWK(encryptionKey, 'ECDH-ES'));
@@ -108,18 +133,52 @@ try {
       }),
     );
   };
+  const sdJwtFlow = flowFor('kyc', async (request) => {
+    const kb = await new SignJWT({
+      iat: Math.floor(Date.now() / 1000),
+      aud: request.client_id,
+      nonce: request.nonce,
+      sd_hash: sha256(credential),
+    })
+      .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
+      .sign(holder.privateKey);
+    return { pid: [`${credential}${kb}`] };
+  });
+  // The session transcript: client_id, nonce, response_uri and the thumbprint of the request's encryption key.
+  const mdocFlow = flowFor('mdl-check', async (request) => {
+    const resolved = {
+      clientId: request.client_id,
+      nonce: request.nonce,
+      responseUri: request.response_uri,
+      responseMode: request.response_mode,
+      payload: request,
+    };
+    const { vpToken } = await presentMdoc(resolved, {
+      docType: DOC_TYPE,
+      namespace: NS,
+      elements: ['given_name', 'family_name'],
+      issuerSigned: mdoc,
+      holder: holderPrivateJwk,
+    });
+    return vpToken;
+  });
 
   console.log(
-    `verification benchmark: ${flows} SD-JWT VC presentation flows (direct_post.jwt) per measurement, database ${process.env.DB_TYPE ?? 'sqlite'}`,
+    `verification benchmark: ${flows} presentation flows (direct_post.jwt) per measurement and format, database ${process.env.DB_TYPE ?? 'sqlite'}`,
   );
-  await throughput(20, 2, flow); // warm-up
-  for (const concurrency of [1, 8]) {
-    for (const list of Object.values(latencies)) list.length = 0;
-    const rate = await throughput(flows, concurrency, flow);
-    const steps = Object.entries(latencies)
-      .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
-      .join(', ');
-    console.log(`${concurrency} wallet(s): ${rate.toFixed(1)} flows/s; median latency: ${steps}`);
+  for (const [format, flow] of [
+    ['SD-JWT VC', sdJwtFlow],
+    ['mso_mdoc ', mdocFlow],
+  ] as const) {
+    await throughput(20, 2, flow); // warm-up
+    for (const concurrency of [1, 8]) {
+      for (const list of Object.values(latencies)) list.length = 0;
+      const rate = await throughput(flows, concurrency, flow);
+      const steps = Object.entries(latencies)
+        .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
+        .join(', ');
+      console.log(`${format} ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s; median latency: ${steps}`);
+    }
   }
 } finally {
   await service.stop();

@@ -355,13 +355,17 @@ export class KeyChainService {
   }
 
   async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {
-    const before = this.toKeyChain(await this.row(tenantId, id));
-    const users = (await Promise.all(this.usageChecks.map((check) => check(this.db, tenantId, id)))).flat();
-    if (before.default) users.unshift(`it is the tenant's default ${before.usageType} key chain`);
-    if (users.length) throw conflict(`key chain '${id}' is in use: ${users.join('; ')}`);
-    await store.deleteKeyChain(tenantDb(this.db, tenantId), id);
+    // Checked and deleted in one transaction, so a configuration saved meanwhile cannot slip past the check.
+    await inTransaction(this.db, async (trx) => {
+      const before = this.toKeyChain(await this.row(tenantId, id, trx));
+      const users: string[] = [];
+      for (const check of this.usageChecks) users.push(...(await check(trx, tenantId, id)));
+      if (before.default) users.unshift(`it is the tenant's default ${before.usageType} key chain`);
+      if (users.length) throw conflict(`key chain '${id}' is in use: ${users.join('; ')}`);
+      await store.deleteKeyChain(tenantDb(trx, tenantId), id);
+      await this.audit.record(ctx, { tenantId, actionType: 'key_chain.deleted', before: auditView(before) }, trx);
+    });
     this.forgetResolved(tenantId);
-    await this.audit.record(ctx, { tenantId, actionType: 'key_chain.deleted', before: auditView(before) });
   }
 
   /**

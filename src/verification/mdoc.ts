@@ -7,7 +7,8 @@
 // each check through onCheck; any FAILED one rejects. What it leaves to us is checked here: a
 // non-empty document list without errors, a detached device signature payload (an attached one would
 // be verified instead of this session's DeviceAuthentication), and a document docType that is the one
-// the issuer signed.
+// the issuer signed. The MSO's `status` entry (Token Status List, "Referenced Token in COSE": a text
+// key `status` holding {"status_list": {"idx", "uri"}}) is returned for the status check (status.ts).
 import { X509Certificate } from 'node:crypto';
 import {
   DataItem,
@@ -40,6 +41,8 @@ export interface VerifiedMdoc {
   claims: Record<string, Record<string, unknown>>;
   /** The subject of the document signer certificate. */
   issuer?: string;
+  /** The MSO's status list reference, as signed by the issuer; checked by StatusListChecker. */
+  status?: { status_list?: { idx: number; uri: string } };
 }
 
 const CLOCK_SKEW_SECONDS = 30;
@@ -119,6 +122,24 @@ function checkStructure(response: DeviceResponse): Document[] {
   return documents;
 }
 
+/**
+ * The `status` entry of a verified document's MSO. @owf/mdoc's MobileSecurityObject has no field for
+ * it but keeps additional keys of the MSO map, decoded (maps as Map) from the very payload whose
+ * issuer signature was verified. Without a status_list reference there is nothing to check. A status
+ * entry or status_list that is not a map rejects (fail closed); idx and uri are checked by StatusListChecker.
+ */
+function msoStatus(document: Document): VerifiedMdoc['status'] {
+  const entries: Map<unknown, unknown> = document.issuerSigned.issuerAuth.mobileSecurityObject.decodedStructure.toMap();
+  if (!entries.has('status')) return undefined;
+  const status = entries.get('status');
+  if (!(status instanceof Map)) throw reject(`mdoc: the MSO of ${document.docType} has a malformed status entry (not a map)`);
+  if (!status.has('status_list')) return undefined;
+  const list = status.get('status_list');
+  if (!(list instanceof Map)) throw reject(`mdoc: the MSO of ${document.docType} has a malformed status_list (not a map)`);
+  // As JSON (a bigint idx becomes a number when safe, a string otherwise, which the status check refuses).
+  return { status_list: toJson(list) as { idx: number; uri: string } };
+}
+
 const describe = (check: VerificationAssessment) =>
   `${CATEGORY[check.category] ?? check.category}: ${check.check}${check.reason && check.reason !== check.check ? ` (${check.reason})` : ''}`;
 
@@ -181,6 +202,7 @@ export async function verifyMdocPresentation(presentation: string, context: Mdoc
       ]),
     );
     const signer = new x509.X509Certificate(new Uint8Array(document.issuerSigned.issuerAuth.certificate));
-    return { format: 'mso_mdoc' as const, docType: document.docType, claims, issuer: signer.subject };
+    const status = msoStatus(document);
+    return { format: 'mso_mdoc' as const, docType: document.docType, claims, issuer: signer.subject, ...(status && { status }) };
   });
 }

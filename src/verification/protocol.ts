@@ -113,7 +113,10 @@ export class PresentationProtocol {
             responseUri: session.public.responseUri as string,
             ...(secrets.encryptionKey && { encryptionJwk: encryptionJwk as JWK }),
           };
-          for (const mdoc of await verifyMdocPresentation(presentation, mdocContext)) verified.push({ queryId, ...mdoc });
+          for (const mdoc of await verifyMdocPresentation(presentation, mdocContext)) {
+            await this.status.check(session.tenantId, mdoc.status, context);
+            verified.push({ queryId, ...mdoc });
+          }
           continue;
         }
         if (query.format !== 'dc+sd-jwt') throw new PresentationRejected(`vp_token: format ${query.format} cannot be verified yet`);

@@ -2,32 +2,30 @@
 // with @owf/mdoc (device signature over the OpenID4VP session transcript with the holder key) and
 // sends it base64url-encoded as the vp_token entry; the service verifies it and checks the DCQL query.
 import 'reflect-metadata';
-import { createHash, createPrivateKey, sign as nodeSign } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
-  CoseKey,
-  Curve,
   DeviceAuthentication,
-  DeviceRequest,
   DeviceResponse,
-  DocRequest,
   type Document,
-  Holder,
   IssuerNamespaces,
   IssuerSigned,
   IssuerSignedItem,
-  ItemsRequest,
-  KeyType,
-  type MdocContext,
   SessionTranscript,
-  SignatureAlgorithm,
   type VerificationAssessment,
   Verifier,
 } from '@owf/mdoc';
 import { Encoder } from 'cbor-x';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
 import { verifyMdocPresentation } from '../../src/verification/mdoc.js';
+import {
+  encryptionKeyThumbprint,
+  type MdocPresentationOptions,
+  type MdocRequest,
+  presentMdoc as present,
+  transcriptOf,
+  walletContext,
+} from '../support/mdoc-wallet.js';
 import { type ResolvedRequest, resolveRequest, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
@@ -112,89 +110,17 @@ const request = async (body: Record<string, unknown> = {}) => {
 };
 const session = (id: string) => svc.running.services.sessions.get('acme', id);
 
-// --- the wallet: the service's verifier context plus signing with the holder key ---
+// --- the wallet (test/support/mdoc-wallet.ts), with this file's credential, holder and elements ---
 
-const walletContext: MdocContext = {
-  ...mdocContext,
-  cose: {
-    ...mdocContext.cose,
-    sign1: {
-      ...mdocContext.cose.sign1,
-      sign: ({ toBeSigned, key }) => {
-        const b64u = (bytes?: Uint8Array) => Buffer.from(bytes as Uint8Array).toString('base64url');
-        const jwk = { kty: 'EC', crv: 'P-256', x: b64u(key.x), y: b64u(key.y), d: b64u(key.d) };
-        return new Uint8Array(
-          nodeSign('sha256', toBeSigned, { key: createPrivateKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }),
-        );
-      },
-    },
-  },
-};
-
-const signingKey = (jwk: JWK) =>
-  CoseKey.create({
-    keyType: KeyType.Ec,
-    curve: Curve['P-256'],
-    x: Buffer.from(jwk.x as string, 'base64url'),
-    y: Buffer.from(jwk.y as string, 'base64url'),
-    d: Buffer.from(jwk.d as string, 'base64url'),
-    algorithm: SignatureAlgorithm.ES256,
+const presentMdoc = (request: MdocRequest, options: Partial<MdocPresentationOptions> = {}) =>
+  present(request, {
+    docType: DOC_TYPE,
+    namespace: NS,
+    elements: REQUESTED,
+    holder,
+    credential,
+    ...options,
   });
-
-/** RFC 7638 SHA-256 thumbprint of the request's encryption key, by hand. */
-function encryptionKeyThumbprint(request: ResolvedRequest): Uint8Array | undefined {
-  const key = request.payload.client_metadata?.jwks?.keys?.[0] as JWK | undefined;
-  if (request.responseMode !== 'direct_post.jwt' || !key) return undefined;
-  return createHash('sha256')
-    .update(JSON.stringify({ crv: key.crv, kty: key.kty, x: key.x, y: key.y }))
-    .digest();
-}
-
-interface TranscriptInput {
-  clientId: string;
-  nonce: string;
-  responseUri: string;
-  jwkThumbprint?: Uint8Array;
-}
-const transcriptOf = (request: ResolvedRequest): TranscriptInput => ({
-  clientId: request.clientId,
-  nonce: request.nonce,
-  responseUri: request.responseUri,
-  ...(encryptionKeyThumbprint(request) && { jwkThumbprint: encryptionKeyThumbprint(request) }),
-});
-
-const deviceRequestFor = (elements: string[]) =>
-  DeviceRequest.create({
-    docRequests: [
-      DocRequest.create({
-        itemsRequest: ItemsRequest.create({ docType: DOC_TYPE, namespaces: { [NS]: Object.fromEntries(elements.map((e) => [e, false])) } }),
-      }),
-    ],
-  });
-
-/** A DeviceResponse as a wallet builds it for `request` (or for a bent session transcript). */
-async function presentMdoc(
-  request: ResolvedRequest,
-  options: {
-    elements?: string[];
-    transcript?: Partial<TranscriptInput>;
-    issuerSigned?: IssuerSigned;
-    credential?: string;
-    holder?: JWK;
-  } = {},
-) {
-  const sessionTranscript = await SessionTranscript.forOid4Vp({ ...transcriptOf(request), ...options.transcript }, walletContext);
-  const deviceResponse = await Holder.createDeviceResponseForDeviceRequest(
-    {
-      deviceRequest: deviceRequestFor(options.elements ?? REQUESTED),
-      sessionTranscript,
-      issuerSigned: [options.issuerSigned ?? IssuerSigned.fromEncodedForOid4Vci(options.credential ?? credential)],
-      signature: { signingKey: signingKey(options.holder ?? holder) },
-    },
-    walletContext,
-  );
-  return { deviceResponse, sessionTranscript, vpToken: { mdl: [deviceResponse.encodedForOid4Vp] } };
-}
 
 describe('mso_mdoc presentations', () => {
   it('uses the OpenID4VP 1.0 session transcript (B.2.6.1), checked by hand', async () => {
@@ -365,10 +291,10 @@ describe('rejected mdoc presentations fail the session closed', () => {
     } as unknown as ResolvedRequest;
     const { vpToken } = await presentMdoc(request);
     const context = { ...request, trustedCertificates: [root], transactionData: [], now: new Date() };
-    const [verified] = await verifyMdocPresentation(vpToken.mdl[0] as string, context);
+    const [verified] = await verifyMdocPresentation(vpToken.mdl?.[0] as string, context);
     expect(verified?.claims[NS]?.birth_date).toBe('1964-08-12');
     for (const now of [new Date(Date.now() + 400 * 86_400_000), new Date(Date.now() - 86_400_000)]) {
-      await expect(verifyMdocPresentation(vpToken.mdl[0] as string, { ...context, now })).rejects.toThrow(
+      await expect(verifyMdocPresentation(vpToken.mdl?.[0] as string, { ...context, now })).rejects.toThrow(
         /The MSO must be valid at the time of verification/,
       );
     }

@@ -1,0 +1,114 @@
+// The mdoc side of a test wallet for OpenID4VP 1.0 (appendix B.2): a DeviceResponse built with
+// @owf/mdoc's Holder, the device signature over the OpenID4VP session transcript made with the holder
+// key, ready to be sent base64url-encoded as a vp_token entry. Each input can be bent on its own.
+import { createHash, createPrivateKey, sign as nodeSign } from 'node:crypto';
+import {
+  CoseKey,
+  Curve,
+  DeviceRequest,
+  DocRequest,
+  Holder,
+  IssuerSigned,
+  ItemsRequest,
+  KeyType,
+  type MdocContext,
+  SessionTranscript,
+  SignatureAlgorithm,
+} from '@owf/mdoc';
+import type { JWK } from 'jose';
+import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
+import type { ResolvedRequest } from './presenter.js';
+
+/** The parts of a resolved request the mdoc wallet reads. */
+export type MdocRequest = Pick<ResolvedRequest, 'clientId' | 'nonce' | 'responseUri' | 'responseMode' | 'payload'>;
+
+/** The service's verifier context plus signing with the holder key (P-256). */
+export const walletContext: MdocContext = {
+  ...mdocContext,
+  cose: {
+    ...mdocContext.cose,
+    sign1: {
+      ...mdocContext.cose.sign1,
+      sign: ({ toBeSigned, key }) => {
+        const b64u = (bytes?: Uint8Array) => Buffer.from(bytes as Uint8Array).toString('base64url');
+        const jwk = { kty: 'EC', crv: 'P-256', x: b64u(key.x), y: b64u(key.y), d: b64u(key.d) };
+        return new Uint8Array(
+          nodeSign('sha256', toBeSigned, { key: createPrivateKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }),
+        );
+      },
+    },
+  },
+};
+
+export const signingKey = (jwk: JWK) =>
+  CoseKey.create({
+    keyType: KeyType.Ec,
+    curve: Curve['P-256'],
+    x: Buffer.from(jwk.x as string, 'base64url'),
+    y: Buffer.from(jwk.y as string, 'base64url'),
+    d: Buffer.from(jwk.d as string, 'base64url'),
+    algorithm: SignatureAlgorithm.ES256,
+  });
+
+/** RFC 7638 SHA-256 thumbprint of the request's encryption key (EC), by hand. */
+export function encryptionKeyThumbprint(request: MdocRequest): Uint8Array | undefined {
+  const key = request.payload.client_metadata?.jwks?.keys?.[0] as JWK | undefined;
+  if (request.responseMode !== 'direct_post.jwt' || !key) return undefined;
+  return createHash('sha256')
+    .update(JSON.stringify({ crv: key.crv, kty: key.kty, x: key.x, y: key.y }))
+    .digest();
+}
+
+export interface TranscriptInput {
+  clientId: string;
+  nonce: string;
+  responseUri: string;
+  jwkThumbprint?: Uint8Array;
+}
+
+export const transcriptOf = (request: MdocRequest): TranscriptInput => {
+  const jwkThumbprint = encryptionKeyThumbprint(request);
+  return { clientId: request.clientId, nonce: request.nonce, responseUri: request.responseUri, ...(jwkThumbprint && { jwkThumbprint }) };
+};
+
+export const deviceRequestFor = (docType: string, namespace: string, elements: string[]) =>
+  DeviceRequest.create({
+    docRequests: [
+      DocRequest.create({
+        itemsRequest: ItemsRequest.create({ docType, namespaces: { [namespace]: Object.fromEntries(elements.map((e) => [e, false])) } }),
+      }),
+    ],
+  });
+
+export interface MdocPresentationOptions {
+  docType: string;
+  namespace: string;
+  /** The elements of `namespace` to disclose. */
+  elements: string[];
+  /** The holder's private JWK (the MSO device key). */
+  holder: JWK;
+  /** The credential as issued (OpenID4VCI encoding), or an IssuerSigned already parsed or bent. */
+  credential?: string;
+  issuerSigned?: IssuerSigned;
+  /** Replaces parts of the request's session transcript. */
+  transcript?: Partial<TranscriptInput>;
+  /** The credential query id of the vp_token entry (default 'mdl'). */
+  queryId?: string;
+}
+
+/** A DeviceResponse as a wallet builds it for `request` (or for a bent session transcript). */
+export async function presentMdoc(request: MdocRequest, options: MdocPresentationOptions) {
+  const issuerSigned = options.issuerSigned ?? (options.credential && IssuerSigned.fromEncodedForOid4Vci(options.credential));
+  if (!issuerSigned) throw new Error('presentMdoc needs a credential or an IssuerSigned');
+  const sessionTranscript = await SessionTranscript.forOid4Vp({ ...transcriptOf(request), ...options.transcript }, walletContext);
+  const deviceResponse = await Holder.createDeviceResponseForDeviceRequest(
+    {
+      deviceRequest: deviceRequestFor(options.docType, options.namespace, options.elements),
+      sessionTranscript,
+      issuerSigned: [issuerSigned],
+      signature: { signingKey: signingKey(options.holder) },
+    },
+    walletContext,
+  );
+  return { deviceResponse, sessionTranscript, vpToken: { [options.queryId ?? 'mdl']: [deviceResponse.encodedForOid4Vp] } };
+}
