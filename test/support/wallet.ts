@@ -78,3 +78,33 @@ export async function receiveCredentials(
   });
   return { client, issuerMetadata, credentialOffer, token, response, keys, nonce: c_nonce };
 }
+
+/** Offers `configurationId` with inline claims through the management API and receives it as a wallet; one holder key. */
+export async function issueCredential(
+  svc: {
+    call: (
+      method: string,
+      path: string,
+      options?: { token?: string; body?: unknown },
+    ) => Promise<{ status: number; text: string; body: any }>;
+  },
+  token: string,
+  configurationId: string,
+  claims: Record<string, unknown>,
+) {
+  const offer = await svc.call('POST', '/api/issuer/offer', {
+    token,
+    body: {
+      response_type: 'uri',
+      flow: 'pre_authorized_code',
+      credentialConfigurationIds: [configurationId],
+      credentialClaims: { [configurationId]: { type: 'inline', claims } },
+    },
+  });
+  if (offer.status !== 201) throw new Error(`offer: ${offer.status} ${offer.text}`);
+  const key = await holderKey();
+  const { response } = await receiveCredentials(offer.body.uri, { keys: [key] });
+  const [issued] = (response.credentialResponse.credentials ?? []) as { credential: string }[];
+  if (!issued) throw new Error('no credential received');
+  return { credential: issued.credential, holder: key.privateJwk, session: offer.body.session as string };
+}

@@ -28,7 +28,7 @@ import {
 } from '../support/mdoc-wallet.js';
 import { type ResolvedRequest, resolveRequest, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
-import { holderKey, receiveCredentials } from '../support/wallet.js';
+import { holderKey, issueCredential } from '../support/wallet.js';
 
 const DOC_TYPE = 'org.iso.18013.5.1.mDL';
 const NS = 'org.iso.18013.5.1';
@@ -65,22 +65,7 @@ let admin: string;
 let credential: string;
 let holder: JWK;
 
-async function issue(tenantToken: string, claims: Record<string, unknown>) {
-  const offer = await svc.call('POST', '/api/issuer/offer', {
-    token: tenantToken,
-    body: {
-      response_type: 'uri',
-      flow: 'pre_authorized_code',
-      credentialConfigurationIds: ['mdl'],
-      credentialClaims: { mdl: { type: 'inline', claims } },
-    },
-  });
-  expect(offer.status, offer.text).toBe(201);
-  const key = await holderKey();
-  const { response } = await receiveCredentials(offer.body.uri, { keys: [key] });
-  const [issued] = (response.credentialResponse.credentials ?? []) as { credential: string }[];
-  return { credential: issued?.credential as string, holder: key.privateJwk };
-}
+const issue = (tenantToken: string, claims: Record<string, unknown>) => issueCredential(svc, tenantToken, 'mdl', claims);
 
 beforeAll(async () => {
   svc = await startService();

@@ -3,7 +3,7 @@ import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
-import { holderKey, receiveCredentials } from '../support/wallet.js';
+import { holderKey, issueCredential } from '../support/wallet.js';
 
 let svc: TestService;
 let admin: string;
@@ -31,21 +31,7 @@ const QUERY = {
   ],
 };
 
-async function issue(tenantToken: string, claims: Record<string, unknown>) {
-  const offer = await svc.call('POST', '/api/issuer/offer', {
-    token: tenantToken,
-    body: {
-      response_type: 'uri',
-      flow: 'pre_authorized_code',
-      credentialConfigurationIds: ['pid'],
-      credentialClaims: { pid: { type: 'inline', claims } },
-    },
-  });
-  expect(offer.status, offer.text).toBe(201);
-  const key = await holderKey();
-  const { response } = await receiveCredentials(offer.body.uri, { keys: [key] });
-  return { credential: ((response.credentialResponse.credentials ?? [])[0] as { credential: string }).credential, holder: key.privateJwk };
-}
+const issue = (tenantToken: string, claims: Record<string, unknown>) => issueCredential(svc, tenantToken, 'pid', claims);
 
 beforeAll(async () => {
   svc = await startService();
