@@ -18,10 +18,10 @@ export interface VerificationDeps {
   statusListCache?: StampedCache<FetchedStatusList>;
 }
 
-/** One unguessable value per session names both wallet-facing endpoints. */
+/** One unguessable value per session names the wallet-facing endpoints (and the DC API response endpoint). */
 export const PRESENTATION_HANDLE = 'presentation';
 
 export function presentationUrls(publicUrl: string, walletNonce: string) {
   const base = `${publicUrl}/presentations/${walletNonce}`;
-  return { request: `${base}/request`, response: `${base}/response` };
+  return { request: `${base}/request`, response: `${base}/response`, dcApiResponse: `${base}/dc-api-response` };
 }

@@ -30,8 +30,10 @@ const reject = (reason: string) => new PresentationRejected(reason);
 export interface MdocPresentationContext extends PresentationContext {
   /** The request's response_uri: part of the OpenID4VP session transcript. */
   responseUri: string;
-  /** The verifier's public encryption key, when the response was encrypted (direct_post.jwt). */
+  /** The verifier's public encryption key, when the response was encrypted (direct_post.jwt, dc_api.jwt). */
   encryptionJwk?: JWK;
+  /** Over the DC API: the browser's origin, which replaces client_id and response_uri in the handover. */
+  origin?: string;
 }
 
 export interface VerifiedMdoc {
@@ -57,14 +59,20 @@ const CATEGORY: Record<VerificationAssessment['category'], string> = {
 /**
  * OpenID4VP 1.0 B.2.6.1: SessionTranscript [null, null, ["OpenID4VPHandover", sha-256(CBOR([client_id,
  * nonce, jwkThumbprint or null, response_uri]))]], jwkThumbprint being the SHA-256 JWK thumbprint
- * (RFC 7638) of the key the response was encrypted to.
+ * (RFC 7638) of the key the response was encrypted to. Over the DC API (B.2.6.2):
+ * [null, null, ["OpenID4VPDCAPIHandover", sha-256(CBOR([origin, nonce, jwkThumbprint or null]))]].
  */
 export async function oid4vpSessionTranscript(
-  context: Pick<MdocPresentationContext, 'clientId' | 'nonce' | 'responseUri' | 'encryptionJwk'>,
+  context: Pick<MdocPresentationContext, 'clientId' | 'nonce' | 'responseUri' | 'encryptionJwk' | 'origin'>,
 ) {
   const jwkThumbprint = context.encryptionJwk
     ? Buffer.from(await calculateJwkThumbprint(context.encryptionJwk, 'sha256'), 'base64url')
     : undefined;
+  if (context.origin !== undefined)
+    return SessionTranscript.forOid4VpDcApi(
+      { origin: context.origin, nonce: context.nonce, ...(jwkThumbprint && { jwkThumbprint }) },
+      mdocContext,
+    );
   return SessionTranscript.forOid4Vp(
     { clientId: context.clientId, nonce: context.nonce, responseUri: context.responseUri, ...(jwkThumbprint && { jwkThumbprint }) },
     mdocContext,

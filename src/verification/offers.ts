@@ -1,10 +1,13 @@
 // Presentation requests: a session with its nonce, state and response encryption key, and the
 // openid4vp:// URI the wallet opens. Wallet-facing URLs carry an unguessable per-session value.
+// response_type dc-api (OpenID4VP 1.0 appendix A): the signed request is made at once, for the
+// integrator's page to pass to navigator.credentials.get; the page posts the wallet's answer back.
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { badRequest, forbidden } from '../platform/http/problem.js';
 import { PRESENTATION_HANDLE, presentationUrls, type VerificationDeps } from './deps.js';
+import { signedRequestOf } from './protocol.js';
 import { type ClientIdPrefix, clientIdFor, type ResponseMode } from './request-object.js';
 
 export interface PresentationOfferRequest {
@@ -25,15 +28,37 @@ export interface PresentationOfferRequest {
 const random = () => randomBytes(32).toString('base64url');
 const DEFAULT_LIFETIME_SECONDS = 300;
 
+/** The page's origin for expected_origins: an https origin, or http://localhost for development. */
+function expectedOrigin(value: string | undefined): string {
+  const invalid = (message: string) => badRequest(`expected_origin: ${message}`, [{ field: 'body.expected_origin', message }]);
+  if (!value) throw invalid("response_type 'dc-api' requires the origin of the page that calls the Digital Credentials API");
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid('not a URL origin such as https://shop.example.com');
+  }
+  if (url.origin !== value) throw invalid(`not an origin (scheme, host and port only): did you mean ${url.origin}?`);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && url.hostname === 'localhost'))
+    throw invalid('must be an https origin (or http://localhost for development)');
+  return value;
+}
+
 export class PresentationOffers {
   constructor(private readonly deps: VerificationDeps) {}
 
   async create(ctx: RequestContext, tenantId: string, input: PresentationOfferRequest) {
-    if (input.response_type !== 'uri') {
+    if (input.response_type === 'iso-18013-7') {
       throw badRequest(`response_type: '${input.response_type}' is not supported yet`, [
-        { field: 'body.response_type', message: 'only uri is supported so far' },
+        { field: 'body.response_type', message: 'only uri and dc-api are supported so far' },
       ]);
     }
+    const dcApi = input.response_type === 'dc-api';
+    const browserOrigin = dcApi ? expectedOrigin(input.expected_origin) : undefined;
+    if (dcApi && (input.responseMode || input.requestUriMethod))
+      throw badRequest("responseMode and requestUriMethod do not apply to response_type 'dc-api' (it uses dc_api.jwt)", [
+        { field: input.responseMode ? 'body.responseMode' : 'body.requestUriMethod', message: "not for response_type 'dc-api'" },
+      ]);
     const allowed = ctx.principal.allowedPresentationConfigs;
     if (allowed?.length && !allowed.includes(input.requestId))
       throw forbidden(`this client may not use presentation configuration '${input.requestId}' (allowedPresentationConfigs)`);
@@ -47,9 +72,8 @@ export class PresentationOffers {
     const clientId = clientIdFor(clientIdPrefix, signer, this.deps.publicUrl);
     const walletNonce = random();
     const urls = presentationUrls(this.deps.publicUrl, walletNonce);
-    const responseMode = input.responseMode ?? 'direct_post.jwt';
-    const encryption =
-      responseMode === 'direct_post.jwt' ? await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }) : undefined;
+    const responseMode = dcApi ? 'dc_api.jwt' : (input.responseMode ?? 'direct_post.jwt');
+    const encryption = responseMode === 'direct_post' ? undefined : await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
     const lifetime = config.lifeTime ?? DEFAULT_LIFETIME_SECONDS;
     const transactionData = input.transaction_data ?? config.transaction_data ?? undefined;
     const redirectUri = input.redirectUri ?? config.redirectUri ?? undefined;
@@ -67,9 +91,10 @@ export class PresentationOffers {
             responseMode,
             requestUriMethod: input.requestUriMethod ?? 'get',
             requestUrl: urls.request,
-            responseUri: urls.response,
+            responseUri: dcApi ? urls.dcApiResponse : urls.response,
             walletNonce,
-            useDcApi: false,
+            useDcApi: dcApi,
+            ...(browserOrigin && { dcApiProtocol: 'oid4vp', browserOrigin }),
             ...(redirectUri && { redirectUri }),
           },
           private: {
@@ -94,6 +119,16 @@ export class PresentationOffers {
     });
     const params = new URLSearchParams({ client_id: clientId, request_uri: urls.request });
     if (input.requestUriMethod === 'post') params.set('request_uri_method', 'post');
-    return { uri: `openid4vp://?${params.toString()}`, session: session.id, requestUri: urls.request, expiresAt: session.expiresAt };
+    const offer = { uri: `openid4vp://?${params.toString()}`, session: session.id, requestUri: urls.request, expiresAt: session.expiresAt };
+    if (!dcApi) return offer;
+    // The wallet gets the request through the browser, never by request_uri: the session is `fetched` at once.
+    const request = await signedRequestOf(this.deps, session);
+    await this.deps.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
+    await this.deps.sessions.log(session.id, 'info', 'request object made for the Digital Credentials API', { origin: browserOrigin });
+    return {
+      ...offer,
+      dcApiRequest: { protocol: 'openid4vp-v1-signed' as const, data: { request } },
+      responseUri: urls.dcApiResponse,
+    };
   }
 }

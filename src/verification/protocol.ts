@@ -9,7 +9,7 @@ import type { SessionState } from '../sessions/model.js';
 import { checkDcql, type VerifiedForDcql } from './dcql.js';
 import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
 import { verifyMdocPresentation } from './mdoc.js';
-import { encodeTransactionData, signRequestObject } from './request-object.js';
+import { encodeTransactionData, type RequestObjectInput, signRequestObject } from './request-object.js';
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt.js';
 import type { StatusListChecker } from './status.js';
 
@@ -38,34 +38,24 @@ export class PresentationProtocol {
     if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
     const fetched = await this.deps.sessions.update(session.tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
     if (!fetched) throw invalidRequest('the request object was already fetched');
-    const secrets = session.private as {
-      nonce: string;
-      state: string;
-      dcqlQuery: Record<string, unknown>;
-      transactionData?: Record<string, unknown>[];
-      encryptionKey?: JWK;
-    };
-    const config = await this.deps.configs.get(session.tenantId, session.public.requestId as string);
-    const signer = await this.deps.signing.signer(session.tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
-    const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
-    const jwt = await signRequestObject(signer, {
-      clientId: session.public.clientId as string,
-      responseMode: session.public.responseMode as 'direct_post' | 'direct_post.jwt',
-      responseUri: session.public.responseUri as string,
-      nonce: secrets.nonce,
-      state: secrets.state,
-      dcqlQuery: secrets.dcqlQuery,
-      lifetimeSeconds: Math.max(1, Math.floor((Date.parse(session.expiresAt) - Date.now()) / 1000)),
-      ...(secrets.encryptionKey && { encryptionJwk: { ...encryptionJwk, kid: 'response-encryption' } as JWK }),
-      ...(secrets.transactionData && { transactionData: secrets.transactionData }),
-      ...(walletNonce && { walletNonce }),
-    });
+    const jwt = await signedRequestOf(this.deps, session, walletNonce);
     await this.deps.sessions.log(session.id, 'info', 'request object fetched');
     return jwt;
   }
 
-  async respond(handle: string, body: Record<string, unknown>): Promise<{ redirect_uri?: string }> {
+  /**
+   * The response endpoint: `redirect` for the wallet's direct_post(.jwt) to response_uri, `dc-api`
+   * for the integrator's page posting what navigator.credentials.get returned. A session answers
+   * only through the endpoint of its own flow.
+   */
+  async respond(handle: string, body: Record<string, unknown>, flow: Flow = 'redirect'): Promise<{ redirect_uri?: string }> {
     const session = await this.session(handle);
+    if (flowOf(session) !== flow)
+      throw invalidRequest(
+        flow === 'dc-api'
+          ? 'this presentation request was not made for the Digital Credentials API'
+          : 'this presentation request was made for the Digital Credentials API; post its response to the dc-api-response endpoint',
+      );
     if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
     if (session.consumed || session.status !== 'fetched')
       throw invalidRequest('this presentation request does not accept a response (already answered, or never fetched)');
@@ -82,19 +72,20 @@ export class PresentationProtocol {
   }
 
   private async verifyResponse(session: SessionState, body: Record<string, unknown>): Promise<VerifiedCredential[]> {
-    const secrets = session.private as {
-      nonce: string;
-      state: string;
-      dcqlQuery: Record<string, unknown>;
-      transactionData?: Record<string, unknown>[];
-      encryptionKey?: JWK;
-    };
+    const secrets = session.private as unknown as PresentationSecrets;
+    // DC API (appendix A): no state (A.2 defines none); the response is bound to the browser's origin
+    // instead: the KB-JWT audience is `origin:<origin>` even for signed requests (A.4), and the mdoc
+    // session transcript is the OpenID4VPDCAPIHandover over the origin (B.2.6.2).
+    const dcApiOrigin = flowOf(session) === 'dc-api' ? (session.public.browserOrigin as string) : undefined;
+    if (dcApiOrigin && body.origin !== undefined && body.origin !== dcApiOrigin)
+      throw new PresentationRejected('origin: the response comes from an origin this request does not expect');
     const payload = await this.decrypt(session, secrets.encryptionKey, body);
-    if (payload.state !== secrets.state) throw new PresentationRejected('state does not match the request');
+    if (!dcApiOrigin && payload.state !== secrets.state) throw new PresentationRejected('state does not match the request');
     const vpToken = parseVpToken(payload.vp_token);
     const trusted = await this.deps.trust.trustedCertificates(session.tenantId);
     const context = {
       clientId: session.public.clientId as string,
+      ...(dcApiOrigin && { audience: `origin:${dcApiOrigin}` }),
       nonce: secrets.nonce,
       trustedCertificates: trusted,
       transactionData: secrets.transactionData ? encodeTransactionData(secrets.transactionData) : [],
@@ -111,6 +102,7 @@ export class PresentationProtocol {
           const mdocContext = {
             ...context,
             responseUri: session.public.responseUri as string,
+            ...(dcApiOrigin && { origin: dcApiOrigin }),
             ...(secrets.encryptionKey && { encryptionJwk: encryptionJwk as JWK }),
           };
           for (const mdoc of await verifyMdocPresentation(presentation, mdocContext)) {
@@ -131,7 +123,7 @@ export class PresentationProtocol {
     return verified;
   }
 
-  /** direct_post.jwt: the response is a JWE to the session's key; direct_post: plain form fields. */
+  /** direct_post.jwt and dc_api.jwt: the response is a JWE to the session's key; direct_post: plain form fields. */
   private async decrypt(session: SessionState, key: JWK | undefined, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (session.public.responseMode === 'direct_post') {
       if (body.response !== undefined)
@@ -139,7 +131,7 @@ export class PresentationProtocol {
       return body;
     }
     if (typeof body.response !== 'string' || !key)
-      throw new PresentationRejected('the response must be encrypted (response_mode direct_post.jwt)');
+      throw new PresentationRejected(`the response must be encrypted (response_mode ${session.public.responseMode})`);
     try {
       const { plaintext } = await compactDecrypt(body.response, await importJWK(key, 'ECDH-ES'), {
         keyManagementAlgorithms: ['ECDH-ES'],
@@ -192,6 +184,42 @@ export class PresentationProtocol {
         );
     });
   }
+}
+
+export type Flow = 'redirect' | 'dc-api';
+const flowOf = (session: SessionState): Flow => (session.public.useDcApi ? 'dc-api' : 'redirect');
+
+interface PresentationSecrets {
+  nonce: string;
+  state: string;
+  dcqlQuery: Record<string, unknown>;
+  transactionData?: Record<string, unknown>[];
+  encryptionKey?: JWK;
+}
+
+/**
+ * The session's signed request object. Over the DC API (appendix A.3.2) it carries
+ * `expected_origins` and `response_mode` dc_api.jwt, and neither response_uri nor state.
+ */
+export async function signedRequestOf(deps: VerificationDeps, session: SessionState, walletNonce?: string): Promise<string> {
+  const secrets = session.private as unknown as PresentationSecrets;
+  const dcApi = flowOf(session) === 'dc-api';
+  const config = await deps.configs.get(session.tenantId, session.public.requestId as string);
+  const signer = await deps.signing.signer(session.tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
+  const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
+  return signRequestObject(signer, {
+    clientId: session.public.clientId as string,
+    responseMode: session.public.responseMode as RequestObjectInput['responseMode'],
+    ...(dcApi
+      ? { expectedOrigins: [session.public.browserOrigin as string] }
+      : { responseUri: session.public.responseUri as string, state: secrets.state }),
+    nonce: secrets.nonce,
+    dcqlQuery: secrets.dcqlQuery,
+    lifetimeSeconds: Math.max(1, Math.floor((Date.parse(session.expiresAt) - Date.now()) / 1000)),
+    ...(secrets.encryptionKey && { encryptionJwk: { ...encryptionJwk, kid: 'response-encryption' } as JWK }),
+    ...(secrets.transactionData && { transactionData: secrets.transactionData }),
+    ...(walletNonce && { walletNonce }),
+  });
 }
 
 /** OpenID4VP 1.0: a JSON object from credential query id to a non-empty array of presentations. */

@@ -1,4 +1,5 @@
-// The signed authorization request (JAR, RFC 9101) of OpenID4VP 1.0, fetched by request_uri.
+// The signed authorization request (JAR, RFC 9101) of OpenID4VP 1.0, fetched by request_uri, or
+// handed to the browser's Digital Credentials API (appendix A.3.2, protocol openid4vp-v1-signed).
 import { createHash } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Signer } from '../key-chains/signing.js';
@@ -6,6 +7,8 @@ import { signJwtWith } from '../key-chains/signing.js';
 
 export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';
+/** Appendix A.2: the response comes back through the DC API, encrypted (dc_api.jwt). */
+export type DcApiResponseMode = 'dc_api.jwt';
 
 /** The client identifier the access certificate stands for (OpenID4VP 1.0 section 5.9). */
 export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: string): string {
@@ -16,15 +19,18 @@ export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: s
 
 export interface RequestObjectInput {
   clientId: string;
-  responseMode: ResponseMode;
-  responseUri: string;
+  responseMode: ResponseMode | DcApiResponseMode;
+  /** Absent over the DC API (the response returns through the browser). */
+  responseUri?: string;
   nonce: string;
-  state: string;
+  /** Absent over the DC API: appendix A.2 defines no `state`. */
+  state?: string;
   dcqlQuery: Record<string, unknown>;
-  /** The session's ephemeral key for direct_post.jwt responses. */
+  /** The session's ephemeral key for direct_post.jwt and dc_api.jwt responses. */
   encryptionJwk?: JWK;
   transactionData?: Record<string, unknown>[];
   walletNonce?: string;
+  /** Appendix A.2: REQUIRED in signed requests over the DC API. */
   expectedOrigins?: string[];
   lifetimeSeconds: number;
 }
@@ -48,9 +54,9 @@ export function signRequestObject(signer: Signer, input: RequestObjectInput): Pr
     client_id: input.clientId,
     response_type: 'vp_token',
     response_mode: input.responseMode,
-    response_uri: input.responseUri,
+    ...(input.responseUri && { response_uri: input.responseUri }),
     nonce: input.nonce,
-    state: input.state,
+    ...(input.state && { state: input.state }),
     dcql_query: input.dcqlQuery,
     client_metadata: {
       vp_formats_supported: VP_FORMATS,

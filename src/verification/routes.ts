@@ -7,11 +7,16 @@ import type { PresentationOffers } from './offers.js';
 import type { PresentationProtocol } from './protocol.js';
 
 const OfferBody = z.strictObject({
-  response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
+  response_type: z
+    .enum(['uri', 'dc-api', 'iso-18013-7'])
+    .describe('`uri` (openid4vp:// for a wallet) or `dc-api` (for the browser Digital Credentials API); not yet `iso-18013-7`'),
   requestId: z.string().min(1).describe('id of a presentation configuration'),
   webhook: z.unknown().optional().describe('not used yet: the configuration decides the webhook'),
   redirectUri: z.string().optional().describe('overrides the configuration; {sessionId} is replaced'),
-  expected_origin: z.string().optional(),
+  expected_origin: z
+    .string()
+    .optional()
+    .describe('dc-api: required; the origin of the page calling the DC API (https, or http://localhost)'),
   transaction_data: z.array(z.record(z.string(), z.unknown())).optional().describe("overrides the configuration's"),
   clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']).optional().describe('ours: default x509_hash (HAIP)'),
   responseMode: z.enum(['direct_post', 'direct_post.jwt']).optional().describe('ours: default direct_post.jwt (encrypted)'),
@@ -22,6 +27,15 @@ const OfferResponse = z.object({
   session: z.string(),
   requestUri: z.string(),
   expiresAt: z.string(),
+  dcApiRequest: z
+    .object({ protocol: z.literal('openid4vp-v1-signed'), data: z.object({ request: z.string() }) })
+    .optional()
+    .describe('dc-api: pass as navigator.credentials.get({ digital: { requests: [dcApiRequest] } })'),
+  responseUri: z.string().optional().describe("dc-api: POST { response, origin? } here with the credential's data"),
+});
+const DcApiResponseBody = z.object({
+  response: z.string().min(1).describe('`data.response` of the DigitalCredential: the JWE (dc_api.jwt)'),
+  origin: z.string().optional().describe('the origin the page ran at; must be the expected origin when given'),
 });
 const Handle = z.object({ handle: z.string() });
 
@@ -84,5 +98,19 @@ export function verificationRoutes(app: App, offers: PresentationOffers, protoco
     },
     async (request, reply) =>
       reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body ?? {})),
+  );
+
+  app.post(
+    '/presentations/:handle/dc-api-response',
+    {
+      schema: {
+        tags,
+        summary: "Response of a dc-api request, posted by the integrator's page (OpenID4VP 1.0 appendix A.4, dc_api.jwt)",
+        params: Handle,
+        body: DcApiResponseBody,
+      },
+    },
+    async (request, reply) =>
+      reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body, 'dc-api')),
   );
 }

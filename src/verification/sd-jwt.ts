@@ -9,8 +9,10 @@ export class PresentationRejected extends Error {}
 const reject = (reason: string) => new PresentationRejected(reason);
 
 export interface PresentationContext {
-  /** The request's client_id: the KB-JWT audience. */
+  /** The request's client_id: the KB-JWT audience unless `audience` says otherwise. */
   clientId: string;
+  /** The KB-JWT audience when it is not the client_id: over the DC API `origin:<origin>` (OpenID4VP 1.0 A.4). */
+  audience?: string;
   nonce: string;
   trustedCertificates: string[];
   /** The request's transaction_data, base64url-encoded as sent. */
@@ -48,7 +50,7 @@ function checkKeyBinding(presentation: string, context: PresentationContext) {
   const kbJwt = presentation.slice(presentation.lastIndexOf('~') + 1);
   if (!kbJwt) throw reject('key binding: the presentation has no KB-JWT');
   const kb = decodeJwt(kbJwt);
-  if (kb.aud !== context.clientId) throw reject('key binding: aud is not this verifier');
+  if (kb.aud !== (context.audience ?? context.clientId)) throw reject('key binding: aud is not this verifier');
   if (kb.nonce !== context.nonce) throw reject('key binding: nonce does not match the request');
   const now = context.now.getTime() / 1000;
   if (typeof kb.iat !== 'number' || kb.iat > now + CLOCK_SKEW_SECONDS) throw reject('key binding: iat is missing or in the future');

@@ -20,7 +20,8 @@ import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
 import type { ResolvedRequest } from './presenter.js';
 
 /** The parts of a resolved request the mdoc wallet reads. */
-export type MdocRequest = Pick<ResolvedRequest, 'clientId' | 'nonce' | 'responseUri' | 'responseMode' | 'payload'>;
+export type MdocRequest = Pick<ResolvedRequest, 'clientId' | 'nonce' | 'responseUri' | 'responseMode' | 'payload'> &
+  Pick<Partial<ResolvedRequest>, 'origin'>;
 
 /** The service's verifier context plus signing with the holder key (P-256). */
 export const walletContext: MdocContext = {
@@ -53,7 +54,7 @@ export const signingKey = (jwk: JWK) =>
 /** RFC 7638 SHA-256 thumbprint of the request's encryption key (EC), by hand. */
 export function encryptionKeyThumbprint(request: MdocRequest): Uint8Array | undefined {
   const key = request.payload.client_metadata?.jwks?.keys?.[0] as JWK | undefined;
-  if (request.responseMode !== 'direct_post.jwt' || !key) return undefined;
+  if ((request.responseMode !== 'direct_post.jwt' && request.responseMode !== 'dc_api.jwt') || !key) return undefined;
   return createHash('sha256')
     .update(JSON.stringify({ crv: key.crv, kty: key.kty, x: key.x, y: key.y }))
     .digest();
@@ -100,7 +101,14 @@ export interface MdocPresentationOptions {
 export async function presentMdoc(request: MdocRequest, options: MdocPresentationOptions) {
   const issuerSigned = options.issuerSigned ?? (options.credential && IssuerSigned.fromEncodedForOid4Vci(options.credential));
   if (!issuerSigned) throw new Error('presentMdoc needs a credential or an IssuerSigned');
-  const sessionTranscript = await SessionTranscript.forOid4Vp({ ...transcriptOf(request), ...options.transcript }, walletContext);
+  // Over the DC API (request.origin set): the OpenID4VPDCAPIHandover over the origin (OpenID4VP 1.0 B.2.6.2).
+  const transcript = { ...transcriptOf(request), ...options.transcript };
+  const sessionTranscript = request.origin
+    ? await SessionTranscript.forOid4VpDcApi(
+        { origin: request.origin, nonce: transcript.nonce, ...(transcript.jwkThumbprint && { jwkThumbprint: transcript.jwkThumbprint }) },
+        walletContext,
+      )
+    : await SessionTranscript.forOid4Vp(transcript, walletContext);
   const deviceResponse = await Holder.createDeviceResponseForDeviceRequest(
     {
       deviceRequest: deviceRequestFor(options.docType, options.namespace, options.elements),

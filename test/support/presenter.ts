@@ -60,6 +60,8 @@ export interface ResolvedRequest {
   dcqlQuery: { credentials: { id: string }[] };
   transactionData: string[];
   payload: Record<string, any>;
+  /** DC API: the origin the browser asserted; the KB-JWT audience is then `origin:<origin>` (OpenID4VP 1.0 A.4). */
+  origin?: string;
 }
 
 /** Parses the openid4vp:// URI and fetches and verifies the request object (GET, or POST when the URI asks). */
@@ -108,7 +110,7 @@ export async function presentSdJwt(
   const transactionDataHashes = kb.transactionDataHashes ?? request.transactionData.map((entry) => sha256(entry).toString('base64url'));
   const kbJwt = await new SignJWT({
     iat: kb.iat ?? Math.floor(Date.now() / 1000),
-    aud: kb.aud ?? request.clientId,
+    aud: kb.aud ?? (request.origin ? `origin:${request.origin}` : request.clientId),
     nonce: kb.nonce ?? request.nonce,
     sd_hash: kb.sdHash ?? sha256(withoutKb).toString('base64url'),
     ...(transactionDataHashes.length && { transaction_data_hashes: transactionDataHashes, transaction_data_hashes_alg: 'sha-256' }),
@@ -141,4 +143,49 @@ export async function submit(request: ResolvedRequest, vpToken: Record<string, s
   });
   const text = await submitted.response.text();
   return { status: submitted.response.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
+}
+
+export interface DcApiRequest {
+  protocol: string;
+  data: { request: string };
+}
+
+/**
+ * What the browser hands a wallet for navigator.credentials.get: the signed request (openid4vp-v1-signed)
+ * and the calling origin, which the client checks against expected_origins.
+ */
+export async function resolveDcApiRequest(dcApiRequest: DcApiRequest, origin: string): Promise<ResolvedRequest> {
+  const client = presentationClient();
+  const parsed = client.parseOpenid4vpAuthorizationRequest({ authorizationRequest: dcApiRequest.data });
+  const resolved = await client.resolveOpenId4vpAuthorizationRequest({ authorizationRequestPayload: parsed.params as never, origin });
+  const payload = resolved.authorizationRequestPayload as Record<string, any>;
+  return {
+    clientId: payload.client_id,
+    nonce: payload.nonce,
+    responseUri: payload.response_uri,
+    responseMode: payload.response_mode,
+    dcqlQuery: payload.dcql_query,
+    transactionData: payload.transaction_data ?? [],
+    payload,
+    origin,
+  };
+}
+
+/** The credential's `data` a wallet returns through the DC API for dc_api.jwt: `{ response: <JWE> }`. */
+export async function dcApiResponse(request: ResolvedRequest, vpToken: Record<string, string[]>) {
+  const client = presentationClient();
+  const response = await client.createOpenid4vpAuthorizationResponse({
+    authorizationRequestPayload: request.payload as never,
+    authorizationResponsePayload: { vp_token: vpToken as never } as never,
+    origin: request.origin,
+    jarm: {
+      encryption: { nonce: request.nonce },
+      serverMetadata: {
+        authorization_encryption_alg_values_supported: ['ECDH-ES'],
+        authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+      } as never,
+    },
+  });
+  if (!response.jarm) throw new Error('the client made no encrypted response');
+  return { response: response.jarm.responseJwt, payload: response.authorizationResponsePayload as Record<string, any> };
 }
