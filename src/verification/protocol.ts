@@ -32,6 +32,12 @@ export class PresentationProtocol {
     return session;
   }
 
+  /** The browser origin a dc-api session expects its response from, for CORS; undefined otherwise. */
+  async browserOrigin(handle: string): Promise<string | undefined> {
+    const session = await this.deps.sessions.findByHandle(PRESENTATION_HANDLE, handle);
+    return session?.public.useDcApi ? (session.public.browserOrigin as string | undefined) : undefined;
+  }
+
   /** The signed request object; it can be fetched once (the session moves to `fetched`). */
   async requestObject(handle: string, walletNonce?: string): Promise<string> {
     const session = await this.session(handle);

@@ -1,5 +1,6 @@
 // Management: presentation offers. Wallet-facing: the request object and the response endpoint,
 // under /presentations/{per-session value}.
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
@@ -100,6 +101,26 @@ export function verificationRoutes(app: App, offers: PresentationOffers, protoco
       reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body ?? {})),
   );
 
+  // The integrator's page posts the wallet's answer from the browser, so the endpoint answers CORS
+  // requests, for the one origin the session was created for and nothing else.
+  const allowOrigin = async (handle: string, origin: string | undefined, reply: FastifyReply) => {
+    const expected = await protocol.browserOrigin(handle);
+    if (origin && expected && origin === expected) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+  };
+  app.options(
+    '/presentations/:handle/dc-api-response',
+    { schema: { tags, summary: 'CORS preflight for the page of the session origin', params: Handle } },
+    async (request, reply) => {
+      await allowOrigin(request.params.handle, request.headers.origin, reply);
+      return reply
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type')
+        .header('access-control-max-age', '600')
+        .code(204)
+        .send();
+    },
+  );
+
   app.post(
     '/presentations/:handle/dc-api-response',
     {
@@ -110,7 +131,9 @@ export function verificationRoutes(app: App, offers: PresentationOffers, protoco
         body: DcApiResponseBody,
       },
     },
-    async (request, reply) =>
-      reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body, 'dc-api')),
+    async (request, reply) => {
+      await allowOrigin(request.params.handle, request.headers.origin, reply);
+      return reply.header('cache-control', 'no-store').send(await protocol.respond(request.params.handle, request.body, 'dc-api'));
+    },
   );
 }

@@ -224,3 +224,27 @@ describe('mdoc over the DC API', () => {
     });
   });
 });
+
+describe('CORS for the page that posts the response', () => {
+  it('answers the preflight and the post for the session origin only', async () => {
+    const created = await offer();
+    const preflight = (origin: string) =>
+      fetch(created.responseUri, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
+    const allowed = await preflight(ORIGIN);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(allowed.headers.get('access-control-allow-methods')).toBe('POST');
+    const other = await preflight('https://evil.example.com');
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const posted = await fetch(created.responseUri, {
+      method: 'POST',
+      headers: { origin: ORIGIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ response: 'not-a-jwe' }),
+    });
+    expect(posted.status).toBe(400);
+    expect(posted.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+  });
+});
