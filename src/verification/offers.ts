@@ -13,7 +13,8 @@ import { type ClientIdPrefix, clientIdFor, type ResponseMode } from './request-o
 export interface PresentationOfferRequest {
   response_type: 'uri' | 'dc-api' | 'iso-18013-7';
   requestId: string;
-  webhook?: unknown;
+  /** Overrides the configuration's webhook for this request. */
+  webhook?: { url: string; auth?: { type: 'none' } | { type: 'header'; header: { name: string; value: string } } };
   redirectUri?: string;
   expected_origin?: string;
   transaction_data?: Record<string, unknown>[];
@@ -101,6 +102,7 @@ export class PresentationOffers {
             nonce: random(),
             state: random(),
             dcqlQuery: config.dcql_query,
+            ...(input.webhook && { webhook: input.webhook }),
             ...(transactionData?.length && { transactionData }),
             ...(encryption && { encryptionKey: await exportJWK(encryption.privateKey) }),
           },

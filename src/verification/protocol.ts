@@ -9,6 +9,7 @@ import type { SessionState } from '../sessions/model.js';
 import { checkDcql, type VerifiedForDcql } from './dcql.js';
 import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
 import { verifyMdocPresentation } from './mdoc.js';
+import type { PresentationOfferRequest } from './offers.js';
 import { encodeTransactionData, type RequestObjectInput, signRequestObject } from './request-object.js';
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt.js';
 import type { StatusListChecker } from './status.js';
@@ -167,15 +168,22 @@ export class PresentationProtocol {
     return { redirect_uri: redirect.toString() };
   }
 
-  private async sendWebhook(session: SessionState, credentials: VerifiedCredential[]) {
+  /** The offer's own webhook (kept encrypted with the session), else the configuration's. */
+  private async webhookOf(session: SessionState): Promise<{ url: string; headers: Record<string, string> } | null | undefined> {
+    const own = session.private?.webhook as PresentationOfferRequest['webhook'];
+    if (own) return { url: own.url, headers: own.auth?.type === 'header' ? { [own.auth.header.name]: own.auth.header.value } : {} };
     const config = await this.deps.configs.get(session.tenantId, session.public.requestId as string).catch(() => undefined);
-    const endpoint = config && (await this.deps.configs.resolveWebhook(session.tenantId, config).catch(() => undefined));
+    return config && this.deps.configs.resolveWebhook(session.tenantId, config).catch(() => undefined);
+  }
+
+  private async sendWebhook(session: SessionState, credentials: VerifiedCredential[]) {
+    const endpoint = await this.webhookOf(session);
     if (!endpoint) return;
     const payload = {
       type: 'presentation.completed',
       sessionId: session.id,
       tenantId: session.tenantId,
-      requestId: config.id,
+      requestId: session.public.requestId,
       credentials,
     };
     await postJsonWithRetries(endpoint, payload, async ({ attempt, failure, final }) => {

@@ -12,7 +12,18 @@ const OfferBody = z.strictObject({
     .enum(['uri', 'dc-api', 'iso-18013-7'])
     .describe('`uri` (openid4vp:// for a wallet) or `dc-api` (for the browser Digital Credentials API); not yet `iso-18013-7`'),
   requestId: z.string().min(1).describe('id of a presentation configuration'),
-  webhook: z.unknown().optional().describe('not used yet: the configuration decides the webhook'),
+  webhook: z
+    .strictObject({
+      url: z.url({ protocol: /^https?$/ }),
+      auth: z
+        .discriminatedUnion('type', [
+          z.strictObject({ type: z.literal('none') }),
+          z.strictObject({ type: z.literal('header'), header: z.strictObject({ name: z.string().min(1), value: z.string().min(1) }) }),
+        ])
+        .optional(),
+    })
+    .optional()
+    .describe("where this request's verified claims go, instead of the configuration's webhook (kept encrypted with the session)"),
   redirectUri: z.string().optional().describe('overrides the configuration; {sessionId} is replaced'),
   expected_origin: z
     .string()

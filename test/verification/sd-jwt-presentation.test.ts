@@ -301,3 +301,45 @@ describe('presentation offers', () => {
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   });
 });
+
+describe('a webhook given with the request', () => {
+  it('receives the claims instead of the configured webhook, and is never shown in the session', async () => {
+    const received: { body: any; auth: unknown }[] = [];
+    const receiver: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        received.push({ body: JSON.parse(body), auth: req.headers['x-shop-key'] });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as { port: number };
+    const offer = await svc.call('POST', '/api/verifier/offer', {
+      token: admin,
+      body: {
+        response_type: 'uri',
+        requestId: 'adult',
+        webhook: {
+          url: `http://127.0.0.1:${port}/per-request`,
+          auth: { type: 'header', header: { name: 'X-Shop-Key', value: 'per-request-secret' } },
+        },
+      },
+    });
+    expect(offer.status, offer.text).toBe(201);
+    const resolved = await resolveRequest(offer.body.uri);
+    expect(
+      (await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, ['given_name', 'age_over_18'])] })).status,
+    ).toBe(200);
+    await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
+    expect(received[0]).toMatchObject({
+      auth: 'per-request-secret',
+      body: { type: 'presentation.completed', sessionId: offer.body.session, requestId: 'adult' },
+    });
+    const shown = await svc.call('GET', `/api/session/${offer.body.session}`, { token: admin });
+    expect(shown.text).not.toContain('per-request-secret');
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  });
+});
