@@ -200,6 +200,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log);
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
+  scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
   scheduler.add(sessionCleanupJob(sessions, () => (tenants as TenantService).sessionConfigs(), retentionDefaults));
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);
