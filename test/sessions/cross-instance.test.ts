@@ -71,7 +71,11 @@ describe.skipIf(engine !== 'postgres')('session events across instances', () => 
     await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'svc-events' and datname = current_database()`.execute(
       a.db,
     );
-    await expect.poll(async () => (await listeners.execute(a.db)).rows.length, { timeout: 5000 }).toBe(2);
+    // Back only once both connections have run their LISTEN again (a connection shows up before it).
+    const listening = sql<{
+      pid: number;
+    }>`select pid from pg_stat_activity where application_name = 'svc-events' and datname = current_database() and state = 'idle' and query like 'LISTEN%'`;
+    await expect.poll(async () => (await listening.execute(a.db)).rows.length, { timeout: 5000 }).toBe(2);
 
     const session = await newSession();
     const stream = await openStream(`${b.url}/api/session/${session.id}/events?token=${token}`);
