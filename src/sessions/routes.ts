@@ -246,9 +246,16 @@ async function streamStatus(request: FastifyRequest, reply: FastifyReply, deps: 
           Math.max(untilExpiry, 0),
         )
       : undefined;
+  // A notification can be lost (the listener of another instance reconnecting, say): looking at the
+  // session again at every heartbeat bounds how late a stream can learn of a change.
+  const reconcile = setInterval(async () => {
+    const now = await sessions.find(tenantId, id).catch(() => undefined);
+    if (now) forward(statusEvent(now, last ?? null));
+  }, streams.heartbeatSeconds * 1000);
   stream.onClose(() => {
     unsubscribe();
     clearTimeout(expiryTimer);
+    clearInterval(reconcile);
   });
   forward(statusEvent(state, null));
   for (const event of early) forward(event);

@@ -66,6 +66,16 @@ describe('event stream', () => {
     expect(stream.statuses()[1]).toMatchObject({ status: 'failed', previousStatus: 'active', errorReason: 'invalid presentation' });
   });
 
+  it('learns of a change whose notification never came, at the next heartbeat', async () => {
+    const session = await create();
+    const stream = await openStream(eventsUrl(session.id, acme));
+    await stream.waitFor(() => stream.statuses().length === 1);
+    // Written behind the service's back: no event is published, as when a notification is lost.
+    await svc.db.updateTable('sessions').set({ status: 'completed' }).where('id', '=', session.id).execute();
+    await stream.waitForEnd();
+    expect(stream.statuses().map((e) => e.status)).toEqual(['active', 'completed']);
+  });
+
   it('sends heartbeat comments while the session is open', async () => {
     const session = await create();
     const stream = await openStream(eventsUrl(session.id, acme));

@@ -15,7 +15,7 @@ export interface EventStream {
 export class EventStreams {
   private readonly open = new Set<EventStream>();
 
-  constructor(private readonly heartbeatSeconds: number) {}
+  constructor(readonly heartbeatSeconds: number) {}
 
   /** Takes the reply over from Fastify and starts the stream. */
   start(reply: FastifyReply): EventStream {
