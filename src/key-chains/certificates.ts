@@ -49,18 +49,40 @@ const linkExtensions = (links: Links) => [
   new x509.CRLDistributionPointsExtension([links.crlUri]),
 ];
 
-/** A self-signed CA (IACA profile): CA, path length 0, keyCertSign and cRLSign, ten years. */
-export async function createRootCertificate(keys: { publicKey: Key; privateKey: Key }, subject: Subject, links: Links, hash: string) {
+/** What every certificate here shares: a random serial, a minute of clock-skew slack, ECDSA. */
+async function generate(options: {
+  subject: string;
+  issuer: string;
+  publicKey: Key;
+  signingKey: Key;
+  validityDays: number;
+  hash: string;
+  extensions: x509.Extension[];
+}) {
   const now = Date.now();
   return x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
-    subject: distinguishedName(subject),
-    issuer: distinguishedName(subject),
+    subject: options.subject,
+    issuer: options.issuer,
     notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + 3650 * DAY),
+    notAfter: new Date(now + options.validityDays * DAY),
+    publicKey: options.publicKey,
+    signingKey: options.signingKey,
+    signingAlgorithm: { name: 'ECDSA', hash: options.hash },
+    extensions: options.extensions,
+  });
+}
+
+/** A self-signed CA (IACA profile): CA, path length 0, keyCertSign and cRLSign, ten years. */
+export async function createRootCertificate(keys: { publicKey: Key; privateKey: Key }, subject: Subject, links: Links, hash: string) {
+  const name = distinguishedName(subject);
+  return generate({
+    subject: name,
+    issuer: name,
     publicKey: keys.publicKey,
     signingKey: keys.privateKey,
-    signingAlgorithm: { name: 'ECDSA', hash },
+    validityDays: 3650,
+    hash,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
@@ -92,16 +114,13 @@ export async function createLeafCertificate(
   options: LeafOptions,
   hash: string,
 ) {
-  const now = Date.now();
-  return x509.X509CertificateGenerator.create({
-    serialNumber: serialNumber(),
+  return generate({
     subject: distinguishedName(subject),
     issuer: issuer.certificate.subject,
-    notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + options.validityDays * DAY),
     publicKey,
     signingKey: issuer.signingKey,
-    signingAlgorithm: { name: 'ECDSA', hash },
+    validityDays: options.validityDays,
+    hash,
     extensions: [
       ...leafExtensions(options),
       await x509.SubjectKeyIdentifierExtension.create(publicKey),
@@ -119,16 +138,14 @@ export async function createSelfSignedCertificate(
   options: LeafOptions,
   hash: string,
 ) {
-  const now = Date.now();
-  return x509.X509CertificateGenerator.create({
-    serialNumber: serialNumber(),
-    subject: distinguishedName(subject),
-    issuer: distinguishedName(subject),
-    notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + options.validityDays * DAY),
+  const name = distinguishedName(subject);
+  return generate({
+    subject: name,
+    issuer: name,
     publicKey: keys.publicKey,
     signingKey: keys.privateKey,
-    signingAlgorithm: { name: 'ECDSA', hash },
+    validityDays: options.validityDays,
+    hash,
     extensions: [...leafExtensions(options), await x509.SubjectKeyIdentifierExtension.create(keys.publicKey), ...linkExtensions(links)],
   });
 }

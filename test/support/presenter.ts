@@ -72,7 +72,10 @@ export async function resolveRequest(uri: string): Promise<ResolvedRequest> {
     authorizationRequestPayload: parsed.params as never,
     wallet: { nonce: randomBytes(8).toString('hex') } as never,
   });
-  const payload = resolved.authorizationRequestPayload as Record<string, any>;
+  return requestOf(resolved.authorizationRequestPayload as Record<string, any>);
+}
+
+function requestOf(payload: Record<string, any>, origin?: string): ResolvedRequest {
   return {
     clientId: payload.client_id,
     nonce: payload.nonce,
@@ -81,6 +84,7 @@ export async function resolveRequest(uri: string): Promise<ResolvedRequest> {
     dcqlQuery: payload.dcql_query,
     transactionData: payload.transaction_data ?? [],
     payload,
+    ...(origin && { origin }),
   };
 }
 
@@ -158,17 +162,7 @@ export async function resolveDcApiRequest(dcApiRequest: DcApiRequest, origin: st
   const client = presentationClient();
   const parsed = client.parseOpenid4vpAuthorizationRequest({ authorizationRequest: dcApiRequest.data });
   const resolved = await client.resolveOpenId4vpAuthorizationRequest({ authorizationRequestPayload: parsed.params as never, origin });
-  const payload = resolved.authorizationRequestPayload as Record<string, any>;
-  return {
-    clientId: payload.client_id,
-    nonce: payload.nonce,
-    responseUri: payload.response_uri,
-    responseMode: payload.response_mode,
-    dcqlQuery: payload.dcql_query,
-    transactionData: payload.transaction_data ?? [],
-    payload,
-    origin,
-  };
+  return requestOf(resolved.authorizationRequestPayload as Record<string, any>, origin);
 }
 
 /** The credential's `data` a wallet returns through the DC API for dc_api.jwt: `{ response: <JWE> }`. */

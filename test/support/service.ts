@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { Kysely } from 'kysely';
-import type { Role } from '../../src/platform/auth/roles.js';
+import { ROLES, type Role } from '../../src/platform/auth/roles.js';
 import type { Database } from '../../src/platform/db/schema.js';
 import { type RunningService, start } from '../../src/server.js';
 import { freshDatabase, type TestDatabase } from './database.js';
@@ -29,15 +29,8 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-export const ALL_TENANT_ROLES: Role[] = [
-  'presentation:manage',
-  'presentation:request',
-  'issuance:manage',
-  'issuance:offer',
-  'clients:manage',
-  'users:manage',
-  'registrar:manage',
-];
+/** Every role a client of a tenant can hold. */
+export const ALL_TENANT_ROLES: Role[] = ROLES.filter((role) => role !== 'tenants:manage');
 
 export interface SharedSetup {
   env: Record<string, string>;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/platform/auth/roles.js';
 import { verifySecret } from '../../src/platform/crypto/secrets.js';
 import type { Reply } from '../support/http.js';
-import { startService, type TestService } from '../support/service.js';
+import { ALL_TENANT_ROLES, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
 /** Admin tokens of the two tenants most tests share. */
@@ -139,15 +139,7 @@ describe('POST /api/user', () => {
   });
 
   it('accepts a user with every tenant role and with an explicit null e-mail', async () => {
-    const roles: Role[] = [
-      'presentation:manage',
-      'presentation:request',
-      'issuance:manage',
-      'issuance:offer',
-      'clients:manage',
-      'users:manage',
-      'registrar:manage',
-    ];
+    const roles: Role[] = ALL_TENANT_ROLES;
     const user = await created(acme, { username: unique('all-roles'), roles, email: null, enabled: true });
     expect(user).toMatchObject({ roles, email: null, enabled: true });
     expect((await userRow(user.id))?.email).toBeNull();
