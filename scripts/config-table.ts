@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { CONFIG_KEYS } from '../src/config.js';
 
 const rows = Object.entries(CONFIG_KEYS).map(([key, spec]) => {
-  const fallback = 'default' in spec ? `\`${spec.default}\`` : '';
+  const production = 'productionDefault' in spec ? ` (production: \`${spec.productionDefault}\`)` : '';
+  const fallback = 'default' in spec ? `\`${spec.default}\`${production}` : '';
   return `| \`${key}\` | ${fallback} | ${spec.description} |`;
 });
 const table = ['| Key | Default | Meaning |', '|---|---|---|', ...rows].join('\n');

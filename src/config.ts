@@ -11,13 +11,23 @@ const durationSeconds = (value: string): number => {
 };
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
-const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 const url = z.url({ protocol: /^https?$/ });
 
 interface KeySpec {
   schema: z.ZodType;
   default?: string;
+  /** The default when NODE_ENV is production, where it differs from `default`. */
+  productionDefault?: string;
   description: string;
+  /** Never repeated in a message: an invalid value may still be most of a real secret. */
+  secret?: true;
 }
 
 // The order here is the order of the README table.
@@ -28,11 +38,16 @@ export const CONFIG_KEYS = {
     description: 'production forbids generated secrets: MASTER_SECRET and the bootstrap client must be set',
   },
   PORT: { schema: int(0, 65535), default: '3000', description: 'HTTP port, 0-65535 (0 picks a free one)' },
-  HOST: { schema: z.string().min(1), default: '0.0.0.0', description: 'interface to listen on' },
+  HOST: {
+    schema: z.string().min(1),
+    default: '127.0.0.1',
+    productionDefault: '0.0.0.0',
+    description: 'interface to listen on; 0.0.0.0 (all interfaces) makes the service reachable from other machines',
+  },
   PUBLIC_URL: {
     schema: url.transform((v) => v.replace(/\/+$/, '')),
-    default: 'http://localhost:3000',
-    description: 'public base address; wallet-facing URLs and credential issuer identifiers are built from it',
+    description:
+      'public base address; wallet-facing URLs, credential issuer identifiers and certificates are built from it; unset: the address listened on (http://localhost:PORT)',
   },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -52,18 +67,20 @@ export const CONFIG_KEYS = {
   DB_TYPE: { schema: z.enum(['sqlite', 'postgres']), default: 'sqlite', description: 'storage engine' },
   DATABASE_URL: {
     schema: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-    description: 'PostgreSQL connection URL; takes precedence over the DB_HOST family',
+    description: 'PostgreSQL connection URL; takes precedence over the DB_HOST family (needs DB_TYPE=postgres)',
+    secret: true,
   },
   DB_HOST: { schema: z.string().min(1), default: 'localhost', description: 'PostgreSQL host' },
   DB_PORT: { schema: int(1, 65535), default: '5432', description: 'PostgreSQL port' },
   DB_USERNAME: { schema: z.string().min(1), default: 'postgres', description: 'PostgreSQL user' },
-  DB_PASSWORD: { schema: z.string(), description: 'PostgreSQL password' },
+  DB_PASSWORD: { schema: z.string(), description: 'PostgreSQL password', secret: true },
   DB_DATABASE: { schema: z.string().min(1), default: 'svc', description: 'PostgreSQL database' },
   DB_SSL: { schema: bool, default: 'false', description: 'connect to PostgreSQL over TLS' },
   MASTER_SECRET: {
     schema: z.string().min(32, 'must be at least 32 characters'),
     description:
       'at least 32 characters; signs management tokens and derives the encryption keys (HKDF, one per purpose); generated into DATA_DIR outside production',
+    secret: true,
   },
   JWT_ISSUER: { schema: z.string().min(1), default: 'svc-service', description: 'iss of management tokens' },
   JWT_EXPIRES_IN: {
@@ -82,6 +99,7 @@ export const CONFIG_KEYS = {
   AUTH_CLIENT_SECRET: {
     schema: z.string().min(16, 'must be at least 16 characters'),
     description: 'secret of the bootstrap client (at least 16 characters); generated into DATA_DIR outside production',
+    secret: true,
   },
   TOKEN_FAILED_ATTEMPTS_LIMIT: {
     schema: int(1),
@@ -99,7 +117,7 @@ export const CONFIG_KEYS = {
   },
   OIDC_INTERNAL_ISSUER_URL: { schema: url, description: 'external mode: issuer URL as reached from the service' },
   OIDC_CLIENT_ID: { schema: z.string().min(1), description: 'external mode: admin client at the provider' },
-  OIDC_CLIENT_SECRET: { schema: z.string().min(1), description: 'external mode: secret of OIDC_CLIENT_ID' },
+  OIDC_CLIENT_SECRET: { schema: z.string().min(1), description: 'external mode: secret of OIDC_CLIENT_ID', secret: true },
   OIDC_SUB: { schema: z.string().min(1), default: 'tenant_id', description: 'external mode: claim naming the tenant' },
   OIDC_ALGORITHM: { schema: z.string().min(1), default: 'RS256', description: 'external mode: expected JWT alg' },
   OIDC_UI_CLIENT_ID: { schema: z.string().min(1), default: 'svc-ui', description: 'external mode: web UI client' },
@@ -135,6 +153,13 @@ export const CONFIG_KEYS = {
     default: '15',
     description: 'interval of the heartbeat comments on session event streams, seconds (keeps proxies from closing idle streams)',
   },
+  OUTBOUND_ALLOW_PRIVATE: {
+    schema: bool,
+    default: 'true',
+    productionDefault: 'false',
+    description:
+      'let webhooks, attribute providers and status list fetches reach loopback, private, link-local and other non-public addresses (a local webhook in development); cloud metadata addresses are refused regardless',
+  },
 } satisfies Record<string, KeySpec>;
 
 type Keys = typeof CONFIG_KEYS;
@@ -155,11 +180,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const problems: string[] = [];
   const config: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(CONFIG_KEYS) as [string, KeySpec][]) {
-    const raw = env[key] === '' ? undefined : (env[key] ?? spec.default);
+    const fallback = env.NODE_ENV === 'production' ? (spec.productionDefault ?? spec.default) : spec.default;
+    const raw = env[key] === '' ? undefined : (env[key] ?? fallback);
     if (raw === undefined) continue;
     const parsed = spec.schema.safeParse(raw);
     if (parsed.success) config[key] = parsed.data;
-    else problems.push(`${key}: ${parsed.error.issues.map((i) => i.message).join('; ')} (got ${JSON.stringify(raw)})`);
+    else
+      problems.push(`${key}: ${parsed.error.issues.map((i) => i.message).join('; ')}${spec.secret ? '' : ` (got ${JSON.stringify(raw)})`}`);
   }
   problems.push(...crossKeyProblems(config as Config));
   if (problems.length > 0) throw new ConfigError(problems);
@@ -176,6 +203,9 @@ function crossKeyProblems(config: Config): string[] {
       if (config[key] === undefined) problems.push(`${key}: required in production`);
     }
   }
+  if (config.DB_TYPE === 'sqlite' && config.DATABASE_URL !== undefined) {
+    problems.push('DATABASE_URL: set, but DB_TYPE is sqlite; set DB_TYPE=postgres to use it, or unset it');
+  }
   if ((config.AUTH_CLIENT_ID === undefined) !== (config.AUTH_CLIENT_SECRET === undefined)) {
     problems.push('AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither');
   }
@@ -183,4 +213,6 @@ function crossKeyProblems(config: Config): string[] {
 }
 
 /** A configuration whose secrets are guaranteed present (after the first-run bootstrap). */
-export type ReadyConfig = Config & { MASTER_SECRET: string; AUTH_CLIENT_ID: string; AUTH_CLIENT_SECRET: string };
+export type SecretsConfig = Config & { MASTER_SECRET: string; AUTH_CLIENT_ID: string; AUTH_CLIENT_SECRET: string };
+/** ...and whose addresses are settled: the interface listened on and the public base URL. */
+export type ReadyConfig = SecretsConfig & { PUBLIC_URL: string };

@@ -2,7 +2,7 @@
 // generated once into DATA_DIR (mode 0600) and reused on every later start.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config, ReadyConfig } from './config.js';
+import type { Config, ReadyConfig, SecretsConfig } from './config.js';
 import { generateSecret } from './platform/crypto/secrets.js';
 
 interface Generated {
@@ -11,7 +11,7 @@ interface Generated {
 }
 
 export interface FirstRunResult {
-  config: ReadyConfig;
+  config: SecretsConfig;
   /** What was generated during this start, for the one-time announcement; empty on later starts. */
   created: Generated;
 }
@@ -25,7 +25,7 @@ function readOrCreate<T>(file: string, create: () => T, serialize: (value: T) =>
 
 export function prepareSecrets(config: Config): FirstRunResult {
   if (config.MASTER_SECRET && config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET) {
-    return { config: config as ReadyConfig, created: {} };
+    return { config: config as SecretsConfig, created: {} };
   }
   // In production loadConfig has already refused a missing key; this is development only.
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });

@@ -1,5 +1,6 @@
 import { ConfigError } from './config.js';
 import { start } from './server.js';
+import { EXIT_CODES, StartUpError } from './start-up-errors.js';
 
 try {
   const service = await start(process.env);
@@ -14,9 +15,13 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 } catch (err) {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`);
-    process.exit(78); // EX_CONFIG
-  }
-  throw err;
+  // An operator reads one line that says what to fix, never a stack trace.
+  if (err instanceof ConfigError) fail(err.message, EXIT_CODES.config);
+  if (err instanceof StartUpError) fail(`svc: ${err.message}`, err.exitCode);
+  fail(`svc: start-up failed: ${err instanceof Error ? err.message : String(err)}`, EXIT_CODES.unexpected);
+}
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
 }

@@ -1,10 +1,12 @@
 // start(): configuration, first-run secrets, the assembled app, listening. main.ts and the tests
 // both start the service through here.
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type Services } from './app.js';
-import { loadConfig, type ReadyConfig } from './config.js';
+import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from './config.js';
 import { firstRunAnnouncement, prepareSecrets } from './first-run.js';
 import type { Db } from './platform/db/connect.js';
+import { databaseFailure, listenFailure } from './start-up-errors.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -20,12 +22,65 @@ export async function start(
   env: Record<string, string | undefined>,
   announce: (text: string) => void = (t) => process.stdout.write(t),
 ): Promise<RunningService> {
-  const { config, created } = prepareSecrets(loadConfig(env));
-  const { app, db, services } = await buildApp(config);
-  await app.listen({ port: config.PORT, host: config.HOST });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const { config: withSecrets, created } = prepareSecrets(loadConfig(env));
+  const config = await settleAddresses(withSecrets);
+  const { app, db, services } = await buildApp(config).catch((err) => {
+    throw databaseFailure(config, err);
+  });
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (err) {
+    await app.close();
+    throw listenFailure(config, err);
+  }
+  const mismatch = publicUrlMismatch(config);
+  if (mismatch) app.log.warn(mismatch);
   const message = firstRunAnnouncement(config, created);
   if (message) announce(message);
-  return { app, db, services, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  return { app, db, services, config, url: `http://127.0.0.1:${config.PORT}`, close: () => app.close() };
+}
+
+/**
+ * The port (a free one for PORT=0) is fixed before the app is built, so that a PUBLIC_URL left unset can name the very address listened on:
+ * issuer identifiers, offer URIs and certificates are made from it.
+ */
+async function settleAddresses(config: SecretsConfig): Promise<ReadyConfig> {
+  const port = config.PORT === 0 ? await freePort(config.HOST) : config.PORT;
+  const publicUrl = config.PUBLIC_URL ?? `http://${urlHost(config.HOST)}:${port}`;
+  return { ...config, PORT: port, PUBLIC_URL: publicUrl };
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+const ANY = new Set(['0.0.0.0', '::']);
+
+/** localhost for the loopback and wildcard interfaces (a name that certificates and browsers accept). */
+function urlHost(host: string): string {
+  if (LOOPBACK.has(host) || ANY.has(host)) return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * A PUBLIC_URL that names another port, or a remote name while only loopback is listened on, points
+ * wallets at an address where this process is not. Behind a reverse proxy (TRUST_PROXY) a
+ * difference is expected, so nothing is said.
+ */
+export function publicUrlMismatch(config: ReadyConfig & Pick<Config, 'TRUST_PROXY'>): string | undefined {
+  if (config.TRUST_PROXY) return undefined;
+  const url = new URL(config.PUBLIC_URL);
+  const publicPort = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const publicHost = url.hostname.replace(/^\[|\]$/g, '');
+  const hostDiffers = LOOPBACK.has(config.HOST) ? !LOOPBACK.has(publicHost) : !ANY.has(config.HOST) && publicHost !== config.HOST;
+  if (publicPort === config.PORT && !hostDiffers) return undefined;
+  return `PUBLIC_URL ${config.PUBLIC_URL} differs from the address listened on (${urlHost(config.HOST)}:${config.PORT}); wallets and browsers will be sent to PUBLIC_URL (fine behind a reverse proxy: set TRUST_PROXY=true)`;
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', (err) => reject(listenFailure({ HOST: host, PORT: 0 }, err)));
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -17,7 +17,6 @@ describe('configuration', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       PORT: 3000,
-      PUBLIC_URL: 'http://localhost:3000',
       DB_TYPE: 'sqlite',
       DATA_DIR: './data',
       JWT_ISSUER: 'svc-service',
@@ -32,6 +31,11 @@ describe('configuration', () => {
       OIDC_UI_CLIENT_ID: 'svc-ui',
     });
     expect(config.MASTER_SECRET).toBeUndefined();
+    // Settled at start-up from the address listened on (see start-up.test.ts).
+    expect(config.PUBLIC_URL).toBeUndefined();
+    expect(config.HOST).toBe('127.0.0.1');
+    const production = { NODE_ENV: 'production', MASTER_SECRET: 'x'.repeat(32), AUTH_CLIENT_ID: 'a', AUTH_CLIENT_SECRET: 'y'.repeat(16) };
+    expect(loadConfig(production).HOST).toBe('0.0.0.0');
   });
 
   it('names every invalid key, with the rule it breaks', () => {

@@ -1,55 +1,18 @@
-// The service as `npm start` runs it: a child process with no configuration but a data directory.
-import { type ChildProcess, spawn } from 'node:child_process';
+// A first start with no configuration but a data directory, as a new user runs it.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { run, runUntilExit, stop } from '../support/process.js';
 
-const root = new URL('../..', import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-first-run-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  port: number;
-}
-
-/** Runs src/main.ts with exactly `env` (plus PATH), waiting until it listens (and has printed `until`). */
-function run(env: Record<string, string>, until?: string): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env } });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start within 20 s:\n${output}`)), 20_000);
-    child.stdout.on('data', () => {
-      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-      if (match && (!until || output.includes(until))) {
-        clearTimeout(timer);
-        resolve({ child, output: () => output, port: Number(match[1]) });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(Object.assign(new Error(`exited with ${code}:\n${output}`), { code, output }));
-    });
-  });
-}
-
-function stop(started: Started): Promise<number | null> {
-  return new Promise((resolve) => {
-    started.child.removeAllListeners('exit');
-    started.child.on('exit', (code) => resolve(code));
-    started.child.kill('SIGTERM');
-  });
-}
 
 const firstRunEnv = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
 
 describe('zero-configuration first start', () => {
   it('generates the master secret and bootstrap client once, prints how to use them, and they work', async () => {
-    const started = await run(firstRunEnv, 'The API explorer is at');
+    const started = await run(firstRunEnv, { until: 'The API explorer is at' });
     const output = started.output();
     const clientFile = join(dataDir, 'bootstrap-client.json');
     expect(statSync(join(dataDir, 'master-secret')).mode & 0o777).toBe(0o600);
@@ -82,22 +45,19 @@ describe('zero-configuration first start', () => {
   });
 
   it('stops with a message naming the key when the configuration is invalid', async () => {
-    const failure = await run({ ...firstRunEnv, STATUS_BITS: '3' }).catch((err) => err as { code: number; output: string });
-    expect(failure).toMatchObject({ code: 78 });
-    expect((failure as { output: string }).output).toContain('STATUS_BITS');
+    const failure = await runUntilExit({ ...firstRunEnv, STATUS_BITS: '3' });
+    expect(failure.code).toBe(78);
+    expect(failure.output).toContain('STATUS_BITS');
   });
 
   it('stops in production when secrets are missing, instead of generating them', async () => {
-    const failure = (await run({ ...firstRunEnv, NODE_ENV: 'production' }).catch((err) => err)) as { code: number; output: string };
+    const failure = await runUntilExit({ ...firstRunEnv, NODE_ENV: 'production' });
     expect(failure.code).toBe(78);
     expect(failure.output).toContain('MASTER_SECRET: required in production');
   });
 
   it('stops when external mode is asked for, saying it is not available yet', async () => {
-    const failure = (await run({ ...firstRunEnv, OIDC: 'https://idp.example.com' }).catch((err) => err)) as {
-      code: number;
-      output: string;
-    };
+    const failure = await runUntilExit({ ...firstRunEnv, OIDC: 'https://idp.example.com' });
     expect(failure.code).toBe(78);
     expect(failure.output).toContain('OIDC: external identity providers are not supported yet');
   });

@@ -9,6 +9,7 @@ export async function migrate(db: Db, migrations: Record<string, Migration>): Pr
   const failed = results?.find((r) => r.status === 'Error');
   if (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${detail}`, { cause: error });
+    const name = failed ? `migration ${failed.migrationName}` : 'migration';
+    throw new Error(`database ${name} failed: ${detail}`, { cause: error });
   }
 }

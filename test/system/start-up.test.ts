@@ -1,0 +1,147 @@
+// Start-up and shutdown as an operator meets them: the compiled service started by `npm start`, the
+// addresses it settles on, and one clear line with a distinct exit code for each way it can fail.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run, runUntilExit, stop } from '../support/process.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const dataDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-start-up-'));
+  dirs.push(dir);
+  return dir;
+};
+
+function occupy(): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port }));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const { server, port } = await occupy();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const STACK_TRACE = /^\s+at /m;
+
+describe('npm start', () => {
+  it('runs the compiled service, and SIGTERM sent to npm stops the server', async () => {
+    const dir = dataDir();
+    const started = await run({ DATA_DIR: dir, PORT: '0', HOME: process.env.HOME ?? dir }, { command: ['npm', 'start', '--silent'] });
+    const base = `http://127.0.0.1:${started.port}`;
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect(started.output()).not.toContain('tsx');
+
+    expect(await stop(started)).toBe(0);
+    await expect(fetch(`${base}/health`)).rejects.toThrow();
+  });
+});
+
+describe('addresses', () => {
+  it('defaults PUBLIC_URL to the port listened on, and listens on loopback only outside production', async () => {
+    const dir = dataDir();
+    const port = await freePort();
+    const started = await run({ DATA_DIR: dir, PORT: String(port) }, { until: 'The API explorer is at' });
+    try {
+      const output = started.output();
+      expect(output).toContain(`http://localhost:${port}/api/oauth2/token`);
+      expect(output).toContain(`Server listening at http://127.0.0.1:${port}`);
+      expect(output).not.toContain('differs from the address listened on');
+
+      const base = `http://127.0.0.1:${port}`;
+      const client = JSON.parse(readFileSync(join(dir, 'bootstrap-client.json'), 'utf8')) as { id: string; secret: string };
+      const tokenReply = await fetch(`${base}/api/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }),
+      });
+      const { access_token } = (await tokenReply.json()) as { access_token: string };
+      const tenant = await fetch(`${base}/api/tenant`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'acme', name: 'Acme' }),
+      });
+      expect(tenant.status).toBe(201);
+      const metadata = (await (await fetch(`${base}/.well-known/openid-credential-issuer/issuers/acme`)).json()) as {
+        credential_issuer: string;
+      };
+      expect(metadata.credential_issuer).toBe(`http://localhost:${port}/issuers/acme`);
+      // The explorer calls whatever address the document was read from.
+      const openapi = (await (await fetch(`${base}/api/openapi.json`)).json()) as { servers: { url: string }[] };
+      expect(openapi.servers).toEqual([{ url: '/' }]);
+    } finally {
+      await stop(started);
+    }
+  });
+
+  it('warns when PUBLIC_URL names another port than the one listened on', async () => {
+    const started = await run({ DATA_DIR: dataDir(), PORT: '0', PUBLIC_URL: 'http://localhost:1' });
+    try {
+      await expect.poll(() => started.output()).toContain('differs from the address listened on');
+    } finally {
+      await stop(started);
+    }
+  });
+
+  it('says nothing about a different PUBLIC_URL behind a reverse proxy', async () => {
+    const started = await run({ DATA_DIR: dataDir(), PORT: '0', PUBLIC_URL: 'https://issuer.example.com', TRUST_PROXY: 'true' });
+    await stop(started);
+    expect(started.output()).not.toContain('differs from the address listened on');
+  });
+});
+
+describe('start-up failures: one line, a distinct exit code, no stack trace', () => {
+  it('a port in use exits 71', async () => {
+    const { server, port } = await occupy();
+    try {
+      const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: String(port) });
+      expect(failure.code).toBe(71);
+      expect(failure.output).toContain(`port ${port} is already in use on 127.0.0.1`);
+      expect(failure.output).not.toMatch(STACK_TRACE);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('an unreachable PostgreSQL exits 69 naming host and port', async () => {
+    const port = await freePort();
+    const failure = await runUntilExit({
+      DATA_DIR: dataDir(),
+      PORT: '0',
+      DB_TYPE: 'postgres',
+      DB_HOST: '127.0.0.1',
+      DB_PORT: String(port),
+    });
+    expect(failure.code).toBe(69);
+    expect(failure.output).toContain(`cannot use PostgreSQL at 127.0.0.1:${port}/svc: ECONNREFUSED`);
+    expect(failure.output).not.toMatch(STACK_TRACE);
+  });
+
+  it('PORT=abc exits 78 saying a whole number is expected', async () => {
+    const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: 'abc' });
+    expect(failure.code).toBe(78);
+    expect(failure.output).toContain('PORT: must be a whole number (got "abc")');
+  });
+
+  it('DATABASE_URL with DB_TYPE sqlite is refused rather than silently ignored', async () => {
+    const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: '0', DATABASE_URL: 'postgres://svc:pw@db.internal:5432/svc' });
+    expect(failure.code).toBe(78);
+    expect(failure.output).toContain('DATABASE_URL: set, but DB_TYPE is sqlite');
+    expect(failure.output).not.toContain('pw@db.internal');
+  });
+
+  it('never repeats the value of a secret key', async () => {
+    const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: '0', MASTER_SECRET: 'short-but-real-secret' });
+    expect(failure.code).toBe(78);
+    expect(failure.output).toContain('MASTER_SECRET: must be at least 32 characters');
+    expect(failure.output).not.toContain('short-but-real-secret');
+  });
+});
