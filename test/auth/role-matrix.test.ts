@@ -88,6 +88,8 @@ describe('role matrix', () => {
     for (const op of scoped) {
       const reply = await callAs(op, root);
       expect(reply.status, `${op.method} ${op.path}`).toBe(403);
+      // The reason names the real fix (a tenant's client), not a role the service client cannot get.
+      expect(reply.body.detail, `${op.method} ${op.path}`).toContain('this is a tenant operation: use a token of a client of the tenant');
     }
   });
 

@@ -109,11 +109,15 @@ async function authenticate(
 }
 
 function authorize(principal: Principal, access: Exclude<Access, { public: true }>) {
+  // Checked before the roles: a service client lacks every tenant role, and "requires the role
+  // issuance:manage" would send its user looking for a role it can never be given.
+  if (access.tenant === 'required' && !principal.tenantId) {
+    throw forbidden(
+      'this is a tenant operation: use a token of a client of the tenant (this client belongs to no tenant; it manages tenants and their clients)',
+    );
+  }
   if (access.roles.length && !access.roles.some((role) => principal.roles.includes(role))) {
     throw forbidden(`this operation requires one of the roles ${access.roles.join(', ')}`);
-  }
-  if (access.tenant === 'required' && !principal.tenantId) {
-    throw forbidden('this operation works inside a tenant, and the calling client belongs to none');
   }
 }
 
