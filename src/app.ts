@@ -41,6 +41,7 @@ import { PostgresBus } from './platform/events/postgres-bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
+import { OutboundClient } from './platform/http/outbound-client.js';
 import { EventStreams } from './platform/http/sse.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
 import { presentationConfigRoutes } from './presentation-configs/routes.js';
@@ -115,17 +116,20 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus, audit);
   tenants = new TenantService(kysely, clients, audit, [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
+  const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE });
   const attributeProviders = new HttpEndpointService(
     kysely,
     createSealer(config.MASTER_SECRET, 'attribute-providers'),
     audit,
     ATTRIBUTE_PROVIDERS,
+    outbound,
   );
   const webhookEndpoints = new HttpEndpointService(
     kysely,
     createSealer(config.MASTER_SECRET, 'webhook-endpoints'),
     audit,
     WEBHOOK_ENDPOINTS,
+    outbound,
   );
   const credentialConfigs = new CredentialConfigService(kysely, audit, keyChains, attributeProviders, webhookEndpoints);
   const presentationConfigs = new PresentationConfigService(
@@ -174,6 +178,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     keyChains,
     sealer: createSealer(config.MASTER_SECRET, 'deferred-issuance'),
     tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
+    outbound,
     statusEntries: statusLists,
   });
   const { signer, verifier } = integratedTokens({
@@ -271,6 +276,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     keyChains,
     tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
     statusListCache: caches.fetchedStatusList,
+    outbound,
   }).routes(app);
   sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
   statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });

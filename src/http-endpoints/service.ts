@@ -7,6 +7,7 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import { type AuthInput, type AuthView, type CreateEndpoint, type HttpEndpoint, MASK, type UpdateEndpoint } from './schemas.js';
 import type { EndpointRow, EndpointTable } from './store.js';
@@ -48,7 +49,14 @@ export class HttpEndpointService {
     private readonly sealer: Sealer,
     private readonly audit: AuditService,
     readonly kind: EndpointKind,
+    /** Judges a URL when it is stored; a name is judged again by what it resolves to when called. */
+    private readonly outbound: OutboundClient,
   ) {}
+
+  private checkUrl(url: string | undefined) {
+    const refusal = url === undefined ? undefined : this.outbound.urlRefusal(url);
+    if (refusal) throw invalidFields([{ field: 'body.url', message: refusal }]);
+  }
 
   onUsageCheck(check: EndpointUsageCheck) {
     this.usageChecks.push(check);
@@ -107,6 +115,7 @@ export class HttpEndpointService {
   }
 
   async create(ctx: RequestContext, tenantId: string, input: CreateEndpoint): Promise<HttpEndpoint> {
+    this.checkUrl(input.url);
     return inTransaction(this.db, async (trx) => {
       const now = nowIso();
       try {
@@ -131,6 +140,7 @@ export class HttpEndpointService {
   }
 
   async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateEndpoint): Promise<HttpEndpoint> {
+    this.checkUrl(input.url);
     return inTransaction(this.db, async (trx) => {
       const before = await this.get(tenantId, id, trx);
       if (input.id !== undefined && input.id !== id) {

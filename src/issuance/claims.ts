@@ -1,6 +1,7 @@
 // Where the claims of a credential come from: inline in the offer (checked then), an attribute
 // provider or a webhook asked at issuance, or the fields' default values.
 import type { JWK } from 'jose';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { IssuanceDeps } from './deps.js';
 import { credentialRequestDenied } from './errors.js';
 import type { ClaimSource } from './offers.js';
@@ -27,19 +28,28 @@ export type ClaimsResult = { ready: true; claims: Record<string, unknown> } | { 
  * as JSON; 200 {claims} issues, 202 (optionally {message}) defers the credential until the claims
  * are supplied through POST /api/issuer/deferred/{transactionId}/complete.
  */
-async function askEndpoint(endpoint: ResolvedEndpoint, body: Record<string, unknown>): Promise<ClaimsResult> {
-  const response = await fetch(endpoint.url, {
+async function askEndpoint(outbound: OutboundClient, endpoint: ResolvedEndpoint, body: Record<string, unknown>): Promise<ClaimsResult> {
+  const response = await outbound.request(endpoint.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', ...endpoint.headers },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+    timeoutMs: PROVIDER_TIMEOUT_MS,
   });
-  const answer = (await response.json().catch(() => ({}))) as { claims?: unknown; message?: string };
+  const answer = parseJson(response.body) as { claims?: unknown; message?: string };
   if (response.status === 202) return { ready: false, ...(answer.message && { message: answer.message }) };
   if (!response.ok) throw new Error(`answered ${response.status}`);
   if (!answer.claims || typeof answer.claims !== 'object' || Array.isArray(answer.claims))
     throw new Error('answered without a claims object');
   return { ready: true, claims: answer.claims as Record<string, unknown> };
+}
+
+function parseJson(body: Buffer): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return isObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
 }
 
 export async function obtainClaims(
@@ -60,7 +70,7 @@ export async function obtainClaims(
   }
   if (!endpoint) return { ready: true, claims: defaults };
   try {
-    const result = await askEndpoint(endpoint, {
+    const result = await askEndpoint(deps.outbound, endpoint, {
       sessionId: session.id,
       tenantId: session.tenantId,
       credentialConfigurationId: config.id,

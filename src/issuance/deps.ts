@@ -2,6 +2,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { SessionService } from '../sessions/service.js';
 import type { IssuanceTokens } from './access-tokens.js';
 import type { NonceStore } from './nonces.js';
@@ -24,6 +25,8 @@ export interface IssuanceDeps {
   /** Encrypts deferred transactions' holder keys and credentials. */
   sealer: Sealer;
   tenantExists(tenantId: string): Promise<boolean>;
+  /** Calls attribute providers and webhooks, within the outbound address policy. */
+  outbound: OutboundClient;
   /** Status list entries for credentials of configurations with statusManagement (absent: none are given). */
   statusEntries?: StatusEntryAllocator;
 }

@@ -8,6 +8,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
 import type { SessionService } from '../sessions/service.js';
 import { IssuanceTokens } from './access-tokens.js';
@@ -37,6 +38,7 @@ export interface IssuanceWiring {
   keyChains: KeyChainService;
   sealer: Sealer;
   tenantExists(tenantId: string): Promise<boolean>;
+  outbound: OutboundClient;
   webhookRetryDelaysMs?: readonly number[];
   statusEntries?: StatusEntryAllocator;
 }
@@ -67,6 +69,7 @@ export function createIssuance(wiring: IssuanceWiring) {
     keyChains: wiring.keyChains,
     sealer: wiring.sealer,
     tenantExists: wiring.tenantExists,
+    outbound: wiring.outbound,
     statusEntries: wiring.statusEntries,
   };
   const webhooks = new IssuanceWebhooks(deps, wiring.webhookRetryDelaysMs);

@@ -52,6 +52,7 @@ export class IssuanceWebhooks {
       at: state.updatedAt,
     };
     await postJsonWithRetries(
+      this.deps.outbound,
       endpoint,
       payload,
       async ({ attempt, failure, final }) => {

@@ -1,6 +1,7 @@
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { Executor } from '../platform/db/values.js';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
 import type { PresentationConfigurations, TrustAnchors } from './ports.js';
@@ -14,6 +15,8 @@ export interface VerificationDeps {
   signing: SigningService;
   keyChains: KeyChainService;
   tenantExists(tenantId: string): Promise<boolean>;
+  /** Calls webhooks and fetches other issuers' status lists, within the outbound address policy. */
+  outbound: OutboundClient;
   /** Where status list tokens fetched to check credentials are kept (Caches.fetchedStatusList, behind /api/cache); default: a private cache. */
   statusListCache?: StampedCache<FetchedStatusList>;
 }

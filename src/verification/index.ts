@@ -8,6 +8,9 @@ import { StatusListChecker } from './status.js';
 
 export function createVerification(deps: VerificationDeps) {
   const offers = new PresentationOffers(deps);
-  const protocol = new PresentationProtocol(deps, new StatusListChecker({ ...(deps.statusListCache && { cache: deps.statusListCache }) }));
+  const protocol = new PresentationProtocol(
+    deps,
+    new StatusListChecker({ outbound: deps.outbound, ...(deps.statusListCache && { cache: deps.statusListCache }) }),
+  );
   return { routes: (app: App) => verificationRoutes(app, offers, protocol) };
 }

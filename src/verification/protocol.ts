@@ -186,7 +186,7 @@ export class PresentationProtocol {
       requestId: session.public.requestId,
       credentials,
     };
-    await postJsonWithRetries(endpoint, payload, async ({ attempt, failure, final }) => {
+    await postJsonWithRetries(this.deps.outbound, endpoint, payload, async ({ attempt, failure, final }) => {
       const details = { attempt, ...(failure && { reason: failure }) };
       if (!failure) await this.deps.sessions.log(session.id, 'info', 'webhook delivered', details);
       else

@@ -9,10 +9,12 @@
 //
 // SSRF: the URI comes from the credential, so the request goes where the credential says. Only a
 // credential whose signature and issuer chain have already been verified against the tenant's trust
-// anchors reaches this step, so only an issuer the tenant trusts chooses the address; still, only
-// http(s) is fetched, with a bounded time and size, and nothing of the answer is echoed beyond a reason.
+// anchors reaches this step, so only an issuer the tenant trusts chooses the address; still, it is
+// fetched through the outbound client (http(s) only, public addresses unless OUTBOUND_ALLOW_PRIVATE,
+// no cross-origin redirects, bounded time and size), and nothing of the answer is echoed beyond a reason.
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { type FetchedStatusList, StampedCache, tenantKey } from '../status-lists/cache.js';
 import { PresentationRejected, type VerifiedSdJwt } from './sd-jwt.js';
 import { chainsToTrusted } from './trust.js';
@@ -35,6 +37,7 @@ export interface StatusCheckContext {
 }
 
 export interface StatusListCheckerOptions {
+  outbound: OutboundClient;
   /** Where verified tokens are kept; registered with /api/cache so that it can be inspected and cleared. */
   cache?: StampedCache<FetchedStatusList>;
   timeoutMs?: number;
@@ -46,10 +49,12 @@ const STAMP = 'fetched';
 export class StatusListChecker {
   private readonly cache: StampedCache<FetchedStatusList>;
   private readonly timeoutMs: number;
+  private readonly outbound: OutboundClient;
   /** Fetches under way, so that concurrent presentations of one list fetch it once. */
   private readonly inFlight = new Map<string, Promise<FetchedStatusList>>();
 
-  constructor(options: StatusListCheckerOptions = {}) {
+  constructor(options: StatusListCheckerOptions) {
+    this.outbound = options.outbound;
     this.cache = options.cache ?? new StampedCache<FetchedStatusList>(1_000);
     this.timeoutMs = options.timeoutMs ?? FETCH_TIMEOUT_MS;
   }
@@ -145,31 +150,17 @@ export class StatusListChecker {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw reject('the status list uri is not an http(s) URL');
     try {
-      const response = await fetch(url, { headers: { accept: STATUS_LIST_JWT }, signal: AbortSignal.timeout(this.timeoutMs) });
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw reject(`the status list at ${uri} answered HTTP ${response.status}`);
-      }
-      return (await readCapped(response, MAX_TOKEN_BYTES)).trim();
+      const response = await this.outbound.request(url, {
+        headers: { accept: STATUS_LIST_JWT },
+        timeoutMs: this.timeoutMs,
+        maxBytes: MAX_TOKEN_BYTES,
+      });
+      if (!response.ok) throw reject(`the status list at ${uri} answered HTTP ${response.status}`);
+      return response.body.toString('utf8').trim();
     } catch (err) {
       if (err instanceof PresentationRejected) throw err;
       const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
       throw reject(`the status list at ${uri} could not be fetched (${err instanceof Error ? err.message : String(err)}${cause})`);
     }
   }
-}
-
-async function readCapped(response: Response, max: number): Promise<string> {
-  if (Number(response.headers.get('content-length') ?? 0) > max) {
-    await response.body?.cancel();
-    throw reject('the status list token is too large');
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body ?? []) {
-    size += chunk.length;
-    if (size > max) throw reject('the status list token is too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

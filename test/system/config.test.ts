@@ -79,6 +79,18 @@ describe('configuration', () => {
     ]);
   });
 
+  it('allows private outbound destinations outside production only, unless told otherwise', () => {
+    const production = { NODE_ENV: 'production', MASTER_SECRET: 'x'.repeat(32), AUTH_CLIENT_ID: 'a', AUTH_CLIENT_SECRET: 'y'.repeat(16) };
+    expect(loadConfig({}).OUTBOUND_ALLOW_PRIVATE).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).OUTBOUND_ALLOW_PRIVATE).toBe(true);
+    expect(loadConfig(production).OUTBOUND_ALLOW_PRIVATE).toBe(false);
+    expect(loadConfig({ ...production, OUTBOUND_ALLOW_PRIVATE: 'true' }).OUTBOUND_ALLOW_PRIVATE).toBe(true);
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'false' }).OUTBOUND_ALLOW_PRIVATE).toBe(false);
+    expect(problemsOf({ OUTBOUND_ALLOW_PRIVATE: 'maybe' })[0]).toMatch(/^OUTBOUND_ALLOW_PRIVATE: .+ \(got "maybe"\)$/);
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    expect(readme).toContain('| `OUTBOUND_ALLOW_PRIVATE` | `true` (production: `false`) |');
+  });
+
   it('wants the bootstrap client id and secret together', () => {
     expect(problemsOf({ AUTH_CLIENT_ID: 'admin' })).toEqual(['AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither']);
   });

@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboundClient } from '../../src/platform/http/outbound-client.js';
 import { StampedCache } from '../../src/status-lists/cache.js';
 import { PresentationRejected } from '../../src/verification/sd-jwt.js';
 import { StatusListChecker } from '../../src/verification/status.js';
@@ -159,6 +160,7 @@ describe('status of presented SD-JWT VCs', () => {
 });
 
 describe('StatusListChecker', () => {
+  const outbound = new OutboundClient({ allowPrivate: true });
   let token: string;
   let issued: Issued;
   let trusted: string[];
@@ -175,7 +177,7 @@ describe('StatusListChecker', () => {
 
   it('caches a token until the earlier of its exp and ttl, per tenant', async () => {
     const cache = new StampedCache<any>();
-    const checker = new StatusListChecker({ cache });
+    const checker = new StatusListChecker({ cache, outbound });
     const now = new Date();
     await checker.check('checker', { status_list: issued.status }, { trustedCertificates: trusted, now });
     await checker.check('checker', { status_list: issued.status }, { trustedCertificates: trusted, now: new Date(now.getTime() + 30_000) });
@@ -206,7 +208,7 @@ describe('StatusListChecker', () => {
     const hanging: Server = createServer(() => {});
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
     const { port } = hanging.address() as { port: number };
-    const checker = new StatusListChecker({ timeoutMs: 300 });
+    const checker = new StatusListChecker({ timeoutMs: 300, outbound });
     const context = { trustedCertificates: trusted, now: new Date() };
     try {
       const started = Date.now();

@@ -1,6 +1,7 @@
 // Outgoing webhook calls: JSON POST with a bounded timeout and a few retries; the caller hears of
-// every attempt (to log it), so a failure is never silent.
-const TIMEOUT_MS = 5_000;
+// every attempt (to log it), so a failure is never silent. A refused destination is not retried.
+import { type OutboundClient, OutboundRefused } from './outbound-client.js';
+
 export const RETRY_DELAYS_MS: readonly number[] = [1_000, 5_000, 15_000];
 
 export interface Attempt {
@@ -12,14 +13,15 @@ export interface Attempt {
 }
 
 export async function postJsonWithRetries(
+  client: OutboundClient,
   endpoint: { url: string; headers: Record<string, string> },
   payload: unknown,
   onAttempt: (attempt: Attempt) => Promise<void>,
   retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
 ): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
-    const failure = await post(endpoint, payload);
-    const delay = retryDelaysMs[attempt - 1];
+    const { failure, retry } = await post(client, endpoint, payload);
+    const delay = retry ? retryDelaysMs[attempt - 1] : undefined;
     await onAttempt({ attempt, ...(failure && { failure }), final: !failure || delay === undefined });
     if (!failure) return true;
     if (delay === undefined) return false;
@@ -27,17 +29,19 @@ export async function postJsonWithRetries(
   }
 }
 
-async function post(endpoint: { url: string; headers: Record<string, string> }, payload: unknown): Promise<string | undefined> {
+async function post(
+  client: OutboundClient,
+  endpoint: { url: string; headers: Record<string, string> },
+  payload: unknown,
+): Promise<{ failure?: string; retry: boolean }> {
   try {
-    const response = await fetch(endpoint.url, {
+    const response = await client.request(endpoint.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...endpoint.headers },
       body: JSON.stringify(payload),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
     });
-    await response.body?.cancel();
-    return response.ok ? undefined : `answered ${response.status}`;
+    return response.ok ? { retry: false } : { failure: `answered ${response.status}`, retry: true };
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return { failure: err instanceof Error ? err.message : String(err), retry: !(err instanceof OutboundRefused) };
   }
 }
