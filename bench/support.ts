@@ -1,9 +1,9 @@
-// Shared by the benchmarks: the service as its own process (so that client and server do not share
-// an event loop), a fresh database, and small statistics helpers. BENCH_PROFILE=1 writes the
-// service's CPU profile to /tmp/prof.
-import { type ChildProcess, spawn } from 'node:child_process';
+// Shared by the benchmarks: the compiled service as its own process (as `npm start` runs it, and so
+// that client and server do not share an event loop), a fresh database, and small statistics
+// helpers. BENCH_PROFILE=1 writes the service's CPU profile to /tmp/prof.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from '../test/support/database.js';
@@ -11,19 +11,29 @@ import { freshDatabase } from '../test/support/database.js';
 export interface BenchService {
   url: string;
   rootToken: string;
+  /** Milliseconds from spawning the process to its first answer. */
+  startMs: number;
+  /** Resident memory of the service process now, in MiB. */
+  rssMiB(): number;
   stop(): Promise<void>;
 }
 
+const root = new URL('..', import.meta.url).pathname;
+let built = false;
+
 export async function startServiceProcess(port: number): Promise<BenchService> {
+  if (!built) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+  built = true;
   const database = await freshDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const secret = randomBytes(24).toString('base64url');
   const url = `http://127.0.0.1:${port}`;
+  const spawned = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'src/main.ts'],
+    [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), 'dist/main.js'],
     {
-      cwd: new URL('..', import.meta.url).pathname,
+      cwd: root,
       env: {
         ...process.env,
         ...database.env,
@@ -41,15 +51,16 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
       stdio: ['ignore', 'inherit', 'inherit'],
     },
   );
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 2000; i++) {
     if (
       await fetch(`${url}/health`)
         .then((r) => r.ok)
         .catch(() => false)
     )
       break;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 10));
   }
+  const startMs = performance.now() - spawned;
   const token = await fetch(`${url}/api/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -58,6 +69,8 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
   return {
     url,
     rootToken: token.access_token,
+    startMs,
+    rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024,
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');

@@ -1,0 +1,38 @@
+// Start-up and memory of the compiled service, as `npm start` runs it: time from spawning the
+// process to its first answer, resident memory when idle after set-up, and after 1,000 issuance
+// flows; medians of several fresh starts. Budgets (DESIGN.md): first answer <= 0.5 s, idle <= 80 MiB,
+// under load <= 200 MiB.
+// Run: npx tsx bench/start-up.ts [starts, default 5] [flows, default 1000]   (DB_TYPE=postgres for PostgreSQL)
+import { prepareIssuance } from './issuance-flow.js';
+import { median, startServiceProcess, throughput } from './support.js';
+
+const starts = Number(process.argv[2] ?? 5);
+const flows = Number(process.argv[3] ?? 1000);
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2000));
+
+const firstAnswer: number[] = [];
+const idle: number[] = [];
+const afterFlows: number[] = [];
+console.log(`start-up benchmark: ${starts} fresh starts, ${flows} issuance flows each, database ${process.env.DB_TYPE ?? 'sqlite'}`);
+for (let i = 0; i < starts; i++) {
+  const service = await startServiceProcess(41_000 + Math.floor(Math.random() * 1000));
+  try {
+    const flow = await prepareIssuance(service);
+    await settle();
+    firstAnswer.push(service.startMs);
+    idle.push(service.rssMiB());
+    await throughput(flows, 8, flow.run);
+    await settle();
+    afterFlows.push(service.rssMiB());
+    console.log(
+      `start ${i + 1}: first answer ${service.startMs.toFixed(0)} ms, idle ${idle.at(-1)?.toFixed(0)} MiB, after ${flows} flows ${afterFlows.at(-1)?.toFixed(0)} MiB`,
+    );
+  } finally {
+    await service.stop();
+  }
+}
+const range = (values: number[], digits = 0) =>
+  `median ${median(values).toFixed(digits)} (min ${Math.min(...values).toFixed(digits)}, max ${Math.max(...values).toFixed(digits)})`;
+console.log(`first answer: ${range(firstAnswer)} ms (budget 500)`);
+console.log(`idle RSS: ${range(idle)} MiB (budget 80)`);
+console.log(`RSS after ${flows} flows: ${range(afterFlows)} MiB (budget 200)`);
