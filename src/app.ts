@@ -231,7 +231,8 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
         version: pkg.version,
         description: 'Issues verifiable credentials to wallets and verifies their presentations, for several tenants.',
       },
-      servers: [{ url: config.PUBLIC_URL }],
+      // Relative, so the explorer's "Try it out" calls the address the document was read from.
+      servers: [{ url: '/' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
@@ -275,8 +276,8 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     signing,
     keyChains,
     tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
-    statusListCache: caches.fetchedStatusList,
     outbound,
+    statusListCache: caches.fetchedStatusList,
   }).routes(app);
   sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
   statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });
