@@ -55,6 +55,9 @@ describe('addresses', () => {
       expect(output).toContain(`http://localhost:${port}/api/oauth2/token`);
       expect(output).toContain(`Server listening at http://127.0.0.1:${port}`);
       expect(output).not.toContain('differs from the address listened on');
+      // Log records carry ISO timestamps and level names.
+      const listening = JSON.parse(output.split('\n').find((line) => line.includes('Server listening')) ?? '{}');
+      expect(listening).toMatchObject({ level: 'info', time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
 
       const base = `http://127.0.0.1:${port}`;
       const client = JSON.parse(readFileSync(join(dir, 'bootstrap-client.json'), 'utf8')) as { id: string; secret: string };

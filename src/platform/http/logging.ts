@@ -18,6 +18,9 @@ export const maskCredentials = (url: string) => url.replace(/([?&](?:token|acces
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
+    // Readable by people and by log pipelines alike: "time":"2026-11-23T21:43:20.123Z","level":"info".
+    timestamp: () => `,"time":"${new Date().toISOString()}"`,
+    formatters: { level: (label) => ({ level: label }) },
     redact: ['req.headers.authorization', 'req.headers.cookie'],
     serializers: {
       req: (req: FastifyRequest) => ({ method: req.method, url: maskCredentials(req.url), remoteAddress: req.ip }),
