@@ -85,6 +85,8 @@ export class OfferService {
           }),
         );
       }
+      const refusal = source?.type === 'webhook' ? this.deps.outbound.urlRefusal(source.webhook.url) : undefined;
+      if (refusal) problems.push({ field: `body.credentialClaims.${config.id}.webhook.url`, message: refusal });
       if (source?.type === 'webhook' || source?.type === 'attributeProvider' || (!source && config.attributeProviderId)) continue;
       const claims = mergeClaims(this.deps.configs.defaultClaims(config), source?.type === 'inline' ? source.claims : {});
       for (const p of this.deps.configs.validateClaims(config, claims)) {

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { RequestContext } from '../platform/auth/principal.js';
-import { badRequest, forbidden } from '../platform/http/problem.js';
+import { badRequest, forbidden, invalidFields } from '../platform/http/problem.js';
 import { PRESENTATION_HANDLE, presentationUrls, type VerificationDeps } from './deps.js';
 import { signedRequestOf } from './protocol.js';
 import { type ClientIdPrefix, clientIdFor, type ResponseMode } from './request-object.js';
@@ -54,6 +54,8 @@ export class PresentationOffers {
         { field: 'body.response_type', message: 'only uri and dc-api are supported so far' },
       ]);
     }
+    const webhookRefusal = input.webhook && this.deps.outbound.urlRefusal(input.webhook.url);
+    if (webhookRefusal) throw invalidFields([{ field: 'body.webhook.url', message: webhookRefusal }]);
     const dcApi = input.response_type === 'dc-api';
     const browserOrigin = dcApi ? expectedOrigin(input.expected_origin) : undefined;
     if (dcApi && (input.responseMode || input.requestUriMethod))

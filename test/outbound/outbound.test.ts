@@ -202,6 +202,23 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
     );
   });
 
+  it('refuses a per-offer claim webhook naming a refused address when the offer is made', async () => {
+    for (const host of ['0x7f000001', '[::ffff:10.0.0.1]']) {
+      const reply = await svc.call('POST', '/api/issuer/offer', {
+        token: admin,
+        body: {
+          response_type: 'uri',
+          flow: 'pre_authorized_code',
+          credentialConfigurationIds: ['pid'],
+          credentialClaims: { pid: { type: 'webhook', webhook: { url: `http://${host}/claims` } } },
+        },
+      });
+      expectProblem(reply, 400);
+      expect(fieldsOf(reply)).toEqual(['body.credentialClaims.pid.webhook.url']);
+      expect(reply.body.errors[0].message).toMatch(/^refused: \S+ is .+ \(OUTBOUND_ALLOW_PRIVATE is false\)$/);
+    }
+  });
+
   it('refuses a per-offer claim webhook whose name resolves to a loopback address', async () => {
     const before = target.received.length;
     const created = await offer(svc, admin, {
@@ -251,6 +268,17 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
       expect(trust.status, trust.text).toBe(201);
       const config = await svc.call('POST', '/api/verifier/config', { token, body: { id: 'pid-check', dcql_query: QUERY } });
       expect(config.status, config.text).toBe(201);
+    });
+
+    it('refuses a verifier webhook naming a refused address when the request is made', async () => {
+      for (const host of ['127.1', '[::ffff:169.254.169.254]']) {
+        const reply = await svc.call('POST', '/api/verifier/offer', {
+          token,
+          body: { response_type: 'uri', requestId: 'pid-check', webhook: { url: `http://${host}/claims` } },
+        });
+        expectProblem(reply, 400);
+        expect(fieldsOf(reply)).toEqual(['body.webhook.url']);
+      }
     });
 
     it('refuses a verifier webhook whose name resolves to a loopback address, and the presentation still completes', async () => {
