@@ -82,8 +82,9 @@ export class OutboundClient {
         const refused = this.refusedKind(address);
         if (refused) return done(new OutboundRefused(`refused: ${hostname} resolves to ${address}, ${refused}`));
       }
-      const [first] = addresses;
-      if (options.all || !first) return done(null, addresses);
+      if (options.all) return done(null, addresses);
+      // Without `all` the socket wants one address; a successful lookup always has at least one.
+      const [first] = addresses as [dns.LookupAddress];
       return done(null, first.address, first.family);
     });
   };
@@ -115,7 +116,7 @@ export class OutboundClient {
     const headers = { ...init.headers, ...(init.body !== undefined && { 'content-length': String(Buffer.byteLength(init.body)) }) };
     return new Promise((resolve, reject) => {
       const send = url.protocol === 'https:' ? https.request : http.request;
-      // agent false: a pooled connection could have been opened under another service's policy.
+      // agent false: a pooled keep-alive connection would skip the lookup, and could have been opened under another policy.
       const request = send(url, { method: init.method ?? 'GET', headers, agent: false, lookup: this.lookup, signal }, (response) => {
         readCapped(response, maxBytes).then((body) => {
           const status = response.statusCode ?? 0;
