@@ -52,7 +52,10 @@ const ConstraintsSchema = z
       .min(1)
       .max(1000)
       .optional()
-      .describe('string, date, datetime: ECMAScript regular expression, unanchored as in JSON Schema'),
+      .describe(
+        'string, date, datetime: a regular expression, unanchored as in JSON Schema, matched in linear time (RE2 syntax; ' +
+          'ECMAScript escapes such as \\uXXXX are accepted). Backreferences and lookaround are refused',
+      ),
     minimum: z.number().optional().describe('number, integer'),
     maximum: z.number().optional().describe('number, integer'),
     exclusiveMinimum: z.number().optional().describe('number, integer'),

@@ -344,7 +344,7 @@ describe('fieldErrors', () => {
       ]),
       [
         { field: 'fields.0.constraints.minLength', message: 'does not apply to number fields' },
-        { field: 'fields.1.constraints.pattern', message: 'is not a valid regular expression' },
+        { field: 'fields.1.constraints.pattern', message: 'is not a valid regular expression: missing closing ]: `[a-z`' },
         { field: 'fields.2.constraints.enum', message: 'every value must be an integer; not "two", 3.5' },
         { field: 'fields.3.constraints.maxLength', message: 'must not be below minLength (5)' },
         { field: 'fields.4.constraints.enum', message: 'every value must be a date; not "2024-02-30"' },
