@@ -43,6 +43,7 @@ import { installErrorHandling } from './platform/http/errors.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
 import { OutboundClient } from './platform/http/outbound-client.js';
 import { EventStreams } from './platform/http/sse.js';
+import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
 import { presentationConfigRoutes } from './presentation-configs/routes.js';
 import { PresentationConfigService } from './presentation-configs/service.js';
@@ -200,8 +201,8 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
   });
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setValidatorCompiler(withWebUrlPolicy(validatorCompiler, webUrlPolicyFor(config.NODE_ENV)));
+  app.setSerializerCompiler(withWebUrlPolicy(serializerCompiler, 'unjudged'));
   const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log);
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });

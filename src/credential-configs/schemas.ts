@@ -1,6 +1,7 @@
 // The credential configuration as the API accepts and returns it (field model of major version 5).
 // The zod schemas here are the validation, the TypeScript types and the OpenAPI document at once.
 import { z } from 'zod';
+import { webUrl } from '../platform/http/web-urls.js';
 
 export const FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
 export type CredentialFormat = (typeof FORMATS)[number];
@@ -120,7 +121,10 @@ export const FieldDefinitionSchema: z.ZodType<FieldDefinition> = z
   })
   .meta({ id: 'FieldDefinition' });
 
-const ImageSchema = z.strictObject({ uri: z.string().min(1).max(8192), alt_text: z.string().max(500).optional() });
+const ImageSchema = z.strictObject({
+  uri: webUrl({ max: 8192 }).describe('where wallets fetch the image: https (http outside production)'),
+  alt_text: z.string().max(500).optional(),
+});
 
 const CredentialDisplaySchema = z
   .strictObject({
@@ -166,7 +170,7 @@ const VctDocumentSchema = z
     display: z.array(z.record(z.string(), z.unknown())).optional(),
     extends: z.string().optional(),
     'extends#integrity': z.string().optional(),
-    schema_uri: z.string().optional(),
+    schema_uri: webUrl().optional().describe('where wallets fetch the JSON Schema: https (http outside production)'),
     'schema_uri#integrity': z.string().optional(),
   })
   .describe('SD-JWT VC type metadata that the service hosts for the configuration; further members are kept as given')

@@ -5,11 +5,12 @@ import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso } from '../platform/db/values.js';
+import { underWebUrlPolicy, webUrl } from '../platform/http/web-urls.js';
 
 const Display = z.strictObject({
   name: z.string().min(1),
   locale: z.string().optional(),
-  logo: z.strictObject({ uri: z.url(), alt_text: z.string().optional() }).optional(),
+  logo: z.strictObject({ uri: webUrl().describe('https (http outside production)'), alt_text: z.string().optional() }).optional(),
 });
 
 export const IssuerSettingsSchema = z
@@ -22,7 +23,7 @@ export const IssuerSettingsSchema = z
     accessTokenLifetimeSeconds: z.number().int().min(60).max(86400).default(600),
     offerLifetimeSeconds: z.number().int().min(60).max(2_592_000).default(86400).describe('how long a wallet may redeem an offer'),
     authorizationServers: z
-      .array(z.strictObject({ issuer: z.url(), enabled: z.boolean().default(true) }))
+      .array(z.strictObject({ issuer: webUrl().describe('https (http outside production)'), enabled: z.boolean().default(true) }))
       .default([])
       .describe('external authorization servers an offer may name; the built-in one is always first and listed as `builtin`'),
     builtinAuthorizationServerEnabled: z.boolean().default(true),
@@ -40,7 +41,8 @@ export class IssuerSettingsService {
 
   async get(tenantId: string, db: Executor = this.db): Promise<IssuerSettings> {
     const row = await tenantDb(db, tenantId).selectFrom('issuer_settings').select('document').executeTakeFirst();
-    return row ? IssuerSettingsSchema.parse(JSON.parse(row.document)) : DEFAULT_SETTINGS;
+    if (!row) return DEFAULT_SETTINGS;
+    return underWebUrlPolicy('unjudged', () => IssuerSettingsSchema.parse(JSON.parse(row.document)));
   }
 
   async put(ctx: RequestContext, tenantId: string, settings: IssuerSettings): Promise<IssuerSettings> {

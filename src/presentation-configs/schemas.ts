@@ -4,6 +4,7 @@
 import type { DcqlQuery } from 'dcql';
 import { z } from 'zod';
 import { type AuthInput, AuthInputSchema, type AuthView, AuthViewSchema } from '../http-endpoints/schemas.js';
+import { webUrl } from '../platform/http/web-urls.js';
 
 /** The credential formats this service verifies; a DCQL credential query must ask for one of them. */
 export const SUPPORTED_FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
@@ -42,24 +43,10 @@ const AttachmentSchema = z
   .describe('an attestation about the verifier sent along with the request (OpenID4VP verifier_info)')
   .meta({ id: 'Attachment' });
 
-const isHttpUrl = (value: string) => {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'https:' || url.protocol === 'http:') && url.host !== '';
-};
-
-const RedirectUri = z
-  .string()
-  .min(1)
-  .max(2048)
-  .superRefine((uri, ctx) => {
-    const other = uri.replaceAll(SESSION_PLACEHOLDER, '').match(/\{[^}]*\}/)?.[0];
-    if (other) ctx.addIssue({ code: 'custom', message: `only the placeholder ${SESSION_PLACEHOLDER} is replaced; ${other} is not` });
-    else if (!isHttpUrl(uri.replaceAll(SESSION_PLACEHOLDER, 'session-id'))) {
-      ctx.addIssue({ code: 'custom', message: `must be an absolute http or https URL once ${SESSION_PLACEHOLDER} is replaced` });
-    }
-  })
-  .describe(`where the wallet sends the user after a successful presentation; ${SESSION_PLACEHOLDER} is replaced by the session id`);
+/** Where the wallet sends the user; one definition for configurations and the offers that override them. */
+export const RedirectUri = webUrl({ placeholder: SESSION_PLACEHOLDER }).describe(
+  `where the wallet sends the user after a successful presentation: https (http outside production); ${SESSION_PLACEHOLDER} is replaced by the session id`,
+);
 
 const WebhookUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http or https URL' })

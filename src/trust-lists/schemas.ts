@@ -1,10 +1,15 @@
 // The trust list input (create, update, export) and the response shapes, with their LoTE-facing rules.
 import { z } from 'zod';
+import { webUrl } from '../platform/http/web-urls.js';
 import { MANAGED_SCHEME_FIELDS, SERVICE_TYPE_NAMES } from './lote.js';
 
 const Id = z.string().regex(/^[A-Za-z0-9._~-]{1,64}$/, 'must be 1-64 URL-safe characters');
 const MultiLangString = z.array(z.strictObject({ lang: z.string().min(2).max(35), value: z.string().min(1) })).min(1);
-const MultiLangUri = z.array(z.strictObject({ lang: z.string().min(2).max(35), uriValue: z.url() })).min(1);
+const multiLang = (uri: z.ZodType<string>) => z.array(z.strictObject({ lang: z.string().min(2).max(35), uriValue: uri })).min(1);
+/** Identifiers, which TS 119 602 writes as http URIs (http://uri.etsi.org/...), not locations. */
+const MultiLangUri = multiLang(z.url());
+/** A page for people, which wallets may link to. */
+const MultiLangWebUrl = multiLang(webUrl().describe('https (http outside production)'));
 
 const ServiceTypeInput = z
   .enum(SERVICE_TYPE_NAMES)
@@ -52,7 +57,7 @@ export const SchemeDataSchema = z
     SchemeOperatorName: MultiLangString.optional(),
     SchemeOperatorAddress: z.record(z.string(), z.unknown()).optional(),
     SchemeName: MultiLangString.optional(),
-    SchemeInformationURI: MultiLangUri.optional(),
+    SchemeInformationURI: MultiLangWebUrl.optional(),
     StatusDeterminationApproach: z.url().optional(),
     SchemeTypeCommunityRules: MultiLangUri.optional(),
     SchemeTerritory: z
@@ -61,7 +66,7 @@ export const SchemeDataSchema = z
       .optional(),
     PolicyOrLegalNotice: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
     HistoricalInformationPeriod: z.number().int().min(0).optional(),
-    DistributionPoints: z.array(z.url()).min(1).optional(),
+    DistributionPoints: z.array(webUrl().describe('where the list is published: https (http outside production)')).min(1).optional(),
   })
   .describe(
     'Extra ETSI TS 119 602 ListAndSchemeInformation fields merged over the generated ones (LoTEType, SchemeOperatorName, SchemeName, SchemeTerritory, ...). LoTEVersionIdentifier, LoTESequenceNumber, ListIssueDateTime and NextUpdate are set by the service.',

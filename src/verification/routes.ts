@@ -4,6 +4,8 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
+import { webOrigin } from '../platform/http/web-urls.js';
+import { RedirectUri, SESSION_PLACEHOLDER } from '../presentation-configs/schemas.js';
 import type { PresentationOffers } from './offers.js';
 import type { PresentationProtocol } from './protocol.js';
 
@@ -24,11 +26,12 @@ const OfferBody = z.strictObject({
     })
     .optional()
     .describe("where this request's verified claims go, instead of the configuration's webhook (kept encrypted with the session)"),
-  redirectUri: z.string().optional().describe('overrides the configuration; {sessionId} is replaced'),
-  expected_origin: z
-    .string()
+  redirectUri: RedirectUri.optional().describe(
+    `overrides the configuration's: https (http outside production); ${SESSION_PLACEHOLDER} is replaced`,
+  ),
+  expected_origin: webOrigin()
     .optional()
-    .describe('dc-api: required; the origin of the page calling the DC API (https, or http://localhost)'),
+    .describe('dc-api: required; the origin of the page calling the DC API, https://host[:port] (http outside production)'),
   transaction_data: z.array(z.record(z.string(), z.unknown())).optional().describe("overrides the configuration's"),
   clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']).optional().describe('ours: default x509_hash (HAIP)'),
   responseMode: z.enum(['direct_post', 'direct_post.jwt']).optional().describe('ours: default direct_post.jwt (encrypted)'),

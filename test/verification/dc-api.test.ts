@@ -116,8 +116,8 @@ describe('the dc-api offer', () => {
     expect((await svc.call('GET', new URL(requestUri).pathname)).status).toBe(400);
   });
 
-  it('needs expected_origin, an https origin (or http://localhost)', async () => {
-    for (const expected_origin of [undefined, 'http://shop.example.com', 'https://shop.example.com/page']) {
+  it('needs expected_origin, an https origin (http outside production)', async () => {
+    for (const expected_origin of [undefined, 'https://shop.example.com/page', 'javascript:alert(1)', 'shop.example.com']) {
       const reply = await svc.call('POST', '/api/verifier/offer', {
         token: admin,
         body: { response_type: 'dc-api', requestId: 'adult', ...(expected_origin && { expected_origin }) },
