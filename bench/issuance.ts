@@ -13,11 +13,15 @@ try {
   await throughput(20, 2, flow.run); // warm-up
   for (const concurrency of [1, 8]) {
     for (const list of Object.values(flow.latencies)) list.length = 0;
+    const cpuBefore = service.cpuMs();
     const rate = await throughput(flows, concurrency, flow.run);
+    const cpuPerFlow = (service.cpuMs() - cpuBefore) / flows;
     const steps = Object.entries(flow.latencies)
       .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
       .join(', ');
-    console.log(`${concurrency} wallet(s): ${rate.toFixed(1)} flows/s; median latency: ${steps}`);
+    console.log(
+      `${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, server CPU ${cpuPerFlow.toFixed(2)} ms/flow; median latency: ${steps}`,
+    );
   }
 } finally {
   await service.stop();

@@ -15,6 +15,8 @@ export interface BenchService {
   startMs: number;
   /** Resident memory of the service process now, in MiB. */
   rssMiB(): number;
+  /** CPU time (user + system) the service process has used so far, in milliseconds. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
     rootToken: token.access_token,
     startMs,
     rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024,
+    cpuMs: () => processCpuMs(child.pid as number),
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -79,6 +82,12 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
       await database.drop();
     },
   };
+}
+
+/** utime + stime of a process from /proc (fields 14 and 15, in clock ticks of 10 ms on Linux). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export async function json(url: string, init: RequestInit & { token?: string } = {}) {

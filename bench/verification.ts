@@ -173,11 +173,15 @@ try {
     await throughput(20, 2, flow); // warm-up
     for (const concurrency of [1, 8]) {
       for (const list of Object.values(latencies)) list.length = 0;
+      const cpuBefore = service.cpuMs();
       const rate = await throughput(flows, concurrency, flow);
+      const cpuPerFlow = (service.cpuMs() - cpuBefore) / flows;
       const steps = Object.entries(latencies)
         .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
         .join(', ');
-      console.log(`${format} ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s; median latency: ${steps}`);
+      console.log(
+        `${format} ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, server CPU ${cpuPerFlow.toFixed(2)} ms/flow; median latency: ${steps}`,
+      );
     }
   }
 } finally {
