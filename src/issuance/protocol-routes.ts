@@ -40,25 +40,32 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
     return credentialIssuerMetadata(issuerUrls(deps.publicUrl, tenantId), settings, configs, (c) => algorithms.get(c.id) ?? 'ES256');
   }
 
-  app.get(
-    '/.well-known/openid-credential-issuer/issuers/:tenantId',
-    {
-      schema: { tags, summary: 'Credential issuer metadata', params: Tenant },
+  const servedMetadata = {
+    'openid-credential-issuer': {
+      summary: 'Credential issuer metadata',
+      handler: (request: FastifyRequest<{ Params: { tenantId: string } }>) => issuerMetadata(request.params.tenantId),
     },
-    (request) => issuerMetadata(request.params.tenantId),
-  );
-
-  app.get(
-    '/.well-known/oauth-authorization-server/issuers/:tenantId',
-    {
-      schema: { tags, summary: 'Authorization server metadata of the built-in authorization server', params: Tenant },
+    'oauth-authorization-server': {
+      summary: 'Authorization server metadata of the built-in authorization server',
+      handler: async (request: FastifyRequest<{ Params: { tenantId: string } }>) => {
+        const { tenantId } = request.params;
+        if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
+        return authorizationServerMetadata(issuerUrls(deps.publicUrl, tenantId), await deps.settings.get(tenantId));
+      },
     },
-    async (request) => {
-      const { tenantId } = request.params;
-      if (!(await deps.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
-      return authorizationServerMetadata(issuerUrls(deps.publicUrl, tenantId), await deps.settings.get(tenantId));
-    },
-  );
+  };
+  // The well-known suffix goes between host and path (RFC 8414 section 3.1, as OpenID4VCI 1.0
+  // requires). Draft-era clients still in wallets (Sphereon's oid4vci-client 0.20) append it to the
+  // issuer identifier instead; that location serves the same document through the same handler, so
+  // both can never differ. openid-configuration stays unserved: it would claim an OpenID Provider.
+  for (const [suffix, { summary, handler }] of Object.entries(servedMetadata)) {
+    app.get(`/.well-known/${suffix}/issuers/:tenantId`, { schema: { tags, summary, params: Tenant } }, handler);
+    app.get(
+      `/issuers/:tenantId/.well-known/${suffix}`,
+      { schema: { tags, summary: `${summary} (compatibility location for draft-era clients)`, params: Tenant } },
+      handler,
+    );
+  }
 
   app.get(
     '/.well-known/jwt-vc-issuer/issuers/:tenantId',
