@@ -88,6 +88,10 @@ export class PresentationProtocol {
       throw new PresentationRejected('origin: the response comes from an origin this request does not expect');
     const payload = await this.decrypt(session, secrets.encryptionKey, body);
     if (!dcApiOrigin && payload.state !== secrets.state) throw new PresentationRejected('state does not match the request');
+    // Draft-era JARM senders (Sphereon's did-auth-siop 0.20) repeat state in the clear beside the
+    // encrypted response. Only the encrypted one counts; a repeated one must say the same.
+    if (body.state !== undefined && body.state !== payload.state)
+      throw new PresentationRejected('state: the state sent beside the encrypted response differs from the one inside it');
     const vpToken = parseVpToken(payload.vp_token);
     const trusted = await this.deps.trust.trustedCertificates(session.tenantId);
     const context = {
