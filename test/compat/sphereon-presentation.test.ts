@@ -2,7 +2,7 @@
 // received with Sphereon's oid4vci-client), through a recording proxy: OpenID4VP 1.0 with DCQL, both
 // x509 client id prefixes, direct_post and direct_post.jwt, SD-JWT VC (mdoc: see its test); and the
 // one deviation it sends (`state` in the clear beside the encrypted `response`), tolerated only when
-// it matches the encrypted one.
+// it matches the encrypted one; the vp_token shape of pre-1.0 DCQL drafts is refused.
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presentMdoc } from '../support/mdoc-wallet.js';
@@ -210,5 +210,22 @@ describe('state beside the encrypted response', () => {
     const { reply, state } = await postBent((payload) => ({ inner: payload }));
     expect(reply.status, reply.text).toBe(200);
     expect(state.status).toBe('completed');
+  });
+});
+
+describe('vp_token of DCQL drafts before 1.0', () => {
+  it('is refused: each query id maps to an array of presentations', async () => {
+    const offer = await request('adult', { responseMode: 'direct_post' });
+    const resolved = await sphereonResolve(offer.uri);
+    const vp_token = JSON.stringify({ pid: await presentPid(resolved) });
+    const reply = await svc.call('POST', pathOf(resolved.request.responseUri), {
+      form: { vp_token, state: resolved.request.payload.state },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'each vp_token entry must be a non-empty array of presentations',
+    });
+    expect((await session(offer.session)).status).toBe('failed');
   });
 });
