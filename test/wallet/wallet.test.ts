@@ -1,0 +1,299 @@
+// The demo wallet (wallet/, `npm run wallet`) against the real service over HTTP: offers redeemed with
+// a transaction code and DPoP (SD-JWT VC and mdoc), credentials stored privately, presentation
+// requests answered (SD-JWT VC and mdoc) and the sessions completed; and what it refuses.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runWallet } from '../../wallet/cli.js';
+import type { Io } from '../../wallet/io.js';
+import { startService, type TestService } from '../support/service.js';
+
+const DOC_TYPE = 'org.iso.18013.5.1.mDL';
+const NS = 'org.iso.18013.5.1';
+const PID = {
+  id: 'pid',
+  config: { format: 'dc+sd-jwt', display: [{ name: 'Person ID', locale: 'en' }] },
+  vct: 'urn:eudi:pid:1',
+  fields: [
+    { path: ['given_name'], type: 'string', mandatory: true },
+    { path: ['family_name'], type: 'string', mandatory: true },
+    { path: ['age_over_18'], type: 'boolean' },
+  ],
+};
+const MDL = {
+  id: 'mdl',
+  config: { format: 'mso_mdoc', docType: DOC_TYPE },
+  fields: [
+    { path: ['family_name'], type: 'string', namespace: NS },
+    { path: ['given_name'], type: 'string', namespace: NS },
+    { path: ['age_over_18'], type: 'boolean', namespace: NS },
+  ],
+};
+const PID_QUERY = {
+  credentials: [
+    {
+      id: 'pid',
+      format: 'dc+sd-jwt',
+      meta: { vct_values: ['urn:eudi:pid:1'] },
+      claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
+    },
+  ],
+};
+const MDL_QUERY = {
+  credentials: [
+    {
+      id: 'mdl',
+      format: 'mso_mdoc',
+      meta: { doctype_value: DOC_TYPE },
+      claims: [{ path: [NS, 'given_name'] }, { path: [NS, 'age_over_18'], values: [true] }],
+    },
+  ],
+};
+
+let svc: TestService;
+let admin: string;
+const dirs: string[] = [];
+
+/** A wallet folder of its own and an Io that records what the wallet says and answers its questions in turn. */
+function wallet(answers: string[] = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-wallet-'));
+  dirs.push(dir);
+  const lines: string[] = [];
+  const questions: string[] = [];
+  const io: Io = {
+    print: (text) => lines.push(text),
+    ask: async (question) => {
+      questions.push(question);
+      return answers.shift() ?? '';
+    },
+  };
+  const run = (...argv: string[]) => runWallet([...argv, '--dir', dir], io, {});
+  return { dir, io, run, questions, output: () => lines.join('\n') };
+}
+
+beforeAll(async () => {
+  svc = await startService();
+  admin = (await svc.tenant('acme')).token;
+  for (const body of [PID, MDL]) expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
+  // DPoP required: a wallet that did not bind its token would be refused.
+  const settings = await svc.call('PUT', '/api/issuer/config', { token: admin, body: { dpopRequired: true } });
+  expect(settings.status, settings.text).toBe(200);
+  const trust = await svc.call('POST', '/api/trust-list', {
+    token: admin,
+    body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
+  });
+  expect(trust.status, trust.text).toBe(201);
+  for (const [id, dcql_query] of [
+    ['adult', PID_QUERY],
+    ['mdl-check', MDL_QUERY],
+  ] as const) {
+    const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id, dcql_query } });
+    expect(config.status, config.text).toBe(201);
+  }
+});
+afterAll(async () => {
+  await svc.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const session = (id: string) => svc.running.services.sessions.get('acme', id);
+
+async function offer(configurationId: string, claims: Record<string, unknown>, txCode = '493817') {
+  const reply = await svc.call('POST', '/api/issuer/offer', {
+    token: admin,
+    body: {
+      response_type: 'uri',
+      flow: 'pre_authorized_code',
+      credentialConfigurationIds: [configurationId],
+      tx_code: txCode,
+      credentialClaims: { [configurationId]: { type: 'inline', claims } },
+    },
+  });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.body as { uri: string; session: string };
+}
+
+async function request(requestId: string, body: Record<string, unknown> = {}) {
+  const reply = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId, ...body } });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.body as { uri: string; session: string };
+}
+
+const ERIKA = { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true };
+const storedFiles = (dir: string) => readdirSync(join(dir, 'credentials')).map((name) => join(dir, 'credentials', name));
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe('redeeming offers', () => {
+  it('redeems an SD-JWT VC offer with the transaction code and DPoP, stores it privately and reports it accepted', async () => {
+    const holder = wallet();
+    const created = await offer('pid', ERIKA);
+    expect(await holder.run(created.uri, '--tx-code', '493817'), holder.output()).toBe(0);
+    expect(holder.output()).toContain('bound to a DPoP key');
+    expect(holder.output()).toMatch(/→ POST http:\/\/127\.0\.0\.1:\d+\/issuers\/acme\/token {2}\(dpop: /);
+    expect(holder.output()).toContain('"given_name": "Erika"');
+    expect(holder.questions).toEqual([]);
+
+    const [file] = storedFiles(holder.dir);
+    const stored = JSON.parse(readFileSync(file as string, 'utf8'));
+    expect(stored).toMatchObject({ format: 'dc+sd-jwt', configurationId: 'pid', issuer: `${svc.url}/issuers/acme` });
+    expect(mode(file as string)).toBe(0o600);
+    expect(mode(join(holder.dir, 'holder-key.json'))).toBe(0o600);
+    expect(mode(join(holder.dir, 'credentials'))).toBe(0o700);
+    const key = JSON.parse(readFileSync(join(holder.dir, 'holder-key.json'), 'utf8'));
+    expect(key).toMatchObject({ kty: 'EC', crv: 'P-256', d: expect.any(String) });
+
+    const state = await session(created.session);
+    expect(state).toMatchObject({ status: 'completed', consumed: true });
+    expect(state.public.notifications).toEqual([expect.objectContaining({ event: 'credential_accepted' })]);
+  });
+
+  it('asks for the transaction code when it is not given, and reports a wrong one as the issuer answered', async () => {
+    const created = await offer('pid', ERIKA, 'bluebird');
+    const wrong = wallet(['nope']);
+    expect(await wrong.run(created.uri)).toBe(1);
+    expect(wrong.questions).toEqual(['Transaction code, 8 characters: ']);
+    expect(wrong.output()).toMatch(/error: invalid_grant/);
+    expect((await session(created.session)).txCodeFailedAttempts).toBe(1);
+
+    const right = wallet(['bluebird']);
+    expect(await right.run(created.uri), right.output()).toBe(0);
+    expect(storedFiles(right.dir)).toHaveLength(1);
+  });
+
+  it('redeems an mdoc offer and lists its claims by namespace', async () => {
+    const holder = wallet();
+    const created = await offer('mdl', { [NS]: { family_name: 'Mustermann', given_name: 'Erika', age_over_18: true } });
+    expect(await holder.run(created.uri, '--tx-code', '493817'), holder.output()).toBe(0);
+    expect(JSON.parse(readFileSync(storedFiles(holder.dir)[0] as string, 'utf8')).format).toBe('mso_mdoc');
+    const listing = wallet();
+    expect(await runWallet(['list', '--dir', holder.dir], listing.io, {})).toBe(0);
+    expect(listing.output()).toMatch(new RegExp(`mdl-[0-9a-f]{8} {2}mso_mdoc {2}${DOC_TYPE.replaceAll('.', '\\.')}`));
+    expect(listing.output()).toContain(`"${NS}": {`);
+    expect(listing.output()).toContain('"given_name": "Erika"');
+  });
+});
+
+describe('answering presentation requests', () => {
+  let holder: ReturnType<typeof wallet>;
+  beforeAll(async () => {
+    holder = wallet();
+    expect(await holder.run((await offer('pid', ERIKA)).uri, '--tx-code', '493817')).toBe(0);
+    expect(await holder.run((await offer('mdl', { [NS]: ERIKA })).uri, '--tx-code', '493817')).toBe(0);
+  });
+  const answer = (uri: string, answers: string[] = [], ...flags: string[]) => {
+    const run = wallet(answers);
+    return runWallet([uri, '--dir', holder.dir, ...flags], run.io, {}).then((code) => ({ code, ...run }));
+  };
+
+  for (const [clientIdPrefix, responseMode, requestUriMethod] of [
+    ['x509_hash', 'direct_post.jwt', 'get'],
+    ['x509_san_dns', 'direct_post', 'post'],
+  ] as const) {
+    it(`presents an SD-JWT VC disclosing only the claims asked for (${clientIdPrefix}, ${responseMode}, ${requestUriMethod})`, async () => {
+      const created = await request('adult', { clientIdPrefix, responseMode, requestUriMethod });
+      const result = await answer(created.uri, [], '--yes');
+      expect(result.code, result.output()).toBe(0);
+      expect(result.output()).toContain(`Verifier: ${clientIdPrefix}:`);
+      expect(result.output()).toMatch(/request signed by .*CN=acme access/);
+      expect(result.output()).toContain('SD-JWT VC with 2 disclosure(s) and a KB-JWT');
+      expect(result.output()).toContain('The verifier accepted the presentation.');
+      const done = await session(created.session);
+      expect(done).toMatchObject({ status: 'completed', consumed: true });
+      expect(done.private?.credentials).toEqual([
+        expect.objectContaining({ queryId: 'pid', format: 'dc+sd-jwt', claims: { given_name: 'Erika', age_over_18: true } }),
+      ]);
+    });
+  }
+
+  it('presents an mdoc with only the elements asked for, after the user consents', async () => {
+    const created = await request('mdl-check');
+    const result = await answer(created.uri, ['y']);
+    expect(result.code, result.output()).toBe(0);
+    expect(result.questions).toEqual(['Send these claims to the verifier? [y/N] ']);
+    expect(result.output()).toContain('mdoc DeviceResponse for org.iso.18013.5.1.mDL');
+    const done = await session(created.session);
+    expect(done).toMatchObject({ status: 'completed', consumed: true });
+    expect(done.private?.credentials).toEqual([
+      expect.objectContaining({ queryId: 'mdl', format: 'mso_mdoc', claims: { [NS]: { given_name: 'Erika', age_over_18: true } } }),
+    ]);
+  });
+
+  it('sends nothing when the user declines', async () => {
+    const created = await request('adult');
+    const result = await answer(created.uri, ['n']);
+    expect(result.code).toBe(1);
+    expect(result.output()).toContain('Nothing was sent.');
+    expect(result.output()).not.toContain('/response');
+    expect((await session(created.session)).status).toBe('fetched');
+  });
+
+  it('says so when no stored credential satisfies the query, and sends nothing', async () => {
+    const config = await svc.call('POST', '/api/verifier/config', {
+      token: admin,
+      body: { id: 'over-65', dcql_query: { credentials: [{ ...PID_QUERY.credentials[0], claims: [{ path: ['age_over_65'] }] }] } },
+    });
+    expect(config.status, config.text).toBe(201);
+    const created = await request('over-65');
+    const result = await answer(created.uri, [], '--yes');
+    expect(result.code).toBe(1);
+    expect(result.output()).toContain("error: no credential in this wallet satisfies the credential query 'pid'");
+    expect((await session(created.session)).status).toBe('fetched');
+  });
+
+  describe('a request object whose signature does not verify', () => {
+    let forger: Server;
+    let forged = '';
+    beforeAll(async () => {
+      forger = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/oauth-authz-req+jwt' }).end(forged));
+      await new Promise<void>((resolve) => forger.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(() => new Promise<void>((resolve) => forger.close(() => resolve())));
+
+    it('is refused before anything is shown or sent', async () => {
+      const created = await request('adult');
+      const params = new URL(created.uri).searchParams;
+      const genuine = await (await fetch(params.get('request_uri') as string)).text();
+      const [header, payload, signature] = genuine.split('.') as [string, string, string];
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+      const changed = Buffer.from(JSON.stringify({ ...claims, response_uri: 'http://127.0.0.1:1/steal' })).toString('base64url');
+      forged = [header, changed, signature].join('.');
+      const { port } = forger.address() as { port: number };
+      const uri = `openid4vp://?client_id=${encodeURIComponent(params.get('client_id') as string)}&request_uri=${encodeURIComponent(`http://127.0.0.1:${port}/request`)}`;
+      const result = await answer(uri, [], '--yes');
+      expect(result.code).toBe(1);
+      expect(result.output()).toMatch(/error: .*verification of jwt/i);
+      expect(result.output()).not.toContain('It asks for');
+    });
+  });
+});
+
+describe('the command line', () => {
+  it('refuses plain HTTP to anything but this machine', async () => {
+    const run = wallet();
+    const uri = `openid-credential-offer://?credential_offer_uri=${encodeURIComponent('http://issuer.example.com/offer/1')}`;
+    expect(await run.run(uri)).toBe(1);
+    expect(run.output()).toMatch(/^error: .*\n?.*refusing http:\/\/issuer\.example\.com\/offer\/1: only https, or http to localhost/m);
+    expect(run.output()).not.toContain('Issuer:');
+  });
+
+  it('draws a URI as a QR code', async () => {
+    const run = wallet();
+    const uri = (await request('adult')).uri;
+    expect(await run.run('qr', uri)).toBe(0);
+    const [qr, echoed] = [run.output().slice(0, run.output().lastIndexOf('\n')), run.output().split('\n').at(-1)];
+    expect(echoed).toBe(uri);
+    // Version 10 or so for a URI this long: dozens of rows of half-block modules.
+    expect(qr.split('\n').length).toBeGreaterThan(20);
+    expect(qr).toMatch(/[▀▄█]/);
+  });
+
+  it('answers wrong usage with the usage text and exit code 2', async () => {
+    for (const argv of [[], ['https://example.com/nothing'], ['qr'], ['--bogus']]) {
+      const run = wallet();
+      expect(await runWallet(argv, run.io, {})).toBe(2);
+      expect(run.output()).toContain('Usage: npm run wallet --');
+    }
+  });
+});
