@@ -1,0 +1,89 @@
+// The README's walkthrough, run as a new user pastes it: its shell blocks, in order, in one bash, against
+// the service as `npm start` runs it on a first start (bootstrap client generated into DATA_DIR), with
+// the demo wallet as the holder. And the token example of "Using the management API".
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { root, run, type Started, stop } from '../support/process.js';
+
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const shellBlocks = (text: string) => [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+
+function between(start: string, end: string): string {
+  const from = readme.indexOf(start);
+  const to = readme.indexOf(end, from);
+  if (from < 0 || to < 0) throw new Error(`README has no section between ${start} and ${end}`);
+  return readme.slice(from + start.length, to);
+}
+
+/** Runs `script` with bash, stopping at the first failing command, as a careful user would notice it. */
+function bash(script: string, options: { cwd: string; env: Record<string, string> }): Promise<{ code: number | null; output: string }> {
+  const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
+
+let database: TestDatabase;
+let workDir: string;
+let dataDir: string;
+let service: Started;
+let svc: string;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  // A folder laid out like the project's: the first start writes ./data/bootstrap-client.json.
+  workDir = mkdtempSync(join(tmpdir(), 'svc-walkthrough-'));
+  dataDir = join(workDir, 'data');
+  mkdirSync(dataDir);
+  service = await run({ ...database.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }, { until: 'The API explorer is at' });
+  svc = `http://localhost:${service.port}`;
+});
+afterAll(async () => {
+  if (service) await stop(service);
+  await database.drop();
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('README', () => {
+  it('walkthrough: every block succeeds, from the bootstrap token to the revoked credential refused', async () => {
+    const blocks = shellBlocks(between('<!-- walkthrough:start -->', '<!-- walkthrough:end -->'));
+    expect(blocks.length).toBeGreaterThanOrEqual(8);
+    const script = blocks.map((block, i) => `${block}echo "::step ${i + 1} done"\n`).join('');
+    const walletDir = join(workDir, 'wallet');
+    const { code, output } = await bash(script, { cwd: root, env: { SVC: svc, DATA_DIR: dataDir, WALLET_DIR: walletDir } });
+    expect(code, output).toBe(0);
+    const steps = [...output.matchAll(/^::step (\d+) done$/gm)].map((match) => Number(match[1]));
+    expect(steps).toEqual(blocks.map((_, i) => i + 1));
+
+    // The wallet redeemed the offer with the transaction code, and its presentation completed the session.
+    expect(output).toContain('Requesting an access token with the transaction code, bound to a DPoP key');
+    expect(output).toContain('Received 1 credential(s)');
+    expect(output).toMatch(/The verifier accepted the presentation\.\n::step \d+ done\ncompleted\n/);
+    expect(output).toContain('event: status\nid: completed\n');
+    expect(readdirSync(join(walletDir, 'credentials'))).toHaveLength(1);
+    expect(existsSync(join(walletDir, 'holder-key.json'))).toBe(true);
+    // The last block: after the revocation the verifier refuses the credential, and the session says why.
+    const last = output.slice(output.lastIndexOf(`::step ${blocks.length - 1} done`));
+    expect(last).toContain('"updatedEntries":1');
+    expect(last).toContain('"error_description": "status: revoked"');
+    expect(last).toMatch(/\nstatus: revoked\n::step \d+ done\n$/);
+  }, 180_000);
+
+  it('Using the management API: the token example reads the bootstrap client and creates a tenant', async () => {
+    const [example] = shellBlocks(between('## Using the management API', '\n- **'));
+    expect(example).toContain('./data/bootstrap-client.json');
+    const { code, output } = await bash((example as string).replaceAll('http://localhost:3000', svc), { cwd: workDir, env: {} });
+    expect(code, output).toBe(0);
+    const created = JSON.parse(output);
+    expect(created).toMatchObject({ id: 'example', client: { clientId: expect.any(String), secret: expect.any(String) } });
+  });
+});
