@@ -1,5 +1,6 @@
-// Validation of key material that comes from outside: imported JWKs and certificate chains.
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
+// Validation of key material that comes from outside: imported JWKs and certificate chains. Every
+// defect is a 400 naming the member at fault, found before any crypto library sees the input.
+import { createECDH, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { algorithmOfCurve, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain, type x509 } from '../platform/crypto/x509.js';
@@ -9,6 +10,16 @@ import { publicPart } from './providers.js';
 /** Fields here are fields of the request body, named as schema validation names them. */
 const invalid = (field: string, message: string) => badRequest(`body.${field}: ${message}`, [{ field: `body.${field}`, message }]);
 
+/** Longer chains are not seen in practice; the cap bounds the parsing and signature checks one request can ask for. */
+export const MAX_CHAIN_CERTIFICATES = 10;
+
+/** Bytes of each coordinate and of the private scalar (RFC 7518 6.2.1.2: full length), and the curve's OpenSSL name. */
+const CURVES: Record<string, { bytes: number; openssl: string }> = {
+  'P-256': { bytes: 32, openssl: 'prime256v1' },
+  'P-384': { bytes: 48, openssl: 'secp384r1' },
+  'P-521': { bytes: 66, openssl: 'secp521r1' },
+};
+
 /** Only db keys can be made here; another provider needs the id of the key it holds. */
 export function checkProvider(kmsProvider: string, externalKeyId: string | null | undefined, available: string[]) {
   if (kmsProvider === 'db') return;
@@ -17,20 +28,80 @@ export function checkProvider(kmsProvider: string, externalKeyId: string | null 
     throw invalid('kmsProvider', `'${kmsProvider}' is not configured here; available: ${available.join(', ')}`);
 }
 
-export function checkImportableJwk(jwk: JWK): SigningAlgorithm {
-  if (jwk.kty !== 'EC') throw invalid('privateJwk', 'must be an EC key (kty EC)');
-  const algorithm = algorithmOfCurve(jwk.crv);
-  if (!algorithm) throw invalid('privateJwk', 'crv must be P-256, P-384 or P-521');
-  if (!jwk.d) throw invalid('privateJwk', 'must contain the private key (d)');
+/** One member of an EC JWK: unpadded base64url of exactly `bytes` octets, in its one canonical spelling. */
+function octets(jwk: Record<string, unknown>, member: 'x' | 'y' | 'd', crv: string, bytes: number): Buffer {
+  const field = `privateJwk.${member}`;
+  const value = jwk[member];
+  if (value === undefined) throw invalid(field, member === 'd' ? 'is missing: the private key is required' : 'is missing');
+  const expected = `must be ${bytes} bytes (${crv}) in unpadded base64url`;
+  if (typeof value !== 'string' || value.length !== Math.ceil((bytes * 4) / 3)) throw invalid(field, expected);
+  const decoded = Buffer.from(value, 'base64url');
+  if (decoded.length !== bytes || decoded.toString('base64url') !== value) throw invalid(field, expected);
+  return decoded;
+}
+
+/**
+ * An EC private JWK whose public point lies on its curve and belongs to its private scalar.
+ * Returns the key reduced to its standard members, so nothing else from the input is kept.
+ */
+export function checkImportableJwk(privateJwk: JWK): { algorithm: SigningAlgorithm; jwk: JWK } {
+  // Typed as a JWK, but arrives as any JSON object: every member is checked for its type.
+  const input = privateJwk as Record<string, unknown>;
+  if (input.kty !== 'EC') throw invalid('privateJwk.kty', 'must be EC');
+  const crv = typeof input.crv === 'string' ? input.crv : undefined;
+  const algorithm = algorithmOfCurve(crv);
+  const curve = crv === undefined ? undefined : CURVES[crv];
+  if (!algorithm || !crv || !curve) throw invalid('privateJwk.crv', 'must be P-256, P-384 or P-521');
+  const [x, y, d] = (['x', 'y', 'd'] as const).map((member) => octets(input, member, crv, curve.bytes)) as [Buffer, Buffer, Buffer];
+  const jwk: JWK = { kty: 'EC', crv, x: x.toString('base64url'), y: y.toString('base64url'), d: d.toString('base64url') };
   try {
     createPublicKey({ key: publicPart(jwk) as JsonWebKey, format: 'jwk' });
   } catch {
-    throw invalid('privateJwk', 'is not a valid key on its curve');
+    throw invalid('privateJwk', `x and y are not a point on ${crv}`);
   }
-  return algorithm;
+  const ecdh = createECDH(curve.openssl);
+  try {
+    ecdh.setPrivateKey(d);
+  } catch {
+    throw invalid('privateJwk.d', `is not a private key on ${crv} (zero or not below the group order)`);
+  }
+  if (!ecdh.getPublicKey().equals(Buffer.concat([Buffer.from([4]), x, y]))) {
+    throw invalid('privateJwk.d', 'is the private key of another public key than x and y');
+  }
+  return { algorithm, jwk };
 }
 
-const sameKey = (a: JWK, b: JWK) => a.crv === b.crv && a.x === b.x && a.y === b.y;
+/** Whether the certificate's subject key is `key`; a key of a kind Node cannot read is not it. */
+function certifies(certificate: x509.X509Certificate, key: KeyObject): boolean {
+  try {
+    const certified = createPublicKey({ key: Buffer.from(certificate.publicKey.rawData), format: 'der', type: 'spki' });
+    return certified.equals(key);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `parent`'s key signed `child`; a signature or key algorithm WebCrypto cannot check counts as not signed. */
+async function signedBy(child: x509.X509Certificate, parent: x509.X509Certificate): Promise<boolean> {
+  try {
+    return await child.verify({ publicKey: parent.publicKey, signatureOnly: true });
+  } catch {
+    return false;
+  }
+}
+
+function readChain(pem: string, field: string): x509.X509Certificate[] {
+  let chain: x509.X509Certificate[];
+  try {
+    chain = parsePemChain(pem);
+  } catch {
+    throw invalid(field, 'is not a PEM certificate chain');
+  }
+  if (chain.length === 0) throw invalid(field, 'contains no PEM certificate');
+  if (chain.length > MAX_CHAIN_CERTIFICATES)
+    throw invalid(field, `has ${chain.length} certificates; at most ${MAX_CHAIN_CERTIFICATES} are accepted`);
+  return chain;
+}
 
 /**
  * A PEM chain, leaf first, whose leaf certifies `jwk` and whose every certificate is signed by the
@@ -41,24 +112,15 @@ export async function checkChainForKey(
   jwk: JWK,
   field: string,
 ): Promise<{ active: x509.X509Certificate[]; root?: x509.X509Certificate }> {
-  let chain: x509.X509Certificate[];
-  try {
-    chain = parsePemChain(pem);
-  } catch {
-    throw invalid(field, 'is not a PEM certificate chain');
-  }
-  const [leaf] = chain;
-  if (!leaf) throw invalid(field, 'contains no PEM certificate');
-  const leafKey = (await leaf.publicKey.export()) as CryptoKey;
-  const leafJwk = (await crypto.subtle.exportKey('jwk', leafKey)) as JWK;
-  if (!sameKey(leafJwk, jwk)) throw invalid(field, 'the first certificate does not certify this key');
+  const chain = readChain(pem, field);
+  const key = createPublicKey({ key: publicPart(jwk) as JsonWebKey, format: 'jwk' });
+  if (!certifies(chain[0] as x509.X509Certificate, key)) throw invalid(field, 'the first certificate does not certify this key');
   for (let i = 0; i + 1 < chain.length; i++) {
-    const [child, parent] = [chain[i], chain[i + 1]] as [x509.X509Certificate, x509.X509Certificate];
-    if (!(await child.verify({ publicKey: parent.publicKey, signatureOnly: true }))) {
+    if (!(await signedBy(chain[i] as x509.X509Certificate, chain[i + 1] as x509.X509Certificate))) {
       throw invalid(field, `certificate ${i + 1} is not signed by certificate ${i + 2}`);
     }
   }
   const last = chain[chain.length - 1] as x509.X509Certificate;
-  if (chain.length > 1 && (await last.isSelfSigned())) return { active: chain.slice(0, -1), root: last };
+  if (chain.length > 1 && last.subject === last.issuer && (await signedBy(last, last))) return { active: chain.slice(0, -1), root: last };
   return { active: chain };
 }

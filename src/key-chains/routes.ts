@@ -72,17 +72,19 @@ const CreateBody = z.strictObject({
   externalKeyId: z.string().min(1).nullable().optional().describe('required when kmsProvider is not db'),
   ...Settings,
 });
+// Ten certificates of several kilobytes each fit easily; the cap keeps parsing bounded.
+const PemChain = z.string().max(65_536);
 const ImportBody = z.strictObject({
   id: Id.optional(),
   usageType: z.enum(USAGE_TYPES),
   privateJwk: z.record(z.string(), z.unknown()).describe('EC private key (P-256, P-384 or P-521)'),
-  certificateChain: z.string().optional().describe('PEM, leaf first; a self-signed certificate is made when absent'),
+  certificateChain: PemChain.optional().describe('PEM, leaf first; a self-signed certificate is made when absent'),
   subject: SubjectInput.optional(),
   ...Settings,
 });
 const UpdateBody = z.strictObject({
   ...Settings,
-  certificate: z.string().optional().describe('a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar'),
+  certificate: PemChain.optional().describe('a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar'),
 });
 const Params = z.object({ id: z.string() });
 const Jwks = z.object({ keys: z.array(PublicJwk) });

@@ -221,17 +221,18 @@ export class KeyChainService {
   }
 
   async import(ctx: RequestContext, tenantId: string, input: ImportKeyChain): Promise<KeyChain> {
-    const algorithm = checkImportableJwk(input.privateJwk);
+    const { algorithm, jwk } = checkImportableJwk(input.privateJwk);
     const identity = this.identity(tenantId, input.id ?? randomUUID(), { ...input, algorithm });
     const provider = this.provider('db') as DbKeyProvider;
-    const sealedJwk = provider.sealPrivate(input.privateJwk, sealingContext(tenantId, identity.keyChainId));
-    const chain = input.certificateChain
-      ? await checkChainForKey(input.certificateChain, input.privateJwk, 'certificateChain')
-      : {
-          active: parsePemChain((await this.material.standalone(identity, { sealedJwk, publicJwk: input.privateJwk })).certificatePem),
-          root: undefined,
-        };
-    const leaf: MintedKey = { sealedJwk, externalKeyId: null, publicJwk: input.privateJwk, certificatePem: toPem(chain.active) };
+    const sealedJwk = provider.sealPrivate(jwk, sealingContext(tenantId, identity.keyChainId));
+    const chain =
+      input.certificateChain !== undefined
+        ? await checkChainForKey(input.certificateChain, jwk, 'certificateChain')
+        : {
+            active: parsePemChain((await this.material.standalone(identity, { sealedJwk, publicJwk: jwk })).certificatePem),
+            root: undefined,
+          };
+    const leaf: MintedKey = { sealedJwk, externalKeyId: null, publicJwk: jwk, certificatePem: toPem(chain.active) };
     const rootCertificate = chain.root ? toPem([chain.root]) : null;
     return this.insert(
       ctx,
@@ -296,7 +297,8 @@ export class KeyChainService {
     return inTransaction(this.db, async (trx) => {
       const row = await this.row(tenantId, id, trx);
       const before = this.toKeyChain(row);
-      const certificate = input.certificate ? await checkChainForKey(input.certificate, before.activeJwk, 'certificate') : undefined;
+      const certificate =
+        input.certificate !== undefined ? await checkChainForKey(input.certificate, before.activeJwk, 'certificate') : undefined;
       const scoped = tenantDb(trx, tenantId);
       if (input.default === true && !before.default) await store.clearDefault(scoped, row.usage_type);
       if (input.default === false && before.default)

@@ -1,7 +1,16 @@
 import 'reflect-metadata';
-import { X509Certificate as NodeX509, webcrypto } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate as NodeX509, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { CompactEncrypt, createLocalJWKSet, decodeProtectedHeader, importJWK, importX509, jwtVerify } from 'jose';
+import {
+  CompactEncrypt,
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  importJWK,
+  importX509,
+  type JWK,
+  jwtVerify,
+} from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/service.js';
 
@@ -242,7 +251,7 @@ describe('import and certificates from outside', () => {
       signingAlgorithm: alg,
       extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
     });
-    const issue = async (publicKey: CryptoKey, cn: string) =>
+    const issue = async (publicKey: x509.PublicKeyType, cn: string) =>
       x509.X509CertificateGenerator.create({
         subject: `CN=${cn}`,
         issuer: ca.subject,
@@ -353,6 +362,102 @@ describe('import and certificates from outside', () => {
     });
     expect(reply.status).toBe(400);
     expect(reply.body.errors[0].field).toBe('body.certificateChain');
+  });
+
+  it('answers 400 naming the member for every malformed private JWK, and stores nothing', async () => {
+    const jwkOf = async (namedCurve: string) =>
+      (await webcrypto.subtle.exportKey(
+        'jwk',
+        (
+          await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve }, true, ['sign'])
+        ).privateKey,
+      )) as Record<string, string>;
+    const key = await jwkOf('P-256');
+    const another = await jwkOf('P-256');
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['d too short', { ...key, d: 'AAAA' }, 'body.privateJwk.d', 'must be 32 bytes (P-256) in unpadded base64url'],
+      ['d huge', { ...key, d: 'A'.repeat(100_000) }, 'body.privateJwk.d', 'must be 32 bytes (P-256) in unpadded base64url'],
+      ['d not a string', { ...key, d: 12345 }, 'body.privateJwk.d', 'must be 32 bytes (P-256) in unpadded base64url'],
+      ['d of another key', { ...key, d: another.d }, 'body.privateJwk.d', 'is the private key of another public key than x and y'],
+      ['d zero', { ...key, d: 'A'.repeat(43) }, 'body.privateJwk.d', 'is not a private key on P-256 (zero or not below the group order)'],
+      ['d missing', { ...key, d: undefined }, 'body.privateJwk.d', 'is missing: the private key is required'],
+      ['x not base64url', { ...key, x: `${'!'.repeat(42)}A` }, 'body.privateJwk.x', 'must be 32 bytes (P-256) in unpadded base64url'],
+      ['x padded', { ...key, x: `${key.x}=` }, 'body.privateJwk.x', 'must be 32 bytes (P-256) in unpadded base64url'],
+      [
+        'y in standard base64',
+        { ...key, y: `${(key.y as string).slice(0, 42)}+` },
+        'body.privateJwk.y',
+        'must be 32 bytes (P-256) in unpadded base64url',
+      ],
+      ['wrong curve', { ...key, crv: 'P-384' }, 'body.privateJwk.x', 'must be 48 bytes (P-384) in unpadded base64url'],
+      ['unknown curve', { ...key, crv: 'secp256k1' }, 'body.privateJwk.crv', 'must be P-256, P-384 or P-521'],
+      ['x, y not on the curve', { ...key, y: key.x }, 'body.privateJwk', 'x and y are not a point on P-256'],
+    ];
+    const before = await svc.db.selectFrom('key_chains').select('id').where('tenant_id', '=', 'acme').execute();
+    for (const [name, privateJwk, field, message] of cases) {
+      const reply = await svc.call('POST', '/api/key-chain/import', { token: acme, body: { usageType: 'access', privateJwk } });
+      expect(reply.status, `${name}: ${reply.text}`).toBe(400);
+      expect(reply.body.errors, name).toEqual([{ field, message }]);
+    }
+    expect(await svc.db.selectFrom('key_chains').select('id').where('tenant_id', '=', 'acme').execute()).toEqual(before);
+    // Members beyond the key itself are not kept: the key is stored in its standard form.
+    const accepted = await svc.call('POST', '/api/key-chain/import', {
+      token: acme,
+      body: { id: 'imported-extra', usageType: 'access', privateJwk: { ...key, key_ops: ['sign'], ext: true, kid: 'mine' } },
+    });
+    expect(accepted.status, accepted.text).toBe(201);
+    expect(accepted.body.activeJwk).toEqual({ kty: 'EC', crv: 'P-256', x: key.x, y: key.y, kid: await calculateJwkThumbprint(key as JWK) });
+  });
+
+  it('answers 400 naming the field for certificates of unusual keys, overlong chains and empty PEM', async () => {
+    const { issue } = await externalCa();
+    const created = await create(acme, { id: 'odd-certs', usageType: 'access', type: 'standalone' });
+    const ownKey = (await importJWK(created.activeJwk, 'ES256')) as CryptoKey;
+    const spki = (type: 'ec' | 'x25519' | 'dsa', options: object) =>
+      new Uint8Array(
+        generateKeyPairSync(type as 'ec', options as { namedCurve: string }).publicKey.export({ type: 'spki', format: 'der' }),
+      );
+    const good = (await issue(ownKey, 'Own key')).toString('pem');
+    const cases: [string, string, string][] = [
+      [
+        'brainpool leaf',
+        (await issue(spki('ec', { namedCurve: 'brainpoolP256r1' }), 'Brainpool')).toString('pem'),
+        'the first certificate does not certify this key',
+      ],
+      [
+        'secp256k1 leaf',
+        (await issue(spki('ec', { namedCurve: 'secp256k1' }), 'K1')).toString('pem'),
+        'the first certificate does not certify this key',
+      ],
+      ['X25519 leaf', (await issue(spki('x25519', {}), 'X25519')).toString('pem'), 'the first certificate does not certify this key'],
+      ['11 certificates', Array(11).fill(good).join('\n'), 'has 11 certificates; at most 10 are accepted'],
+      ['empty', '', 'contains no PEM certificate'],
+      [
+        'huge',
+        `-----BEGIN CERTIFICATE-----\n${'A'.repeat(70_000)}\n-----END CERTIFICATE-----`,
+        'expected string to contain at most 65,536 character(s)',
+      ],
+    ];
+    for (const [name, certificate, message] of cases) {
+      const reply = await svc.call('PATCH', '/api/key-chain/odd-certs', { token: acme, body: { certificate } });
+      expect(reply.status, `${name}: ${reply.text}`).toBe(400);
+      expect(reply.body.errors, name).toEqual([{ field: 'body.certificate', message }]);
+    }
+    const imported = await svc.call('POST', '/api/key-chain/import', {
+      token: acme,
+      body: {
+        usageType: 'access',
+        privateJwk: await webcrypto.subtle.exportKey(
+          'jwk',
+          (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign'])).privateKey,
+        ),
+        certificateChain: '',
+      },
+    });
+    expect(imported.status, imported.text).toBe(400);
+    expect(imported.body.errors).toEqual([{ field: 'body.certificateChain', message: 'contains no PEM certificate' }]);
+    const unchanged = await svc.call('GET', '/api/key-chain/odd-certs', { token: acme });
+    expect(unchanged.body.activeCertificate).toBe(created.activeCertificate);
   });
 
   it('holds the external-key rule in the database too', async () => {
