@@ -1,55 +1,22 @@
 // The mdoc side of a test wallet for OpenID4VP 1.0 (appendix B.2): a DeviceResponse built with
 // @owf/mdoc's Holder, the device signature over the OpenID4VP session transcript made with the holder
 // key, ready to be sent base64url-encoded as a vp_token entry. Each input can be bent on its own.
-import { createHash, createPrivateKey, sign as nodeSign } from 'node:crypto';
-import {
-  CoseKey,
-  Curve,
-  DeviceRequest,
-  DocRequest,
-  Holder,
-  IssuerSigned,
-  ItemsRequest,
-  KeyType,
-  type MdocContext,
-  SessionTranscript,
-  SignatureAlgorithm,
-} from '@owf/mdoc';
+import { createHash } from 'node:crypto';
+import { DeviceRequest, DocRequest, Holder, IssuerSigned, ItemsRequest, type MdocContext, SessionTranscript } from '@owf/mdoc';
 import type { JWK } from 'jose';
 import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
+import { coseSign, coseSigningKey } from '../../wallet/callbacks.js';
 import type { ResolvedRequest } from './presenter.js';
 
 /** The parts of a resolved request the mdoc wallet reads. */
 export type MdocRequest = Pick<ResolvedRequest, 'clientId' | 'nonce' | 'responseUri' | 'responseMode' | 'payload'> &
   Pick<Partial<ResolvedRequest>, 'origin'>;
 
-/** The service's verifier context plus signing with the holder key (P-256). */
+/** The service's verifier context plus signing with the holder key (P-256), as the demo wallet signs. */
 export const walletContext: MdocContext = {
   ...mdocContext,
-  cose: {
-    ...mdocContext.cose,
-    sign1: {
-      ...mdocContext.cose.sign1,
-      sign: ({ toBeSigned, key }) => {
-        const b64u = (bytes?: Uint8Array) => Buffer.from(bytes as Uint8Array).toString('base64url');
-        const jwk = { kty: 'EC', crv: 'P-256', x: b64u(key.x), y: b64u(key.y), d: b64u(key.d) };
-        return new Uint8Array(
-          nodeSign('sha256', toBeSigned, { key: createPrivateKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }),
-        );
-      },
-    },
-  },
+  cose: { ...mdocContext.cose, sign1: { ...mdocContext.cose.sign1, sign: coseSign } },
 };
-
-export const signingKey = (jwk: JWK) =>
-  CoseKey.create({
-    keyType: KeyType.Ec,
-    curve: Curve['P-256'],
-    x: Buffer.from(jwk.x as string, 'base64url'),
-    y: Buffer.from(jwk.y as string, 'base64url'),
-    d: Buffer.from(jwk.d as string, 'base64url'),
-    algorithm: SignatureAlgorithm.ES256,
-  });
 
 /** RFC 7638 SHA-256 thumbprint of the request's encryption key (EC), by hand. */
 export function encryptionKeyThumbprint(request: MdocRequest): Uint8Array | undefined {
@@ -114,7 +81,7 @@ export async function presentMdoc(request: MdocRequest, options: MdocPresentatio
       deviceRequest: deviceRequestFor(options.docType, options.namespace, options.elements),
       sessionTranscript,
       issuerSigned: [issuerSigned],
-      signature: { signingKey: signingKey(options.holder) },
+      signature: { signingKey: coseSigningKey(options.holder) },
     },
     walletContext,
   );

@@ -1,55 +1,15 @@
-// A test wallet for presentations: @openid4vc/openid4vp's client resolves and checks the signed
-// request and encrypts the response; @sd-jwt/sd-jwt-vc selects disclosures; jose signs the KB-JWT,
-// so that a test can bend exactly one rule at a time.
-import { createHash, randomBytes, X509Certificate } from 'node:crypto';
-import type { Jwk, JwtSigner } from '@openid4vc/oauth2';
+// A test wallet for presentations: @openid4vc/openid4vp's client (with the demo wallet's callbacks:
+// the request must be signed by its x5c certificate) resolves and checks the signed request and
+// encrypts the response; @sd-jwt/sd-jwt-vc selects disclosures; jose signs the KB-JWT, so that a
+// test can bend exactly one rule at a time.
+import { randomBytes } from 'node:crypto';
 import { Openid4vpClient } from '@openid4vc/openid4vp';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { CompactEncrypt, importJWK, importX509, type JWK, jwtVerify, SignJWT } from 'jose';
-import './wallet.js'; // allows plain-HTTP URLs for the loopback test service
-
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest();
+import { importJWK, type JWK, SignJWT } from 'jose';
+import { presentationCallbacks } from '../../wallet/callbacks.js';
+import { sdJwtVc, sha256 } from '../../wallet/credentials.js';
 
 export function presentationClient() {
-  return new Openid4vpClient({
-    callbacks: {
-      hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
-      verifyJwt: async (signer: JwtSigner, { compact, header }) => {
-        if (signer.method !== 'x5c') return { verified: false };
-        const pem = `-----BEGIN CERTIFICATE-----\n${signer.x5c[0]}\n-----END CERTIFICATE-----`;
-        try {
-          await jwtVerify(compact, await importX509(pem, header.alg));
-          const jwk = (await crypto.subtle.exportKey(
-            'jwk',
-            (await importX509(pem, header.alg, { extractable: true })) as CryptoKey,
-          )) as Jwk;
-          return { verified: true, signerJwk: jwk };
-        } catch {
-          return { verified: false };
-        }
-      },
-      getX509CertificateMetadata: (certificate: string) => {
-        const cert = new X509Certificate(Buffer.from(certificate, 'base64'));
-        const names = (cert.subjectAltName ?? '').split(', ');
-        return {
-          sanDnsNames: names.filter((n) => n.startsWith('DNS:')).map((n) => n.slice(4)),
-          sanUriNames: names.filter((n) => n.startsWith('URI:')).map((n) => n.slice(4)),
-        };
-      },
-      encryptJwe: async (encryptor, data) => {
-        const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
-          .setProtectedHeader({ alg: encryptor.alg, enc: encryptor.enc, ...(encryptor.publicJwk.kid && { kid: encryptor.publicJwk.kid }) })
-          .encrypt(await importJWK(encryptor.publicJwk as JWK, encryptor.alg));
-        return { jwe, encryptionJwk: encryptor.publicJwk };
-      },
-      decryptJwe: async () => {
-        throw new Error('not used');
-      },
-      signJwt: async () => {
-        throw new Error('not used');
-      },
-    },
-  });
+  return new Openid4vpClient({ callbacks: presentationCallbacks() });
 }
 
 export interface ResolvedRequest {
@@ -105,9 +65,7 @@ export async function presentSdJwt(
   disclose?: string[],
   kb: KeyBindingOptions = {},
 ) {
-  const sdjwt = new SDJwtVcInstance({
-    hasher: (data: string | ArrayBuffer) => sha256(typeof data === 'string' ? data : new Uint8Array(data)),
-  });
+  const sdjwt = sdJwtVc();
   const frame = disclose ? Object.fromEntries(disclose.map((claim) => [claim, true])) : undefined;
   let withoutKb = frame ? await sdjwt.present(credential, frame as never) : credential;
   if (!withoutKb.endsWith('~')) withoutKb += '~';

@@ -1,44 +1,15 @@
-// A test wallet on @openid4vc/openid4vci's client: a fresh P-256 holder key, jose for signatures.
-import { createHash, randomBytes } from 'node:crypto';
-import { clientAuthenticationNone, type JwtSigner, type JwtSignerJwk } from '@openid4vc/oauth2';
+// A test wallet on @openid4vc/openid4vci's client, with the demo wallet's keys and crypto callbacks
+// (wallet/): a fresh P-256 holder key per test, so that each flow is independent.
 import { Openid4vciClient } from '@openid4vc/openid4vci';
-import { setGlobalConfig } from '@openid4vc/utils';
-import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { issuanceCallbacks } from '../../wallet/callbacks.js';
+import { generateHolderKey, type HolderKey } from '../../wallet/store.js';
 
-// The test service speaks plain HTTP on loopback.
-setGlobalConfig({ allowInsecureUrls: true });
-
-export interface HolderKey {
-  publicJwk: JWK;
-  privateJwk: JWK;
-  signer: JwtSignerJwk;
-}
-
-export async function holderKey(): Promise<HolderKey> {
-  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
-  const publicJwk = await exportJWK(publicKey);
-  const privateJwk = await exportJWK(privateKey);
-  return { publicJwk, privateJwk, signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as JwtSignerJwk['publicJwk'] } };
-}
+export type { HolderKey };
+export const holderKey = generateHolderKey;
 
 /** Signs with whichever holder key the signer names (the client asks for proofs and DPoP proofs). */
 export function walletClient(keys: HolderKey[]) {
-  return new Openid4vciClient({
-    callbacks: {
-      hash: (data, alg) => createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
-      generateRandom: (length) => randomBytes(length),
-      clientAuthentication: clientAuthenticationNone({ clientId: 'test-wallet' }),
-      signJwt: async (signer: JwtSigner, { header, payload }) => {
-        const jwk = (signer as JwtSignerJwk).publicJwk as JWK;
-        const key = keys.find((k) => k.publicJwk.x === jwk.x);
-        if (!key) throw new Error('unknown holder key');
-        const jwt = await new SignJWT(payload as Record<string, unknown>)
-          .setProtectedHeader(header as { alg: string })
-          .sign(await importJWK(key.privateJwk, 'ES256'));
-        return { jwt, signerJwk: signer.method === 'jwk' ? signer.publicJwk : (key.publicJwk as JwtSignerJwk['publicJwk']) };
-      },
-    },
-  });
+  return new Openid4vciClient({ callbacks: issuanceCallbacks(keys, 'test-wallet') });
 }
 
 /** The whole pre-authorized flow, as a wallet runs it, for one configuration of the offer. */
