@@ -21,6 +21,8 @@ import { TokenService } from './auth/service.js';
 import { clientRoutes } from './clients/routes.js';
 import { ClientService } from './clients/service.js';
 import type { ReadyConfig } from './config.js';
+import { configFileRoutes } from './config-files/routes.js';
+import { ConfigFileService } from './config-files/service.js';
 import { credentialConfigRoutes } from './credential-configs/routes.js';
 import { CredentialConfigService } from './credential-configs/service.js';
 import { httpEndpointRoutes } from './http-endpoints/routes.js';
@@ -75,6 +77,7 @@ export interface Services {
   statusLists: StatusListService;
   presentationConfigs: PresentationConfigService;
   trustLists: TrustListService;
+  configFiles: ConfigFileService;
 }
 
 export interface BuiltApp {
@@ -281,6 +284,19 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     statusListCache: caches.fetchedStatusList,
   }).routes(app);
   sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
+  const configFiles = new ConfigFileService({
+    db: kysely,
+    tenants,
+    clients,
+    keyChains,
+    issuerSettings: issuance.settings,
+    attributeProviders,
+    webhookEndpoints,
+    credentialConfigs,
+    presentationConfigs,
+    trustLists,
+  });
+  configFileRoutes(app, configFiles);
   statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });
 
   await app.ready();
@@ -297,6 +313,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
       statusLists,
       presentationConfigs,
       trustLists,
+      configFiles,
     },
   };
 }

@@ -64,6 +64,11 @@ export const CONFIG_KEYS = {
     default: './data',
     description: 'directory for the SQLite database and, outside production, generated secrets',
   },
+  CONFIG_IMPORT: {
+    schema: z.string().min(1),
+    description:
+      'folder of configuration files (one folder per tenant) imported at every start, before the service listens; see Configuration as files',
+  },
   DB_TYPE: { schema: z.enum(['sqlite', 'postgres']), default: 'sqlite', description: 'storage engine' },
   DATABASE_URL: {
     schema: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),

@@ -4,9 +4,10 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type Services } from './app.js';
 import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from './config.js';
+import { ConfigImportError } from './config-files/service.js';
 import { firstRunAnnouncement, prepareSecrets } from './first-run.js';
 import type { Db } from './platform/db/connect.js';
-import { databaseFailure, listenFailure } from './start-up-errors.js';
+import { databaseFailure, listenFailure, StartUpError } from './start-up-errors.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -27,6 +28,7 @@ export async function start(
   const { app, db, services } = await buildApp(config).catch((err) => {
     throw databaseFailure(config, err);
   });
+  if (config.CONFIG_IMPORT) await importConfiguration(app, services, config.CONFIG_IMPORT, env);
   try {
     await app.listen({ port: config.PORT, host: config.HOST });
   } catch (err) {
@@ -38,6 +40,18 @@ export async function start(
   const message = firstRunAnnouncement(config, created);
   if (message) announce(message);
   return { app, db, services, config, url: `http://127.0.0.1:${config.PORT}`, close: () => app.close() };
+}
+
+/** The configuration files of CONFIG_IMPORT, written before the service answers anyone. */
+async function importConfiguration(app: FastifyInstance, services: Services, dir: string, env: Record<string, string | undefined>) {
+  try {
+    const summary = await services.configFiles.importFolder(dir, env);
+    app.log.info({ configImport: { dir, ...summary } }, 'configuration files imported');
+  } catch (err) {
+    await app.close();
+    if (err instanceof ConfigImportError) throw new StartUpError('configImport', `CONFIG_IMPORT ${dir}: ${err.message}`);
+    throw err;
+  }
 }
 
 /**

@@ -25,7 +25,7 @@ const ClientWithSecret = ClientSchema.extend({ secret: z.string().describe('show
 const Secret = z.object({ secret: z.string() });
 const Params = z.object({ id: z.string() });
 
-const CreateBody = z.strictObject({
+export const CreateBody = z.strictObject({
   clientId: Id,
   roles: z.array(RoleSchema).min(1),
   secret: z.string().min(16).max(512).optional().describe('generated (256 bits) when absent'),

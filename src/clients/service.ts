@@ -236,6 +236,22 @@ export class ClientService {
     return { secret };
   }
 
+  /**
+   * Makes `secret` the client's secret unless it already is, for secrets kept outside the service (a
+   * configuration file or the environment); true when it changed.
+   */
+  async ensureSecret(ctx: RequestContext, id: string, secret: string, db: Executor = this.db): Promise<boolean> {
+    const row = await store.findClient(db, this.scopeOf(ctx), id);
+    if (!row) throw notFound('client', id);
+    if (await this.verifier.verify(row.id, secret, row.secret_hash)) return false;
+    const secretHash = await hashSecret(secret);
+    await inTransaction(db, async (trx) => {
+      await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: nowIso() });
+      await this.audit.record(ctx, { tenantId: row.tenant_id, actionType: 'client.secret_replaced', after: { clientId: id } }, trx);
+    });
+    return true;
+  }
+
   /** Creates the bootstrap client, or brings its secret and roles in line with the configuration. */
   async ensureBootstrapClient(clientId: string, secret: string): Promise<void> {
     this.bootstrapClientId = clientId;

@@ -1,6 +1,7 @@
 // Credential configurations: what a tenant issues (format, display, fields, signing key chain, where
 // the claims come from). The document is stored as JSON; its references are repeated in indexed
 // columns, so that a key chain, attribute provider or webhook endpoint in use cannot be deleted.
+import { isDeepStrictEqual } from 'node:util';
 import type { AuditService } from '../audit/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
@@ -129,10 +130,15 @@ export class CredentialConfigService {
     return errors;
   }
 
-  async create(ctx: RequestContext, tenantId: string, input: CreateCredentialConfiguration): Promise<CredentialConfiguration> {
+  async create(
+    ctx: RequestContext,
+    tenantId: string,
+    input: CreateCredentialConfiguration,
+    db: Executor = this.db,
+  ): Promise<CredentialConfiguration> {
     const doc = toDocument(input);
     const errors = checkConfiguration(doc);
-    return inTransaction(this.db, async (trx) => {
+    return inTransaction(db, async (trx) => {
       errors.push(...(await this.referenceErrors(trx, tenantId, doc)));
       if (errors.length) throw invalidFields(errors);
       const now = nowIso();
@@ -154,8 +160,14 @@ export class CredentialConfigService {
     });
   }
 
-  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateCredentialConfiguration): Promise<CredentialConfiguration> {
-    return inTransaction(this.db, async (trx) => {
+  async update(
+    ctx: RequestContext,
+    tenantId: string,
+    id: string,
+    input: UpdateCredentialConfiguration,
+    db: Executor = this.db,
+  ): Promise<CredentialConfiguration> {
+    return inTransaction(db, async (trx) => {
       const before = await this.get(tenantId, id, trx);
       const doc = applyUpdate(documentOf(before), input);
       const errors: FieldError[] = [];
@@ -172,6 +184,29 @@ export class CredentialConfigService {
       const after = await this.get(tenantId, id, trx);
       await this.audit.record(ctx, { tenantId, actionType: 'credential_config.updated', before: { ...before }, after: { ...after } }, trx);
       return after;
+    });
+  }
+
+  /**
+   * Creates the configuration, or replaces the one with this id as a whole: what the input leaves out
+   * takes its default, as on create. Nothing is written when the stored configuration already is that.
+   */
+  async save(
+    ctx: RequestContext,
+    tenantId: string,
+    input: CreateCredentialConfiguration,
+    db: Executor = this.db,
+  ): Promise<'created' | 'updated' | 'unchanged'> {
+    return inTransaction(db, async (trx) => {
+      const row = await store.findConfig(tenantDb(trx, tenantId), input.id);
+      if (!row) {
+        await this.create(ctx, tenantId, input, trx);
+        return 'created';
+      }
+      const doc = toDocument(input);
+      if (isDeepStrictEqual(JSON.parse(row.document), JSON.parse(JSON.stringify(doc)))) return 'unchanged';
+      await this.update(ctx, tenantId, input.id, doc, trx);
+      return 'updated';
     });
   }
 

@@ -99,8 +99,8 @@ export class HttpEndpointService {
   }
 
   /** For the features that call the endpoint: its URL and the headers to send, decrypted. */
-  async resolve(tenantId: string, id: string): Promise<ResolvedEndpoint> {
-    const row = await this.row(tenantId, id);
+  async resolve(tenantId: string, id: string, db: Executor = this.db): Promise<ResolvedEndpoint> {
+    const row = await this.row(tenantId, id, db);
     const auth = this.openAuth(row);
     return { url: row.url, headers: auth.type === 'header' ? { [auth.header.name]: auth.header.value } : {} };
   }
@@ -114,9 +114,9 @@ export class HttpEndpointService {
     return store.lockEndpoint(tenantDb(trx, tenantId), this.kind.table, id);
   }
 
-  async create(ctx: RequestContext, tenantId: string, input: CreateEndpoint): Promise<HttpEndpoint> {
+  async create(ctx: RequestContext, tenantId: string, input: CreateEndpoint, db: Executor = this.db): Promise<HttpEndpoint> {
     this.checkUrl(input.url);
-    return inTransaction(this.db, async (trx) => {
+    return inTransaction(db, async (trx) => {
       const now = nowIso();
       try {
         await store.insertEndpoint(tenantDb(trx, tenantId), this.kind.table, {
@@ -139,9 +139,9 @@ export class HttpEndpointService {
     });
   }
 
-  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateEndpoint): Promise<HttpEndpoint> {
+  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateEndpoint, db: Executor = this.db): Promise<HttpEndpoint> {
     this.checkUrl(input.url);
-    return inTransaction(this.db, async (trx) => {
+    return inTransaction(db, async (trx) => {
       const before = await this.get(tenantId, id, trx);
       if (input.id !== undefined && input.id !== id) {
         throw invalidFields([{ field: 'body.id', message: `cannot change: the path names ${this.kind.label} '${id}'` }]);

@@ -78,6 +78,7 @@ export function createIssuance(wiring: IssuanceWiring) {
   const deferred = new DeferredService(deps);
   return {
     nonces,
+    settings: deps.settings,
     routes(app: App) {
       issuanceRoutes(app, { settings: deps.settings, offers, deferred });
       issuanceProtocolRoutes(app, deps, {

@@ -45,8 +45,8 @@ export class IssuerSettingsService {
     return underWebUrlPolicy('unjudged', () => IssuerSettingsSchema.parse(JSON.parse(row.document)));
   }
 
-  async put(ctx: RequestContext, tenantId: string, settings: IssuerSettings): Promise<IssuerSettings> {
-    return inTransaction(this.db, async (trx) => {
+  async put(ctx: RequestContext, tenantId: string, settings: IssuerSettings, db: Executor = this.db): Promise<IssuerSettings> {
+    return inTransaction(db, async (trx) => {
       const before = await this.get(tenantId, trx);
       const scoped = tenantDb(trx, tenantId);
       const document = JSON.stringify(settings);

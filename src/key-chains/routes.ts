@@ -62,7 +62,7 @@ const Settings = {
   certValidityDays: z.number().int().min(1).max(457).optional().describe('leaf validity, default 365 (ISO 18013-5 allows up to 457)'),
   default: z.boolean().optional().describe('make this the default of its usage type (the first of a type always is)'),
 };
-const CreateBody = z.strictObject({
+export const CreateBody = z.strictObject({
   id: Id.optional().describe('generated (UUID) when absent'),
   usageType: z.enum(USAGE_TYPES),
   type: z.enum(['standalone', 'internalChain']).describe('standalone: self-signed; internalChain: a root CA of the tenant signs the leaf'),
@@ -74,7 +74,7 @@ const CreateBody = z.strictObject({
 });
 // Ten certificates of several kilobytes each fit easily; the cap keeps parsing bounded.
 const PemChain = z.string().max(65_536);
-const ImportBody = z.strictObject({
+export const ImportBody = z.strictObject({
   id: Id.optional(),
   usageType: z.enum(USAGE_TYPES),
   privateJwk: z.record(z.string(), z.unknown()).describe('EC private key (P-256, P-384 or P-521)'),
@@ -82,7 +82,7 @@ const ImportBody = z.strictObject({
   subject: SubjectInput.optional(),
   ...Settings,
 });
-const UpdateBody = z.strictObject({
+export const UpdateBody = z.strictObject({
   ...Settings,
   certificate: PemChain.optional().describe('a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar'),
 });

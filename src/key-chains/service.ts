@@ -220,7 +220,7 @@ export class KeyChainService {
     return this.insert(ctx, identity, input, { type: 'standalone', kmsProvider, leaf, chainPem: leaf.certificatePem }, db);
   }
 
-  async import(ctx: RequestContext, tenantId: string, input: ImportKeyChain): Promise<KeyChain> {
+  async import(ctx: RequestContext, tenantId: string, input: ImportKeyChain, db: Executor = this.db): Promise<KeyChain> {
     const { algorithm, jwk } = checkImportableJwk(input.privateJwk);
     const identity = this.identity(tenantId, input.id ?? randomUUID(), { ...input, algorithm });
     const provider = this.provider('db') as DbKeyProvider;
@@ -239,7 +239,7 @@ export class KeyChainService {
       identity,
       input,
       { type: 'imported', kmsProvider: 'db', leaf, chainPem: leaf.certificatePem, rootCertificate },
-      this.db,
+      db,
     );
   }
 
@@ -293,8 +293,8 @@ export class KeyChainService {
     });
   }
 
-  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateKeyChain): Promise<KeyChain> {
-    return inTransaction(this.db, async (trx) => {
+  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateKeyChain, db: Executor = this.db): Promise<KeyChain> {
+    return inTransaction(db, async (trx) => {
       const row = await this.row(tenantId, id, trx);
       const before = this.toKeyChain(row);
       const certificate =

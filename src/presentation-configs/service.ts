@@ -2,6 +2,7 @@
 // from it behaves (lifetime, transaction data, redirect, webhook, signing key chain). Settings are
 // stored as JSON; references in indexed columns, so that a key chain or webhook endpoint in use
 // cannot be deleted; the deprecated inline webhook sealed, because its auth may hold a secret.
+import { isDeepStrictEqual } from 'node:util';
 import type { DcqlQuery } from 'dcql';
 import type { AuditService } from '../audit/service.js';
 import { type AuthInput, type AuthView, MASK } from '../http-endpoints/schemas.js';
@@ -224,8 +225,8 @@ export class PresentationConfigService {
    * POST: creates the configuration, or replaces the one with this id as a whole (fields not given
    * take their defaults; createdAt and the registration certificate cache are kept).
    */
-  async save(ctx: RequestContext, tenantId: string, input: SavePresentationConfiguration) {
-    return inTransaction(this.db, async (trx) => {
+  async save(ctx: RequestContext, tenantId: string, input: SavePresentationConfiguration, db: Executor = this.db) {
+    return inTransaction(db, async (trx) => {
       const existing = await this.find(tenantId, input.id, trx);
       if (existing) return { created: false, configuration: await this.replace(ctx, tenantId, existing, toSettings(input), input, trx) };
       const settings = toSettings(input);
@@ -247,6 +248,16 @@ export class PresentationConfigService {
       await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.created', after: { ...created } }, trx);
       return { created: true, configuration: created };
     });
+  }
+
+  /** Whether save() would leave the stored configuration as it is (a header value of **** stands for the stored one). */
+  async isCurrent(tenantId: string, input: SavePresentationConfiguration, db: Executor = this.db): Promise<boolean> {
+    const existing = await this.find(tenantId, input.id, db);
+    if (!existing) return false;
+    const wanted = toSettings(structuredClone(input));
+    if (unmaskWebhook(wanted, existing.settings.webhook).length) return false;
+    const plain = (settings: Settings) => JSON.parse(JSON.stringify(settings));
+    return isDeepStrictEqual(plain(wanted), plain(existing.settings));
   }
 
   /** PATCH: the fields given replace the stored ones (null clears or resets to the default), dcql_query as a whole. */

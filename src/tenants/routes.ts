@@ -34,7 +34,7 @@ const TenantWithClient = TenantSchema.extend({
 });
 
 const TenantRoles = z.array(RoleSchema).min(1).describe("roles of the tenant's admin client (`{id}-admin`)");
-const CreateBody = z.strictObject({
+export const CreateBody = z.strictObject({
   id: TENANT_ID,
   name: z.string().min(1).max(200),
   description: z.string().max(2000).nullable().optional(),

@@ -5,7 +5,7 @@ import type { Client, ClientService } from '../clients/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Role } from '../platform/auth/roles.js';
 import type { TenantsTable } from '../platform/db/schema.js';
-import { type Executor, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
+import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
 import { conflict, notFound } from '../platform/http/problem.js';
 import { overrides, type SessionConfig, type StatusListConfig } from './schemas.js';
 import * as store from './store.js';
@@ -158,8 +158,8 @@ export class TenantService {
     });
   }
 
-  async create(ctx: RequestContext, input: TenantInput) {
-    return this.db.transaction().execute(async (trx) => {
+  async create(ctx: RequestContext, input: TenantInput, db: Executor = this.db) {
+    return inTransaction(db, async (trx) => {
       const now = nowIso();
       try {
         await store.insertTenant(trx, {
@@ -192,8 +192,8 @@ export class TenantService {
     });
   }
 
-  async update(ctx: RequestContext, id: string, input: TenantUpdate) {
-    return this.db.transaction().execute(async (trx) => {
+  async update(ctx: RequestContext, id: string, input: TenantUpdate, db: Executor = this.db) {
+    return inTransaction(db, async (trx) => {
       const row = await store.findTenant(trx, id);
       if (!row) throw notFound('tenant', id);
       const before = await this.get(id, trx);

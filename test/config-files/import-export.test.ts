@@ -1,0 +1,381 @@
+// Configuration as files: a folder imported at start-up (CONFIG_IMPORT) through the real services,
+// idempotent on every later start, refused with the file and the field named; and the export of a
+// tenant in the same layout, without secrets, which imports into a fresh service as the same thing.
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_CODES, StartUpError } from '../../src/start-up-errors.js';
+import { engine } from '../support/database.js';
+import { expectProblem, fieldsOf } from '../support/problems.js';
+import { runUntilExit } from '../support/process.js';
+import { startService, type TestService } from '../support/service.js';
+import { removeFolders, writeFolder } from './support.js';
+
+const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const PRIVATE_PEM = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+const PUBLIC_JWK = publicKey.export({ format: 'jwk' });
+const PRIVATE_JWK = privateKey.export({ format: 'jwk' });
+
+const APP_SECRET = 'app-secret-0123456789';
+const OPS_SECRET = 'ops-secret-from-a-file-0123';
+const CRM_KEY = 'crm-api-key-value';
+
+const dcql = {
+  credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:example:pid'] }, claims: [{ path: ['given_name'] }] }],
+};
+
+/** Every kind of file, for tenant acme. */
+function acmeFiles(): Record<string, unknown> {
+  return {
+    'acme/tenant.json': {
+      name: 'ACME',
+      description: 'imported from files',
+      statusListConfig: { bits: 2, capacity: 1000 },
+      sessionConfig: { cleanupMode: 'anonymize' },
+    },
+    'acme/clients/acme-app.json': {
+      roles: ['issuance:manage', 'issuance:offer', 'presentation:manage'],
+      secret: { env: 'ACME_APP_SECRET' },
+      allowedIssuanceConfigs: ['pid'],
+    },
+    'acme/clients/acme-ops.json': { roles: ['presentation:request'], secret: { file: '../ops-secret.txt' } },
+    'acme/ops-secret.txt': `${OPS_SECRET}\n`,
+    'acme/key-chains/imported.json': { usageType: 'attestation', privateJwk: { file: 'imported.pem' }, description: 'from a PEM file' },
+    'acme/key-chains/imported.pem': PRIVATE_PEM,
+    'acme/key-chains/signer.json': { usageType: 'attestation', type: 'standalone', description: 'signer', rotationIntervalDays: 30 },
+    'acme/key-chains/default-access.json': { description: 'the access key, described by a file' },
+    'acme/issuer.json': { batchSize: 3, display: [{ name: 'ACME issuer' }] },
+    'acme/attribute-providers/crm.json': {
+      name: 'CRM',
+      url: 'https://crm.example.com/claims',
+      auth: { type: 'header', header: { name: 'X-Api-Key', value: { env: 'ACME_CRM_KEY' } } },
+    },
+    'acme/webhook-endpoints/hook.json': { name: 'Hook', url: 'https://hooks.example.com/svc', auth: { type: 'none' } },
+    'acme/credential-configs/pid.json': {
+      $schema: '../../docs/config-files/credential-config.schema.json',
+      config: { format: 'dc+sd-jwt', display: [{ name: 'PID' }] },
+      vct: 'urn:example:pid',
+      keyChainId: 'signer',
+      attributeProviderId: 'crm',
+      webhookEndpointId: 'hook',
+      fields: [{ path: ['given_name'], type: 'string', defaultValue: 'Erika', disclosable: true }],
+    },
+    'acme/presentation-configs/age.json': { dcql_query: dcql, webhookEndpointId: 'hook', description: 'age check' },
+    'acme/trust-lists/main.json': { entities: [{ type: 'internal', keyChainId: 'signer' }] },
+  };
+}
+
+const acmeEnv = { ACME_APP_SECRET: APP_SECRET, ACME_CRM_KEY: CRM_KEY };
+
+/** Every row of the tenant's configuration, and the size of the audit log: what an import may change. */
+async function snapshot(service: TestService, tenantId: string) {
+  const tables = [
+    'clients',
+    'key_chains',
+    'issuer_settings',
+    'attribute_providers',
+    'webhook_endpoints',
+    'credential_configs',
+    'presentation_configs',
+    'trust_lists',
+    'trust_list_versions',
+  ];
+  const rows: Record<string, unknown> = {};
+  for (const table of tables) {
+    const result = await sql<Record<string, unknown>>`select * from ${sql.table(table)} where tenant_id = ${tenantId}`.execute(service.db);
+    rows[table] = result.rows.map((row) => JSON.stringify(row)).sort();
+  }
+  rows.tenant = (await sql`select * from tenants where id = ${tenantId}`.execute(service.db)).rows;
+  rows.audit = (await sql<{ n: number }>`select count(*) as n from audit_log`.execute(service.db)).rows[0]?.n;
+  return rows;
+}
+
+describe('configuration files', () => {
+  let base: TestService;
+  let root: string;
+  /** Starts an instance beside `base` (same database) that imports `dir`, and stops it again. */
+  const importing = async (dir: string, env: Record<string, string> = {}) => {
+    const instance = await startService({ CONFIG_IMPORT: dir, ...env }, { besides: base });
+    await instance.stop();
+  };
+  const refusal = (dir: string, env: Record<string, string> = {}) =>
+    startService({ CONFIG_IMPORT: dir, ...env }, { besides: base }).then(
+      async (instance) => {
+        await instance.stop();
+        throw new Error('the import was expected to stop start-up');
+      },
+      (err: unknown) => err as StartUpError,
+    );
+
+  beforeAll(async () => {
+    base = await startService();
+    root = await base.rootToken();
+  });
+  afterAll(async () => {
+    await base?.stop();
+    removeFolders();
+  });
+
+  describe('import', () => {
+    let dir: string;
+    let app: string;
+    beforeAll(async () => {
+      dir = writeFolder(acmeFiles());
+      await importing(dir, acmeEnv);
+      app = await base.token('acme-app', APP_SECRET);
+    });
+
+    it('creates the tenant and each object its files describe, with secrets from the environment and from files', async () => {
+      const tenant = await base.call('GET', '/api/tenant/acme', { token: root });
+      expect(tenant.body).toMatchObject({
+        id: 'acme',
+        name: 'ACME',
+        description: 'imported from files',
+        status: 'active',
+        statusListConfig: { bits: 2, capacity: 1000 },
+        sessionConfig: { cleanupMode: 'anonymize' },
+      });
+      expect(tenant.body.clients.map((c: { clientId: string }) => c.clientId).sort()).toEqual(['acme-app', 'acme-ops']);
+      await expect(base.token('acme-ops', OPS_SECRET)).resolves.toEqual(expect.any(String));
+      expect((await base.call('GET', '/api/client/acme-app', { token: root })).body).toMatchObject({
+        tenantId: 'acme',
+        allowedIssuanceConfigs: ['pid'],
+      });
+
+      const chains = (await base.call('GET', '/api/key-chain', { token: app })).body as Record<string, any>[];
+      const byId = Object.fromEntries(chains.map((chain) => [chain.id, chain]));
+      expect(byId.imported).toMatchObject({ type: 'imported', usageType: 'attestation', description: 'from a PEM file' });
+      expect(byId.imported.activeJwk).toMatchObject({ x: PUBLIC_JWK.x, y: PUBLIC_JWK.y });
+      expect(byId.signer).toMatchObject({ type: 'standalone', rotationIntervalDays: 30, default: false });
+      expect(byId['default-access']).toMatchObject({ description: 'the access key, described by a file', default: true });
+
+      expect((await base.call('GET', '/api/issuer/config', { token: app })).body).toMatchObject({
+        batchSize: 3,
+        display: [{ name: 'ACME issuer' }],
+      });
+      const crm = await base.call('GET', '/api/issuer/attribute-providers/crm', { token: app });
+      expect(crm.body.auth).toEqual({ type: 'header', header: { name: 'X-Api-Key', value: '****' } });
+      expect((await base.running.services.attributeProviders.resolve('acme', 'crm')).headers).toEqual({ 'X-Api-Key': CRM_KEY });
+      expect((await base.call('GET', '/api/issuer/credentials/pid', { token: app })).body).toMatchObject({
+        keyChainId: 'signer',
+        attributeProviderId: 'crm',
+        webhookEndpointId: 'hook',
+        fields: [{ path: ['given_name'], defaultValue: 'Erika' }],
+      });
+      expect((await base.call('GET', '/api/verifier/config/age', { token: app })).body).toMatchObject({
+        dcql_query: dcql,
+        webhookEndpointId: 'hook',
+        lifeTime: 300,
+      });
+      expect((await base.call('GET', '/api/trust-list/main', { token: app })).body).toMatchObject({
+        sequenceNumber: 1,
+        keyChainId: 'default-trustList',
+      });
+
+      const audit = (await base.call('GET', '/api/admin/audit-logs?limit=100', { token: app })).body as Record<string, unknown>[];
+      expect(audit.find((entry) => entry.actionType === 'credential_config.created')).toMatchObject({
+        actorType: 'system',
+        actorId: 'system:config-import',
+      });
+    });
+
+    it('writes nothing on a second start with the same folder', async () => {
+      const before = await snapshot(base, 'acme');
+      await importing(dir, acmeEnv);
+      expect(await snapshot(base, 'acme')).toEqual(before);
+    });
+
+    it('updates what a changed file describes, resets what a file leaves out, and leaves the rest alone', async () => {
+      const files = acmeFiles();
+      const pid = files['acme/credential-configs/pid.json'] as Record<string, unknown>;
+      files['acme/credential-configs/pid.json'] = { ...pid, description: 'changed', keyBinding: false };
+      const { description: _d, ...tenant } = files['acme/tenant.json'] as Record<string, unknown>;
+      files['acme/tenant.json'] = { ...tenant, statusListConfig: { bits: 4 } };
+      const changed = writeFolder(files);
+      const before = await snapshot(base, 'acme');
+
+      await importing(changed, { ...acmeEnv, ACME_APP_SECRET: 'a-new-app-secret-0123456789' });
+
+      expect((await base.call('GET', '/api/issuer/credentials/pid', { token: app })).body).toMatchObject({
+        description: 'changed',
+        keyBinding: false,
+      });
+      expect((await base.call('GET', '/api/tenant/acme', { token: root })).body).toMatchObject({
+        description: null,
+        statusListConfig: { bits: 4 },
+      });
+      await expect(base.token('acme-app', APP_SECRET)).rejects.toThrow(/401/);
+      app = await base.token('acme-app', 'a-new-app-secret-0123456789');
+      const after = await snapshot(base, 'acme');
+      for (const table of ['key_chains', 'attribute_providers', 'webhook_endpoints', 'presentation_configs', 'trust_lists']) {
+        expect(after[table], table).toEqual(before[table]);
+      }
+      expect(after.credential_configs).not.toEqual(before.credential_configs);
+      await importing(dir, acmeEnv); // back to the first folder, for the tests below
+      app = await base.token('acme-app', APP_SECRET);
+    });
+
+    it('exports the tenant in the same layout without any secret', async () => {
+      const reply = await base.call('GET', '/api/config/export?tenantId=acme', { token: root });
+      expect(reply.status, reply.text).toBe(200);
+      expect(Object.keys(reply.body.files).sort()).toEqual(
+        [
+          'acme/tenant.json',
+          'acme/issuer.json',
+          'acme/clients/acme-app.json',
+          'acme/clients/acme-ops.json',
+          ...[
+            'default-access',
+            'default-attestation',
+            'default-encrypt',
+            'default-statusList',
+            'default-trustList',
+            'imported',
+            'signer',
+          ].map((id) => `acme/key-chains/${id}.json`),
+          'acme/attribute-providers/crm.json',
+          'acme/webhook-endpoints/hook.json',
+          'acme/credential-configs/pid.json',
+          'acme/presentation-configs/age.json',
+          'acme/trust-lists/main.json',
+        ].sort(),
+      );
+      for (const secret of [APP_SECRET, OPS_SECRET, CRM_KEY, PRIVATE_JWK.d as string, 'PRIVATE KEY']) {
+        expect(reply.text).not.toContain(secret);
+      }
+      expect(reply.body.files['acme/clients/acme-app.json'].secret).toEqual({ env: 'ACME_CLIENT_ACME_APP_SECRET' });
+      expect(reply.body.files['acme/key-chains/imported.json'].privateJwk).toEqual({ env: 'ACME_KEY_IMPORTED_PRIVATE_JWK' });
+      expect(reply.body.files['acme/attribute-providers/crm.json'].auth.header.value).toEqual({
+        env: 'ACME_ATTRIBUTE_PROVIDER_CRM_HEADER',
+      });
+      expect(reply.body.environment.sort()).toEqual([
+        'ACME_ATTRIBUTE_PROVIDER_CRM_HEADER',
+        'ACME_CLIENT_ACME_APP_SECRET',
+        'ACME_CLIENT_ACME_OPS_SECRET',
+        'ACME_KEY_IMPORTED_PRIVATE_JWK',
+      ]);
+    });
+
+    it('imports the export into a fresh service as the same configuration (generated keys aside)', async () => {
+      const exported = (await base.call('GET', '/api/config/export?tenantId=acme', { token: root })).body;
+      const fresh = await startService({
+        CONFIG_IMPORT: writeFolder(exported.files),
+        ACME_CLIENT_ACME_APP_SECRET: APP_SECRET,
+        ACME_CLIENT_ACME_OPS_SECRET: OPS_SECRET,
+        ACME_ATTRIBUTE_PROVIDER_CRM_HEADER: CRM_KEY,
+        ACME_KEY_IMPORTED_PRIVATE_JWK: JSON.stringify(PRIVATE_JWK),
+      });
+      try {
+        const again = await fresh.call('GET', '/api/config/export?tenantId=acme', { token: await fresh.rootToken() });
+        expect(again.body).toEqual(exported);
+        await expect(fresh.token('acme-ops', OPS_SECRET)).resolves.toEqual(expect.any(String));
+        expect((await fresh.running.services.attributeProviders.resolve('acme', 'crm')).headers).toEqual({ 'X-Api-Key': CRM_KEY });
+      } finally {
+        await fresh.stop();
+      }
+    });
+
+    it('answers the export only to tenants:manage, naming a missing or unknown tenant', async () => {
+      expectProblem(await base.call('GET', '/api/config/export?tenantId=acme', { token: app }), 403);
+      const missing = await base.call('GET', '/api/config/export', { token: root });
+      expectProblem(missing, 400);
+      expect(fieldsOf(missing)).toEqual(['query.tenantId']);
+      expectProblem(await base.call('GET', '/api/config/export?tenantId=nobody', { token: root }), 404);
+    });
+  });
+
+  it('stops start-up at a version-4 credential configuration, naming each legacy key and its replacement, and writes nothing', async () => {
+    const dir = writeFolder({
+      'legacy/tenant.json': { name: 'Legacy' },
+      'legacy/credential-configs/pid.json': {
+        config: { format: 'dc+sd-jwt' },
+        claims: { given_name: 'Erika' },
+        disclosureFrame: { _sd: ['given_name'] },
+      },
+    });
+    const err = await refusal(dir);
+    expect(err).toBeInstanceOf(StartUpError);
+    expect(err.exitCode).toBe(EXIT_CODES.configImport);
+    expect(err.message).toContain('legacy/credential-configs/pid.json: ');
+    expect(err.message).toContain('claims: removed in version 5: use fields[].defaultValue');
+    expect(err.message).toContain('disclosureFrame: removed in version 5: use fields[].disclosable');
+    expect(err.message).toContain('npm run convert-v4');
+    expectProblem(await base.call('GET', '/api/tenant/legacy', { token: root }), 404);
+  });
+
+  it('names the file and the field of every invalid file before writing anything', async () => {
+    const dir = writeFolder({
+      'beta/tenant.json': { name: 'Beta' },
+      'beta/clients/short.json': { roles: ['issuance:manage'], secret: 'short' },
+      'beta/clients/unset.json': { roles: ['issuance:manage'], secret: { env: 'BETA_UNSET_SECRET' } },
+      'beta/clients/renamed.json': { clientId: 'other', roles: ['issuance:manage'], secret: APP_SECRET },
+      'beta/webhook-endpoints/hook.json': { name: 'Hook', url: 'ftp://example.com', auth: { type: 'none' }, extra: 1 },
+      'beta/credentials/pid.json': {},
+      'gamma/issuer.json': { batchSize: 3 },
+    });
+    const err = await refusal(dir);
+    expect(err.exitCode).toBe(EXIT_CODES.configImport);
+    expect(err.message).toMatch(/beta\/clients\/short\.json: secret: [^;]*16/);
+    expect(err.message).toContain('beta/clients/unset.json: secret: environment variable BETA_UNSET_SECRET is not set');
+    expect(err.message).toContain('beta/clients/renamed.json: clientId: is "other", but the file is named for \'renamed\'');
+    expect(err.message).toMatch(/beta\/webhook-endpoints\/hook\.json: url: [^;]*http[^;]*; extra: unknown field/);
+    expect(err.message).toContain('beta/credentials: not part of the layout');
+    expect(err.message).toContain('gamma/tenant.json: missing');
+    expect(err.message).not.toContain('\n');
+    expectProblem(await base.call('GET', '/api/tenant/beta', { token: root }), 404);
+  });
+
+  it("rolls back the whole tenant when the service refuses one of its files, naming that file's field", async () => {
+    const dir = writeFolder({
+      'delta/tenant.json': { name: 'Delta' },
+      'delta/clients/delta-app.json': { roles: ['issuance:manage'], secret: APP_SECRET },
+      'delta/key-chains/signer.json': { usageType: 'attestation', type: 'standalone' },
+      'delta/credential-configs/pid.json': { config: { format: 'dc+sd-jwt' }, keyChainId: 'missing', fields: [] },
+    });
+    const err = await refusal(dir);
+    expect(err.message).toBe(`CONFIG_IMPORT ${dir}: delta/credential-configs/pid.json: keyChainId: key chain 'missing' does not exist`);
+    expectProblem(await base.call('GET', '/api/tenant/delta', { token: root }), 404);
+    await expect(base.token('delta-app', APP_SECRET)).rejects.toThrow(/401/);
+  });
+
+  it('refuses a key chain file that would change what the existing chain is', async () => {
+    const dir = writeFolder({
+      'epsilon/tenant.json': { name: 'Epsilon' },
+      'epsilon/key-chains/default-attestation.json': { usageType: 'attestation', type: 'standalone' },
+    });
+    const err = await refusal(dir);
+    expect(err.message).toContain(
+      'epsilon/key-chains/default-attestation.json: type: cannot change on the existing key chain \'default-attestation\' (it is "internalChain")',
+    );
+  });
+
+  // SQLite serves one instance; several instances share PostgreSQL.
+  it.skipIf(engine !== 'postgres')('lets instances that start at once with the same folder import it once', async () => {
+    const dir = writeFolder({
+      'twin/tenant.json': { name: 'Twin' },
+      'twin/clients/twin-app.json': { roles: ['issuance:manage'], secret: APP_SECRET },
+      'twin/key-chains/signer.json': { usageType: 'attestation', type: 'standalone' },
+    });
+    await Promise.all([importing(dir), importing(dir)]);
+    const tenant = await base.call('GET', '/api/tenant/twin', { token: root });
+    expect(tenant.body.clients.map((c: { clientId: string }) => c.clientId)).toEqual(['twin-app']);
+    const token = await base.token('twin-app', APP_SECRET);
+    const chains = (await base.call('GET', '/api/key-chain', { token })).body as { id: string }[];
+    expect(chains.filter((chain) => chain.id === 'signer')).toHaveLength(1);
+  });
+});
+
+describe('npm start with CONFIG_IMPORT', () => {
+  it('stops with one line and exit code 65 when a file cannot be imported', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-config-start-'));
+    const dir = writeFolder({ 'acme/tenant.json': { name: 'ACME', claims: {} } });
+    const { code, output } = await runUntilExit({ DATA_DIR: dataDir, PORT: '0', CONFIG_IMPORT: dir, LOG_LEVEL: 'warn' });
+    expect(code).toBe(65);
+    expect(output.trim().split('\n').at(-1)).toBe(`svc: CONFIG_IMPORT ${dir}: acme/tenant.json: claims: unknown field(s)`);
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(readFileSync(join(dir, 'acme/tenant.json'), 'utf8')).toContain('claims');
+  });
+});
