@@ -247,6 +247,7 @@ export class ClientService {
     const secretHash = await hashSecret(secret);
     await inTransaction(db, async (trx) => {
       await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: nowIso() });
+      this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: row.tenant_id, actionType: 'client.secret_replaced', after: { clientId: id } }, trx);
     });
     return true;
