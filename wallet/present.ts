@@ -79,7 +79,7 @@ function queriesToAnswer(query: Query, matched: (id: string) => boolean): string
   if (!query.credential_sets) return query.credentials.map((c) => c.id);
   const ids = new Set<string>();
   for (const set of query.credential_sets) {
-    const option = set.options.find((ids) => ids.every(matched));
+    const option = set.options.find((candidate) => candidate.every(matched));
     if (option) for (const id of option) ids.add(id);
     else if (set.required !== false) throw new Error(`no credential in this wallet satisfies the credential set ${json(set.options)}`);
   }
@@ -107,7 +107,7 @@ async function choose(query: Query, store: WalletStore): Promise<Choice[]> {
 }
 
 /** The @sd-jwt presentation frame that discloses exactly `paths` (null selects every array element). */
-export function presentationFrame(paths: ClaimPath[], claims: unknown): Record<string, unknown> {
+function presentationFrame(paths: ClaimPath[], claims: unknown): Record<string, unknown> {
   const frame: Record<string, unknown> = {};
   const add = (into: Record<string, unknown>, path: ClaimPath, value: unknown) => {
     const [head, ...rest] = path;
@@ -126,12 +126,12 @@ export function presentationFrame(paths: ClaimPath[], claims: unknown): Record<s
   return frame;
 }
 
+const decodeTransactionData = (entry: string) => JSON.parse(Buffer.from(entry, 'base64url').toString()) as { credential_ids?: string[] };
+
 /** Base64url transaction data entries that name `queryId`, hashed as the KB-JWT carries them. */
 const transactionDataHashes = (payload: RequestPayload, queryId: string) =>
   (payload.transaction_data ?? [])
-    .filter((entry) =>
-      (JSON.parse(Buffer.from(entry, 'base64url').toString()) as { credential_ids?: string[] }).credential_ids?.includes(queryId),
-    )
+    .filter((entry) => decodeTransactionData(entry).credential_ids?.includes(queryId))
     .map((entry) => sha256(entry).toString('base64url'));
 
 async function presentSdJwt(choice: Choice, holder: HolderKey, payload: RequestPayload, io: Io): Promise<string> {
@@ -231,6 +231,8 @@ export async function answerRequest(uri: string, { store, io, yes }: PresentOpti
     io.print(`  ${choice.queryId}: ${choice.view.type} (${choice.stored.id}, issued by ${choice.view.issuer}), disclosing`);
     io.print(indent(json(choice.disclosed), 4));
   }
+  // What the user approves along with the disclosure (a payment, a signature): shown before consent.
+  for (const entry of payload.transaction_data ?? []) io.print(`  and confirms the transaction ${json(decodeTransactionData(entry))}`);
   if (!yes && !/^y(es)?$/i.test(await io.ask('Send these claims to the verifier? [y/N] '))) {
     io.print('Nothing was sent.');
     return { sent: false };

@@ -1,6 +1,7 @@
 // The demo wallet (wallet/, `npm run wallet`) against the real service over HTTP: offers redeemed with
 // a transaction code and DPoP (SD-JWT VC and mdoc), credentials stored privately, presentation
 // requests answered (SD-JWT VC and mdoc) and the sessions completed; and what it refuses.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWallet } from '../../wallet/cli.js';
 import type { Io } from '../../wallet/io.js';
+import { root } from '../support/process.js';
 import { startService, type TestService } from '../support/service.js';
 
 const DOC_TYPE = 'org.iso.18013.5.1.mDL';
@@ -220,6 +222,16 @@ describe('answering presentation requests', () => {
     ]);
   });
 
+  it('shows the transaction data of a request and binds the presentation to it', async () => {
+    const transaction = { type: 'payment', credential_ids: ['pid'], amount: '42.00 EUR' };
+    const created = await request('adult', { transaction_data: [transaction] });
+    const result = await answer(created.uri, ['y']);
+    expect(result.code, result.output()).toBe(0);
+    expect(result.output()).toMatch(/and confirms the transaction \{\n {2}"type": "payment",[\s\S]*"amount": "42.00 EUR"/);
+    expect(result.output()).toMatch(/"transaction_data_hashes": \[\n\s+"[\w-]{43}"\n\s+\]/);
+    expect((await session(created.session)).status).toBe('completed');
+  });
+
   it('sends nothing when the user declines', async () => {
     const created = await request('adult');
     const result = await answer(created.uri, ['n']);
@@ -270,6 +282,27 @@ describe('answering presentation requests', () => {
 });
 
 describe('the command line', () => {
+  it('runs as `npm run wallet`, reading the transaction code and the consent from standard input', async () => {
+    const dir = wallet().dir;
+    const npm = (args: string[], input: string) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn('npm', ['run', '-s', 'wallet', '--', ...args, '--dir', dir], { cwd: root });
+        let output = '';
+        child.stdout.on('data', (d) => (output += d));
+        child.stderr.on('data', (d) => (output += d));
+        child.on('exit', (code) => resolve({ code, output }));
+        child.stdin.end(input);
+      });
+    const received = await npm([(await offer('pid', ERIKA)).uri], '493817\n');
+    expect(received.code, received.output).toBe(0);
+    expect(received.output).toContain('Transaction code, 6 digits: ');
+    const created = await request('adult');
+    const presented = await npm([created.uri], 'yes\n');
+    expect(presented.code, presented.output).toBe(0);
+    expect(presented.output).toContain('Send these claims to the verifier? [y/N] ');
+    expect((await session(created.session)).status).toBe('completed');
+  }, 60_000);
+
   it('refuses plain HTTP to anything but this machine', async () => {
     const run = wallet();
     const uri = `openid-credential-offer://?credential_offer_uri=${encodeURIComponent('http://issuer.example.com/offer/1')}`;
