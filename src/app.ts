@@ -43,6 +43,7 @@ import { PostgresBus } from './platform/events/postgres-bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
+import { documentProblems, SECURITY_SCHEMES, TAGS } from './platform/http/openapi.js';
 import { OutboundClient } from './platform/http/outbound-client.js';
 import { EventStreams } from './platform/http/sse.js';
 import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
@@ -237,15 +238,11 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
       },
       // Relative, so the explorer's "Try it out" calls the address the document was read from.
       servers: [{ url: '/' }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          queryToken: { type: 'apiKey', in: 'query', name: 'token', description: 'an access token, for event streams' },
-        },
-      },
+      tags: TAGS,
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) => documentProblems(jsonSchemaTransformObject(input)),
   });
   // Registered before access control is installed: the explorer's own routes are public.
   await app.register(swaggerUi, { routePrefix: '/api', staticCSP: true });

@@ -226,13 +226,30 @@ const Removed = {
   schema: removed('the JSON schema is derived from fields'),
 };
 
-export const CreateBody = z.strictObject({
-  id: Id,
-  config: CredentialConfigInput,
-  fields: z.array(FieldDefinitionSchema).max(500),
-  ...Settings,
-  ...Removed,
-});
+export const CreateBody = z
+  .strictObject({
+    id: Id,
+    config: CredentialConfigInput,
+    fields: z.array(FieldDefinitionSchema).max(500),
+    ...Settings,
+    ...Removed,
+  })
+  .meta({
+    // The explorer would otherwise build its example from the schema, removed v4 members included.
+    examples: [
+      {
+        id: 'pid',
+        vct: 'urn:eudi:pid:1',
+        config: { format: 'dc+sd-jwt', display: [{ name: 'Person ID', locale: 'en' }] },
+        fields: [
+          { path: ['given_name'], type: 'string', mandatory: true },
+          { path: ['family_name'], type: 'string', mandatory: true },
+          { path: ['birthdate'], type: 'date' },
+          { path: ['age_over_18'], type: 'boolean' },
+        ],
+      },
+    ],
+  });
 
 export const UpdateBody = z.strictObject({
   id: Id.optional().describe('accepted only when equal to the id in the path'),

@@ -1,6 +1,7 @@
 // The wallet-facing OpenID4VCI surface of a tenant: public, and answering in the OAuth error shape.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { WALLET_SECURITY } from '../platform/http/openapi.js';
 import type { App } from '../platform/http/types.js';
 import type { CredentialEndpoint } from './credential-endpoint.js';
 import type { DeferredService } from './deferred.js';
@@ -105,7 +106,13 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
   app.get(
     '/issuers/:tenantId/credential-offer/:handle',
     {
-      schema: { tags, summary: 'A credential offer by reference (credential_offer_uri)', params: Tenant.extend({ handle: z.string() }) },
+      schema: {
+        tags,
+        summary: 'A credential offer by reference (credential_offer_uri)',
+        description:
+          'The offer a wallet fetches from the credential_offer_uri of a QR code or deep link. The handle is single-purpose and unguessable; an unknown or expired one answers 404 invalid_request.',
+        params: Tenant.extend({ handle: z.string() }),
+      },
     },
     async (request, reply) => {
       const offer = await endpoints.offers.byReference(request.params.tenantId, request.params.handle);
@@ -117,7 +124,14 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
   app.post(
     '/issuers/:tenantId/token',
     {
-      schema: { tags, summary: 'Token endpoint (pre-authorized code grant, optional DPoP)', params: Tenant, body: Json.optional() },
+      schema: {
+        tags,
+        summary: 'Token endpoint (pre-authorized code grant, optional DPoP)',
+        description:
+          'Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires: grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code, pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Errors use the OAuth shape {error, error_description}.',
+        params: Tenant,
+        body: Json.optional(),
+      },
     },
     async (request, reply) => {
       const dpop = request.headers.dpop;
@@ -134,7 +148,12 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
   app.post(
     '/issuers/:tenantId/nonce',
     {
-      schema: { tags, summary: 'Nonce endpoint: a fresh c_nonce for key proofs', params: Tenant },
+      schema: {
+        tags,
+        summary: 'Nonce endpoint: a fresh c_nonce for key proofs',
+        description: 'Each nonce is accepted in one key proof, until it expires (issuer settings: nonceLifetimeSeconds).',
+        params: Tenant,
+      },
     },
     async (request, reply) => {
       const { tenantId } = request.params;
@@ -158,7 +177,15 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
   app.post(
     '/issuers/:tenantId/credential',
     {
-      schema: { tags, summary: 'Credential endpoint (jwt proofs; several proofs give a batch)', params: Tenant, body: Json.optional() },
+      schema: {
+        tags,
+        summary: 'Credential endpoint (jwt proofs; several proofs give a batch)',
+        description:
+          'JSON body with credential_configuration_id (or credential_identifier) and proofs.jwt: key proofs of type openid4vci-proof+jwt over a c_nonce from the nonce endpoint, one credential per proof. Needs the access token of the token endpoint, as a DPoP-bound token with a DPoP proof when it was issued so. Answers the credentials, or a transaction_id for deferred issuance (202).',
+        params: Tenant,
+        body: Json.optional(),
+        security: WALLET_SECURITY,
+      },
     },
     async (request, reply) => {
       const result = await endpoints.credential.issue(resource(request));
@@ -169,7 +196,15 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
   app.post(
     '/issuers/:tenantId/deferred-credential',
     {
-      schema: { tags, summary: 'Deferred credential endpoint', params: Tenant, body: Json.optional() },
+      schema: {
+        tags,
+        summary: 'Deferred credential endpoint',
+        description:
+          'JSON body with the transaction_id of a deferred issuance; answers the credentials once the issuer completed them, else issuance_pending with an interval.',
+        params: Tenant,
+        body: Json.optional(),
+        security: WALLET_SECURITY,
+      },
     },
     async (request, reply) => {
       const result = await endpoints.deferred.retrieve(resource(request));
@@ -180,7 +215,15 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
   app.post(
     '/issuers/:tenantId/notification',
     {
-      schema: { tags, summary: 'Notification endpoint', params: Tenant, body: Json.optional() },
+      schema: {
+        tags,
+        summary: 'Notification endpoint',
+        description:
+          'JSON body with the notification_id of an issued credential and an event (credential_accepted, credential_failure, credential_deleted); answers 204.',
+        params: Tenant,
+        body: Json.optional(),
+        security: WALLET_SECURITY,
+      },
     },
     async (request, reply) => {
       await endpoints.notification.notify(resource(request));

@@ -19,21 +19,35 @@ const ClaimSource = z.discriminatedUnion('type', [
   }),
 ]);
 
-const OfferBody = z.strictObject({
-  response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
-  flow: z.enum(['authorization_code', 'pre_authorized_code']).describe('only `pre_authorized_code` is available so far'),
-  credentialConfigurationIds: z.array(z.string().min(1)).min(1),
-  authorization_server: z.string().optional().describe('default: the first enabled authorization server'),
-  credentialClaims: z
-    .record(z.string(), ClaimSource)
-    .optional()
-    .describe(
-      "per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields' default values)",
-    ),
-  tx_code: z.string().min(1).max(64).optional().describe('a transaction code the wallet user must enter; deliver it out of band'),
-  tx_code_description: z.string().max(300).optional(),
-  webhookEndpointId: z.string().optional(),
-});
+const OfferBody = z
+  .strictObject({
+    response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
+    flow: z.enum(['authorization_code', 'pre_authorized_code']).describe('only `pre_authorized_code` is available so far'),
+    credentialConfigurationIds: z.array(z.string().min(1)).min(1),
+    authorization_server: z.string().optional().describe('default: the first enabled authorization server'),
+    credentialClaims: z
+      .record(z.string(), ClaimSource)
+      .optional()
+      .describe(
+        "per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields' default values)",
+      ),
+    tx_code: z.string().min(1).max(64).optional().describe('a transaction code the wallet user must enter; deliver it out of band'),
+    tx_code_description: z.string().max(300).optional(),
+    webhookEndpointId: z.string().optional(),
+  })
+  .meta({
+    examples: [
+      {
+        response_type: 'uri',
+        flow: 'pre_authorized_code',
+        credentialConfigurationIds: ['pid'],
+        credentialClaims: {
+          pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', age_over_18: true } },
+        },
+        tx_code: '493817',
+      },
+    ],
+  });
 const OfferResponse = z.object({
   uri: z.string().describe('openid-credential-offer:// URI with credential_offer_uri: show as QR code or link'),
   session: z.string().describe('the session id'),

@@ -97,7 +97,23 @@ const Settings = {
     .describe("an access key chain of the tenant that signs the requests; absent or null: the tenant's default access key chain"),
 };
 
-export const SaveBody = z.strictObject({ id: Id, dcql_query: DcqlQuerySchema, ...Settings });
+export const SaveBody = z.strictObject({ id: Id, dcql_query: DcqlQuerySchema, ...Settings }).meta({
+  examples: [
+    {
+      id: 'adult',
+      dcql_query: {
+        credentials: [
+          {
+            id: 'pid',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: ['urn:eudi:pid:1'] },
+            claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
+          },
+        ],
+      },
+    },
+  ],
+});
 
 export const UpdateBody = z.strictObject({
   id: Id.optional().describe('accepted only when equal to the id in the path'),

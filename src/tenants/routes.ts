@@ -34,14 +34,24 @@ const TenantWithClient = TenantSchema.extend({
 });
 
 const TenantRoles = z.array(RoleSchema).min(1).describe("roles of the tenant's admin client (`{id}-admin`)");
-export const CreateBody = z.strictObject({
-  id: TENANT_ID,
-  name: z.string().min(1).max(200),
-  description: z.string().max(2000).nullable().optional(),
-  sessionConfig: SessionConfigSchema.nullable().optional(),
-  statusListConfig: StatusListConfigSchema.nullable().optional(),
-  roles: TenantRoles.optional(),
-});
+export const CreateBody = z
+  .strictObject({
+    id: TENANT_ID,
+    name: z.string().min(1).max(200),
+    description: z.string().max(2000).nullable().optional(),
+    sessionConfig: SessionConfigSchema.nullable().optional(),
+    statusListConfig: StatusListConfigSchema.nullable().optional(),
+    roles: TenantRoles.optional(),
+  })
+  .meta({
+    examples: [
+      {
+        id: 'acme',
+        name: 'ACME',
+        roles: ['clients:manage', 'issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'],
+      },
+    ],
+  });
 const UpdateBody = CreateBody.omit({ id: true }).partial();
 const Params = z.object({ id: z.string() });
 

@@ -9,34 +9,36 @@ import { RedirectUri, SESSION_PLACEHOLDER } from '../presentation-configs/schema
 import type { PresentationOffers } from './offers.js';
 import type { PresentationProtocol } from './protocol.js';
 
-const OfferBody = z.strictObject({
-  response_type: z
-    .enum(['uri', 'dc-api', 'iso-18013-7'])
-    .describe('`uri` (openid4vp:// for a wallet) or `dc-api` (for the browser Digital Credentials API); not yet `iso-18013-7`'),
-  requestId: z.string().min(1).describe('id of a presentation configuration'),
-  webhook: z
-    .strictObject({
-      url: z.url({ protocol: /^https?$/ }),
-      auth: z
-        .discriminatedUnion('type', [
-          z.strictObject({ type: z.literal('none') }),
-          z.strictObject({ type: z.literal('header'), header: z.strictObject({ name: z.string().min(1), value: z.string().min(1) }) }),
-        ])
-        .optional(),
-    })
-    .optional()
-    .describe("where this request's verified claims go, instead of the configuration's webhook (kept encrypted with the session)"),
-  redirectUri: RedirectUri.optional().describe(
-    `overrides the configuration's: https (http outside production); ${SESSION_PLACEHOLDER} is replaced`,
-  ),
-  expected_origin: webOrigin()
-    .optional()
-    .describe('dc-api: required; the origin of the page calling the DC API, https://host[:port] (http outside production)'),
-  transaction_data: z.array(z.record(z.string(), z.unknown())).optional().describe("overrides the configuration's"),
-  clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']).optional().describe('ours: default x509_hash (HAIP)'),
-  responseMode: z.enum(['direct_post', 'direct_post.jwt']).optional().describe('ours: default direct_post.jwt (encrypted)'),
-  requestUriMethod: z.enum(['get', 'post']).optional().describe('ours: post adds request_uri_method=post'),
-});
+const OfferBody = z
+  .strictObject({
+    response_type: z
+      .enum(['uri', 'dc-api', 'iso-18013-7'])
+      .describe('`uri` (openid4vp:// for a wallet) or `dc-api` (for the browser Digital Credentials API); not yet `iso-18013-7`'),
+    requestId: z.string().min(1).describe('id of a presentation configuration'),
+    webhook: z
+      .strictObject({
+        url: z.url({ protocol: /^https?$/ }),
+        auth: z
+          .discriminatedUnion('type', [
+            z.strictObject({ type: z.literal('none') }),
+            z.strictObject({ type: z.literal('header'), header: z.strictObject({ name: z.string().min(1), value: z.string().min(1) }) }),
+          ])
+          .optional(),
+      })
+      .optional()
+      .describe("where this request's verified claims go, instead of the configuration's webhook (kept encrypted with the session)"),
+    redirectUri: RedirectUri.optional().describe(
+      `overrides the configuration's: https (http outside production); ${SESSION_PLACEHOLDER} is replaced`,
+    ),
+    expected_origin: webOrigin()
+      .optional()
+      .describe('dc-api: required; the origin of the page calling the DC API, https://host[:port] (http outside production)'),
+    transaction_data: z.array(z.record(z.string(), z.unknown())).optional().describe("overrides the configuration's"),
+    clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']).optional().describe('ours: default x509_hash (HAIP)'),
+    responseMode: z.enum(['direct_post', 'direct_post.jwt']).optional().describe('ours: default direct_post.jwt (encrypted)'),
+    requestUriMethod: z.enum(['get', 'post']).optional().describe('ours: post adds request_uri_method=post'),
+  })
+  .meta({ examples: [{ response_type: 'uri', requestId: 'adult' }] });
 const OfferResponse = z.object({
   uri: z.string().describe('openid4vp:// URI with client_id and request_uri'),
   session: z.string(),
@@ -75,7 +77,13 @@ export function verificationRoutes(app: App, offers: PresentationOffers, protoco
   app.get(
     '/presentations/:handle/request',
     {
-      schema: { tags, summary: 'The signed request object (JAR); it can be fetched once', params: Handle },
+      schema: {
+        tags,
+        summary: 'The signed request object (JAR); it can be fetched once',
+        description:
+          'The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. A second fetch answers 404.',
+        params: Handle,
+      },
     },
     async (request, reply) =>
       reply
@@ -90,6 +98,7 @@ export function verificationRoutes(app: App, offers: PresentationOffers, protoco
       schema: {
         tags,
         summary: 'The signed request object by POST (request_uri_method=post), echoing wallet_nonce',
+        description: 'As the GET, for wallets that post their capabilities and a wallet_nonce, which the signed request then carries.',
         params: Handle,
         body: z.record(z.string(), z.unknown()).nullish(),
       },
@@ -107,6 +116,8 @@ export function verificationRoutes(app: App, offers: PresentationOffers, protoco
       schema: {
         tags,
         summary: 'Response endpoint (direct_post or direct_post.jwt)',
+        description:
+          'Form-encoded wallet answer: vp_token and state (direct_post), or response, a JWE encrypted to the key of the request (direct_post.jwt). Every presentation is verified before the session completes; the answer carries a redirect_uri when the request has one. Errors use the OAuth shape.',
         params: Handle,
         body: z.record(z.string(), z.unknown()).nullish(),
       },

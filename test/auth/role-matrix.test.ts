@@ -118,7 +118,7 @@ describe('role matrix', () => {
     const doc = (await svc.call('GET', '/api/openapi.json')).body;
     expect(doc.components.securitySchemes.queryToken).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' });
     expect(doc.paths['/api/session/{id}/events'].get.security).toEqual([{ queryToken: [] }]);
-    expect(doc.paths['/api/session/{id}'].get.security).toEqual([{ bearer: [] }]);
+    expect(doc.paths['/api/session/{id}'].get.security).toEqual([{ oauth2: [] }, { bearer: [] }]);
     // Once per operation, though a GET shares its schema with the automatic HEAD route.
     expect(doc.paths['/api/session/{id}'].get.description.match(/Requires one of the roles/g)).toHaveLength(1);
   });

@@ -5,6 +5,7 @@ import type { Principal, PrincipalResolver, RequestContext } from '../auth/princ
 import type { Role } from '../auth/roles.js';
 import { InvalidTokenError, type TokenVerifier } from '../auth/tokens.js';
 import { isManagementPath } from './errors.js';
+import { MANAGEMENT_SECURITY } from './openapi.js';
 import { forbidden, Problem } from './problem.js';
 
 export type Access =
@@ -77,7 +78,7 @@ export function installAccessControl(app: FastifyInstance, deps: { verifier: Tok
     // A GET route and its automatic HEAD route share one schema: describe the access once.
     const rule = describeAccess(access);
     if (!schema.description?.endsWith(rule)) schema.description = [schema.description, rule].filter(Boolean).join('\n\n');
-    if (!('public' in access)) schema.security = [access.tokenInQuery ? { queryToken: [] } : { bearer: [] }];
+    if (!('public' in access)) schema.security = access.tokenInQuery ? [{ queryToken: [] }] : MANAGEMENT_SECURITY;
   });
 
   app.addHook('onRequest', async (request) => {
