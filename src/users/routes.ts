@@ -30,6 +30,8 @@ const Params = z.object({ id: z.string() });
 
 const access = { roles: ['users:manage'], tenant: 'required' } as const;
 const tags = ['users'];
+const grantNote =
+  'A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise).';
 
 export function userRoutes(app: App, users: UserService) {
   app.get(
@@ -48,6 +50,7 @@ export function userRoutes(app: App, users: UserService) {
       schema: {
         tags,
         summary: 'Create a user; the temporary password is returned only here',
+        description: grantNote,
         body: CreateBody,
         response: { 201: CreatedUser },
       },
@@ -68,7 +71,7 @@ export function userRoutes(app: App, users: UserService) {
     '/api/user/:id',
     {
       config: { access },
-      schema: { tags, summary: 'Update a user', params: Params, body: UpdateBody, response: { 200: UserSchema } },
+      schema: { tags, summary: 'Update a user', description: grantNote, params: Params, body: UpdateBody, response: { 200: UserSchema } },
     },
     (request) => users.update(contextOf(request), request.params.id, request.body),
   );
@@ -77,7 +80,7 @@ export function userRoutes(app: App, users: UserService) {
     '/api/user/:id',
     {
       config: { access },
-      schema: { tags, summary: 'Delete a user', params: Params, response: { 204: z.null() } },
+      schema: { tags, summary: 'Delete a user', description: grantNote, params: Params, response: { 204: z.null() } },
     },
     async (request, reply) => {
       await users.remove(contextOf(request), request.params.id);

@@ -3,14 +3,14 @@
 import type { Selectable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
-import type { Role } from '../platform/auth/roles.js';
+import { type Role, rolesBeyond } from '../platform/auth/roles.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { generateSecret, hashSecret } from '../platform/crypto/secrets.js';
 import type { UsersTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import type { Executor } from '../platform/db/values.js';
 import { fromBool, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
-import { badRequest, conflict, notFound } from '../platform/http/problem.js';
+import { badRequest, conflict, forbidden, notFound } from '../platform/http/problem.js';
 import * as store from './store.js';
 
 export interface ManagedUser {
@@ -38,6 +38,25 @@ function checkRoles(roles: Role[] | undefined) {
     throw badRequest('roles: tenants:manage cannot be given to a user of a tenant', [
       { field: 'body.roles', message: 'tenants:manage is for clients without a tenant' },
     ]);
+  }
+}
+
+/** users:manage gives a user only roles the caller holds itself, or users:manage alone would mint any role of the tenant. */
+function checkCanGrant(ctx: RequestContext, roles: Role[] | undefined) {
+  const missing = rolesBeyond(ctx.principal, roles ?? []);
+  if (missing.length) {
+    const message = `the caller lacks ${missing.join(', ')}`;
+    throw forbidden(`roles: a client can give a user only roles it holds itself; ${message}`, [{ field: 'body.roles', message }]);
+  }
+}
+
+/** ...and changes or deletes only users who hold no role the caller lacks. */
+function checkCanActOn(ctx: RequestContext, user: ManagedUser, action: string) {
+  const missing = rolesBeyond(ctx.principal, user.roles);
+  if (missing.length) {
+    throw forbidden(
+      `user '${user.username}' holds roles the caller lacks (${missing.join(', ')}); a client can ${action} only users whose roles it holds itself`,
+    );
   }
 }
 
@@ -77,6 +96,7 @@ export class UserService {
 
   async create(ctx: RequestContext, input: UserInput): Promise<ManagedUser & { temporaryPassword: string }> {
     checkRoles(input.roles);
+    checkCanGrant(ctx, input.roles);
     const temporaryPassword = input.temporaryPassword ?? generateSecret().slice(0, 20);
     const passwordHash = await hashSecret(temporaryPassword);
     const now = nowIso();
@@ -107,8 +127,10 @@ export class UserService {
 
   async update(ctx: RequestContext, id: string, input: UserUpdate): Promise<ManagedUser> {
     checkRoles(input.roles);
+    checkCanGrant(ctx, input.roles);
     return this.db.transaction().execute(async (trx) => {
       const before = await this.get(ctx, id, trx);
+      checkCanActOn(ctx, before, 'change');
       try {
         await store.updateUser(this.scoped(ctx, trx), id, {
           ...(input.username !== undefined && { username: input.username }),
@@ -134,6 +156,7 @@ export class UserService {
   async remove(ctx: RequestContext, id: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const before = await this.get(ctx, id, trx);
+      checkCanActOn(ctx, before, 'delete');
       await store.deleteUser(this.scoped(ctx, trx), id);
       await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'user.deleted', before: { ...before } }, trx);
     });

@@ -459,6 +459,44 @@ describe('access', () => {
     expect((await getUser(acme, user.id)).status).toBe(200);
   });
 
+  it('lets a users:manage client give a user only roles it holds itself', async () => {
+    const token = await svc.client(acme, unique('acme-user-manager'), ['users:manage', 'issuance:offer']);
+    const rows = await countUsers();
+    const username = unique('would-be-admin');
+    const refused = await createUser(token, { username, roles: ['issuance:offer', 'clients:manage', 'issuance:manage'] });
+    expectProblem(refused, 403);
+    expect(refused.body.errors).toEqual([{ field: 'body.roles', message: 'the caller lacks clients:manage, issuance:manage' }]);
+    expect(await countUsers()).toBe(rows);
+
+    const user = await created(token, { username, roles: ['issuance:offer', 'users:manage'] });
+    const rowBefore = await userRow(user.id);
+    const raised = await patchUser(token, user.id, { roles: ['issuance:offer', 'registrar:manage'] });
+    expectProblem(raised, 403);
+    expect(raised.body.errors).toEqual([{ field: 'body.roles', message: 'the caller lacks registrar:manage' }]);
+    expect(await userRow(user.id)).toEqual(rowBefore);
+    expect((await patchUser(token, user.id, { roles: ['issuance:offer'], enabled: false })).status).toBe(200);
+  });
+
+  it('lets a users:manage client change or delete only users whose roles it holds itself', async () => {
+    const token = await svc.client(acme, unique('acme-user-clerk'), ['users:manage']);
+    const stronger = await created(acme, { username: unique('stronger'), roles: ['users:manage', 'clients:manage'] });
+    const rowBefore = await userRow(stronger.id);
+    for (const reply of [
+      await patchUser(token, stronger.id, { roles: ['users:manage'] }),
+      await patchUser(token, stronger.id, { enabled: false }),
+      await deleteUser(token, stronger.id),
+    ]) {
+      expectProblem(reply, 403);
+      expect(reply.body.detail).toContain('clients:manage');
+    }
+    expect(await userRow(stronger.id)).toEqual(rowBefore);
+
+    const peer = await created(acme, { username: unique('peer'), roles: ['users:manage'] });
+    expect((await patchUser(token, peer.id, { enabled: false })).status).toBe(200);
+    expect((await deleteUser(token, peer.id)).status).toBe(204);
+    expect(await userRow(peer.id)).toBeUndefined();
+  });
+
   it('refuses the root client, which belongs to no tenant, with 403', async () => {
     const root = await svc.rootToken();
     const target = await created(acme, { username: unique('root-target'), roles: [] });

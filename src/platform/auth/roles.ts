@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Principal } from './principal.js';
 
 export const ROLES = [
   'presentation:manage',
@@ -15,3 +16,13 @@ export const RoleSchema = z.enum(ROLES);
 
 /** Roles a client without a tenant may hold: it manages the service, not a tenant's resources. */
 export const SERVICE_ROLES: readonly Role[] = ['tenants:manage', 'clients:manage'];
+
+/**
+ * The roles in `roles` that `caller` does not hold. None for a client without a tenant: it manages
+ * the service, tenants and their clients included. A tenant's caller grants, and acts on holders
+ * of, only roles it holds itself, so that clients:manage or users:manage alone cannot reach the
+ * tenant's other roles.
+ */
+export function rolesBeyond(caller: Principal, roles: readonly Role[]): Role[] {
+  return caller.tenantId ? roles.filter((role) => !caller.roles.includes(role)) : [];
+}

@@ -37,6 +37,7 @@ export class OAuthError extends Problem {
 export const badRequest = (detail: string, errors: FieldError[] = []) =>
   new Problem(400, 'Bad Request', detail, errors.length ? { errors } : {});
 export const invalidFields = (errors: FieldError[]) => badRequest(errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
-export const forbidden = (detail: string) => new Problem(403, 'Forbidden', detail);
+export const forbidden = (detail: string, errors: FieldError[] = []) =>
+  new Problem(403, 'Forbidden', detail, errors.length ? { errors } : {});
 export const notFound = (what: string, id: string) => new Problem(404, 'Not Found', `${what} '${id}' does not exist`);
 export const conflict = (detail: string) => new Problem(409, 'Conflict', detail);
