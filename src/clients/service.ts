@@ -2,11 +2,11 @@
 import type { Selectable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { Principal, RequestContext } from '../platform/auth/principal.js';
-import { type Role, SERVICE_ROLES } from '../platform/auth/roles.js';
+import { type Role, rolesBeyond, SERVICE_ROLES } from '../platform/auth/roles.js';
 import { generateSecret, hashSecret, SecretVerifier } from '../platform/crypto/secrets.js';
 import type { ClientsTable } from '../platform/db/schema.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
-import { badRequest, conflict, forbidden, notFound } from '../platform/http/problem.js';
+import { badRequest, conflict, type FieldError, forbidden, notFound } from '../platform/http/problem.js';
 import * as store from './store.js';
 
 export interface Client {
@@ -46,6 +46,8 @@ function toClient(row: Selectable<ClientsTable>): Client {
   };
 }
 
+/** An allowed list as it takes effect: empty means all, as null does. */
+const effectiveList = (list: string[] | null | undefined) => (list?.length ? list : null);
 const listOrNull = (list: string[] | null | undefined) => (list?.length ? JSON.stringify(list) : null);
 
 /** The rule that ties roles to tenancy: tenants:manage only without a tenant, tenant roles only within one. */
@@ -65,11 +67,52 @@ function checkRolesFitTenancy(roles: Role[], tenantId: string | null) {
   }
 }
 
-/** A tenant's client grants only roles it holds itself, so clients:manage alone cannot mint an issuer or a user admin. */
-function checkCanGrant(ctx: RequestContext, roles: Role[]) {
-  if (!ctx.principal.tenantId) return;
-  const missing = roles.filter((role) => !ctx.principal.roles.includes(role));
-  if (missing.length) throw forbidden(`roles: a client can grant only roles it holds itself; the caller lacks ${missing.join(', ')}`);
+/** What a client can do: its roles, narrowed by its allowed configuration lists (null: all). */
+type Powers = Pick<Client, 'roles' | 'allowedIssuanceConfigs' | 'allowedPresentationConfigs'>;
+
+/**
+ * What `powers` has beyond the caller: roles the caller lacks, and configurations outside the
+ * caller's allowed lists (a restricted caller cannot make or unlock an unrestricted client). Nothing
+ * for a client without a tenant, which manages the service.
+ */
+function beyondCaller(caller: Principal, powers: Powers): FieldError[] {
+  const missing = rolesBeyond(caller, powers.roles);
+  const excess = missing.length ? [{ field: 'roles', message: `the caller lacks ${missing.join(', ')}` }] : [];
+  if (!caller.tenantId) return excess;
+  for (const list of ['allowedIssuanceConfigs', 'allowedPresentationConfigs'] as const) {
+    const own = caller[list];
+    if (!own?.length) continue;
+    const outside = powers[list]?.length ? (powers[list] ?? []).filter((id) => !own.includes(id)) : undefined;
+    if (!outside) excess.push({ field: list, message: `unrestricted, but the caller may use only ${own.join(', ')}` });
+    else if (outside.length) excess.push({ field: list, message: `outside the caller's ${list}: ${outside.join(', ')}` });
+  }
+  return excess;
+}
+
+const described = (excess: FieldError[]) => excess.map((e) => `${e.field}: ${e.message}`).join('; ');
+
+/** A tenant's client grants only what it holds itself, so clients:manage alone cannot mint an issuer or a user admin. */
+function checkCanGrant(ctx: RequestContext, powers: Powers) {
+  const excess = beyondCaller(ctx.principal, powers);
+  if (excess.length) {
+    throw forbidden(
+      `a client can grant only what it holds itself; ${described(excess)}`,
+      excess.map((e) => ({ field: `body.${e.field}`, message: e.message })),
+    );
+  }
+}
+
+/**
+ * ...and changes, rotates or deletes only clients that hold no more than itself: a new secret of a
+ * stronger client would be its powers, and taking a stronger client's roles away is not its call.
+ */
+function checkCanActOn(ctx: RequestContext, target: Client, action: string) {
+  const excess = beyondCaller(ctx.principal, target);
+  if (excess.length) {
+    throw forbidden(
+      `client '${target.clientId}' holds more than the caller (${described(excess)}); a client can ${action} only clients that hold no more than itself`,
+    );
+  }
 }
 
 const PRINCIPAL_TTL_MS = 1_000;
@@ -144,7 +187,11 @@ export class ClientService {
   async create(ctx: RequestContext, input: ClientInput, db: Executor = this.db): Promise<Client & { secret: string }> {
     const tenantId = this.tenantForNewClient(ctx, input);
     checkRolesFitTenancy(input.roles, tenantId);
-    checkCanGrant(ctx, input.roles);
+    checkCanGrant(ctx, {
+      roles: input.roles,
+      allowedIssuanceConfigs: effectiveList(input.allowedIssuanceConfigs),
+      allowedPresentationConfigs: effectiveList(input.allowedPresentationConfigs),
+    });
     const secret = input.secret ?? generateSecret();
     const secretHash = await hashSecret(secret); // slow by design: outside the transaction
     return inTransaction(db, async (trx) => {
@@ -190,8 +237,14 @@ export class ClientService {
   async update(ctx: RequestContext, id: string, input: ClientUpdate, db: Executor = this.db): Promise<Client> {
     return inTransaction(db, async (trx) => {
       const before = await this.get(ctx, id, trx);
+      checkCanActOn(ctx, before, 'change');
       checkRolesFitTenancy(input.roles, before.tenantId);
-      checkCanGrant(ctx, input.roles);
+      const keptOr = (given: string[] | null | undefined, kept: string[] | null) => (given === undefined ? kept : effectiveList(given));
+      checkCanGrant(ctx, {
+        roles: input.roles,
+        allowedIssuanceConfigs: keptOr(input.allowedIssuanceConfigs, before.allowedIssuanceConfigs),
+        allowedPresentationConfigs: keptOr(input.allowedPresentationConfigs, before.allowedPresentationConfigs),
+      });
       const changes = {
         roles: JSON.stringify(input.roles),
         ...(input.description !== undefined && { description: input.description }),
@@ -218,6 +271,7 @@ export class ClientService {
       throw conflict('the bootstrap client is defined by AUTH_CLIENT_ID and AUTH_CLIENT_SECRET; change those instead');
     await inTransaction(this.db, async (trx) => {
       const before = await this.get(ctx, id, trx);
+      checkCanActOn(ctx, before, 'delete');
       await store.deleteClient(trx, this.scopeOf(ctx), id);
       this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } }, trx);
@@ -225,11 +279,16 @@ export class ClientService {
   }
 
   async rotateSecret(ctx: RequestContext, id: string): Promise<{ secret: string }> {
-    await this.get(ctx, id); // 404 before the slow hash
+    const rotatable = async (db: Executor) => {
+      const client = await this.get(ctx, id, db);
+      checkCanActOn(ctx, client, 'rotate the secret of');
+      return client;
+    };
+    await rotatable(this.db); // 404 or 403 before the slow hash
     const secret = generateSecret();
     const secretHash = await hashSecret(secret);
     await inTransaction(this.db, async (trx) => {
-      const client = await this.get(ctx, id, trx);
+      const client = await rotatable(trx);
       await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: nowIso() });
       await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } }, trx);
     });

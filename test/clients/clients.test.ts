@@ -633,6 +633,104 @@ describe('no escalation of privilege', () => {
     expect(JSON.parse((await clientRow('alpha-peer-manager'))?.roles as string)).toEqual(['clients:manage']);
   });
 
+  it("refuses a clients:manage client the secret of a client holding roles it lacks (the tenant admin's, say)", async () => {
+    const rowBefore = await clientRow('alpha-admin');
+    const reply = await rotate(alphaManager, 'alpha-admin');
+    expectProblem(reply, 403);
+    expect(reply.body).not.toHaveProperty('secret');
+    expect(reply.text).not.toMatch(/[A-Za-z0-9_-]{43}/);
+    expect(reply.body.detail).toContain("client 'alpha-admin' holds more than the caller");
+    expect(reply.body.detail).toContain('issuance:manage');
+    expect(await clientRow('alpha-admin')).toEqual(rowBefore);
+    expect((await tokenReply('alpha-admin', alpha.secret)).status).toBe(200);
+    expect((await svc.call('GET', '/api/client', { token: alpha.token })).status).toBe(200);
+    const entries = await auditEntries(alpha.token);
+    expect(entries.some((e) => e.actionType === 'client.secret_rotated' && e.after?.clientId === 'alpha-admin')).toBe(false);
+  });
+
+  it('lets a clients:manage client rotate, change and delete clients holding no more than itself', async () => {
+    const peer = await created(alphaManager, { clientId: 'alpha-peer-rotated', roles: ['clients:manage'] });
+    const rotated = await rotate(alphaManager, 'alpha-peer-rotated');
+    expect(rotated.status, rotated.text).toBe(200);
+    expect((await tokenReply('alpha-peer-rotated', peer.secret)).status).toBe(401);
+    expect((await tokenReply('alpha-peer-rotated', rotated.body.secret)).status).toBe(200);
+    expect((await patchClient(alphaManager, 'alpha-peer-rotated', { roles: ['clients:manage'], description: 'peer' })).status).toBe(200);
+    expect((await deleteClient(alphaManager, 'alpha-peer-rotated')).status).toBe(204);
+  });
+
+  it('refuses a clients:manage client changing or deleting a client holding roles it lacks', async () => {
+    await created(alpha.token, { clientId: 'alpha-stronger', roles: ['clients:manage', 'users:manage'], description: 'strong' });
+    const rowBefore = await clientRow('alpha-stronger');
+    for (const body of [{ roles: ['clients:manage'] }, { roles: ['clients:manage'], description: 'taken over' }]) {
+      const reply = await patchClient(alphaManager, 'alpha-stronger', body);
+      expectProblem(reply, 403);
+      expect(reply.body.detail).toContain('users:manage');
+    }
+    const removed = await deleteClient(alphaManager, 'alpha-stronger');
+    expectProblem(removed, 403);
+    expect(await clientRow('alpha-stronger')).toEqual(rowBefore);
+    expectProblem(await deleteClient(alphaManager, 'alpha-admin'), 403);
+    expect(await clientRow('alpha-admin')).toBeDefined();
+  });
+
+  it('names the roles beyond the caller in the refusal of a grant', async () => {
+    const reply = await createClient(alphaManager, { clientId: 'alpha-would-manage-users', roles: ['clients:manage', 'users:manage'] });
+    expectProblem(reply, 403);
+    expect(reply.body.errors).toEqual([{ field: 'body.roles', message: 'the caller lacks users:manage' }]);
+  });
+
+  it('keeps a client restricted to some configurations from granting or unlocking others', async () => {
+    const limitedSecret = (
+      await created(alpha.token, {
+        clientId: 'alpha-limited-manager',
+        roles: ['clients:manage', 'issuance:offer', 'presentation:request'],
+        allowedIssuanceConfigs: ['pid'],
+      })
+    ).secret;
+    const limited = await svc.token('alpha-limited-manager', limitedSecret);
+
+    const open = await createClient(limited, { clientId: 'alpha-unlocked', roles: ['issuance:offer'] });
+    expectProblem(open, 403);
+    expect(fieldsOf(open)).toEqual(['body.allowedIssuanceConfigs']);
+    const wider = await createClient(limited, {
+      clientId: 'alpha-unlocked',
+      roles: ['issuance:offer'],
+      allowedIssuanceConfigs: ['pid', 'mdl'],
+    });
+    expectProblem(wider, 403);
+    expect(wider.body.errors).toEqual([
+      { field: 'body.allowedIssuanceConfigs', message: "outside the caller's allowedIssuanceConfigs: mdl" },
+    ]);
+    expect(await clientRow('alpha-unlocked')).toBeUndefined();
+
+    // Within its own list, and with presentations (where the caller is unrestricted) left open, it may.
+    const narrow = await created(limited, {
+      clientId: 'alpha-narrow',
+      roles: ['issuance:offer', 'presentation:request'],
+      allowedIssuanceConfigs: ['pid'],
+    });
+    expect(narrow).toMatchObject({ allowedIssuanceConfigs: ['pid'], allowedPresentationConfigs: null });
+    const unlock = await patchClient(limited, 'alpha-narrow', { roles: ['issuance:offer'], allowedIssuanceConfigs: null });
+    expectProblem(unlock, 403);
+    expect(fieldsOf(unlock)).toEqual(['body.allowedIssuanceConfigs']);
+    expect((await patchClient(limited, 'alpha-narrow', { roles: ['issuance:offer'] })).status).toBe(200);
+    expect(await clientRow('alpha-narrow')).toMatchObject({ allowed_issuance_configs: JSON.stringify(['pid']) });
+
+    // An unrestricted client of the same roles is beyond it: its secret would unlock every configuration.
+    await created(alpha.token, { clientId: 'alpha-unrestricted-offerer', roles: ['issuance:offer'] });
+    const rotated = await rotate(limited, 'alpha-unrestricted-offerer');
+    expectProblem(rotated, 403);
+    expect(rotated.body.detail).toContain('allowedIssuanceConfigs');
+    expect(rotated.body).not.toHaveProperty('secret');
+  });
+
+  it('lets root rotate the secret of any client, a tenant admin included', async () => {
+    await created(root, { clientId: 'alpha-admin-like', tenantId: 'alpha', roles: ['clients:manage', 'issuance:manage', 'users:manage'] });
+    const rotated = await rotate(root, 'alpha-admin-like');
+    expect(rotated.status, rotated.text).toBe(200);
+    expect((await tokenReply('alpha-admin-like', rotated.body.secret)).status).toBe(200);
+  });
+
   it('lets root grant any tenant role', async () => {
     const reply = await createClient(root, { clientId: 'alpha-registrar-by-root', tenantId: 'alpha', roles: ['registrar:manage'] });
     expect(reply.status, reply.text).toBe(201);
