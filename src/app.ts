@@ -247,7 +247,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   // Registered before access control is installed: the explorer's own routes are public.
   await app.register(swaggerUi, { routePrefix: '/api', staticCSP: true });
   app.get('/api/openapi.json', { config: { access: { public: true } }, schema: { hide: true } }, () => app.swagger());
-  installAccessControl(app, { verifier, resolve: (clientId) => clients.resolvePrincipal(clientId) });
+  installAccessControl(app, { verifier, resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation) });
 
   systemRoutes(app, {
     name: pkg.name,

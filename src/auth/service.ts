@@ -34,13 +34,13 @@ export class TokenService {
     if (credentials.grantType !== 'client_credentials') {
       throw new OAuthError(400, 'unsupported_grant_type', 'only the client_credentials grant is supported');
     }
-    const principal = await this.clients.authenticate(credentials.clientId, credentials.clientSecret);
-    if (!principal) {
+    const claims = await this.clients.authenticate(credentials.clientId, credentials.clientSecret);
+    if (!claims) {
       await countFailure(this.db, key, new Date(), this.limits.windowSeconds);
       const challenge = credentials.method === 'client_secret_basic' ? { 'www-authenticate': 'Basic realm="svc"' } : undefined;
       throw new OAuthError(401, 'invalid_client', 'unknown client or wrong secret', challenge);
     }
-    return { access_token: await this.signer.sign(principal), token_type: 'Bearer', expires_in: this.signer.expiresIn };
+    return { access_token: await this.signer.sign(claims), token_type: 'Bearer', expires_in: this.signer.expiresIn };
   }
 
   private async refuseIfThrottled(key: string) {

@@ -43,7 +43,8 @@ const UpdateBody = z.strictObject({
 
 const access = { roles: ['clients:manage', 'tenants:manage'] } as const;
 const tags = ['clients'];
-const scopeNote = "A tenant's client works inside its tenant; a client without tenant (tenants:manage) sees every client.";
+const scopeNote =
+  "A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.";
 
 export function clientRoutes(app: App, clients: ClientService) {
   app.get(
@@ -86,6 +87,7 @@ export function clientRoutes(app: App, clients: ClientService) {
       schema: {
         tags,
         summary: 'Update roles, description and allowed configurations',
+        description: scopeNote,
         params: Params,
         body: UpdateBody,
         response: { 200: ClientSchema },
@@ -98,7 +100,13 @@ export function clientRoutes(app: App, clients: ClientService) {
     '/api/client/:id',
     {
       config: { access },
-      schema: { tags, summary: 'Delete a client; its tokens stop working at once', params: Params, response: { 204: z.null() } },
+      schema: {
+        tags,
+        summary: 'Delete a client; its tokens stop working for good, also if a client of the same id is created later',
+        description: scopeNote,
+        params: Params,
+        response: { 204: z.null() },
+      },
     },
     async (request, reply) => {
       await clients.remove(contextOf(request), request.params.id);
@@ -136,8 +144,9 @@ export function clientRoutes(app: App, clients: ClientService) {
       config: { access },
       schema: {
         tags,
-        summary: 'Generate a new secret, returned once; the old one stops working',
-        description: 'tenants:manage may rotate any client; clients:manage only clients of its tenant.',
+        summary: 'Generate a new secret, returned once; the old one and the tokens issued under it stop working',
+        description:
+          'tenants:manage may rotate any client; clients:manage only clients of its tenant that hold no more than the caller: no role it lacks, no configuration outside its allowed lists (403 otherwise).',
         params: Params,
         response: { 200: Secret },
       },

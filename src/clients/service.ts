@@ -1,8 +1,9 @@
 // Management API clients: who may call the API, in which tenant, with which roles.
 import type { Selectable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
-import type { Principal, RequestContext } from '../platform/auth/principal.js';
+import type { CurrentClient, Principal, RequestContext } from '../platform/auth/principal.js';
 import { type Role, rolesBeyond, SERVICE_ROLES } from '../platform/auth/roles.js';
+import type { TokenClaims } from '../platform/auth/tokens.js';
 import { generateSecret, hashSecret, SecretVerifier } from '../platform/crypto/secrets.js';
 import type { ClientsTable } from '../platform/db/schema.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
@@ -121,7 +122,7 @@ export class ClientService {
   private readonly verifier = new SecretVerifier();
   /** The client of AUTH_CLIENT_ID: re-created at every start, so deleting it through the API is refused. */
   private bootstrapClientId: string | undefined;
-  private readonly principals = new Map<string, { principal: Principal | undefined; until: number }>();
+  private readonly principals = new Map<string, { current: CurrentClient | undefined; until: number }>();
 
   constructor(
     private readonly db: Executor,
@@ -137,22 +138,26 @@ export class ClientService {
   /**
    * The caller behind a token, read on every management request: cached for PRINCIPAL_TTL_MS because
    * it is the hottest query of the API. Changes made on this instance clear the cache at once; a change
-   * made on another instance is seen here within that time.
+   * made on another instance is seen here within that time. A token of a generation the cache does not
+   * hold is judged on the row itself: it may be newer than the cache (a secret replaced elsewhere).
    */
-  async resolvePrincipal(clientId: string): Promise<Principal | undefined> {
+  async resolvePrincipal(clientId: string, tokenGeneration: string): Promise<CurrentClient | undefined> {
     const cached = this.principals.get(clientId);
-    if (cached && cached.until > Date.now()) return cached.principal;
+    if (cached && cached.until > Date.now() && cached.current?.tokenGeneration === tokenGeneration) return cached.current;
     const row = await store.findClient(this.db, null, clientId);
-    const principal = row && {
-      clientId: row.id,
-      tenantId: row.tenant_id,
-      roles: JSON.parse(row.roles) as Role[],
-      allowedIssuanceConfigs: parseJson<string[]>(row.allowed_issuance_configs),
-      allowedPresentationConfigs: parseJson<string[]>(row.allowed_presentation_configs),
+    const current = row && {
+      principal: {
+        clientId: row.id,
+        tenantId: row.tenant_id,
+        roles: JSON.parse(row.roles) as Role[],
+        allowedIssuanceConfigs: parseJson<string[]>(row.allowed_issuance_configs),
+        allowedPresentationConfigs: parseJson<string[]>(row.allowed_presentation_configs),
+      },
+      tokenGeneration: row.token_generation,
     };
     if (this.principals.size >= 10_000) this.principals.clear();
-    this.principals.set(clientId, { principal, until: Date.now() + PRINCIPAL_TTL_MS });
-    return principal;
+    this.principals.set(clientId, { current, until: Date.now() + PRINCIPAL_TTL_MS });
+    return current;
   }
 
   /** Forget cached principals: after any change to clients, or to tenants (whose deletion removes clients). */
@@ -160,12 +165,16 @@ export class ClientService {
     this.principals.clear();
   }
 
-  /** Checks client credentials; undefined when the client is unknown or the secret is wrong. */
-  async authenticate(clientId: string, secret: string): Promise<Principal | undefined> {
+  /**
+   * Checks client credentials and answers what a token of the client says; undefined when the client
+   * is unknown or the secret is wrong. The generation is read with the secret's hash, so a token
+   * issued against a secret replaced meanwhile is born dead.
+   */
+  async authenticate(clientId: string, secret: string): Promise<TokenClaims | undefined> {
     const row = await store.findClient(this.db, null, clientId);
     if (!row) return undefined;
     if (!(await this.verifier.verify(row.id, secret, row.secret_hash))) return undefined;
-    return { clientId: row.id, tenantId: row.tenant_id, roles: JSON.parse(row.roles) as Role[] };
+    return { clientId: row.id, tenantId: row.tenant_id, roles: JSON.parse(row.roles) as Role[], tokenGeneration: row.token_generation };
   }
 
   list(ctx: RequestContext): Promise<Client[]> {
@@ -199,7 +208,7 @@ export class ClientService {
         throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'body.tenantId', message: 'no such tenant' }]);
       }
       const now = nowIso();
-      const row = {
+      const values = {
         id: input.clientId,
         tenant_id: tenantId,
         secret_hash: secretHash,
@@ -210,8 +219,9 @@ export class ClientService {
         created_at: now,
         updated_at: now,
       };
+      let row: Selectable<ClientsTable>;
       try {
-        await store.insertClient(trx, row);
+        row = await store.insertClient(trx, values);
         this.forgetPrincipals();
       } catch (err) {
         if (isUniqueViolation(err)) throw conflict(`client '${input.clientId}' already exists`);
@@ -278,6 +288,7 @@ export class ClientService {
     });
   }
 
+  /** A new secret, returned once; the old secret and every token issued under it stop working. */
   async rotateSecret(ctx: RequestContext, id: string): Promise<{ secret: string }> {
     const rotatable = async (db: Executor) => {
       const client = await this.get(ctx, id, db);
@@ -290,6 +301,7 @@ export class ClientService {
     await inTransaction(this.db, async (trx) => {
       const client = await rotatable(trx);
       await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: nowIso() });
+      this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } }, trx);
     });
     return { secret };
@@ -334,8 +346,11 @@ export class ClientService {
     }
     if (existing.tenant_id !== null)
       throw new Error(`AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'`);
-    if (!(await this.verifier.verify(existing.id, secret, existing.secret_hash)) || existing.roles !== roles) {
-      await store.updateClient(this.db, null, clientId, { secret_hash: await hashSecret(secret), roles, updated_at: nowIso() });
+    // A changed secret also ends the tokens issued under the old one; a change of roles alone does not.
+    const secretChanged = !(await this.verifier.verify(existing.id, secret, existing.secret_hash));
+    if (secretChanged || existing.roles !== roles) {
+      const secretHash = secretChanged ? { secret_hash: await hashSecret(secret) } : {};
+      await store.updateClient(this.db, null, clientId, { ...secretHash, roles, updated_at: nowIso() });
     }
   }
 }

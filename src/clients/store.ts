@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Insertable, Updateable } from 'kysely';
 import type { ClientsTable } from '../platform/db/schema.js';
 import type { Executor } from '../platform/db/values.js';
@@ -22,12 +23,26 @@ export const listClientsOfTenants = (db: Executor, tenantIds: string[]) =>
     ? Promise.resolve([])
     : db.selectFrom('clients').selectAll().where('tenant_id', 'in', tenantIds).orderBy('created_at').orderBy('id').execute();
 
-export async function insertClient(db: Executor, row: Insertable<ClientsTable>) {
-  await db.insertInto('clients').values(row).execute();
+/** Random, so a client re-created under an old id never matches the tokens of the one before. */
+const newTokenGeneration = () => randomBytes(16).toString('base64url');
+
+export type NewClientRow = Omit<Insertable<ClientsTable>, 'token_generation'>;
+
+export async function insertClient<Row extends NewClientRow>(db: Executor, row: Row): Promise<Row & { token_generation: string }> {
+  const inserted = { ...row, token_generation: newTokenGeneration() };
+  await db.insertInto('clients').values(inserted).execute();
+  return inserted;
 }
 
-export async function updateClient(db: Executor, scope: ClientScope, id: string, changes: Updateable<ClientsTable>) {
-  let query = db.updateTable('clients').set(changes).where('id', '=', id);
+/** A new secret, from whatever path, ends every token issued under the old one. */
+export async function updateClient(
+  db: Executor,
+  scope: ClientScope,
+  id: string,
+  changes: Omit<Updateable<ClientsTable>, 'token_generation'>,
+) {
+  const set = changes.secret_hash === undefined ? changes : { ...changes, token_generation: newTokenGeneration() };
+  let query = db.updateTable('clients').set(set).where('id', '=', id);
   if (scope !== null) query = query.where('tenant_id', '=', scope);
   const result = await query.executeTakeFirst();
   return result.numUpdatedRows > 0n;

@@ -7,6 +7,7 @@ import { issuance } from './0003-issuance.js';
 import { statusLists } from './0004-status-lists.js';
 import { trustLists } from './0005-trust-lists.js';
 import { presentationConfigs } from './0006-presentation-configs.js';
+import { clientTokenGenerations } from './0007-client-token-generations.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0004-status-lists': statusLists,
   '0005-trust-lists': trustLists,
   '0006-presentation-configs': presentationConfigs,
+  '0007-client-token-generations': clientTokenGenerations,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -42,7 +42,10 @@ describe('POST /api/oauth2/token', () => {
       sub: 'claims-admin',
       tenant_id: 'claims',
       roles: ['clients:manage', 'issuance:manage'],
+      client_gen: (await svc.db.selectFrom('clients').select('token_generation').where('id', '=', 'claims-admin').executeTakeFirstOrThrow())
+        .token_generation,
     });
+    expect(claims.client_gen).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect((claims.exp as number) - (claims.iat as number)).toBe(86400);
     const root = decodeJwt(await svc.rootToken());
     expect(root.tenant_id).toBeUndefined();
@@ -106,8 +109,11 @@ describe('failed token attempts are limited per address', () => {
 });
 
 describe('bearer tokens on the management API', () => {
-  const forge = (claims: Record<string, unknown>, options: { key?: Uint8Array; exp?: number; iss?: string; aud?: string } = {}) =>
-    new SignJWT(claims)
+  const rootGeneration = async () =>
+    (await svc.db.selectFrom('clients').select('token_generation').where('id', '=', ROOT_ID).executeTakeFirstOrThrow()).token_generation;
+  /** A token as the service makes them for the root client, unless `claims` or `options` say otherwise. */
+  const forge = async (claims: Record<string, unknown>, options: { key?: Uint8Array; exp?: number; iss?: string; aud?: string } = {}) =>
+    new SignJWT({ client_gen: await rootGeneration(), ...claims })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer(options.iss ?? 'svc-service')
       .setAudience(options.aud ?? 'svc-service')
@@ -155,6 +161,15 @@ describe('bearer tokens on the management API', () => {
     expect(reply.body.detail).toBe('the access token has expired');
     const skewed = await svc.call('GET', '/api/tenant', { headers: { authorization: `Bearer ${await forge({}, { exp: now - 5 })}` } });
     expect(skewed.status).toBe(200);
+  });
+
+  it('rejects a token not bound to a generation of its client, as tokens of earlier versions were', async () => {
+    for (const client_gen of [undefined, '', 42]) {
+      const reply = await expect401(`Bearer ${await forge({ client_gen })}`, 'invalid_token');
+      expect(reply.body.detail).toBe('the access token has no client_gen claim; get a new token');
+    }
+    const stale = await expect401(`Bearer ${await forge({ client_gen: 'a-generation-the-client-never-had' })}`, 'invalid_token');
+    expect(stale.body.detail).toBe('the access token was issued before its client was re-created or its secret replaced');
   });
 
   it('rejects a garbage token', async () => {

@@ -199,6 +199,11 @@ describe('configuration files', () => {
 
       await importing(changed, { ...acmeEnv, ACME_APP_SECRET: 'a-new-app-secret-0123456789' });
 
+      // A replaced secret ends the tokens issued under the old one, as rotate-secret does (the import
+      // ran on another instance: this one learns of it within a second).
+      await expect.poll(async () => (await base.call('GET', '/api/issuer/credentials/pid', { token: app })).status).toBe(401);
+      await expect(base.token('acme-app', APP_SECRET)).rejects.toThrow(/401/);
+      app = await base.token('acme-app', 'a-new-app-secret-0123456789');
       expect((await base.call('GET', '/api/issuer/credentials/pid', { token: app })).body).toMatchObject({
         description: 'changed',
         keyBinding: false,
@@ -207,8 +212,6 @@ describe('configuration files', () => {
         description: null,
         statusListConfig: { bits: 4 },
       });
-      await expect(base.token('acme-app', APP_SECRET)).rejects.toThrow(/401/);
-      app = await base.token('acme-app', 'a-new-app-secret-0123456789');
       const after = await snapshot(base, 'acme');
       for (const table of ['key_chains', 'attribute_providers', 'webhook_endpoints', 'presentation_configs', 'trust_lists']) {
         expect(after[table], table).toEqual(before[table]);

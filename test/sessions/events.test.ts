@@ -123,18 +123,23 @@ describe('event stream', () => {
   });
 });
 
-describe('event stream access', () => {
-  const signed = (claims: { aud?: string; iss?: string; exp: number; sub?: string }, secret = svc.shared.env.MASTER_SECRET as string) =>
-    new SignJWT({ roles: ['issuance:manage'], tenant_id: 'acme' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
-      .setIssuer(claims.iss ?? 'svc-service')
-      .setAudience(claims.aud ?? 'svc-service')
-      .setSubject(claims.sub ?? 'acme-admin')
-      .setIssuedAt(claims.exp - 3600)
-      .setExpirationTime(claims.exp)
-      .sign(deriveKey(secret, 'management-token'));
-  const now = () => Math.floor(Date.now() / 1000);
+/** The token generation of a client, as its tokens carry it. */
+const generationOf = async (clientId: string) =>
+  (await svc.db.selectFrom('clients').select('token_generation').where('id', '=', clientId).executeTakeFirst())?.token_generation;
 
+/** A token as the service makes them, for acme's admin unless `claims` say otherwise. */
+const signed = async (claims: { aud?: string; iss?: string; exp: number; sub?: string }, secret = svc.shared.env.MASTER_SECRET as string) =>
+  new SignJWT({ roles: ['issuance:manage'], tenant_id: 'acme', client_gen: (await generationOf(claims.sub ?? 'acme-admin')) ?? 'none' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+    .setIssuer(claims.iss ?? 'svc-service')
+    .setAudience(claims.aud ?? 'svc-service')
+    .setSubject(claims.sub ?? 'acme-admin')
+    .setIssuedAt(claims.exp - 3600)
+    .setExpirationTime(claims.exp)
+    .sign(deriveKey(secret, 'management-token'));
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('event stream access', () => {
   it('accepts a token made like the service makes them (the check of this test itself)', async () => {
     const session = await create();
     const stream = await openStream(eventsUrl(session.id, await signed({ exp: now() + 600 })));

@@ -42,7 +42,7 @@ export interface StartOptions {
    * Start another instance on the database of a running service, with its master secret and root
    * client (as a second instance behind a load balancer). Stopping it leaves the database in place.
    */
-  besides?: TestService;
+  besides?: Pick<TestService, 'shared'>;
 }
 
 export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestService> {

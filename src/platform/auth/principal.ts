@@ -10,8 +10,18 @@ export interface Principal {
   allowedPresentationConfigs?: string[] | null;
 }
 
-/** Looks up the current state of a client; undefined once it is deleted. */
-export type PrincipalResolver = (clientId: string) => Promise<Principal | undefined>;
+/** A client as it is now, with the token generation its tokens must carry to be its own. */
+export interface CurrentClient {
+  principal: Principal;
+  tokenGeneration: string;
+}
+
+/**
+ * Looks up the current state of a client; undefined once it is deleted. `tokenGeneration` is what
+ * the token at hand carries: a cached state that disagrees is read again, for the token may be newer
+ * than the cache (its secret replaced on another instance).
+ */
+export type PrincipalResolver = (clientId: string, tokenGeneration: string) => Promise<CurrentClient | undefined>;
 
 /** What a service needs to know about the request it serves, free of HTTP. */
 export interface RequestContext {

@@ -1,22 +1,34 @@
 // Management access tokens of the integrated token server: HS256 JWTs under a key derived from
 // MASTER_SECRET. An external identity provider will plug in beside this as another TokenVerifier.
 import { createSecretKey } from 'node:crypto';
-import { errors, jwtVerify, SignJWT } from 'jose';
+import { errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { deriveKey } from '../crypto/derive.js';
 import type { Role } from './roles.js';
 
 export const TOKEN_AUDIENCE = 'svc-service';
 const CLOCK_SKEW_SECONDS = 30;
 
+/** The claim that ties a token to one incarnation of its client (the client's token generation). */
+const GENERATION_CLAIM = 'client_gen';
+
 export interface TokenClaims {
   clientId: string;
   tenantId: string | null;
   roles: Role[];
+  /** The client's token generation when the token was issued; the token is honoured only while it is current. */
+  tokenGeneration: string;
+}
+
+export interface VerifiedToken {
+  clientId: string;
+  tokenGeneration: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
 }
 
 export interface TokenVerifier {
-  /** Resolves to the token's subject, or rejects with an InvalidTokenError saying why. */
-  verify(token: string): Promise<{ clientId: string }>;
+  /** Resolves to what the token says of its client, or rejects with an InvalidTokenError saying why. */
+  verify(token: string): Promise<VerifiedToken>;
 }
 
 export class InvalidTokenError extends Error {}
@@ -31,8 +43,8 @@ export function integratedTokens(options: { masterSecret: string; issuer: string
   const key = createSecretKey(deriveKey(options.masterSecret, 'management-token'));
   const signer: TokenSigner = {
     expiresIn: options.expiresIn,
-    sign: ({ clientId, tenantId, roles }) =>
-      new SignJWT({ roles, ...(tenantId ? { tenant_id: tenantId } : {}) })
+    sign: ({ clientId, tenantId, roles, tokenGeneration }) =>
+      new SignJWT({ roles, ...(tenantId ? { tenant_id: tenantId } : {}), [GENERATION_CLAIM]: tokenGeneration })
         .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
         .setIssuer(options.issuer)
         .setAudience(TOKEN_AUDIENCE)
@@ -44,25 +56,32 @@ export function integratedTokens(options: { masterSecret: string; issuer: string
   };
   // Verified tokens, so that a client's repeated calls skip signature and claim checks; an entry
   // is honoured only until the token's own expiry.
-  const verified = new Map<string, { clientId: string; expiresAt: number }>();
+  const verified = new Map<string, VerifiedToken>();
   const verifier: TokenVerifier = {
     async verify(token) {
       const known = verified.get(token);
-      if (known && known.expiresAt > Date.now()) return { clientId: known.clientId };
+      if (known && known.expiresAt > Date.now()) return known;
+      let payload: JWTPayload;
       try {
-        const { payload } = await jwtVerify(token, key, {
+        ({ payload } = await jwtVerify(token, key, {
           algorithms: ['HS256'],
           issuer: options.issuer,
           audience: TOKEN_AUDIENCE,
           clockTolerance: CLOCK_SKEW_SECONDS,
           requiredClaims: ['sub', 'exp'],
-        });
-        if (verified.size >= 10_000) verified.clear();
-        verified.set(token, { clientId: payload.sub as string, expiresAt: (payload.exp as number) * 1000 });
-        return { clientId: payload.sub as string };
+        }));
       } catch (err) {
         throw new InvalidTokenError(describeJoseError(err));
       }
+      const tokenGeneration = payload[GENERATION_CLAIM];
+      // Tokens from before generations existed carry none: they are not bound to a client, so not honoured.
+      if (typeof tokenGeneration !== 'string' || !tokenGeneration) {
+        throw new InvalidTokenError(`the access token has no ${GENERATION_CLAIM} claim; get a new token`);
+      }
+      const result = { clientId: payload.sub as string, tokenGeneration, expiresAt: (payload.exp as number) * 1000 };
+      if (verified.size >= 10_000) verified.clear();
+      verified.set(token, result);
+      return result;
     },
   };
   return { signer, verifier };

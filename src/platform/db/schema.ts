@@ -29,6 +29,8 @@ export interface ClientsTable {
   roles: Json;
   allowed_presentation_configs: Json | null;
   allowed_issuance_configs: Json | null;
+  /** Random; carried in the client's tokens, and renewed when those tokens must end (secret replaced). */
+  token_generation: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

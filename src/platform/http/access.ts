@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { Principal, PrincipalResolver, RequestContext } from '../auth/principal.js';
 import type { Role } from '../auth/roles.js';
-import { InvalidTokenError, type TokenVerifier } from '../auth/tokens.js';
+import { InvalidTokenError, type TokenVerifier, type VerifiedToken } from '../auth/tokens.js';
 import { isManagementPath } from './errors.js';
 import { MANAGEMENT_SECURITY } from './openapi.js';
 import { forbidden, Problem } from './problem.js';
@@ -84,7 +84,7 @@ export function installAccessControl(app: FastifyInstance, deps: { verifier: Tok
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (!access || 'public' in access) return;
-    const principal = await authenticate(request, access, deps);
+    const { principal } = await authenticate(request, access, deps);
     authorize(principal, access);
     request.principal = principal;
   });
@@ -96,17 +96,21 @@ async function authenticate(
   deps: { verifier: TokenVerifier; resolve: PrincipalResolver },
 ) {
   const token = access.tokenInQuery ? queryToken(request) : bearerToken(request);
-  let clientId: string;
+  let verified: VerifiedToken;
   try {
-    ({ clientId } = await deps.verifier.verify(token));
+    verified = await deps.verifier.verify(token);
   } catch (err) {
     if (err instanceof InvalidTokenError) throw unauthorized(err.message, 'invalid_token');
     throw err;
   }
   // The client's current row is authoritative: deleting a client or changing its roles takes effect at once.
-  const principal = await deps.resolve(clientId);
-  if (!principal) throw unauthorized('the client of this access token no longer exists', 'invalid_token');
-  return principal;
+  const current = await deps.resolve(verified.clientId, verified.tokenGeneration);
+  if (!current) throw unauthorized('the client of this access token no longer exists', 'invalid_token');
+  // A client re-created under the same id, or given a new secret, is not the one the token was issued to.
+  if (current.tokenGeneration !== verified.tokenGeneration) {
+    throw unauthorized('the access token was issued before its client was re-created or its secret replaced', 'invalid_token');
+  }
+  return { principal: current.principal, expiresAt: verified.expiresAt };
 }
 
 function authorize(principal: Principal, access: Exclude<Access, { public: true }>) {
