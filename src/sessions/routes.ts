@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Role } from '../platform/auth/roles.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
-import type { EventStream, EventStreams } from '../platform/http/sse.js';
+import { type EventStream, type EventStreams, MAX_TIMER_MS } from '../platform/http/sse.js';
 import type { App } from '../platform/http/types.js';
 import { SessionConfigSchema } from '../tenants/schemas.js';
 import type { TenantService } from '../tenants/service.js';
@@ -58,6 +58,7 @@ const EVENTS_DESCRIPTION = `A server-sent-event stream (\`text/event-stream\`) o
 - Then one \`status\` event per status change. The \`data\` of every event is one line of JSON, a SessionStatusEvent; its \`id\` is the status.
 - A comment line \`: heartbeat\` comes every SSE_HEARTBEAT_SECONDS (default 15) seconds.
 - After a terminal status (\`completed\`, \`failed\`, \`expired\`) the server ends the stream. An EventSource that reconnects afterwards (it sends \`Last-Event-ID\`) gets 204 No Content, which tells it to stop.
+- The stream lives no longer than its access: the server ends it when the token expires, and at the next heartbeat once the token would be refused (its client deleted or re-created, its secret rotated, its roles taken away). A reconnect with that token gets 401.
 
 404 for a session of another tenant, as for a missing one.`;
 
@@ -204,9 +205,6 @@ export function sessionRoutes(app: App, deps: SessionRouteDeps) {
   );
 }
 
-/** Longest delay setTimeout honours; a session expiring later is left to the clean-up job. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 async function streamStatus(request: FastifyRequest, reply: FastifyReply, deps: SessionRouteDeps, tenantId: string, id: string) {
   const { sessions, streams } = deps;
   // Subscribe before reading, so that a change between the read and the subscription is not lost.
@@ -232,8 +230,14 @@ async function streamStatus(request: FastifyRequest, reply: FastifyReply, deps: 
     return reply.code(204).send(null);
   }
 
-  stream = streams.start(reply);
-  // Expiry is a matter of time, not of a write: look again when it is due.
+  try {
+    stream = streams.start(request, reply);
+  } catch (err) {
+    unsubscribe();
+    throw err;
+  }
+  // Expiry is a matter of time, not of a write: look again when it is due (later than a timer can
+  // wait, it is left to the clean-up job).
   const untilExpiry = Date.parse(state.expiresAt) - Date.now() + 50;
   const expiryTimer =
     untilExpiry < MAX_TIMER_MS

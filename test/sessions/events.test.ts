@@ -200,6 +200,77 @@ describe('event stream access', () => {
   });
 });
 
+describe('a stream lives no longer than its access', () => {
+  /** A stream opened with `token`, and beside it one of acme's admin, whose access goes on. */
+  async function streamsOf(token: string) {
+    const session = await create();
+    const [watched, control] = await Promise.all([openStream(eventsUrl(session.id, token)), openStream(eventsUrl(session.id, acme))]);
+    for (const stream of [watched, control]) {
+      expect(stream.status, stream.text).toBe(200);
+      await stream.waitFor(() => stream.statuses().length === 1);
+    }
+    return { session, watched, control };
+  }
+
+  /** The watched stream ends by the next heartbeat or two; the control stream stays open; a reconnect is refused. */
+  async function expectEnded(streams: Awaited<ReturnType<typeof streamsOf>>, token: string) {
+    await streams.watched.waitForEnd(3500);
+    expect(streams.control.ended).toBe(false);
+    expect(streams.watched.statuses().map((e) => e.status)).toEqual(['active']);
+    const reconnect = await svc.call('GET', `/api/session/${streams.session.id}/events?token=${token}`);
+    expect(reconnect.status).toBe(401);
+    expect(reconnect.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    streams.control.close();
+    await expect.poll(() => subscribers(streams.session.id)).toBe(0);
+  }
+
+  it('ends once its client is deleted', async () => {
+    const token = await svc.client(acme, 'acme-watcher-deleted', ['issuance:offer']);
+    const streams = await streamsOf(token);
+    expect((await svc.call('DELETE', '/api/client/acme-watcher-deleted', { token: acme })).status).toBe(204);
+    await expectEnded(streams, token);
+  });
+
+  it("ends once its client's secret is rotated; a token under the new secret streams again", async () => {
+    const token = await svc.client(acme, 'acme-watcher-rotated', ['issuance:offer']);
+    const streams = await streamsOf(token);
+    const rotated = await svc.call('POST', '/api/client/acme-watcher-rotated/rotate-secret', { token: acme });
+    expect(rotated.status, rotated.text).toBe(200);
+    await expectEnded(streams, token);
+    const fresh = await openStream(eventsUrl(streams.session.id, await svc.token('acme-watcher-rotated', rotated.body.secret)));
+    expect(fresh.status).toBe(200);
+    fresh.close();
+  });
+
+  it('ends once its client no longer holds a role that reads sessions', async () => {
+    const token = await svc.client(acme, 'acme-watcher-demoted', ['issuance:offer', 'users:manage']);
+    const streams = await streamsOf(token);
+    expect((await svc.call('PATCH', '/api/client/acme-watcher-demoted', { token: acme, body: { roles: ['users:manage'] } })).status).toBe(
+      200,
+    );
+    await streams.watched.waitForEnd(3500);
+    expect(streams.control.ended).toBe(false);
+    expect((await svc.call('GET', `/api/session/${streams.session.id}/events?token=${token}`)).status).toBe(403);
+    streams.control.close();
+  });
+
+  it('ends when its token expires', async () => {
+    const token = await signed({ exp: now() + 2 });
+    const streams = await streamsOf(token);
+    await expectEnded(streams, token);
+  });
+
+  it('is not opened with a token past its expiry, though a request within the clock-skew allowance is served', async () => {
+    const session = await create();
+    const token = await signed({ exp: now() - 5 });
+    expect((await svc.call('GET', `/api/session/${session.id}`, { token })).status).toBe(200);
+    const reply = await svc.call('GET', `/api/session/${session.id}/events?token=${token}`);
+    expect(reply.status).toBe(401);
+    expect(reply.body.detail).toBe('the access token has expired');
+    expect(subscribers(session.id)).toBe(0);
+  });
+});
+
 describe('shutdown', () => {
   it('ends open streams instead of waiting for their clients', async () => {
     const own = await startService({});

@@ -28,12 +28,26 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal?: Principal;
+    /** Set with `principal`: lets a long-lived response (an event stream) end when its access does. */
+    grant?: Grant;
   }
+}
+
+/** The access a request was given, for a response that outlives the moment it was checked. */
+export interface Grant {
+  /** When the access token expires, in milliseconds since the epoch. */
+  expiresAt: number;
+  /**
+   * Judges the token again as a new request would be judged (expired, client deleted or re-created,
+   * secret rotated, roles taken away): false once it would be refused. Rejects only when the judging
+   * itself fails (the database out of reach, say).
+   */
+  stillHeld(): Promise<boolean>;
 }
 
 const REALM = 'svc';
 
-function unauthorized(detail: string, error?: 'invalid_token' | 'invalid_request') {
+export function unauthorized(detail: string, error?: 'invalid_token' | 'invalid_request') {
   const challenge = error ? `Bearer realm="${REALM}", error="${error}", error_description="${detail}"` : `Bearer realm="${REALM}"`;
   return new Problem(401, 'Unauthorized', detail, {}, { 'www-authenticate': challenge });
 }
@@ -84,10 +98,27 @@ export function installAccessControl(app: FastifyInstance, deps: { verifier: Tok
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (!access || 'public' in access) return;
-    const { principal } = await authenticate(request, access, deps);
+    const { principal, expiresAt } = await authenticate(request, access, deps);
     authorize(principal, access);
     request.principal = principal;
+    request.grant = { expiresAt, stillHeld: () => stillHeld(request, access, deps, principal) };
   });
+}
+
+async function stillHeld(
+  request: FastifyRequest,
+  access: Exclude<Access, { public: true }>,
+  deps: { verifier: TokenVerifier; resolve: PrincipalResolver },
+  granted: Principal,
+): Promise<boolean> {
+  try {
+    const { principal } = await authenticate(request, access, deps);
+    authorize(principal, access);
+    return principal.tenantId === granted.tenantId;
+  } catch (err) {
+    if (err instanceof Problem) return false;
+    throw err;
+  }
 }
 
 async function authenticate(
