@@ -42,6 +42,7 @@ import { InProcessBus } from './platform/events/bus.js';
 import { PostgresBus } from './platform/events/postgres-bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
+import { installInputGuards } from './platform/http/input-guards.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
 import { documentProblems, SECURITY_SCHEMES, TAGS } from './platform/http/openapi.js';
 import { OutboundClient } from './platform/http/outbound-client.js';
@@ -69,6 +70,7 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 
 /** Services that features share in-process (jobs, benchmarks and tests reach them here, not over HTTP). */
 export interface Services {
+  clients: ClientService;
   keyChains: KeyChainService;
   signing: SigningService;
   sessions: SessionService;
@@ -224,6 +226,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     await db.close();
   });
   installErrorHandling(app);
+  installInputGuards(app);
   echoRequestIds(app);
 
   await app.register(helmet, { global: true });
@@ -301,6 +304,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     app,
     db,
     services: {
+      clients,
       keyChains,
       signing,
       sessions,

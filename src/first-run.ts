@@ -6,14 +6,15 @@ import type { Config, ReadyConfig, SecretsConfig } from './config.js';
 import { generateSecret } from './platform/crypto/secrets.js';
 
 interface Generated {
-  masterSecret?: string;
+  /** The master secret was generated during this start. */
+  masterSecretCreated?: true;
+  /** The bootstrap client kept in DATA_DIR (generated now or on an earlier start), if it is used. */
   client?: { id: string; secret: string };
 }
 
 export interface FirstRunResult {
   config: SecretsConfig;
-  /** What was generated during this start, for the one-time announcement; empty on later starts. */
-  created: Generated;
+  generated: Generated;
 }
 
 function readOrCreate<T>(file: string, create: () => T, serialize: (value: T) => string, parse: (text: string) => T) {
@@ -25,11 +26,11 @@ function readOrCreate<T>(file: string, create: () => T, serialize: (value: T) =>
 
 export function prepareSecrets(config: Config): FirstRunResult {
   if (config.MASTER_SECRET && config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET) {
-    return { config: config as SecretsConfig, created: {} };
+    return { config: config as SecretsConfig, generated: {} };
   }
   // In production loadConfig has already refused a missing key; this is development only.
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
-  const created: Generated = {};
+  const generated: Generated = {};
   let masterSecret = config.MASTER_SECRET;
   if (!masterSecret) {
     const result = readOrCreate(
@@ -39,7 +40,7 @@ export function prepareSecrets(config: Config): FirstRunResult {
       (t) => t.trim(),
     );
     masterSecret = result.value;
-    if (result.created) created.masterSecret = masterSecret;
+    if (result.created) generated.masterSecretCreated = true;
   }
   let client =
     config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET ? { id: config.AUTH_CLIENT_ID, secret: config.AUTH_CLIENT_SECRET } : undefined;
@@ -51,24 +52,43 @@ export function prepareSecrets(config: Config): FirstRunResult {
       (t) => JSON.parse(t) as { id: string; secret: string },
     );
     client = result.value;
-    if (result.created) created.client = client;
+    generated.client = client;
   }
-  return { config: { ...config, MASTER_SECRET: masterSecret, AUTH_CLIENT_ID: client.id, AUTH_CLIENT_SECRET: client.secret }, created };
+  return { config: { ...config, MASTER_SECRET: masterSecret, AUTH_CLIENT_ID: client.id, AUTH_CLIENT_SECRET: client.secret }, generated };
 }
 
-export function firstRunAnnouncement(config: ReadyConfig, created: Generated): string | undefined {
-  if (!created.client && !created.masterSecret) return undefined;
-  const lines = ['', `svc: first start, generated secrets were stored in ${config.DATA_DIR} (mode 0600).`];
-  if (created.masterSecret) lines.push('  MASTER_SECRET   -> master-secret (back it up: it decrypts stored keys and personal data)');
-  if (created.client) {
+export interface Announcement {
+  /** The readable block for the terminal, with the secret to paste. */
+  text: string;
+  /** The same news as one log record, without the secret (logs travel further than a terminal). */
+  record: { dataDir: string; clientId?: string; tokenUrl: string; explorerUrl: string };
+}
+
+/**
+ * Said when the master secret was just generated, and at every start while the generated bootstrap
+ * client has not obtained a token yet: a first start that failed after writing the secrets, or whose
+ * output scrolled away, must not lose the only print of them.
+ */
+export function firstRunAnnouncement(config: ReadyConfig, generated: Generated, clientUnused: boolean): Announcement | undefined {
+  const client = clientUnused ? generated.client : undefined;
+  if (!client && !generated.masterSecretCreated) return undefined;
+  const tokenUrl = `${config.PUBLIC_URL}/api/oauth2/token`;
+  const explorerUrl = `${config.PUBLIC_URL}/api`;
+  const lines = ['', `svc: generated secrets are stored in ${config.DATA_DIR} (mode 0600).`];
+  if (generated.masterSecretCreated)
+    lines.push('  MASTER_SECRET   -> master-secret (back it up: it decrypts stored keys and personal data)');
+  if (client) {
     lines.push(
-      `  bootstrap client (role tenants:manage) -> bootstrap-client.json`,
-      `    client_id:     ${created.client.id}`,
-      `    client_secret: ${created.client.secret}`,
+      `  bootstrap client (role tenants:manage) -> bootstrap-client.json (shown until it obtains a token)`,
+      `    client_id:     ${client.id}`,
+      `    client_secret: ${client.secret}`,
       '  Get an access token:',
-      `    curl -s -u '${created.client.id}:${created.client.secret}' -d grant_type=client_credentials ${config.PUBLIC_URL}/api/oauth2/token`,
-      `  The API explorer is at ${config.PUBLIC_URL}/api`,
+      `    curl -s -u '${client.id}:${client.secret}' -d grant_type=client_credentials ${tokenUrl}`,
+      `  The API explorer is at ${explorerUrl}`,
     );
   }
-  return `${lines.join('\n')}\n`;
+  return {
+    text: `${lines.join('\n')}\n`,
+    record: { dataDir: config.DATA_DIR, ...(client && { clientId: client.id }), tokenUrl, explorerUrl },
+  };
 }

@@ -23,12 +23,14 @@ export async function start(
   env: Record<string, string | undefined>,
   announce: (text: string) => void = (t) => process.stdout.write(t),
 ): Promise<RunningService> {
-  const { config: withSecrets, created } = prepareSecrets(loadConfig(env));
+  const { config: withSecrets, generated } = prepareSecrets(loadConfig(env));
   const config = await settleAddresses(withSecrets);
   const { app, db, services } = await buildApp(config).catch((err) => {
     throw databaseFailure(config, err);
   });
   if (config.CONFIG_IMPORT) await importConfiguration(app, services, config.CONFIG_IMPORT, env);
+  const clientUnused = generated.client !== undefined && !(await services.clients.hasObtainedToken(generated.client.id));
+  const announcement = firstRunAnnouncement(config, generated, clientUnused);
   try {
     await app.listen({ port: config.PORT, host: config.HOST });
   } catch (err) {
@@ -37,8 +39,10 @@ export async function start(
   }
   const mismatch = publicUrlMismatch(config);
   if (mismatch) app.log.warn(mismatch);
-  const message = firstRunAnnouncement(config, created);
-  if (message) announce(message);
+  if (announcement) {
+    app.log.info({ firstRun: announcement.record }, 'generated secrets in use: the terminal shows how to get a first token');
+    announce(announcement.text);
+  }
   return { app, db, services, config, url: `http://127.0.0.1:${config.PORT}`, close: () => app.close() };
 }
 

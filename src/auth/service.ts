@@ -40,6 +40,7 @@ export class TokenService {
       const challenge = credentials.method === 'client_secret_basic' ? { 'www-authenticate': 'Basic realm="svc"' } : undefined;
       throw new OAuthError(401, 'invalid_client', 'unknown client or wrong secret', challenge);
     }
+    await this.clients.noteTokenIssued(claims.clientId);
     return { access_token: await this.signer.sign(claims), token_type: 'Bearer', expires_in: this.signer.expiresIn };
   }
 

@@ -122,6 +122,7 @@ export class ClientService {
   private readonly verifier = new SecretVerifier();
   /** The client of AUTH_CLIENT_ID: re-created at every start, so deleting it through the API is refused. */
   private bootstrapClientId: string | undefined;
+  private readonly tokenNoted = new Set<string>();
   private readonly principals = new Map<string, { current: CurrentClient | undefined; until: number }>();
 
   constructor(
@@ -322,6 +323,23 @@ export class ClientService {
       await this.audit.record(ctx, { tenantId: row.tenant_id, actionType: 'client.secret_replaced', after: { clientId: id } }, trx);
     });
     return true;
+  }
+
+  /**
+   * Called when a token is issued: the first one of a client is noted (the first-run announcement
+   * waits for the bootstrap client's). Remembered per instance so that later tokens cost no write.
+   */
+  async noteTokenIssued(clientId: string): Promise<void> {
+    if (this.tokenNoted.has(clientId)) return;
+    await store.recordFirstToken(this.db, clientId, nowIso());
+    if (this.tokenNoted.size >= 10_000) this.tokenNoted.clear();
+    this.tokenNoted.add(clientId);
+  }
+
+  /** Whether the client has ever obtained an access token. */
+  async hasObtainedToken(clientId: string): Promise<boolean> {
+    const row = await store.findClient(this.db, null, clientId);
+    return Boolean(row?.first_token_at);
   }
 
   /** Creates the bootstrap client, or brings its secret and roles in line with the configuration. */

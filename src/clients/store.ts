@@ -26,13 +26,20 @@ export const listClientsOfTenants = (db: Executor, tenantIds: string[]) =>
 /** Random, so a client re-created under an old id never matches the tokens of the one before. */
 const newTokenGeneration = () => randomBytes(16).toString('base64url');
 
-export type NewClientRow = Omit<Insertable<ClientsTable>, 'token_generation'>;
+export type NewClientRow = Omit<Insertable<ClientsTable>, 'token_generation' | 'first_token_at'>;
 
-export async function insertClient<Row extends NewClientRow>(db: Executor, row: Row): Promise<Row & { token_generation: string }> {
-  const inserted = { ...row, token_generation: newTokenGeneration() };
+export async function insertClient<Row extends NewClientRow>(
+  db: Executor,
+  row: Row,
+): Promise<Row & { token_generation: string; first_token_at: null }> {
+  const inserted = { ...row, token_generation: newTokenGeneration(), first_token_at: null };
   await db.insertInto('clients').values(inserted).execute();
   return inserted;
 }
+
+/** Notes the client's first access token; later calls change nothing. */
+export const recordFirstToken = (db: Executor, id: string, at: string) =>
+  db.updateTable('clients').set({ first_token_at: at }).where('id', '=', id).where('first_token_at', 'is', null).execute();
 
 /** A new secret, from whatever path, ends every token issued under the old one. */
 export async function updateClient(

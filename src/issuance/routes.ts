@@ -23,7 +23,8 @@ const OfferBody = z
   .strictObject({
     response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
     flow: z.enum(['authorization_code', 'pre_authorized_code']).describe('only `pre_authorized_code` is available so far'),
-    credentialConfigurationIds: z.array(z.string().min(1)).min(1),
+    // Each id is looked up in turn: an offer names a few configurations, never thousands.
+    credentialConfigurationIds: z.array(z.string().min(1)).min(1).max(100),
     authorization_server: z.string().optional().describe('default: the first enabled authorization server'),
     credentialClaims: z
       .record(z.string(), ClaimSource)

@@ -8,6 +8,7 @@ import { statusLists } from './0004-status-lists.js';
 import { trustLists } from './0005-trust-lists.js';
 import { presentationConfigs } from './0006-presentation-configs.js';
 import { clientTokenGenerations } from './0007-client-token-generations.js';
+import { clientFirstToken } from './0008-client-first-token.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0005-trust-lists': trustLists,
   '0006-presentation-configs': presentationConfigs,
   '0007-client-token-generations': clientTokenGenerations,
+  '0008-client-first-token': clientFirstToken,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -36,12 +36,48 @@ describe('zero-configuration first start', () => {
     expect(tenants.status).toBe(200);
     expect(await stop(started)).toBe(0);
 
-    // A second start reuses what the first generated and announces nothing.
+    // A second start reuses what the first generated and, the client having obtained a token, announces nothing.
     const again = await run(firstRunEnv);
-    expect(again.output()).not.toContain('client_secret');
     const retry = await fetch(`http://127.0.0.1:${again.port}/api/oauth2/token`, { method: 'POST', headers: { authorization: basic } });
     expect(retry.status).toBe(200);
+    expect(again.output()).not.toContain('client_secret');
     expect(await stop(again)).toBe(0);
+  });
+
+  it('repeats the announcement at every start until the bootstrap client has obtained a token', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-first-run-'));
+    try {
+      const env = { ...firstRunEnv, DATA_DIR: dir };
+      const first = await run(env, { until: 'The API explorer is at' });
+      expect(await stop(first)).toBe(0);
+      const client = JSON.parse(readFileSync(join(dir, 'bootstrap-client.json'), 'utf8')) as { id: string; secret: string };
+
+      // No token was obtained: the second start says it all again, the secret on the terminal only.
+      const second = await run(env, { until: '"firstRun"' });
+      const output = second.output();
+      expect(output).toContain(`client_secret: ${client.secret}`);
+      expect(output).not.toContain('MASTER_SECRET   ->');
+      const record = output.split('\n').find((line) => line.includes('"firstRun"')) ?? '';
+      expect(JSON.parse(record).firstRun).toEqual({
+        dataDir: dir,
+        clientId: client.id,
+        tokenUrl: `http://localhost:${second.port}/api/oauth2/token`,
+        explorerUrl: `http://localhost:${second.port}/api`,
+      });
+      expect(record).not.toContain(client.secret);
+      const basic = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
+      const token = await fetch(`http://127.0.0.1:${second.port}/api/oauth2/token`, { method: 'POST', headers: { authorization: basic } });
+      expect(token.status).toBe(200);
+      expect(await stop(second)).toBe(0);
+
+      const third = await run(env);
+      expect((await fetch(`http://127.0.0.1:${third.port}/health`)).status).toBe(200);
+      expect(third.output()).not.toContain('client_secret');
+      expect(third.output()).not.toContain('"firstRun"');
+      expect(await stop(third)).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('stops with a message naming the key when the configuration is invalid', async () => {

@@ -31,6 +31,8 @@ export interface ClientsTable {
   allowed_issuance_configs: Json | null;
   /** Random; carried in the client's tokens, and renewed when those tokens must end (secret replaced). */
   token_generation: string;
+  /** When the client first obtained an access token; null until then. */
+  first_token_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -18,11 +18,17 @@ export function isManagementPath(url: string): boolean {
   return url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
 }
 
-function validationFieldErrors(err: FastifyError): FieldError[] {
-  if (!hasZodFastifySchemaValidationErrors(err)) return [];
+/**
+ * A 100,000-element array of wrong items has 100,000 issues; listing them all would make a reply of
+ * tens of megabytes. The first few tell the caller what is wrong.
+ */
+export const MAX_FIELD_ERRORS = 20;
+
+function validationFieldErrors(err: FastifyError): { fields: FieldError[]; more: number } {
+  if (!hasZodFastifySchemaValidationErrors(err)) return { fields: [], more: 0 };
   // Fastify calls the query string 'querystring'; fields are named as callers know them: query.limit.
   const where = err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'body');
-  return err.validation.map((issue) => {
+  const fields = err.validation.slice(0, MAX_FIELD_ERRORS).map((issue) => {
     const { instancePath, message, params } = issue;
     const path = instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
     const unknownKeys = (params as { keys?: string[] }).keys;
@@ -32,15 +38,17 @@ function validationFieldErrors(err: FastifyError): FieldError[] {
     }
     return { field, message: message ?? 'is invalid' };
   });
+  return { fields, more: err.validation.length - fields.length };
 }
 
 /** Maps any thrown error to a problem; unknown errors become a 500 that reveals nothing. */
 export function toProblem(err: FastifyError | Error): Problem {
   if (err instanceof Problem) return err;
   const fastifyError = err as FastifyError;
-  const fields = validationFieldErrors(fastifyError);
+  const { fields, more } = validationFieldErrors(fastifyError);
   if (fields.length) {
-    return new Problem(400, 'Bad Request', fields.map((f) => `${f.field}: ${f.message}`).join('; '), { errors: fields });
+    const detail = fields.map((f) => `${f.field}: ${f.message}`).join('; ');
+    return new Problem(400, 'Bad Request', more ? `${detail}; and ${more} more` : detail, { errors: fields });
   }
   const status = fastifyError.statusCode;
   if (status && status >= 400 && status < 500) {

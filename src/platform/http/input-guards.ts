@@ -1,0 +1,54 @@
+// What no route schema says but every request must respect, checked on the parsed params, query
+// and body before schema validation:
+// - nesting depth: JSON.parse reads any depth, but what runs after it recurses (JSON.stringify,
+//   schema validation, claim processing) and overflows the stack a few thousand levels down;
+// - NUL characters: PostgreSQL text and jsonb cannot hold U+0000, so such a value would fail on
+//   one database and pass on the other. No field of the API has a use for it.
+import type { FastifyInstance } from 'fastify';
+import { type FieldError, invalidFields } from './problem.js';
+
+/** Far beyond any document the API takes (trust lists nest about a dozen levels). */
+export const MAX_DEPTH = 64;
+
+interface Entry {
+  node: unknown;
+  depth: number;
+  key: string;
+  parent?: Entry;
+}
+
+/** The field name of an entry, shown with a NUL as \u0000 so that the name itself stays readable. */
+function fieldOf(entry: Entry, segments = Number.POSITIVE_INFINITY): string {
+  const keys: string[] = [];
+  for (let at: Entry | undefined = entry; at; at = at.parent) keys.unshift(at.key.replaceAll('\u0000', '\\u0000'));
+  return keys.slice(0, segments).join('.');
+}
+
+/** The first value under `root` that nests too deep or holds a NUL, in a key or a string. */
+export function inputDefect(value: unknown, root: string): FieldError | undefined {
+  // Iterative, so that the check cannot itself overflow the stack.
+  const stack: Entry[] = [{ node: value, depth: 0, key: root }];
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    const { node, depth } = entry;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return { field: fieldOf(entry), message: 'must not contain NUL characters (U+0000)' };
+      continue;
+    }
+    if (typeof node !== 'object' || node === null) continue;
+    // Named by the member of the body it is in: the full path would be dozens of segments long.
+    if (depth >= MAX_DEPTH) return { field: fieldOf(entry, 2), message: `nests deeper than ${MAX_DEPTH} levels` };
+    for (const [key, child] of Object.entries(node)) {
+      const next = { node: child, depth: depth + 1, key, parent: entry };
+      if (key.includes('\u0000')) return { field: fieldOf(next), message: 'names a field with a NUL character (U+0000)' };
+      stack.push(next);
+    }
+  }
+  return undefined;
+}
+
+export function installInputGuards(app: FastifyInstance) {
+  app.addHook('preValidation', (request, _reply, done) => {
+    const defect = inputDefect(request.params, 'params') ?? inputDefect(request.query, 'query') ?? inputDefect(request.body, 'body');
+    done(defect ? invalidFields([defect]) : undefined);
+  });
+}
