@@ -17,12 +17,20 @@ const tags = ['status lists'];
 
 const Bits = z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)]);
 
+/**
+ * What the flag still chooses once the served token always shows every committed change: who pays for
+ * signing. The spec's "false regenerates lazily when the TTL expires" would publish a revocation up to
+ * a ttl late, so lazily here means at the next fetch.
+ */
+const IMMEDIATE_UPDATE =
+  'Who signs the new token after a status change; either way the token served at the list uri shows every change committed before the request. true: the change request signs it (it takes longer; the next fetch is served from the stored token). false (default): the first fetch after a change signs it, once per list and instance however many fetch at the same time. Neither delays a change at the uri; a relying party that fetched a token before the change may keep using it until its ttl has passed (its exp, and Cache-Control max-age).';
+
 const EffectiveConfigSchema = z
   .object({
     capacity: z.number().describe('entries of a new list'),
     bits: Bits,
     ttl: z.number().describe('seconds a status list token is valid (and may be cached)'),
-    immediateUpdate: z.boolean().describe('true: the token is re-signed on every change; false: when its ttl has passed'),
+    immediateUpdate: z.boolean().describe(IMMEDIATE_UPDATE),
     enableAggregation: z.boolean().describe('true: tokens carry aggregation_uri'),
   })
   .meta({ id: 'EffectiveStatusListConfig' });
@@ -253,7 +261,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
       schema: {
         tags,
         summary: 'A status list token',
-        description: `The signed status list: a JWT (${JWT_MEDIA_TYPE}) by default, the CWT when Accept asks for ${CWT_MEDIA_TYPE}.`,
+        description: `The signed status list: a JWT (${JWT_MEDIA_TYPE}) by default, the CWT when Accept asks for ${CWT_MEDIA_TYPE}. It shows every status change committed before the request: a token signed before the last change is not served (immediateUpdate only decides whether the change request or this fetch signs the new one). Cache-Control max-age is the token's remaining lifetime (at most its ttl): how long a relying party may keep it.`,
         params: Tenant.extend({ listId: z.string() }),
       },
     },

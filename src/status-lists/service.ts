@@ -85,7 +85,16 @@ const ALLOCATION_ROUNDS = 5;
 /** Concurrent writers of one bitset retry this often. */
 const WRITE_ATTEMPTS = 50;
 
+/** A token and the list version it was signed from. */
+interface VersionedToken {
+  token: CachedStatusToken;
+  version: number;
+}
+
 export class StatusListService {
+  /** Signings under way on this instance, by list: concurrent fetches of a changed list sign it once. */
+  private readonly signings = new Map<string, Promise<VersionedToken>>();
+
   constructor(private readonly deps: StatusListDeps) {}
 
   private scoped(tenantId: string, db: Executor = this.deps.db) {
@@ -282,21 +291,22 @@ export class StatusListService {
       const meta = metas.get(listId);
       if (!meta) continue;
       changed += indexes.length;
-      await this.flip(tenantId, listId, indexes, value);
-      if (fromBool(meta.immediate_update)) await this.regenerate(tenantId, listId);
+      const version = await this.flip(tenantId, listId, indexes, value);
+      if (version !== undefined && fromBool(meta.immediate_update)) await this.signedAtLeast(tenantId, listId, version);
     }
     return changed;
   }
 
-  private async flip(tenantId: string, listId: string, indexes: number[], value: number) {
+  /** Writes the changed bitset and bumps the list's version in one statement; the new version, or undefined if nothing changed. */
+  private async flip(tenantId: string, listId: string, indexes: number[], value: number): Promise<number | undefined> {
     const scoped = this.scoped(tenantId);
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const row = await store.findList(scoped, listId);
-      if (!row) return;
+      if (!row) return undefined;
       const bitset = new Uint8Array(row.bitset);
       for (const idx of indexes) setStatus(bitset, row.bits, idx, value);
-      if (Buffer.compare(bitset, row.bitset) === 0) return;
-      if (await store.writeBitset(scoped, listId, row.version, bitset, nowIso())) return;
+      if (Buffer.compare(bitset, row.bitset) === 0) return undefined;
+      if (await store.writeBitset(scoped, listId, row.version, bitset, nowIso())) return row.version + 1;
     }
     throw conflict(`status list '${listId}' is changing too often; try again`);
   }
@@ -324,27 +334,68 @@ export class StatusListService {
     return { sessionId: input.sessionId, status: input.status, updatedEntries: updated };
   }
 
-  /** The token to serve: the stored one while it is fresh (from the cache when its stamp matches), else a new one. */
+  /**
+   * The token to serve: the stored one while it is unexpired and signed from the list's current
+   * version (from the cache when its stamp matches), else one signed now. So every status change
+   * committed before the request is in the answer, whatever immediateUpdate says.
+   */
   async token(tenantId: string, listId: string): Promise<CachedStatusToken> {
     const scoped = this.scoped(tenantId);
     const meta = await store.findMeta(scoped, listId);
     if (!meta) throw notFound('status list', listId);
-    if (!isFresh(meta)) return this.regenerate(tenantId, listId);
+    if (!isServable(meta)) return this.signedAtLeast(tenantId, listId, meta.version);
     const key = tenantKey(tenantId, listId);
     const cached = this.deps.caches.statusList.get(key, String(meta.token_seq));
     if (cached) return cached;
     const stored = await store.findTokens(scoped, listId);
-    if (!stored?.token_jwt || !stored.token_cwt || !stored.token_expires_at) return this.regenerate(tenantId, listId);
+    if (!stored || !hasServableTokens(stored)) return this.signedAtLeast(tenantId, listId, meta.version);
+    return this.remember(tenantId, listId, stored);
+  }
+
+  /**
+   * A token signed from `version` or later. Concurrent callers share one signing per list on this
+   * instance; one that joins a signing begun before its version was written waits for the next.
+   */
+  private async signedAtLeast(tenantId: string, listId: string, version: number): Promise<CachedStatusToken> {
+    for (;;) {
+      const signed = await this.signing(tenantId, listId);
+      if (signed.version >= version) return signed.token;
+    }
+  }
+
+  private signing(tenantId: string, listId: string): Promise<VersionedToken> {
+    const key = tenantKey(tenantId, listId);
+    let pending = this.signings.get(key);
+    if (!pending) {
+      pending = this.signUnlessStored(tenantId, listId).finally(() => this.signings.delete(key));
+      this.signings.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Across instances the row decides: a token another instance stored for the current version is served, not signed again. */
+  private async signUnlessStored(tenantId: string, listId: string): Promise<VersionedToken> {
+    const row = await store.findList(this.scoped(tenantId), listId);
+    if (!row) throw notFound('status list', listId);
+    if (hasServableTokens(row)) return { token: this.remember(tenantId, listId, row), version: row.version };
+    return { token: await this.sign(tenantId, row), version: row.version };
+  }
+
+  private remember(tenantId: string, listId: string, stored: ServableTokens): CachedStatusToken {
     const token = { jwt: stored.token_jwt, cwt: new Uint8Array(stored.token_cwt), expiresAt: stored.token_expires_at };
-    this.deps.caches.statusList.set(key, String(stored.token_seq), token);
+    this.deps.caches.statusList.set(tenantKey(tenantId, listId), String(stored.token_seq), token);
     return token;
   }
 
   /** Signs the list as it is now and stores the token, so that every instance serves it. */
   async regenerate(tenantId: string, listId: string): Promise<CachedStatusToken> {
-    const scoped = this.scoped(tenantId);
-    const row = await store.findList(scoped, listId);
+    const row = await store.findList(this.scoped(tenantId), listId);
     if (!row) throw notFound('status list', listId);
+    return this.sign(tenantId, row);
+  }
+
+  private async sign(tenantId: string, row: store.StatusListRow): Promise<CachedStatusToken> {
+    const listId = row.id;
     const signer = await this.deps.signing.signer(tenantId, { keyChainId: row.key_chain_id, usageType: 'statusList' });
     const iat = Math.floor(Date.now() / 1000);
     const exp = iat + row.ttl;
@@ -361,7 +412,7 @@ export class StatusListService {
       signer,
     );
     const token = { jwt: signed.jwt, cwt: signed.cwt, expiresAt: new Date(exp * 1000).toISOString() };
-    const seq = await store.storeTokens(scoped, listId, {
+    const seq = await store.storeTokens(this.scoped(tenantId), listId, {
       version: row.version,
       jwt: signed.jwt,
       cwt: signed.cwt,
@@ -399,12 +450,18 @@ export class StatusListService {
   }
 }
 
-/** Whether the stored token may be served: it exists, has not expired, and (with immediateUpdate) shows the current bits. */
-function isFresh(meta: store.StatusListMeta): boolean {
-  if (meta.token_seq === 0 || meta.token_expires_at === null) return false;
-  if (Date.parse(meta.token_expires_at) <= Date.now() + 1000) return false;
-  return !fromBool(meta.immediate_update) || meta.token_version === meta.version;
+type TokenState = Pick<store.StatusListMeta, 'token_seq' | 'token_expires_at' | 'token_version' | 'version'>;
+type ServableTokens = store.StoredTokens & { token_jwt: string; token_cwt: Uint8Array; token_expires_at: string };
+
+/** Whether a stored token may be served: it exists, is not about to expire, and was signed from the current bits. */
+function isServable(row: TokenState): boolean {
+  if (row.token_seq === 0 || row.token_expires_at === null) return false;
+  if (Date.parse(row.token_expires_at) <= Date.now() + 1000) return false;
+  return row.token_version === row.version;
 }
+
+const hasServableTokens = (row: store.StoredTokens): row is ServableTokens =>
+  row.token_jwt !== null && row.token_cwt !== null && isServable(row);
 
 const auditView = (list: StatusList) => ({
   id: list.id,

@@ -43,10 +43,13 @@ export function findList(db: TenantDb, id: string): Promise<StatusListRow | unde
   return db.selectFrom('status_lists').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function findTokens(db: TenantDb, id: string) {
+/** A stored token and what decides whether it may be served. */
+export type StoredTokens = Pick<StatusListRow, 'token_jwt' | 'token_cwt' | 'token_seq' | 'token_expires_at' | 'token_version' | 'version'>;
+
+export function findTokens(db: TenantDb, id: string): Promise<StoredTokens | undefined> {
   return db
     .selectFrom('status_lists')
-    .select(['token_jwt', 'token_cwt', 'token_seq', 'token_expires_at'])
+    .select(['token_jwt', 'token_cwt', 'token_seq', 'token_expires_at', 'token_version', 'version'])
     .where('id', '=', id)
     .executeTakeFirst();
 }

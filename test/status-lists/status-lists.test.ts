@@ -92,10 +92,18 @@ describe('status of issued credentials', () => {
     expect(first.value).toBe(0);
     expect((first.payload.status_list as { aggregation_uri?: string }).aggregation_uri).toBe(`${svc.url}/issuers/immediate/status-lists`);
 
+    const listId = uri.split('/').pop() as string;
     for (const value of [1, 2, 0]) {
       const changed = await revoke(token, { sessionId, status: value });
       expect(changed.status, changed.text).toBe(200);
       expect(changed.body.updatedEntries).toBe(1);
+      // The change request itself signed the new token.
+      const row = await svc.db
+        .selectFrom('status_lists')
+        .select(['version', 'token_version'])
+        .where('id', '=', listId)
+        .executeTakeFirstOrThrow();
+      expect(row.token_version).toBe(row.version);
       expect((await readStatus(uri, idx)).value).toBe(value);
     }
 
@@ -111,24 +119,42 @@ describe('status of issued credentials', () => {
     expect(aggregation.body).toEqual({ status_lists: [uri] });
   });
 
-  it('with lazy updates serves the signed token until its ttl has passed', async () => {
+  it('without immediateUpdate signs at the first fetch after a change, and serves that token until the next change or its ttl', async () => {
     const token = await setUpTenant('lazy');
     const { sessionId, status } = await issue(token);
     const { uri, idx } = (status as { status_list: { idx: number; uri: string } }).status_list;
-    expect((await readStatus(uri, idx)).value).toBe(0);
-    expect((await revoke(token, { sessionId, status: 1 })).status).toBe(200);
-    expect((await readStatus(uri, idx)).value).toBe(0); // the token still holds for its ttl
-    // The ttl passes (the stored token expires; the bitset is stored compactly, not as JSON).
     const listId = uri.split('/').pop() as string;
-    const row = await svc.db.selectFrom('status_lists').select(['bitset', 'version']).where('id', '=', listId).executeTakeFirstOrThrow();
+    const signed = () =>
+      svc.db
+        .selectFrom('status_lists')
+        .select(['version', 'token_version', 'token_seq'])
+        .where('id', '=', listId)
+        .executeTakeFirstOrThrow();
+    const first = await readStatus(uri, idx);
+    expect(first.value).toBe(0);
+    expect(await signed()).toEqual({ version: 0, token_version: 0, token_seq: 1 });
+    // An unchanged list is served as signed.
+    expect((await readStatus(uri, idx)).payload.iat).toBe(first.payload.iat);
+
+    expect((await revoke(token, { sessionId, status: 1 })).status).toBe(200);
+    // The change request signs nothing; the next fetch shows the change, though the earlier token's ttl has not passed.
+    expect(await signed()).toEqual({ version: 1, token_version: 0, token_seq: 1 });
+    expect((await readStatus(uri, idx)).value).toBe(1);
+    expect(await signed()).toEqual({ version: 1, token_version: 1, token_seq: 2 });
+    expect((await readStatus(uri, idx)).value).toBe(1);
+    expect((await signed()).token_seq).toBe(2);
+    // The bitset is stored compactly, not as JSON.
+    const row = await svc.db.selectFrom('status_lists').select('bitset').where('id', '=', listId).executeTakeFirstOrThrow();
     expect(row.bitset).toBeInstanceOf(Uint8Array);
-    expect(row.version).toBe(1);
+
+    // Once its ttl has passed, an unchanged list is signed again.
     await svc.db
       .updateTable('status_lists')
       .set({ token_expires_at: new Date(Date.now() - 1000).toISOString() })
       .where('id', '=', listId)
       .execute();
     expect((await readStatus(uri, idx)).value).toBe(1);
+    expect(await signed()).toEqual({ version: 1, token_version: 1, token_seq: 3 });
 
     // 1 bit per entry cannot hold suspended.
     const suspend = await revoke(token, { sessionId, status: 2 });
