@@ -55,6 +55,31 @@ const OVERFLOW = ['1e309', '-1e309'];
 const WRONG_TYPES = ['0', '-1', '1.5', 'true', 'false', 'null', '"fuzz"', '""', '{}', '[]', '{"a":[1]}', '[{"a":1}]'];
 const ODD_STRINGS = ['"a\\u0000b"', '"\\u0000"', '"../../etc/passwd"', '"\\ud800"', '"%00"', '" "', '"<script>"', '"\\u202e"'];
 
+const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const jwt = (header: unknown, payload: unknown = {}) => `${b64(header)}.${b64(payload)}.AAAA`;
+const BAD_EC = { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' };
+/**
+ * Tokens that parse far enough to reach key import and signature checks: keys off their curve or of
+ * odd kinds, garbage certificates, alg none, headers that are not objects, SD-JWT and CBOR debris.
+ */
+export const HOSTILE_TOKENS = [
+  'a.b.c',
+  jwt({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: BAD_EC }, { aud: 'x', nonce: 'x', iat: 1 }),
+  jwt({ alg: 'ES256', typ: 'dpop+jwt', jwk: { ...BAD_EC, crv: 'P-384' } }, { htm: 'POST', htu: 'x', iat: 1, jti: 'x' }),
+  jwt({ alg: 'ES256', jwk: { kty: 'RSA', n: 'AA', e: 'AA' } }),
+  jwt({ alg: 'EdDSA', jwk: { kty: 'OKP', crv: 'Ed25519', x: 'AA' } }),
+  jwt({ alg: 'ES256', x5c: ['AAAA', 'not base64'] }),
+  jwt({ alg: 'ES256', kid: 'did:jwk:AAAA#0' }),
+  jwt({ alg: 'none' }),
+  jwt({ alg: 'ES256', enc: 'A256GCM', epk: BAD_EC }),
+  jwt([]),
+  `${b64('not json')}.${b64('{}')}.AAAA`,
+  `${jwt({ alg: 'ES256', typ: 'dc+sd-jwt' })}~WyJhIiwiYiJd~${jwt({ alg: 'ES256', typ: 'kb+jwt' })}`,
+  '~~~',
+  'o2d2ZXJzaW9u',
+  'eyJ.eyJ.eyJ.eyJ.eyJ',
+];
+
 /** Values for one path parameter that try traversal, NUL bytes, broken escapes and length. */
 export const PATH_VALUES = [
   '..%2F..%2Fetc%2Fpasswd',
@@ -167,6 +192,7 @@ export class Generator {
         HUGE,
         random.pick([DEEP_ARRAY, DEEP_OBJECT]),
         random.pick(OVERFLOW),
+        JSON.stringify(random.pick(HOSTILE_TOKENS)),
         // Anything but an array is refused by its type at once; an array of valid items goes deeper.
         ...(property.type === 'array' ? [this.longArray(property.items)] : []),
       ];
@@ -242,5 +268,6 @@ export const PROTOCOL_HEADERS: FuzzRequest[] = [
   { name: 'dpop huge', path: '', headers: { authorization: 'DPoP x', dpop: 'x'.repeat(8_000) } },
   { name: 'basic garbage', path: '', headers: { authorization: 'Basic %%%' } },
   { name: 'basic with NUL', path: '', headers: { authorization: `Basic ${Buffer.from('a\u0000:b').toString('base64')}` } },
+  ...HOSTILE_TOKENS.map((token, i) => ({ name: `dpop hostile ${i}`, path: '', headers: { authorization: `DPoP ${token}`, dpop: token } })),
   { name: 'attestation garbage', path: '', headers: { 'oauth-client-attestation': 'a.b.c', 'oauth-client-attestation-pop': 'a.b.c' } },
 ];

@@ -79,13 +79,41 @@ describe('NUL characters', () => {
   it('answers NUL in a protocol path or form in the OAuth shape', async () => {
     const path = await svc.call('GET', '/issuers/a%00b/jwks.json');
     expect(path.status).toBe(400);
-    expect(path.body).toEqual({ error: 'invalid_request', error_description: 'params.tenantId: must not contain NUL characters (U+0000)' });
+    expect(path.body).toEqual({
+      error: 'invalid_request',
+      error_description: 'params.tenantId: must not contain a NUL character (U+0000)',
+    });
     const form = await svc.call('POST', '/issuers/acme/token', {
       form: { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': 'a\u0000b' },
     });
     expect(form.status).toBe(400);
     expect(form.body.error).toBe('invalid_request');
     expect(form.body.error_description).toContain('body.pre-authorized_code');
+  });
+});
+
+describe('lone surrogates', () => {
+  it('refuses a string that is not well-formed Unicode, which no certificate name can encode', async () => {
+    const reply = await svc.call('POST', '/api/key-chain', {
+      token: admin,
+      body: { id: 'surrogate', usageType: 'access', type: 'standalone', subject: { commonName: 'ok', organization: 'a\ud800' } },
+    });
+    expectProblem(reply, 400);
+    expect(reply.body.errors).toEqual([
+      { field: 'body.subject.organization', message: 'must not contain a lone surrogate (not well-formed Unicode)' },
+    ]);
+    expect((await svc.call('GET', '/api/key-chain/surrogate', { token: admin })).status).toBe(404);
+    const paired = await svc.call('POST', '/api/key-chain', {
+      token: admin,
+      body: {
+        id: 'paired',
+        usageType: 'access',
+        type: 'standalone',
+        subject: { commonName: 'ok', organization: 'Emoji \ud83d\ude00 GmbH' },
+      },
+    });
+    expect(paired.status, paired.text).toBe(201);
+    expect(paired.body.subject.organization).toBe('Emoji 😀 GmbH');
   });
 });
 

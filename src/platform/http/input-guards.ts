@@ -3,7 +3,9 @@
 // - nesting depth: JSON.parse reads any depth, but what runs after it recurses (JSON.stringify,
 //   schema validation, claim processing) and overflows the stack a few thousand levels down;
 // - NUL characters: PostgreSQL text and jsonb cannot hold U+0000, so such a value would fail on
-//   one database and pass on the other. No field of the API has a use for it.
+//   one database and pass on the other. No field of the API has a use for it;
+// - lone surrogates ("\ud800" is valid JSON but no Unicode text): certificate names cannot encode
+//   them, and the databases would silently store U+FFFD instead.
 import type { FastifyInstance } from 'fastify';
 import { type FieldError, invalidFields } from './problem.js';
 
@@ -24,14 +26,24 @@ function fieldOf(entry: Entry, segments = Number.POSITIVE_INFINITY): string {
   return keys.slice(0, segments).join('.');
 }
 
-/** The first value under `root` that nests too deep or holds a NUL, in a key or a string. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** What a string of the input (a value or a key) must not contain, if it does. */
+function textDefect(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'a NUL character (U+0000)';
+  if (LONE_SURROGATE.test(text)) return 'a lone surrogate (not well-formed Unicode)';
+  return undefined;
+}
+
+/** The first value under `root` that nests too deep or holds a NUL or lone surrogate, in a key or a string. */
 export function inputDefect(value: unknown, root: string): FieldError | undefined {
   // Iterative, so that the check cannot itself overflow the stack.
   const stack: Entry[] = [{ node: value, depth: 0, key: root }];
   for (let entry = stack.pop(); entry; entry = stack.pop()) {
     const { node, depth } = entry;
     if (typeof node === 'string') {
-      if (node.includes('\u0000')) return { field: fieldOf(entry), message: 'must not contain NUL characters (U+0000)' };
+      const defect = textDefect(node);
+      if (defect) return { field: fieldOf(entry), message: `must not contain ${defect}` };
       continue;
     }
     if (typeof node !== 'object' || node === null) continue;
@@ -39,7 +51,8 @@ export function inputDefect(value: unknown, root: string): FieldError | undefine
     if (depth >= MAX_DEPTH) return { field: fieldOf(entry, 2), message: `nests deeper than ${MAX_DEPTH} levels` };
     for (const [key, child] of Object.entries(node)) {
       const next = { node: child, depth: depth + 1, key, parent: entry };
-      if (key.includes('\u0000')) return { field: fieldOf(next), message: 'names a field with a NUL character (U+0000)' };
+      const defect = textDefect(key);
+      if (defect) return { field: fieldOf(next), message: `names a field with ${defect}` };
       stack.push(next);
     }
   }
