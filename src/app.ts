@@ -121,7 +121,9 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   const postgresBus = db.dialect === 'postgres' && db.postgres ? new PostgresBus(db.postgres) : undefined;
   const bus = postgresBus ?? new InProcessBus();
   const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus, audit);
-  tenants = new TenantService(kysely, clients, audit, [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)]);
+  tenants = new TenantService(kysely, clients, audit, config.STATUS_MAX_CAPACITY, [
+    (db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx),
+  ]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE });
   const attributeProviders = new HttpEndpointService(
@@ -151,6 +153,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     db: kysely,
     publicUrl: config.PUBLIC_URL,
     defaults: { capacity: config.STATUS_CAPACITY, bits: config.STATUS_BITS as 1 | 2 | 4 | 8, ttl: config.STATUS_TTL },
+    limits: { capacity: config.STATUS_MAX_CAPACITY, listsPerTenant: config.STATUS_MAX_LISTS_PER_TENANT },
     audit,
     keyChains,
     signing,
@@ -161,6 +164,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
         () => true,
         () => false,
       ),
+    reclaimSpace: () => db.reclaimSpace(),
   });
   keyChains.onRotated((tenantId, keyChainId) => statusLists.resignFor(tenantId, keyChainId));
   keyChains.onUsageCheck((db, tenantId, keyChainId) => statusLists.keyChainUsers(db, tenantId, keyChainId));

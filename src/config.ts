@@ -141,12 +141,24 @@ export const CONFIG_KEYS = {
     description: 'how often scheduled jobs (key rotation, clean-ups) are checked; each runs on one instance per round',
   },
   STATUS_CAPACITY: { schema: int(100), default: '10000', description: 'default entries of a new status list (at least 100)' },
+  STATUS_MAX_CAPACITY: {
+    schema: int(1000, 100_000_000),
+    default: '10000000',
+    description:
+      "most entries a status list, or a tenant's status list configuration, may ask for (400 beyond); a list takes capacity × bits / 8 bytes (10,000,000 entries of 8 bits: 10 MB); at least STATUS_CAPACITY",
+  },
   STATUS_BITS: {
     schema: z.enum(['1', '2', '4', '8']).transform(Number),
     default: '1',
     description: 'default bits per status list entry: 1, 2, 4 or 8',
   },
   STATUS_TTL: { schema: int(60), default: '3600', description: 'default lifetime of a status list token, seconds (at least 60)' },
+  STATUS_MAX_LISTS_PER_TENANT: {
+    schema: int(1),
+    default: '100',
+    description:
+      'status lists a tenant may hold before POST /api/status-lists answers 409; a new list opened because all the lists a credential may use are full is never refused, but counts',
+  },
   SESSION_TTL: { schema: int(60), default: '86400', description: 'default session retention, seconds (at least 60)' },
   SESSION_CLEANUP_MODE: {
     schema: z.enum(['full', 'anonymize']),
@@ -210,6 +222,9 @@ function crossKeyProblems(config: Config): string[] {
   }
   if (config.DB_TYPE === 'sqlite' && config.DATABASE_URL !== undefined) {
     problems.push('DATABASE_URL: set, but DB_TYPE is sqlite; set DB_TYPE=postgres to use it, or unset it');
+  }
+  if (config.STATUS_CAPACITY > config.STATUS_MAX_CAPACITY) {
+    problems.push(`STATUS_CAPACITY: must be at most STATUS_MAX_CAPACITY (${config.STATUS_MAX_CAPACITY})`);
   }
   if ((config.AUTH_CLIENT_ID === undefined) !== (config.AUTH_CLIENT_SECRET === undefined)) {
     problems.push('AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither');

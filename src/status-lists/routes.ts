@@ -27,7 +27,7 @@ const IMMEDIATE_UPDATE =
 
 const EffectiveConfigSchema = z
   .object({
-    capacity: z.number().describe('entries of a new list'),
+    capacity: z.number().describe('entries of a new list (a configured capacity above STATUS_MAX_CAPACITY counts as STATUS_MAX_CAPACITY)'),
     bits: Bits,
     ttl: z.number().describe('seconds a status list token is valid (and may be cached)'),
     immediateUpdate: z.boolean().describe(IMMEDIATE_UPDATE),
@@ -59,7 +59,13 @@ const CreateBody = z.strictObject({
   credentialConfigurationId: z.string().nullable().optional().describe('binds the list to this configuration; empty or null: shared'),
   keyChainId: z.string().nullable().optional().describe("empty or null: the tenant's default statusList key chain"),
   bits: Bits.optional().describe('default from the status list configuration'),
-  capacity: z.number().int().min(1000).max(100_000_000).optional().describe('default from the status list configuration'),
+  capacity: z
+    .number()
+    .int()
+    .min(1000)
+    .max(100_000_000)
+    .optional()
+    .describe('default from the status list configuration; at most STATUS_MAX_CAPACITY (400 beyond)'),
 });
 const UpdateBody = z.strictObject({
   credentialConfigurationId: z.string().nullable().optional().describe('null makes the list shared'),
@@ -115,7 +121,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
         tags,
         summary: "Set the tenant's status list configuration",
         description:
-          'A field with a value sets it; null returns it to the global default (STATUS_CAPACITY, STATUS_BITS, STATUS_TTL; immediateUpdate false, enableAggregation true); an absent field stays. Applies to lists created afterwards.',
+          'A field with a value sets it; null returns it to the global default (STATUS_CAPACITY, STATUS_BITS, STATUS_TTL; immediateUpdate false, enableAggregation true); an absent field stays. Applies to lists created afterwards. 400 naming capacity above STATUS_MAX_CAPACITY.',
         body: StatusListConfigSchema,
         response: { 200: EffectiveConfigSchema },
       },
@@ -146,7 +152,14 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
     '/api/status-lists',
     {
       config: { access: manage },
-      schema: { tags, summary: 'Create a status list', body: CreateBody, response: { 201: StatusListSchema } },
+      schema: {
+        tags,
+        summary: 'Create a status list',
+        description:
+          'A list takes capacity × bits / 8 bytes of storage. 400 naming capacity above STATUS_MAX_CAPACITY; 409 when the tenant already holds STATUS_MAX_LISTS_PER_TENANT lists (a list opened at issuance because all are full is never refused, but counts).',
+        body: CreateBody,
+        response: { 201: StatusListSchema },
+      },
     },
     async (request, reply) => reply.code(201).send(await statusLists.create(contextOf(request), tenantOf(request), request.body)),
   );
@@ -176,7 +189,14 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
     '/api/status-lists/:listId',
     {
       config: { access: manage },
-      schema: { tags, summary: 'Delete a status list (409 while credentials use it)', params: ListParams, response: { 204: z.null() } },
+      schema: {
+        tags,
+        summary: 'Delete a status list (409 while credentials use it)',
+        description:
+          "On SQLite the freed space goes back to the file system at once (databases created by this version, whose auto_vacuum is incremental); on PostgreSQL autovacuum makes it reusable by the database, which keeps the file's size.",
+        params: ListParams,
+        response: { 204: z.null() },
+      },
     },
     async (request, reply) => {
       await statusLists.remove(contextOf(request), tenantOf(request), request.params.listId);

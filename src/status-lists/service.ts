@@ -20,6 +20,13 @@ export interface StatusListDefaults {
   ttl: number;
 }
 
+export interface StatusListLimits {
+  /** STATUS_MAX_CAPACITY: entries of one list. */
+  capacity: number;
+  /** STATUS_MAX_LISTS_PER_TENANT: lists the API creates for a tenant. */
+  listsPerTenant: number;
+}
+
 export interface EffectiveStatusListConfig {
   capacity: number;
   bits: StatusBits;
@@ -69,6 +76,7 @@ export interface StatusListDeps {
   db: Executor;
   publicUrl: string;
   defaults: StatusListDefaults;
+  limits: StatusListLimits;
   audit: AuditService;
   keyChains: KeyChainService;
   signing: SigningService;
@@ -77,6 +85,8 @@ export interface StatusListDeps {
   tenantConfig(tenantId: string): Promise<StatusListConfig | null>;
   /** Throws unless the tenant has this credential configuration. */
   configurationExists(tenantId: string, id: string): Promise<boolean>;
+  /** Gives the space of deleted rows back to the file system, where the database can. */
+  reclaimSpace(): Promise<void>;
 }
 
 const SYSTEM = { principal: { clientId: 'system:status-lists', tenantId: null, roles: [] }, requestId: 'status-lists' };
@@ -111,9 +121,10 @@ export class StatusListService {
 
   async effectiveConfig(tenantId: string): Promise<EffectiveStatusListConfig> {
     const own = (await this.deps.tenantConfig(tenantId)) ?? {};
-    const { defaults } = this.deps;
+    const { defaults, limits } = this.deps;
     return {
-      capacity: own.capacity ?? defaults.capacity,
+      // A tenant's capacity set before STATUS_MAX_CAPACITY was lowered gives way to it.
+      capacity: Math.min(own.capacity ?? defaults.capacity, limits.capacity),
       bits: own.bits ?? defaults.bits,
       ttl: own.ttl ?? defaults.ttl,
       immediateUpdate: own.immediateUpdate ?? false,
@@ -168,7 +179,21 @@ export class StatusListService {
     }
   }
 
-  async create(ctx: RequestContext | undefined, tenantId: string, input: StatusListInput): Promise<StatusList> {
+  async create(ctx: RequestContext, tenantId: string, input: StatusListInput): Promise<StatusList> {
+    const { limits } = this.deps;
+    if (input.capacity !== undefined && input.capacity > limits.capacity) {
+      throw invalidFields([{ field: 'capacity', message: `must be at most ${limits.capacity} (STATUS_MAX_CAPACITY)` }]);
+    }
+    if ((await store.countLists(this.scoped(tenantId))) >= limits.listsPerTenant) {
+      throw conflict(
+        `the tenant has ${limits.listsPerTenant} status lists, as many as it may hold (STATUS_MAX_LISTS_PER_TENANT); delete an unused one first`,
+      );
+    }
+    return this.open(ctx, tenantId, input);
+  }
+
+  /** Creates a list; also when every list a credential may use is full, which no limit on the number of lists refuses. */
+  private async open(ctx: RequestContext | undefined, tenantId: string, input: StatusListInput): Promise<StatusList> {
     await this.checkReferences(tenantId, input);
     const config = await this.effectiveConfig(tenantId);
     const bits = input.bits ?? config.bits;
@@ -226,6 +251,7 @@ export class StatusListService {
     }
     await store.deleteList(scoped, id);
     this.deps.caches.statusList.clear(tenantKey(tenantId, id));
+    await this.deps.reclaimSpace();
     await this.deps.audit.record(ctx, { tenantId, actionType: 'status_list.deleted', before: auditView(before) });
   }
 
@@ -265,7 +291,7 @@ export class StatusListService {
         if (idx !== undefined) return { listId: list.id, idx, uri: this.uri(tenantId, list.id) };
       }
       // Every list the configuration may use is full: roll over to a new shared list.
-      await this.create(undefined, tenantId, {});
+      await this.open(undefined, tenantId, {});
     }
     throw new Error(`no status list entry could be allocated for '${configurationId}'`);
   }

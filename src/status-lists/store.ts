@@ -138,6 +138,14 @@ export async function deleteList(db: TenantDb, id: string) {
   await db.deleteFrom('status_lists').where('id', '=', id).execute();
 }
 
+export async function countLists(db: TenantDb): Promise<number> {
+  const row = await db
+    .selectFrom('status_lists')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 export async function countEntries(db: TenantDb, listId: string): Promise<number> {
   const row = await db
     .selectFrom('status_entries')

@@ -10,7 +10,13 @@ export const SessionConfigSchema = z
 
 export const StatusListConfigSchema = z
   .strictObject({
-    capacity: z.number().int().min(100).nullable().optional().describe('unset uses STATUS_CAPACITY'),
+    capacity: z
+      .number()
+      .int()
+      .min(100)
+      .nullable()
+      .optional()
+      .describe('unset uses STATUS_CAPACITY; at most STATUS_MAX_CAPACITY (400 beyond)'),
     bits: z
       .union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)])
       .nullable()

@@ -6,7 +6,7 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import type { Role } from '../platform/auth/roles.js';
 import type { TenantsTable } from '../platform/db/schema.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
-import { conflict, notFound } from '../platform/http/problem.js';
+import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import { overrides, type SessionConfig, type StatusListConfig } from './schemas.js';
 import * as store from './store.js';
 
@@ -54,8 +54,17 @@ export class TenantService {
     private readonly db: Executor,
     private readonly clients: ClientService,
     private readonly audit: AuditService,
+    /** STATUS_MAX_CAPACITY: the most entries a tenant's status list configuration may ask for. */
+    private readonly maxStatusListCapacity: number,
     private readonly initializers: TenantInitializer[] = [],
   ) {}
+
+  private checkStatusListCapacity(config: StatusListConfig | null | undefined, field: string) {
+    const capacity = config?.capacity;
+    if (capacity !== null && capacity !== undefined && capacity > this.maxStatusListCapacity) {
+      throw invalidFields([{ field, message: `must be at most ${this.maxStatusListCapacity} (STATUS_MAX_CAPACITY)` }]);
+    }
+  }
 
   private async withClients(rows: TenantRow[], db: Executor = this.db): Promise<Tenant[]> {
     const byTenant = await this.clients.listOfTenants(
@@ -143,6 +152,7 @@ export class TenantService {
 
   /** Changes the status list overrides with the same semantics as updateSessionConfig. */
   async updateStatusListConfig(ctx: RequestContext, id: string, change: StatusListConfig | null): Promise<StatusListConfig | null> {
+    this.checkStatusListCapacity(change, 'capacity');
     return this.db.transaction().execute(async (trx) => {
       const row = await store.findTenant(trx, id);
       if (!row) throw notFound('tenant', id);
@@ -159,6 +169,7 @@ export class TenantService {
   }
 
   async create(ctx: RequestContext, input: TenantInput, db: Executor = this.db) {
+    this.checkStatusListCapacity(input.statusListConfig, 'statusListConfig.capacity');
     return inTransaction(db, async (trx) => {
       const now = nowIso();
       try {
@@ -193,6 +204,7 @@ export class TenantService {
   }
 
   async update(ctx: RequestContext, id: string, input: TenantUpdate, db: Executor = this.db) {
+    this.checkStatusListCapacity(input.statusListConfig, 'statusListConfig.capacity');
     return inTransaction(db, async (trx) => {
       const row = await store.findTenant(trx, id);
       if (!row) throw notFound('tenant', id);

@@ -95,6 +95,15 @@ describe('configuration', () => {
     expect(problemsOf({ AUTH_CLIENT_ID: 'admin' })).toEqual(['AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither']);
   });
 
+  it('bounds status list storage, with a default capacity inside the bound', () => {
+    expect(loadConfig({})).toMatchObject({ STATUS_MAX_CAPACITY: 10_000_000, STATUS_MAX_LISTS_PER_TENANT: 100 });
+    expect(problemsOf({ STATUS_CAPACITY: '20000', STATUS_MAX_CAPACITY: '15000' })).toEqual([
+      'STATUS_CAPACITY: must be at most STATUS_MAX_CAPACITY (15000)',
+    ]);
+    expect(problemsOf({ STATUS_MAX_CAPACITY: '999' })[0]).toContain('STATUS_MAX_CAPACITY: must be at least 1000');
+    expect(problemsOf({ STATUS_MAX_LISTS_PER_TENANT: '0' })[0]).toContain('STATUS_MAX_LISTS_PER_TENANT: must be at least 1');
+  });
+
   it('documents every key in the README', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     for (const key of Object.keys(CONFIG_KEYS)) expect(readme, key).toContain(`| \`${key}\``);

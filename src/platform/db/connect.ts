@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
@@ -12,9 +12,17 @@ export interface Db {
   dialect: Dialect;
   /** The connection settings, for features that need a dedicated connection (LISTEN/NOTIFY). */
   postgres?: pg.PoolConfig;
+  /**
+   * Gives the pages of deleted rows back to the file system after a large delete. SQLite: in a
+   * database created with auto_vacuum=incremental (every one this service creates), the free pages
+   * are released and the write-ahead log is truncated. PostgreSQL: nothing to do; autovacuum makes
+   * the space reusable, and only VACUUM FULL would shrink the files.
+   */
+  reclaimSpace(): Promise<void>;
   close(): Promise<void>;
 }
 
+const OWNER_ONLY = 0o600;
 const TIMESTAMPTZ_OID = 1184;
 const INT8_OID = 20;
 
@@ -37,14 +45,35 @@ export function connect(config: Config): Db {
 }
 
 function connectSqlite(file: string): Db {
-  mkdirSync(join(file, '..'), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  ownerOnly(file, { create: true });
   const database = new SQLite(file);
+  // Only takes effect before the first table is created: in a database made before this line, it
+  // stays off (VACUUM with the service stopped would switch it on).
+  database.pragma('auto_vacuum = INCREMENTAL');
   database.pragma('journal_mode = WAL');
+  // SQLite creates the -wal and -shm files with the database file's mode; those left by a start
+  // before this rule are tightened here.
+  for (const suffix of ['-wal', '-shm']) ownerOnly(`${file}${suffix}`, { create: false });
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  const reclaimSpace = async () => {
+    database.pragma('incremental_vacuum');
+    database.pragma('wal_checkpoint(TRUNCATE)');
+  };
+  return { kysely, dialect: 'sqlite', reclaimSpace, close: () => kysely.destroy() };
+}
+
+/**
+ * The database holds sealed keys, hashed secrets and personal data: like the generated secret files,
+ * it is readable by its owner only (0600), whatever the umask. A file that is there is tightened, never loosened.
+ */
+function ownerOnly(file: string, { create }: { create: boolean }) {
+  if (create) closeSync(openSync(file, 'a', OWNER_ONLY));
+  else if (!existsSync(file)) return;
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, OWNER_ONLY);
 }
 
 function connectPostgres(settings: pg.PoolConfig): Db {
@@ -61,7 +90,7 @@ function connectPostgres(settings: pg.PoolConfig): Db {
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', postgres: settings, close: () => kysely.destroy() };
+  return { kysely, dialect: 'postgres', postgres: settings, reclaimSpace: async () => {}, close: () => kysely.destroy() };
 }
 
 /**
