@@ -15,6 +15,28 @@ export const requestIds: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeade
 /** Query parameters that carry credentials (the event stream takes its token so) never reach a log or an error body. */
 export const maskCredentials = (url: string) => url.replace(/([?&](?:token|access_token|client_secret)=)[^&]*/gi, '$1[redacted]');
 
+/**
+ * Path parameters that are bearer values, by the name routes give them: whoever knows the handle of
+ * an offer by reference gets its pre-authorized code, and whoever knows a presentation request's
+ * handle fetches the request and may answer it.
+ */
+const BEARER_PARAMS = new Set(['handle']);
+
+/** The URL as the access log shows it: bearer path segments of its route and credential query parameters redacted. */
+export function loggedUrl(req: Pick<FastifyRequest, 'url' | 'routeOptions'>): string {
+  const route = req.routeOptions?.url;
+  if (!route?.includes(':')) return maskCredentials(req.url);
+  const queryAt = req.url.search(/[?#]/);
+  const path = queryAt < 0 ? req.url : req.url.slice(0, queryAt);
+  const rest = queryAt < 0 ? '' : req.url.slice(queryAt);
+  // A :param stands for exactly one segment, so the route's segments line up with the path's.
+  const segments = path.split('/');
+  route.split('/').forEach((part, i) => {
+    if (part.startsWith(':') && BEARER_PARAMS.has(part.slice(1)) && i < segments.length) segments[i] = '[redacted]';
+  });
+  return maskCredentials(segments.join('/') + rest);
+}
+
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
@@ -23,7 +45,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     formatters: { level: (label) => ({ level: label }) },
     redact: ['req.headers.authorization', 'req.headers.cookie'],
     serializers: {
-      req: (req: FastifyRequest) => ({ method: req.method, url: maskCredentials(req.url), remoteAddress: req.ip }),
+      req: (req: FastifyRequest) => ({ method: req.method, url: loggedUrl(req), remoteAddress: req.ip }),
     },
   };
 }
