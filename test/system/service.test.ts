@@ -33,7 +33,7 @@ describe('service endpoints', () => {
     expect(reply.body.openapi).toBe('3.1.0');
     const createTenant = reply.body.paths['/api/tenant'].post;
     expect(createTenant.description).toContain('`tenants:manage`');
-    expect(createTenant.security).toEqual([{ bearer: [] }]);
+    expect(createTenant.security).toEqual([{ oauth2: [] }, { bearer: [] }]);
     expect(reply.body.paths['/api/oauth2/token'].post.security).toBeUndefined();
     expect(reply.body.components.schemas.Tenant).toBeDefined();
   });
