@@ -1,5 +1,5 @@
 // The ordered list of schema versions. Append only: a released migration never changes.
-import type { Migration } from 'kysely/migration';
+import type { Migration } from 'kysely';
 import type { Dialect } from '../platform/db/connect.js';
 import { foundation } from './0001-foundation.js';
 import { keyChains } from './0002-key-chains.js';

@@ -1,4 +1,4 @@
-import { type Migration, Migrator } from 'kysely/migration';
+import { type Migration, Migrator } from 'kysely';
 
 import type { Db } from './connect.js';
 
