@@ -49,8 +49,10 @@ import { OutboundClient } from './platform/http/outbound-client.js';
 import { EventStreams } from './platform/http/sse.js';
 import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
+import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { presentationConfigRoutes } from './presentation-configs/routes.js';
 import { PresentationConfigService } from './presentation-configs/service.js';
+import type { SessionState } from './sessions/model.js';
 import { sessionCleanupJob } from './sessions/retention.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { SessionService } from './sessions/service.js';
@@ -149,7 +151,10 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     webhookEndpoints,
   );
   const caches = new Caches();
+  const metrics = new Metrics(db.poolStats);
+  sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
   const statusLists = new StatusListService({
+    metrics,
     db: kysely,
     publicUrl: config.PUBLIC_URL,
     defaults: { capacity: config.STATUS_CAPACITY, bits: config.STATUS_BITS as 1 | 2 | 4 | 8, ttl: config.STATUS_TTL },
@@ -191,6 +196,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
     outbound,
     statusEntries: statusLists,
+    metrics,
   });
   const { signer, verifier } = integratedTokens({
     masterSecret: config.MASTER_SECRET,
@@ -213,7 +219,9 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(withWebUrlPolicy(validatorCompiler, webUrlPolicyFor(config.NODE_ENV)));
   app.setSerializerCompiler(withWebUrlPolicy(serializerCompiler, 'unjudged'));
-  const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log);
+  const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log, (job, outcome) => metrics.jobRan(job, outcome));
+  metrics.instrument(app);
+  serveMetrics(app, metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });
@@ -321,4 +329,13 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
       configFiles,
     },
   };
+}
+
+/** A session that ended (completed, failed, expired) counts toward its kind's outcome. */
+function recordSessionEnd(metrics: Metrics, state: SessionState) {
+  if (state.status !== 'completed' && state.status !== 'failed' && state.status !== 'expired') return;
+  if (state.kind === 'issuance') return metrics.issuanceEnded(state.tenantId, state.status);
+  const verified = (state.private?.credentials as { format?: string }[] | undefined) ?? [];
+  const formats = [...new Set(verified.map((credential) => credential.format).filter((f): f is string => typeof f === 'string'))];
+  metrics.presentationEnded(state.tenantId, formats, state.status);
 }

@@ -177,6 +177,17 @@ export const CONFIG_KEYS = {
     description:
       'let webhooks, attribute providers and status list fetches reach loopback, private, link-local and other non-public addresses (a local webhook in development); cloud metadata addresses are refused regardless',
   },
+  METRICS_TOKEN: {
+    schema: z.string().min(16, 'must be at least 16 characters'),
+    description:
+      'Prometheus metrics at GET /metrics on the main port, for requests with Authorization: Bearer <this value>; unset: /metrics answers 404 there',
+    secret: true,
+  },
+  METRICS_PORT: {
+    schema: int(1, 65535),
+    description:
+      'Prometheus metrics at GET /metrics on this port too, without a token (bind it to an internal network: it listens on HOST)',
+  },
 } satisfies Record<string, KeySpec>;
 
 type Keys = typeof CONFIG_KEYS;

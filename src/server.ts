@@ -26,7 +26,9 @@ export async function start(
   const { config: withSecrets, generated } = prepareSecrets(loadConfig(env));
   const config = await settleAddresses(withSecrets);
   const { app, db, services } = await buildApp(config).catch((err) => {
-    throw databaseFailure(config, err);
+    const failure = databaseFailure(config, err);
+    // The metrics port is opened while the app is built.
+    throw failure === err && config.METRICS_PORT ? listenFailure({ HOST: config.HOST, PORT: config.METRICS_PORT }, err) : failure;
   });
   if (config.CONFIG_IMPORT) await importConfiguration(app, services, config.CONFIG_IMPORT, env);
   const clientUnused = generated.client !== undefined && !(await services.clients.hasObtainedToken(generated.client.id));

@@ -32,7 +32,7 @@ export async function buildCredentials(
     config.statusManagement && deps.statusEntries
       ? await deps.statusEntries.allocate(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
       : undefined;
-  return Promise.all(
+  const credentials = await Promise.all(
     keys.map((holderJwk, i) =>
       config.config.format === 'mso_mdoc'
         ? issueMdoc(
@@ -61,6 +61,8 @@ export async function buildCredentials(
           ),
     ),
   );
+  deps.metrics.credentialsIssued(tenantId, config.config.format, credentials.length);
+  return credentials;
 }
 
 /** Remembers what was issued (for notifications and, later, status management); returns the notification id. */

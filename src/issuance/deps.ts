@@ -3,6 +3,7 @@ import type { SigningService } from '../key-chains/signing.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import type { SessionService } from '../sessions/service.js';
 import type { IssuanceTokens } from './access-tokens.js';
 import type { NonceStore } from './nonces.js';
@@ -27,6 +28,8 @@ export interface IssuanceDeps {
   tenantExists(tenantId: string): Promise<boolean>;
   /** Calls attribute providers and webhooks, within the outbound address policy. */
   outbound: OutboundClient;
+  /** Counts what is issued. */
+  metrics: Pick<Metrics, 'credentialsIssued'>;
   /** Status list entries for credentials of configurations with statusManagement (absent: none are given). */
   statusEntries?: StatusEntryAllocator;
 }

@@ -10,6 +10,7 @@ import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import type { SessionService } from '../sessions/service.js';
 import { IssuanceTokens } from './access-tokens.js';
 import { CredentialEndpoint } from './credential-endpoint.js';
@@ -38,6 +39,7 @@ export interface IssuanceWiring {
   keyChains: KeyChainService;
   sealer: Sealer;
   tenantExists(tenantId: string): Promise<boolean>;
+  metrics: Metrics;
   outbound: OutboundClient;
   webhookRetryDelaysMs?: readonly number[];
   statusEntries?: StatusEntryAllocator;
@@ -71,6 +73,7 @@ export function createIssuance(wiring: IssuanceWiring) {
     tenantExists: wiring.tenantExists,
     outbound: wiring.outbound,
     statusEntries: wiring.statusEntries,
+    metrics: wiring.metrics,
   };
   const webhooks = new IssuanceWebhooks(deps, wiring.webhookRetryDelaysMs);
   wiring.sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));

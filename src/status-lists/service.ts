@@ -8,6 +8,7 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import type { StatusListConfig } from '../tenants/schemas.js';
 import { byteLength, IndexPermutation, maxStatus, newPermutationKey, type StatusBits, setStatus } from './bitset.js';
 import { type CachedStatusToken, type Caches, tenantKey } from './cache.js';
@@ -87,6 +88,7 @@ export interface StatusListDeps {
   configurationExists(tenantId: string, id: string): Promise<boolean>;
   /** Gives the space of deleted rows back to the file system, where the database can. */
   reclaimSpace(): Promise<void>;
+  metrics: Pick<Metrics, 'statusListSigned'>;
 }
 
 const SYSTEM = { principal: { clientId: 'system:status-lists', tenantId: null, roles: [] }, requestId: 'status-lists' };
@@ -425,6 +427,7 @@ export class StatusListService {
     const signer = await this.deps.signing.signer(tenantId, { keyChainId: row.key_chain_id, usageType: 'statusList' });
     const iat = Math.floor(Date.now() / 1000);
     const exp = iat + row.ttl;
+    const started = performance.now();
     const signed = await signStatusList(
       {
         uri: this.uri(tenantId, listId),
@@ -437,6 +440,7 @@ export class StatusListService {
       },
       signer,
     );
+    this.deps.metrics.statusListSigned((performance.now() - started) / 1000);
     const token = { jwt: signed.jwt, cwt: signed.cwt, expiresAt: new Date(exp * 1000).toISOString() };
     const seq = await store.storeTokens(this.scoped(tenantId), listId, {
       version: row.version,

@@ -19,6 +19,8 @@ export interface Db {
    * the space reusable, and only VACUUM FULL would shrink the files.
    */
   reclaimSpace(): Promise<void>;
+  /** PostgreSQL: the pool's connections now, for metrics. */
+  poolStats?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -90,7 +92,8 @@ function connectPostgres(settings: pg.PoolConfig): Db {
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', postgres: settings, reclaimSpace: async () => {}, close: () => kysely.destroy() };
+  const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  return { kysely, dialect: 'postgres', postgres: settings, poolStats, reclaimSpace: async () => {}, close: () => kysely.destroy() };
 }
 
 /**

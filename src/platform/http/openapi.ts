@@ -95,7 +95,8 @@ export function documentProblems<T extends object>(input: T): T {
   for (const [path, operations] of Object.entries(doc.paths ?? {})) {
     if (!path.startsWith('/api/')) continue;
     for (const [method, operation] of Object.entries(operations)) {
-      const responses: Record<string, unknown> = (operation.responses ??= {});
+      operation.responses ??= {};
+      const responses: Record<string, unknown> = operation.responses;
       const add = (status: number, description: string) => {
         responses[status] ??= problem(description);
       };

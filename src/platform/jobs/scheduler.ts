@@ -21,6 +21,7 @@ export class Scheduler {
     private readonly db: Executor,
     private readonly intervalSeconds: number,
     private readonly log: Pick<FastifyBaseLogger, 'error'>,
+    private readonly onRun: (job: string, outcome: 'ok' | 'failed') => void = () => {},
   ) {}
 
   add(job: Job) {
@@ -48,9 +49,12 @@ export class Scheduler {
   private async runDueJobs() {
     for (const job of this.jobs) {
       try {
-        if (await this.takeLease(job.name)) await job.run();
+        if (!(await this.takeLease(job.name))) continue;
+        await job.run();
+        this.onRun(job.name, 'ok');
       } catch (err) {
         this.log.error({ err, job: job.name }, 'scheduled job failed');
+        this.onRun(job.name, 'failed');
       }
     }
   }
