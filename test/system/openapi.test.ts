@@ -12,7 +12,13 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
-type Operation = { security?: unknown[]; parameters?: { in: string }[]; requestBody?: any; responses: Record<string, any>; tags?: string[] };
+type Operation = {
+  security?: unknown[];
+  parameters?: { in: string }[];
+  requestBody?: any;
+  responses: Record<string, any>;
+  tags?: string[];
+};
 const operations = () =>
   Object.entries<Record<string, Operation>>(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ path, method, op })),
