@@ -50,6 +50,7 @@ import { EventStreams } from './platform/http/sse.js';
 import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
+import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
 import { presentationConfigRoutes } from './presentation-configs/routes.js';
 import { PresentationConfigService } from './presentation-configs/service.js';
 import type { SessionState } from './sessions/model.js';
@@ -72,6 +73,7 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 
 /** Services that features share in-process (jobs, benchmarks and tests reach them here, not over HTTP). */
 export interface Services {
+  tracing: Tracing;
   clients: ClientService;
   keyChains: KeyChainService;
   signing: SigningService;
@@ -92,17 +94,21 @@ export interface BuiltApp {
 }
 
 export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
-  const db = connect(config);
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME)
+    : NO_TRACING;
+  const db = connect(config, tracing.enabled ? tracing.query : undefined);
   try {
     await migrate(db, migrationsFor(db.dialect));
-    return await assemble(config, db);
+    return await assemble(config, db, tracing);
   } catch (err) {
     await db.close();
+    await tracing.shutdown();
     throw err;
   }
 }
 
-async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
+async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<BuiltApp> {
   const kysely = db.kysely;
   const audit = new AuditService(kysely);
   // Clients and tenants refer to each other (a client's tenant must exist; a tenant lists its clients).
@@ -127,7 +133,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     (db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx),
   ]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
-  const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE });
+  const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
   const attributeProviders = new HttpEndpointService(
     kysely,
     createSealer(config.MASTER_SECRET, 'attribute-providers'),
@@ -221,6 +227,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
   app.setSerializerCompiler(withWebUrlPolicy(serializerCompiler, 'unjudged'));
   const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log, (job, outcome) => metrics.jobRan(job, outcome));
   metrics.instrument(app);
+  tracing.instrument(app);
   serveMetrics(app, metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
@@ -236,6 +243,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     await scheduler.stop();
     await bus.close();
     await db.close();
+    await tracing.shutdown();
   });
   installErrorHandling(app);
   installInputGuards(app);
@@ -316,6 +324,7 @@ async function assemble(config: ReadyConfig, db: Db): Promise<BuiltApp> {
     app,
     db,
     services: {
+      tracing,
       clients,
       keyChains,
       signing,

@@ -188,6 +188,12 @@ export const CONFIG_KEYS = {
     description:
       'Prometheus metrics at GET /metrics on this port too, without a token (bind it to an internal network: it listens on HOST)',
   },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    schema: url,
+    description:
+      'OpenTelemetry traces over OTLP/HTTP to this base URL (spans are posted to /v1/traces): requests, database queries, outbound calls; unset: no tracing, nothing loaded',
+  },
+  OTEL_SERVICE_NAME: { schema: z.string().min(1).max(200), default: 'svc', description: 'service.name of the spans' },
 } satisfies Record<string, KeySpec>;
 
 type Keys = typeof CONFIG_KEYS;

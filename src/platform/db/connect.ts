@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, type LogEvent, type Logger, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../config.js';
 import type { Database } from './schema.js';
@@ -41,12 +41,16 @@ export function postgresSettings(config: Config): pg.PoolConfig {
   };
 }
 
-export function connect(config: Config): Db {
-  if (config.DB_TYPE === 'postgres') return connectPostgres(postgresSettings(config));
-  return connectSqlite(join(config.DATA_DIR, 'svc.db'));
+/** Told of every finished query (for traces); absent, Kysely logs nothing and costs nothing. */
+export type QueryListener = (statement: string, durationMs: number, failed: boolean) => void;
+
+export function connect(config: Config, onQuery?: QueryListener): Db {
+  const log = onQuery && ((event: LogEvent) => onQuery(event.query.sql, event.queryDurationMillis, event.level === 'error'));
+  if (config.DB_TYPE === 'postgres') return connectPostgres(postgresSettings(config), log);
+  return connectSqlite(join(config.DATA_DIR, 'svc.db'), log);
 }
 
-function connectSqlite(file: string): Db {
+function connectSqlite(file: string, log?: Logger): Db {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   ownerOnly(file, { create: true });
   const database = new SQLite(file);
@@ -60,7 +64,7 @@ function connectSqlite(file: string): Db {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...(log && { log }) });
   const reclaimSpace = async () => {
     database.pragma('incremental_vacuum');
     database.pragma('wal_checkpoint(TRUNCATE)');
@@ -78,7 +82,7 @@ function ownerOnly(file: string, { create }: { create: boolean }) {
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, OWNER_ONLY);
 }
 
-function connectPostgres(settings: pg.PoolConfig): Db {
+function connectPostgres(settings: pg.PoolConfig, log?: Logger): Db {
   // Same values on both engines: timestamps as ISO strings, counts as numbers.
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -91,7 +95,7 @@ function connectPostgres(settings: pg.PoolConfig): Db {
   // An idle connection the server closes (a restart, a failover, an administrator) is dropped from
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log && { log }) });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return { kysely, dialect: 'postgres', postgres: settings, poolStats, reclaimSpace: async () => {}, close: () => kysely.destroy() };
 }

@@ -13,6 +13,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { literalAddress, nonPublic } from './outbound-policy.js';
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
@@ -46,7 +47,10 @@ export interface OutboundResponse {
 }
 
 export class OutboundClient {
-  constructor(private readonly policy: OutboundPolicy) {}
+  constructor(
+    private readonly policy: OutboundPolicy,
+    private readonly tracing: Pick<Tracing, 'outbound'> = NO_TRACING,
+  ) {}
 
   /**
    * Why a URL may not be called, judged without DNS (so fit for checking a URL when it is stored):
@@ -97,7 +101,10 @@ export class OutboundClient {
       for (let redirects = 0; ; redirects++) {
         const refusal = this.urlRefusal(url);
         if (refusal) throw new OutboundRefused(refusal);
-        const response = await this.exchange(url, init, signal);
+        const method = init.method ?? 'GET';
+        const response = await this.tracing.outbound(`${method}`, { 'http.request.method': method, 'server.address': url.host }, (trace) =>
+          this.exchange(url, { ...init, headers: { ...init.headers, ...trace } }, signal),
+        );
         const location = REDIRECTS.has(response.status) ? response.headers.location : undefined;
         if (location === undefined) return response;
         const next = new URL(location, url);
