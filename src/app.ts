@@ -1,6 +1,8 @@
 // buildApp: the one place where the service is assembled, for production and tests alike.
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
@@ -39,7 +41,6 @@ import { createSealer } from './platform/crypto/sealed.js';
 import { connect, type Db } from './platform/db/connect.js';
 import { migrate } from './platform/db/migrate.js';
 import { InProcessBus } from './platform/events/bus.js';
-import { PostgresBus } from './platform/events/postgres-bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
 import { installInputGuards } from './platform/http/input-guards.js';
@@ -97,7 +98,7 @@ export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
     ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME)
     : NO_TRACING;
-  const db = connect(config, tracing.enabled ? tracing.query : undefined);
+  const db = await connect(config, tracing.enabled ? tracing.query : undefined);
   try {
     await migrate(db, migrationsFor(db.dialect));
     return await assemble(config, db, tracing);
@@ -114,6 +115,9 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   // Clients and tenants refer to each other (a client's tenant must exist; a tenant lists its clients).
   let tenants: TenantService | undefined;
   const clients = new ClientService(kysely, audit, (executor, id) => (tenants as TenantService).exists(executor, id));
+  // Hashing the bootstrap secret takes a worker thread ~100 ms: it runs while the routes are built.
+  const bootstrapClientReady = clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET);
+  bootstrapClientReady.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
   const keyProviders = new Map([['db', new DbKeyProvider(createSealer(config.MASTER_SECRET, 'key-chains'))]]);
   const keyChains = new KeyChainService(
     kysely,
@@ -126,7 +130,8 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   );
   const signing = new SigningService(keyChains);
   // Session events reach every instance through PostgreSQL; SQLite runs as a single instance.
-  const postgresBus = db.dialect === 'postgres' && db.postgres ? new PostgresBus(db.postgres) : undefined;
+  const postgresBus =
+    db.dialect === 'postgres' && db.postgres ? new (await import('./platform/events/postgres-bus.js')).PostgresBus(db.postgres) : undefined;
   const bus = postgresBus ?? new InProcessBus();
   const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus, audit);
   tenants = new TenantService(kysely, clients, audit, config.STATUS_MAX_CAPACITY, [
@@ -213,7 +218,6 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT,
     windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW,
   });
-  await clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET);
 
   const fastify = Fastify({
     logger: loggerOptions(config.LOG_LEVEL),
@@ -268,7 +272,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     transformObject: (input) => documentProblems(jsonSchemaTransformObject(input)),
   });
   // Registered before access control is installed: the explorer's own routes are public.
-  await app.register(swaggerUi, { routePrefix: '/api', staticCSP: true });
+  await app.register(swaggerUi, { routePrefix: '/api', staticCSP: true, ...explorerFiles() });
   app.get('/api/openapi.json', { config: { access: { public: true } }, schema: { hide: true } }, () => app.swagger());
   installAccessControl(app, { verifier, resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation) });
 
@@ -319,6 +323,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   configFileRoutes(app, configFiles);
   statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });
 
+  await bootstrapClientReady;
   await app.ready();
   return {
     app,
@@ -347,4 +352,13 @@ function recordSessionEnd(metrics: Metrics, state: SessionState) {
   const verified = (state.private?.credentials as { format?: string }[] | undefined) ?? [];
   const formats = [...new Set(verified.map((credential) => credential.format).filter((f): f is string => typeof f === 'string'))];
   metrics.presentationEnded(state.tenantId, formats, state.status);
+}
+
+/**
+ * Where the explorer's files are: named here because the compiled service bundles the explorer
+ * plugin, whose own default (a path beside its source file) would point into dist/.
+ */
+function explorerFiles() {
+  const dir = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static');
+  return { baseDir: dir, logo: { type: 'image/svg+xml', content: readFileSync(join(dir, 'logo.svg')) } };
 }

@@ -3,12 +3,14 @@ import { randomUUID } from 'node:crypto';
 import type { JWK } from 'jose';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, nowIso } from '../platform/db/values.js';
+import { lazy } from '../platform/lazy.js';
 import type { IssuanceDeps } from './deps.js';
 import { credentialRequestDenied } from './errors.js';
-import { issueMdoc } from './formats/mdoc.js';
-import { issueSdJwtVc } from './formats/sd-jwt-vc.js';
 import { issuerUrls, vctOf } from './metadata.js';
 import type { CredentialConfiguration } from './ports.js';
+
+const mdocFormat = lazy(() => import('./formats/mdoc.js'));
+const sdJwtVcFormat = lazy(() => import('./formats/sd-jwt-vc.js'));
 
 /** One credential per holder key (a batch), or one unbound credential when the configuration has no key binding. */
 export async function buildCredentials(
@@ -33,33 +35,29 @@ export async function buildCredentials(
       ? await deps.statusEntries.allocate(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
       : undefined;
   const credentials = await Promise.all(
-    keys.map((holderJwk, i) =>
-      config.config.format === 'mso_mdoc'
-        ? issueMdoc(
-            {
-              docType: config.config.docType as string,
-              fields: config.fields,
-              claims,
-              holderJwk,
-              lifetimeSeconds: config.lifeTime,
-              status: statuses?.[i] && { status_list: { idx: statuses[i].idx, uri: statuses[i].uri } },
-            },
-            signer,
-          )
-        : issueSdJwtVc(
-            {
-              issuer: urls.issuer,
-              vct: vctOf(config, urls),
-              claims,
-              fields: config.fields,
-              holderJwk,
-              lifetimeSeconds: config.lifeTime,
-              trustFormat: config.sdJwtTrustFormat ?? 'x5c',
-              status: statuses?.[i] && { status_list: { idx: statuses[i].idx, uri: statuses[i].uri } },
-            },
-            signer,
-          ),
-    ),
+    keys.map(async (holderJwk, i) => {
+      const status = statuses?.[i] && { status_list: { idx: statuses[i].idx, uri: statuses[i].uri } };
+      const lifetimeSeconds = config.lifeTime;
+      if (config.config.format === 'mso_mdoc') {
+        const { issueMdoc } = await mdocFormat();
+        const docType = config.config.docType as string;
+        return issueMdoc({ docType, fields: config.fields, claims, holderJwk, lifetimeSeconds, status }, signer);
+      }
+      const { issueSdJwtVc } = await sdJwtVcFormat();
+      return issueSdJwtVc(
+        {
+          issuer: urls.issuer,
+          vct: vctOf(config, urls),
+          claims,
+          fields: config.fields,
+          holderJwk,
+          lifetimeSeconds,
+          trustFormat: config.sdJwtTrustFormat ?? 'x5c',
+          status,
+        },
+        signer,
+      );
+    }),
   );
   deps.metrics.credentialsIssued(tenantId, config.config.format, credentials.length);
   return credentials;

@@ -13,7 +13,7 @@ import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso, parseJson } from '../platform/db/values.js';
 import { type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
-import { checkDocument } from './checks.js';
+import { lazy } from '../platform/lazy.js';
 import {
   DEFAULT_LIFETIME,
   type PresentationConfiguration,
@@ -24,6 +24,9 @@ import {
 } from './schemas.js';
 import type { PresentationConfigRow, ReferenceColumn } from './store.js';
 import * as store from './store.js';
+
+// The DCQL library is loaded with the first presentation configuration written.
+const documentChecks = lazy(() => import('./checks.js'));
 
 export type { PresentationConfiguration, TransactionData, WebhookConfig } from './schemas.js';
 
@@ -207,6 +210,7 @@ export class PresentationConfigService {
   }
 
   private async check(trx: Executor, tenantId: string, settings: Settings, stored: WebhookConfig | null, extra: FieldError[] = []) {
+    const { checkDocument } = await documentChecks();
     const errors = [...extra, ...checkDocument(settings), ...unmaskWebhook(settings, stored)];
     errors.push(...(await this.referenceErrors(trx, tenantId, settings)));
     if (errors.length) throw invalidFields(errors);

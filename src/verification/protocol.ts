@@ -5,14 +5,17 @@ import { randomBytes } from 'node:crypto';
 import { compactDecrypt, importJWK, type JWK } from 'jose';
 import { postJsonWithRetries } from '../platform/http/outbound.js';
 import { OAuthError } from '../platform/http/problem.js';
+import { lazy } from '../platform/lazy.js';
 import type { SessionState } from '../sessions/model.js';
-import { checkDcql, type VerifiedForDcql } from './dcql.js';
+import type { VerifiedForDcql } from './dcql.js';
 import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
-import { verifyMdocPresentation } from './mdoc.js';
 import type { PresentationOfferRequest } from './offers.js';
 import { encodeTransactionData, type RequestObjectInput, signRequestObject } from './request-object.js';
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt.js';
 import type { StatusListChecker } from './status.js';
+
+const mdocVerifier = lazy(() => import('./mdoc.js'));
+const dcqlChecker = lazy(() => import('./dcql.js'));
 
 const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
 
@@ -116,6 +119,7 @@ export class PresentationProtocol {
             ...(dcApiOrigin && { origin: dcApiOrigin }),
             ...(secrets.encryptionKey && { encryptionJwk: encryptionJwk as JWK }),
           };
+          const { verifyMdocPresentation } = await mdocVerifier();
           for (const mdoc of await verifyMdocPresentation(presentation, mdocContext)) {
             await this.status.check(session.tenantId, mdoc.status, context);
             verified.push({ queryId, ...mdoc });
@@ -130,7 +134,7 @@ export class PresentationProtocol {
     }
     const byQuery: Record<string, VerifiedForDcql[]> = {};
     for (const credential of verified) byQuery[credential.queryId] = [...(byQuery[credential.queryId] ?? []), credential];
-    checkDcql(secrets.dcqlQuery, byQuery);
+    (await dcqlChecker()).checkDcql(secrets.dcqlQuery, byQuery);
     return verified;
   }
 

@@ -1,12 +1,13 @@
 // Verifying an SD-JWT VC presentation (with KB-JWT) for a presentation request. Each rule is a step
 // that fails with a reason the session keeps as its errorReason.
 import { createHash } from 'node:crypto';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { decodeJwt, decodeProtectedHeader, importJWK, importX509, type JWK, jwtVerify } from 'jose';
+import { lazy } from '../platform/lazy.js';
 import { chainsToTrusted } from './trust.js';
 
 export class PresentationRejected extends Error {}
 const reject = (reason: string) => new PresentationRejected(reason);
+const sdJwtVc = lazy(() => import('@sd-jwt/sd-jwt-vc'));
 
 export interface PresentationContext {
   /** The request's client_id: the KB-JWT audience unless `audience` says otherwise. */
@@ -76,6 +77,7 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
   if (!chainsToTrusted(x5c, context.trustedCertificates, context.now))
     throw reject('untrusted issuer: the x5c chain leads to no trusted certificate');
   const leafPem = `-----BEGIN CERTIFICATE-----\n${x5c[0]}\n-----END CERTIFICATE-----`;
+  const { SDJwtVcInstance } = await sdJwtVc();
   const sdjwt = new SDJwtVcInstance({
     hasher: (data: string | ArrayBuffer) =>
       createHash('sha256')

@@ -166,7 +166,7 @@ describe('upgrading a database from before token generations', () => {
     const masterSecret = randomBytes(32).toString('base64url');
     const rootSecret = randomBytes(24).toString('base64url');
     const env = { MASTER_SECRET: masterSecret, AUTH_CLIENT_ID: ROOT_ID, AUTH_CLIENT_SECRET: rootSecret, ...database.env };
-    const old = connect(loadConfig({ NODE_ENV: 'test', ...env }));
+    const old = await connect(loadConfig({ NODE_ENV: 'test', ...env }));
     const before = Object.fromEntries(Object.entries(migrationsFor(old.dialect)).filter(([name]) => name < '0007'));
     await migrate(old, before);
     for (const id of ['legacy-a', 'legacy-b']) {

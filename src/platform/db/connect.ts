@@ -2,7 +2,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 
 import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type LogEvent, type Logger, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Config } from '../../config.js';
 import type { Database } from './schema.js';
 
@@ -44,9 +44,10 @@ export function postgresSettings(config: Config): pg.PoolConfig {
 /** Told of every finished query (for traces); absent, Kysely logs nothing and costs nothing. */
 export type QueryListener = (statement: string, durationMs: number, failed: boolean) => void;
 
-export function connect(config: Config, onQuery?: QueryListener): Db {
+export async function connect(config: Config, onQuery?: QueryListener): Promise<Db> {
   const log = onQuery && ((event: LogEvent) => onQuery(event.query.sql, event.queryDurationMillis, event.level === 'error'));
-  if (config.DB_TYPE === 'postgres') return connectPostgres(postgresSettings(config), log);
+  // The PostgreSQL driver is loaded only when it is used.
+  if (config.DB_TYPE === 'postgres') return connectPostgres((await import('pg')).default, postgresSettings(config), log);
   return connectSqlite(join(config.DATA_DIR, 'svc.db'), log);
 }
 
@@ -82,16 +83,16 @@ function ownerOnly(file: string, { create }: { create: boolean }) {
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, OWNER_ONLY);
 }
 
-function connectPostgres(settings: pg.PoolConfig, log?: Logger): Db {
+function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, log?: Logger): Db {
   // Same values on both engines: timestamps as ISO strings, counts as numbers.
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
       if (oid === TIMESTAMPTZ_OID) return (v: string) => new Date(v).toISOString();
       if (oid === INT8_OID) return (v: string) => Number(v);
-      return pg.types.getTypeParser(oid, format);
+      return driver.types.getTypeParser(oid, format);
     },
   } as pg.CustomTypesConfig;
-  const pool = new pg.Pool({ ...settings, types, max: 10 });
+  const pool = new driver.Pool({ ...settings, types, max: 10 });
   // An idle connection the server closes (a restart, a failover, an administrator) is dropped from
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
