@@ -175,11 +175,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     signing,
     caches,
     tenantConfig: (tenantId) => (tenants as TenantService).statusListConfig(tenantId),
-    configurationExists: (tenantId, id) =>
-      credentialConfigs.get(tenantId, id).then(
-        () => true,
-        () => false,
-      ),
+    configurationSigning: (tenantId, id) => credentialConfigs.statusListSigning(tenantId, id),
     reclaimSpace: () => db.reclaimSpace(),
   });
   keyChains.onRotated((tenantId, keyChainId) => statusLists.resignFor(tenantId, keyChainId));

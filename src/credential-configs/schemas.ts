@@ -10,6 +10,10 @@ export type CredentialFormat = (typeof FORMATS)[number];
 export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
+/** Who signs the status lists that carry a configuration's credentials (README "Status lists and wallets"). */
+export const StatusListSignerSchema = z.enum(['statusList', 'issuer']);
+export type StatusListSigner = z.infer<typeof StatusListSignerSchema>;
+
 const FIELD_TYPE_DOC = [
   'string, number, integer, boolean, object, array: the JSON types;',
   'date: a full date YYYY-MM-DD; datetime: an RFC 3339 date-time (both JSON strings);',
@@ -213,6 +217,11 @@ const Settings = {
     .optional()
     .describe("an attestation key chain of the tenant that signs; absent or null: the tenant's default attestation key chain"),
   statusManagement: z.boolean().optional().describe('default false: true gives each credential an entry in a status list'),
+  statusListSigner: StatusListSignerSchema.nullable()
+    .optional()
+    .describe(
+      'which key signs the status lists of its credentials: statusList (default; null resets to it), a status-list key chain; issuer, the key chain that signs the credentials, for wallets that check a status list with the issuer key only',
+    ),
   sdJwtTrustFormat: z
     .enum(['x5c', 'federation'])
     .nullable()
@@ -275,6 +284,7 @@ export const CredentialConfigurationSchema = z
     keyBinding: z.boolean(),
     keyChainId: z.string().nullable().describe("null: the tenant's default attestation key chain"),
     statusManagement: z.boolean(),
+    statusListSigner: StatusListSignerSchema,
     sdJwtTrustFormat: z.enum(['x5c', 'federation']),
     lifeTime: z.number().nullable(),
     createdAt: z.string(),

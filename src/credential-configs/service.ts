@@ -14,6 +14,7 @@ import type {
   ConfigurationDocument,
   CreateCredentialConfiguration,
   CredentialConfiguration,
+  StatusListSigner,
   UpdateCredentialConfiguration,
 } from './schemas.js';
 import type { CredentialConfigRow, ReferenceColumn } from './store.js';
@@ -40,6 +41,7 @@ function toDocument(input: Input): ConfigurationDocument {
     keyBinding: input.keyBinding ?? true,
     keyChainId: input.keyChainId ?? null,
     statusManagement: input.statusManagement ?? false,
+    statusListSigner: input.statusListSigner ?? 'statusList',
     sdJwtTrustFormat: input.sdJwtTrustFormat ?? 'x5c',
     lifeTime: input.lifeTime ?? null,
   };
@@ -63,6 +65,12 @@ const referenceColumns = (doc: ConfigurationDocument) => ({
   webhook_endpoint_id: doc.webhookEndpointId,
 });
 
+export interface StatusListSigning {
+  /** The attestation key chain that signs the credentials. */
+  keyChainId: string;
+  statusListSigner: StatusListSigner;
+}
+
 export class CredentialConfigService {
   constructor(
     private readonly db: Executor,
@@ -84,7 +92,9 @@ export class CredentialConfigService {
 
   private toConfiguration(row: CredentialConfigRow): CredentialConfiguration {
     const doc = JSON.parse(row.document) as ConfigurationDocument;
-    return { id: row.id, tenantId: row.tenant_id, ...doc, createdAt: row.created_at, updatedAt: row.updated_at };
+    // Documents stored before statusListSigner existed have the default.
+    const statusListSigner = doc.statusListSigner ?? 'statusList';
+    return { id: row.id, tenantId: row.tenant_id, ...doc, statusListSigner, createdAt: row.created_at, updatedAt: row.updated_at };
   }
 
   async list(tenantId: string): Promise<CredentialConfiguration[]> {
@@ -92,9 +102,23 @@ export class CredentialConfigService {
   }
 
   async get(tenantId: string, id: string, db: Executor = this.db): Promise<CredentialConfiguration> {
+    const configuration = await this.find(tenantId, id, db);
+    if (!configuration) throw notFound('credential configuration', id);
+    return configuration;
+  }
+
+  /** Undefined when the tenant has no such configuration. */
+  async find(tenantId: string, id: string, db: Executor = this.db): Promise<CredentialConfiguration | undefined> {
     const row = await store.findConfig(tenantDb(db, tenantId), id);
-    if (!row) throw notFound('credential configuration', id);
-    return this.toConfiguration(row);
+    return row && this.toConfiguration(row);
+  }
+
+  /** The attestation key chain that signs a configuration's credentials, and who signs their status lists. */
+  async statusListSigning(tenantId: string, id: string): Promise<StatusListSigning | undefined> {
+    const configuration = await this.find(tenantId, id);
+    if (!configuration) return undefined;
+    const keyChainId = configuration.keyChainId ?? (await this.keyChains.resolve(tenantId, { usageType: 'attestation' })).id;
+    return { keyChainId, statusListSigner: configuration.statusListSigner };
   }
 
   /**

@@ -189,6 +189,12 @@ export class KeyChainService {
     return this.toKeyChain(await this.row(tenantId, id));
   }
 
+  /** Undefined when the tenant has no such key chain. */
+  async find(tenantId: string, id: string): Promise<KeyChain | undefined> {
+    const row = await store.findKeyChain(tenantDb(this.db, tenantId), id);
+    return row && this.toKeyChain(row);
+  }
+
   private identity(
     tenantId: string,
     id: string,

@@ -2,6 +2,7 @@
 // issuance, status changes that flip bits in the stored bitset, and the signed status list tokens.
 import { randomUUID } from 'node:crypto';
 import type { AuditService } from '../audit/service.js';
+import type { StatusListSigning } from '../credential-configs/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { RequestContext } from '../platform/auth/principal.js';
@@ -84,8 +85,8 @@ export interface StatusListDeps {
   caches: Caches;
   /** The tenant's overrides (TenantService.statusListConfig). */
   tenantConfig(tenantId: string): Promise<StatusListConfig | null>;
-  /** Throws unless the tenant has this credential configuration. */
-  configurationExists(tenantId: string, id: string): Promise<boolean>;
+  /** A credential configuration's signing chain and status-list signer; undefined when the tenant has no such configuration. */
+  configurationSigning(tenantId: string, id: string): Promise<StatusListSigning | undefined>;
   /** Gives the space of deleted rows back to the file system, where the database can. */
   reclaimSpace(): Promise<void>;
   metrics: Pick<Metrics, 'statusListSigned'>;
@@ -164,21 +165,29 @@ export class StatusListService {
     return this.view(row);
   }
 
-  private async checkReferences(tenantId: string, input: StatusListUpdate) {
-    if (input.credentialConfigurationId && !(await this.deps.configurationExists(tenantId, input.credentialConfigurationId))) {
+  /**
+   * `list` is what the list will be: its configuration must exist, and its key chain is a status-list
+   * chain, or the attestation chain that signs the credentials of the one configuration the list is
+   * bound to (so that a wallet checking the list with the issuer's key succeeds).
+   */
+  private async checkReferences(tenantId: string, list: StatusListUpdate) {
+    const configurationId = list.credentialConfigurationId || null;
+    const signing = configurationId ? await this.deps.configurationSigning(tenantId, configurationId) : undefined;
+    if (configurationId && !signing) {
       throw invalidFields([
-        { field: 'credentialConfigurationId', message: `credential configuration '${input.credentialConfigurationId}' does not exist` },
+        { field: 'credentialConfigurationId', message: `credential configuration '${configurationId}' does not exist` },
       ]);
     }
-    if (input.keyChainId) {
-      const chain = await this.deps.keyChains.get(tenantId, input.keyChainId).catch(() => undefined);
-      if (!chain) throw invalidFields([{ field: 'keyChainId', message: `key chain '${input.keyChainId}' does not exist` }]);
-      if (chain.usageType !== 'statusList') {
-        throw invalidFields([
-          { field: 'keyChainId', message: `key chain '${input.keyChainId}' has usage type ${chain.usageType}, not statusList` },
-        ]);
-      }
-    }
+    if (!list.keyChainId) return;
+    const chain = await this.deps.keyChains.find(tenantId, list.keyChainId);
+    if (!chain) throw invalidFields([{ field: 'keyChainId', message: `key chain '${list.keyChainId}' does not exist` }]);
+    if (chain.usageType === 'statusList') return;
+    if (chain.usageType === 'attestation' && signing?.keyChainId === chain.id) return;
+    const message =
+      chain.usageType === 'attestation'
+        ? `key chain '${chain.id}' is an attestation key chain: it may sign only a list bound (credentialConfigurationId) to a credential configuration whose credentials it signs`
+        : `key chain '${chain.id}' has usage type ${chain.usageType}, not statusList`;
+    throw invalidFields([{ field: 'keyChainId', message }]);
   }
 
   async create(ctx: RequestContext, tenantId: string, input: StatusListInput): Promise<StatusList> {
@@ -231,7 +240,11 @@ export class StatusListService {
 
   async update(ctx: RequestContext, tenantId: string, id: string, input: StatusListUpdate): Promise<StatusList> {
     const before = await this.get(tenantId, id);
-    await this.checkReferences(tenantId, input);
+    await this.checkReferences(tenantId, {
+      credentialConfigurationId:
+        input.credentialConfigurationId !== undefined ? input.credentialConfigurationId : before.credentialConfigurationId,
+      keyChainId: input.keyChainId !== undefined ? input.keyChainId : before.keyChainId,
+    });
     const scoped = this.scoped(tenantId);
     await store.updateList(scoped, id, {
       ...(input.credentialConfigurationId !== undefined && { credential_configuration_id: input.credentialConfigurationId || null }),
@@ -259,7 +272,9 @@ export class StatusListService {
 
   /**
    * Entries for `count` new credentials of a configuration: from a list bound to the configuration,
-   * else a shared list; when all are full, a new shared list is made. Each index comes from the
+   * else a shared list; when all are full, a new shared list is made. A configuration whose status
+   * lists its issuer signs (statusListSigner issuer) uses, and makes, only lists bound to it and
+   * signed by its credentials' key chain. Each index comes from the
    * list's atomic slot counter through its secret permutation, in one transaction with the entry row
    * (whose primary key (list, idx) rules out a second hand-out even if something went wrong).
    */
@@ -268,14 +283,26 @@ export class StatusListService {
     request: { credentialConfigurationId: string; sessionId?: string | null; count?: number },
   ): Promise<StatusEntry[]> {
     const entries: StatusEntry[] = [];
+    const signing = await this.deps.configurationSigning(tenantId, request.credentialConfigurationId);
+    // statusListSigner issuer: only lists of this configuration signed by its credentials' key chain.
+    const issuerChainId = signing?.statusListSigner === 'issuer' ? signing.keyChainId : undefined;
     for (let i = 0; i < (request.count ?? 1); i++)
-      entries.push(await this.allocateOne(tenantId, request.credentialConfigurationId, request.sessionId ?? null));
+      entries.push(await this.allocateOne(tenantId, request.credentialConfigurationId, issuerChainId, request.sessionId ?? null));
     return entries;
   }
 
-  private async allocateOne(tenantId: string, configurationId: string, sessionId: string | null): Promise<StatusEntry> {
+  private async allocateOne(
+    tenantId: string,
+    configurationId: string,
+    issuerChainId: string | undefined,
+    sessionId: string | null,
+  ): Promise<StatusEntry> {
     for (let round = 0; round < ALLOCATION_ROUNDS; round++) {
-      for (const list of await store.openLists(this.scoped(tenantId), configurationId)) {
+      const scoped = this.scoped(tenantId);
+      const lists = issuerChainId
+        ? await store.openListsSignedBy(scoped, configurationId, issuerChainId)
+        : await store.openLists(scoped, configurationId);
+      for (const list of lists) {
         const idx = await this.deps.db.transaction().execute(async (trx) => {
           const scoped = this.scoped(tenantId, trx);
           const slot = await store.claimSlot(scoped, list.id);
@@ -292,8 +319,9 @@ export class StatusListService {
         });
         if (idx !== undefined) return { listId: list.id, idx, uri: this.uri(tenantId, list.id) };
       }
-      // Every list the configuration may use is full: roll over to a new shared list.
-      await this.open(undefined, tenantId, {});
+      // Every list the configuration may use is full: roll over to a new one, shared unless the
+      // credentials' own key chain signs it.
+      await this.open(undefined, tenantId, issuerChainId ? { credentialConfigurationId: configurationId, keyChainId: issuerChainId } : {});
     }
     throw new Error(`no status list entry could be allocated for '${configurationId}'`);
   }

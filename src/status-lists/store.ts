@@ -66,6 +66,18 @@ export function openLists(db: TenantDb, configurationId: string): Promise<{ id: 
     .execute();
 }
 
+/** Lists with free entries bound to a configuration and signed by one key chain, oldest first. */
+export function openListsSignedBy(db: TenantDb, configurationId: string, keyChainId: string): Promise<{ id: string }[]> {
+  return db
+    .selectFrom('status_lists')
+    .select('id')
+    .where('credential_configuration_id', '=', configurationId)
+    .where('key_chain_id', '=', keyChainId)
+    .where(sql<boolean>`used_entries < capacity`)
+    .orderBy('created_at')
+    .execute();
+}
+
 /** Takes the next free slot of a list atomically; undefined when the list is full (or gone). */
 export function claimSlot(db: TenantDb, id: string) {
   return db

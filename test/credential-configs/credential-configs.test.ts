@@ -95,6 +95,7 @@ const PID = {
   keyBinding: false,
   keyChainId: 'signer',
   statusManagement: true,
+  statusListSigner: 'issuer',
   sdJwtTrustFormat: 'federation',
   lifeTime: 86400,
 };
@@ -119,6 +120,7 @@ const DEFAULTS = {
   keyBinding: true,
   keyChainId: null,
   statusManagement: false,
+  statusListSigner: 'statusList',
   sdJwtTrustFormat: 'x5c',
   lifeTime: null,
 };
