@@ -32,7 +32,9 @@ export async function buildService() {
     sourcemap: true,
     logLevel: 'warning',
     // Bundled CommonJS packages call require(); an ES module has none of its own.
-    banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
+    },
   });
   // esbuild keeps a helper process for further builds; the service needs none.
   await stop();
