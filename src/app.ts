@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
@@ -25,6 +26,7 @@ import { ClientService } from './clients/service.js';
 import type { ReadyConfig } from './config.js';
 import { configFileRoutes } from './config-files/routes.js';
 import { ConfigFileService } from './config-files/service.js';
+import { consoleRoutes } from './console/routes.js';
 import { credentialConfigRoutes } from './credential-configs/routes.js';
 import { CredentialConfigService } from './credential-configs/service.js';
 import { httpEndpointRoutes } from './http-endpoints/routes.js';
@@ -318,6 +320,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   });
   configFileRoutes(app, configFiles);
   statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });
+  consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)));
 
   await bootstrapClientReady;
   await app.ready();

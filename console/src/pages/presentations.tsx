@@ -1,0 +1,75 @@
+// Presentation requests: a presentation configuration, the request URI as a QR code, and the
+// verified claims when the wallet has answered.
+import { useEffect, useState } from 'preact/hooks';
+import { call, type Problem } from '../api.js';
+import { ProblemView, Qr } from '../components.js';
+import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
+
+export function PresentationsPage() {
+  const [configs, setConfigs] = useState<{ id: string }[]>([]);
+  const [requestId, setRequestId] = useState('');
+  const [problem, setProblem] = useState<Problem>();
+  const [request, setRequest] = useState<{ uri: string; session: string }>();
+  const status = useLiveStatus(request?.session, 'active');
+  const details = useSessionDetails(request?.session, status);
+
+  useEffect(() => {
+    void call('GET', '/api/verifier/config').then(({ data, problem }) => {
+      setProblem(problem);
+      const list = Array.isArray(data) ? data : [];
+      setConfigs(list);
+      setRequestId((current) => current || list[0]?.id || '');
+    });
+  }, []);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const { data, problem } = await call('POST', '/api/verifier/offer', { response_type: 'uri', requestId });
+    setProblem(problem);
+    setRequest(problem ? undefined : data);
+  };
+
+  return (
+    <>
+      <h2>Request a presentation</h2>
+      <section class="card">
+        <form onSubmit={create}>
+          <label>
+            Presentation configuration
+            <select value={requestId} onChange={(e) => setRequestId((e.target as HTMLSelectElement).value)}>
+              {configs.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.id}
+                </option>
+              ))}
+            </select>
+          </label>
+          <ProblemView problem={problem} />
+          <div class="row">
+            <button type="submit" disabled={!requestId}>
+              Create request
+            </button>
+          </div>
+        </form>
+      </section>
+      {request && (
+        <section class="card" aria-label="presentation request">
+          <h3>
+            Request <StatusBadge status={status} />
+          </h3>
+          <Qr text={request.uri} label="QR code of the presentation request" />
+          <p>
+            <code data-testid="request-uri">{request.uri}</code>
+          </p>
+          {details?.errorReason && <p class="problem">{details.errorReason}</p>}
+          {details?.status === 'completed' && (
+            <>
+              <h4>Verified claims</h4>
+              <pre data-testid="verified-claims">{JSON.stringify(details.credentials ?? details, null, 2)}</pre>
+            </>
+          )}
+        </section>
+      )}
+    </>
+  );
+}

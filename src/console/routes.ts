@@ -1,0 +1,49 @@
+// The web console (console/, built into dist/console by `npm start` and `npm run build`) served at
+// /console. It is a static page on the public management API: its files are public, what it shows
+// comes from API calls made with the token of whoever logged in. A strict Content-Security-Policy
+// lets the page run its own script and talk to this origin only.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Problem } from '../platform/http/problem.js';
+
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const FILES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'styles.css': 'text/css; charset=utf-8',
+};
+
+export function consoleRoutes(app: FastifyInstance, dir: string) {
+  const route = { config: { access: { public: true as const } }, schema: { hide: true } };
+  const serve = async (name: string, reply: FastifyReply) => {
+    const type = FILES[name];
+    if (type === undefined) throw new Problem(404, 'Not Found', `the console has no file '${name}'`);
+    let contents: Buffer;
+    try {
+      contents = await readFile(join(dir, name));
+    } catch {
+      throw new Problem(503, 'Service Unavailable', 'the console is not built: npm start and npm run build build it (dist/console)');
+    }
+    // Revalidated on every load, so a new build is picked up at once.
+    return reply
+      .header('content-type', type)
+      .header('cache-control', 'no-cache')
+      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('x-frame-options', 'DENY')
+      .send(contents);
+  };
+  // /console and /console/ (the router ignores a trailing slash) are the page; its files are named absolutely.
+  app.get('/console', route, (_request, reply) => serve('index.html', reply));
+  app.get<{ Params: { file: string } }>('/console/:file', route, (request, reply) => serve(request.params.file, reply));
+}
