@@ -31,6 +31,7 @@ import { credentialConfigRoutes } from './credential-configs/routes.js';
 import { CredentialConfigService } from './credential-configs/service.js';
 import { httpEndpointRoutes } from './http-endpoints/routes.js';
 import { ATTRIBUTE_PROVIDERS, HttpEndpointService, WEBHOOK_ENDPOINTS } from './http-endpoints/service.js';
+import { connectIdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
 import { KeyMaterial } from './key-chains/material.js';
 import { DbKeyProvider } from './key-chains/providers.js';
@@ -118,8 +119,13 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   let tenants: TenantService | undefined;
   const clients = new ClientService(kysely, audit, (executor, id) => (tenants as TenantService).exists(executor, id));
   // Hashing the bootstrap secret takes a worker thread ~100 ms: it runs while the routes are built.
-  const bootstrapClientReady = clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET);
+  // External mode has no local bootstrap client: clients get their tokens from the provider.
+  const bootstrapClientReady =
+    config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET && !config.OIDC
+      ? clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET)
+      : Promise.resolve();
   bootstrapClientReady.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
+  const identityProvider = await connectExternalProvider(config, tracing);
   const keyProviders = new Map([['db', new DbKeyProvider(createSealer(config.MASTER_SECRET, 'key-chains'))]]);
   const keyChains = new KeyChainService(
     kysely,
@@ -207,11 +213,12 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     statusEntries: statusLists,
     metrics,
   });
-  const { signer, verifier } = integratedTokens({
+  const { signer, verifier: integratedVerifier } = integratedTokens({
     masterSecret: config.MASTER_SECRET,
     issuer: config.JWT_ISSUER,
     expiresIn: config.JWT_EXPIRES_IN,
   });
+  const verifier = identityProvider?.verifier ?? integratedVerifier;
   const tokens = new TokenService(kysely, clients, signer, {
     failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT,
     windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW,
@@ -278,13 +285,22 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     name: pkg.name,
     version: pkg.version,
     observabilityUrl: config.OBSERVABILITY_URL,
+    auth: identityProvider
+      ? {
+          mode: 'external',
+          issuer: identityProvider.metadata.issuer,
+          authorizationEndpoint: identityProvider.metadata.authorizationEndpoint,
+          tokenEndpoint: identityProvider.metadata.tokenEndpoint,
+          clientId: config.OIDC_UI_CLIENT_ID,
+        }
+      : { mode: 'integrated', tokenUrl: '/api/oauth2/token' },
     checkDatabase: async () => {
       await sql`select 1`.execute(kysely);
     },
   });
-  tokenRoutes(app, tokens);
-  tenantRoutes(app, tenants);
-  clientRoutes(app, clients);
+  tokenRoutes(app, identityProvider ? { external: identityProvider.metadata } : { tokens });
+  tenantRoutes(app, tenants, identityProvider?.metadata.issuer);
+  clientRoutes(app, clients, identityProvider?.metadata.issuer);
   userRoutes(app, users);
   auditRoutes(app, audit);
   keyChainRoutes(app, keyChains, signing);
@@ -360,4 +376,18 @@ function recordSessionEnd(metrics: Metrics, state: SessionState) {
 function explorerFiles() {
   const dir = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static');
   return { baseDir: dir, logo: { type: 'image/svg+xml', content: readFileSync(join(dir, 'logo.svg')) } };
+}
+
+/**
+ * External mode: the OpenID Provider named by OIDC, reached through an outbound client of its own:
+ * its address is the operator's choice (often inside the cluster), so private addresses are allowed
+ * for it as they are not for the addresses tenants configure; cloud metadata addresses stay refused.
+ */
+async function connectExternalProvider(config: ReadyConfig, tracing: Tracing) {
+  const { OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET } = config;
+  if (!OIDC || !OIDC_CLIENT_ID || !OIDC_CLIENT_SECRET) return undefined;
+  return connectIdentityProvider(
+    { ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET },
+    new OutboundClient({ allowPrivate: true }, tracing),
+  );
 }

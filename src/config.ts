@@ -118,13 +118,17 @@ export const CONFIG_KEYS = {
   },
   OIDC: {
     schema: url,
-    description: 'external mode: issuer URL of the identity provider (not available yet: start-up stops)',
+    description: 'external mode: issuer URL of the OpenID Provider that issues management tokens (README "External identity provider")',
   },
   OIDC_INTERNAL_ISSUER_URL: { schema: url, description: 'external mode: issuer URL as reached from the service' },
   OIDC_CLIENT_ID: { schema: z.string().min(1), description: 'external mode: admin client at the provider' },
   OIDC_CLIENT_SECRET: { schema: z.string().min(1), description: 'external mode: secret of OIDC_CLIENT_ID', secret: true },
   OIDC_SUB: { schema: z.string().min(1), default: 'tenant_id', description: 'external mode: claim naming the tenant' },
-  OIDC_ALGORITHM: { schema: z.string().min(1), default: 'RS256', description: 'external mode: expected JWT alg' },
+  OIDC_ALGORITHM: {
+    schema: z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']),
+    default: 'RS256',
+    description: 'external mode: the one JWS algorithm accepted on management tokens',
+  },
   OIDC_UI_CLIENT_ID: { schema: z.string().min(1), default: 'svc-ui', description: 'external mode: web UI client' },
   OBSERVABILITY_URL: {
     schema: url,
@@ -230,10 +234,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 function crossKeyProblems(config: Config): string[] {
   const problems: string[] = [];
   if (config.OIDC !== undefined) {
-    problems.push('OIDC: external identity providers are not supported yet; unset OIDC to use the integrated token server');
+    for (const key of ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const) {
+      if (config[key] === undefined) problems.push(`${key}: required when OIDC is set (the provider's admin client)`);
+    }
   }
   if (config.NODE_ENV === 'production') {
-    for (const key of ['MASTER_SECRET', 'AUTH_CLIENT_ID', 'AUTH_CLIENT_SECRET'] as const) {
+    // External mode: tokens come from the provider, so the bootstrap client is optional there.
+    const required =
+      config.OIDC === undefined ? (['MASTER_SECRET', 'AUTH_CLIENT_ID', 'AUTH_CLIENT_SECRET'] as const) : (['MASTER_SECRET'] as const);
+    for (const key of required) {
       if (config[key] === undefined) problems.push(`${key}: required in production`);
     }
   }
@@ -250,6 +259,6 @@ function crossKeyProblems(config: Config): string[] {
 }
 
 /** A configuration whose secrets are guaranteed present (after the first-run bootstrap). */
-export type SecretsConfig = Config & { MASTER_SECRET: string; AUTH_CLIENT_ID: string; AUTH_CLIENT_SECRET: string };
+export type SecretsConfig = Config & { MASTER_SECRET: string };
 /** ...and whose addresses are settled: the interface listened on and the public base URL. */
 export type ReadyConfig = SecretsConfig & { PUBLIC_URL: string };

@@ -25,7 +25,9 @@ function readOrCreate<T>(file: string, create: () => T, serialize: (value: T) =>
 }
 
 export function prepareSecrets(config: Config): FirstRunResult {
-  if (config.MASTER_SECRET && config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET) {
+  // External mode: clients get their tokens from the identity provider, so no bootstrap client is made.
+  const wantsClient = config.OIDC === undefined;
+  if (config.MASTER_SECRET && (!wantsClient || (config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET))) {
     return { config: config as SecretsConfig, generated: {} };
   }
   // In production loadConfig has already refused a missing key; this is development only.
@@ -44,7 +46,7 @@ export function prepareSecrets(config: Config): FirstRunResult {
   }
   let client =
     config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET ? { id: config.AUTH_CLIENT_ID, secret: config.AUTH_CLIENT_SECRET } : undefined;
-  if (!client) {
+  if (!client && wantsClient) {
     const result = readOrCreate(
       join(config.DATA_DIR, 'bootstrap-client.json'),
       () => ({ id: 'admin', secret: generateSecret() }),
@@ -54,7 +56,10 @@ export function prepareSecrets(config: Config): FirstRunResult {
     client = result.value;
     generated.client = client;
   }
-  return { config: { ...config, MASTER_SECRET: masterSecret, AUTH_CLIENT_ID: client.id, AUTH_CLIENT_SECRET: client.secret }, generated };
+  return {
+    config: { ...config, MASTER_SECRET: masterSecret, ...(client && { AUTH_CLIENT_ID: client.id, AUTH_CLIENT_SECRET: client.secret }) },
+    generated,
+  };
 }
 
 export interface Announcement {

@@ -2,18 +2,24 @@ import { ConfigError } from './config.js';
 import { start } from './server.js';
 import { EXIT_CODES, StartUpError } from './start-up-errors.js';
 
+// Listened for from the very start: a signal that arrives while the service is still starting (its
+// announcement printed, its handlers not yet in place) stops it once started, instead of killing it.
+let stopRequested: string | undefined;
+let stopNow: ((signal: string) => void) | undefined;
+const onSignal = (signal: string) => (stopNow ? stopNow(signal) : (stopRequested ??= signal));
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('SIGINT', () => onSignal('SIGINT'));
+
 try {
   const service = await start(process.env);
   let stopping = false;
-  const stop = async (signal: string) => {
+  stopNow = (signal: string) => {
     if (stopping) return;
     stopping = true;
     service.app.log.info({ signal }, 'shutting down: finishing requests in flight');
-    await service.close();
-    process.exit(0);
+    void service.close().then(() => process.exit(0));
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  if (stopRequested) stopNow(stopRequested);
 } catch (err) {
   // An operator reads one line that says what to fix, never a stack trace.
   if (err instanceof ConfigError) fail(err.message, EXIT_CODES.config);

@@ -1069,7 +1069,7 @@ export interface paths {
         };
         /**
          * Configuration for a web front end
-         * @description Any authenticated client.
+         * @description Public: no access token.
          */
         get: {
             parameters: {
@@ -1087,30 +1087,27 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description how a front end obtains a management token */
+                            auth: {
+                                /** @enum {string} */
+                                mode: "integrated";
+                                /** @description POST client credentials here */
+                                tokenUrl: string;
+                            } | {
+                                authorizationEndpoint?: string;
+                                /** @description the public client of the web console (OIDC_UI_CLIENT_ID): authorization code with PKCE */
+                                clientId: string;
+                                issuer: string;
+                                /** @enum {string} */
+                                mode: "external";
+                                tokenEndpoint: string;
+                            };
                             /** @description where a front end sends telemetry */
                             observability: {
                                 enabled: boolean;
                                 url?: string;
                             };
                         };
-                    };
-                };
-                /** @description no access token, or one that is invalid, expired or whose client is gone */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description the client lacks every role the operation accepts, or works outside a tenant */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
             };

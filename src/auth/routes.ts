@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OAuthError } from '../platform/http/problem.js';
+import { OAuthError, Problem } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
 import type { ClientCredentials, TokenService } from './service.js';
 
@@ -43,7 +43,26 @@ function credentialsOf(given: z.infer<typeof TokenBody> | null | undefined, auth
   return { grantType, clientId: body.client_id as string, clientSecret: body.client_secret as string, method: 'client_secret_post' };
 }
 
-export function tokenRoutes(app: App, tokens: TokenService) {
+/** The integrated token server, or (external mode) a pointer to where tokens come from. */
+export function tokenRoutes(app: App, mode: { tokens: TokenService } | { external: { issuer: string; tokenEndpoint: string } }) {
+  if ('external' in mode) {
+    app.post(
+      '/api/oauth2/token',
+      {
+        config: { access: { public: true } },
+        schema: { tags: ['auth'], summary: 'Not served in external mode: tokens come from the identity provider' },
+      },
+      () => {
+        throw new Problem(
+          404,
+          'Not Found',
+          `this service does not issue tokens: get one from the identity provider ${mode.external.issuer} (token endpoint ${mode.external.tokenEndpoint})`,
+        );
+      },
+    );
+    return;
+  }
+  const { tokens } = mode;
   app.post(
     '/api/oauth2/token',
     {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refuseLocalClients } from '../platform/auth/external-clients.js';
 import { RoleSchema } from '../platform/auth/roles.js';
 import { contextOf } from '../platform/http/access.js';
 import { Problem } from '../platform/http/problem.js';
@@ -46,7 +47,7 @@ const tags = ['clients'];
 const scopeNote =
   "A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.";
 
-export function clientRoutes(app: App, clients: ClientService) {
+export function clientRoutes(app: App, clients: ClientService, externalIssuer?: string) {
   app.get(
     '/api/client',
     {
@@ -68,7 +69,10 @@ export function clientRoutes(app: App, clients: ClientService) {
         response: { 201: ClientWithSecret },
       },
     },
-    async (request, reply) => reply.code(201).send(await clients.create(contextOf(request), request.body)),
+    async (request, reply) => {
+      refuseLocalClients(externalIssuer, 'body.clientId');
+      return reply.code(201).send(await clients.create(contextOf(request), request.body));
+    },
   );
 
   app.get(
@@ -151,6 +155,9 @@ export function clientRoutes(app: App, clients: ClientService) {
         response: { 200: Secret },
       },
     },
-    (request) => clients.rotateSecret(contextOf(request), request.params.id),
+    (request) => {
+      refuseLocalClients(externalIssuer, 'rotate-secret');
+      return clients.rotateSecret(contextOf(request), request.params.id);
+    },
   );
 }

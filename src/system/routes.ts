@@ -5,13 +5,29 @@ export interface SystemInfo {
   name: string;
   version: string;
   observabilityUrl?: string;
+  /** How a front end gets a token: the integrated token server, or the identity provider's authorization code flow. */
+  auth: FrontendAuth;
   /** Resolves when the database answers, rejects otherwise. */
   checkDatabase(): Promise<void>;
 }
 
 const Version = z.object({ name: z.string(), version: z.string(), apiVersion: z.string().describe('major.minor of the management API') });
+const FrontendAuthSchema = z
+  .discriminatedUnion('mode', [
+    z.object({ mode: z.literal('integrated'), tokenUrl: z.string().describe('POST client credentials here') }),
+    z.object({
+      mode: z.literal('external'),
+      issuer: z.string(),
+      authorizationEndpoint: z.string().optional(),
+      tokenEndpoint: z.string(),
+      clientId: z.string().describe('the public client of the web console (OIDC_UI_CLIENT_ID): authorization code with PKCE'),
+    }),
+  ])
+  .describe('how a front end obtains a management token');
+export type FrontendAuth = z.infer<typeof FrontendAuthSchema>;
 const FrontendConfig = z.object({
   observability: z.object({ enabled: z.boolean(), url: z.string().optional() }).describe('where a front end sends telemetry'),
+  auth: FrontendAuthSchema,
 });
 const Health = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()).optional() });
 
@@ -29,10 +45,14 @@ export function systemRoutes(app: App, info: SystemInfo) {
   app.get(
     '/api/frontend-config',
     {
-      config: { access: { roles: [] } },
+      // Public: a front end reads it before anyone has logged in, to know how to log in.
+      config: { access: { public: true } },
       schema: { tags, summary: 'Configuration for a web front end', response: { 200: FrontendConfig } },
     },
-    () => ({ observability: info.observabilityUrl ? { enabled: true, url: info.observabilityUrl } : { enabled: false } }),
+    () => ({
+      observability: info.observabilityUrl ? { enabled: true, url: info.observabilityUrl } : { enabled: false },
+      auth: info.auth,
+    }),
   );
 
   app.get(

@@ -65,10 +65,14 @@ describe('configuration', () => {
     expect(config.TRUST_PROXY).toBe(false);
   });
 
-  it('refuses external mode, which is not available yet', () => {
-    expect(problemsOf({ OIDC: 'https://idp.example.com/realms/svc' })[0]).toMatch(
-      /^OIDC: external identity providers are not supported yet/,
-    );
+  it('requires the admin client in external mode, and not the bootstrap client in production there', () => {
+    expect(problemsOf({ OIDC: 'https://idp.example.com/realms/svc' }).map((p) => p.split(':')[0])).toEqual([
+      'OIDC_CLIENT_ID',
+      'OIDC_CLIENT_SECRET',
+    ]);
+    const external = { OIDC: 'https://idp.example.com/realms/svc', OIDC_CLIENT_ID: 'admin', OIDC_CLIENT_SECRET: 'secret' };
+    expect(problemsOf({ ...external, NODE_ENV: 'production' }).map((p) => p.split(':')[0])).toEqual(['MASTER_SECRET']);
+    expect(problemsOf({ ...external, OIDC_ALGORITHM: 'HS256' })[0]).toMatch(/^OIDC_ALGORITHM:/);
   });
 
   it('requires the secrets in production instead of generating them', () => {

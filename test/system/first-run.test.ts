@@ -92,9 +92,17 @@ describe('zero-configuration first start', () => {
     expect(failure.output).toContain('MASTER_SECRET: required in production');
   });
 
-  it('stops when external mode is asked for, saying it is not available yet', async () => {
-    const failure = await runUntilExit({ ...firstRunEnv, OIDC: 'https://idp.example.com' });
-    expect(failure.code).toBe(78);
-    expect(failure.output).toContain('OIDC: external identity providers are not supported yet');
+  it('stops in one line when the identity provider of external mode cannot be reached', async () => {
+    const failure = await runUntilExit({
+      ...firstRunEnv,
+      OIDC: 'http://127.0.0.1:9/realms/svc',
+      OIDC_CLIENT_ID: 'a',
+      OIDC_CLIENT_SECRET: 'b',
+    });
+    expect(failure.code).toBe(69);
+    expect(failure.output).toContain(
+      "OIDC: the provider's discovery document http://127.0.0.1:9/realms/svc/.well-known/openid-configuration could not be read",
+    );
+    expect(failure.output).not.toContain('    at ');
   });
 });

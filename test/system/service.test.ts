@@ -22,9 +22,13 @@ describe('service endpoints', () => {
     expect((await svc.call('GET', '/api/version')).status).toBe(401);
   });
 
-  it('returns the front-end configuration with the observability settings', async () => {
-    const reply = await svc.call('GET', '/api/frontend-config', { token: await svc.rootToken() });
-    expect(reply.body).toEqual({ observability: { enabled: true, url: 'https://telemetry.example.com/v1' } });
+  it('returns the front-end configuration, without a token: observability and how to log in', async () => {
+    const reply = await svc.call('GET', '/api/frontend-config');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      observability: { enabled: true, url: 'https://telemetry.example.com/v1' },
+      auth: { mode: 'integrated', tokenUrl: '/api/oauth2/token' },
+    });
   });
 
   it('publishes an OpenAPI 3.1 document that documents the roles of each operation', async () => {

