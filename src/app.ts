@@ -1,5 +1,6 @@
 // buildApp: the one place where the service is assembled, for production and tests alike.
 import 'reflect-metadata';
+import './platform/validation-messages.js';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -290,8 +291,9 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
           mode: 'external',
           issuer: identityProvider.metadata.issuer,
           authorizationEndpoint: identityProvider.metadata.authorizationEndpoint,
-          tokenEndpoint: identityProvider.metadata.tokenEndpoint,
+          tokenEndpoint: identityProvider.metadata.publicTokenEndpoint,
           clientId: config.OIDC_UI_CLIENT_ID,
+          tenantClaim: config.OIDC_SUB,
         }
       : { mode: 'integrated', tokenUrl: '/api/oauth2/token' },
     checkDatabase: async () => {
@@ -336,7 +338,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   });
   configFileRoutes(app, configFiles);
   statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });
-  consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)));
+  consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
   await bootstrapClientReady;
   await app.ready();
