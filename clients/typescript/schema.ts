@@ -1100,6 +1100,8 @@ export interface paths {
                                 issuer: string;
                                 /** @enum {string} */
                                 mode: "external";
+                                /** @description the token claim naming the tenant (OIDC_SUB) */
+                                tenantClaim: string;
                                 tokenEndpoint: string;
                             };
                             /** @description where a front end sends telemetry */

@@ -7,16 +7,20 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Problem } from '../platform/http/problem.js';
 
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** External mode: the page also calls the provider's token endpoint (its public address), to exchange the login's code. */
+function contentSecurityPolicy(provider?: { publicTokenEndpoint: string }) {
+  const connect = provider ? `'self' ${new URL(provider.publicTokenEndpoint).origin}` : "'self'";
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `connect-src ${connect}`,
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
@@ -24,7 +28,8 @@ const FILES: Record<string, string> = {
   'styles.css': 'text/css; charset=utf-8',
 };
 
-export function consoleRoutes(app: FastifyInstance, dir: string) {
+export function consoleRoutes(app: FastifyInstance, dir: string, provider?: { publicTokenEndpoint: string }) {
+  const policy = contentSecurityPolicy(provider);
   const route = { config: { access: { public: true as const } }, schema: { hide: true } };
   const serve = async (name: string, reply: FastifyReply) => {
     const type = FILES[name];
@@ -39,7 +44,7 @@ export function consoleRoutes(app: FastifyInstance, dir: string) {
     return reply
       .header('content-type', type)
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('content-security-policy', policy)
       .header('x-frame-options', 'DENY')
       .send(contents);
   };

@@ -19,7 +19,10 @@ const JWKS_MAX_AGE_MS = 10 * 60_000;
 export interface ProviderMetadata {
   issuer: string;
   authorizationEndpoint?: string;
+  /** Where the service calls the token endpoint (at OIDC_INTERNAL_ISSUER_URL when set). */
   tokenEndpoint: string;
+  /** The token endpoint as the provider names it, for browsers. */
+  publicTokenEndpoint: string;
   jwksUri: string;
 }
 
@@ -63,7 +66,13 @@ async function discover(config: ExternalConfig, outbound: OutboundClient): Promi
     throw new StartUpError('identityProvider', `OIDC: the discovery document ${url} names no token_endpoint or jwks_uri`);
   }
   const authorizationEndpoint = typeof document.authorization_endpoint === 'string' ? document.authorization_endpoint : undefined;
-  return { issuer: String(document.issuer), authorizationEndpoint, tokenEndpoint, jwksUri };
+  return {
+    issuer: String(document.issuer),
+    authorizationEndpoint,
+    tokenEndpoint,
+    publicTokenEndpoint: String(document.token_endpoint),
+    jwksUri,
+  };
 }
 
 /** The admin client must get a token, and a refresh token with it, by the client credentials grant. */

@@ -21,6 +21,7 @@ const FrontendAuthSchema = z
       authorizationEndpoint: z.string().optional(),
       tokenEndpoint: z.string(),
       clientId: z.string().describe('the public client of the web console (OIDC_UI_CLIENT_ID): authorization code with PKCE'),
+      tenantClaim: z.string().describe('the token claim naming the tenant (OIDC_SUB)'),
     }),
   ])
   .describe('how a front end obtains a management token');

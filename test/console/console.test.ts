@@ -10,8 +10,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
 import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { ADMIN_CLIENT, startOpenIdProvider } from '../support/oidc-provider.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
-import { startService, type TestService } from '../support/service.js';
+import { freePort, startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
 
 const ARTIFACTS = new URL('../../artifacts/console/', import.meta.url).pathname;
@@ -185,4 +186,46 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(reply.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect((await fetch(`${svc.url}/console/secrets.json`)).status).toBe(404);
   });
+});
+
+describe.skipIf(!browserAvailable)('web console in external mode', () => {
+  it("logs in through the identity provider's authorization code flow with PKCE, and the token works", async () => {
+    const port = await freePort();
+    const op = await startOpenIdProvider({
+      clients: [],
+      ui: {
+        clientId: 'svc-ui',
+        redirectUri: `http://127.0.0.1:${port}/console`,
+        users: [{ id: 'alice', tenantId: 'acme', roles: ['issuance:manage'] }],
+      },
+    });
+    const external = await startService({
+      PORT: String(port),
+      OIDC: op.issuer,
+      OIDC_CLIENT_ID: ADMIN_CLIENT.clientId,
+      OIDC_CLIENT_SECRET: ADMIN_CLIENT.secret,
+    });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${external.url}/console`);
+      await page.getByRole('button', { name: 'Log in with the identity provider' }).click();
+      // The provider's own (development) login and consent pages.
+      await page.locator('input[name="login"]').fill('alice');
+      await page.locator('input[name="password"]').fill('any');
+      await page.locator('button[type="submit"]').click();
+      await page.locator('button[type="submit"]').click();
+      await page.getByRole('button', { name: 'Log out' }).waitFor();
+      expect(await page.locator('header').textContent()).toContain('tenant acme');
+      expect(new URL(page.url()).search).toBe('');
+      await open(page, 'Credential configurations');
+      await page.getByText('Nothing here yet.').waitFor();
+      const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+      expect(stored).toBe('{}{}');
+      await shot(page, 'external-login');
+    } finally {
+      await page.close();
+      await external.stop();
+      await op.stop();
+    }
+  }, 60_000);
 });

@@ -135,6 +135,7 @@ describe('external mode: tokens from the identity provider', () => {
       authorizationEndpoint: `${op.issuer}/auth`,
       tokenEndpoint: `${op.issuer}/token`,
       clientId: 'svc-ui',
+      tenantClaim: 'tenant_id',
     });
   });
 

@@ -33,6 +33,11 @@ export async function startOpenIdProvider(options: {
   clients: ProviderClient[];
   /** The admin client's token comes with a refresh token (Keycloak's "refresh tokens for client credentials"); default true. */
   adminRefreshToken?: boolean;
+  /**
+   * The web console's public client (authorization code with PKCE) and the people who log in with it
+   * (any password; the provider's development login and consent pages).
+   */
+  ui?: { clientId: string; redirectUri: string; users: { id: string; tenantId?: string; roles: string[] }[] };
 }): Promise<TestProvider> {
   const algorithm = options.algorithm ?? 'RS256';
   let handler: ReturnType<Provider['callback']> | undefined;
@@ -49,25 +54,43 @@ export async function startOpenIdProvider(options: {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const byId = new Map(options.clients.map((c) => [c.clientId, c]));
+  const users = new Map((options.ui?.users ?? []).map((u) => [u.id, u]));
 
   const makeProvider = async () => {
     const { privateKey } = await generateKeyPair(algorithm, { extractable: true });
     const jwk = { ...(await exportJWK(privateKey)), kid: crypto.randomUUID(), alg: algorithm, use: 'sig' };
     signingKey = { key: privateKey, kid: jwk.kid };
     const provider = new Provider(issuer, {
-      clients: [...options.clients, ADMIN_CLIENT].map((c) => ({
-        client_id: c.clientId,
-        client_secret: c.secret,
-        grant_types: ['client_credentials'],
-        redirect_uris: [],
-        response_types: [],
-        id_token_signed_response_alg: algorithm,
-      })),
+      clients: [
+        ...[...options.clients, ADMIN_CLIENT].map((c) => ({
+          client_id: c.clientId,
+          client_secret: c.secret,
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          id_token_signed_response_alg: algorithm,
+        })),
+        ...(options.ui
+          ? [
+              {
+                client_id: options.ui.clientId,
+                token_endpoint_auth_method: 'none' as const,
+                grant_types: ['authorization_code'],
+                response_types: ['code' as const],
+                redirect_uris: [options.ui.redirectUri],
+                id_token_signed_response_alg: algorithm,
+              },
+            ]
+          : []),
+      ],
+      // The console on another origin exchanges its code here.
+      clientBasedCORS: () => true,
+      findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
       jwks: { keys: [jwk] },
       ttl: { ClientCredentials: 600 },
       features: {
         clientCredentials: { enabled: true },
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: options.ui !== undefined },
         resourceIndicators: {
           enabled: true,
           // A resource indicator must be an absolute URI; the tokens' audience is svc-service all the same.
@@ -82,8 +105,9 @@ export async function startOpenIdProvider(options: {
         },
       },
       extraTokenClaims: (_ctx, token) => {
-        const client = byId.get((token as { clientId?: string }).clientId ?? '');
-        return { ...(client?.tenantId && { tenant_id: client.tenantId }), roles: client?.roles ?? [] };
+        const { clientId, accountId } = token as { clientId?: string; accountId?: string };
+        const holder = accountId ? users.get(accountId) : byId.get(clientId ?? '');
+        return { ...(holder?.tenantId && { tenant_id: holder.tenantId }), roles: holder?.roles ?? [] };
       },
     });
     handler = provider.callback();

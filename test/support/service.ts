@@ -106,7 +106,7 @@ export async function startService(env: Record<string, string> = {}, options: St
   };
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);
