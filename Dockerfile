@@ -10,10 +10,12 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY console ./console
+COPY clients ./clients
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
-# The memory settings of `npm start` (README "Memory").
+# The memory settings of `npm start` (README "Set up").
 ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data \
