@@ -337,7 +337,13 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     trustLists,
   });
   configFileRoutes(app, configFiles);
-  statusListRoutes(app, { statusLists, tenants, caches, tenantExists: (tenantId) => tenants.exists(kysely, tenantId) });
+  statusListRoutes(app, {
+    statusLists,
+    tenants,
+    caches,
+    trustCache: trustLists.trustCache,
+    tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
+  });
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
   await bootstrapClientReady;

@@ -6,7 +6,10 @@ import { EXIT_CODES, StartUpError } from './start-up-errors.js';
 // announcement printed, its handlers not yet in place) stops it once started, instead of killing it.
 let stopRequested: string | undefined;
 let stopNow: ((signal: string) => void) | undefined;
-const onSignal = (signal: string) => (stopNow ? stopNow(signal) : (stopRequested ??= signal));
+const onSignal = (signal: string) => {
+  if (stopNow) stopNow(signal);
+  else stopRequested ??= signal;
+};
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGINT', () => onSignal('SIGINT'));
 

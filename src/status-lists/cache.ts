@@ -77,12 +77,6 @@ export interface CachedStatusToken {
   expiresAt: string;
 }
 
-/** A signed trust list (filled by the trust-list feature). */
-export interface CachedTrustList {
-  jws: string;
-  expiresAt: string | null;
-}
-
 /**
  * A status list token this instance fetched and verified as a verifier (filled by the verification
  * feature). Not stamped (it comes from elsewhere): kept until `until`, the earlier of its exp and ttl.
@@ -97,10 +91,9 @@ export interface FetchedStatusList {
   until: number;
 }
 
-/** The caches behind /api/cache: one per kind of signed artefact. */
+/** The status list caches behind /api/cache (the trust list cache is the trust-list feature's own). */
 export class Caches {
   readonly statusList = new StampedCache<CachedStatusToken>();
-  readonly trustList = new StampedCache<CachedTrustList>();
   /** Cleared with the status list cache. */
   readonly fetchedStatusList = new StampedCache<FetchedStatusList>(1_000);
 }

@@ -7,7 +7,7 @@ import { notFound } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
 import { StatusListConfigSchema } from '../tenants/schemas.js';
 import type { TenantService } from '../tenants/service.js';
-import { type Caches, tenantPrefix } from './cache.js';
+import { type Caches, type StampedCache, tenantPrefix } from './cache.js';
 import type { StatusListService } from './service.js';
 import { CWT_MEDIA_TYPE, JWT_MEDIA_TYPE } from './token.js';
 
@@ -90,6 +90,8 @@ export interface StatusListRouteDeps {
   statusLists: StatusListService;
   tenants: TenantService;
   caches: Caches;
+  /** The trust-list feature's cache of what each tenant's verifier trusts. */
+  trustCache: StampedCache<unknown>;
   tenantExists(tenantId: string): Promise<boolean>;
 }
 
@@ -222,7 +224,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
 
   const stats = (tenantId: string) => ({
     statusList: deps.caches.statusList.stats(tenantPrefix(tenantId)),
-    trustList: deps.caches.trustList.stats(tenantPrefix(tenantId)),
+    trustList: deps.trustCache.stats(tenantPrefix(tenantId)),
     fetchedStatusList: deps.caches.fetchedStatusList.stats(tenantPrefix(tenantId)),
   });
   app.get(
@@ -255,7 +257,8 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
         },
       },
       async (request, reply) => {
-        for (const cache of which) deps.caches[cache].clear(tenantPrefix(tenantOf(request)));
+        const prefix = tenantPrefix(tenantOf(request));
+        for (const cache of which) (cache === 'trustList' ? deps.trustCache : deps.caches[cache]).clear(prefix);
         return reply.code(204).send(null);
       },
     );

@@ -11,6 +11,7 @@ import { parsePemChain, toX5c, x509 } from '../platform/crypto/x509.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
+import { StampedCache, tenantKey, tenantPrefix } from '../status-lists/cache.js';
 import { buildLote, type LoteDocument, loteDateTime, type ResolvedEntity, type ServiceType, trustedEntity } from './lote.js';
 import type { EntityInput, SchemeData, TrustList, TrustListInput, TrustListVersion } from './schemas.js';
 import type { TrustListRow, TrustListVersionRow } from './store.js';
@@ -104,7 +105,11 @@ export class TrustListService {
   private readonly validityMs: number;
   private readonly marginMs: number;
   /** trustedCertificates per tenant, for a few seconds: verification asks on every presentation. */
-  private readonly trusted = new Map<string, { pems: string[]; until: number }>();
+  /**
+   * The certificates a tenant's verifier trusts, for TRUSTED_TTL_MS (a change made here clears the
+   * tenant's entry at once; one made on another instance shows within the TTL). /api/cache reports and clears it.
+   */
+  readonly trustCache = new StampedCache<{ pems: string[]; until: number }>();
 
   constructor(
     private readonly db: Executor,
@@ -198,7 +203,7 @@ export class TrustListService {
    * tenant trusts. Internal entities give their key chain's anchors (see anchorsOf).
    */
   async trustedCertificates(tenantId: string): Promise<string[]> {
-    const cached = this.trusted.get(tenantId);
+    const cached = this.trustCache.get(tenantKey(tenantId, 'anchors'), '');
     if (cached && cached.until > Date.now()) return cached.pems;
     const entities = (await store.listTrustLists(tenantDb(this.db, tenantId))).flatMap((row) => parse<EntityInput[]>(row.entity_config));
     const chains = entities.some((e) => e.type === 'internal')
@@ -210,8 +215,7 @@ export class TrustListService {
       const certificates = chain ? anchorsOf(chain) : entity.type === 'external' ? entity.certificates.map(parseCertificate) : [];
       for (const certificate of certificates) if (typeof certificate !== 'string') pems.add(certificate.toString('pem'));
     }
-    if (this.trusted.size > 10_000) this.trusted.clear();
-    this.trusted.set(tenantId, { pems: [...pems], until: Date.now() + TRUSTED_TTL_MS });
+    this.trustCache.set(tenantKey(tenantId, 'anchors'), '', { pems: [...pems], until: Date.now() + TRUSTED_TTL_MS });
     return [...pems];
   }
 
@@ -324,7 +328,7 @@ export class TrustListService {
   }
 
   private forgetTrusted(tenantId: string) {
-    this.trusted.delete(tenantId);
+    this.trustCache.clear(tenantPrefix(tenantId));
   }
 
   async create(ctx: RequestContext, tenantId: string, input: TrustListInput): Promise<TrustList> {

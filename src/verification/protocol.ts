@@ -169,7 +169,12 @@ export class PresentationProtocol {
     );
     if (!done) throw invalidRequest('this presentation request was already answered');
     await this.deps.sessions.log(session.id, 'info', 'presentation verified', { credentials: credentials.length });
-    void this.sendWebhook(session, credentials);
+    // Delivered in the background: the wallet's answer does not wait for the relying party. Each
+    // attempt is logged on the session; an error around them (the database gone) is logged too, and
+    // must not become an unhandled rejection, which would end the process.
+    void this.sendWebhook(session, credentials).catch((err: Error) =>
+      this.deps.sessions.log(session.id, 'error', 'webhook delivery failed', { reason: err.message }).catch(() => undefined),
+    );
     if (!redirectTemplate || !responseCode) return {};
     const redirect = new URL(redirectTemplate.replaceAll('{sessionId}', session.id));
     redirect.searchParams.set('response_code', responseCode);

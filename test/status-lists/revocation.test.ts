@@ -143,6 +143,15 @@ describe('a revocation through the API', () => {
     expect(session.errorReason).toBe('status: revoked');
     expect(await served(issued.uri, issued.idx)).toBe(1);
     expect(await served(issued.uri, issued.idx, 'cwt')).toBe(1);
+
+    // The verification read the tenant's trust anchors into the trust list cache; /api/cache clears it.
+    const stats = await svc.call('GET', '/api/cache/stats', { token });
+    expect(stats.body.trustList.entries).toBe(1);
+    expect(stats.body.fetchedStatusList.entries).toBe(1);
+    expect((await svc.call('DELETE', '/api/cache/trust-list', { token })).status).toBe(204);
+    const cleared = (await svc.call('GET', '/api/cache/stats', { token })).body;
+    expect(cleared.trustList.entries).toBe(0);
+    expect(cleared.fetchedStatusList.entries).toBe(1);
   });
 
   it('is signed once however many fetch the list at the same time', async () => {
