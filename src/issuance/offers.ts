@@ -2,7 +2,7 @@
 // and the offer served by reference so that the QR code stays small.
 import { randomBytes } from 'node:crypto';
 import type { RequestContext } from '../platform/auth/principal.js';
-import { badRequest, type FieldError, forbidden } from '../platform/http/problem.js';
+import { badRequest, type FieldError, forbidden, unlessNotFound } from '../platform/http/problem.js';
 import { hashHandle } from '../sessions/service.js';
 import { mergeClaims } from './claims.js';
 import type { IssuanceDeps } from './deps.js';
@@ -78,12 +78,12 @@ export class OfferService {
     for (const config of configs) {
       const source = sources[config.id];
       if (source?.type === 'attributeProvider') {
-        await this.deps.attributeProviders.resolve(tenantId, source.attributeProviderId).catch(() =>
+        if (!(await unlessNotFound(this.deps.attributeProviders.resolve(tenantId, source.attributeProviderId)))) {
           problems.push({
             field: `body.credentialClaims.${config.id}.attributeProviderId`,
             message: `no attribute provider '${source.attributeProviderId}'`,
-          }),
-        );
+          });
+        }
       }
       const refusal = source?.type === 'webhook' ? this.deps.outbound.urlRefusal(source.webhook.url) : undefined;
       if (refusal) problems.push({ field: `body.credentialClaims.${config.id}.webhook.url`, message: refusal });
@@ -116,11 +116,11 @@ export class OfferService {
       ]);
     }
     if (input.webhookEndpointId) {
-      await this.deps.webhookEndpoints.resolve(tenantId, input.webhookEndpointId).catch(() => {
+      if (!(await unlessNotFound(this.deps.webhookEndpoints.resolve(tenantId, input.webhookEndpointId)))) {
         throw badRequest(`webhookEndpointId: no webhook endpoint '${input.webhookEndpointId}'`, [
           { field: 'body.webhookEndpointId', message: 'no such webhook endpoint' },
         ]);
-      });
+      }
     }
 
     const code = randomBytes(32).toString('base64url');

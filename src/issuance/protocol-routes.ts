@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { WALLET_SECURITY } from '../platform/http/openapi.js';
+import { unlessNotFound } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
 import type { CredentialEndpoint } from './credential-endpoint.js';
 import type { DeferredService } from './deferred.js';
@@ -91,7 +92,7 @@ export function issuanceProtocolRoutes(app: App, deps: IssuanceDeps, endpoints: 
     },
     async (request) => {
       const { tenantId, configurationId } = request.params;
-      const config = await deps.configs.get(tenantId, configurationId).catch(() => undefined);
+      const config = await unlessNotFound(deps.configs.get(tenantId, configurationId));
       if (config?.config.format !== 'dc+sd-jwt') throw notFoundIssuer(`${tenantId}/${configurationId}`);
       const urls = issuerUrls(deps.publicUrl, tenantId);
       const described = typeof config.vct === 'object' && config.vct ? config.vct : {};

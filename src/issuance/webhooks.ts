@@ -1,6 +1,7 @@
 // Webhook notifications of issuance status changes, to the endpoint named by the offer (else by the
 // first offered configuration that names one); every failed attempt is written to the session log.
 import { postJsonWithRetries, RETRY_DELAYS_MS } from '../platform/http/outbound.js';
+import { unlessNotFound } from '../platform/http/problem.js';
 import type { SessionState, SessionStatus } from '../sessions/model.js';
 import type { IssuanceDeps } from './deps.js';
 
@@ -31,7 +32,7 @@ export class IssuanceWebhooks {
     const fromOffer = state.public.webhookEndpointId as string | undefined;
     if (fromOffer) return fromOffer;
     for (const id of (state.public.credentialConfigurationIds as string[] | undefined) ?? []) {
-      const config = await this.deps.configs.get(state.tenantId, id).catch(() => undefined);
+      const config = await unlessNotFound(this.deps.configs.get(state.tenantId, id));
       if (config?.webhookEndpointId) return config.webhookEndpointId;
     }
     return undefined;

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { compactDecrypt, importJWK, type JWK } from 'jose';
 import { postJsonWithRetries } from '../platform/http/outbound.js';
-import { OAuthError } from '../platform/http/problem.js';
+import { OAuthError, unlessNotFound } from '../platform/http/problem.js';
 import { lazy } from '../platform/lazy.js';
 import type { SessionState } from '../sessions/model.js';
 import type { VerifiedForDcql } from './dcql.js';
@@ -185,8 +185,8 @@ export class PresentationProtocol {
   private async webhookOf(session: SessionState): Promise<{ url: string; headers: Record<string, string> } | null | undefined> {
     const own = session.private?.webhook as PresentationOfferRequest['webhook'];
     if (own) return { url: own.url, headers: own.auth?.type === 'header' ? { [own.auth.header.name]: own.auth.header.value } : {} };
-    const config = await this.deps.configs.get(session.tenantId, session.public.requestId as string).catch(() => undefined);
-    return config && this.deps.configs.resolveWebhook(session.tenantId, config).catch(() => undefined);
+    const config = await unlessNotFound(this.deps.configs.get(session.tenantId, session.public.requestId as string));
+    return config && unlessNotFound(this.deps.configs.resolveWebhook(session.tenantId, config));
   }
 
   private async sendWebhook(session: SessionState, credentials: VerifiedCredential[]) {

@@ -41,3 +41,16 @@ export const forbidden = (detail: string, errors: FieldError[] = []) =>
   new Problem(403, 'Forbidden', detail, errors.length ? { errors } : {});
 export const notFound = (what: string, id: string) => new Problem(404, 'Not Found', `${what} '${id}' does not exist`);
 export const conflict = (detail: string) => new Problem(409, 'Conflict', detail);
+
+/**
+ * The lookup's value, or undefined when it answered 404. Any other failure (the database gone)
+ * propagates and becomes a 500, instead of passing for "not there" and a 400.
+ */
+export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | undefined> {
+  try {
+    return await lookup;
+  } catch (err) {
+    if (err instanceof Problem && err.status === 404) return undefined;
+    throw err;
+  }
+}
