@@ -45,7 +45,14 @@ export async function logIn(clientId: string, clientSecret: string): Promise<Pro
 /** The session a token opens; what it says of tenant and roles only chooses the views (the API decides). */
 function acceptToken(token: string, tenantClaim: string) {
   const part = token.split('.')[1] ?? '';
-  const claims = JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='))) as Record<string, unknown>;
+  const claims = JSON.parse(
+    atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    ),
+  ) as Record<string, unknown>;
   const realm = (claims.realm_access as { roles?: unknown } | undefined)?.roles;
   setSession({
     token,
@@ -72,7 +79,11 @@ export async function frontendAuth(): Promise<FrontendAuth> {
 // External mode: the authorization code flow with PKCE of the console's public client. Only the
 // verifier and state wait in sessionStorage across the redirect, and are removed on return.
 const PKCE_KEY = 'svc-console-pkce';
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const redirectUri = () => `${location.origin}/console`;
 
 export async function startProviderLogin(auth: Extract<FrontendAuth, { mode: 'external' }>) {
@@ -107,7 +118,13 @@ export async function finishProviderLogin(auth: FrontendAuth): Promise<Problem |
   const reply = await fetch(auth.tokenEndpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri(), client_id: auth.clientId, code_verifier: pending.verifier }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri(),
+      client_id: auth.clientId,
+      code_verifier: pending.verifier,
+    }),
   });
   const body = (await reply.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
   if (!body.access_token) return refused(body.error_description ?? body.error ?? `the token endpoint answered ${reply.status}`);

@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import QRCode from 'qrcode';
-import type { Problem } from './api.js';
+import { call, type Problem } from './api.js';
 
 export function ProblemView({ problem }: { problem?: Problem }) {
   if (!problem) return null;
@@ -123,3 +123,40 @@ export function Qr({ text, label }: { text: string; label: string }) {
 }
 
 export const formatDate = (iso?: string | null) => (iso ? new Date(iso).toLocaleString() : '');
+
+/** The JSON in an editor, or undefined while it does not parse (the editor shows why). */
+export function parsedJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The ids of a tenant's configurations at `path`, and the one chosen (the first, until another is). */
+export function useConfigurationChoice(path: string, label: string) {
+  const [ids, setIds] = useState<string[]>([]);
+  const [chosen, setChosen] = useState('');
+  const [problem, setProblem] = useState<Problem>();
+  useEffect(() => {
+    void call('GET', path).then(({ data, problem }) => {
+      setProblem(problem);
+      const list = Array.isArray(data) ? (data as { id: string }[]).map((c) => c.id) : [];
+      setIds(list);
+      setChosen((current) => current || list[0] || '');
+    });
+  }, [path]);
+  const select = (
+    <label>
+      {label}
+      <select value={chosen} onChange={(e) => setChosen((e.target as HTMLSelectElement).value)}>
+        {ids.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return { chosen, select, loadProblem: problem };
+}

@@ -36,7 +36,12 @@ const VIEWS: View[] = [
   { route: 'webhook-endpoints', label: 'Webhook endpoints', for: 'tenant', page: resource(resources.webhookEndpoints) },
   { route: 'clients', label: 'Clients', for: 'tenant', page: resource(resources.clients) },
   { route: 'users', label: 'Users', for: 'tenant', page: resource(resources.users) },
-  { route: 'issuer-settings', label: 'Issuer settings', for: 'tenant', page: () => <SettingsPage title="Issuer settings" path="/api/issuer/config" /> },
+  {
+    route: 'issuer-settings',
+    label: 'Issuer settings',
+    for: 'tenant',
+    page: () => <SettingsPage title="Issuer settings" path="/api/issuer/config" />,
+  },
   {
     route: 'status-list-config',
     label: 'Status list settings',

@@ -48,7 +48,13 @@ function ClientLogin() {
     <form onSubmit={submit}>
       <label>
         Client id
-        <input name="client_id" autocomplete="username" required value={clientId} onInput={(e) => setClientId((e.target as HTMLInputElement).value)} />
+        <input
+          name="client_id"
+          autocomplete="username"
+          required
+          value={clientId}
+          onInput={(e) => setClientId((e.target as HTMLInputElement).value)}
+        />
       </label>
       <label>
         Client secret

@@ -1,41 +1,27 @@
 // Issuance offers: a credential configuration, its claims, optionally a transaction code; the offer
 // URI as a QR code for a wallet, and the session's status live.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { call, type Problem } from '../api.js';
-import { JsonEditor, ProblemView, Qr } from '../components.js';
+import { JsonEditor, ProblemView, parsedJson, Qr, useConfigurationChoice } from '../components.js';
 import { StatusBadge, useLiveStatus } from './live-session.js';
 
 export function OffersPage() {
-  const [configs, setConfigs] = useState<{ id: string }[]>([]);
-  const [configId, setConfigId] = useState('');
+  const { chosen: configId, select, loadProblem } = useConfigurationChoice('/api/issuer/credentials', 'Credential configuration');
   const [claims, setClaims] = useState('{\n  "given_name": "Erika",\n  "family_name": "Mustermann"\n}');
   const [txCode, setTxCode] = useState('');
   const [problem, setProblem] = useState<Problem>();
   const [offer, setOffer] = useState<{ uri: string; session: string; tx_code?: string }>();
   const status = useLiveStatus(offer?.session, 'active');
 
-  useEffect(() => {
-    void call('GET', '/api/issuer/credentials').then(({ data, problem }) => {
-      setProblem(problem);
-      const list = Array.isArray(data) ? data : [];
-      setConfigs(list);
-      setConfigId((current) => current || list[0]?.id || '');
-    });
-  }, []);
-
   const create = async (e: Event) => {
     e.preventDefault();
-    let parsedClaims: unknown;
-    try {
-      parsedClaims = JSON.parse(claims);
-    } catch {
-      return;
-    }
+    const parsed = parsedJson(claims);
+    if (!parsed) return;
     const body = {
       response_type: 'uri',
       flow: 'pre_authorized_code',
       credentialConfigurationIds: [configId],
-      credentialClaims: { [configId]: { type: 'inline', claims: parsedClaims } },
+      credentialClaims: { [configId]: { type: 'inline', claims: parsed.value } },
       ...(txCode && { tx_code: txCode }),
     };
     const { data, problem } = await call('POST', '/api/issuer/offer', body);
@@ -48,22 +34,13 @@ export function OffersPage() {
       <h2>Issue a credential</h2>
       <section class="card">
         <form onSubmit={create}>
-          <label>
-            Credential configuration
-            <select value={configId} onChange={(e) => setConfigId((e.target as HTMLSelectElement).value)}>
-              {configs.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.id}
-                </option>
-              ))}
-            </select>
-          </label>
+          {select}
           <JsonEditor label="Claims (JSON)" value={claims} onInput={setClaims} problem={problem} rows={8} />
           <label>
             Transaction code (optional: the wallet asks its user for it)
             <input value={txCode} inputMode="numeric" onInput={(e) => setTxCode((e.target as HTMLInputElement).value)} />
           </label>
-          <ProblemView problem={problem} />
+          <ProblemView problem={problem ?? loadProblem} />
           <div class="row">
             <button type="submit" disabled={!configId}>
               Create offer

@@ -1,26 +1,16 @@
 // Presentation requests: a presentation configuration, the request URI as a QR code, and the
 // verified claims when the wallet has answered.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { call, type Problem } from '../api.js';
-import { ProblemView, Qr } from '../components.js';
+import { ProblemView, Qr, useConfigurationChoice } from '../components.js';
 import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
 
 export function PresentationsPage() {
-  const [configs, setConfigs] = useState<{ id: string }[]>([]);
-  const [requestId, setRequestId] = useState('');
+  const { chosen: requestId, select, loadProblem } = useConfigurationChoice('/api/verifier/config', 'Presentation configuration');
   const [problem, setProblem] = useState<Problem>();
   const [request, setRequest] = useState<{ uri: string; session: string }>();
   const status = useLiveStatus(request?.session, 'active');
   const details = useSessionDetails(request?.session, status);
-
-  useEffect(() => {
-    void call('GET', '/api/verifier/config').then(({ data, problem }) => {
-      setProblem(problem);
-      const list = Array.isArray(data) ? data : [];
-      setConfigs(list);
-      setRequestId((current) => current || list[0]?.id || '');
-    });
-  }, []);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -34,17 +24,8 @@ export function PresentationsPage() {
       <h2>Request a presentation</h2>
       <section class="card">
         <form onSubmit={create}>
-          <label>
-            Presentation configuration
-            <select value={requestId} onChange={(e) => setRequestId((e.target as HTMLSelectElement).value)}>
-              {configs.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.id}
-                </option>
-              ))}
-            </select>
-          </label>
-          <ProblemView problem={problem} />
+          {select}
+          <ProblemView problem={problem ?? loadProblem} />
           <div class="row">
             <button type="submit" disabled={!requestId}>
               Create request

@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { call, type Problem } from '../api.js';
-import { type Column, JsonEditor, ProblemView, Table, usePaged } from '../components.js';
+import { type Column, JsonEditor, ProblemView, parsedJson, Table, usePaged } from '../components.js';
 
 export interface ResourceAction {
   label: string;
@@ -61,15 +61,11 @@ export function ResourcePage({ definition }: { definition: ResourceDefinition })
   };
   const save = async (e: Event) => {
     e.preventDefault();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return;
-    }
+    const parsed = parsedJson(body);
+    if (!parsed) return;
     const { data, problem } = selected
-      ? await call(definition.update as string, definition.itemPath(selected), parsed)
-      : await call('POST', definition.path, parsed);
+      ? await call(definition.update as string, definition.itemPath(selected), parsed.value)
+      : await call('POST', definition.path, parsed.value);
     setProblem(problem);
     if (problem) return;
     setNotice({ title: selected ? 'Saved' : 'Created', data });

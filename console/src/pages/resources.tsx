@@ -13,7 +13,11 @@ export const tenants: ResourceDefinition = {
   path: '/api/tenant',
   itemPath: (t) => `/api/tenant/${enc(t.id)}`,
   columns: [id, { title: 'Name', cell: (t) => t.name }, { title: 'Status', cell: (t) => t.status }, created],
-  template: { id: 'acme', name: 'Acme', roles: ['clients:manage', 'issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'] },
+  template: {
+    id: 'acme',
+    name: 'Acme',
+    roles: ['clients:manage', 'issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'],
+  },
   update: 'PATCH',
   editable: ({ name, description, sessionConfig, statusListConfig }) => ({ name, description, sessionConfig, statusListConfig }),
   intro: <p class="muted">A tenant created with roles gets an admin client; its secret is shown once, below, after creating.</p>,
@@ -96,7 +100,12 @@ export const credentialConfigs: ResourceDefinition = {
   title: 'Credential configurations',
   path: '/api/issuer/credentials',
   itemPath: (c) => `/api/issuer/credentials/${enc(c.id)}`,
-  columns: [id, { title: 'Format', cell: (c) => c.config?.format }, { title: 'Type', cell: (c) => c.vct ?? c.config?.docType ?? '' }, created],
+  columns: [
+    id,
+    { title: 'Format', cell: (c) => c.config?.format },
+    { title: 'Type', cell: (c) => c.vct ?? c.config?.docType ?? '' },
+    created,
+  ],
   template: {
     id: 'pid',
     config: { format: 'dc+sd-jwt' },

@@ -13,6 +13,11 @@ export function SessionsPage() {
   const [type, setType] = useState('');
   const [result, setResult] = useState<{ items: any[]; totalPages: number; total: number }>();
   const [problem, setProblem] = useState<Problem>();
+  /** A new filter starts again at the first page. */
+  const choose = (set: (value: string) => void, value: string) => {
+    setPage(1);
+    set(value);
+  };
 
   useEffect(() => {
     const query = new URLSearchParams({ page: String(page), pageSize: '25', ...(status && { status }), ...(type && { type }) });
@@ -28,7 +33,7 @@ export function SessionsPage() {
       <div class="row">
         <label>
           Status
-          <select value={status} onChange={(e) => (setPage(1), setStatus((e.target as HTMLSelectElement).value))}>
+          <select value={status} onChange={(e) => choose(setStatus, (e.target as HTMLSelectElement).value)}>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s || 'any'}
@@ -38,7 +43,7 @@ export function SessionsPage() {
         </label>
         <label>
           Kind
-          <select value={type} onChange={(e) => (setPage(1), setType((e.target as HTMLSelectElement).value))}>
+          <select value={type} onChange={(e) => choose(setType, (e.target as HTMLSelectElement).value)}>
             <option value="">any</option>
             <option value="issuance">issuance</option>
             <option value="presentation">presentation</option>

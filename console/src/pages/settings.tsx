@@ -2,7 +2,7 @@
 // audit log.
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Problem } from '../api.js';
-import { formatDate, JsonEditor, ProblemView, Table, usePaged } from '../components.js';
+import { formatDate, JsonEditor, ProblemView, parsedJson, Table, usePaged } from '../components.js';
 
 export function SettingsPage({ title, path, resettable }: { title: string; path: string; resettable?: boolean }) {
   const [body, setBody] = useState('');
@@ -20,13 +20,9 @@ export function SettingsPage({ title, path, resettable }: { title: string; path:
 
   const save = async (e: Event) => {
     e.preventDefault();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return;
-    }
-    const { problem } = await call('PUT', path, parsed);
+    const parsed = parsedJson(body);
+    if (!parsed) return;
+    const { problem } = await call('PUT', path, parsed.value);
     setProblem(problem);
     setSaved(!problem);
   };
@@ -41,7 +37,15 @@ export function SettingsPage({ title, path, resettable }: { title: string; path:
       <h2>{title}</h2>
       <section class="card">
         <form onSubmit={save}>
-          <JsonEditor label="Settings (JSON)" value={body} onInput={(v) => (setSaved(false), setBody(v))} problem={problem} />
+          <JsonEditor
+            label="Settings (JSON)"
+            value={body}
+            onInput={(v) => {
+              setSaved(false);
+              setBody(v);
+            }}
+            problem={problem}
+          />
           <ProblemView problem={problem} />
           {saved && (
             <p class="notice" role="status">
