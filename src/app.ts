@@ -1,5 +1,7 @@
 // buildApp: the one place where the service is assembled, for production and tests alike.
 import 'reflect-metadata';
+import { registrarRoutes } from './registrar/routes.js';
+import { RegistrarService } from './registrar/service.js';
 import './platform/validation-messages.js';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -148,6 +150,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   ]);
   const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
+  const registrar = new RegistrarService(kysely, createSealer(config.MASTER_SECRET, 'registrar'), outbound, audit);
   const attributeProviders = new HttpEndpointService(
     kysely,
     createSealer(config.MASTER_SECRET, 'attribute-providers'),
@@ -344,6 +347,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     trustCache: trustLists.trustCache,
     tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
   });
+  registrarRoutes(app, registrar);
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
   await bootstrapClientReady;

@@ -3683,6 +3683,276 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/registrar/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's registrar configuration
+         * @description Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegistrarConfig"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create or replace the registrar configuration
+         * @description `password` and `clientSecret` are write-only: stored encrypted (the spec says plaintext; they are credentials) and never returned. The credentials must log in (password grant at `{oidcUrl}/protocol/openid-connect/token`) before they are stored: 400 naming body.password when refused, 502 when the provider cannot be reached.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        clientId: string;
+                        /** @description write-only; for a confidential client; stored encrypted */
+                        clientSecret?: string;
+                        /**
+                         * Format: uri
+                         * @description issuer URL of the identity provider the registrar login uses (a Keycloak realm)
+                         */
+                        oidcUrl: string;
+                        /** @description write-only; stored encrypted, never returned */
+                        password: string;
+                        /**
+                         * Format: uri
+                         * @description base URL of the registrar API
+                         */
+                        registrarUrl: string;
+                        /** @description merged into registration certificate requests (for example a privacy policy and a support URI) */
+                        registrationCertificateDefaults?: {
+                            [key: string]: unknown;
+                        } | null;
+                        username: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegistrarConfig"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Delete the registrar configuration
+         * @description Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of the registrar configuration
+         * @description `password` and `clientSecret` are write-only: stored encrypted (the spec says plaintext; they are credentials) and never returned. The credentials must log in (password grant at `{oidcUrl}/protocol/openid-connect/token`) before they are stored: 400 naming body.password when refused, 502 when the provider cannot be reached. On a change, the login is tested again only when one of its fields changed.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        clientId?: string;
+                        /** @description null removes it (a public client) */
+                        clientSecret?: string | null;
+                        /** Format: uri */
+                        oidcUrl?: string;
+                        password?: string;
+                        /** Format: uri */
+                        registrarUrl?: string;
+                        /** @description merged into registration certificate requests (for example a privacy policy and a support URI) */
+                        registrationCertificateDefaults?: {
+                            [key: string]: unknown;
+                        } | null;
+                        username?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegistrarConfig"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/api/session": {
         parameters: {
             query?: never;
@@ -6841,6 +7111,63 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/verifier/config/schema-metadata/catalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Schema metadata entries of the tenant's registrar catalog; an empty list when no registrar is configured
+         * @description Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown[];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/verifier/offer": {
         parameters: {
             query?: never;
@@ -8726,6 +9053,32 @@ export interface components {
             title: string;
             /** @example about:blank */
             type: string;
+        };
+        RegistrarConfig: {
+            clientId: string;
+            createdAt: string;
+            hasClientSecret: boolean;
+            hasPassword: boolean;
+            oidcUrl: string;
+            registrarUrl: string;
+            registrationCertificateDefaults: {
+                [key: string]: unknown;
+            } | null;
+            updatedAt: string;
+            username: string;
+        };
+        RegistrarConfigInput: {
+            clientId: string;
+            createdAt: string;
+            hasClientSecret: boolean;
+            hasPassword: boolean;
+            oidcUrl: string;
+            registrarUrl: string;
+            registrationCertificateDefaults: {
+                [key: string]: unknown;
+            } | null;
+            updatedAt: string;
+            username: string;
         };
         Session: {
             /** @description true once retention removed the personal data (cleanupMode anonymize) */

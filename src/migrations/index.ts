@@ -9,6 +9,7 @@ import { trustLists } from './0005-trust-lists.js';
 import { presentationConfigs } from './0006-presentation-configs.js';
 import { clientTokenGenerations } from './0007-client-token-generations.js';
 import { clientFirstToken } from './0008-client-first-token.js';
+import { registrarConfigs } from './0009-registrar-configs.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0006-presentation-configs': presentationConfigs,
   '0007-client-token-generations': clientTokenGenerations,
   '0008-client-first-token': clientFirstToken,
+  '0009-registrar-configs': registrarConfigs,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

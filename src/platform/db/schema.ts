@@ -132,6 +132,13 @@ export interface IssuerSettingsTable {
   updated_at: Timestamp;
 }
 
+export interface RegistrarConfigsTable {
+  tenant_id: string;
+  document: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface SessionsTable {
   id: string;
   tenant_id: string;
@@ -300,6 +307,7 @@ export interface Database {
   presentation_configs: PresentationConfigsTable;
   trust_lists: TrustListsTable;
   trust_list_versions: TrustListVersionsTable;
+  registrar_configs: RegistrarConfigsTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
@@ -318,4 +326,5 @@ export type TenantTable =
   | 'status_entries'
   | 'presentation_configs'
   | 'trust_lists'
-  | 'trust_list_versions';
+  | 'trust_list_versions'
+  | 'registrar_configs';

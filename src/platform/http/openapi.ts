@@ -55,6 +55,10 @@ export const TAGS = [
   { name: 'sessions', description: 'Issuance and presentation sessions: state, claims, events (SSE), revocation, retention.' },
   { name: 'status lists', description: 'Token Status Lists of issued credentials: settings, lists and their tokens.' },
   { name: 'caches', description: 'Caches of status list tokens, and how to clear them.' },
+  {
+    name: 'registrar',
+    description: "A tenant's link to an external registrar (role registrar:manage); its secrets are write-only and stored encrypted.",
+  },
   { name: 'configuration files', description: "A tenant's configuration in the layout CONFIG_IMPORT reads." },
   { name: 'wallet: OpenID4VCI', description: 'What wallets call to obtain credentials (OpenID4VCI 1.0); OAuth error shapes.' },
   { name: 'wallet: OpenID4VP', description: 'What wallets call to present credentials (OpenID4VP 1.0); OAuth error shapes.' },
