@@ -34,6 +34,17 @@ interface Credentials {
 
 /** A token is reused until this close to its expiry. */
 const TOKEN_MARGIN_MS = 5_000;
+export type RegistrarMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface RegistrarCallOptions {
+  /** JSON body. */
+  body?: unknown;
+  /** Send the bearer token (default); the catalog's reads are public. */
+  auth?: boolean;
+  /** A 404 of the registrar is a 404 here (a catalog entry that does not exist), not a 502. */
+  notFoundAs404?: boolean;
+}
+
 const CREDENTIAL_FIELDS = ['oidcUrl', 'clientId', 'clientSecret', 'username', 'password'] as const;
 
 export class RegistrarService {
@@ -105,12 +116,51 @@ export class RegistrarService {
 
   /** The registrar's schema metadata catalog; empty when the tenant has no registrar. */
   async catalog(tenantId: string): Promise<unknown[]> {
-    const row = await store.findConfig(tenantDb(this.db, tenantId));
-    if (!row) return [];
-    const { registrarUrl } = JSON.parse(row.document) as StoredDocument;
-    const body = await this.registrarGet(`${registrarUrl.replace(/\/+$/, '')}/schema-metadata`);
+    if (!(await this.configured(tenantId))) return [];
+    const body = await this.call(tenantId, 'GET', '/schema-metadata', { auth: false });
     if (!Array.isArray(body)) throw new Problem(502, 'Bad Gateway', 'the registrar answered its catalog with something other than a list');
     return body;
+  }
+
+  async configured(tenantId: string): Promise<boolean> {
+    return (await store.findConfig(tenantDb(this.db, tenantId))) !== undefined;
+  }
+
+  /**
+   * One call of the tenant's registrar API (paths as in registrar-api.md, relative to registrarUrl),
+   * with its bearer token unless `auth` is false; a token the registrar refuses is renewed once.
+   * The parsed JSON answer (or the text, for a non-JSON one) on 2xx. Otherwise a problem: 404 when
+   * `notFoundAs404` and the registrar says 404, else 502 carrying the registrar's message; 409 when
+   * the registrar reports a conflict. 404 when the tenant has no registrar configuration.
+   */
+  async call(tenantId: string, method: RegistrarMethod, path: string, options: RegistrarCallOptions = {}): Promise<unknown> {
+    const row = await store.findConfig(tenantDb(this.db, tenantId));
+    if (!row) throw notFound('registrar configuration of tenant', tenantId);
+    const url = `${(JSON.parse(row.document) as StoredDocument).registrarUrl.replace(/\/+$/, '')}${path}`;
+    const auth = options.auth ?? true;
+    let reply = await this.send(url, method, auth ? await this.token(tenantId) : undefined, options.body);
+    if (auth && reply.status === 401) {
+      this.tokens.delete(tenantId);
+      reply = await this.send(url, method, await this.token(tenantId), options.body);
+    }
+    const body = parseJson(reply.body) ?? (reply.body.length > 0 ? reply.body.toString('utf8') : undefined);
+    if (reply.ok) return body;
+    const message = registrarMessage(body);
+    if (reply.status === 404 && options.notFoundAs404)
+      throw new Problem(404, 'Not Found', `the registrar has no such entry${message ? `: ${message}` : ''}`);
+    if (reply.status === 409) throw new Problem(409, 'Conflict', `the registrar refused: ${message ?? 'conflict'}`);
+    throw new Problem(502, 'Bad Gateway', `the registrar answered ${reply.status}${message ? `: ${message}` : ''}`);
+  }
+
+  private async send(url: string, method: RegistrarMethod, token: string | undefined, body: unknown) {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      return await this.outbound.request(url, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    } catch (err) {
+      throw new Problem(502, 'Bad Gateway', `the registrar could not be reached: ${(err as Error).message}`);
+    }
   }
 
   /** A token of the tenant's registrar account, reused while it is valid. */
@@ -182,21 +232,6 @@ export class RegistrarService {
           : `HTTP ${reply.status}`;
     throw invalidFields([{ field: `${fieldPrefix}.password`, message: `Failed to authenticate with registrar: ${reason}` }]);
   }
-
-  private async registrarGet(url: string): Promise<unknown> {
-    let reply: Awaited<ReturnType<OutboundClient['request']>>;
-    try {
-      reply = await this.outbound.request(url, { headers: { accept: 'application/json' } });
-    } catch (err) {
-      throw new Problem(502, 'Bad Gateway', `the registrar could not be reached: ${(err as Error).message}`);
-    }
-    const body = parseJson(reply.body);
-    if (!reply.ok) {
-      const message = (body as { message?: unknown } | undefined)?.message;
-      throw new Problem(502, 'Bad Gateway', `the registrar answered ${reply.status}${typeof message === 'string' ? `: ${message}` : ''}`);
-    }
-    return body;
-  }
 }
 
 function view(document: StoredDocument, createdAt: string, updatedAt: string): RegistrarConfig {
@@ -224,4 +259,20 @@ function parseJson(body: Buffer): unknown {
 function parseObject(body: Buffer): Record<string, unknown> | undefined {
   const value = parseJson(body);
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** The message of a registrar error answer (NestJS: {statusCode, message, error}; message may be a list). */
+function registrarMessage(body: unknown): string | undefined {
+  if (typeof body === 'string') return body.slice(0, 500) || undefined;
+  if (!body || typeof body !== 'object') return undefined;
+  const { message, error } = body as { message?: unknown; error?: unknown };
+  if (Array.isArray(message))
+    return (
+      message
+        .filter((m) => typeof m === 'string')
+        .join('; ')
+        .slice(0, 500) || undefined
+    );
+  if (typeof message === 'string') return message.slice(0, 500);
+  return typeof error === 'string' ? error.slice(0, 500) : undefined;
 }
