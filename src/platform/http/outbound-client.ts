@@ -32,7 +32,7 @@ export class OutboundRefused extends Error {
 }
 
 export interface OutboundRequest {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   headers?: Record<string, string>;
   body?: string;
   timeoutMs?: number;
