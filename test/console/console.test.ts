@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { decodeJwt } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
@@ -165,6 +165,80 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('edits fields in a form beside the JSON, checks DCQL as it is typed, reads certificate chains and imports keys', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    const tenant = await svc.tenant('forms');
+    await logIn(page, tenant.clientId, tenant.secret);
+
+    // Fields: the form and the JSON edit the same body; the API's refusal lands on the field's row.
+    await open(page, 'Credential configurations');
+    const json = page.getByLabel('Body (JSON)');
+    const body = async () => JSON.parse(await json.inputValue());
+    await page.getByRole('button', { name: 'Add field' }).click();
+    const fourth = page.getByRole('group', { name: 'Field 4' });
+    await fourth.getByLabel('Path').fill('address.street');
+    await fourth.getByLabel('Path').press('Tab');
+    await fourth.getByLabel('Mandatory').check();
+    await fourth.getByLabel('Display name').fill('Street');
+    await fourth.getByLabel('Display name').press('Tab');
+    expect((await body()).fields[3]).toEqual({
+      path: ['address', 'street'],
+      type: 'string',
+      mandatory: true,
+      display: [{ name: 'Street' }],
+    });
+    await page.getByRole('group', { name: 'Field 3' }).getByLabel('Type').selectOption('integer');
+    await page.getByRole('group', { name: 'Field 3' }).getByLabel('Default value').fill('"soon"');
+    await page.getByRole('group', { name: 'Field 3' }).getByLabel('Default value').press('Tab');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const rowError = page.getByRole('group', { name: 'Field 3' }).locator('.field-error');
+    await rowError.first().waitFor();
+    expect(await rowError.first().textContent()).toContain('body.fields.2');
+    await shot(page, 'fields-form');
+    await page.getByRole('button', { name: 'Remove field 3' }).click();
+    expect((await body()).fields.map((f: { path: string[] }) => f.path.join('.'))).toEqual(['given_name', 'family_name', 'address.street']);
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('cell', { name: 'pid', exact: true }).waitFor();
+    const stored = await svc.call('GET', '/api/issuer/credentials/pid', { token: tenant.token });
+    expect(stored.body.fields[2]).toMatchObject({ path: ['address', 'street'], mandatory: true, display: [{ name: 'Street' }] });
+
+    // DCQL: checked while typed, before anything is sent.
+    await open(page, 'Presentation configurations');
+    await page.getByTestId('dcql-check').filter({ hasText: 'DCQL query valid: 1 credential' }).waitFor();
+    const draft = await body();
+    draft.dcql_query.credentials[0].format = 'pdf';
+    await json.fill(JSON.stringify(draft));
+    expect(await page.getByTestId('dcql-check').textContent()).toContain('DCQL query invalid');
+    draft.dcql_query.credentials[0].format = 'dc+sd-jwt';
+    draft.dcql_query.credential_sets = [{ options: [['nobody']] }];
+    await json.fill(JSON.stringify(draft));
+    expect(await page.getByTestId('dcql-check').textContent()).toContain("undefined credential id 'nobody'");
+
+    // Key chains: each certificate of a chain read out; a key imported through the import variant.
+    await open(page, 'Key chains');
+    const attestation = page.getByRole('row').filter({ hasText: 'default-attestation' });
+    await attestation.getByText(/2 certificates/).click();
+    const chain = attestation.locator('.chain li');
+    expect(await chain.count()).toBe(2);
+    expect(await chain.nth(0).textContent()).toMatch(/CN=.*issued by CN=/);
+    expect(await chain.nth(1).textContent()).toContain('(self-signed)');
+    await shot(page, 'key-chains');
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
+    expect(await json.inputValue()).toContain('privateJwk');
+    await json.fill(JSON.stringify({ id: 'imported', usageType: 'access', privateJwk: await exportJWK(privateKey) }));
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('cell', { name: 'imported', exact: true }).waitFor();
+    expect((await svc.call('GET', '/api/key-chain/imported', { token: tenant.token })).body.default).toBe(false);
+    await page.getByRole('row').filter({ hasText: 'imported' }).getByRole('button', { name: 'Make default' }).click();
+    await page.getByRole('status').filter({ hasText: 'Make default' }).waitFor();
+    expect((await svc.call('GET', '/api/key-chain/imported', { token: tenant.token })).body.default).toBe(true);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
 
   it('is usable on a phone-sized screen and keeps the token out of storage', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });

@@ -28,6 +28,10 @@ export interface ResourceDefinition {
   deletable?: boolean;
   actions?: ResourceAction[];
   intro?: ComponentChildren;
+  /** Other ways to create one (another path and starting body), offered beside the plain create. */
+  createVariants?: { label: string; path: string; template: unknown }[];
+  /** A view beside the JSON editor that edits the same text (a form, a live check). */
+  aside?: (props: { body: string; onBody: (text: string) => void; problem?: Problem }) => ComponentChildren;
 }
 
 export function ResourcePage({ definition }: { definition: ResourceDefinition }) {
@@ -35,6 +39,7 @@ export function ResourcePage({ definition }: { definition: ResourceDefinition })
   const [loadProblem, setLoadProblem] = useState<Problem>();
   const [selected, setSelected] = useState<any>();
   const [body, setBody] = useState(JSON.stringify(definition.template, null, 2));
+  const [createPath, setCreatePath] = useState(definition.path);
   const [problem, setProblem] = useState<Problem>();
   const [notice, setNotice] = useState<{ title: string; data: unknown }>();
   const { shown, pager } = usePaged(rows);
@@ -47,6 +52,7 @@ export function ResourcePage({ definition }: { definition: ResourceDefinition })
   const reset = useCallback(() => {
     setSelected(undefined);
     setProblem(undefined);
+    setCreatePath(definition.path);
     setBody(JSON.stringify(definition.template, null, 2));
   }, [definition]);
   // Each resource mounts its own page (keyed by path), so only the list needs loading here.
@@ -65,7 +71,7 @@ export function ResourcePage({ definition }: { definition: ResourceDefinition })
     if (!parsed) return;
     const { data, problem } = selected
       ? await call(definition.update as string, definition.itemPath(selected), parsed.value)
-      : await call('POST', definition.path, parsed.value);
+      : await call('POST', createPath, parsed.value);
     setProblem(problem);
     if (problem) return;
     setNotice({ title: selected ? 'Saved' : 'Created', data });
@@ -132,7 +138,32 @@ export function ResourcePage({ definition }: { definition: ResourceDefinition })
       <section class="card">
         <form onSubmit={save}>
           <h3>{selected ? `Change ${definition.itemPath(selected)}` : 'Create'}</h3>
-          <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} />
+          {!selected && definition.createVariants && (
+            <label>
+              Kind
+              <select
+                value={createPath}
+                onChange={(e) => {
+                  const variant = [{ path: definition.path, template: definition.template }, ...(definition.createVariants ?? [])].find(
+                    (v) => v.path === (e.target as HTMLSelectElement).value,
+                  );
+                  setCreatePath(variant?.path ?? definition.path);
+                  setBody(JSON.stringify(variant?.template ?? definition.template, null, 2));
+                }}
+              >
+                <option value={definition.path}>New</option>
+                {definition.createVariants.map((v) => (
+                  <option key={v.path} value={v.path}>
+                    {v.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <div class={definition.aside ? 'editor-pair' : undefined}>
+            <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} />
+            {definition.aside?.({ body, onBody: setBody, problem })}
+          </div>
           <ProblemView problem={problem} />
           <div class="row">
             <button type="submit">{selected ? 'Save' : 'Create'}</button>

@@ -1,11 +1,14 @@
 // The management resources that fit the generic page: what each lists, how one is addressed, what a
 // new one starts as.
 import { call } from '../api.js';
+import { summarizeChain } from '../certificates.js';
 import { formatDate } from '../components.js';
+import { DcqlCheck } from './dcql-check.js';
+import { FieldsForm } from './fields-form.js';
 import type { ResourceDefinition } from './resource.js';
 
 const created = { title: 'Created', cell: (row: any) => formatDate(row.createdAt) };
-const id = { title: 'Id', cell: (row: any) => <code>{row.id}</code> };
+const id = { title: 'Id', cell: (row: any) => <code class="id">{row.id}</code> };
 const enc = encodeURIComponent;
 
 export const tenants: ResourceDefinition = {
@@ -64,11 +67,26 @@ export const keyChains: ResourceDefinition = {
   columns: [
     id,
     { title: 'Usage', cell: (k) => k.usageType },
-    { title: 'Default', cell: (k) => (k.isDefault ? 'yes' : '') },
-    { title: 'Certificate', cell: (k) => <CertificateSummary pem={k.activeCertificate} /> },
+    { title: 'Default', cell: (k) => (k.default ? 'yes' : '') },
+    {
+      title: 'Certificate chain',
+      cell: (k) => <CertificateChain pem={[k.activeCertificate, k.rootCertificate].filter(Boolean).join('\n')} />,
+    },
     { title: 'Rotated', cell: (k) => formatDate(k.lastRotatedAt) },
   ],
   template: { id: 'signer', usageType: 'attestation', type: 'internalChain' },
+  createVariants: [
+    {
+      label: 'Import a key',
+      path: '/api/key-chain/import',
+      template: {
+        id: 'imported',
+        usageType: 'attestation',
+        privateJwk: { kty: 'EC', crv: 'P-256', x: '…', y: '…', d: '…' },
+        certificateChain: '-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----',
+      },
+    },
+  ],
   update: 'PATCH',
   editable: ({ description, rotationEnabled, rotationIntervalDays, certValidityDays }) => ({
     description,
@@ -78,20 +96,42 @@ export const keyChains: ResourceDefinition = {
   }),
   actions: [
     { label: 'Rotate', run: (k) => call('POST', `/api/key-chain/${enc(k.id)}/rotate`) },
-    { label: 'Make default', run: (k) => call('PATCH', `/api/key-chain/${enc(k.id)}`, { isDefault: true }) },
-    { label: 'Certificate chain', run: (k) => call('GET', `/api/key-chain/${enc(k.id)}/certificate`) },
+    { label: 'Make default', run: (k) => call('PATCH', `/api/key-chain/${enc(k.id)}`, { default: true }) },
   ],
 };
 
-function CertificateSummary({ pem }: { pem?: string | null }) {
+/** The chain, leaf first: who each certificate names, who signed it and when it is valid; the PEM on request. */
+function CertificateChain({ pem }: { pem?: string | null }) {
   if (!pem) return <span class="muted">none</span>;
-  const count = (pem.match(/BEGIN CERTIFICATE/g) ?? []).length;
+  const chain = summarizeChain(pem);
+  const now = Date.now();
   return (
     <details>
       <summary>
-        {count} certificate{count === 1 ? '' : 's'}
+        {chain.length} certificate{chain.length === 1 ? '' : 's'}
+        {chain[0] && `: ${chain[0].subject}`}
       </summary>
-      <pre>{pem}</pre>
+      <ol class="chain">
+        {chain.map((c) => (
+          <li key={c.serial}>
+            <div>
+              <strong>{c.subject}</strong>
+              {c.selfSigned ? ' (self-signed)' : ''}
+            </div>
+            <div class="muted">issued by {c.issuer}</div>
+            <div class={c.notAfter.getTime() < now || c.notBefore.getTime() > now ? 'field-error' : 'muted'}>
+              valid {c.notBefore.toLocaleDateString()} to {c.notAfter.toLocaleDateString()}
+            </div>
+            <div class="muted">
+              serial <code>{c.serial}</code>
+            </div>
+          </li>
+        ))}
+      </ol>
+      <details>
+        <summary>PEM</summary>
+        <pre>{pem}</pre>
+      </details>
     </details>
   );
 }
@@ -119,6 +159,7 @@ export const credentialConfigs: ResourceDefinition = {
   },
   update: 'PATCH',
   editable: ({ id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...rest }) => rest,
+  aside: (props) => <FieldsForm {...props} />,
 };
 
 const endpointTemplate = { id: 'crm', name: 'CRM', url: 'https://crm.example.com/claims', auth: { type: 'none' } };
@@ -161,7 +202,13 @@ export const presentationConfigs: ResourceDefinition = {
   },
   update: 'PATCH',
   editable: ({ id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...rest }) => rest,
-  intro: <p class="muted">The DCQL query is checked when saved: a mistake comes back naming the field below the editor.</p>,
+  aside: ({ body }) => <DcqlCheck body={body} />,
+  intro: (
+    <p class="muted">
+      The DCQL query is checked as it is typed, and again by the service when saved: a mistake the service finds comes back naming the field
+      below the editor.
+    </p>
+  ),
 };
 
 export const statusLists: ResourceDefinition = {

@@ -1,0 +1,135 @@
+// A form over the `fields` of a credential configuration, beside its JSON: each top-level field is a
+// row (path, type, mandatory, disclosable, namespace, display name, default value), and a change in
+// either view shows in the other at once, because both edit the same JSON text. A 400 that names
+// `body.fields.N…` is shown on row N. Nested fields (children) and constraints stay in the JSON.
+import type { Problem } from '../api.js';
+import { parsedJson } from '../components.js';
+
+const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'];
+
+type PathSegment = string | number | null;
+interface Field {
+  path: PathSegment[];
+  type: string;
+  mandatory?: boolean;
+  disclosable?: boolean;
+  namespace?: string;
+  defaultValue?: unknown;
+  display?: { name: string; locale?: string }[];
+  children?: unknown[] | null;
+  [other: string]: unknown;
+}
+interface Body {
+  config?: { format?: string };
+  fields?: Field[];
+  [other: string]: unknown;
+}
+
+/** `a.0.*` <-> ["a", 0, null]: digits are array indexes, `*` every element. */
+export const pathText = (path: PathSegment[]) => path.map((s) => (s === null ? '*' : String(s))).join('.');
+export const parsePath = (text: string): PathSegment[] => text.split('.').map((s) => (s === '*' ? null : /^\d+$/.test(s) ? Number(s) : s));
+
+/** A default value as typed: JSON where it parses (numbers, booleans, objects), the plain text otherwise. */
+const defaultText = (value: unknown) => (value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+function parseDefault(text: string, type: string): unknown {
+  if (text === '') return undefined;
+  if (type === 'string' || type === 'date' || type === 'datetime' || type === 'image') return text;
+  return parsedJson(text)?.value ?? text;
+}
+
+export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (text: string) => void; problem?: Problem }) {
+  const parsed = parsedJson(body)?.value as Body | undefined;
+  if (!parsed || typeof parsed !== 'object' || (parsed.fields !== undefined && !Array.isArray(parsed.fields))) {
+    return <p class="muted">The fields form shows once the JSON parses and its `fields` is a list.</p>;
+  }
+  const fields = parsed.fields ?? [];
+  const mdoc = parsed.config?.format === 'mso_mdoc';
+  const write = (next: Field[]) => onBody(JSON.stringify({ ...parsed, fields: next }, null, 2));
+  const change = (index: number, patch: Partial<Field>) =>
+    write(fields.map((f, i) => (i === index ? withoutUndefined({ ...f, ...patch }) : f)));
+  const errorsOf = (index: number) => (problem?.fields ?? []).filter((f) => f.field.startsWith(`body.fields.${index}`));
+
+  return (
+    <fieldset class="fields-form">
+      <legend>Fields</legend>
+      {fields.length === 0 && <p class="muted">No fields yet.</p>}
+      {fields.map((field, index) => (
+        <fieldset class="field-row" key={index}>
+          <legend class="sr-only">Field {index + 1}</legend>
+          <label>
+            Path
+            <input value={pathText(field.path ?? [])} onChange={(e) => change(index, { path: parsePath(inputValue(e)) })} />
+          </label>
+          <label>
+            Type
+            <select value={field.type} onChange={(e) => change(index, { type: inputValue(e) })}>
+              {FIELD_TYPES.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
+            </select>
+          </label>
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={field.mandatory === true}
+              onChange={(e) => change(index, { mandatory: checked(e) || undefined })}
+            />
+            Mandatory
+          </label>
+          {!mdoc && (
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={field.disclosable === true}
+                onChange={(e) => change(index, { disclosable: checked(e) || undefined })}
+              />
+              Disclosable
+            </label>
+          )}
+          {mdoc && (
+            <label>
+              Namespace
+              <input value={field.namespace ?? ''} onChange={(e) => change(index, { namespace: inputValue(e) || undefined })} />
+            </label>
+          )}
+          <label>
+            Display name
+            <input
+              value={field.display?.[0]?.name ?? ''}
+              onChange={(e) => {
+                const name = inputValue(e);
+                const rest = field.display?.slice(1) ?? [];
+                change(index, { display: name ? [{ ...field.display?.[0], name }, ...rest] : rest.length ? rest : undefined });
+              }}
+            />
+          </label>
+          <label>
+            Default value
+            <input
+              value={defaultText(field.defaultValue)}
+              onChange={(e) => change(index, { defaultValue: parseDefault(inputValue(e), field.type) })}
+            />
+          </label>
+          {Array.isArray(field.children) && field.children.length > 0 && (
+            <span class="muted">{field.children.length} nested (in the JSON)</span>
+          )}
+          <button type="button" class="danger" onClick={() => write(fields.filter((_, i) => i !== index))}>
+            Remove field {index + 1}
+          </button>
+          {errorsOf(index).map((f) => (
+            <span class="field-error" key={f.field}>
+              {f.field}: {f.message}
+            </span>
+          ))}
+        </fieldset>
+      ))}
+      <button type="button" class="secondary" onClick={() => write([...fields, { path: [`claim_${fields.length + 1}`], type: 'string' }])}>
+        Add field
+      </button>
+    </fieldset>
+  );
+}
+
+const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
+const checked = (e: Event) => (e.target as HTMLInputElement).checked;
+const withoutUndefined = (field: Field) => Object.fromEntries(Object.entries(field).filter(([, v]) => v !== undefined)) as Field;
