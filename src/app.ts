@@ -25,7 +25,7 @@ import { AuditService } from './audit/service.js';
 import { tokenRoutes } from './auth/routes.js';
 import { TokenService } from './auth/service.js';
 import { clientRoutes } from './clients/routes.js';
-import { ClientService } from './clients/service.js';
+import { ClientService, type SecretKeeping } from './clients/service.js';
 import type { ReadyConfig } from './config.js';
 import { configFileRoutes } from './config-files/routes.js';
 import { ConfigFileService } from './config-files/service.js';
@@ -34,7 +34,7 @@ import { credentialConfigRoutes } from './credential-configs/routes.js';
 import { CredentialConfigService } from './credential-configs/service.js';
 import { httpEndpointRoutes } from './http-endpoints/routes.js';
 import { ATTRIBUTE_PROVIDERS, HttpEndpointService, WEBHOOK_ENDPOINTS } from './http-endpoints/service.js';
-import { connectIdentityProvider } from './identity-provider/provider.js';
+import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
 import { KeyMaterial } from './key-chains/material.js';
 import { DbKeyProvider } from './key-chains/providers.js';
@@ -42,6 +42,7 @@ import { keyChainRoutes } from './key-chains/routes.js';
 import { KeyChainService } from './key-chains/service.js';
 import { SigningService } from './key-chains/signing.js';
 import { migrationsFor } from './migrations/index.js';
+import { boundToClientRecords } from './platform/auth/external-clients.js';
 import { integratedTokens } from './platform/auth/tokens.js';
 import { createSealer } from './platform/crypto/sealed.js';
 import { connect, type Db } from './platform/db/connect.js';
@@ -72,6 +73,8 @@ import { tenantRoutes } from './tenants/routes.js';
 import { TenantService } from './tenants/service.js';
 import { trustListRoutes } from './trust-lists/routes.js';
 import { TrustListService } from './trust-lists/service.js';
+import { providerDirectory } from './users/directory.js';
+import { LocalUserDirectory } from './users/local-directory.js';
 import { userRoutes } from './users/routes.js';
 import { UserService } from './users/service.js';
 import { createVerification } from './verification/index.js';
@@ -118,17 +121,22 @@ export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
 async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<BuiltApp> {
   const kysely = db.kysely;
   const audit = new AuditService(kysely);
+  const identityProvider = await connectExternalProvider(config, tracing);
   // Clients and tenants refer to each other (a client's tenant must exist; a tenant lists its clients).
   let tenants: TenantService | undefined;
-  const clients = new ClientService(kysely, audit, (executor, id) => (tenants as TenantService).exists(executor, id));
+  const clients = new ClientService(
+    kysely,
+    audit,
+    (executor, id) => (tenants as TenantService).exists(executor, id),
+    secretKeeping(identityProvider),
+  );
   // Hashing the bootstrap secret takes a worker thread ~100 ms: it runs while the routes are built.
-  // External mode has no local bootstrap client: clients get their tokens from the provider.
+  // External mode makes it at the provider, and only through an admin adapter.
   const bootstrapClientReady =
-    config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET && !config.OIDC
+    config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET && (!identityProvider || identityProvider.admin)
       ? clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET)
       : Promise.resolve();
   bootstrapClientReady.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
-  const identityProvider = await connectExternalProvider(config, tracing);
   const keyProviders = new Map([['db', new DbKeyProvider(createSealer(config.MASTER_SECRET, 'key-chains'))]]);
   const keyChains = new KeyChainService(
     kysely,
@@ -145,10 +153,19 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     db.dialect === 'postgres' && db.postgres ? new (await import('./platform/events/postgres-bus.js')).PostgresBus(db.postgres) : undefined;
   const bus = postgresBus ?? new InProcessBus();
   const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus, audit);
-  tenants = new TenantService(kysely, clients, audit, config.STATUS_MAX_CAPACITY, [
-    (db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx),
-  ]);
-  const users = new UserService(kysely, createSealer(config.MASTER_SECRET, 'users'), audit);
+  const userDirectory = identityProvider?.admin
+    ? providerDirectory(identityProvider.admin.users)
+    : new LocalUserDirectory(kysely, createSealer(config.MASTER_SECRET, 'users'));
+  const users = new UserService(kysely, userDirectory, audit);
+  tenants = new TenantService(
+    kysely,
+    clients,
+    audit,
+    config.STATUS_MAX_CAPACITY,
+    [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)],
+    // The database's users go with the tenant's rows; the provider's must be deleted there.
+    identityProvider?.admin ? [(db, tenantId) => users.removeAllOfTenant(tenantId, db)] : [],
+  );
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
   const registrar = new RegistrarService(kysely, createSealer(config.MASTER_SECRET, 'registrar'), outbound, audit);
   const attributeProviders = new HttpEndpointService(
@@ -222,7 +239,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     issuer: config.JWT_ISSUER,
     expiresIn: config.JWT_EXPIRES_IN,
   });
-  const verifier = identityProvider?.verifier ?? integratedVerifier;
+  const verifier = externalVerifier(identityProvider, clients, config.OIDC_UI_CLIENT_ID) ?? integratedVerifier;
   const tokens = new TokenService(kysely, clients, signer, {
     failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT,
     windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW,
@@ -304,8 +321,8 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     },
   });
   tokenRoutes(app, identityProvider ? { external: identityProvider.metadata } : { tokens });
-  tenantRoutes(app, tenants, identityProvider?.metadata.issuer);
-  clientRoutes(app, clients, identityProvider?.metadata.issuer);
+  tenantRoutes(app, tenants);
+  clientRoutes(app, clients);
   userRoutes(app, users);
   auditRoutes(app, audit);
   keyChainRoutes(app, keyChains, signing);
@@ -388,6 +405,23 @@ function recordSessionEnd(metrics: Metrics, state: SessionState) {
 function explorerFiles() {
   const dir = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static');
   return { baseDir: dir, logo: { type: 'image/svg+xml', content: readFileSync(join(dir, 'logo.svg')) } };
+}
+
+/** Client secrets are hashed here, or kept at the identity provider (managed through its admin adapter when there is one). */
+function secretKeeping(identityProvider: IdentityProvider | undefined): SecretKeeping {
+  if (!identityProvider) return { at: 'service' };
+  if (identityProvider.admin) return { at: 'provider', admin: identityProvider.admin.clients };
+  return { at: 'unmanaged provider', issuer: identityProvider.metadata.issuer };
+}
+
+/**
+ * The provider's tokens; with an admin adapter, honoured only while the service's record of their
+ * client exists (the record this service made with the client at the provider).
+ */
+function externalVerifier(identityProvider: IdentityProvider | undefined, clients: ClientService, consoleClientId: string) {
+  if (!identityProvider?.admin) return identityProvider?.verifier;
+  const lookup = async (clientId: string) => (await clients.resolvePrincipal(clientId))?.principal;
+  return boundToClientRecords(identityProvider.verifier, lookup, consoleClientId);
 }
 
 /**

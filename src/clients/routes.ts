@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { refuseLocalClients } from '../platform/auth/external-clients.js';
 import { RoleSchema } from '../platform/auth/roles.js';
 import { contextOf } from '../platform/http/access.js';
 import { Problem } from '../platform/http/problem.js';
@@ -22,7 +21,9 @@ export const ClientSchema = z
     updatedAt: z.string(),
   })
   .meta({ id: 'Client' });
-const ClientWithSecret = ClientSchema.extend({ secret: z.string().describe('shown once; only its hash is stored') });
+const ClientWithSecret = ClientSchema.extend({
+  secret: z.string().describe('shown once; only its hash is stored (in external mode, the identity provider keeps it)'),
+});
 const Secret = z.object({ secret: z.string() });
 const Params = z.object({ id: z.string() });
 
@@ -47,7 +48,7 @@ const tags = ['clients'];
 const scopeNote =
   "A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.";
 
-export function clientRoutes(app: App, clients: ClientService, externalIssuer?: string) {
+export function clientRoutes(app: App, clients: ClientService) {
   app.get(
     '/api/client',
     {
@@ -69,10 +70,7 @@ export function clientRoutes(app: App, clients: ClientService, externalIssuer?: 
         response: { 201: ClientWithSecret },
       },
     },
-    async (request, reply) => {
-      refuseLocalClients(externalIssuer, 'body.clientId');
-      return reply.code(201).send(await clients.create(contextOf(request), request.body));
-    },
+    async (request, reply) => reply.code(201).send(await clients.create(contextOf(request), request.body)),
   );
 
   app.get(
@@ -155,9 +153,6 @@ export function clientRoutes(app: App, clients: ClientService, externalIssuer?: 
         response: { 200: Secret },
       },
     },
-    (request) => {
-      refuseLocalClients(externalIssuer, 'rotate-secret');
-      return clients.rotateSecret(contextOf(request), request.params.id);
-    },
+    (request) => clients.rotateSecret(contextOf(request), request.params.id),
   );
 }

@@ -1,6 +1,7 @@
 // Management API clients: who may call the API, in which tenant, with which roles.
 import type { Selectable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
+import type { ClientAdmin, ProviderClient } from '../identity-provider/admin.js';
 import type { CurrentClient, Principal, RequestContext } from '../platform/auth/principal.js';
 import { type Role, rolesBeyond, SERVICE_ROLES } from '../platform/auth/roles.js';
 import type { TokenClaims } from '../platform/auth/tokens.js';
@@ -118,6 +119,24 @@ function checkCanActOn(ctx: RequestContext, target: Client, action: string) {
 
 const PRINCIPAL_TTL_MS = 1_000;
 
+/**
+ * Where client secrets are kept: hashed here (integrated mode); at the identity provider, which the
+ * service manages through its admin adapter; or at a provider it has no adapter for, where it can
+ * make no client (external mode without an adapter).
+ */
+export type SecretKeeping = { at: 'service' } | { at: 'provider'; admin: ClientAdmin } | { at: 'unmanaged provider'; issuer: string };
+
+/** What a record holds in place of a secret's hash when the secret is kept at the provider: matches no secret. */
+const SECRET_AT_PROVIDER = 'kept-at-the-identity-provider';
+const BOOTSTRAP_DESCRIPTION = 'bootstrap client (AUTH_CLIENT_ID)';
+
+const atProvider = (client: Client): ProviderClient => ({
+  clientId: client.clientId,
+  tenantId: client.tenantId,
+  roles: client.roles,
+  description: client.description,
+});
+
 export class ClientService {
   private readonly verifier = new SecretVerifier();
   /** The client of AUTH_CLIENT_ID: re-created at every start, so deleting it through the API is refused. */
@@ -129,7 +148,22 @@ export class ClientService {
     private readonly db: Executor,
     private readonly audit: AuditService,
     private readonly tenantExists: (db: Executor, tenantId: string) => Promise<boolean>,
+    private readonly secrets: SecretKeeping = { at: 'service' },
   ) {}
+
+  /** The provider's admin adapter, or undefined in integrated mode; refuses at a provider without one. */
+  private providerFor(what: string): ClientAdmin | undefined {
+    if (this.secrets.at === 'service') return undefined;
+    if (this.secrets.at === 'provider') return this.secrets.admin;
+    throw conflict(
+      `${what}: in external mode clients and their secrets are kept at the identity provider ${this.secrets.issuer}, which this service has no admin adapter for; create the client there, with the tenant claim and its roles`,
+    );
+  }
+
+  /** The secret's hash for a new record, or the marker of a secret kept at the provider. */
+  private async secretHashFor(secret: string, provider: ClientAdmin | undefined): Promise<string> {
+    return provider ? SECRET_AT_PROVIDER : hashSecret(secret);
+  }
 
   /** A tenant caller sees its tenant; a service manager (no tenant) sees every client. */
   private scopeOf(ctx: RequestContext): store.ClientScope {
@@ -141,10 +175,12 @@ export class ClientService {
    * it is the hottest query of the API. Changes made on this instance clear the cache at once; a change
    * made on another instance is seen here within that time. A token of a generation the cache does not
    * hold is judged on the row itself: it may be newer than the cache (a secret replaced elsewhere).
+   * Provider tokens carry no generation (undefined): any cached state will do.
    */
-  async resolvePrincipal(clientId: string, tokenGeneration: string): Promise<CurrentClient | undefined> {
+  async resolvePrincipal(clientId: string, tokenGeneration?: string): Promise<CurrentClient | undefined> {
     const cached = this.principals.get(clientId);
-    if (cached && cached.until > Date.now() && cached.current?.tokenGeneration === tokenGeneration) return cached.current;
+    const sameGeneration = tokenGeneration === undefined || cached?.current?.tokenGeneration === tokenGeneration;
+    if (cached && cached.until > Date.now() && sameGeneration) return cached.current;
     const row = await store.findClient(this.db, null, clientId);
     const current = row && {
       principal: {
@@ -202,8 +238,9 @@ export class ClientService {
       allowedIssuanceConfigs: effectiveList(input.allowedIssuanceConfigs),
       allowedPresentationConfigs: effectiveList(input.allowedPresentationConfigs),
     });
+    const provider = this.providerFor('body.clientId');
     const secret = input.secret ?? generateSecret();
-    const secretHash = await hashSecret(secret); // slow by design: outside the transaction
+    const secretHash = await this.secretHashFor(secret, provider); // slow by design: outside the transaction
     return inTransaction(db, async (trx) => {
       if (tenantId && !(await this.tenantExists(trx, tenantId))) {
         throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'body.tenantId', message: 'no such tenant' }]);
@@ -230,6 +267,8 @@ export class ClientService {
       }
       const client = toClient(row);
       await this.audit.record(ctx, { tenantId, actionType: 'client.created', after: { ...client } }, trx);
+      // Last, so that a refusal by the provider takes the record back with it.
+      await provider?.createClient(atProvider(client), secret);
       return { ...client, secret };
     });
   }
@@ -273,6 +312,7 @@ export class ClientService {
         { tenantId: after.tenantId, actionType: 'client.updated', before: { ...before }, after: { ...after } },
         trx,
       );
+      await this.providerFor('roles')?.updateClient(atProvider(after));
       return after;
     });
   }
@@ -286,7 +326,14 @@ export class ClientService {
       await store.deleteClient(trx, this.scopeOf(ctx), id);
       this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } }, trx);
+      await this.providerFor('id')?.deleteClient(id);
     });
+  }
+
+  /** Deletes the tenant's clients at the provider, for the tenant's deletion (which removes their records). */
+  async removeTenantClientsAtProvider(tenantId: string, db: Executor): Promise<void> {
+    if (this.secrets.at !== 'provider') return;
+    for (const row of await store.listClientsOfTenants(db, [tenantId])) await this.secrets.admin.deleteClient(row.id);
   }
 
   /** A new secret, returned once; the old secret and every token issued under it stop working. */
@@ -296,6 +343,8 @@ export class ClientService {
       checkCanActOn(ctx, client, 'rotate the secret of');
       return client;
     };
+    const provider = this.providerFor('rotate-secret');
+    if (provider) return this.rotateAtProvider(ctx, id, provider, rotatable);
     await rotatable(this.db); // 404 or 403 before the slow hash
     const secret = generateSecret();
     const secretHash = await hashSecret(secret);
@@ -308,6 +357,22 @@ export class ClientService {
     return { secret };
   }
 
+  /** The provider makes the new secret; the record only notes the change. */
+  private rotateAtProvider(
+    ctx: RequestContext,
+    id: string,
+    provider: ClientAdmin,
+    rotatable: (db: Executor) => Promise<Client>,
+  ): Promise<{ secret: string }> {
+    return inTransaction(this.db, async (trx) => {
+      const client = await rotatable(trx);
+      await store.updateClient(trx, this.scopeOf(ctx), id, { updated_at: nowIso() });
+      this.forgetPrincipals();
+      await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } }, trx);
+      return { secret: await provider.rotateSecret(id) };
+    });
+  }
+
   /**
    * Makes `secret` the client's secret unless it already is, for secrets kept outside the service (a
    * configuration file or the environment); true when it changed.
@@ -315,6 +380,8 @@ export class ClientService {
   async ensureSecret(ctx: RequestContext, id: string, secret: string, db: Executor = this.db): Promise<boolean> {
     const row = await store.findClient(db, this.scopeOf(ctx), id);
     if (!row) throw notFound('client', id);
+    const provider = this.providerFor('secret');
+    if (provider) return this.ensureAtProvider(ctx, toClient(row), secret, provider, db);
     if (await this.verifier.verify(row.id, secret, row.secret_hash)) return false;
     const secretHash = await hashSecret(secret);
     await inTransaction(db, async (trx) => {
@@ -323,6 +390,18 @@ export class ClientService {
       await this.audit.record(ctx, { tenantId: row.tenant_id, actionType: 'client.secret_replaced', after: { clientId: id } }, trx);
     });
     return true;
+  }
+
+  private async ensureAtProvider(ctx: RequestContext, client: Client, secret: string, provider: ClientAdmin, db: Executor) {
+    const changed = await provider.ensureClient(atProvider(client), secret);
+    if (changed) {
+      await this.audit.record(
+        ctx,
+        { tenantId: client.tenantId, actionType: 'client.secret_replaced', after: { clientId: client.clientId } },
+        db,
+      );
+    }
+    return changed;
   }
 
   /**
@@ -342,33 +421,48 @@ export class ClientService {
     return Boolean(row?.first_token_at);
   }
 
-  /** Creates the bootstrap client, or brings its secret and roles in line with the configuration. */
+  /**
+   * Creates the bootstrap client, or brings its secret and roles in line with the configuration; in
+   * external mode at the provider too (its record here has no secret).
+   */
   async ensureBootstrapClient(clientId: string, secret: string): Promise<void> {
     this.bootstrapClientId = clientId;
+    const provider = this.providerFor('AUTH_CLIENT_ID');
+    const roles: Role[] = ['tenants:manage', 'clients:manage'];
     const existing = await store.findClient(this.db, null, clientId);
-    const roles = JSON.stringify(['tenants:manage', 'clients:manage'] satisfies Role[]);
+    if (existing && existing.tenant_id !== null) {
+      throw new Error(`AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'`);
+    }
     if (!existing) {
       const now = nowIso();
       await store.insertClient(this.db, {
         id: clientId,
         tenant_id: null,
-        secret_hash: await hashSecret(secret),
-        description: 'bootstrap client (AUTH_CLIENT_ID)',
-        roles,
+        secret_hash: await this.secretHashFor(secret, provider),
+        description: BOOTSTRAP_DESCRIPTION,
+        roles: JSON.stringify(roles),
         allowed_presentation_configs: null,
         allowed_issuance_configs: null,
         created_at: now,
         updated_at: now,
       });
-      return;
+    } else {
+      await this.alignBootstrapRecord(existing, secret, roles, provider);
     }
-    if (existing.tenant_id !== null)
-      throw new Error(`AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'`);
-    // A changed secret also ends the tokens issued under the old one; a change of roles alone does not.
-    const secretChanged = !(await this.verifier.verify(existing.id, secret, existing.secret_hash));
-    if (secretChanged || existing.roles !== roles) {
-      const secretHash = secretChanged ? { secret_hash: await hashSecret(secret) } : {};
-      await store.updateClient(this.db, null, clientId, { ...secretHash, roles, updated_at: nowIso() });
+    await provider?.ensureClient({ clientId, tenantId: null, roles, description: BOOTSTRAP_DESCRIPTION }, secret);
+  }
+
+  /**
+   * A changed secret also ends the tokens issued under the old one; a change of roles alone does not.
+   * With the secret at the provider, a hash left from integrated mode is dropped.
+   */
+  private async alignBootstrapRecord(existing: Selectable<ClientsTable>, secret: string, roles: Role[], provider?: ClientAdmin) {
+    const secretChanged = provider
+      ? existing.secret_hash !== SECRET_AT_PROVIDER
+      : !(await this.verifier.verify(existing.id, secret, existing.secret_hash));
+    if (secretChanged || existing.roles !== JSON.stringify(roles)) {
+      const secretHash = secretChanged ? { secret_hash: await this.secretHashFor(secret, provider) } : {};
+      await store.updateClient(this.db, null, existing.id, { ...secretHash, roles: JSON.stringify(roles), updated_at: nowIso() });
     }
   }
 }

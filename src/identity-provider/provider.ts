@@ -9,6 +9,9 @@ import { ROLES, type Role } from '../platform/auth/roles.js';
 import { InvalidTokenError, TOKEN_AUDIENCE, type TokenVerifier, type VerifiedToken } from '../platform/auth/tokens.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { StartUpError } from '../start-up-errors.js';
+import type { ProviderAdmin } from './admin.js';
+import { AdminToken, type TokenAnswer } from './admin-token.js';
+import { keycloakAdmin } from './keycloak.js';
 
 const CLOCK_SKEW_SECONDS = 30;
 /** An unknown kid fetches the JWKS again, but not more often than this (a flood of forged kids cannot hammer the provider). */
@@ -29,6 +32,8 @@ export interface ProviderMetadata {
 export interface IdentityProvider {
   metadata: ProviderMetadata;
   verifier: TokenVerifier;
+  /** Clients and users at the provider; undefined for a provider this service has no admin adapter for. */
+  admin?: ProviderAdmin;
 }
 
 type ExternalConfig = Pick<Config, 'OIDC_INTERNAL_ISSUER_URL' | 'OIDC_SUB' | 'OIDC_UI_CLIENT_ID'> & {
@@ -40,8 +45,15 @@ type ExternalConfig = Pick<Config, 'OIDC_INTERNAL_ISSUER_URL' | 'OIDC_SUB' | 'OI
 
 export async function connectIdentityProvider(config: ExternalConfig, outbound: OutboundClient): Promise<IdentityProvider> {
   const metadata = await discover(config, outbound);
-  await checkAdminClient(config, metadata, outbound);
-  return { metadata, verifier: externalVerifier(config, metadata, outbound) };
+  const first = await checkAdminClient(config, metadata, outbound);
+  const token = new AdminToken(
+    outbound,
+    metadata.tokenEndpoint,
+    { clientId: config.OIDC_CLIENT_ID, secret: config.OIDC_CLIENT_SECRET },
+    first,
+  );
+  const admin = keycloakAdmin({ reachableIssuer: reachableIssuer(config), tenantClaim: config.OIDC_SUB, outbound, token });
+  return { metadata, verifier: externalVerifier(config, metadata, outbound), admin };
 }
 
 /**
@@ -50,7 +62,7 @@ export async function connectIdentityProvider(config: ExternalConfig, outbound: 
  */
 async function discover(config: ExternalConfig, outbound: OutboundClient): Promise<ProviderMetadata> {
   const publicIssuer = config.OIDC.replace(/\/+$/, '');
-  const reachable = (config.OIDC_INTERNAL_ISSUER_URL ?? config.OIDC).replace(/\/+$/, '');
+  const reachable = reachableIssuer(config);
   const url = `${reachable}/.well-known/openid-configuration`;
   const document = await getJson(outbound, url).catch((err: Error) => {
     throw new StartUpError('identityProvider', `OIDC: the provider's discovery document ${url} could not be read: ${err.message}`);
@@ -75,8 +87,13 @@ async function discover(config: ExternalConfig, outbound: OutboundClient): Promi
   };
 }
 
-/** The admin client must get a token, and a refresh token with it, by the client credentials grant. */
-async function checkAdminClient(config: ExternalConfig, metadata: ProviderMetadata, outbound: OutboundClient) {
+const reachableIssuer = (config: ExternalConfig) => (config.OIDC_INTERNAL_ISSUER_URL ?? config.OIDC).replace(/\/+$/, '');
+
+/**
+ * The admin client must get a token, and a refresh token with it, by the client credentials grant;
+ * that first token is what the admin API is called with until it needs renewing.
+ */
+async function checkAdminClient(config: ExternalConfig, metadata: ProviderMetadata, outbound: OutboundClient): Promise<TokenAnswer> {
   const reply = await outbound
     .request(metadata.tokenEndpoint, {
       method: 'POST',
@@ -103,6 +120,7 @@ async function checkAdminClient(config: ExternalConfig, metadata: ProviderMetada
       `OIDC_CLIENT_ID: the admin client '${config.OIDC_CLIENT_ID}' gets no refresh token with client credentials; enable it at the provider (Keycloak: "Use refresh tokens for client credentials grant")`,
     );
   }
+  return body as unknown as TokenAnswer;
 }
 
 function externalVerifier(config: ExternalConfig, metadata: ProviderMetadata, outbound: OutboundClient): TokenVerifier {

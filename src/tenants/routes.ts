@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { ClientSchema } from '../clients/routes.js';
-import { refuseLocalClients } from '../platform/auth/external-clients.js';
 import { RoleSchema } from '../platform/auth/roles.js';
 import { contextOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
@@ -59,7 +58,7 @@ const Params = z.object({ id: z.string() });
 const access = { roles: ['tenants:manage'] } as const;
 const tags = ['tenants'];
 
-export function tenantRoutes(app: App, tenants: TenantService, externalIssuer?: string) {
+export function tenantRoutes(app: App, tenants: TenantService) {
   app.get(
     '/api/tenant',
     {
@@ -81,11 +80,7 @@ export function tenantRoutes(app: App, tenants: TenantService, externalIssuer?: 
         response: { 201: TenantWithClient },
       },
     },
-    async (request, reply) => {
-      // With roles, the tenant would get an admin client with a secret made here.
-      if (request.body.roles?.length) refuseLocalClients(externalIssuer, 'body.roles');
-      return reply.code(201).send(await tenants.create(contextOf(request), request.body));
-    },
+    async (request, reply) => reply.code(201).send(await tenants.create(contextOf(request), request.body)),
   );
 
   app.get(

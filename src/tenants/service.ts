@@ -38,6 +38,9 @@ export type TenantUpdate = Partial<Omit<TenantInput, 'id'>>;
 /** Later features (key chains, status lists) give every new tenant its defaults through these. */
 export type TenantInitializer = (db: Executor, tenantId: string, ctx: RequestContext) => Promise<void>;
 
+/** Removes what a tenant has outside the database (its users at the identity provider) when it is deleted. */
+export type TenantCleanup = (db: Executor, tenantId: string) => Promise<void>;
+
 type TenantRow = Selectable<TenantsTable>;
 
 /** PATCH semantics for a config object: a key with null resets it, a key with a value sets it. */
@@ -57,6 +60,7 @@ export class TenantService {
     /** STATUS_MAX_CAPACITY: the most entries a tenant's status list configuration may ask for. */
     private readonly maxStatusListCapacity: number,
     private readonly initializers: TenantInitializer[] = [],
+    private readonly cleanups: TenantCleanup[] = [],
   ) {}
 
   private checkStatusListCapacity(config: StatusListConfig | null | undefined, field: string) {
@@ -243,6 +247,9 @@ export class TenantService {
   async remove(ctx: RequestContext, id: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const before = await this.get(id, trx);
+      // Before the rows go: a failure at the provider keeps the tenant, to be deleted again.
+      await this.clients.removeTenantClientsAtProvider(id, trx);
+      for (const cleanup of this.cleanups) await cleanup(trx, id);
       await store.deleteTenant(trx, id);
       this.clients.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: null, actionType: 'tenant.deleted', before: withoutClients(before) }, trx);

@@ -1,28 +1,14 @@
-// Human users of a tenant, stored by the service in integrated mode. Their e-mail addresses are
-// personal data and are stored encrypted; passwords only as scrypt hashes.
-import type { Selectable } from 'kysely';
+// Human users of a tenant: the rules of who may give and change what, and the audit trail. Where
+// the users are kept (the database, or the identity provider in external mode) is the directory's.
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { type Role, rolesBeyond } from '../platform/auth/roles.js';
-import type { Sealer } from '../platform/crypto/sealed.js';
-import { generateSecret, hashSecret } from '../platform/crypto/secrets.js';
-import type { UsersTable } from '../platform/db/schema.js';
-import { tenantDb } from '../platform/db/tenant-db.js';
+import { generateSecret } from '../platform/crypto/secrets.js';
 import type { Executor } from '../platform/db/values.js';
-import { fromBool, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
-import { badRequest, conflict, forbidden, notFound } from '../platform/http/problem.js';
-import * as store from './store.js';
+import { badRequest, forbidden, notFound } from '../platform/http/problem.js';
+import type { ManagedUser, UserDirectory } from './directory.js';
 
-export interface ManagedUser {
-  id: string;
-  username: string;
-  email: string | null;
-  enabled: boolean;
-  roles: Role[];
-  tenantId: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { ManagedUser } from './directory.js';
 
 export interface UserInput {
   username: string;
@@ -63,62 +49,35 @@ function checkCanActOn(ctx: RequestContext, user: ManagedUser, action: string) {
 export class UserService {
   constructor(
     private readonly db: Executor,
-    private readonly sealer: Sealer,
+    private readonly directory: UserDirectory,
     private readonly audit: AuditService,
   ) {}
 
-  private scoped(ctx: RequestContext, db: Executor = this.db) {
-    return tenantDb(db, ctx.principal.tenantId as string);
+  private tenantOf(ctx: RequestContext): string {
+    return ctx.principal.tenantId as string;
   }
 
-  private toUser(row: Selectable<UsersTable>): ManagedUser {
-    return {
-      id: row.id,
-      username: row.username,
-      email: row.email === null ? null : this.sealer.open(row.email),
-      enabled: fromBool(row.enabled),
-      roles: JSON.parse(row.roles) as Role[],
-      tenantId: row.tenant_id,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-  }
-
-  async list(ctx: RequestContext): Promise<ManagedUser[]> {
-    return (await store.listUsers(this.scoped(ctx))).map((row) => this.toUser(row));
+  list(ctx: RequestContext): Promise<ManagedUser[]> {
+    return this.directory.list(this.tenantOf(ctx));
   }
 
   async get(ctx: RequestContext, id: string, db: Executor = this.db): Promise<ManagedUser> {
-    const row = await store.findUser(this.scoped(ctx, db), id);
-    if (!row) throw notFound('user', id);
-    return this.toUser(row);
+    const user = await this.directory.find(this.tenantOf(ctx), id, db);
+    if (!user) throw notFound('user', id);
+    return user;
   }
 
   async create(ctx: RequestContext, input: UserInput): Promise<ManagedUser & { temporaryPassword: string }> {
     checkRoles(input.roles);
     checkCanGrant(ctx, input.roles);
     const temporaryPassword = input.temporaryPassword ?? generateSecret().slice(0, 20);
-    const passwordHash = await hashSecret(temporaryPassword);
-    const now = nowIso();
-    const id = crypto.randomUUID();
     // The user and its audit entry are stored together or not at all.
     const user = await this.db.transaction().execute(async (trx) => {
-      try {
-        await store.insertUser(this.scoped(ctx, trx), {
-          id,
-          username: input.username,
-          email: input.email ? this.sealer.seal(input.email) : null,
-          enabled: toBool(input.enabled ?? true),
-          roles: JSON.stringify(input.roles),
-          password_hash: passwordHash,
-          created_at: now,
-          updated_at: now,
-        });
-      } catch (err) {
-        if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
-        throw err;
-      }
-      const created = await this.get(ctx, id, trx);
+      const created = await this.directory.create(
+        this.tenantOf(ctx),
+        { username: input.username, email: input.email ?? null, enabled: input.enabled ?? true, roles: input.roles, temporaryPassword },
+        trx,
+      );
       await this.audit.record(ctx, { tenantId: created.tenantId, actionType: 'user.created', after: { ...created } }, trx);
       return created;
     });
@@ -131,18 +90,7 @@ export class UserService {
     return this.db.transaction().execute(async (trx) => {
       const before = await this.get(ctx, id, trx);
       checkCanActOn(ctx, before, 'change');
-      try {
-        await store.updateUser(this.scoped(ctx, trx), id, {
-          ...(input.username !== undefined && { username: input.username }),
-          ...(input.email !== undefined && { email: input.email ? this.sealer.seal(input.email) : null }),
-          ...(input.enabled !== undefined && { enabled: toBool(input.enabled) }),
-          ...(input.roles !== undefined && { roles: JSON.stringify(input.roles) }),
-          updated_at: nowIso(),
-        });
-      } catch (err) {
-        if (isUniqueViolation(err)) throw conflict(`user '${input.username}' already exists in this tenant`);
-        throw err;
-      }
+      await this.directory.update(this.tenantOf(ctx), id, input, trx);
       const after = await this.get(ctx, id, trx);
       await this.audit.record(
         ctx,
@@ -157,8 +105,13 @@ export class UserService {
     await this.db.transaction().execute(async (trx) => {
       const before = await this.get(ctx, id, trx);
       checkCanActOn(ctx, before, 'delete');
-      await store.deleteUser(this.scoped(ctx, trx), id);
+      await this.directory.remove(this.tenantOf(ctx), id, trx);
       await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'user.deleted', before: { ...before } }, trx);
     });
+  }
+
+  /** Removes the tenant's users from a directory the tenant's deletion does not reach (the provider's). */
+  async removeAllOfTenant(tenantId: string, db: Executor): Promise<void> {
+    for (const user of await this.directory.list(tenantId)) await this.directory.remove(tenantId, user.id, db);
   }
 }

@@ -1,0 +1,85 @@
+// The admin client's (OIDC_CLIENT_ID) access token for the provider's admin API. The token obtained
+// at start-up is reused until shortly before it expires; then, or when the admin API refuses it,
+// it is renewed with its refresh token, and by client credentials again when that fails (a refresh
+// token expires too). Concurrent callers share one renewal.
+import type { OutboundClient } from '../platform/http/outbound-client.js';
+
+/** Renewed this long before its expiry, so a token never runs out on the way to the provider. */
+const EXPIRY_MARGIN_MS = 30_000;
+
+export interface TokenAnswer {
+  access_token: string;
+  refresh_token?: string;
+  expires_in?: number;
+}
+
+export class AdminToken {
+  private current: { token: string; refreshToken?: string; expiresAt: number };
+  private renewal: Promise<string> | undefined;
+
+  constructor(
+    private readonly outbound: OutboundClient,
+    private readonly tokenEndpoint: string,
+    private readonly credentials: { clientId: string; secret: string },
+    first: TokenAnswer,
+  ) {
+    this.current = held(first);
+  }
+
+  /** A token the admin API should accept. */
+  async get(): Promise<string> {
+    if (this.current.expiresAt - EXPIRY_MARGIN_MS > Date.now()) return this.current.token;
+    return this.renew(this.current.token);
+  }
+
+  /** A new token, unless another caller has already replaced `refused` meanwhile. */
+  renew(refused: string): Promise<string> {
+    if (this.current.token !== refused) return Promise.resolve(this.current.token);
+    this.renewal ??= this.obtain().finally(() => {
+      this.renewal = undefined;
+    });
+    return this.renewal;
+  }
+
+  private async obtain(): Promise<string> {
+    const { refreshToken } = this.current;
+    const answer =
+      (refreshToken && (await this.grant({ grant_type: 'refresh_token', refresh_token: refreshToken }).catch(() => undefined))) ||
+      (await this.grant({ grant_type: 'client_credentials' }));
+    this.current = held(answer);
+    return answer.access_token;
+  }
+
+  private async grant(form: Record<string, string>): Promise<TokenAnswer> {
+    const { clientId, secret } = this.credentials;
+    const reply = await this.outbound.request(this.tokenEndpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+      },
+      body: new URLSearchParams(form).toString(),
+    });
+    const body = parsed(reply.body);
+    if (!reply.ok || typeof body?.access_token !== 'string') {
+      const reason = typeof body?.error === 'string' ? body.error : `HTTP ${reply.status}`;
+      throw new Error(`the admin client '${clientId}' got no token (${reason})`);
+    }
+    return body as unknown as TokenAnswer;
+  }
+}
+
+function held(answer: TokenAnswer) {
+  // A token without expires_in is used for a minute, then renewed: safe whatever its real lifetime.
+  const lifetime = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : 60;
+  return { token: answer.access_token, refreshToken: answer.refresh_token, expiresAt: Date.now() + lifetime * 1000 };
+}
+
+function parsed(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(body.toString('utf8'));
+    return value && typeof value === 'object' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,131 @@
+// Calls to Keycloak's admin REST API of one realm, as its admin client (OIDC_CLIENT_ID): a refused
+// token (401) is renewed and the call made once more; whatever else goes wrong becomes a problem
+// naming Keycloak's own message (providerProblem). Realm roles named as this service's roles are
+// how clients and users hold their roles.
+import { ROLES, type Role } from '../platform/auth/roles.js';
+import type { OutboundClient, OutboundResponse } from '../platform/http/outbound-client.js';
+import { Problem } from '../platform/http/problem.js';
+import { providerProblem } from './admin.js';
+import type { AdminToken } from './admin-token.js';
+
+/** Keycloak's RoleRepresentation, as far as role mappings need it. */
+interface RoleRepresentation {
+  id: string;
+  name: string;
+}
+
+export interface KeycloakReply {
+  status: number;
+  /** The last segment of the Location header of a 201: the id Keycloak gave the new resource. */
+  createdId?: string;
+  body: unknown;
+}
+
+/**
+ * The admin API of the realm of `issuer`: Keycloak's issuer is `{base}/realms/{realm}`, its admin
+ * API `{base}/admin/realms/{realm}`. Undefined for an issuer of another shape (not Keycloak).
+ */
+export function keycloakAdminBase(issuer: string): string | undefined {
+  const match = /^(https?:\/\/.+?)\/realms\/([^/]+)\/?$/.exec(issuer);
+  return match ? `${match[1]}/admin/realms/${match[2]}` : undefined;
+}
+
+export class KeycloakApi {
+  /** Role ids do not change while a role exists: looked up once per instance. */
+  private readonly roles = new Map<Role, RoleRepresentation>();
+
+  constructor(
+    private readonly outbound: OutboundClient,
+    private readonly base: string,
+    private readonly token: AdminToken,
+  ) {}
+
+  /**
+   * One admin call; `action` names it in problems. A 404 is answered (not thrown) when `absentOk`,
+   * for lookups whose caller knows what absence means.
+   */
+  async call(action: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, absentOk = false) {
+    let reply: OutboundResponse;
+    try {
+      const first = await this.token.get();
+      reply = await this.send(method, path, first, body);
+      if (reply.status === 401) reply = await this.send(method, path, await this.token.renew(first), body);
+    } catch (err) {
+      throw providerProblem(action, 0, (err as Error).message);
+    }
+    if (!reply.ok && !(absentOk && reply.status === 404)) throw providerProblem(action, reply.status, messageOf(reply.body));
+    const location = reply.headers.location;
+    return {
+      status: reply.status,
+      createdId: typeof location === 'string' ? decodeURIComponent(location.split('/').pop() ?? '') : undefined,
+      body: jsonOf(reply.body),
+    } satisfies KeycloakReply;
+  }
+
+  private send(method: string, path: string, token: string, body: unknown) {
+    return this.outbound.request(`${this.base}${path}`, {
+      method: method as 'GET',
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json',
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  /** The service's roles among the realm roles mapped to a user (a client's service account included). */
+  async realmRolesOf(userId: string): Promise<Role[]> {
+    const reply = await this.call('reading role mappings', 'GET', `/users/${encodeURIComponent(userId)}/role-mappings/realm`);
+    const names = Array.isArray(reply.body) ? reply.body.map((role: RoleRepresentation) => role.name) : [];
+    return ROLES.filter((role) => names.includes(role));
+  }
+
+  /** Maps exactly `roles` of the service's roles to the user; realm roles of other names are left alone. */
+  async setRealmRoles(userId: string, roles: readonly Role[]): Promise<boolean> {
+    const current = await this.realmRolesOf(userId);
+    const added = roles.filter((role) => !current.includes(role));
+    const removed = current.filter((role) => !roles.includes(role));
+    const path = `/users/${encodeURIComponent(userId)}/role-mappings/realm`;
+    if (added.length) await this.call('mapping roles', 'POST', path, await this.representations(added));
+    if (removed.length) await this.call('unmapping roles', 'DELETE', path, await this.representations(removed));
+    return added.length + removed.length > 0;
+  }
+
+  private representations(roles: Role[]): Promise<RoleRepresentation[]> {
+    return Promise.all(roles.map((role) => this.representation(role)));
+  }
+
+  private async representation(role: Role): Promise<RoleRepresentation> {
+    const known = this.roles.get(role);
+    if (known) return known;
+    const reply = await this.call('looking up a realm role', 'GET', `/roles/${encodeURIComponent(role)}`, undefined, true);
+    const found = reply.body as RoleRepresentation | undefined;
+    if (reply.status === 404 || typeof found?.id !== 'string') {
+      throw new Problem(
+        502,
+        'Bad Gateway',
+        `the identity provider has no realm role '${role}'; create realm roles named as this service's roles (${ROLES.join(', ')})`,
+      );
+    }
+    const representation = { id: found.id, name: found.name };
+    this.roles.set(role, representation);
+    return representation;
+  }
+}
+
+/** Keycloak's error text: `errorMessage`, or OAuth's `error_description`/`error`, else the status. */
+function messageOf(body: Buffer): string {
+  const json = jsonOf(body) as Record<string, unknown> | undefined;
+  const text = [json?.errorMessage, json?.error_description, json?.error].find((v) => typeof v === 'string' && v);
+  return (text as string | undefined)?.slice(0, 300) ?? (body.length ? body.toString('utf8').slice(0, 300) : 'no message');
+}
+
+function jsonOf(body: Buffer): unknown {
+  if (!body.length) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
