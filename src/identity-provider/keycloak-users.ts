@@ -59,7 +59,8 @@ export class KeycloakUsers implements UserAdmin {
       username: realmName(tenantId, user.username),
       ...(user.email && { email: user.email }),
       enabled: user.enabled,
-      attributes: { [this.tenantAttribute]: [tenantId], [UPDATED_AT_ATTRIBUTE]: [new Date().toISOString()] },
+      // No time of change yet: until the first change, it is the creation time Keycloak records.
+      attributes: { [this.tenantAttribute]: [tenantId] },
       requiredActions: ['UPDATE_PASSWORD'],
     });
     const id = created.createdId;

@@ -2,7 +2,9 @@
 // from the provider and are checked against its keys (signature with OIDC_ALGORITHM only, iss, aud
 // svc-service, expiry), the tenant comes from the OIDC_SUB claim and the roles from the token; the
 // service issues no tokens itself. Start-up stops on an unreachable provider, an admin client without
-// a refresh token, and invalid settings.
+// a refresh token, and invalid settings. This provider's issuer is not a Keycloak realm's, so the
+// service has no admin adapter for it: clients are made at the provider by hand
+// (provider-clients.test.ts covers a Keycloak realm, where /api/client makes them).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { start } from '../../src/server.js';
@@ -107,7 +109,7 @@ describe('external mode: tokens from the identity provider', () => {
     expect(reply.status, reply.text).toBe(200);
   });
 
-  it('makes no clients or secrets of its own: they are kept at the provider', async () => {
+  it('makes no clients or secrets at a provider it has no admin adapter for (not a Keycloak realm)', async () => {
     const ops = await op.token('ops');
     const withRoles = await svc.call('POST', '/api/tenant', {
       token: ops,

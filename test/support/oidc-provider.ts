@@ -3,10 +3,14 @@
 // claims. Keycloak is the provider the service targets, and Keycloak gives its admin client a refresh
 // token with client credentials, which oidc-provider never does: that one answer (the admin client's
 // token request) is given here the way Keycloak gives it. `rotate()` replaces the signing key.
-import { createServer, type Server } from 'node:http';
+// With `realm`, it looks like a Keycloak realm: the issuer is `{origin}/realms/{realm}` and the same
+// server answers Keycloak's admin API (keycloak-admin-fake.ts); clients made through it get tokens
+// here, with the claims their mappers and realm roles give.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import Provider from 'oidc-provider';
+import Provider, { type Adapter, type AdapterPayload } from 'oidc-provider';
+import { KeycloakRealm } from './keycloak-admin-fake.js';
 
 export interface ProviderClient {
   clientId: string;
@@ -23,7 +27,31 @@ export interface TestProvider {
   rotate(): Promise<void>;
   /** A token signed with the provider's current key, with exactly these claims (for claims the provider would not issue). */
   mint(claims: Record<string, unknown>): Promise<string>;
+  /** The fake Keycloak realm behind the admin API (with `realm` only). */
+  realm?: KeycloakRealm;
+  /** The admin API stops answering (connections are dropped) until called with false. */
+  adminApiDown(down: boolean): void;
+  /** Every admin token issued so far stops being accepted (as when they expire). */
+  expireAdminTokens(): void;
   stop(): Promise<void>;
+}
+
+/** A token of any client from the token endpoint at `issuer`, by client credentials. */
+export async function clientCredentialsToken(
+  issuer: string,
+  clientId: string,
+  secret: string,
+): Promise<{ status: number; token?: string }> {
+  const reply = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
+  });
+  const body = (await reply.json()) as { access_token?: string };
+  return { status: reply.status, token: body.access_token };
 }
 
 export const ADMIN_CLIENT = { clientId: 'svc-admin', secret: 'svc-admin-secret-0123456789' };
@@ -33,6 +61,8 @@ export async function startOpenIdProvider(options: {
   clients: ProviderClient[];
   /** The admin client's token comes with a refresh token (Keycloak's "refresh tokens for client credentials"); default true. */
   adminRefreshToken?: boolean;
+  /** Look like this Keycloak realm, and serve its admin API. */
+  realm?: string;
   /**
    * The web console's public client (authorization code with PKCE) and the people who log in with it
    * (any password; the provider's development login and consent pages).
@@ -42,17 +72,50 @@ export async function startOpenIdProvider(options: {
   const algorithm = options.algorithm ?? 'RS256';
   let handler: ReturnType<Provider['callback']> | undefined;
   let signingKey: { key: CryptoKey; kid: string } | undefined;
-  const server: Server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/token' && isAdmin(req.headers.authorization)) {
-      res.setHeader('content-type', 'application/json');
-      const refresh = options.adminRefreshToken !== false ? { refresh_token: 'admin-refresh-token' } : {};
-      res.end(JSON.stringify({ access_token: 'admin-access-token', token_type: 'Bearer', expires_in: 300, ...refresh }));
-      return;
+  const realm = options.realm ? new KeycloakRealm(options.realm) : undefined;
+  const adminTokens = realm?.adminTokens ?? new Set<string>();
+  const refreshTokens = new Set<string>();
+  let adminDown = false;
+  let issued = 0;
+  const prefix = realm ? `/realms/${realm.name}` : '';
+  const adminPrefix = realm ? `/admin/realms/${realm.name}/` : undefined;
+
+  /** Keycloak's answer to the admin client: a token, and a refresh token with it. */
+  const adminToken = async (req: IncomingMessage) => {
+    const form = new URLSearchParams(await readBody(req));
+    if (form.get('grant_type') === 'refresh_token' && !refreshTokens.has(form.get('refresh_token') ?? '')) {
+      return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid refresh token' } };
     }
+    const accessToken = `admin-access-token-${++issued}`;
+    adminTokens.add(accessToken);
+    const refresh = options.adminRefreshToken !== false ? { refresh_token: `admin-refresh-token-${issued}` } : {};
+    if (refresh.refresh_token) refreshTokens.add(refresh.refresh_token);
+    return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 300, ...refresh } };
+  };
+
+  const server: Server = createServer(async (req, res) => {
+    const url = req.url ?? '/';
+    if (adminPrefix && url.startsWith(adminPrefix)) {
+      if (adminDown) return req.socket.destroy();
+      return realm?.handle(req, res, url.slice(adminPrefix.length - 1));
+    }
+    if (!url.startsWith(prefix)) {
+      res.statusCode = 404;
+      return res.end();
+    }
+    const path = url.slice(prefix.length) || '/';
+    if (req.method === 'POST' && path === '/token' && isAdmin(req.headers.authorization)) {
+      const answer = await adminToken(req);
+      res.statusCode = answer.status;
+      res.setHeader('content-type', 'application/json');
+      return res.end(JSON.stringify(answer.body));
+    }
+    // Mounted under the realm's path, the way oidc-provider expects it (its mount path is what was cut off).
+    Object.assign(req, { originalUrl: url, url: path });
     handler?.(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
   const byId = new Map(options.clients.map((c) => [c.clientId, c]));
   const users = new Map((options.ui?.users ?? []).map((u) => [u.id, u]));
 
@@ -87,6 +150,7 @@ export async function startOpenIdProvider(options: {
       clientBasedCORS: () => true,
       findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
       jwks: { keys: [jwk] },
+      ...(realm && { adapter: realmAdapter(realm) }),
       ttl: { ClientCredentials: 600 },
       features: {
         clientCredentials: { enabled: true },
@@ -96,9 +160,10 @@ export async function startOpenIdProvider(options: {
           // A resource indicator must be an absolute URI; the tokens' audience is svc-service all the same.
           defaultResource: () => 'urn:svc:management',
           useGrantedResource: () => true,
-          getResourceServerInfo: () => ({
+          // A client of the realm has svc-service in its tokens only through its audience mapper.
+          getResourceServerInfo: (_ctx, _resource, client) => ({
             scope: '',
-            audience: 'svc-service',
+            audience: realm?.claimsOf(client.clientId)?.audience === false ? 'account' : 'svc-service',
             accessTokenFormat: 'jwt',
             jwt: { sign: { alg: algorithm } },
           }),
@@ -106,6 +171,8 @@ export async function startOpenIdProvider(options: {
       },
       extraTokenClaims: (_ctx, token) => {
         const { clientId, accountId } = token as { clientId?: string; accountId?: string };
+        const ofRealm = !accountId && realm?.claimsOf(clientId ?? '');
+        if (ofRealm) return ofRealm.claims;
         const holder = accountId ? users.get(accountId) : byId.get(clientId ?? '');
         return { ...(holder?.tenantId && { tenant_id: holder.tenantId }), roles: holder?.roles ?? [] };
       },
@@ -124,21 +191,66 @@ export async function startOpenIdProvider(options: {
     async token(clientId) {
       const client = byId.get(clientId);
       if (!client) throw new Error(`no client ${clientId}`);
-      const reply = await fetch(`${issuer}/token`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${client.clientId}:${client.secret}`).toString('base64')}`,
-        },
-        body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
-      });
-      const body = (await reply.json()) as { access_token?: string };
-      if (!body.access_token) throw new Error(`no token for ${clientId}: ${JSON.stringify(body)}`);
-      return body.access_token;
+      const { token } = await clientCredentialsToken(issuer, client.clientId, client.secret);
+      if (!token) throw new Error(`no token for ${clientId}`);
+      return token;
     },
+    realm,
+    adminApiDown: (down) => {
+      adminDown = down;
+    },
+    expireAdminTokens: () => adminTokens.clear(),
     rotate: makeProvider,
     mint: (claims) =>
       new SignJWT(claims).setProtectedHeader({ alg: algorithm, typ: 'at+jwt', kid: signingKey?.kid }).sign(signingKey?.key as CryptoKey),
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * oidc-provider's storage: clients of the realm are found in it (as Keycloak would find them, secret
+ * and all, whenever one asks for a token); everything else the provider stores is kept in memory.
+ */
+function realmAdapter(realm: KeycloakRealm) {
+  const stored = new Map<string, AdapterPayload>();
+  return class implements Adapter {
+    constructor(private readonly model: string) {}
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.model !== 'Client') return stored.get(`${this.model}:${id}`);
+      const client = realm.clientByClientId(id);
+      if (!client?.enabled || !client.serviceAccountsEnabled) return undefined;
+      return {
+        client_id: client.clientId,
+        client_secret: client.secret,
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+      };
+    }
+    async upsert(id: string, payload: AdapterPayload) {
+      stored.set(`${this.model}:${id}`, payload);
+    }
+    async findByUid(uid: string) {
+      return [...stored.values()].find((p) => p.uid === uid);
+    }
+    async findByUserCode(userCode: string) {
+      return [...stored.values()].find((p) => p.userCode === userCode);
+    }
+    async consume(id: string) {
+      const payload = stored.get(`${this.model}:${id}`);
+      if (payload) payload.consumed = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string) {
+      stored.delete(`${this.model}:${id}`);
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const [key, payload] of stored) if (payload.grantId === grantId) stored.delete(key);
+    }
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
