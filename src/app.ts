@@ -1,5 +1,7 @@
 // buildApp: the one place where the service is assembled, for production and tests alike.
 import 'reflect-metadata';
+import { AccessCertificates } from './registrar/access-certificates.js';
+import { registrarCertificateRoutes } from './registrar/certificate-routes.js';
 import { registrarRoutes } from './registrar/routes.js';
 import { RegistrarService } from './registrar/service.js';
 import './platform/validation-messages.js';
@@ -365,6 +367,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
   });
   registrarRoutes(app, registrar);
+  registrarCertificateRoutes(app, new AccessCertificates(registrar, keyChains, new URL(config.PUBLIC_URL).hostname));
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
   await bootstrapClientReady;

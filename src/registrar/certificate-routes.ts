@@ -1,0 +1,42 @@
+// The registrar's certificates as the management API offers them: an access certificate for a key
+// chain (registrar:manage).
+import { z } from 'zod';
+import { KeyChainSchema } from '../key-chains/routes.js';
+import { contextOf, tenantOf } from '../platform/http/access.js';
+import type { App } from '../platform/http/types.js';
+import type { AccessCertificates } from './access-certificates.js';
+
+const AccessCertificateBody = z.strictObject({
+  keyChainId: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("a key chain of usage type access; default: the tenant's default access key chain"),
+});
+
+const ACCESS_CERTIFICATE = [
+  "Registers the tenant's relying party at the registrar when it has none (the first one the registrar lists is used), asks the registrar",
+  "for an access certificate for the key chain's active public key (SPKI PEM, with the host name of PUBLIC_URL as DNS name), checks that",
+  "the certificate certifies that key and stores it as the key chain's certificate, as a PATCH of the key chain with `certificate` would:",
+  'requests signed with the chain then carry it (x5c) and x509_hash client ids follow it. Answers the updated key chain.',
+  '400 naming body.keyChainId for a chain that does not exist or is not an access chain; 409 when the tenant has no registrar configured;',
+  "502 with the registrar's message when the registrar fails, and when its certificate does not certify the key.",
+].join(' ');
+
+export function registrarCertificateRoutes(app: App, access: AccessCertificates) {
+  app.post(
+    '/api/registrar/access-certificate',
+    {
+      config: { access: { roles: ['registrar:manage'], tenant: 'required' } },
+      schema: {
+        tags: ['registrar'],
+        summary: 'Obtain an access certificate from the registrar for a key chain and store it there',
+        description: ACCESS_CERTIFICATE,
+        body: AccessCertificateBody.nullish().describe("optional: without a body the tenant's default access key chain is used"),
+        response: { 200: KeyChainSchema },
+      },
+    },
+    (request) => access.request(contextOf(request), tenantOf(request), request.body ?? {}),
+  );
+}
