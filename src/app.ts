@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { AccessCertificates } from './registrar/access-certificates.js';
 import { registrarCertificateRoutes } from './registrar/certificate-routes.js';
+import { RegistrationCertificates } from './registrar/registration-certificates.js';
 import { registrarRoutes } from './registrar/routes.js';
 import { RegistrarService } from './registrar/service.js';
 import './platform/validation-messages.js';
@@ -192,6 +193,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     keyChains,
     webhookEndpoints,
   );
+  const registrationCertificates = new RegistrationCertificates(registrar, presentationConfigs, audit);
   const caches = new Caches();
   const metrics = new Metrics(db.poolStats);
   sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
@@ -338,6 +340,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     publicUrl: config.PUBLIC_URL,
     sessions,
     configs: presentationConfigs,
+    registrationCertificates,
     trust: trustLists,
     signing,
     keyChains,
@@ -367,7 +370,11 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
   });
   registrarRoutes(app, registrar);
-  registrarCertificateRoutes(app, new AccessCertificates(registrar, keyChains, new URL(config.PUBLIC_URL).hostname));
+  registrarCertificateRoutes(
+    app,
+    new AccessCertificates(registrar, keyChains, new URL(config.PUBLIC_URL).hostname),
+    registrationCertificates,
+  );
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
   await bootstrapClientReady;

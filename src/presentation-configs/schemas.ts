@@ -43,6 +43,47 @@ const AttachmentSchema = z
   .describe('an attestation about the verifier sent along with the request (OpenID4VP verifier_info)')
   .meta({ id: 'Attachment' });
 
+const CompactJwt = z
+  .string()
+  .max(16_384)
+  .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'must be a compact JWT');
+
+/** What the registrar's POST /registration-certificates takes beside rpId and credentials, which the service sets. */
+const RegistrationCertBody = z
+  .looseObject({
+    privacy_policy: z
+      .url({ protocol: /^https?$/ })
+      .max(2000)
+      .optional()
+      .describe("URL of the relying party's privacy policy"),
+    support_uri: z.string().min(1).max(500).optional().describe('e-mail address, phone number or URL'),
+    purpose: z
+      .array(z.strictObject({ lang: z.string().min(1).max(10), content: z.string().min(1).max(500) }))
+      .min(1)
+      .max(20)
+      .optional()
+      .describe('intended use; default: the description of the configuration, in English'),
+    intermediary: z.string().min(1).max(200).optional(),
+  })
+  .describe(
+    "merged over the registrar configuration's registrationCertificateDefaults; privacy_policy and support_uri are required after merging. " +
+      'rpId and credentials are set by the service (credentials: one {format, meta, claims: [{path}]} per credential query of dcql_query); ' +
+      'other members are passed on to the registrar',
+  );
+
+const RegistrationCertRequestSchema = z
+  .looseObject({
+    jwt: CompactJwt.optional().describe('a registration certificate obtained elsewhere: sent as given, no registrar call'),
+    id: z.string().min(1).max(256).optional().describe("an active registration certificate of the tenant's relying party at the registrar"),
+    body: RegistrationCertBody.optional(),
+  })
+  .describe(
+    'Tried in order: jwt; id (when the registrar lists no active certificate of that id, body is used if given); body (also when none of ' +
+      'the three is given: the defaults alone). The certificate obtained is cached in registrationCertCache until it expires or the request ' +
+      'or dcql_query changes. Other members are stored as given and not used',
+  )
+  .meta({ id: 'RegistrationCertificateRequest' });
+
 /** Where the wallet sends the user; one definition for configurations and the offers that override them. */
 export const RedirectUri = webUrl({ placeholder: SESSION_PLACEHOLDER }).describe(
   `where the wallet sends the user after a successful presentation: https (http outside production); ${SESSION_PLACEHOLDER} is replaced by the session id`,
@@ -82,11 +123,9 @@ const Settings = {
     .max(50)
     .optional()
     .describe('sent with every request made from the configuration; default none ([])'),
-  registration_cert: z
-    .record(z.string(), z.unknown())
-    .nullable()
+  registration_cert: RegistrationCertRequestSchema.nullable()
     .optional()
-    .describe('registration certificate request, stored as given; changing it clears registrationCertCache'),
+    .describe('a registration certificate to send with every request (verifier_info); changing it clears registrationCertCache'),
   registrationCertCache: z.unknown().optional().describe('read-only: server managed; a value given here is ignored'),
   webhookEndpointId: Reference.nullable().optional().describe('a webhook endpoint of the tenant that receives the claims'),
   webhook: WebhookConfigInput.nullable().optional().meta({ deprecated: true }),
@@ -121,6 +160,20 @@ export const UpdateBody = z.strictObject({
   ...Settings,
 });
 
+const RegistrationCertCacheSchema = z
+  .looseObject({
+    jwt: z.string(),
+    id: z.string().nullable().optional().describe("the registrar's id of the certificate"),
+    issuedAt: z.string().nullable().optional(),
+    expiresAt: z.string().nullable().optional().describe('from the exp claim; the certificate is obtained again shortly before'),
+    obtainedAt: z.string().optional(),
+    fingerprint: z
+      .string()
+      .optional()
+      .describe('of registration_cert and dcql_query as the certificate was obtained for; after a change it is obtained again'),
+  })
+  .meta({ id: 'RegistrationCertificateCache' });
+
 export const PresentationConfigurationSchema = z
   .object({
     id: z.string(),
@@ -129,11 +182,10 @@ export const PresentationConfigurationSchema = z
     lifeTime: z.number().describe('seconds a request created from the configuration stays valid'),
     dcql_query: DcqlQuerySchema,
     transaction_data: z.array(TransactionDataSchema),
-    registration_cert: z.record(z.string(), z.unknown()).nullable(),
-    registrationCertCache: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .describe('read-only: the registration certificate obtained from the registrar; null until there is one'),
+    registration_cert: RegistrationCertRequestSchema.nullable(),
+    registrationCertCache: RegistrationCertCacheSchema.nullable().describe(
+      'read-only: the registration certificate obtained from the registrar; null until there is one',
+    ),
     webhookEndpointId: z.string().nullable(),
     webhook: WebhookConfigSchema.nullable().meta({ deprecated: true }),
     attached: z.array(AttachmentSchema).nullable(),
@@ -145,6 +197,16 @@ export const PresentationConfigurationSchema = z
   .meta({ id: 'PresentationConfiguration' });
 
 export type TransactionData = z.infer<typeof TransactionDataSchema>;
+export type RegistrationCertRequest = z.infer<typeof RegistrationCertRequestSchema>;
+/** What the registrar feature writes into registrationCertCache. */
+export interface RegistrationCertCache {
+  jwt: string;
+  id: string | null;
+  issuedAt: string | null;
+  expiresAt: string | null;
+  obtainedAt: string;
+  fingerprint: string;
+}
 export type SavePresentationConfiguration = z.infer<typeof SaveBody>;
 export type UpdatePresentationConfiguration = z.infer<typeof UpdateBody>;
 /** The deprecated inline webhook as stored (sealed), with its secret. */

@@ -18,6 +18,7 @@ import {
   DEFAULT_LIFETIME,
   type PresentationConfiguration,
   type PresentationDocument,
+  type RegistrationCertCache,
   type SavePresentationConfiguration,
   type UpdatePresentationConfiguration,
   type WebhookConfig,
@@ -133,7 +134,7 @@ export class PresentationConfigService {
         id: row.id,
         tenantId: row.tenant_id,
         ...doc,
-        registrationCertCache: parseJson<Record<string, unknown>>(row.registration_cert_cache),
+        registrationCertCache: parseJson<PresentationConfiguration['registrationCertCache']>(row.registration_cert_cache),
         ...references,
         webhook: masked,
         createdAt: row.created_at,
@@ -306,6 +307,24 @@ export class PresentationConfigService {
       trx,
     );
     return after;
+  }
+
+  /**
+   * Written by the registrar feature: server state, not a change of the configuration (no audit
+   * entry, updatedAt kept). Only while registration_cert is still the one the certificate was
+   * obtained for, so a certificate for a replaced request is not stored over its change.
+   */
+  async storeRegistrationCertCache(
+    tenantId: string,
+    id: string,
+    obtainedFor: PresentationConfiguration['registration_cert'],
+    cache: RegistrationCertCache,
+  ): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
+      const current = await this.loaded(tenantId, id, trx);
+      if (JSON.stringify(current.settings.registration_cert) !== JSON.stringify(obtainedFor)) return;
+      await store.updateConfig(tenantDb(trx, tenantId), id, { registration_cert_cache: JSON.stringify(cache) });
+    });
   }
 
   async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {

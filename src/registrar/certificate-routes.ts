@@ -1,10 +1,13 @@
 // The registrar's certificates as the management API offers them: an access certificate for a key
-// chain (registrar:manage).
+// chain (registrar:manage), and the registration certificate of a presentation configuration
+// obtained again (presentation:manage).
 import { z } from 'zod';
 import { KeyChainSchema } from '../key-chains/routes.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
+import { PresentationConfigurationSchema } from '../presentation-configs/schemas.js';
 import type { AccessCertificates } from './access-certificates.js';
+import type { RegistrationCertificates } from './registration-certificates.js';
 
 const AccessCertificateBody = z.strictObject({
   keyChainId: z
@@ -24,7 +27,13 @@ const ACCESS_CERTIFICATE = [
   "502 with the registrar's message when the registrar fails, and when its certificate does not certify the key.",
 ].join(' ');
 
-export function registrarCertificateRoutes(app: App, access: AccessCertificates) {
+const REISSUE = [
+  'Obtains the registration certificate of the configuration from the registrar again, bypassing registrationCertCache, and answers',
+  'the configuration with the new cache. 409 when registration_cert is not set or gives the certificate as jwt, or when the tenant has',
+  "no registrar configured; 502 with the registrar's message when the registrar fails.",
+].join(' ');
+
+export function registrarCertificateRoutes(app: App, access: AccessCertificates, registration: RegistrationCertificates) {
   app.post(
     '/api/registrar/access-certificate',
     {
@@ -38,5 +47,19 @@ export function registrarCertificateRoutes(app: App, access: AccessCertificates)
       },
     },
     (request) => access.request(contextOf(request), tenantOf(request), request.body ?? {}),
+  );
+  app.post(
+    '/api/verifier/config/:id/registration-cert/reissue',
+    {
+      config: { access: { roles: ['presentation:manage'], tenant: 'required' } },
+      schema: {
+        tags: ['presentation configurations'],
+        summary: 'Obtain the registration certificate of a presentation configuration again',
+        description: REISSUE,
+        params: z.object({ id: z.string() }),
+        response: { 200: PresentationConfigurationSchema },
+      },
+    },
+    (request) => registration.reissue(contextOf(request), tenantOf(request), request.params.id),
   );
 }

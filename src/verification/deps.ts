@@ -4,13 +4,14 @@ import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
-import type { PresentationConfigurations, TrustAnchors } from './ports.js';
+import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from './ports.js';
 
 export interface VerificationDeps {
   db: Executor;
   publicUrl: string;
   sessions: SessionService;
   configs: PresentationConfigurations;
+  registrationCertificates: RegistrationCertificateSource;
   trust: TrustAnchors;
   signing: SigningService;
   keyChains: KeyChainService;

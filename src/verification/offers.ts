@@ -7,8 +7,9 @@ import { exportJWK, generateKeyPair } from 'jose';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { badRequest, forbidden, invalidFields } from '../platform/http/problem.js';
 import { PRESENTATION_HANDLE, presentationUrls, type VerificationDeps } from './deps.js';
+import type { PresentationConfiguration } from './ports.js';
 import { signedRequestOf } from './protocol.js';
-import { type ClientIdPrefix, clientIdFor, type ResponseMode } from './request-object.js';
+import { type ClientIdPrefix, clientIdFor, type ResponseMode, type VerifierInfo } from './request-object.js';
 
 export interface PresentationOfferRequest {
   response_type: 'uri' | 'dc-api' | 'iso-18013-7';
@@ -62,6 +63,7 @@ export class PresentationOffers {
       ]);
     });
     const signer = await this.deps.signing.signer(tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
+    const verifierInfo = await this.verifierInfoOf(tenantId, config);
     const clientIdPrefix = input.clientIdPrefix ?? 'x509_hash';
     const clientId = clientIdFor(clientIdPrefix, signer, this.deps.publicUrl);
     const walletNonce = random();
@@ -98,6 +100,7 @@ export class PresentationOffers {
             ...(input.webhook && { webhook: input.webhook }),
             ...(transactionData?.length && { transactionData }),
             ...(encryption && { encryptionKey: await exportJWK(encryption.privateKey) }),
+            ...(verifierInfo.length && { verifierInfo }),
           },
         },
         trx,
@@ -125,5 +128,16 @@ export class PresentationOffers {
       dcApiRequest: { protocol: 'openid4vp-v1-signed' as const, data: { request } },
       responseUri: urls.dcApiResponse,
     };
+  }
+
+  /**
+   * What the request tells the wallet about the verifier: the configuration's registration
+   * certificate, obtained (or taken from its cache) before the session exists, so that a registrar
+   * failure fails the offer instead of sending a request without it; then the configuration's
+   * attachments.
+   */
+  private async verifierInfoOf(tenantId: string, config: PresentationConfiguration): Promise<VerifierInfo[]> {
+    const registrationCert = await this.deps.registrationCertificates.forRequest(tenantId, config);
+    return [...(registrationCert ? [{ format: 'registration_cert', data: registrationCert }] : []), ...(config.attached ?? [])];
   }
 }

@@ -10,6 +10,12 @@ export interface PresentationConfigurations {
   resolveWebhook(tenantId: string, config: PresentationConfiguration): Promise<{ url: string; headers: Record<string, string> } | null>;
 }
 
+/** Where a configuration's registration certificate comes from (the registrar feature). */
+export interface RegistrationCertificateSource {
+  /** The compact JWT a request made from `config` sends in verifier_info; undefined when it asks for none. */
+  forRequest(tenantId: string, config: PresentationConfiguration): Promise<string | undefined>;
+}
+
 export interface TrustAnchors {
   /** PEM certificates the tenant trusts as issuers (from its trust lists). */
   trustedCertificates(tenantId: string): Promise<string[]>;

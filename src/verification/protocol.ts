@@ -10,7 +10,7 @@ import type { SessionState } from '../sessions/model.js';
 import type { VerifiedForDcql } from './dcql.js';
 import { PRESENTATION_HANDLE, type VerificationDeps } from './deps.js';
 import type { PresentationOfferRequest } from './offers.js';
-import { encodeTransactionData, type RequestObjectInput, signRequestObject } from './request-object.js';
+import { encodeTransactionData, type RequestObjectInput, signRequestObject, type VerifierInfo } from './request-object.js';
 import { PresentationRejected, verifySdJwtPresentation } from './sd-jwt.js';
 import type { StatusListChecker } from './status.js';
 
@@ -222,6 +222,7 @@ interface PresentationSecrets {
   dcqlQuery: Record<string, unknown>;
   transactionData?: Record<string, unknown>[];
   encryptionKey?: JWK;
+  verifierInfo?: VerifierInfo[];
 }
 
 /**
@@ -245,6 +246,7 @@ export async function signedRequestOf(deps: VerificationDeps, session: SessionSt
     lifetimeSeconds: Math.max(1, Math.floor((Date.parse(session.expiresAt) - Date.now()) / 1000)),
     ...(secrets.encryptionKey && { encryptionJwk: { ...encryptionJwk, kid: 'response-encryption' } as JWK }),
     ...(secrets.transactionData && { transactionData: secrets.transactionData }),
+    ...(secrets.verifierInfo && { verifierInfo: secrets.verifierInfo }),
     ...(walletNonce && { walletNonce }),
   });
 }

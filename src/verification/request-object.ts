@@ -32,7 +32,16 @@ export interface RequestObjectInput {
   walletNonce?: string;
   /** Appendix A.2: REQUIRED in signed requests over the DC API. */
   expectedOrigins?: string[];
+  /** Attestations about the verifier (section 5.1), e.g. its registration certificate. */
+  verifierInfo?: VerifierInfo[];
   lifetimeSeconds: number;
+}
+
+/** One verifier_info entry (OpenID4VP 1.0 section 5.1); without credential_ids it concerns every credential requested. */
+export interface VerifierInfo {
+  format: string;
+  data: string | Record<string, unknown>;
+  credential_ids?: string[];
 }
 
 const VP_FORMATS = {
@@ -68,6 +77,7 @@ export function signRequestObject(signer: Signer, input: RequestObjectInput): Pr
     ...(input.transactionData?.length && { transaction_data: encodeTransactionData(input.transactionData) }),
     ...(input.walletNonce && { wallet_nonce: input.walletNonce }),
     ...(input.expectedOrigins && { expected_origins: input.expectedOrigins }),
+    ...(input.verifierInfo?.length && { verifier_info: input.verifierInfo }),
   };
   return signJwtWith(signer, { typ: 'oauth-authz-req+jwt' }, payload);
 }
