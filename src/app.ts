@@ -62,6 +62,7 @@ import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
+import { IssuerMetadataResolver } from './presentation-configs/issuer-metadata.js';
 import { presentationConfigRoutes } from './presentation-configs/routes.js';
 import { PresentationConfigService } from './presentation-configs/service.js';
 import type { SessionState } from './sessions/model.js';
@@ -332,7 +333,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   keyChainRoutes(app, keyChains, signing);
   httpEndpointRoutes(app, { attributeProviders, webhookEndpoints });
   credentialConfigRoutes(app, credentialConfigs);
-  presentationConfigRoutes(app, presentationConfigs);
+  presentationConfigRoutes(app, presentationConfigs, new IssuerMetadataResolver(outbound));
   trustListRoutes(app, trustLists);
   issuance.routes(app);
   createVerification({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
+import { type IssuerMetadataResolver, ResolvedIssuerMetadata, ResolveIssuerMetadataBody } from './issuer-metadata.js';
 import { PresentationConfigurationSchema, SaveBody, UpdateBody } from './schemas.js';
 import type { PresentationConfigService } from './service.js';
 
@@ -16,7 +17,14 @@ const MODEL = [
   'other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here.',
 ].join(' ');
 
-export function presentationConfigRoutes(app: App, configs: PresentationConfigService) {
+const RESOLVE_ISSUER_METADATA = [
+  'Fetches `{credentialIssuer}` metadata server-side from its well-known location (OpenID4VCI 1.0 section 12.2.2: the well-known segment',
+  'between host and path) through the outbound address policy, checks that it is a JSON object naming that credential_issuer, and answers',
+  'it with a summary per credential configuration (format, vct or doctype, claim paths, and a DCQL credential query for it). 400 naming',
+  'body.credentialIssuer for an address the policy refuses; 502 with the reason when the issuer cannot be reached or answers anything else.',
+].join(' ');
+
+export function presentationConfigRoutes(app: App, configs: PresentationConfigService, issuerMetadata: IssuerMetadataResolver) {
   app.get(
     PATH,
     {
@@ -49,6 +57,21 @@ export function presentationConfigRoutes(app: App, configs: PresentationConfigSe
       const { created, configuration } = await configs.save(contextOf(request), tenantOf(request), request.body);
       return reply.code(created ? 201 : 200).send(configuration);
     },
+  );
+
+  app.post(
+    `${PATH}/issuer-metadata/resolve`,
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: "Fetch another credential issuer's metadata, to build a DCQL query for what it issues",
+        description: RESOLVE_ISSUER_METADATA,
+        body: ResolveIssuerMetadataBody,
+        response: { 200: ResolvedIssuerMetadata },
+      },
+    },
+    (request) => issuerMetadata.resolve(request.body.credentialIssuer),
   );
 
   app.get(
