@@ -431,8 +431,7 @@ function secretKeeping(identityProvider: IdentityProvider | undefined): SecretKe
  */
 function externalVerifier(identityProvider: IdentityProvider | undefined, clients: ClientService, consoleClientId: string) {
   if (!identityProvider?.admin) return identityProvider?.verifier;
-  const lookup = async (clientId: string) => (await clients.resolvePrincipal(clientId))?.principal;
-  return boundToClientRecords(identityProvider.verifier, lookup, consoleClientId);
+  return boundToClientRecords(identityProvider.verifier, (clientId) => clients.resolvePrincipal(clientId), consoleClientId);
 }
 
 /**

@@ -191,6 +191,7 @@ export class ClientService {
         allowedPresentationConfigs: parseJson<string[]>(row.allowed_presentation_configs),
       },
       tokenGeneration: row.token_generation,
+      tokensValidFrom: row.tokens_valid_from,
     };
     if (this.principals.size >= 10_000) this.principals.clear();
     this.principals.set(clientId, { current, until: Date.now() + PRINCIPAL_TTL_MS });
@@ -259,7 +260,7 @@ export class ClientService {
       };
       let row: Selectable<ClientsTable>;
       try {
-        row = await store.insertClient(trx, values);
+        row = await store.insertClient(trx, values, provider ? now : null);
         this.forgetPrincipals();
       } catch (err) {
         if (isUniqueViolation(err)) throw conflict(`client '${input.clientId}' already exists`);
@@ -366,7 +367,8 @@ export class ClientService {
   ): Promise<{ secret: string }> {
     return inTransaction(this.db, async (trx) => {
       const client = await rotatable(trx);
-      await store.updateClient(trx, this.scopeOf(ctx), id, { updated_at: nowIso() });
+      const now = nowIso();
+      await store.updateClient(trx, this.scopeOf(ctx), id, { tokens_valid_from: now, updated_at: now });
       this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } }, trx);
       return { secret: await provider.rotateSecret(id) };
@@ -393,15 +395,25 @@ export class ClientService {
   }
 
   private async ensureAtProvider(ctx: RequestContext, client: Client, secret: string, provider: ClientAdmin, db: Executor) {
-    const changed = await provider.ensureClient(atProvider(client), secret);
-    if (changed) {
+    const replaced = await this.ensureSecretAtProvider(atProvider(client), secret, provider, db);
+    if (replaced) {
       await this.audit.record(
         ctx,
         { tenantId: client.tenantId, actionType: 'client.secret_replaced', after: { clientId: client.clientId } },
         db,
       );
     }
-    return changed;
+    return replaced;
+  }
+
+  /** True when the provider has a new secret for the client: the tokens issued under the old one end. */
+  private async ensureSecretAtProvider(client: ProviderClient, secret: string, provider: ClientAdmin, db: Executor): Promise<boolean> {
+    const since = nowIso();
+    const outcome = await provider.ensureClient(client, secret);
+    if (outcome !== 'created' && outcome !== 'secret replaced') return false;
+    await store.updateClient(db, null, client.clientId, { tokens_valid_from: since });
+    this.forgetPrincipals();
+    return true;
   }
 
   /**
@@ -449,7 +461,8 @@ export class ClientService {
     } else {
       await this.alignBootstrapRecord(existing, secret, roles, provider);
     }
-    await provider?.ensureClient({ clientId, tenantId: null, roles, description: BOOTSTRAP_DESCRIPTION }, secret);
+    if (provider)
+      await this.ensureSecretAtProvider({ clientId, tenantId: null, roles, description: BOOTSTRAP_DESCRIPTION }, secret, provider, this.db);
   }
 
   /**

@@ -26,13 +26,15 @@ export const listClientsOfTenants = (db: Executor, tenantIds: string[]) =>
 /** Random, so a client re-created under an old id never matches the tokens of the one before. */
 const newTokenGeneration = () => randomBytes(16).toString('base64url');
 
-export type NewClientRow = Omit<Insertable<ClientsTable>, 'token_generation' | 'first_token_at'>;
+export type NewClientRow = Omit<Insertable<ClientsTable>, 'token_generation' | 'first_token_at' | 'tokens_valid_from'>;
 
+/** `tokensValidFrom`: set for a client whose tokens come from the identity provider (its creation time). */
 export async function insertClient<Row extends NewClientRow>(
   db: Executor,
   row: Row,
-): Promise<Row & { token_generation: string; first_token_at: null }> {
-  const inserted = { ...row, token_generation: newTokenGeneration(), first_token_at: null };
+  tokensValidFrom: string | null = null,
+): Promise<Row & { token_generation: string; first_token_at: null; tokens_valid_from: string | null }> {
+  const inserted = { ...row, token_generation: newTokenGeneration(), first_token_at: null, tokens_valid_from: tokensValidFrom };
   await db.insertInto('clients').values(inserted).execute();
   return inserted;
 }

@@ -22,9 +22,12 @@ export interface ClientAdmin {
   deleteClient(clientId: string): Promise<void>;
   /** A new secret made by the provider; the old one stops working there. */
   rotateSecret(clientId: string): Promise<string>;
-  /** Creates the client, or brings its secret, tenant claim and roles in line; true when anything changed. */
-  ensureClient(client: ProviderClient, secret: string): Promise<boolean>;
+  /** Creates the client, or brings its secret, tenant claim and roles in line, and says which it did. */
+  ensureClient(client: ProviderClient, secret: string): Promise<EnsuredClient>;
 }
+
+/** What ensureClient did: a new secret (a new client's included) ends the tokens of the old one. */
+export type EnsuredClient = 'created' | 'secret replaced' | 'updated' | 'unchanged';
 
 export interface ProviderUser {
   id: string;

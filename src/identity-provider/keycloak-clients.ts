@@ -4,7 +4,7 @@
 // putting the client's tenant into its tokens under the claim OIDC_SUB.
 import { TOKEN_AUDIENCE } from '../platform/auth/tokens.js';
 import { Problem } from '../platform/http/problem.js';
-import type { ClientAdmin, ProviderClient } from './admin.js';
+import type { ClientAdmin, EnsuredClient, ProviderClient } from './admin.js';
 import type { KeycloakApi } from './keycloak-api.js';
 
 /** Keycloak's ProtocolMapperRepresentation. */
@@ -78,11 +78,11 @@ export class KeycloakClients implements ClientAdmin {
     return value;
   }
 
-  async ensureClient(client: ProviderClient, secret: string): Promise<boolean> {
+  async ensureClient(client: ProviderClient, secret: string): Promise<EnsuredClient> {
     const uuid = await this.uuidOf(client.clientId);
     if (!uuid) {
       await this.createClient(client, secret);
-      return true;
+      return 'created';
     }
     const path = clientPath(uuid);
     const current = (await this.api.call(`reading client '${client.clientId}'`, 'GET', path)).body as Record<string, unknown>;
@@ -93,7 +93,8 @@ export class KeycloakClients implements ClientAdmin {
     if (secretChanged) await this.api.call(`setting the secret of '${client.clientId}'`, 'PUT', path, { ...current, secret });
     const mappersAdded = await this.addMissingMappers(client, uuid, current.protocolMappers);
     const rolesChanged = await this.api.setRealmRoles(await this.serviceAccountOf(uuid), client.roles);
-    return secretChanged || mappersAdded || rolesChanged;
+    if (secretChanged) return 'secret replaced';
+    return mappersAdded || rolesChanged ? 'updated' : 'unchanged';
   }
 
   /** Adds the service's mappers a client lacks (made by hand, or before the tenant claim changed). */

@@ -148,7 +148,8 @@ function externalVerifier(config: ExternalConfig, metadata: ProviderMetadata, ou
         throw new InvalidTokenError(describe(err));
       }
       const principal = principalOf(payload, config.OIDC_SUB);
-      return { clientId: principal.clientId, tokenGeneration: '', expiresAt: (payload.exp as number) * 1000, principal };
+      const issuedAt = typeof payload.iat === 'number' ? payload.iat : undefined;
+      return { clientId: principal.clientId, tokenGeneration: '', expiresAt: (payload.exp as number) * 1000, issuedAt, principal };
     },
   };
 }

@@ -10,6 +10,7 @@ import { presentationConfigs } from './0006-presentation-configs.js';
 import { clientTokenGenerations } from './0007-client-token-generations.js';
 import { clientFirstToken } from './0008-client-first-token.js';
 import { registrarConfigs } from './0009-registrar-configs.js';
+import { identityProviderTokenCutoff } from './0010-identity-provider-token-cutoff.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0007-client-token-generations': clientTokenGenerations,
   '0008-client-first-token': clientFirstToken,
   '0009-registrar-configs': registrarConfigs,
+  '0010-identity-provider-token-cutoff': identityProviderTokenCutoff,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

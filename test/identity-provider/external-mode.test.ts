@@ -5,6 +5,9 @@
 // a refresh token, and invalid settings. This provider's issuer is not a Keycloak realm's, so the
 // service has no admin adapter for it: clients are made at the provider by hand
 // (provider-clients.test.ts covers a Keycloak realm, where /api/client makes them).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { start } from '../../src/server.js';
@@ -162,7 +165,15 @@ describe('external mode: tokens from the identity provider', () => {
 describe('external mode: start-up', () => {
   const attempt = (env: Record<string, string>) =>
     start(
-      { NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: '/tmp/svc-external-start', MASTER_SECRET: 'm'.repeat(40), ...env },
+      {
+        NODE_ENV: 'test',
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+        // A fresh directory: a database left by another version of the service would fail its migrations first.
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-external-start-')),
+        MASTER_SECRET: 'm'.repeat(40),
+        ...env,
+      },
       () => {},
     ).then(
       async (running) => {

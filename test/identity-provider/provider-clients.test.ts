@@ -26,6 +26,8 @@ const providerToken = (clientId: string, secret: string) => clientCredentialsTok
 const realmClient = (clientId: string) => ext.op.realm?.clientByClientId(clientId);
 const clientRow = (id: string) => ext.svc.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
 
+const secondPasses = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+
 async function created(token: string, body: Record<string, unknown>) {
   const reply = await call('POST', '/api/client', token, body);
   expect(reply.status, reply.text).toBe(201);
@@ -94,13 +96,20 @@ describe('/api/client at the provider', () => {
     expect((await call('GET', '/api/issuer/credentials', after)).status).toBe(200);
   });
 
-  it('rotates the secret at the provider: the new one gets tokens, the old one no longer does', async () => {
-    const client = await created(acme.token, { clientId: 'acme-rotated', roles: ['issuance:offer'] });
+  it('rotates the secret at the provider: the new one gets tokens, the old one and its tokens no longer work', async () => {
+    const client = await created(acme.token, { clientId: 'acme-rotated', roles: ['issuance:manage'] });
+    const old = await ext.token('acme-rotated', client.secret);
+    expect((await call('GET', '/api/issuer/credentials', old)).status).toBe(200);
+    await secondPasses(); // iat has whole seconds: the old token is of an earlier second than the rotation
     const rotated = await call('POST', '/api/client/acme-rotated/rotate-secret', acme.token);
     expect(rotated.status, rotated.text).toBe(200);
     expect(rotated.body.secret).not.toBe(client.secret);
     expect((await providerToken('acme-rotated', client.secret)).token).toBeUndefined();
-    expect((await providerToken('acme-rotated', rotated.body.secret)).token).toBeDefined();
+    const refused = await call('GET', '/api/issuer/credentials', old);
+    expectProblem(refused, 401);
+    expect(refused.body.detail).toContain('secret replaced');
+    const fresh = await ext.token('acme-rotated', rotated.body.secret);
+    expect((await call('GET', '/api/issuer/credentials', fresh)).status).toBe(200);
     expect(JSON.stringify(await clientRow('acme-rotated'))).not.toContain(rotated.body.secret);
   });
 
@@ -115,6 +124,16 @@ describe('/api/client at the provider', () => {
     expectProblem(refused, 401);
     expect(refused.body.detail).toContain('acme-gone');
     expect((await providerToken('acme-gone', client.secret)).token).toBeUndefined();
+  });
+
+  it('does not bring the tokens of a deleted client back to life in a client made again under its id', async () => {
+    const first = await created(acme.token, { clientId: 'acme-again', roles: ['issuance:manage'] });
+    const old = await ext.token('acme-again', first.secret);
+    await secondPasses();
+    expect((await call('DELETE', '/api/client/acme-again', acme.token)).status).toBe(204);
+    const second = await created(acme.token, { clientId: 'acme-again', roles: ['issuance:manage'] });
+    expectProblem(await call('GET', '/api/issuer/credentials', old), 401);
+    expect((await call('GET', '/api/issuer/credentials', await ext.token('acme-again', second.secret))).status).toBe(200);
   });
 
   it('answers a duplicate with 409: one known here, and one the provider already has', async () => {

@@ -14,6 +14,8 @@ export interface Principal {
 export interface CurrentClient {
   principal: Principal;
   tokenGeneration: string;
+  /** Identity provider tokens issued before this time (ISO) are not its own; null: no such limit. */
+  tokensValidFrom: string | null;
 }
 
 /**

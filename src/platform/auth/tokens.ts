@@ -25,6 +25,8 @@ export interface VerifiedToken {
   tokenGeneration: string;
   /** Milliseconds since the epoch. */
   expiresAt: number;
+  /** Seconds since the epoch (the iat claim), when the token says. */
+  issuedAt?: number;
   /**
    * Who the caller is, when the token itself says so (an external identity provider, which keeps
    * the clients); absent, the service's own client record is authoritative.

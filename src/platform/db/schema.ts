@@ -33,6 +33,11 @@ export interface ClientsTable {
   token_generation: string;
   /** When the client first obtained an access token; null until then. */
   first_token_at: Timestamp | null;
+  /**
+   * External mode: identity provider tokens issued before this are not the client's (it was made
+   * again, or its secret replaced); null when the client's tokens carry its generation instead.
+   */
+  tokens_valid_from: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
