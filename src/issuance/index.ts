@@ -1,8 +1,9 @@
-// Assembles the issuance feature from the services it works with.
-
+// The issuance feature: what it needs from the rest of the service, and the services and routes it
+// builds from that. One folder per protocol concept (credential-offer, token, nonce,
+// credential-request, deferred, notification, metadata, formats), each with its schemas, logic,
+// queries and routes.
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
-import { defaultClaims, validateClaims } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
@@ -12,21 +13,29 @@ import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { SessionService } from '../sessions/service.js';
-import { IssuanceTokens } from './access-tokens.js';
-import { CredentialEndpoint } from './credential-endpoint.js';
-import { DeferredService } from './deferred.js';
-import type { IssuanceDeps, StatusEntryAllocator } from './deps.js';
-import { NonceStore } from './nonces.js';
-import { NotificationEndpoint } from './notification.js';
-import { OfferService } from './offers.js';
-import type { CredentialConfiguration, CredentialConfigurations } from './ports.js';
-import { issuanceProtocolRoutes } from './protocol-routes.js';
-import { issuanceRoutes } from './routes.js';
+import { offerRoutes } from './credential-offer/routes.js';
+import { OfferService } from './credential-offer/service.js';
+import { ClaimSources } from './credential-request/claims.js';
+import { CredentialEndpoint } from './credential-request/endpoint.js';
+import { CredentialMinter, type StatusEntryAllocator } from './credential-request/minter.js';
+import { credentialRoutes } from './credential-request/routes.js';
+import { deferredRoutes } from './deferred/routes.js';
+import { DeferredService } from './deferred/service.js';
+import { IssuerDirectory } from './issuers.js';
+import { metadataRoutes } from './metadata/routes.js';
+import { nonceRoutes } from './nonce/routes.js';
+import { NonceStore } from './nonce/store.js';
+import { NotificationEndpoint } from './notification/endpoint.js';
+import { notificationRoutes } from './notification/routes.js';
+import { issuerSettingsRoutes } from './routes.js';
 import { IssuerSettingsService } from './settings.js';
-import { TokenEndpoint } from './token-endpoint.js';
+import { IssuanceTokens } from './token/access-tokens.js';
+import { TokenEndpoint } from './token/endpoint.js';
+import { tokenRoutes } from './token/routes.js';
+import { WalletAccessCheck } from './token/wallet-access.js';
 import { IssuanceWebhooks } from './webhooks.js';
 
-export interface IssuanceWiring {
+export interface IssuanceNeeds {
   db: Executor;
   publicUrl: string;
   masterSecret: string;
@@ -37,60 +46,42 @@ export interface IssuanceWiring {
   webhookEndpoints: HttpEndpointService;
   signing: SigningService;
   keyChains: KeyChainService;
+  /** Encrypts deferred transactions' holder keys and credentials. */
   sealer: Sealer;
   tenantExists(tenantId: string): Promise<boolean>;
-  metrics: Metrics;
+  metrics: Pick<Metrics, 'credentialsIssued'>;
+  /** Calls attribute providers and webhooks, within the outbound address policy. */
   outbound: OutboundClient;
-  webhookRetryDelaysMs?: readonly number[];
-  statusEntries?: StatusEntryAllocator;
+  /** Status list entries for credentials of configurations with statusManagement. */
+  statusEntries: StatusEntryAllocator;
 }
 
-function configurationsOf(service: CredentialConfigService): CredentialConfigurations {
-  const model = (config: CredentialConfiguration) => config as unknown as Parameters<typeof validateClaims>[0];
-  return {
-    list: async (tenantId) => (await service.list(tenantId)) as unknown as CredentialConfiguration[],
-    get: async (tenantId, id) => (await service.get(tenantId, id)) as unknown as CredentialConfiguration,
-    defaultClaims: (config) => defaultClaims(model(config)),
-    validateClaims: (config, claims) => validateClaims(model(config), claims).map((p) => ({ path: p.path.join('.'), message: p.message })),
-  };
-}
+export function createIssuance(needs: IssuanceNeeds) {
+  const { db, sessions, credentialConfigs: configs, sealer, publicUrl } = needs;
+  const settings = new IssuerSettingsService(db, needs.audit);
+  const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings);
+  const nonces = new NonceStore(db);
+  const tokens = new IssuanceTokens(needs.masterSecret);
+  const access = new WalletAccessCheck(issuers, tokens, nonces, sessions);
+  const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
+  const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
+  const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
+  const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer);
+  const webhooks = new IssuanceWebhooks(sessions, configs, needs.webhookEndpoints, needs.outbound);
+  sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
 
-export function createIssuance(wiring: IssuanceWiring) {
-  const nonces = new NonceStore(wiring.db);
-  const deps: IssuanceDeps = {
-    db: wiring.db,
-    publicUrl: wiring.publicUrl,
-    sessions: wiring.sessions,
-    configs: configurationsOf(wiring.credentialConfigs),
-    attributeProviders: wiring.attributeProviders,
-    webhookEndpoints: wiring.webhookEndpoints,
-    settings: new IssuerSettingsService(wiring.db, wiring.audit),
-    nonces,
-    tokens: new IssuanceTokens(wiring.masterSecret),
-    signing: wiring.signing,
-    keyChains: wiring.keyChains,
-    sealer: wiring.sealer,
-    tenantExists: wiring.tenantExists,
-    outbound: wiring.outbound,
-    statusEntries: wiring.statusEntries,
-    metrics: wiring.metrics,
-  };
-  const webhooks = new IssuanceWebhooks(deps, wiring.webhookRetryDelaysMs);
-  wiring.sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
-  const offers = new OfferService(deps);
-  const deferred = new DeferredService(deps);
   return {
     nonces,
-    settings: deps.settings,
+    settings,
     routes(app: App) {
-      issuanceRoutes(app, { settings: deps.settings, offers, deferred });
-      issuanceProtocolRoutes(app, deps, {
-        offers,
-        token: new TokenEndpoint(deps),
-        credential: new CredentialEndpoint(deps),
-        deferred,
-        notification: new NotificationEndpoint(deps),
-      });
+      issuerSettingsRoutes(app, settings);
+      offerRoutes(app, offers);
+      metadataRoutes(app, { issuers, configs, keyChains: needs.keyChains, signing: needs.signing });
+      tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, sessions, nonces, tokens));
+      nonceRoutes(app, issuers, nonces);
+      credentialRoutes(app, publicUrl, new CredentialEndpoint(db, access, configs, sessions, nonces, claims, minter, sealer));
+      deferredRoutes(app, publicUrl, deferred);
+      notificationRoutes(app, publicUrl, new NotificationEndpoint(db, access, sessions));
     },
   };
 }

@@ -34,10 +34,17 @@ export type IssuerSettings = z.output<typeof IssuerSettingsSchema>;
 export const DEFAULT_SETTINGS: IssuerSettings = IssuerSettingsSchema.parse({});
 
 export class IssuerSettingsService {
+  private readonly changeListeners: ((tenantId: string) => void)[] = [];
+
   constructor(
     private readonly db: Executor,
     private readonly audit: AuditService,
   ) {}
+
+  /** Called after a tenant's settings changed on this instance (caches forget them at once). */
+  onChange(listener: (tenantId: string) => void) {
+    this.changeListeners.push(listener);
+  }
 
   async get(tenantId: string, db: Executor = this.db): Promise<IssuerSettings> {
     const row = await tenantDb(db, tenantId).selectFrom('issuer_settings').select('document').executeTakeFirst();
@@ -46,7 +53,7 @@ export class IssuerSettingsService {
   }
 
   async put(ctx: RequestContext, tenantId: string, settings: IssuerSettings, db: Executor = this.db): Promise<IssuerSettings> {
-    return inTransaction(db, async (trx) => {
+    const saved = await inTransaction(db, async (trx) => {
       const before = await this.get(tenantId, trx);
       const scoped = tenantDb(trx, tenantId);
       const document = JSON.stringify(settings);
@@ -55,5 +62,7 @@ export class IssuerSettingsService {
       await this.audit.record(ctx, { tenantId, actionType: 'issuer_settings.updated', before: { ...before }, after: { ...settings } }, trx);
       return settings;
     });
+    for (const listener of this.changeListeners) listener(tenantId);
+    return saved;
   }
 }

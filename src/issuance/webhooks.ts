@@ -1,9 +1,12 @@
 // Webhook notifications of issuance status changes, to the endpoint named by the offer (else by the
 // first offered configuration that names one); every failed attempt is written to the session log.
+import type { CredentialConfigService } from '../credential-configs/service.js';
+import type { HttpEndpointService } from '../http-endpoints/service.js';
 import { postJsonWithRetries, RETRY_DELAYS_MS } from '../platform/http/outbound.js';
-import { unlessNotFound } from '../platform/http/problem.js';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { SessionState, SessionStatus } from '../sessions/model.js';
-import type { IssuanceDeps } from './deps.js';
+import type { SessionService } from '../sessions/service.js';
+import { issuancePublic } from './session.js';
 
 export interface WebhookPayload {
   type: 'issuance.status';
@@ -18,49 +21,56 @@ export interface WebhookPayload {
 
 export class IssuanceWebhooks {
   constructor(
-    private readonly deps: IssuanceDeps,
+    private readonly sessions: SessionService,
+    private readonly configs: CredentialConfigService,
+    private readonly webhookEndpoints: HttpEndpointService,
+    private readonly outbound: OutboundClient,
     private readonly retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
   ) {}
 
   /** Called for every status change; delivery runs in the background and never fails the flow. */
   notify(state: SessionState, previousStatus: SessionStatus | null) {
     if (state.kind !== 'issuance' || previousStatus === null) return;
-    void this.deliver(state, previousStatus).catch(() => undefined);
+    // Attempts are logged as they happen; what fails before any attempt (the endpoint cannot be
+    // resolved) is logged here, and a log that cannot be written either is given up on.
+    void this.deliver(state, previousStatus).catch((err: Error) =>
+      this.sessions.log(state.id, 'error', 'webhook delivery failed', { reason: err.message }).catch(() => undefined),
+    );
   }
 
-  private async endpointId(state: SessionState): Promise<string | undefined> {
-    const fromOffer = state.public.webhookEndpointId as string | undefined;
+  private async endpointId(state: SessionState, credentialConfigurationIds: string[], fromOffer?: string): Promise<string | undefined> {
     if (fromOffer) return fromOffer;
-    for (const id of (state.public.credentialConfigurationIds as string[] | undefined) ?? []) {
-      const config = await unlessNotFound(this.deps.configs.get(state.tenantId, id));
+    for (const id of credentialConfigurationIds) {
+      const config = await this.configs.find(state.tenantId, id);
       if (config?.webhookEndpointId) return config.webhookEndpointId;
     }
     return undefined;
   }
 
   private async deliver(state: SessionState, previousStatus: SessionStatus) {
-    const id = await this.endpointId(state);
+    const { credentialConfigurationIds, webhookEndpointId } = issuancePublic(state);
+    const id = await this.endpointId(state, credentialConfigurationIds, webhookEndpointId);
     if (!id) return;
-    const endpoint = await this.deps.webhookEndpoints.resolve(state.tenantId, id);
+    const endpoint = await this.webhookEndpoints.resolve(state.tenantId, id);
     const payload: WebhookPayload = {
       type: 'issuance.status',
       sessionId: state.id,
       tenantId: state.tenantId,
       status: state.status,
       previousStatus,
-      credentialConfigurationIds: (state.public.credentialConfigurationIds as string[] | undefined) ?? [],
+      credentialConfigurationIds,
       errorReason: state.errorReason,
       at: state.updatedAt,
     };
     await postJsonWithRetries(
-      this.deps.outbound,
+      this.outbound,
       endpoint,
       payload,
       async ({ attempt, failure, final }) => {
         const details = { webhookEndpointId: id, status: state.status, attempt, ...(failure && { reason: failure }) };
-        if (!failure) await this.deps.sessions.log(state.id, 'info', 'webhook delivered', details);
+        if (!failure) await this.sessions.log(state.id, 'info', 'webhook delivered', details);
         else
-          await this.deps.sessions.log(
+          await this.sessions.log(
             state.id,
             final ? 'error' : 'warn',
             final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',

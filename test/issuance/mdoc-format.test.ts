@@ -35,8 +35,8 @@ import * as x509 from '@peculiar/x509';
 import { Decoder, Encoder, Tag } from 'cbor-x';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FieldDefinition } from '../../src/credential-configs/service.js';
 import { issueMdoc } from '../../src/issuance/formats/mdoc.js';
-import type { FieldDefinition } from '../../src/issuance/ports.js';
 import type { Signer } from '../../src/key-chains/signing.js';
 import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
 import { startService, type TestService } from '../support/service.js';
@@ -447,9 +447,9 @@ describe('mso_mdoc issuance', () => {
         issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: { [NS]: { ...CLAIMS[NS], birth_date } }, holderJwk }, signer),
       ).rejects.toThrow(/full-date/);
     }
-    await expect(issueMdoc({ docType: DOC_TYPE, fields: [{ path: ['family_name'] }], claims: CLAIMS, holderJwk }, signer)).rejects.toThrow(
-      /no namespace/,
-    );
+    await expect(
+      issueMdoc({ docType: DOC_TYPE, fields: [{ path: ['family_name'], type: 'string' }], claims: CLAIMS, holderJwk }, signer),
+    ).rejects.toThrow(/no namespace/);
   });
 
   it('puts the Token Status List reference into the MSO as `status` and keeps it verifiable', async () => {

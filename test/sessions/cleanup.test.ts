@@ -33,11 +33,13 @@ async function oldSession(tenantId: string, age: number, input: Partial<NewSessi
     clientId: null,
     lifetimeSeconds: 600,
     public: {
+      flow: 'pre_authorized_code',
+      responseType: 'uri',
       credentialConfigurationIds: ['pid'],
       useDcApi: false,
       offerUrl: 'openid-credential-offer://?credential_offer_uri=https%3A%2F%2Fissuer.example%2Foffer%2Fabc',
       redirectUri: 'https://rp.example/done?user=erika',
-      notifications: [{ event: 'credential_accepted' }],
+      notifications: [{ notificationId: 'n-1', event: 'credential_accepted', receivedAt: '2026-01-01T00:00:00.000Z' }],
     },
     private: { credentialPayload: { given_name: 'Erika' } },
     ...input,
@@ -78,7 +80,12 @@ describe('retention', () => {
       return current && (current.anonymized === 1 || current.anonymized === true) ? current : undefined;
     });
     expect(after.private_data).toBeNull();
-    expect(JSON.parse(after.public_data)).toEqual({ credentialConfigurationIds: ['pid'], useDcApi: false });
+    expect(JSON.parse(after.public_data)).toEqual({
+      flow: 'pre_authorized_code',
+      responseType: 'uri',
+      credentialConfigurationIds: ['pid'],
+      useDcApi: false,
+    });
     // Metadata is untouched.
     for (const column of [
       'id',

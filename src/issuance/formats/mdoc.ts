@@ -39,8 +39,8 @@ import {
   SignatureAlgorithm,
 } from '@owf/mdoc';
 import type { JWK } from 'jose';
+import type { FieldDefinition } from '../../credential-configs/service.js';
 import type { Signer } from '../../key-chains/signing.js';
-import type { FieldDefinition } from '../ports.js';
 
 export interface MdocInput {
   docType: string;

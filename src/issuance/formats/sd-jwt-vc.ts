@@ -3,8 +3,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { JWK } from 'jose';
+import type { FieldDefinition } from '../../credential-configs/service.js';
 import type { Signer } from '../../key-chains/signing.js';
-import type { FieldDefinition } from '../ports.js';
 
 export interface SdJwtVcInput {
   issuer: string;

@@ -1,12 +1,15 @@
 // DPoP proofs (RFC 9449): accepted whenever a wallet sends one, required when the issuer says so.
+// `verifyDpop` checks, in order: the proof's form, its key and signature, the request it names, its
+// age, its binding to the access token, and that it was never used before.
 import { createHash } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
-import { invalidDpopProof } from './errors.js';
-import type { NonceStore } from './nonces.js';
+import { calculateJwkThumbprint, type JWK } from 'jose';
+import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
+import { invalidDpopProof } from '../errors.js';
+import type { NonceStore } from '../nonce/store.js';
 
-const ALGORITHMS = ['ES256', 'ES384', 'ES512'];
 const MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;
+export const DPOP_ALGORITHMS = EC_JWS_ALGORITHMS;
 
 export interface DpopCheck {
   tenantId: string;
@@ -18,25 +21,23 @@ export interface DpopCheck {
 
 /** Verifies a DPoP proof and returns the thumbprint of its key. */
 export async function verifyDpop(proof: string, check: DpopCheck, nonces: NonceStore): Promise<string> {
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  try {
-    header = decodeProtectedHeader(proof);
-  } catch {
-    throw invalidDpopProof('the DPoP header is not a JWT');
-  }
+  const decoded = decodeJws(proof);
+  if (!decoded) throw invalidDpopProof('the DPoP header is not a JWT');
+  const { header, payload } = decoded;
   if (header.typ !== 'dpop+jwt') throw invalidDpopProof('typ must be dpop+jwt');
-  if (!header.alg || !ALGORITHMS.includes(header.alg)) throw invalidDpopProof(`alg must be one of ${ALGORITHMS.join(', ')}`);
-  const jwk = header.jwk as JWK | undefined;
-  if (!jwk || jwk.d) throw invalidDpopProof('the header must carry the public jwk');
-  let payload: Record<string, unknown>;
-  try {
-    ({ payload } = await jwtVerify(proof, await importJWK(jwk, header.alg), { typ: 'dpop+jwt', algorithms: ALGORITHMS }));
-  } catch {
+  const alg = header.alg;
+  if (typeof alg !== 'string' || !DPOP_ALGORITHMS.includes(alg)) throw invalidDpopProof(`alg must be one of ${DPOP_ALGORITHMS.join(', ')}`);
+  if (header.crit !== undefined) throw invalidDpopProof('crit is not supported');
+  const jwk = header.jwk as Record<string, unknown> | undefined;
+  if (!jwk || typeof jwk !== 'object' || jwk.d !== undefined) throw invalidDpopProof('the header must carry the public jwk');
+  const key = ecPublicKey(jwk, alg);
+  if (!key || !verifiesWith(alg, key, decoded)) {
     throw invalidDpopProof('the DPoP proof signature does not verify');
   }
+  if (!withinValidity(payload, CLOCK_SKEW_SECONDS)) throw invalidDpopProof('the DPoP proof has expired or is not yet valid');
   if (payload.htm !== check.method) throw invalidDpopProof('htm does not match the request method');
   if (payload.htu !== withoutQuery(check.url)) throw invalidDpopProof('htu does not match the request URL');
-  const iat = payload.iat as number | undefined;
+  const iat = payload.iat;
   const now = Date.now() / 1000;
   if (typeof iat !== 'number' || iat > now + CLOCK_SKEW_SECONDS || iat < now - MAX_AGE_SECONDS)
     throw invalidDpopProof('iat is missing or not recent');
@@ -47,7 +48,7 @@ export async function verifyDpop(proof: string, check: DpopCheck, nonces: NonceS
   if (!(await nonces.remember(check.tenantId, 'dpop-jti', payload.jti, MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS))) {
     throw invalidDpopProof('this DPoP proof was used before');
   }
-  return calculateJwkThumbprint(jwk);
+  return calculateJwkThumbprint(jwk as JWK);
 }
 
 const withoutQuery = (url: string) => url.split(/[?#]/)[0];

@@ -1,10 +1,11 @@
 // Key proofs of a credential request (OpenID4VCI 1.0, appendix F.1: `jwt` proofs), each rule a step.
-import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
-import { invalidNonce, invalidProof } from './errors.js';
-import type { NonceStore } from './nonces.js';
+import type { JWK } from 'jose';
+import { type CompactJws, decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
+import { invalidNonce, invalidProof } from '../errors.js';
+import type { NonceStore } from '../nonce/store.js';
 
 export const PROOF_TYP = 'openid4vci-proof+jwt';
-export const PROOF_ALGORITHMS = ['ES256', 'ES384', 'ES512'];
+export const PROOF_ALGORITHMS = EC_JWS_ALGORITHMS;
 const CLOCK_SKEW_SECONDS = 60;
 
 export interface ProofContext {
@@ -20,28 +21,26 @@ export interface VerifiedProof {
   nonce: string;
 }
 
-function checkHeader(jwt: string): { alg: string; jwk: JWK } {
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  try {
-    header = decodeProtectedHeader(jwt);
-  } catch {
-    throw invalidProof('the proof is not a JWT');
-  }
+function checkHeader(jwt: string): { decoded: CompactJws; alg: string; jwk: JWK } {
+  const decoded = decodeJws(jwt);
+  if (!decoded) throw invalidProof('the proof is not a JWT');
+  const { header } = decoded;
   if (header.typ !== PROOF_TYP) throw invalidProof(`typ must be ${PROOF_TYP}`);
-  if (!header.alg || !PROOF_ALGORITHMS.includes(header.alg)) throw invalidProof(`alg must be one of ${PROOF_ALGORITHMS.join(', ')}`);
+  const alg = header.alg;
+  if (typeof alg !== 'string' || !PROOF_ALGORITHMS.includes(alg)) throw invalidProof(`alg must be one of ${PROOF_ALGORITHMS.join(', ')}`);
+  if (header.crit !== undefined) throw invalidProof('crit is not supported');
   const jwk = header.jwk as JWK | undefined;
-  if (!jwk) throw invalidProof('the proof must carry the holder key as jwk (kid and x5c are not supported)');
+  if (!jwk || typeof jwk !== 'object') throw invalidProof('the proof must carry the holder key as jwk (kid and x5c are not supported)');
   if (jwk.d) throw invalidProof('the jwk must not contain a private key');
-  return { alg: header.alg, jwk };
+  return { decoded, alg, jwk };
 }
 
-async function checkSignatureAndClaims(jwt: string, alg: string, jwk: JWK, context: ProofContext) {
-  let payload: Record<string, unknown>;
-  try {
-    ({ payload } = await jwtVerify(jwt, await importJWK(jwk, alg), { algorithms: [alg], typ: PROOF_TYP }));
-  } catch {
+function checkSignatureAndClaims(decoded: CompactJws, alg: string, jwk: JWK, context: ProofContext) {
+  const key = ecPublicKey(jwk as Record<string, unknown>, alg);
+  if (!key || !verifiesWith(alg, key, decoded)) {
     throw invalidProof('the proof signature does not verify with its jwk');
   }
+  const { payload } = decoded;
   const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
   if (!audiences.includes(context.issuer)) throw invalidProof(`aud must be the credential issuer ${context.issuer}`);
   const iat = payload.iat;
@@ -49,6 +48,7 @@ async function checkSignatureAndClaims(jwt: string, alg: string, jwk: JWK, conte
   if (typeof iat !== 'number') throw invalidProof('iat is required');
   if (iat > now + CLOCK_SKEW_SECONDS) throw invalidProof('iat is in the future');
   if (iat < now - context.maxAgeSeconds) throw invalidProof('the proof is too old');
+  if (!withinValidity(payload, CLOCK_SKEW_SECONDS)) throw invalidProof('the proof has expired or is not yet valid');
   if (typeof payload.nonce !== 'string') throw invalidNonce('the proof carries no nonce; get one from the nonce endpoint');
   return payload.nonce;
 }
@@ -57,8 +57,8 @@ async function checkSignatureAndClaims(jwt: string, alg: string, jwk: JWK, conte
 export async function verifyProofs(jwts: string[], context: ProofContext, nonces: NonceStore): Promise<VerifiedProof[]> {
   const proofs: VerifiedProof[] = [];
   for (const jwt of jwts) {
-    const { alg, jwk } = checkHeader(jwt);
-    proofs.push({ jwk, nonce: await checkSignatureAndClaims(jwt, alg, jwk, context) });
+    const { decoded, alg, jwk } = checkHeader(jwt);
+    proofs.push({ jwk, nonce: checkSignatureAndClaims(decoded, alg, jwk, context) });
   }
   const [first] = proofs;
   if (!first) throw invalidProof('no proof given');

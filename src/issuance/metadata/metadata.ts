@@ -1,8 +1,9 @@
 // Credential issuer metadata (OpenID4VCI 1.0 section 12.2) and authorization server metadata
 // (RFC 8414) of a tenant, derived from its credential configurations and issuer settings.
-import type { CredentialConfiguration, FieldDefinition } from './ports.js';
-import { PROOF_ALGORITHMS } from './proofs.js';
-import type { IssuerSettings } from './settings.js';
+import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
+import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
+import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
+import type { IssuerSettings } from '../settings.js';
 
 /** COSE algorithm identifiers that OpenID4VCI 1.0 uses for mso_mdoc signing algorithms. */
 const COSE_ALGORITHMS: Record<string, number> = { ES256: -7, ES384: -35, ES512: -36 };
@@ -116,7 +117,7 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
   return {
     issuer: urls.issuer,
     token_endpoint: urls.token,
-    grant_types_supported: ['urn:ietf:params:oauth:grant-type:pre-authorized_code'],
+    grant_types_supported: [PRE_AUTHORIZED_GRANT],
     'pre-authorized_grant_anonymous_access_supported': true,
     token_endpoint_auth_methods_supported: ['none'],
     dpop_signing_alg_values_supported: PROOF_ALGORITHMS,

@@ -2,9 +2,9 @@
 // deleting the row, so a replayed nonce finds nothing) and DPoP proof ids (remembered until expiry).
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, isUniqueViolation, nowIso } from '../platform/db/values.js';
-import { hashHandle } from '../sessions/service.js';
+import { tenantDb } from '../../platform/db/tenant-db.js';
+import { type Executor, isUniqueViolation, nowIso } from '../../platform/db/values.js';
+import { hashHandle } from '../../sessions/service.js';
 
 export class NonceStore {
   constructor(private readonly db: Executor) {}

@@ -1,0 +1,63 @@
+// The management request that creates an offer, and where the claims of each offered credential
+// come from.
+import { z } from 'zod';
+
+const HeaderAuth = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  z.strictObject({ type: z.literal('header'), header: z.strictObject({ name: z.string().min(1), value: z.string().min(1) }) }),
+]);
+
+export const ClaimSourceSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('inline'), claims: z.record(z.string(), z.unknown()) }),
+  z.strictObject({ type: z.literal('attributeProvider'), attributeProviderId: z.string().min(1) }),
+  z.strictObject({
+    type: z.literal('webhook'),
+    webhook: z.strictObject({ url: z.url({ protocol: /^https?$/ }), auth: HeaderAuth.optional() }),
+  }),
+]);
+export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
+
+export const OfferBody = z
+  .strictObject({
+    response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
+    flow: z.enum(['authorization_code', 'pre_authorized_code']).describe('only `pre_authorized_code` is available so far'),
+    // Each id is looked up in turn: an offer names a few configurations, never thousands.
+    credentialConfigurationIds: z.array(z.string().min(1)).min(1).max(100),
+    authorization_server: z.string().optional().describe('default: the first enabled authorization server'),
+    credentialClaims: z
+      .record(z.string(), ClaimSourceSchema)
+      .optional()
+      .describe(
+        "per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields' default values)",
+      ),
+    tx_code: z.string().min(1).max(64).optional().describe('a transaction code the wallet user must enter; deliver it out of band'),
+    tx_code_description: z.string().max(300).optional(),
+    webhookEndpointId: z.string().optional(),
+  })
+  .meta({
+    examples: [
+      {
+        response_type: 'uri',
+        flow: 'pre_authorized_code',
+        credentialConfigurationIds: ['pid'],
+        credentialClaims: {
+          pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', age_over_18: true } },
+        },
+        tx_code: '493817',
+      },
+    ],
+  });
+export type OfferRequest = z.infer<typeof OfferBody>;
+
+export const OfferResponse = z.object({
+  uri: z.string().describe('openid-credential-offer:// URI with credential_offer_uri: show as QR code or link'),
+  session: z.string().describe('the session id'),
+  credentialOffer: z.record(z.string(), z.unknown()).describe('the offer object the URI refers to'),
+  credentialOfferUri: z.string(),
+  expiresAt: z.string(),
+});
+export type CreatedOffer = z.infer<typeof OfferResponse>;
+
+export const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+/** The session handles of an offer: what the wallet redeems, and where it fetches the offer. */
+export const HANDLE = { preAuthorizedCode: 'pre-authorized_code', offer: 'credential_offer' } as const;

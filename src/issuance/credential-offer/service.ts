@@ -1,0 +1,189 @@
+// Credential offers (OpenID4VCI 1.0 section 4): a session, a pre-authorized code for the wallet,
+// and the offer served by reference so that the QR code stays small. `create` checks, in order: the
+// flow is available, the client may offer these configurations, they exist, their claims are valid,
+// the authorization server and webhook endpoint named exist; then it opens the session.
+import { randomBytes } from 'node:crypto';
+import {
+  type CredentialConfigService,
+  type CredentialConfiguration,
+  defaultClaims,
+  validateClaims,
+} from '../../credential-configs/service.js';
+import type { HttpEndpointService } from '../../http-endpoints/service.js';
+import type { RequestContext } from '../../platform/auth/principal.js';
+import type { Executor } from '../../platform/db/values.js';
+import type { OutboundClient } from '../../platform/http/outbound-client.js';
+import { badRequest, type FieldError, forbidden, unlessNotFound } from '../../platform/http/problem.js';
+import type { SessionService } from '../../sessions/service.js';
+import { hashHandle } from '../../sessions/service.js';
+import { mergeClaims } from '../credential-request/claims.js';
+import type { Issuer, IssuerDirectory } from '../issuers.js';
+import { authorizationServers } from '../metadata/metadata.js';
+import { type IssuancePrivate, type IssuancePublic, issuancePrivate } from '../session.js';
+import { type ClaimSource, type CreatedOffer, HANDLE, type OfferRequest, PRE_AUTHORIZED_GRANT } from './schemas.js';
+
+const notYet = (field: string, value: string) =>
+  badRequest(`${field}: '${value}' is not supported yet`, [{ field, message: `'${value}' is not supported yet; use the default` }]);
+
+function checkSupported(input: OfferRequest) {
+  if (input.response_type !== 'uri') throw notYet('body.response_type', input.response_type);
+  if (input.flow !== 'pre_authorized_code') throw notYet('body.flow', input.flow);
+}
+
+function checkAllowed(ctx: RequestContext, ids: string[]) {
+  const allowed = ctx.principal.allowedIssuanceConfigs;
+  if (!allowed?.length) return;
+  const refused = ids.filter((id) => !allowed.includes(id));
+  if (refused.length) throw forbidden(`this client may not offer ${refused.join(', ')} (allowedIssuanceConfigs)`);
+}
+
+export class OfferService {
+  constructor(
+    private readonly db: Executor,
+    private readonly issuers: IssuerDirectory,
+    private readonly sessions: SessionService,
+    private readonly configs: CredentialConfigService,
+    private readonly attributeProviders: HttpEndpointService,
+    private readonly webhookEndpoints: HttpEndpointService,
+    private readonly outbound: OutboundClient,
+  ) {}
+
+  private async configurations(tenantId: string, ids: string[]) {
+    const problems: FieldError[] = [];
+    const configs: CredentialConfiguration[] = [];
+    for (const [i, id] of ids.entries()) {
+      const config = await this.configs.find(tenantId, id);
+      if (config) configs.push(config);
+      else problems.push({ field: `body.credentialConfigurationIds.${i}`, message: `no credential configuration '${id}'` });
+    }
+    if (problems.length) throw badRequest(problems.map((p) => p.message).join('; '), problems);
+    return configs;
+  }
+
+  /** Inline claims are checked now (merged over the fields' defaults); other sources are asked at issuance. */
+  private async checkClaims(tenantId: string, configs: CredentialConfiguration[], sources: Record<string, ClaimSource>) {
+    const problems: FieldError[] = [];
+    for (const key of Object.keys(sources)) {
+      if (!configs.some((c) => c.id === key))
+        problems.push({ field: `body.credentialClaims.${key}`, message: 'is not one of credentialConfigurationIds' });
+    }
+    for (const config of configs) problems.push(...(await this.claimProblems(tenantId, config, sources[config.id])));
+    if (problems.length) throw badRequest(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
+  }
+
+  private async claimProblems(tenantId: string, config: CredentialConfiguration, source: ClaimSource | undefined): Promise<FieldError[]> {
+    const at = `body.credentialClaims.${config.id}`;
+    if (source?.type === 'attributeProvider') {
+      const found = await unlessNotFound(this.attributeProviders.resolve(tenantId, source.attributeProviderId));
+      return found ? [] : [{ field: `${at}.attributeProviderId`, message: `no attribute provider '${source.attributeProviderId}'` }];
+    }
+    if (source?.type === 'webhook') {
+      const refusal = this.outbound.urlRefusal(source.webhook.url);
+      return refusal ? [{ field: `${at}.webhook.url`, message: refusal }] : [];
+    }
+    if (!source && config.attributeProviderId) return [];
+    const claims = mergeClaims(defaultClaims(config), source?.claims ?? {});
+    return validateClaims(config, claims).map((p) => ({
+      field: `${at}.claims${p.path.length ? `.${p.path.join('.')}` : ''}`,
+      message: p.message,
+    }));
+  }
+
+  private checkAuthorizationServer(issuer: Issuer, requested: string | undefined) {
+    const servers = authorizationServers(issuer.urls, issuer.settings);
+    const server = requested ?? servers[0];
+    if (server === issuer.urls.issuer) return;
+    throw badRequest('authorization_server: pre-authorized codes are redeemed at the built-in authorization server', [
+      {
+        field: 'body.authorization_server',
+        message: servers.includes(server ?? '')
+          ? 'must be the built-in authorization server for this flow'
+          : 'is not an enabled authorization server',
+      },
+    ]);
+  }
+
+  private async checkWebhookEndpoint(tenantId: string, id: string | undefined) {
+    if (!id || (await unlessNotFound(this.webhookEndpoints.resolve(tenantId, id)))) return;
+    throw badRequest(`webhookEndpointId: no webhook endpoint '${id}'`, [
+      { field: 'body.webhookEndpointId', message: 'no such webhook endpoint' },
+    ]);
+  }
+
+  async create(ctx: RequestContext, tenantId: string, input: OfferRequest): Promise<CreatedOffer> {
+    checkSupported(input);
+    checkAllowed(ctx, input.credentialConfigurationIds);
+    const issuer = await this.issuers.get(tenantId);
+    const configs = await this.configurations(tenantId, input.credentialConfigurationIds);
+    await this.checkClaims(tenantId, configs, input.credentialClaims ?? {});
+    this.checkAuthorizationServer(issuer, input.authorization_server);
+    await this.checkWebhookEndpoint(tenantId, input.webhookEndpointId);
+    return this.open(ctx, issuer, input);
+  }
+
+  /** The session of the offer, its pre-authorized code and offer handle, in one transaction. */
+  private async open(ctx: RequestContext, { tenantId, urls, settings }: Issuer, input: OfferRequest): Promise<CreatedOffer> {
+    const code = randomBytes(32).toString('base64url');
+    const offerHandle = randomBytes(24).toString('base64url');
+    const credentialOffer = {
+      credential_issuer: urls.issuer,
+      credential_configuration_ids: input.credentialConfigurationIds,
+      grants: { [PRE_AUTHORIZED_GRANT]: { 'pre-authorized_code': code, ...txCodeDescription(input) } },
+    };
+    const credentialOfferUri = `${urls.issuer}/credential-offer/${offerHandle}`;
+    const uri = `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`;
+    const publicData: IssuancePublic = {
+      flow: input.flow,
+      responseType: input.response_type,
+      credentialConfigurationIds: input.credentialConfigurationIds,
+      offerUrl: uri,
+      txCodeRequired: Boolean(input.tx_code),
+      ...(input.webhookEndpointId && { webhookEndpointId: input.webhookEndpointId }),
+      notifications: [],
+    };
+    const privateData: IssuancePrivate = {
+      offer: credentialOffer,
+      credentialPayload: { credentialClaims: input.credentialClaims ?? {} },
+      ...(input.tx_code && { txCodeHash: hashHandle(input.tx_code) }),
+    };
+    const session = await this.db.transaction().execute(async (trx) => {
+      const created = await this.sessions.create(
+        {
+          tenantId,
+          kind: 'issuance',
+          clientId: ctx.principal.clientId,
+          lifetimeSeconds: settings.offerLifetimeSeconds,
+          public: publicData,
+          private: privateData,
+        },
+        trx,
+      );
+      await this.sessions.addHandle(created.id, HANDLE.preAuthorizedCode, code, created.expiresAt, trx);
+      await this.sessions.addHandle(created.id, HANDLE.offer, offerHandle, created.expiresAt, trx);
+      const details = { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId };
+      await this.sessions.log(created.id, 'info', 'offer created', details, trx);
+      return created;
+    });
+    return { uri, session: session.id, credentialOffer, credentialOfferUri, expiresAt: session.expiresAt };
+  }
+
+  /** The offer behind credential_offer_uri; fetching it moves the session to `fetched`. */
+  async byReference(tenantId: string, handle: string): Promise<Record<string, unknown> | undefined> {
+    const session = await this.sessions.findByHandle(HANDLE.offer, handle);
+    if (!session || session.tenantId !== tenantId || session.status === 'expired') return undefined;
+    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
+    return issuancePrivate(session)?.offer;
+  }
+}
+
+/** What the wallet shows its user about the transaction code (the code itself goes out of band). */
+function txCodeDescription(input: OfferRequest) {
+  if (!input.tx_code) return {};
+  return {
+    tx_code: {
+      input_mode: /^\d+$/.test(input.tx_code) ? 'numeric' : 'text',
+      length: input.tx_code.length,
+      ...(input.tx_code_description && { description: input.tx_code_description }),
+    },
+  };
+}

@@ -1,0 +1,134 @@
+// The credential endpoint (OpenID4VCI 1.0 section 8). `issue` lists the steps in the order they
+// apply; each enforces one rule and fails with the error code that rule names.
+import { randomUUID } from 'node:crypto';
+import type { JWK } from 'jose';
+import type { CredentialConfigService, CredentialConfiguration } from '../../credential-configs/service.js';
+import type { Sealer } from '../../platform/crypto/sealed.js';
+import type { Executor } from '../../platform/db/values.js';
+import type { SessionState } from '../../sessions/model.js';
+import type { SessionService } from '../../sessions/service.js';
+import { insertTransaction } from '../deferred/store.js';
+import { credentialRequestDenied, invalidCredentialRequest, invalidProof, unknownCredentialConfiguration } from '../errors.js';
+import type { Issuer } from '../issuers.js';
+import type { NonceStore } from '../nonce/store.js';
+import { type IssuancePublicData, issuancePrivate, issuancePublic } from '../session.js';
+import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
+import type { ClaimSources } from './claims.js';
+import type { CredentialMinter } from './minter.js';
+import { verifyProofs } from './proofs.js';
+import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
+import { handledConfigurations, recordIssued } from './store.js';
+
+export type CredentialResult =
+  | { status: 200; body: { credentials: { credential: string }[]; notification_id: string } }
+  | { status: 202; body: { transaction_id: string; interval: number } };
+
+export const DEFERRED_INTERVAL_SECONDS = 5;
+
+export class CredentialEndpoint {
+  constructor(
+    private readonly db: Executor,
+    private readonly access: WalletAccessCheck,
+    private readonly configs: CredentialConfigService,
+    private readonly sessions: SessionService,
+    private readonly nonces: NonceStore,
+    private readonly claims: ClaimSources,
+    private readonly minter: CredentialMinter,
+    /** Encrypts a deferred transaction's holder keys. */
+    private readonly sealer: Sealer,
+  ) {}
+
+  async issue(request: ResourceRequest): Promise<CredentialResult> {
+    const { issuer, session } = await this.access.authenticate(request);
+    this.checkSessionUsable(session);
+    const offered = issuancePublic(session);
+    const parsed = parseCredentialRequest(request.body, issuer.settings.batchSize);
+    const config = await this.offeredConfiguration(session, offered, parsed.configurationId);
+    await this.checkNotYetIssued(session, config);
+    const holderJwks = await this.holderKeys(issuer, config, parsed);
+    const source = issuancePrivate(session)?.credentialPayload.credentialClaims[config.id];
+    const claims = await this.claims.obtain(session, config, source, holderJwks);
+    if (!claims.ready) return this.defer(session, config, holderJwks, claims.message);
+    const credentials = await this.mint(issuer, session, config, claims.claims, holderJwks);
+    const notificationId = await this.complete(session, offered, config);
+    return { status: 200, body: { credentials: credentials.map((credential) => ({ credential })), notification_id: notificationId } };
+  }
+
+  private checkSessionUsable(session: SessionState) {
+    if (session.status === 'failed') throw credentialRequestDenied(`this offer has failed: ${session.errorReason ?? 'no reason given'}`);
+  }
+
+  private async offeredConfiguration(session: SessionState, offered: IssuancePublicData, id: string): Promise<CredentialConfiguration> {
+    if (!offered.credentialConfigurationIds.includes(id)) {
+      throw unknownCredentialConfiguration(`'${id}' is not part of this offer`);
+    }
+    const config = await this.configs.find(session.tenantId, id);
+    if (!config) throw unknownCredentialConfiguration(`'${id}' is no longer configured`);
+    return config;
+  }
+
+  private async checkNotYetIssued(session: SessionState, config: CredentialConfiguration) {
+    if ((await handledConfigurations(this.db, session.tenantId, session.id)).has(config.id)) {
+      throw invalidCredentialRequest(`'${config.id}' has already been issued for this offer`);
+    }
+  }
+
+  private async holderKeys(
+    { tenantId, urls, settings }: Issuer,
+    config: CredentialConfiguration,
+    request: CredentialRequest,
+  ): Promise<JWK[]> {
+    if (config.keyBinding === false) return [];
+    if (request.proofJwts.length === 0) throw invalidProof('this credential is bound to a holder key: send jwt proofs');
+    const context = { tenantId, issuer: urls.issuer, maxAgeSeconds: settings.nonceLifetimeSeconds };
+    return (await verifyProofs(request.proofJwts, context, this.nonces)).map((p) => p.jwk);
+  }
+
+  /** The claims are not ready: a deferred transaction the integrator completes or fails later. */
+  private async defer(
+    session: SessionState,
+    config: CredentialConfiguration,
+    holderJwks: JWK[],
+    message?: string,
+  ): Promise<CredentialResult> {
+    const transactionId = randomUUID();
+    await insertTransaction(this.db, session.tenantId, {
+      id: transactionId,
+      sessionId: session.id,
+      configurationId: config.id,
+      message: message ?? null,
+      request: this.sealer.sealJson({ holderJwks }, transactionId),
+    });
+    await this.sessions.log(session.id, 'info', 'credential deferred', { credentialConfigurationId: config.id, transactionId });
+    return { status: 202, body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL_SECONDS } };
+  }
+
+  /** A credential that cannot be made fails the offer, so the integrator sees why. */
+  private async mint(
+    issuer: Issuer,
+    session: SessionState,
+    config: CredentialConfiguration,
+    claims: Record<string, unknown>,
+    holderJwks: JWK[],
+  ) {
+    try {
+      return await this.minter.mint({ urls: issuer.urls, tenantId: issuer.tenantId, config, claims, holderJwks, sessionId: session.id });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      await this.sessions.log(session.id, 'error', 'credential could not be issued', { reason });
+      await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason });
+      throw err;
+    }
+  }
+
+  /** Records the issuance; the session completes once every offered configuration was handled. */
+  private async complete(session: SessionState, offered: IssuancePublicData, config: CredentialConfiguration): Promise<string> {
+    const notificationId = await recordIssued(this.db, session.tenantId, session.id, config.id, config.config.format);
+    await this.sessions.log(session.id, 'info', 'credential issued', { credentialConfigurationId: config.id });
+    const handled = await handledConfigurations(this.db, session.tenantId, session.id);
+    if (offered.credentialConfigurationIds.every((id) => handled.has(id))) {
+      await this.sessions.update(session.tenantId, session.id, { status: 'completed' });
+    }
+    return notificationId;
+  }
+}

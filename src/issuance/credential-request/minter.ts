@@ -1,0 +1,75 @@
+// Making the credentials of one request: the claims checked against the configuration, one
+// credential per holder key (a batch) with a status list entry each when the configuration manages
+// status, signed by the configuration's attestation key chain. Shared by the credential endpoint and
+// the completion of deferred transactions.
+import type { JWK } from 'jose';
+import { type CredentialConfiguration, validateClaims } from '../../credential-configs/service.js';
+import type { SigningService } from '../../key-chains/signing.js';
+import { lazy } from '../../platform/lazy.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
+import { credentialRequestDenied } from '../errors.js';
+import { type IssuerUrls, vctOf } from '../metadata/metadata.js';
+
+const mdocFormat = lazy(() => import('../formats/mdoc.js'));
+const sdJwtVcFormat = lazy(() => import('../formats/sd-jwt-vc.js'));
+
+export interface StatusEntryAllocator {
+  allocate(
+    tenantId: string,
+    request: { credentialConfigurationId: string; sessionId?: string | null; count?: number },
+  ): Promise<{ idx: number; uri: string }[]>;
+}
+
+export interface MintRequest {
+  urls: IssuerUrls;
+  tenantId: string;
+  config: CredentialConfiguration;
+  claims: Record<string, unknown>;
+  holderJwks: JWK[];
+  sessionId?: string;
+}
+
+export class CredentialMinter {
+  constructor(
+    private readonly signing: SigningService,
+    private readonly metrics: Pick<Metrics, 'credentialsIssued'>,
+    /** Absent: no status list entries are given. */
+    private readonly statusEntries?: StatusEntryAllocator,
+  ) {}
+
+  async mint({ urls, tenantId, config, claims, holderJwks, sessionId }: MintRequest): Promise<string[]> {
+    const problems = validateClaims(config, claims);
+    if (problems.length) {
+      const described = problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ');
+      throw credentialRequestDenied(`the claims do not satisfy the configuration: ${described}`);
+    }
+    const signer = await this.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
+    const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
+    // One status list entry per credential: `status` in the SD-JWT VC payload or in the mdoc MSO.
+    const statuses =
+      config.statusManagement && this.statusEntries
+        ? await this.statusEntries.allocate(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
+        : undefined;
+    const credentials = await Promise.all(
+      keys.map(async (holderJwk, i) => {
+        const entry = statuses?.[i];
+        const status = entry && { status_list: { idx: entry.idx, uri: entry.uri } };
+        const lifetimeSeconds = config.lifeTime;
+        if (config.config.format === 'mso_mdoc') {
+          const { issueMdoc } = await mdocFormat();
+          const docType = config.config.docType as string;
+          return issueMdoc({ docType, fields: config.fields, claims, holderJwk, lifetimeSeconds, status }, signer);
+        }
+        const { issueSdJwtVc } = await sdJwtVcFormat();
+        const trustFormat = config.sdJwtTrustFormat ?? 'x5c';
+        const vct = vctOf(config, urls);
+        return issueSdJwtVc(
+          { issuer: urls.issuer, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status },
+          signer,
+        );
+      }),
+    );
+    this.metrics.credentialsIssued(tenantId, config.config.format, credentials.length);
+    return credentials;
+  }
+}

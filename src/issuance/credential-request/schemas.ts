@@ -1,0 +1,61 @@
+// The credential request (OpenID4VCI 1.0 section 8.2), parsed into what the endpoint acts on. Each
+// malformed part fails with the error code OpenID4VCI gives it: invalid_proof for the proofs,
+// unknown_credential_identifier for identifiers this issuer never hands out, invalid_credential_request else.
+import { z } from 'zod';
+import { invalidCredentialRequest, invalidProof, unknownCredentialIdentifier } from '../errors.js';
+
+const Request = z.object({
+  credential_configuration_id: z.string().min(1).optional(),
+  credential_identifier: z.unknown().optional(),
+  proofs: z.record(z.string(), z.unknown()).optional(),
+  proof: z.record(z.string(), z.unknown()).optional(),
+  credential_response_encryption: z.unknown().optional(),
+});
+/** `proofs`: exactly one proof type, jwt, as a list of strings. */
+const JwtProofs = z.strictObject({ jwt: z.array(z.string()) });
+/** `proof` (the single-proof form of earlier drafts, still sent by some wallets): the same checks. */
+const SingleJwtProof = z.object({ proof_type: z.literal('jwt'), jwt: z.string() });
+
+export interface CredentialRequest {
+  configurationId: string;
+  proofJwts: string[];
+}
+
+export function parseCredentialRequest(body: Record<string, unknown>, batchSize: number): CredentialRequest {
+  const parsed = Request.safeParse(body);
+  if (!parsed.success) throw invalidCredentialRequest(describe(parsed.error));
+  const request = parsed.data;
+  if (request.credential_response_encryption !== undefined)
+    throw invalidCredentialRequest('credential response encryption is not supported by this issuer');
+  if (request.credential_identifier !== undefined)
+    throw unknownCredentialIdentifier('credential identifiers are not issued by this issuer; use credential_configuration_id');
+  if (!request.credential_configuration_id) throw invalidCredentialRequest('credential_configuration_id is required');
+  if (request.proofs && request.proof) throw invalidCredentialRequest('send proofs or proof, not both');
+  const proofJwts = proofJwtsOf(request);
+  if (proofJwts.length > batchSize) throw invalidCredentialRequest(`at most ${batchSize} proofs per request`);
+  return { configurationId: request.credential_configuration_id, proofJwts };
+}
+
+function proofJwtsOf(request: z.infer<typeof Request>): string[] {
+  if (request.proofs) {
+    const proofs = JwtProofs.safeParse(request.proofs);
+    if (!proofs.success) {
+      if (Object.keys(request.proofs).length !== 1 || !Array.isArray(request.proofs.jwt))
+        throw invalidProof('proofs must hold exactly one proof type, jwt, as an array');
+      throw invalidProof('every jwt proof must be a string');
+    }
+    return proofs.data.jwt;
+  }
+  if (request.proof) {
+    const proof = SingleJwtProof.safeParse(request.proof);
+    if (!proof.success)
+      throw invalidProof(request.proof.proof_type !== 'jwt' ? 'proof_type must be jwt' : 'every jwt proof must be a string');
+    return [proof.data.jwt];
+  }
+  return [];
+}
+
+function describe(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'malformed'}`;
+}

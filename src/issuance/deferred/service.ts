@@ -1,0 +1,98 @@
+// Deferred issuance (OpenID4VCI 1.0 section 9): the integrator completes a transaction with claims
+// (or fails it) through the management API, and the wallet polls with its transaction_id.
+import type { JWK } from 'jose';
+import { type CredentialConfigService, defaultClaims } from '../../credential-configs/service.js';
+import type { RequestContext } from '../../platform/auth/principal.js';
+import type { Sealer } from '../../platform/crypto/sealed.js';
+import type { Executor } from '../../platform/db/values.js';
+import { conflict, notFound } from '../../platform/http/problem.js';
+import type { SessionService } from '../../sessions/service.js';
+import { mergeClaims } from '../credential-request/claims.js';
+import { DEFERRED_INTERVAL_SECONDS } from '../credential-request/endpoint.js';
+import type { CredentialMinter } from '../credential-request/minter.js';
+import { recordIssued } from '../credential-request/store.js';
+import { invalidTransactionId } from '../errors.js';
+import type { IssuerDirectory } from '../issuers.js';
+import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
+import { parseDeferredRequest } from './schemas.js';
+import { type DeferredStatus, findTransaction, setTransactionStatus } from './store.js';
+
+export interface DeferredTransactionResult {
+  transactionId: string;
+  status: DeferredStatus;
+  message?: string;
+}
+
+export class DeferredService {
+  constructor(
+    private readonly db: Executor,
+    private readonly issuers: IssuerDirectory,
+    private readonly access: WalletAccessCheck,
+    private readonly configs: CredentialConfigService,
+    private readonly sessions: SessionService,
+    private readonly minter: CredentialMinter,
+    /** Encrypts holder keys and ready credentials until the wallet takes them. */
+    private readonly sealer: Sealer,
+  ) {}
+
+  /** Management: the claims arrived; the credentials are made now and wait for the wallet. */
+  async complete(
+    ctx: RequestContext,
+    tenantId: string,
+    transactionId: string,
+    claims: Record<string, unknown>,
+  ): Promise<DeferredTransactionResult> {
+    const row = await this.pending(tenantId, transactionId);
+    const config = await this.configs.get(tenantId, row.credential_configuration_id);
+    const { holderJwks } = this.sealer.openJson<{ holderJwks: JWK[] }>(row.request, transactionId);
+    const credentials = await this.minter.mint({
+      urls: this.issuers.urls(tenantId),
+      tenantId,
+      config,
+      claims: mergeClaims(defaultClaims(config), claims),
+      holderJwks,
+      sessionId: row.session_id,
+    });
+    await setTransactionStatus(this.db, tenantId, transactionId, 'ready', {
+      credentials: this.sealer.sealJson(credentials, transactionId),
+    });
+    await this.sessions.log(row.session_id, 'info', 'deferred credential ready', { transactionId, by: ctx.principal.clientId });
+    return { transactionId, status: 'ready' };
+  }
+
+  async fail(ctx: RequestContext, tenantId: string, transactionId: string): Promise<DeferredTransactionResult> {
+    const row = await this.pending(tenantId, transactionId);
+    const message = 'the issuer failed this transaction';
+    await setTransactionStatus(this.db, tenantId, transactionId, 'failed', { message });
+    await this.sessions.log(row.session_id, 'warn', 'deferred credential failed', { transactionId, by: ctx.principal.clientId });
+    await this.sessions.update(tenantId, row.session_id, { status: 'failed', errorReason: 'deferred issuance failed' });
+    return { transactionId, status: 'failed', message };
+  }
+
+  private async pending(tenantId: string, transactionId: string) {
+    const row = await findTransaction(this.db, tenantId, transactionId);
+    if (!row) throw notFound('deferred transaction', transactionId);
+    if (row.status !== 'pending') throw conflict(`the transaction is ${row.status}, not pending`);
+    return row;
+  }
+
+  /** The wallet's poll: 202 while pending, the credentials once ready (then never again). */
+  async retrieve(request: ResourceRequest) {
+    const { session } = await this.access.authenticate(request);
+    const { transactionId } = parseDeferredRequest(request.body);
+    const row = await findTransaction(this.db, request.tenantId, transactionId);
+    if (!row || row.session_id !== session.id) throw invalidTransactionId('unknown transaction_id');
+    if (row.status === 'pending')
+      return { status: 202 as const, body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL_SECONDS } };
+    if (row.status !== 'ready' || !row.credentials) throw invalidTransactionId(`the transaction is ${row.status}`);
+    const credentials = this.sealer.openJson<string[]>(row.credentials, transactionId);
+    await setTransactionStatus(this.db, request.tenantId, transactionId, 'retrieved', { credentials: null });
+    const config = await this.configs.get(request.tenantId, row.credential_configuration_id);
+    await recordIssued(this.db, request.tenantId, session.id, config.id, config.config.format);
+    await this.sessions.log(session.id, 'info', 'deferred credential retrieved', { transactionId });
+    await this.sessions.update(request.tenantId, session.id, { status: 'completed' });
+    // OpenID4VCI 1.0 allows a notification_id here, but @openid4vc/openid4vci 0.4.6 (as used by
+    // Credo-based wallets) rejects a deferred response carrying one, so it is left out.
+    return { status: 200 as const, body: { credentials: credentials.map((credential) => ({ credential })) } };
+  }
+}

@@ -1,0 +1,63 @@
+// The deferred_transactions table: a credential whose claims were not ready, found by the hash of
+// its transaction id (the id itself is a bearer secret of the wallet).
+import { tenantDb } from '../../platform/db/tenant-db.js';
+import { type Executor, nowIso } from '../../platform/db/values.js';
+import { hashHandle } from '../../sessions/service.js';
+
+export type DeferredStatus = 'pending' | 'ready' | 'retrieved' | 'expired' | 'failed';
+/** How long the integrator has to complete a deferred transaction. */
+const DEFERRED_LIFETIME_MS = 30 * 86_400_000;
+
+export interface NewDeferredTransaction {
+  id: string;
+  sessionId: string;
+  configurationId: string;
+  message: string | null;
+  /** The sealed holder keys. */
+  request: string;
+}
+
+export async function insertTransaction(db: Executor, tenantId: string, transaction: NewDeferredTransaction) {
+  const now = nowIso();
+  await tenantDb(db, tenantId)
+    .insertInto('deferred_transactions', {
+      hash: hashHandle(transaction.id),
+      id: transaction.id,
+      session_id: transaction.sessionId,
+      credential_configuration_id: transaction.configurationId,
+      status: 'pending',
+      message: transaction.message,
+      request: transaction.request,
+      credentials: null,
+      created_at: now,
+      updated_at: now,
+      expires_at: new Date(Date.now() + DEFERRED_LIFETIME_MS).toISOString(),
+    })
+    .execute();
+}
+
+/** The transaction, with a pending one past its expiry reported as expired. */
+export async function findTransaction(db: Executor, tenantId: string, transactionId: string) {
+  const row = await tenantDb(db, tenantId)
+    .selectFrom('deferred_transactions')
+    .selectAll()
+    .where('hash', '=', hashHandle(transactionId))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const expired = row.status === 'pending' && Date.parse(row.expires_at) <= Date.now();
+  return { ...row, status: (expired ? 'expired' : row.status) as DeferredStatus };
+}
+
+export async function setTransactionStatus(
+  db: Executor,
+  tenantId: string,
+  transactionId: string,
+  status: DeferredStatus,
+  extra: { credentials?: string | null; message?: string } = {},
+) {
+  await tenantDb(db, tenantId)
+    .updateTable('deferred_transactions')
+    .set({ status, updated_at: nowIso(), ...extra })
+    .where('hash', '=', hashHandle(transactionId))
+    .execute();
+}

@@ -1,0 +1,94 @@
+// What a wallet reads before it asks for anything: the credential issuer and authorization server
+// metadata (at the RFC 8414 location and the draft-era one), the JWT VC issuer keys, and hosted
+// SD-JWT VC type metadata.
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { CredentialConfigService } from '../../credential-configs/service.js';
+import type { KeyChainService } from '../../key-chains/service.js';
+import type { SigningService } from '../../key-chains/signing.js';
+import type { App } from '../../platform/http/types.js';
+import { notFoundIssuer } from '../errors.js';
+import type { IssuerDirectory } from '../issuers.js';
+import { TenantParams, WALLET_TAGS } from '../routes-support.js';
+import { authorizationServerMetadata, credentialIssuerMetadata } from './metadata.js';
+
+export interface MetadataSources {
+  issuers: IssuerDirectory;
+  configs: CredentialConfigService;
+  keyChains: KeyChainService;
+  signing: SigningService;
+}
+
+type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
+
+export function metadataRoutes(app: App, { issuers, configs, keyChains, signing }: MetadataSources) {
+  async function issuerMetadata(tenantId: string) {
+    const issuer = await issuers.get(tenantId);
+    const list = await configs.list(tenantId);
+    const algorithms = new Map<string, string>();
+    for (const config of list) {
+      algorithms.set(config.id, (await keyChains.resolve(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' })).algorithm);
+    }
+    return credentialIssuerMetadata(issuer.urls, issuer.settings, list, (c) => algorithms.get(c.id) ?? 'ES256');
+  }
+
+  const servedMetadata = {
+    'openid-credential-issuer': {
+      summary: 'Credential issuer metadata',
+      handler: (request: TenantRequest) => issuerMetadata(request.params.tenantId),
+    },
+    'oauth-authorization-server': {
+      summary: 'Authorization server metadata of the built-in authorization server',
+      handler: async (request: TenantRequest) => {
+        const issuer = await issuers.get(request.params.tenantId);
+        return authorizationServerMetadata(issuer.urls, issuer.settings);
+      },
+    },
+  };
+  // The well-known suffix goes between host and path (RFC 8414 section 3.1, as OpenID4VCI 1.0
+  // requires). Draft-era clients still in wallets (Sphereon's oid4vci-client 0.20) append it to the
+  // issuer identifier instead; that location serves the same document through the same handler, so
+  // both can never differ. openid-configuration stays unserved: it would claim an OpenID Provider.
+  for (const [suffix, { summary, handler }] of Object.entries(servedMetadata)) {
+    app.get(`/.well-known/${suffix}/issuers/:tenantId`, { schema: { tags: WALLET_TAGS, summary, params: TenantParams } }, handler);
+    app.get(
+      `/issuers/:tenantId/.well-known/${suffix}`,
+      { schema: { tags: WALLET_TAGS, summary: `${summary} (compatibility location for draft-era clients)`, params: TenantParams } },
+      handler,
+    );
+  }
+
+  app.get(
+    '/.well-known/jwt-vc-issuer/issuers/:tenantId',
+    {
+      schema: { tags: WALLET_TAGS, summary: 'JWT VC issuer metadata (SD-JWT VC): the keys that sign credentials', params: TenantParams },
+    },
+    async (request) => {
+      const issuer = await issuers.get(request.params.tenantId);
+      return { issuer: issuer.urls.issuer, jwks: await signing.jwks(issuer.tenantId, ['attestation']) };
+    },
+  );
+
+  app.get(
+    '/issuers/:tenantId/types/:configurationId',
+    {
+      schema: {
+        tags: WALLET_TAGS,
+        summary: 'SD-JWT VC type metadata hosted for a configuration whose vct is an object',
+        params: TenantParams.extend({ configurationId: z.string() }),
+      },
+    },
+    async (request) => {
+      const { tenantId, configurationId } = request.params;
+      const config = await configs.find(tenantId, configurationId);
+      if (config?.config.format !== 'dc+sd-jwt') throw notFoundIssuer(`${tenantId}/${configurationId}`);
+      const urls = issuers.urls(tenantId);
+      const described = typeof config.vct === 'object' && config.vct ? config.vct : {};
+      return {
+        ...described,
+        vct: `${urls.types}/${encodeURIComponent(config.id)}`,
+        ...(config.config.display && { display: config.config.display }),
+      };
+    },
+  );
+}

@@ -1,0 +1,35 @@
+// The notification endpoint (OpenID4VCI 1.0 section 11): the wallet reports what became of a
+// credential; the event is kept on the issued credential and in the session for the integrator.
+import type { Executor } from '../../platform/db/values.js';
+import type { SessionService } from '../../sessions/service.js';
+import { setNotificationEvent } from '../credential-request/store.js';
+import { invalidNotificationId } from '../errors.js';
+import { type IssuanceNotification, issuancePublic } from '../session.js';
+import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
+import { parseNotificationRequest } from './schemas.js';
+
+export class NotificationEndpoint {
+  constructor(
+    private readonly db: Executor,
+    private readonly access: WalletAccessCheck,
+    private readonly sessions: SessionService,
+  ) {}
+
+  async notify(request: ResourceRequest): Promise<void> {
+    const { session } = await this.access.authenticate(request);
+    const { notification_id: notificationId, event, event_description: description } = parseNotificationRequest(request.body);
+    if (!(await setNotificationEvent(this.db, request.tenantId, session.id, notificationId, event))) {
+      throw invalidNotificationId('unknown notification_id for this access token');
+    }
+    const notification: IssuanceNotification = {
+      notificationId,
+      event,
+      ...(description !== undefined && { description }),
+      receivedAt: new Date().toISOString(),
+    };
+    const notifications = [...issuancePublic(session).notifications, notification];
+    await this.sessions.update(request.tenantId, session.id, { public: { notifications } });
+    const level = event === 'credential_accepted' ? 'info' : 'warn';
+    await this.sessions.log(session.id, level, `wallet notification: ${event}`, { notificationId });
+  }
+}

@@ -1,0 +1,64 @@
+// Access tokens of the built-in authorization server for the credential endpoints: short-lived
+// HS256 JWTs naming the session, bound to a DPoP key (cnf.jkt) when the wallet used DPoP. Signed and
+// checked with node:crypto's HMAC directly: two per issuance, and WebCrypto's asynchronous HMAC (what
+// jose uses) cost more than the whole JWT around it.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { deriveKey } from '../../platform/crypto/derive.js';
+
+export interface IssuanceAccessToken {
+  sessionId: string;
+  tenantId: string;
+  /** Thumbprint of the DPoP key the token is bound to. */
+  jkt?: string;
+}
+
+const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'at+jwt' })).toString('base64url');
+
+interface Claims {
+  iss: string;
+  aud: string;
+  sub: string;
+  tenant: string;
+  iat: number;
+  exp: number;
+  cnf?: { jkt: string };
+}
+
+export class IssuanceTokens {
+  private readonly key: Buffer;
+
+  constructor(masterSecret: string) {
+    this.key = deriveKey(masterSecret, 'issuance-access-token');
+  }
+
+  sign(token: IssuanceAccessToken, issuer: string, lifetimeSeconds: number): string {
+    const iat = Math.floor(Date.now() / 1000);
+    const claims: Claims = {
+      iss: issuer,
+      aud: issuer,
+      sub: token.sessionId,
+      tenant: token.tenantId,
+      iat,
+      exp: iat + lifetimeSeconds,
+      ...(token.jkt && { cnf: { jkt: token.jkt } }),
+    };
+    const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    return `${signingInput}.${this.mac(signingInput).toString('base64url')}`;
+  }
+
+  /** Undefined when the token is not one of ours for this issuer, or has expired. */
+  verify(token: string, issuer: string): IssuanceAccessToken | undefined {
+    const [header, payload, signature, ...rest] = token.split('.');
+    if (header !== HEADER || !payload || !signature || rest.length) return undefined;
+    const given = Buffer.from(signature, 'base64url');
+    const expected = this.mac(`${header}.${payload}`);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
+    if (claims.iss !== issuer || claims.aud !== issuer || !(claims.exp > Date.now() / 1000)) return undefined;
+    return { sessionId: claims.sub, tenantId: claims.tenant, ...(claims.cnf?.jkt && { jkt: claims.cnf.jkt }) };
+  }
+
+  private mac(signingInput: string): Buffer {
+    return createHmac('sha256', this.key).update(signingInput).digest();
+  }
+}

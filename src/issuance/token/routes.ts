@@ -1,0 +1,29 @@
+import type { App } from '../../platform/http/types.js';
+import { noStore, ProtocolBody, requestUrl, TenantParams, WALLET_TAGS } from '../routes-support.js';
+import type { TokenEndpoint } from './endpoint.js';
+
+export function tokenRoutes(app: App, publicUrl: string, token: TokenEndpoint) {
+  app.post(
+    '/issuers/:tenantId/token',
+    {
+      schema: {
+        tags: WALLET_TAGS,
+        summary: 'Token endpoint (pre-authorized code grant, optional DPoP)',
+        description:
+          'Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires: grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code, pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Errors use the OAuth shape {error, error_description}.',
+        params: TenantParams,
+        body: ProtocolBody,
+      },
+    },
+    async (request, reply) => {
+      const dpop = request.headers.dpop;
+      const response = await token.exchange({
+        tenantId: request.params.tenantId,
+        body: request.body ?? {},
+        url: requestUrl(publicUrl, request),
+        ...(typeof dpop === 'string' && { dpop }),
+      });
+      return noStore(reply).send(response);
+    },
+  );
+}

@@ -1,0 +1,62 @@
+// Who may call the credential, deferred credential and notification endpoints: the holder of an
+// access token of this issuer, bearer or DPoP-bound (then with a fresh DPoP proof of the same key),
+// whose session is still redeemable.
+import type { SessionState } from '../../sessions/model.js';
+import type { SessionService } from '../../sessions/service.js';
+import { invalidToken } from '../errors.js';
+import type { Issuer, IssuerDirectory } from '../issuers.js';
+import type { NonceStore } from '../nonce/store.js';
+import type { IssuanceAccessToken, IssuanceTokens } from './access-tokens.js';
+import { verifyDpop } from './dpop.js';
+
+/** A request to a wallet resource endpoint, as the routes hand it over. */
+export interface ResourceRequest {
+  tenantId: string;
+  authorization?: string;
+  dpop?: string;
+  url: string;
+  body: Record<string, unknown>;
+}
+
+export interface WalletAccess {
+  issuer: Issuer;
+  token: IssuanceAccessToken;
+  session: SessionState;
+}
+
+export class WalletAccessCheck {
+  constructor(
+    private readonly issuers: IssuerDirectory,
+    private readonly tokens: IssuanceTokens,
+    private readonly nonces: NonceStore,
+    private readonly sessions: SessionService,
+  ) {}
+
+  async authenticate(request: ResourceRequest): Promise<WalletAccess> {
+    const issuer = await this.issuers.get(request.tenantId);
+    const match = /^(Bearer|DPoP)\s+(\S+)$/i.exec(request.authorization ?? '');
+    if (!match) throw invalidToken('an access token is required');
+    const [, scheme, raw] = match as unknown as [string, string, string];
+    const token = this.tokens.verify(raw, issuer.urls.issuer);
+    if (!token || token.tenantId !== request.tenantId) throw invalidToken('the access token is invalid or expired', scheme);
+    await this.checkBinding(request, issuer, token, scheme, raw);
+    const session = await this.sessions.find(request.tenantId, token.sessionId);
+    if (!session?.consumed) throw invalidToken('the session of this access token is no longer valid', scheme);
+    return { issuer, token, session };
+  }
+
+  private async checkBinding(request: ResourceRequest, issuer: Issuer, token: IssuanceAccessToken, scheme: string, raw: string) {
+    if (!token.jkt) {
+      if (scheme.toLowerCase() === 'dpop' || issuer.settings.dpopRequired)
+        throw invalidToken('this access token is not DPoP-bound', scheme);
+      return;
+    }
+    if (scheme.toLowerCase() !== 'dpop' || !request.dpop) {
+      throw invalidToken('this access token is DPoP-bound: use the DPoP scheme with a proof', 'DPoP');
+    }
+    const proofCheck = { tenantId: request.tenantId, method: 'POST', url: request.url, accessToken: raw };
+    if ((await verifyDpop(request.dpop, proofCheck, this.nonces)) !== token.jkt) {
+      throw invalidToken('the DPoP proof is signed by another key than the token is bound to', 'DPoP');
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// Verifying a compact JWS signed with ECDSA (ES256, ES384, ES512) under a public JWK, synchronously
+// with node:crypto: wallets' DPoP and key proofs arrive several times per issuance, and WebCrypto's
+// asynchronous verify (what jose uses) cost several times the check itself. Only what these proofs
+// need: the key's curve must be the algorithm's, and the caller checks header and claims.
+import { createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
+
+const CURVES: Record<string, { crv: string; hash: string }> = {
+  ES256: { crv: 'P-256', hash: 'sha256' },
+  ES384: { crv: 'P-384', hash: 'sha384' },
+  ES512: { crv: 'P-521', hash: 'sha512' },
+};
+
+export const EC_JWS_ALGORITHMS = Object.keys(CURVES);
+
+export interface CompactJws {
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+  signingInput: string;
+  signature: Buffer;
+}
+
+/** Header and payload of a compact JWS, unverified; undefined when it is not one. */
+export function decodeJws(jws: string): CompactJws | undefined {
+  const parts = jws.split('.');
+  if (parts.length !== 3) return undefined;
+  const [header, payload, signature] = parts as [string, string, string];
+  const parsedHeader = parseObject(header);
+  const parsedPayload = parseObject(payload);
+  if (!parsedHeader || !parsedPayload) return undefined;
+  return {
+    header: parsedHeader,
+    payload: parsedPayload,
+    signingInput: `${header}.${payload}`,
+    signature: Buffer.from(signature, 'base64url'),
+  };
+}
+
+/** The key of a public EC JWK for `alg`; undefined when it is not a public key on that algorithm's curve. */
+export function ecPublicKey(jwk: Record<string, unknown>, alg: string): KeyObject | undefined {
+  const curve = CURVES[alg];
+  if (!curve || jwk.kty !== 'EC' || jwk.crv !== curve.crv || jwk.d !== undefined) return undefined;
+  try {
+    return createPublicKey({ key: { kty: 'EC', crv: jwk.crv, x: jwk.x, y: jwk.y } as JsonWebKey, format: 'jwk' });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the JWS's signature (JOSE form: r || s) verifies with `key` under `alg`. */
+export function verifiesWith(alg: string, key: KeyObject, jws: CompactJws): boolean {
+  const curve = CURVES[alg];
+  if (!curve) return false;
+  try {
+    return verify(curve.hash, Buffer.from(jws.signingInput), { key, dsaEncoding: 'ieee-p1363' }, jws.signature);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the optional exp and nbf claims allow the JWS now, within `skewSeconds`. */
+export function withinValidity(payload: Record<string, unknown>, skewSeconds: number): boolean {
+  const now = Date.now() / 1000;
+  if (payload.exp !== undefined && !(typeof payload.exp === 'number' && payload.exp > now - skewSeconds)) return false;
+  return payload.nbf === undefined || (typeof payload.nbf === 'number' && payload.nbf <= now + skewSeconds);
+}
+
+function parseObject(segment: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

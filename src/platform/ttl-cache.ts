@@ -1,0 +1,41 @@
+// A small per-instance cache for values that other instances may change: each entry lives at most
+// `ttlMs`, so a change made elsewhere is seen within that bound; a change made on this instance calls
+// `forget` and is seen at once. Concurrent misses for one key share a single load. Bounded in size,
+// least recently loaded first out.
+
+export class TtlCache<V> {
+  private readonly entries = new Map<string, { until: number; value: Promise<V> }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(key: string, load: () => Promise<V>): Promise<V> {
+    const now = Date.now();
+    const entry = this.entries.get(key);
+    if (entry && entry.until > now) return entry.value;
+    const value = load();
+    this.entries.delete(key);
+    this.entries.set(key, { until: now + this.ttlMs, value });
+    // A failed load is not remembered: the next request tries again.
+    value.catch(() => {
+      if (this.entries.get(key)?.value === value) this.entries.delete(key);
+    });
+    while (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+    return value;
+  }
+
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Forgets every key that starts with `prefix`. */
+  forgetPrefix(prefix: string): void {
+    for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);
+  }
+}
