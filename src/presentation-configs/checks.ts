@@ -2,6 +2,7 @@
 // library reads it, the formats we verify, and the credential query ids that other fields refer to.
 // Errors name fields as the request does (body.dcql_query.credentials.0.format), also on PATCH,
 // where they may come from stored values.
+import { isDeepStrictEqual } from 'node:util';
 import { DcqlCredentialSetError, DcqlError, DcqlNonUniqueCredentialQueryIdsError, DcqlQuery } from 'dcql';
 import type { FieldError } from '../platform/http/problem.js';
 import { type PresentationDocument, SUPPORTED_FORMATS } from './schemas.js';
@@ -100,6 +101,59 @@ export function checkDocument(doc: PresentationDocument): FieldError[] {
   errors.push(
     ...referenceErrors('transaction_data', doc.transaction_data, queryIds),
     ...referenceErrors('attached', doc.attached, queryIds),
+    ...givenRegistrationCertErrors(doc.registration_cert?.jwt, parsed.query),
   );
   return errors;
+}
+
+interface CertifiedCredential {
+  format?: unknown;
+  meta?: unknown;
+  claims?: { path?: unknown }[];
+}
+
+/**
+ * A registration certificate given as a JWT must be current and allow what the query asks for: a
+ * wallet refuses a request that asks for more than the certificate registers (overasking). Each
+ * credential query needs a credential of the certificate with its format and meta, and every claim
+ * path it asks for among that credential's claims (a credential without claims allows all).
+ */
+function givenRegistrationCertErrors(jwt: string | undefined, query: DcqlQuery): FieldError[] {
+  if (jwt === undefined) return [];
+  const field = 'body.registration_cert.jwt';
+  const payload = jwtPayload(jwt);
+  if (!payload) return [{ field, message: 'its payload is not a JSON object' }];
+  if (typeof payload.exp === 'number' && payload.exp * 1000 <= Date.now())
+    return [{ field, message: `expired at ${new Date(payload.exp * 1000).toISOString()}` }];
+  const certified = payload.credentials;
+  if (!Array.isArray(certified) || certified.length === 0)
+    return [{ field, message: 'has no credentials claim: a registration certificate names the credentials that may be requested' }];
+  return query.credentials.flatMap((credential, i) =>
+    certified.some((c: CertifiedCredential) => allows(c, credential))
+      ? []
+      : [
+          {
+            field,
+            message: `does not register what dcql_query.credentials.${i} ('${credential.id}') asks for (format, meta and claim paths)`,
+          },
+        ],
+  );
+}
+
+function jwtPayload(jwt: string): Record<string, unknown> | undefined {
+  try {
+    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    return payload && typeof payload === 'object' && !Array.isArray(payload) ? payload : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function allows(certified: CertifiedCredential, asked: DcqlQuery['credentials'][number]): boolean {
+  if (certified.format !== asked.format || !isDeepStrictEqual(certified.meta ?? {}, asked.meta ?? {})) return false;
+  if (!Array.isArray(certified.claims)) return true;
+  const registered = new Set(certified.claims.map((claim) => JSON.stringify(claim?.path)));
+  return (asked.claims ?? []).every((claim) =>
+    registered.has(JSON.stringify('path' in claim ? claim.path : [claim.namespace, claim.claim_name])),
+  );
 }

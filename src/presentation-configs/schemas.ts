@@ -73,7 +73,10 @@ const RegistrationCertBody = z
 
 const RegistrationCertRequestSchema = z
   .looseObject({
-    jwt: CompactJwt.optional().describe('a registration certificate obtained elsewhere: sent as given, no registrar call'),
+    jwt: CompactJwt.optional().describe(
+      'a registration certificate obtained elsewhere, sent as given (no registrar call); it must not be expired, and its credentials ' +
+        'claim must register every credential query of dcql_query (format, meta, claim paths), or a wallet would refuse the request',
+    ),
     id: z.string().min(1).max(256).optional().describe("an active registration certificate of the tenant's relying party at the registrar"),
     body: RegistrationCertBody.optional(),
   })

@@ -2,7 +2,7 @@
 // DCQL query, cached until shortly before they expire, reissued on demand, and sent to wallets in
 // the signed request object's verifier_info (OpenID4VP 1.0 section 5.1).
 import { createPublicKey } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRequest } from '../support/presenter.js';
 import { expectProblem } from '../support/problems.js';
@@ -49,6 +49,21 @@ const requestObject = async (requestId: string) => {
 };
 const creations = () => registrar.certificates.received.filter((c) => c.method === 'POST' && c.path === '/registration-certificates');
 const reissue = (id: string, as = token) => svc.call('POST', `${configPath(id)}/registration-cert/reissue`, { token: as });
+/** A registration certificate obtained elsewhere (signed here by the fake registrar's CA), registering `credentials`. */
+const givenCertificate = (credentials: unknown[], expiresIn = 3600) =>
+  new SignJWT({ credentials })
+    .setProtectedHeader({ alg: 'ES256', typ: 'rc-rp+jwt' })
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + expiresIn)
+    .sign(registrar.certificates.ca.keys.privateKey);
+const REGISTERED = [
+  {
+    format: 'dc+sd-jwt',
+    meta: { vct_values: ['urn:eudi:pid:1'] },
+    claims: [{ path: ['given_name'] }, { path: ['age_over_18'] }, { path: ['family_name'] }],
+  },
+  { format: 'mso_mdoc', meta: { doctype_value: 'org.iso.18013.5.1.mDL' } },
+];
 
 beforeAll(async () => {
   svc = await startService();
@@ -196,7 +211,7 @@ describe('a registration certificate requested with body', () => {
 
 describe('a registration certificate given as jwt or id', () => {
   it('sends a jwt as given, without calling the registrar, and has nothing to reissue', async () => {
-    const jwt = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJycCJ9.c2lnbmF0dXJl';
+    const jwt = await givenCertificate(REGISTERED);
     await saveConfig('given', { jwt });
     const before = registrar.certificates.received.length;
     expect((await requestObject('given')).verifier_info).toEqual([{ format: 'registration_cert', data: jwt }]);
@@ -225,11 +240,30 @@ describe('a registration certificate given as jwt or id', () => {
 
   it('puts the attachments of the configuration after the registration certificate', async () => {
     const attached = [{ format: 'policy', data: { url: 'https://rp.example.com/policy' }, credential_ids: ['pid'] }];
-    await saveConfig('attached', { jwt: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln' }, { attached });
-    expect((await requestObject('attached')).verifier_info).toEqual([
-      { format: 'registration_cert', data: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln' },
-      ...attached,
-    ]);
+    const jwt = await givenCertificate(REGISTERED);
+    await saveConfig('attached', { jwt }, { attached });
+    expect((await requestObject('attached')).verifier_info).toEqual([{ format: 'registration_cert', data: jwt }, ...attached]);
+  });
+
+  it('refuses a given jwt that is expired, registers nothing, or does not register what the query asks for', async () => {
+    const narrow = [REGISTERED[0]];
+    const fewerClaims = [{ ...REGISTERED[0], claims: [{ path: ['given_name'] }] }, REGISTERED[1]];
+    const otherType = [{ ...REGISTERED[0], meta: { vct_values: ['urn:other'] } }, REGISTERED[1]];
+    for (const [jwt, message] of [
+      [await givenCertificate(REGISTERED, -10), 'expired at'],
+      [await givenCertificate([]), 'has no credentials claim'],
+      [await givenCertificate(narrow), "dcql_query.credentials.1 ('mdl')"],
+      [await givenCertificate(fewerClaims), "dcql_query.credentials.0 ('pid')"],
+      [await givenCertificate(otherType), "dcql_query.credentials.0 ('pid')"],
+      ['eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.c2ln', 'not a JSON object'],
+    ] as [string, string][]) {
+      const reply = await svc.call('POST', '/api/verifier/config', {
+        token,
+        body: { id: 'overasking', dcql_query: QUERY, registration_cert: { jwt } },
+      });
+      expectProblem(reply, 400);
+      expect(reply.body.errors).toEqual([{ field: 'body.registration_cert.jwt', message: expect.stringContaining(message) }]);
+    }
   });
 
   it('refuses a malformed request when the configuration is saved', async () => {
