@@ -122,7 +122,7 @@ export function clientRoutes(app: App, clients: ClientService) {
       config: { access },
       schema: {
         tags,
-        summary: 'Always 410: secrets are stored hashed and cannot be read back',
+        summary: 'Always 410: secrets are stored hashed (or kept at the identity provider) and cannot be read back',
         description: 'Use POST /api/client/{id}/rotate-secret to obtain a new secret.',
         params: Params,
       },
@@ -132,7 +132,7 @@ export function clientRoutes(app: App, clients: ClientService) {
       throw new Problem(
         410,
         'Gone',
-        'client secrets are stored hashed and cannot be read back; POST /api/client/{id}/rotate-secret issues a new one',
+        'client secrets are stored hashed (or kept at the identity provider) and cannot be read back; POST /api/client/{id}/rotate-secret issues a new one',
         {
           rotate: `/api/client/${encodeURIComponent(request.params.id)}/rotate-secret`,
         },

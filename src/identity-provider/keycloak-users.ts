@@ -20,6 +20,8 @@ interface UserRepresentation {
 
 const UPDATED_AT_ATTRIBUTE = 'svc_updated_at';
 const PAGE_SIZE = 100;
+/** Role mappings are read a user at a time, this many at once: a large tenant is no burst of connections. */
+const CONCURRENT_READS = 8;
 
 const userPath = (id: string) => `/users/${encodeURIComponent(id)}`;
 const realmName = (tenantId: string, username: string) => `${tenantId}.${username}`.toLowerCase();
@@ -44,7 +46,10 @@ export class KeycloakUsers implements UserAdmin {
       found.push(...page.filter((user) => this.belongs(user, tenantId)));
       if (page.length < PAGE_SIZE) break;
     }
-    const users = await Promise.all(found.map((user) => this.withRoles(user, tenantId)));
+    const users: ProviderUser[] = [];
+    for (let i = 0; i < found.length; i += CONCURRENT_READS) {
+      users.push(...(await Promise.all(found.slice(i, i + CONCURRENT_READS).map((user) => this.withRoles(user, tenantId)))));
+    }
     return users.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   }
 

@@ -165,7 +165,9 @@ describe('/api/client at the provider', () => {
     }
   });
 
-  it('renews its admin token when the admin API refuses it, and carries on', async () => {
+  it('reuses the admin token of start-up, renews it when the admin API refuses it, and carries on', async () => {
+    // Every admin call so far (root client, two tenants, many clients) went with the one token of start-up.
+    expect(ext.op.realm?.adminTokens.size).toBe(1);
     ext.op.expireAdminTokens();
     const client = await created(acme.token, { clientId: 'acme-after-expiry', roles: ['issuance:offer'] });
     expect((await providerToken('acme-after-expiry', client.secret)).token).toBeDefined();
@@ -200,6 +202,14 @@ describe('/api/client at the provider', () => {
     if (mapper) mapper.config['claim.value'] = 'globex';
     const token = await ext.token('acme-moved', client.secret);
     expectProblem(await call('GET', '/api/issuer/credentials', token), 401);
+  });
+
+  it("sets the roles of a tenant's admin client at the provider when the tenant's roles change", async () => {
+    const patched = await call('PATCH', '/api/tenant/globex', await ext.rootToken(), { roles: ['issuance:manage', 'clients:manage'] });
+    expect(patched.status, patched.text).toBe(200);
+    const account = ext.op.realm?.serviceAccountOf(realmClient('globex-admin') as never);
+    expect([...(account?.realmRoles ?? [])].sort()).toEqual(['clients:manage', 'issuance:manage']);
+    expectProblem(await call('GET', '/api/user', globex.token), 403);
   });
 
   it('deletes the clients of a deleted tenant at the provider', async () => {
