@@ -11,6 +11,7 @@ import { clientTokenGenerations } from './0007-client-token-generations.js';
 import { clientFirstToken } from './0008-client-first-token.js';
 import { registrarConfigs } from './0009-registrar-configs.js';
 import { identityProviderTokenCutoff } from './0010-identity-provider-token-cutoff.js';
+import { schemaMetadata } from './0012-schema-metadata.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0008-client-first-token': clientFirstToken,
   '0009-registrar-configs': registrarConfigs,
   '0010-identity-provider-token-cutoff': identityProviderTokenCutoff,
+  '0012-schema-metadata': schemaMetadata,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -144,6 +144,17 @@ export interface RegistrarConfigsTable {
   updated_at: Timestamp;
 }
 
+/** What a tenant published to its registrar's schema metadata catalog, one row per version. */
+export interface SchemaMetadataPublicationsTable {
+  tenant_id: string;
+  /** The registrar's short id (the last path segment of attestation_id). */
+  schema_id: string;
+  version: string;
+  /** The reserved attestation id, the URL the signed payload names. */
+  attestation_id: string;
+  created_at: Timestamp;
+}
+
 export interface SessionsTable {
   id: string;
   tenant_id: string;
@@ -313,6 +324,7 @@ export interface Database {
   trust_lists: TrustListsTable;
   trust_list_versions: TrustListVersionsTable;
   registrar_configs: RegistrarConfigsTable;
+  schema_metadata_publications: SchemaMetadataPublicationsTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
@@ -332,4 +344,5 @@ export type TenantTable =
   | 'presentation_configs'
   | 'trust_lists'
   | 'trust_list_versions'
-  | 'registrar_configs';
+  | 'registrar_configs'
+  | 'schema_metadata_publications';
