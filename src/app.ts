@@ -5,6 +5,9 @@ import { registrarCertificateRoutes } from './registrar/certificate-routes.js';
 import { RegistrationCertificates } from './registrar/registration-certificates.js';
 import { registrarRoutes } from './registrar/routes.js';
 import { RegistrarService } from './registrar/service.js';
+import { SchemaMetadataResolver } from './schema-metadata/resolve.js';
+import { schemaMetadataRoutes } from './schema-metadata/routes.js';
+import { SchemaMetadataService } from './schema-metadata/service.js';
 import './platform/validation-messages.js';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -39,6 +42,7 @@ import { httpEndpointRoutes } from './http-endpoints/routes.js';
 import { ATTRIBUTE_PROVIDERS, HttpEndpointService, WEBHOOK_ENDPOINTS } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
+import { issuerUrls, vctOf } from './issuance/metadata/metadata.js';
 import { KeyMaterial } from './key-chains/material.js';
 import { DbKeyProvider } from './key-chains/providers.js';
 import { keyChainRoutes } from './key-chains/routes.js';
@@ -371,6 +375,18 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
   });
   registrarRoutes(app, registrar);
+  schemaMetadataRoutes(
+    app,
+    new SchemaMetadataService({
+      db: kysely,
+      registrar,
+      signing,
+      credentialConfigs,
+      audit,
+      vctOf: (tenantId, configuration) => vctOf(configuration, issuerUrls(config.PUBLIC_URL, tenantId)),
+    }),
+    new SchemaMetadataResolver({ outbound, trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId) }),
+  );
   registrarCertificateRoutes(
     app,
     new AccessCertificates(registrar, keyChains, new URL(config.PUBLIC_URL).hostname),

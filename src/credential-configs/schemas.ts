@@ -2,6 +2,7 @@
 // The zod schemas here are the validation, the TypeScript types and the OpenAPI document at once.
 import { z } from 'zod';
 import { webUrl } from '../platform/http/web-urls.js';
+import { SchemaMetaConfigSchema } from '../schema-metadata/schemas.js';
 
 export const FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
 export type CredentialFormat = (typeof FORMATS)[number];
@@ -204,11 +205,11 @@ const Settings = {
     .optional()
     .describe('SD-JWT VC type: a URI, or a type metadata document the service hosts'),
   iaeActions: z.array(IaeActionSchema).max(20).nullable().optional(),
-  schemaMeta: z
-    .record(z.string(), z.unknown())
-    .nullable()
+  schemaMeta: SchemaMetaConfigSchema.nullable()
     .optional()
-    .describe('input for schema metadata publication (experimental); stored as given'),
+    .describe(
+      'input for schema metadata publication (experimental); its id is set when POST /api/schema-metadata/publish names this configuration',
+    ),
   embeddedDisclosurePolicy: EmbeddedDisclosurePolicySchema.nullable().optional(),
   attributeProviderId: Reference.nullable().optional().describe('an attribute provider of the tenant that supplies the claims'),
   webhookEndpointId: Reference.nullable().optional().describe('a webhook endpoint of the tenant that receives notifications'),

@@ -229,7 +229,9 @@ export class CredentialConfigService {
       }
       const doc = toDocument(input);
       if (isDeepStrictEqual(JSON.parse(row.document), JSON.parse(JSON.stringify(doc)))) return 'unchanged';
-      await this.update(ctx, tenantId, input.id, doc, trx);
+      // The document states every field, so the update replaces the whole configuration; schemaMeta is
+      // the validated input's (the stored document's type is looser: older documents kept any object).
+      await this.update(ctx, tenantId, input.id, { ...doc, schemaMeta: input.schemaMeta ?? null }, trx);
       return 'updated';
     });
   }

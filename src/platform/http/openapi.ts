@@ -59,6 +59,11 @@ export const TAGS = [
     name: 'registrar',
     description: "A tenant's link to an external registrar (role registrar:manage); its secrets are write-only and stored encrypted.",
   },
+  {
+    name: 'schema metadata',
+    description:
+      "Signed schema metadata (TS11 catalogue, experimental) at the tenant's registrar: publish, versions, deprecation, catalog reads.",
+  },
   { name: 'configuration files', description: "A tenant's configuration in the layout CONFIG_IMPORT reads." },
   { name: 'wallet: OpenID4VCI', description: 'What wallets call to obtain credentials (OpenID4VCI 1.0); OAuth error shapes.' },
   { name: 'wallet: OpenID4VP', description: 'What wallets call to present credentials (OpenID4VP 1.0); OAuth error shapes.' },

@@ -1,0 +1,19 @@
+import type { TenantDb } from '../platform/db/tenant-db.js';
+
+export async function recordPublication(
+  db: TenantDb,
+  row: { schema_id: string; version: string; attestation_id: string; created_at: string },
+) {
+  await db.insertInto('schema_metadata_publications', row).execute();
+}
+
+/** The ids the tenant published, each once, oldest first. */
+export async function publishedIds(db: TenantDb): Promise<string[]> {
+  const rows = await db
+    .selectFrom('schema_metadata_publications')
+    .select('schema_id')
+    .groupBy('schema_id')
+    .orderBy((eb) => eb.fn.min('created_at'))
+    .execute();
+  return rows.map((row) => row.schema_id);
+}
