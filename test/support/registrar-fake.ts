@@ -6,11 +6,11 @@
 // registrar's OpenAPI declares it). Certificates are real: an X.509 certificate for the submitted key
 // and a signed registration-certificate JWT, both from a CA of the fake's own. It records what it got.
 import 'reflect-metadata';
-import { randomUUID, webcrypto } from 'node:crypto';
+import { randomUUID, webcrypto, X509Certificate } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as x509 from '@peculiar/x509';
-import { SignJWT } from 'jose';
+import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 
 export interface RegistrarFake {
   url: string;
@@ -25,6 +25,8 @@ export interface RegistrarFake {
   tokens: Set<string>;
   /** Relying parties, access and registration certificates, and what those endpoints received. */
   certificates: CertificateRegistry;
+  /** The schema metadata catalog: reservations, records, and the JWTs submitted. */
+  schemaMetadata: SchemaCatalog;
   stop(): Promise<void>;
 }
 
@@ -37,7 +39,9 @@ export async function startRegistrarFake(account: RegistrarFake['account']): Pro
     catalog: [] as unknown[] | number,
     tokens: new Set<string>(),
     certificates: await createCertificateRegistry(),
+    schemaMetadata: createSchemaCatalog(),
   };
+  let baseUrl = '';
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => sendJson(res, status, body);
     if (req.method === 'POST' && req.url === `${REALM_PATH}/protocol/openid-connect/token`) {
@@ -58,15 +62,15 @@ export async function startRegistrarFake(account: RegistrarFake['account']): Pro
       fake.tokens.add(token);
       return send(200, { access_token: token, expires_in: 300, token_type: 'Bearer' });
     }
-    if (req.method === 'GET' && req.url === '/schema-metadata') {
-      if (typeof fake.catalog === 'number') return send(fake.catalog, { statusCode: fake.catalog, message: 'catalog unavailable' });
-      return send(200, fake.catalog);
-    }
+    const accountOf = (authorization?: string) =>
+      authorization?.startsWith('Bearer ') && fake.tokens.has(authorization.slice(7)) ? account.username : undefined;
+    if (await handleSchemaMetadata(req, res, { catalog: fake.schemaMetadata, accountOf, listed: fake.catalog, baseUrl })) return;
     if (await handleCertificates(req, res, fake.certificates, fake.tokens)) return;
     send(404, { statusCode: 404, message: `Cannot ${req.method} ${req.url}` });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  baseUrl = url;
   return Object.assign(fake, {
     url,
     oidcUrl: `${url}${REALM_PATH}`,
@@ -254,4 +258,222 @@ async function createRegistrationCertificate(
   registry.registrationCertificates.push(entry);
   const { revoked: _revoked, ...created } = entry;
   return [201, { ...created, cwt: '', intendedUse: { purpose }, credentialToRegistrationCertificates: [] }];
+}
+
+// ---- Schema metadata catalog (TS11) ----
+
+const SCHEMA_JWT_TYPE = 'attestation-schema+jwt';
+const RESERVATION_MS = 24 * 3600_000;
+
+export interface CatalogRecord extends Record<string, unknown> {
+  id: string;
+  version: string;
+  deprecated: boolean;
+}
+
+export interface SchemaCatalog {
+  /** Reserved short ids: the account that reserved each, and until when. */
+  reservations: Map<string, { account: string; expiresAt: number }>;
+  /** Who owns an id once its first version is in: the reserving account, and the key that signed it (SPKI, base64). */
+  owners: Map<string, { account: string; key: string }>;
+  records: CatalogRecord[];
+  /** Every JWT POST /schema-metadata received, accepted or not. */
+  submitted: string[];
+  /** Every nameHint a reservation received. */
+  nameHints: (string | undefined)[];
+  vocabularies: { version: string; categories: unknown[]; tags: unknown[] };
+}
+
+const vocabulary = (codes: readonly string[]) =>
+  codes.map((code) => ({ code, label: code[0]?.toUpperCase() + code.slice(1), status: 'active' }));
+
+export function createSchemaCatalog(): SchemaCatalog {
+  return {
+    reservations: new Map(),
+    owners: new Map(),
+    records: [],
+    submitted: [],
+    nameHints: [],
+    vocabularies: {
+      version: '2026-05-07',
+      categories: vocabulary(['identity', 'health', 'finance', 'education', 'mobility', 'employment', 'other']),
+      tags: vocabulary(['pid', 'eudi', 'kyc', 'aml', 'age-verification', 'residency', 'membership', 'education', 'employment', 'mobility']),
+    },
+  };
+}
+
+interface CatalogContext {
+  catalog: SchemaCatalog;
+  /** The account a bearer token stands for; undefined when the token is unknown. */
+  accountOf: (authorization: string | undefined) => string | undefined;
+  /** GET /schema-metadata also lists these entries (RegistrarFake.catalog), or fails with that status. */
+  listed: unknown[] | number;
+  baseUrl: string;
+}
+
+type CatalogAnswer = [number, unknown] | [number, string, 'text'];
+const problem = (status: number, message: string): CatalogAnswer => [status, { statusCode: status, message, error: String(status) }];
+
+/** Answers the schema-metadata endpoints; false for any other path. */
+async function handleSchemaMetadata(req: IncomingMessage, res: ServerResponse, context: CatalogContext): Promise<boolean> {
+  const url = new URL(req.url ?? '/', 'http://registrar');
+  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] !== 'schema-metadata') return false;
+  const raw = await text(req);
+  let body: Record<string, unknown> = {};
+  try {
+    body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+  } catch {
+    sendJson(res, 400, { statusCode: 400, message: 'body is not JSON' });
+    return true;
+  }
+  const answer = await routeSchemaMetadata(req.method ?? 'GET', parts.slice(1), url, body, req.headers.authorization, context);
+  if (answer[2] === 'text') {
+    res.writeHead(answer[0], { 'content-type': 'application/jwt' });
+    res.end(answer[1]);
+  } else sendJson(res, answer[0], answer[1]);
+  return true;
+}
+
+async function routeSchemaMetadata(
+  method: string,
+  rest: string[],
+  url: URL,
+  body: Record<string, unknown>,
+  authorization: string | undefined,
+  context: CatalogContext,
+): Promise<CatalogAnswer> {
+  const { catalog } = context;
+  const [id, versions, version, leaf, format] = rest;
+  if (method === 'GET' && rest.length === 0) return listCatalog(url, context);
+  if (method === 'GET' && id === 'vocabularies' && rest.length === 1) return [200, catalog.vocabularies];
+  if (method === 'POST' && id === 'reserve' && rest.length === 1) return reserveId(body, authorization, context);
+  if (method === 'POST' && rest.length === 0) return submitSchemaMetadata(body, context);
+  if (!id) return problem(404, 'not found');
+  const all = versionsOf(catalog, id);
+  if (method === 'GET' && rest.length === 1) return all[0] ? [200, all[0]] : problem(404, `no schema metadata ${id}`);
+  if (versions !== 'versions') return problem(404, 'not found');
+  if (method === 'GET' && rest.length === 2) return all.length ? [200, all] : problem(404, `no schema metadata ${id}`);
+  const record = all.find((r) => r.version === version);
+  if (!record) return problem(404, `no version ${version} of ${id}`);
+  if (method === 'GET' && leaf === 'jwt' && rest.length === 4) return [200, record.signedJwt as string, 'text'];
+  if (method === 'GET' && leaf === 'schemas' && format && rest.length === 5) {
+    const entry = (record.schemaURIs as { formatIdentifier: string; schemaContent?: unknown }[]).find((s) => s.formatIdentifier === format);
+    return entry?.schemaContent ? [200, entry.schemaContent] : problem(404, `no ${format} schema`);
+  }
+  if (method !== 'PATCH' || !(rest.length === 3 || (leaf === 'deprecation' && rest.length === 4))) return problem(404, 'not found');
+  const account = context.accountOf(authorization);
+  if (!account) return problem(401, 'Unauthorized');
+  if (catalog.owners.get(id)?.account !== account) return problem(403, 'only the uploader may change this schema metadata');
+  return leaf === 'deprecation' ? deprecate(record, body) : classify(record, body);
+}
+
+function listCatalog(url: URL, { catalog, listed }: CatalogContext): CatalogAnswer {
+  if (typeof listed === 'number') return problem(listed, 'catalog unavailable');
+  const id = url.searchParams.get('id');
+  const version = url.searchParams.get('version');
+  const records = catalog.records.filter((r) => (!id || r.id === id) && (!version || r.version === version));
+  return [200, [...(id || version ? [] : listed), ...records]];
+}
+
+function reserveId(body: Record<string, unknown>, authorization: string | undefined, { catalog, accountOf, baseUrl }: CatalogContext) {
+  const account = accountOf(authorization);
+  if (!account) return problem(401, 'Unauthorized');
+  const { nameHint } = body;
+  if (nameHint !== undefined && (typeof nameHint !== 'string' || nameHint.length > 100))
+    return problem(400, 'nameHint must be a string of at most 100');
+  catalog.nameHints.push(nameHint as string | undefined);
+  const id = randomUUID();
+  const expiresAt = Date.now() + RESERVATION_MS;
+  catalog.reservations.set(id, { account, expiresAt });
+  return [201, { reservedId: `${baseUrl}/schema-metadata/${id}`, expiresAt: new Date(expiresAt).toISOString() }] as CatalogAnswer;
+}
+
+/** Authenticated by the JWT's signature: typ, x5c leaf signature, a live reservation, the owner's key, a new version. */
+async function submitSchemaMetadata(body: Record<string, unknown>, { catalog }: CatalogContext): Promise<CatalogAnswer> {
+  const { jwt } = body;
+  if (typeof jwt !== 'string') return problem(400, 'jwt is required');
+  catalog.submitted.push(jwt);
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(jwt);
+  } catch {
+    return problem(400, 'jwt is not a JWS');
+  }
+  if (header.typ !== SCHEMA_JWT_TYPE) return problem(400, `typ must be ${SCHEMA_JWT_TYPE}`);
+  const [leafDer] = header.x5c ?? [];
+  if (!leafDer) return problem(400, 'x5c is required');
+  const leaf = new X509Certificate(Buffer.from(leafDer, 'base64'));
+  let payload: Record<string, unknown>;
+  try {
+    payload = (await jwtVerify(jwt, leaf.publicKey, { typ: SCHEMA_JWT_TYPE })).payload;
+  } catch {
+    return problem(401, 'signature does not verify with the access certificate');
+  }
+  const { id: reservedUrl, version, attestationLoS, bindingType, schemaURIs, trustedAuthorities } = payload;
+  if (typeof reservedUrl !== 'string' || typeof version !== 'string' || !Array.isArray(schemaURIs) || !attestationLoS || !bindingType) {
+    return problem(400, 'id, version, attestationLoS, bindingType and schemaURIs are required');
+  }
+  const id = reservedUrl.split('/').at(-1) as string;
+  const reservation = catalog.reservations.get(id);
+  if (!reservation || reservation.expiresAt < Date.now()) return problem(400, `${reservedUrl} is not a reserved id`);
+  const key = leaf.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  const owner = catalog.owners.get(id);
+  if (owner && owner.key !== key) return problem(403, 'schema id owned by another relying party');
+  if (catalog.records.some((r) => r.id === id && r.version === version)) return problem(409, `${id} ${version} already exists`);
+  catalog.owners.set(id, owner ?? { account: reservation.account, key });
+  const now = new Date().toISOString();
+  const record: CatalogRecord = {
+    ...payload,
+    id,
+    version,
+    supportedFormats: [...new Set(schemaURIs.map((s: { formatIdentifier: string }) => s.formatIdentifier))],
+    schemaURIs: schemaURIs.map((s: Record<string, unknown>) => ({ id: randomUUID(), ...s })),
+    trustedAuthorities: ((trustedAuthorities as Record<string, unknown>[] | undefined) ?? []).map((t) => ({ id: randomUUID(), ...t })),
+    signedJwt: jwt,
+    issuer: leaf.subject.split('\n').join(', '),
+    signerCertificateSerial: leaf.serialNumber,
+    signerCertificate: { id: randomUUID(), relyingPartyId: 'rp', certificate: leaf.toString(), revoked: null, createdAt: now },
+    issuedAt: new Date(Number(payload.iat) * 1000).toISOString(),
+    createdAt: now,
+    updatedAt: now,
+    deprecated: false,
+  };
+  delete record.iat;
+  catalog.records.push(record);
+  return [201, record];
+}
+
+function deprecate(record: CatalogRecord, body: Record<string, unknown>): CatalogAnswer {
+  if (typeof body.deprecated !== 'boolean') return problem(400, 'deprecated must be a boolean');
+  Object.assign(record, {
+    deprecated: body.deprecated,
+    deprecationMessage: body.deprecated ? body.message : undefined,
+    supersededByVersion: body.deprecated ? body.supersededByVersion : undefined,
+    deprecatedAt: body.deprecated ? new Date().toISOString() : undefined,
+    updatedAt: new Date().toISOString(),
+  });
+  return [200, record];
+}
+
+function classify(record: CatalogRecord, body: Record<string, unknown>): CatalogAnswer {
+  const unknown = Object.keys(body).filter((k) => k !== 'category' && k !== 'tags');
+  if (unknown.length) return problem(400, `property ${unknown[0]} should not exist`);
+  Object.assign(record, {
+    ...(body.category !== undefined && { category: body.category }),
+    ...(body.tags !== undefined && { tags: body.tags }),
+    updatedAt: new Date().toISOString(),
+  });
+  return [200, record];
+}
+
+/** Latest first, by semantic version. */
+function versionsOf(catalog: SchemaCatalog, id: string): CatalogRecord[] {
+  const key = (v: string) => v.split(/[-+]/)[0]?.split('.').map(Number) ?? [];
+  const newer = (a: CatalogRecord, b: CatalogRecord) => {
+    const [x, y] = [key(a.version), key(b.version)];
+    for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (y[i] ?? 0) - (x[i] ?? 0);
+    return 0;
+  };
+  return catalog.records.filter((r) => r.id === id).sort(newer);
 }
