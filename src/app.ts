@@ -375,6 +375,11 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
   });
   registrarRoutes(app, registrar);
+  registrarCertificateRoutes(
+    app,
+    new AccessCertificates(registrar, keyChains, new URL(config.PUBLIC_URL).hostname),
+    registrationCertificates,
+  );
   schemaMetadataRoutes(
     app,
     new SchemaMetadataService({
@@ -386,11 +391,6 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
       vctOf: (tenantId, configuration) => vctOf(configuration, issuerUrls(config.PUBLIC_URL, tenantId)),
     }),
     new SchemaMetadataResolver({ outbound, trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId) }),
-  );
-  registrarCertificateRoutes(
-    app,
-    new AccessCertificates(registrar, keyChains, new URL(config.PUBLIC_URL).hostname),
-    registrationCertificates,
   );
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
