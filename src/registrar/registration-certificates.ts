@@ -30,7 +30,7 @@ export class RegistrationCertificates {
   async forRequest(tenantId: string, config: Configuration): Promise<string | undefined> {
     const request = config.registration_cert;
     if (!request) return undefined;
-    if (request.jwt) return request.jwt;
+    if (request.jwt) return current(request.jwt, config.id);
     const cached = config.registrationCertCache;
     if (cached?.fingerprint === fingerprintOf(config) && stillValid(cached.expiresAt ?? null)) return cached.jwt;
     return (await this.obtain(tenantId, config)).jwt;
@@ -130,6 +130,16 @@ function cacheOf(obtained: Obtained, fingerprint: string): RegistrationCertCache
   if (!stillValid(expiresAt))
     throw new Problem(502, 'Bad Gateway', `the registration certificate the registrar answered expires at ${expiresAt}`);
   return { jwt: obtained.jwt, id: obtained.id, issuedAt: time(claims.iat), expiresAt, obtainedAt: nowIso(), fingerprint };
+}
+
+/** A certificate given as registration_cert.jwt, checked on save, may have expired since. */
+function current(jwt: string, configId: string): string {
+  const exp = decodeJwt(jwt).exp;
+  if (typeof exp === 'number' && exp * 1000 <= Date.now())
+    throw conflict(
+      `the registration certificate of presentation configuration '${configId}' (registration_cert.jwt) expired at ${new Date(exp * 1000).toISOString()}`,
+    );
+  return jwt;
 }
 
 const stillValid = (expiresAt: string | null) => expiresAt === null || Date.parse(expiresAt) - RENEW_BEFORE_EXPIRY_MS > Date.now();

@@ -217,6 +217,13 @@ describe('a registration certificate given as jwt or id', () => {
     expect((await requestObject('given')).verifier_info).toEqual([{ format: 'registration_cert', data: jwt }]);
     expect(registrar.certificates.received.length).toBe(before);
     expectProblem(await reissue('given'), 409);
+
+    // One that expires after it was saved is not sent.
+    await saveConfig('given', { jwt: await givenCertificate(REGISTERED, 1) });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const expired = await offer('given');
+    expectProblem(expired, 409);
+    expect(expired.body.detail).toContain('(registration_cert.jwt) expired at');
   });
 
   it('reuses the active certificate of that id the registrar lists', async () => {
