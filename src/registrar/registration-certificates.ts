@@ -134,7 +134,12 @@ function cacheOf(obtained: Obtained, fingerprint: string): RegistrationCertCache
 
 /** A certificate given as registration_cert.jwt, checked on save, may have expired since. */
 function current(jwt: string, configId: string): string {
-  const exp = decodeJwt(jwt).exp;
+  let exp: number | undefined;
+  try {
+    exp = decodeJwt(jwt).exp;
+  } catch {
+    return jwt; // its form was checked on save; a payload without a readable exp has no expiry to enforce here
+  }
   if (typeof exp === 'number' && exp * 1000 <= Date.now())
     throw conflict(
       `the registration certificate of presentation configuration '${configId}' (registration_cert.jwt) expired at ${new Date(exp * 1000).toISOString()}`,
