@@ -36,7 +36,8 @@ const PayloadSchema = z.looseObject({
     .min(1)
     .max(10),
   trustedAuthorities: z.array(z.record(z.string(), z.unknown())).max(50).optional(),
-  iat: z.number().optional(),
+  // Bounded, so that it is a date (year 9999 at most).
+  iat: z.number().int().min(0).max(253_402_300_799).optional(),
 });
 export type VerifiedPayload = z.infer<typeof PayloadSchema>;
 

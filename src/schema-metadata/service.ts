@@ -12,6 +12,7 @@ import type { Db } from '../platform/db/connect.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { nowIso } from '../platform/db/values.js';
 import { conflict, type FieldError, invalidFields, Problem, unlessNotFound } from '../platform/http/problem.js';
+import { underWebUrlPolicy } from '../platform/http/web-urls.js';
 import type { RegistrarService } from '../registrar/service.js';
 import { buildPayload, type ConfigurationFacts, shortIdOf } from './document.js';
 import {
@@ -20,6 +21,7 @@ import {
   SCHEMA_METADATA_JWT_TYPE,
   type SchemaFormat,
   type SchemaMetaConfig,
+  SchemaMetaConfigSchema,
   type SchemaMetadataRecord,
   SchemaMetadataRecordSchema,
   type SchemaMetaPayload,
@@ -87,8 +89,7 @@ export class SchemaMetadataService {
   /** What the service would sign for a credential configuration, from its schemaMeta and fields. */
   async generate(tenantId: string, credentialConfigId: string): Promise<Omit<SchemaMetaPayload, 'id'> & { id?: string }> {
     const configuration = await this.deps.credentialConfigs.get(tenantId, credentialConfigId);
-    const config = configuration.schemaMeta as SchemaMetaConfig | null;
-    if (!config) throw conflict(`credential configuration '${credentialConfigId}' has no schemaMeta: set it to generate schema metadata`);
+    const config = storedSchemaMeta(configuration);
     const { payload, errors } = buildPayload(config, this.factsOf(tenantId, configuration));
     if (!payload) throw conflict(`the schemaMeta of credential configuration '${credentialConfigId}' is incomplete: ${describe(errors)}`);
     return { ...(config.id && { id: config.id }), ...payload };
@@ -241,6 +242,19 @@ export class SchemaMetadataService {
     const answer = await this.deps.registrar.call(tenantId, 'PATCH', versionPath(id, version), { body, notFoundAs404: true });
     return asRecord(answer, 'the update');
   }
+}
+
+/**
+ * The schemaMeta of a configuration as a SchemaMetaConfig: 409 when it has none, or one stored before
+ * schemaMeta was checked (any object was kept then). URLs are judged as stored, not by today's policy.
+ */
+function storedSchemaMeta(configuration: CredentialConfiguration): SchemaMetaConfig {
+  const { id, schemaMeta } = configuration;
+  if (!schemaMeta) throw conflict(`credential configuration '${id}' has no schemaMeta: set it to generate schema metadata`);
+  const parsed = underWebUrlPolicy('unjudged', () => SchemaMetaConfigSchema.safeParse(schemaMeta));
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((issue) => `schemaMeta.${issue.path.join('.')}: ${issue.message}`).join('; ');
+  throw conflict(`the schemaMeta of credential configuration '${id}' is not valid; set it again: ${issues}`);
 }
 
 /** The id claim of a JWS payload, unverified: the registrar verified it when it took the JWT. */

@@ -344,6 +344,19 @@ describe('the payload of a credential configuration', () => {
     expectProblem(wrong, 400);
     expect(fieldsOf(wrong)).toEqual(expect.arrayContaining(['body.schemaMeta.version', 'body.schemaMeta.attestationLoS']));
     expectProblem(await svc.call('GET', '/api/issuer/credentials/missing/schema-metadata', { token }), 404);
+
+    // A schemaMeta stored before it was checked (any object was kept then) is a 409, not a 500.
+    const stored = svc.db.selectFrom('credential_configs').where('tenant_id', '=', 'publisher').where('id', '=', 'hosted');
+    const { document } = await stored.select('document').executeTakeFirstOrThrow();
+    await svc.db
+      .updateTable('credential_configs')
+      .set({ document: JSON.stringify({ ...JSON.parse(document), schemaMeta: { version: 1, schemaURIs: 'x' } }) })
+      .where('tenant_id', '=', 'publisher')
+      .where('id', '=', 'hosted')
+      .execute();
+    const legacy = await svc.call('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
+    expectProblem(legacy, 409);
+    expect(legacy.body.detail).toContain('schemaMeta.version');
   });
 });
 

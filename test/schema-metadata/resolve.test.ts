@@ -49,8 +49,10 @@ async function author(validFrom = -60_000, validTo = 3_600_000) {
     signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
   });
   const x5c = [Buffer.from(certificate.rawData).toString('base64')];
-  return (payload: Record<string, unknown>, typ = 'attestation-schema+jwt') =>
-    new SignJWT(payload).setProtectedHeader({ alg: 'ES256', typ, x5c }).setIssuedAt().sign(keys.privateKey);
+  return (payload: Record<string, unknown>, typ = 'attestation-schema+jwt') => {
+    const jwt = new SignJWT(payload).setProtectedHeader({ alg: 'ES256', typ, x5c });
+    return (payload.iat === undefined ? jwt.setIssuedAt() : jwt).sign(keys.privateKey);
+  };
 }
 
 const authorPayload = (schema: Record<string, unknown>) => ({
@@ -198,6 +200,7 @@ describe('resolve-jwt', () => {
       [await expired(authorPayload({ schemaContent: AUTHOR_SCHEMA })), 'x5c[0] is not valid at'],
       [await sign({ ...authorPayload({ schemaContent: AUTHOR_SCHEMA }), schemaURIs: [] }), 'payload schemaURIs'],
       [await sign(authorPayload({ meta: {}, schemaContent: AUTHOR_SCHEMA })), 'schemaURIs.0: meta names no vct'],
+      [await sign({ ...authorPayload({ schemaContent: AUTHOR_SCHEMA }), iat: 1e15 }), 'payload iat'],
     ];
     for (const [signedJwt, reason] of cases) {
       const reply = await svc.call('POST', RESOLVE_JWT, { token, body: { signedJwt } });
