@@ -151,10 +151,17 @@ export class ClientService {
     private readonly secrets: SecretKeeping = { at: 'service' },
   ) {}
 
-  /** The provider's admin adapter, or undefined in integrated mode; refuses at a provider without one. */
+  /** The provider's admin adapter, when the clients are kept there. */
+  private get providerAdmin(): ClientAdmin | undefined {
+    return this.secrets.at === 'provider' ? this.secrets.admin : undefined;
+  }
+
+  /**
+   * The provider's admin adapter, or undefined in integrated mode, for what makes a secret; refused
+   * at a provider without an adapter, where a secret made here could get no token.
+   */
   private providerFor(what: string): ClientAdmin | undefined {
-    if (this.secrets.at === 'service') return undefined;
-    if (this.secrets.at === 'provider') return this.secrets.admin;
+    if (this.secrets.at !== 'unmanaged provider') return this.providerAdmin;
     throw conflict(
       `${what}: in external mode clients and their secrets are kept at the identity provider ${this.secrets.issuer}, which this service has no admin adapter for; create the client there, with the tenant claim and its roles`,
     );
@@ -313,7 +320,7 @@ export class ClientService {
         { tenantId: after.tenantId, actionType: 'client.updated', before: { ...before }, after: { ...after } },
         trx,
       );
-      await this.providerFor('roles')?.updateClient(atProvider(after));
+      await this.providerAdmin?.updateClient(atProvider(after));
       return after;
     });
   }
@@ -327,14 +334,15 @@ export class ClientService {
       await store.deleteClient(trx, this.scopeOf(ctx), id);
       this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: before.tenantId, actionType: 'client.deleted', before: { ...before } }, trx);
-      await this.providerFor('id')?.deleteClient(id);
+      await this.providerAdmin?.deleteClient(id);
     });
   }
 
   /** Deletes the tenant's clients at the provider, for the tenant's deletion (which removes their records). */
   async removeTenantClientsAtProvider(tenantId: string, db: Executor): Promise<void> {
-    if (this.secrets.at !== 'provider') return;
-    for (const row of await store.listClientsOfTenants(db, [tenantId])) await this.secrets.admin.deleteClient(row.id);
+    const admin = this.providerAdmin;
+    if (!admin) return;
+    for (const row of await store.listClientsOfTenants(db, [tenantId])) await admin.deleteClient(row.id);
   }
 
   /** A new secret, returned once; the old secret and every token issued under it stop working. */

@@ -66,7 +66,7 @@ export interface ProviderAdmin {
   users: UserAdmin;
 }
 
-/** A problem that came from the provider, with the status the provider answered (0: unreachable). */
+/** A problem that came from the provider, with the status the provider answered (0: no answer, or no admin token). */
 export class ProviderProblem extends Problem {
   constructor(
     status: number,
@@ -84,6 +84,6 @@ export class ProviderProblem extends Problem {
  */
 export function providerProblem(action: string, status: number, message: string): ProviderProblem {
   if (status === 409) return new ProviderProblem(409, 'Conflict', `${action}: the identity provider answered: ${message}`, status);
-  const answer = status ? `answered ${status}: ${message}` : `could not be reached: ${message}`;
-  return new ProviderProblem(502, 'Bad Gateway', `${action}: the identity provider ${answer}`, status);
+  const answer = status ? ` answered ${status}` : '';
+  return new ProviderProblem(502, 'Bad Gateway', `${action}: the identity provider${answer}: ${message}`, status);
 }

@@ -3,7 +3,7 @@
 // naming Keycloak's own message (providerProblem). Realm roles named as this service's roles are
 // how clients and users hold their roles.
 import { ROLES, type Role } from '../platform/auth/roles.js';
-import type { OutboundClient, OutboundResponse } from '../platform/http/outbound-client.js';
+import type { OutboundClient, OutboundRequest, OutboundResponse } from '../platform/http/outbound-client.js';
 import { Problem } from '../platform/http/problem.js';
 import { providerProblem } from './admin.js';
 import type { AdminToken } from './admin-token.js';
@@ -13,6 +13,8 @@ interface RoleRepresentation {
   id: string;
   name: string;
 }
+
+type Method = NonNullable<OutboundRequest['method']>;
 
 export interface KeycloakReply {
   status: number;
@@ -44,7 +46,7 @@ export class KeycloakApi {
    * One admin call; `action` names it in problems. A 404 is answered (not thrown) when `absentOk`,
    * for lookups whose caller knows what absence means.
    */
-  async call(action: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, absentOk = false) {
+  async call(action: string, method: Method, path: string, body?: unknown, absentOk = false) {
     let reply: OutboundResponse;
     try {
       const first = await this.token.get();
@@ -57,14 +59,15 @@ export class KeycloakApi {
     const location = reply.headers.location;
     return {
       status: reply.status,
-      createdId: typeof location === 'string' ? decodeURIComponent(location.split('/').pop() ?? '') : undefined,
+      // Kept as sent (Keycloak's ids are UUIDs), and encoded again wherever it goes into a path.
+      createdId: typeof location === 'string' ? location.split('/').pop() : undefined,
       body: jsonOf(reply.body),
     } satisfies KeycloakReply;
   }
 
-  private send(method: string, path: string, token: string, body: unknown) {
+  private send(method: Method, path: string, token: string, body: unknown) {
     return this.outbound.request(`${this.base}${path}`, {
-      method: method as 'GET',
+      method,
       headers: {
         authorization: `Bearer ${token}`,
         accept: 'application/json',

@@ -32,8 +32,6 @@ export interface FakeUser {
   realmRoles: Set<string>;
 }
 
-const MIN_PASSWORD_LENGTH = 8;
-
 export class KeycloakRealm {
   readonly clients = new Map<string, FakeClient>();
   readonly users = new Map<string, FakeUser>();
@@ -42,6 +40,8 @@ export class KeycloakRealm {
   readonly calls: string[] = [];
   /** Admin access tokens the realm honours. */
   readonly adminTokens = new Set<string>();
+  /** The realm's password policy: length(n). */
+  passwordMinLength = 8;
 
   constructor(readonly name: string) {}
 
@@ -220,10 +220,13 @@ export class KeycloakRealm {
 
   private resetPassword(user: FakeUser, body: any): Answer {
     if (body?.type !== 'password' || typeof body.value !== 'string') return { status: 400, body: { error: 'invalid credential' } };
-    if (body.value.length < MIN_PASSWORD_LENGTH) {
+    if (body.value.length < this.passwordMinLength) {
       return {
         status: 400,
-        body: { error: 'invalidPasswordMinLengthMessage', error_description: `Invalid password: minimum length ${MIN_PASSWORD_LENGTH}.` },
+        body: {
+          error: 'invalidPasswordMinLengthMessage',
+          error_description: `Invalid password: minimum length ${this.passwordMinLength}.`,
+        },
       };
     }
     user.password = { value: body.value, temporary: body.temporary !== false };

@@ -190,6 +190,20 @@ describe('users at the identity provider', () => {
     expect(await ext.svc.db.selectFrom('users').selectAll().execute()).toEqual([]);
   });
 
+  it("answers a temporary password the realm's policy refuses with 400 naming the field, and keeps no user", async () => {
+    const realm = ext.op.realm;
+    if (!realm) throw new Error('no realm');
+    realm.passwordMinLength = 30;
+    try {
+      const reply = await ext.svc.call('POST', '/api/user', { token: acme, body: { username: 'judy', roles: [] } });
+      expectProblem(reply, 400);
+      expect(reply.body.errors).toEqual([{ field: 'body.temporaryPassword', message: expect.stringContaining('password policy') }]);
+      expect([...realm.users.values()].map((u) => u.username)).not.toContain('acme.judy');
+    } finally {
+      realm.passwordMinLength = 8;
+    }
+  });
+
   it('answers 502 naming the provider when it cannot be reached', async () => {
     ext.op.adminApiDown(true);
     try {
