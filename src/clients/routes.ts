@@ -46,7 +46,7 @@ const UpdateBody = z.strictObject({
 const access = { roles: ['clients:manage', 'tenants:manage'] } as const;
 const tags = ['clients'];
 const scopeNote =
-  "A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.";
+  "A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client. In external mode the client, its secret and its roles are kept at the identity provider (through its admin API): a duplicate there is a 409, any other failure of the provider a 502 naming its message.";
 
 export function clientRoutes(app: App, clients: ClientService) {
   app.get(

@@ -31,14 +31,19 @@ const Params = z.object({ id: z.string() });
 const access = { roles: ['users:manage'], tenant: 'required' } as const;
 const tags = ['users'];
 const grantNote =
-  'A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise).';
+  'A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise). In external mode the users are kept at the identity provider: a duplicate there is a 409, any other failure of the provider a 502 naming its message.';
 
 export function userRoutes(app: App, users: UserService) {
   app.get(
     '/api/user',
     {
       config: { access },
-      schema: { tags, summary: "List the tenant's users", response: { 200: z.array(UserSchema) } },
+      schema: {
+        tags,
+        summary: "List the tenant's users",
+        description: 'In external mode read from the identity provider (502 naming its message when it fails).',
+        response: { 200: z.array(UserSchema) },
+      },
     },
     (request) => users.list(contextOf(request)),
   );
