@@ -1,5 +1,7 @@
-// One pre-authorized SD-JWT VC issuance (offer, offer fetch, token, nonce, credential) against a
-// tenant it sets up, with the latency of each request; shared by the issuance and start-up benchmarks.
+// One pre-authorized SD-JWT VC issuance as a wallet does it (management offer, offer fetch, issuer
+// metadata, token with DPoP, nonce, credential with DPoP, notification) against a tenant it sets up,
+// with the latency of each request; shared by the issuance and start-up benchmarks.
+import { createHash, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { type BenchService, json } from './support.js';
 
@@ -34,13 +36,32 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench')
   const issuer = `${service.url}/issuers/${tenantId}`;
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const jwk = await exportJWK(publicKey);
-  const latencies: Record<string, number[]> = { offer: [], 'offer fetch': [], token: [], nonce: [], credential: [] };
+  const latencies: Record<string, number[]> = {
+    offer: [],
+    'offer fetch': [],
+    metadata: [],
+    token: [],
+    nonce: [],
+    credential: [],
+    notification: [],
+  };
   const timed = async <T>(step: string, work: () => Promise<T>) => {
     const started = performance.now();
     const result = await work();
     latencies[step]?.push(performance.now() - started);
     return result;
   };
+  const dpop = (url: string, accessToken?: string) =>
+    new SignJWT({
+      htm: 'POST',
+      htu: url,
+      iat: Math.floor(Date.now() / 1000),
+      jti: randomUUID(),
+      ...(accessToken && { ath: createHash('sha256').update(accessToken).digest('base64url') }),
+    })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+      .sign(privateKey);
+  const wellKnown = `${service.url}/.well-known/openid-credential-issuer/issuers/${tenantId}`;
 
   const run = async () => {
     const offer = await timed('offer', () =>
@@ -58,25 +79,39 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench')
       }),
     );
     const credentialOffer = await timed('offer fetch', () => json(offer.credentialOfferUri));
-    const token = await timed('token', () =>
-      json(`${issuer}/token`, {
+    const metadata = await timed('metadata', () => json(wellKnown));
+    const token = await timed('token', async () =>
+      json(metadata.token_endpoint ?? `${issuer}/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/token`) },
         body: new URLSearchParams({
           grant_type: GRANT,
           'pre-authorized_code': credentialOffer.grants[GRANT]['pre-authorized_code'],
         }).toString(),
       }),
     );
-    const { c_nonce } = await timed('nonce', () => json(`${issuer}/nonce`, { method: 'POST' }));
+    const { c_nonce } = await timed('nonce', () => json(metadata.nonce_endpoint, { method: 'POST' }));
     const proof = await new SignJWT({ aud: issuer, nonce: c_nonce, iat: Math.floor(Date.now() / 1000) })
       .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk })
       .sign(privateKey);
-    await timed('credential', () =>
-      json(`${issuer}/credential`, {
+    const issued = await timed('credential', async () =>
+      json(metadata.credential_endpoint, {
         method: 'POST',
-        token: token.access_token,
+        headers: { authorization: `DPoP ${token.access_token}`, dpop: await dpop(metadata.credential_endpoint, token.access_token) },
         body: JSON.stringify({ credential_configuration_id: 'pid', proofs: { jwt: [proof] } }),
+      }),
+    );
+    await timed('notification', async () =>
+      fetch(metadata.notification_endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `DPoP ${token.access_token}`,
+          dpop: await dpop(metadata.notification_endpoint, token.access_token),
+        },
+        body: JSON.stringify({ notification_id: issued.notification_id, event: 'credential_accepted' }),
+      }).then((r) => {
+        if (r.status !== 204) throw new Error(`notification: ${r.status}`);
       }),
     );
   };

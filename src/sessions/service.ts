@@ -82,7 +82,7 @@ export class SessionService {
 
   private toState(row: Selectable<SessionsTable>): SessionState {
     const expired = row.status === 'active' || row.status === 'fetched' ? Date.parse(row.expires_at) <= Date.now() : false;
-    return {
+    const state = {
       id: row.id,
       tenantId: row.tenant_id,
       kind: row.kind as SessionKind,
@@ -93,12 +93,20 @@ export class SessionService {
       txCodeFailedAttempts: row.tx_code_failed_attempts,
       errorReason: row.error_reason,
       public: JSON.parse(row.public_data) as Record<string, unknown>,
-      private: row.private_data ? this.sealer.openJson<Record<string, unknown>>(row.private_data, row.id) : null,
       anonymized: fromBool(row.anonymized),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
       expiresAt: row.expires_at,
     };
+    // Personal data is decrypted when a step reads it, not on every lookup (most never do).
+    let opened: Record<string, unknown> | null | undefined;
+    return Object.defineProperty(state, 'private', {
+      enumerable: true,
+      get: () => {
+        opened ??= row.private_data ? this.sealer.openJson<Record<string, unknown>>(row.private_data, row.id) : null;
+        return opened;
+      },
+    }) as SessionState;
   }
 
   async create(input: NewSession, db: Executor = this.db): Promise<SessionState> {
@@ -161,7 +169,7 @@ export class SessionService {
       expected,
     );
     if (!applied) return undefined;
-    const after = (await this.find(tenantId, id, db)) as SessionState;
+    const after = this.toState(applied);
     if (after.status !== before.status) await this.publish(db, after, before.status);
     return after;
   }
@@ -194,7 +202,7 @@ export class SessionService {
 
   async findByHandle(purpose: string, secret: string, db: Executor = this.db): Promise<SessionState | undefined> {
     const found = await store.findHandle(db, hashHandle(secret), purpose, nowIso());
-    return found ? this.find(found.tenant_id, found.session_id, db) : undefined;
+    return found && this.toState(found);
   }
 
   async dropHandles(sessionId: string, purpose: string, db: Executor = this.db) {

@@ -20,8 +20,8 @@ export async function updateSession(
   let query = db.updateTable('sessions').set(changes).where('id', '=', id);
   if (expected.statuses) query = query.where('status', 'in', expected.statuses);
   if (expected.consumed !== undefined) query = query.where('consumed', '=', expected.consumed ? 1 : 0);
-  const result = await query.executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  // The row as updated (undefined when the condition failed), so no second read is needed.
+  return query.returningAll().executeTakeFirst();
 }
 
 export async function incrementTxCodeFailures(db: TenantDb, id: string) {
@@ -38,11 +38,12 @@ export async function insertHandle(db: Executor, row: { hash: string; purpose: s
   await db.insertInto('session_handles').values(row).execute();
 }
 
+/** The session a live handle belongs to, read in the same query. */
 export const findHandle = (db: Executor, hash: string, purpose: string, now: string) =>
   db
     .selectFrom('session_handles')
     .innerJoin('sessions', 'sessions.id', 'session_handles.session_id')
-    .select(['sessions.id as session_id', 'sessions.tenant_id as tenant_id'])
+    .selectAll('sessions')
     .where('session_handles.hash', '=', hash)
     .where('session_handles.purpose', '=', purpose)
     .where('session_handles.expires_at', '>', now)

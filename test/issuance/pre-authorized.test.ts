@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, type JsonWebKey, sign, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { decodeJwt, decodeProtectedHeader, importJWK, importX509, jwtVerify, SignJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, importX509, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
@@ -274,6 +274,112 @@ describe('credential request failures', () => {
       expect(reply.status, JSON.stringify(options)).toBe(400);
       expect(reply.body.error, JSON.stringify(options)).toBe('invalid_proof');
     }
+  });
+
+  it('refuses key proofs and DPoP proofs that a careful verifier must: wrong curve for alg, alg none or HS256, crit, expired, signed by another key', async () => {
+    const key = await holderKey();
+    const p384 = await generateKeyPair('ES384', { extractable: true });
+    const p384Jwk = await exportJWK(p384.publicKey);
+    const now = Math.floor(Date.now() / 1000);
+    const unsigned = (header: Record<string, unknown>, payload: Record<string, unknown>) =>
+      `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.`;
+    // Signed with node:crypto directly: jose would refuse to sign some of these (an unknown crit).
+    const esSign = async (
+      header: Record<string, unknown>,
+      payload: Record<string, unknown>,
+      privateJwk: object = key.privateJwk,
+      hash = 'sha256',
+    ) => {
+      const input = `${Buffer.from(JSON.stringify({ alg: 'ES256', ...header })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+      const signature = sign(hash, Buffer.from(input), {
+        key: createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' }),
+        dsaEncoding: 'ieee-p1363',
+      });
+      return `${input}.${signature.toString('base64url')}`;
+    };
+    const p384Private = await exportJWK(p384.privateKey);
+
+    // Key proofs.
+    const token = await tokenFor();
+    const freshNonce = async () => (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce as string;
+    const claims = async () => ({ aud: `${svc.url}/issuers/acme`, nonce: await freshNonce(), iat: now });
+    const typ = 'openid4vci-proof+jwt';
+    const hostileProofs: Record<string, () => Promise<string>> = {
+      'alg ES256 with a P-384 key': async () => esSign({ typ, jwk: p384Jwk }, await claims(), p384Private),
+      'alg none': async () => unsigned({ alg: 'none', typ, jwk: key.publicJwk }, await claims()),
+      'alg HS256': async () =>
+        new SignJWT(await claims())
+          .setProtectedHeader({ alg: 'HS256', typ, jwk: key.publicJwk } as never)
+          .sign(new TextEncoder().encode('k'.repeat(32))),
+      crit: async () => esSign({ typ, jwk: key.publicJwk, crit: ['x-unknown'], 'x-unknown': 1 }, await claims()),
+      expired: async () => esSign({ typ, jwk: key.publicJwk }, { ...(await claims()), exp: now - 600 }),
+      'not yet valid': async () => esSign({ typ, jwk: key.publicJwk }, { ...(await claims()), nbf: now + 600 }),
+      'an RSA jwk': async () => esSign({ typ, jwk: { kty: 'RSA', n: 'AQAB', e: 'AQAB' } }, await claims()),
+    };
+    for (const [name, make] of Object.entries(hostileProofs)) {
+      const reply = await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await make()] } });
+      expect(reply.status, name).toBe(400);
+      expect(reply.body.error, name).toBe('invalid_proof');
+    }
+
+    // DPoP proofs at the token endpoint.
+    const tokenUrl = `${svc.url}/issuers/acme/token`;
+    const dpopClaims = () => ({ htm: 'POST', htu: tokenUrl, iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID() });
+    const other = await holderKey();
+    const hostileDpop: Record<string, () => Promise<string>> = {
+      'signed by another key': () => esSign({ typ: 'dpop+jwt', jwk: key.publicJwk }, dpopClaims(), other.privateJwk),
+      'alg none': async () => unsigned({ alg: 'none', typ: 'dpop+jwt', jwk: key.publicJwk }, dpopClaims()),
+      'wrong curve for alg': () =>
+        esSign({ typ: 'dpop+jwt', jwk: p384Jwk }, dpopClaims(), undefined, 'ES256').catch(() =>
+          unsigned({ alg: 'ES256', typ: 'dpop+jwt', jwk: p384Jwk }, dpopClaims()),
+        ),
+      crit: () => esSign({ typ: 'dpop+jwt', jwk: key.publicJwk, crit: ['x-unknown'], 'x-unknown': 1 }, dpopClaims()),
+      expired: () => esSign({ typ: 'dpop+jwt', jwk: key.publicJwk }, { ...dpopClaims(), exp: Math.floor(Date.now() / 1000) - 600 }),
+      'another URL': () => esSign({ typ: 'dpop+jwt', jwk: key.publicJwk }, { ...dpopClaims(), htu: `${svc.url}/issuers/other/token` }),
+    };
+    for (const [name, make] of Object.entries(hostileDpop)) {
+      const reply = await svc.call('POST', '/issuers/acme/token', {
+        headers: { dpop: await make() },
+        form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
+      });
+      expect(reply.status, name).toBe(400);
+      expect(reply.body.error, name).toBe('invalid_dpop_proof');
+    }
+    // A DPoP proof is good once: its replay is refused.
+    const once = await esSign({ typ: 'dpop+jwt', jwk: key.publicJwk }, dpopClaims());
+    const first = await svc.call('POST', '/issuers/acme/token', {
+      headers: { dpop: once },
+      form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
+    });
+    expect(first.body.token_type).toBe('DPoP');
+    const replay = await svc.call('POST', '/issuers/acme/token', {
+      headers: { dpop: once },
+      form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
+    });
+    expect(replay.body.error).toBe('invalid_dpop_proof');
+    // The bound token works only with a proof of the same key, over that token.
+    const credentialUrl = `${svc.url}/issuers/acme/credential`;
+    const bound = first.body.access_token as string;
+    const ath = createHash('sha256').update(bound).digest('base64url');
+    const resourceProof = (privateJwk = key.privateJwk, extra: Record<string, unknown> = {}) =>
+      esSign({ typ: 'dpop+jwt', jwk: key.publicJwk }, { ...dpopClaims(), htu: credentialUrl, ath, ...extra }, privateJwk);
+    const body = { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } };
+    for (const [name, dpop] of [
+      ['proof of the same key over another token', await resourceProof(undefined, { ath: 'x'.repeat(43) })],
+      [
+        'proof by another key',
+        await esSign({ typ: 'dpop+jwt', jwk: other.publicJwk }, { ...dpopClaims(), htu: credentialUrl, ath }, other.privateJwk),
+      ],
+    ] as const) {
+      const reply = await svc.call('POST', '/issuers/acme/credential', { headers: { authorization: `DPoP ${bound}`, dpop }, body });
+      expect([400, 401], name).toContain(reply.status);
+      expect(['invalid_dpop_proof', 'invalid_token'], name).toContain(reply.body.error);
+    }
+    const good = await svc.call('POST', '/issuers/acme/credential', {
+      headers: { authorization: `DPoP ${bound}`, dpop: await resourceProof() },
+      body,
+    });
+    expect(good.status, good.text).toBe(200);
   });
 
   it('issues a configuration once per offer', async () => {

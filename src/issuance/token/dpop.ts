@@ -2,8 +2,7 @@
 // `verifyDpop` checks, in order: the proof's form, its key and signature, the request it names, its
 // age, its binding to the access token, and that it was never used before.
 import { createHash } from 'node:crypto';
-import { calculateJwkThumbprint, type JWK } from 'jose';
-import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
+import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
 import { invalidDpopProof } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
 
@@ -48,7 +47,7 @@ export async function verifyDpop(proof: string, check: DpopCheck, nonces: NonceS
   if (!(await nonces.remember(check.tenantId, 'dpop-jti', payload.jti, MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS))) {
     throw invalidDpopProof('this DPoP proof was used before');
   }
-  return calculateJwkThumbprint(jwk as JWK);
+  return ecThumbprint(jwk);
 }
 
 const withoutQuery = (url: string) => url.split(/[?#]/)[0];

@@ -2,7 +2,7 @@
 // with node:crypto: wallets' DPoP and key proofs arrive several times per issuance, and WebCrypto's
 // asynchronous verify (what jose uses) cost several times the check itself. Only what these proofs
 // need: the key's curve must be the algorithm's, and the caller checks header and claims.
-import { createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
+import { createHash, createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
 
 const CURVES: Record<string, { crv: string; hash: string }> = {
   ES256: { crv: 'P-256', hash: 'sha256' },
@@ -35,15 +35,33 @@ export function decodeJws(jws: string): CompactJws | undefined {
   };
 }
 
+// A wallet signs several proofs with one key in a flow; importing it once saves most of the cost.
+const recentKeys = new Map<string, KeyObject>();
+const RECENT_KEYS_MAX = 1_000;
+
 /** The key of a public EC JWK for `alg`; undefined when it is not a public key on that algorithm's curve. */
 export function ecPublicKey(jwk: Record<string, unknown>, alg: string): KeyObject | undefined {
   const curve = CURVES[alg];
   if (!curve || jwk.kty !== 'EC' || jwk.crv !== curve.crv || jwk.d !== undefined) return undefined;
+  if (typeof jwk.x !== 'string' || typeof jwk.y !== 'string') return undefined;
+  const id = `${jwk.crv}.${jwk.x}.${jwk.y}`;
+  const known = recentKeys.get(id);
+  if (known) return known;
+  let key: KeyObject;
   try {
-    return createPublicKey({ key: { kty: 'EC', crv: jwk.crv, x: jwk.x, y: jwk.y } as JsonWebKey, format: 'jwk' });
+    key = createPublicKey({ key: { kty: 'EC', crv: jwk.crv, x: jwk.x, y: jwk.y } as JsonWebKey, format: 'jwk' });
   } catch {
     return undefined;
   }
+  if (recentKeys.size >= RECENT_KEYS_MAX) recentKeys.clear();
+  recentKeys.set(id, key);
+  return key;
+}
+
+/** The RFC 7638 thumbprint (SHA-256, base64url) of a public EC JWK: its required members in lexicographic order. */
+export function ecThumbprint(jwk: Record<string, unknown>): string {
+  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
+  return createHash('sha256').update(canonical).digest('base64url');
 }
 
 /** Whether the JWS's signature (JOSE form: r || s) verifies with `key` under `alg`. */
