@@ -165,12 +165,17 @@ describe('/api/client at the provider', () => {
     }
   });
 
-  it('reuses the admin token of start-up, renews it when the admin API refuses it, and carries on', async () => {
+  it('reuses the admin token of start-up, and renews it when the admin API refuses it: by refresh token, else client credentials', async () => {
     // Every admin call so far (root client, two tenants, many clients) went with the one token of start-up.
-    expect(ext.op.realm?.adminTokens.size).toBe(1);
+    expect(ext.op.adminGrants).toEqual(['client_credentials']);
     ext.op.expireAdminTokens();
     const client = await created(acme.token, { clientId: 'acme-after-expiry', roles: ['issuance:offer'] });
     expect((await providerToken('acme-after-expiry', client.secret)).token).toBeDefined();
+    expect(ext.op.adminGrants).toEqual(['client_credentials', 'refresh_token']);
+
+    ext.op.expireAdminTokens({ refreshTokens: true });
+    expect((await call('PATCH', '/api/client/acme-after-expiry', acme.token, { roles: ['issuance:manage'] })).status).toBe(200);
+    expect(ext.op.adminGrants).toEqual(['client_credentials', 'refresh_token', 'refresh_token', 'client_credentials']);
   });
 
   it("keeps a tenant's clients from another tenant's clients:manage", async () => {

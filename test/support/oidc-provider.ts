@@ -31,8 +31,10 @@ export interface TestProvider {
   realm?: KeycloakRealm;
   /** The admin API stops answering (connections are dropped) until called with false. */
   adminApiDown(down: boolean): void;
-  /** Every admin token issued so far stops being accepted (as when they expire). */
-  expireAdminTokens(): void;
+  /** Every admin token issued so far stops being accepted (as when they expire); with `refreshTokens`, their refresh tokens too. */
+  expireAdminTokens(options?: { refreshTokens?: boolean }): void;
+  /** The grant type of every token request of the admin client, in order. */
+  adminGrants: string[];
   stop(): Promise<void>;
 }
 
@@ -81,8 +83,10 @@ export async function startOpenIdProvider(options: {
   const adminPrefix = realm ? `/admin/realms/${realm.name}/` : undefined;
 
   /** Keycloak's answer to the admin client: a token, and a refresh token with it. */
+  const adminGrants: string[] = [];
   const adminToken = async (req: IncomingMessage) => {
     const form = new URLSearchParams(await readBody(req));
+    adminGrants.push(form.get('grant_type') ?? '');
     if (form.get('grant_type') === 'refresh_token' && !refreshTokens.has(form.get('refresh_token') ?? '')) {
       return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid refresh token' } };
     }
@@ -199,7 +203,11 @@ export async function startOpenIdProvider(options: {
     adminApiDown: (down) => {
       adminDown = down;
     },
-    expireAdminTokens: () => adminTokens.clear(),
+    expireAdminTokens: (expire) => {
+      adminTokens.clear();
+      if (expire?.refreshTokens) refreshTokens.clear();
+    },
+    adminGrants,
     rotate: makeProvider,
     mint: (claims) =>
       new SignJWT(claims).setProtectedHeader({ alg: algorithm, typ: 'at+jwt', kid: signingKey?.kid }).sign(signingKey?.key as CryptoKey),
