@@ -215,6 +215,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     tenantConfig: (tenantId) => (tenants as TenantService).statusListConfig(tenantId),
     configurationSigning: (tenantId, id) => credentialConfigs.statusListSigning(tenantId, id),
     reclaimSpace: () => db.reclaimSpace(),
+    sessionExists: async (tenantId, sessionId) => (await sessions.find(tenantId, sessionId)) !== undefined,
   });
   keyChains.onRotated((tenantId, keyChainId) => statusLists.resignFor(tenantId, keyChainId));
   keyChains.onUsageCheck((db, tenantId, keyChainId) => statusLists.keyChainUsers(db, tenantId, keyChainId));

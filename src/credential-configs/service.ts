@@ -8,7 +8,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
-import { conflict, type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
+import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { checkConfiguration } from './checks.js';
 import type {
   ConfigurationDocument,
@@ -128,20 +128,13 @@ export class CredentialConfigService {
   private async referenceErrors(trx: Executor, tenantId: string, doc: ConfigurationDocument): Promise<FieldError[]> {
     const errors: FieldError[] = [];
     if (doc.keyChainId) {
-      const usageType = await this.keyChains.row(tenantId, doc.keyChainId, trx).then(
-        (row) => row.usage_type,
-        (err) => {
-          if (err instanceof Problem && err.status === 404) return undefined;
-          throw err;
-        },
-      );
-      if (!usageType) errors.push({ field: 'body.keyChainId', message: `key chain '${doc.keyChainId}' does not exist` });
-      else if (usageType !== 'attestation') {
-        errors.push({
-          field: 'body.keyChainId',
-          message: `key chain '${doc.keyChainId}' has usage type ${usageType}; credentials are signed with attestation key chains`,
-        });
-      }
+      const expected = {
+        usageType: 'attestation',
+        field: 'body.keyChainId',
+        purpose: 'credentials are signed with attestation key chains',
+      } as const;
+      const error = await this.keyChains.referenceError(tenantId, doc.keyChainId, expected, trx);
+      if (error) errors.push(error);
     }
     for (const [field, id, endpoints] of [
       ['attributeProviderId', doc.attributeProviderId, this.attributeProviders],

@@ -8,7 +8,7 @@ import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
-import { conflict, notFound } from '../platform/http/problem.js';
+import { conflict, type FieldError, notFound } from '../platform/http/problem.js';
 import type { Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider } from './checks.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, sealingContext } from './material.js';
@@ -155,6 +155,22 @@ export class KeyChainService {
 
   async list(tenantId: string, usageType?: string): Promise<KeyChain[]> {
     return (await store.listKeyChains(tenantDb(this.db, tenantId), usageType)).map((row) => this.toKeyChain(row));
+  }
+
+  /**
+   * Why `id` cannot be referred to where a chain of `usageType` is needed (it does not exist, or is
+   * for another use), as the field error of `field`; undefined when it can. `purpose` ends the message.
+   */
+  async referenceError(
+    tenantId: string,
+    id: string,
+    expected: { usageType: UsageType; field: string; purpose: string },
+    db: Executor = this.db,
+  ): Promise<FieldError | undefined> {
+    const row = await store.findKeyChain(tenantDb(db, tenantId), id);
+    if (!row) return { field: expected.field, message: `key chain '${id}' does not exist` };
+    if (row.usage_type === expected.usageType) return undefined;
+    return { field: expected.field, message: `key chain '${id}' has usage type ${row.usage_type}; ${expected.purpose}` };
   }
 
   async row(tenantId: string, id: string, db: Executor = this.db): Promise<KeyChainRow> {

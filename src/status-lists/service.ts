@@ -89,6 +89,8 @@ export interface StatusListDeps {
   configurationSigning(tenantId: string, id: string): Promise<StatusListSigning | undefined>;
   /** Gives the space of deleted rows back to the file system, where the database can. */
   reclaimSpace(): Promise<void>;
+  /** Whether the tenant has the session (SessionService: the sessions table is not this feature's). */
+  sessionExists(tenantId: string, sessionId: string): Promise<boolean>;
   metrics: Pick<Metrics, 'statusListSigned'>;
 }
 
@@ -374,7 +376,7 @@ export class StatusListService {
     input: { sessionId: string; status: number; credentialConfigurationId?: string },
   ) {
     const scoped = this.scoped(tenantId);
-    if (!(await store.sessionExists(scoped, input.sessionId))) throw notFound('session', input.sessionId);
+    if (!(await this.deps.sessionExists(tenantId, input.sessionId))) throw notFound('session', input.sessionId);
     const entries = await store.entriesOfSession(scoped, input.sessionId, input.credentialConfigurationId);
     const updated = await this.setStatus(tenantId, entries, input.status);
     await this.deps.audit.record(ctx, {

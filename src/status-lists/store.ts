@@ -170,7 +170,3 @@ export async function countEntries(db: TenantDb, listId: string): Promise<number
 export function listsUsingKeyChain(db: TenantDb, keyChainId: string) {
   return db.selectFrom('status_lists').select('id').where('key_chain_id', '=', keyChainId).execute();
 }
-
-export async function sessionExists(db: TenantDb, sessionId: string): Promise<boolean> {
-  return (await db.selectFrom('sessions').select('id').where('id', '=', sessionId).executeTakeFirst()) !== undefined;
-}
