@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIELD_TYPES } from '../../src/credential-configs/schemas.js';
 import { claimsSchema, defaultClaims, validateClaims } from '../../src/credential-configs/service.js';
-import type { Reply } from '../support/http.js';
+import { createdBody, expectFieldErrors } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -9,7 +9,6 @@ let acme: string;
 let globex: string;
 
 const PATH = '/api/issuer/credentials';
-const PROBLEM = 'application/problem+json';
 
 beforeAll(async () => {
   svc = await startService();
@@ -34,15 +33,7 @@ const patch = (token: string, id: string, body: unknown) => svc.call('PATCH', `$
 const remove = (token: string, id: string) => svc.call('DELETE', `${PATH}/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
-  const reply = await create(token, body);
-  expect(reply.status, reply.text).toBe(201);
-  return reply.body;
-}
-
-function expectFieldErrors(reply: Reply, fields: string[]) {
-  expect(reply.status, reply.text).toBe(400);
-  expect(reply.headers.get('content-type')).toContain(PROBLEM);
-  expect(reply.body.errors.map((e: { field: string }) => e.field)).toEqual(fields);
+  return createdBody(await create(token, body));
 }
 
 const row = (tenantId: string, id: string) =>

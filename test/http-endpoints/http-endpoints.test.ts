@@ -2,7 +2,7 @@
 // runs against both paths.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpEndpointService } from '../../src/http-endpoints/service.js';
-import type { Reply } from '../support/http.js';
+import { createdBody, expectFieldErrors } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -48,12 +48,6 @@ const KINDS: Kind[] = [
 
 const stamps = { createdAt: expect.any(String), updatedAt: expect.any(String) };
 
-function expectFieldErrors(reply: Reply, fields: string[]) {
-  expect(reply.status, reply.text).toBe(400);
-  expect(reply.headers.get('content-type')).toContain('application/problem+json');
-  expect(reply.body.errors.map((e: { field: string }) => e.field)).toEqual(fields);
-}
-
 describe.each(KINDS)('$path', (kind) => {
   const create = (token: string, body: unknown) => svc.call('POST', kind.path, { token, body });
   const get = (token: string, id: string) => svc.call('GET', `${kind.path}/${id}`, { token });
@@ -70,9 +64,7 @@ describe.each(KINDS)('$path', (kind) => {
   });
 
   async function created(token: string, body: Record<string, unknown>) {
-    const reply = await create(token, body);
-    expect(reply.status, reply.text).toBe(201);
-    return reply.body;
+    return createdBody(await create(token, body));
   }
 
   describe('CRUD', () => {
