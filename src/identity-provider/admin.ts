@@ -73,6 +73,8 @@ export class ProviderProblem extends Problem {
     title: string,
     detail: string,
     readonly providerStatus: number,
+    /** The attribute the provider named as the one it refused (Keycloak's user profile does), if any. */
+    readonly providerField?: string,
   ) {
     super(status, title, detail);
   }
@@ -82,8 +84,8 @@ export class ProviderProblem extends Problem {
  * The provider refused or failed: its duplicate (409) stays a 409, anything else is a 502 naming
  * the provider's own message, so the caller sees whose fault it is and never a 500.
  */
-export function providerProblem(action: string, status: number, message: string): ProviderProblem {
+export function providerProblem(action: string, status: number, message: string, field?: string): ProviderProblem {
   if (status === 409) return new ProviderProblem(409, 'Conflict', `${action}: the identity provider answered: ${message}`, status);
   const answer = status ? ` answered ${status}` : '';
-  return new ProviderProblem(502, 'Bad Gateway', `${action}: the identity provider${answer}: ${message}`, status);
+  return new ProviderProblem(502, 'Bad Gateway', `${action}: the identity provider${answer}: ${message}`, status, field);
 }

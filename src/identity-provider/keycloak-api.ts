@@ -55,7 +55,10 @@ export class KeycloakApi {
     } catch (err) {
       throw providerProblem(action, 0, (err as Error).message);
     }
-    if (!reply.ok && !(absentOk && reply.status === 404)) throw providerProblem(action, reply.status, messageOf(reply.body));
+    if (!reply.ok && !(absentOk && reply.status === 404)) {
+      const { message, field } = refusalOf(reply.body);
+      throw providerProblem(action, reply.status, message, field);
+    }
     const location = reply.headers.location;
     return {
       status: reply.status,
@@ -117,11 +120,16 @@ export class KeycloakApi {
   }
 }
 
-/** Keycloak's error text: `errorMessage`, or OAuth's `error_description`/`error`, else the status. */
-function messageOf(body: Buffer): string {
+/**
+ * Keycloak's error text (`errorMessage`, or OAuth's `error_description`/`error`, else the body), and
+ * the attribute it refused when its user profile says (`field`, also inside `errors`).
+ */
+function refusalOf(body: Buffer): { message: string; field?: string } {
   const json = jsonOf(body) as Record<string, unknown> | undefined;
-  const text = [json?.errorMessage, json?.error_description, json?.error].find((v) => typeof v === 'string' && v);
-  return (text as string | undefined)?.slice(0, 300) ?? (body.length ? body.toString('utf8').slice(0, 300) : 'no message');
+  const first = Array.isArray(json?.errors) ? (json.errors[0] as Record<string, unknown>) : json;
+  const text = [first?.errorMessage, json?.error_description, json?.error].find((v) => typeof v === 'string' && v);
+  const message = (text as string | undefined)?.slice(0, 300) ?? (body.length ? body.toString('utf8').slice(0, 300) : 'no message');
+  return { message, field: typeof first?.field === 'string' ? first.field : undefined };
 }
 
 function jsonOf(body: Buffer): unknown {

@@ -60,14 +60,16 @@ export class KeycloakUsers implements UserAdmin {
 
   async createUser(tenantId: string, user: NewProviderUser): Promise<ProviderUser> {
     const action = `creating user '${user.username}'`;
-    const created = await this.api.call(action, 'POST', '/users', {
-      username: realmName(tenantId, user.username),
-      ...(user.email && { email: user.email }),
-      enabled: user.enabled,
-      // No time of change yet: until the first change, it is the creation time Keycloak records.
-      attributes: { [this.tenantAttribute]: [tenantId] },
-      requiredActions: ['UPDATE_PASSWORD'],
-    });
+    const created = await refusedInputAsBadRequest(() =>
+      this.api.call(action, 'POST', '/users', {
+        username: realmName(tenantId, user.username),
+        ...(user.email && { email: user.email }),
+        enabled: user.enabled,
+        // No time of change yet: until the first change, it is the creation time Keycloak records.
+        attributes: { [this.tenantAttribute]: [tenantId] },
+        requiredActions: ['UPDATE_PASSWORD'],
+      }),
+    );
     const id = created.createdId;
     if (!id) throw new Problem(502, 'Bad Gateway', `${action}: the identity provider did not say where the user is`);
     // A user without its password or roles is not the user that was asked for: take it back.
@@ -86,14 +88,16 @@ export class KeycloakUsers implements UserAdmin {
   async updateUser(tenantId: string, id: string, changes: ProviderUserChanges): Promise<void> {
     const current = await this.representation(id);
     if (!current || !this.belongs(current, tenantId)) throw new Problem(404, 'Not Found', `user '${id}' does not exist`);
-    await this.api.call(`updating user '${id}'`, 'PUT', userPath(id), {
-      ...current,
-      ...(changes.username !== undefined && { username: realmName(tenantId, changes.username) }),
-      // Keycloak removes the address when it is given as an empty string.
-      ...(changes.email !== undefined && { email: changes.email ?? '' }),
-      ...(changes.enabled !== undefined && { enabled: changes.enabled }),
-      attributes: { ...current.attributes, [UPDATED_AT_ATTRIBUTE]: [new Date().toISOString()] },
-    });
+    await refusedInputAsBadRequest(() =>
+      this.api.call(`updating user '${id}'`, 'PUT', userPath(id), {
+        ...current,
+        ...(changes.username !== undefined && { username: realmName(tenantId, changes.username) }),
+        // Keycloak removes the address when it is given as an empty string.
+        ...(changes.email !== undefined && { email: changes.email ?? '' }),
+        ...(changes.enabled !== undefined && { enabled: changes.enabled }),
+        attributes: { ...current.attributes, [UPDATED_AT_ATTRIBUTE]: [new Date().toISOString()] },
+      }),
+    );
     if (changes.roles) await this.api.setRealmRoles(id, changes.roles);
   }
 
@@ -141,5 +145,24 @@ export class KeycloakUsers implements UserAdmin {
       createdAt,
       updatedAt: user.attributes?.[UPDATED_AT_ATTRIBUTE]?.[0] ?? createdAt,
     };
+  }
+}
+
+/** The fields of a user a caller gives; Keycloak's user profile names them the same. */
+const CALLER_FIELDS = ['username', 'email'];
+
+/**
+ * Keycloak's user profile refuses what it finds invalid with a 400 naming the attribute (a username
+ * with characters it prohibits, say): that is the caller's input, so a 400 naming the field, not a 502.
+ */
+async function refusedInputAsBadRequest<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ProviderProblem && err.providerStatus === 400 && CALLER_FIELDS.includes(err.providerField ?? '')) {
+      const field = `body.${err.providerField}`;
+      throw badRequest(`${field}: ${err.detail}`, [{ field, message: 'refused by the identity provider' }]);
+    }
+    throw err;
   }
 }

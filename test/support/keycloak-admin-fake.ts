@@ -185,6 +185,7 @@ export class KeycloakRealm {
     if (typeof body?.username !== 'string' || !body.username)
       return { status: 400, body: { errorMessage: 'error-user-attribute-required' } };
     const username = body.username.toLowerCase();
+    if (PROHIBITED_IN_USERNAMES.test(username)) return invalidUsername(username);
     if ([...this.users.values()].some((u) => u.username === username))
       return { status: 409, body: { errorMessage: 'User exists with same username' } };
     const user = newUser(username);
@@ -201,6 +202,7 @@ export class KeycloakRealm {
     if (method === 'PUT') {
       if (typeof body?.username === 'string') {
         const username = body.username.toLowerCase();
+        if (PROHIBITED_IN_USERNAMES.test(username)) return invalidUsername(username);
         if ([...this.users.values()].some((u) => u.username === username && u.id !== user.id)) {
           return { status: 409, body: { errorMessage: 'User exists with same username' } };
         }
@@ -255,6 +257,12 @@ interface Answer {
   body?: unknown;
   location?: string;
 }
+/** Keycloak's default user profile: the username-prohibited-characters validator. */
+const PROHIBITED_IN_USERNAMES = /[<>&"'\s$%!#?§,;:*/\\|^=[\]{}()`]/;
+const invalidUsername = (username: string): Answer => ({
+  status: 400,
+  body: { field: 'username', errorMessage: 'error-username-invalid-character', params: ['username', username] },
+});
 const NOT_ALLOWED: Answer = { status: 405, body: { error: 'RESTEASY003650: No resource method found' } };
 
 function newUser(username: string): FakeUser {

@@ -204,6 +204,16 @@ describe('users at the identity provider', () => {
     }
   });
 
+  it('answers a username the realm refuses with 400 naming body.username, on create and update', async () => {
+    const refused = await ext.svc.call('POST', '/api/user', { token: acme, body: { username: 'a<script>', roles: [] } });
+    expectProblem(refused, 400);
+    expect(refused.body.errors).toEqual([{ field: 'body.username', message: 'refused by the identity provider' }]);
+    const user = await ext.svc.call('POST', '/api/user', { token: acme, body: { username: 'kim', roles: [] } });
+    const renamed = await ext.svc.call('PATCH', `/api/user/${user.body.id}`, { token: acme, body: { username: '../../etc/passwd' } });
+    expectProblem(renamed, 400);
+    expect(renamed.body.errors[0].field).toBe('body.username');
+  });
+
   it('answers 502 naming the provider when it cannot be reached', async () => {
     ext.op.adminApiDown(true);
     try {
