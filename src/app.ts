@@ -103,6 +103,8 @@ export interface Services {
   presentationConfigs: PresentationConfigService;
   trustLists: TrustListService;
   configFiles: ConfigFileService;
+  /** Runs the scheduled jobs; tests call runNow() instead of waiting for a round. */
+  scheduler: Scheduler;
 }
 
 export interface BuiltApp {
@@ -243,6 +245,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     outbound,
     statusEntries: statusLists,
     metrics,
+    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
   });
   const { signer, verifier: integratedVerifier } = integratedTokens({
     masterSecret: config.MASTER_SECRET,
@@ -353,6 +356,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
     outbound,
     statusListCache: caches.fetchedStatusList,
+    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
   }).routes(app);
   sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
   const configFiles = new ConfigFileService({
@@ -413,6 +417,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
       presentationConfigs,
       trustLists,
       configFiles,
+      scheduler,
     },
   };
 }

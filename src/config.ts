@@ -144,6 +144,17 @@ export const CONFIG_KEYS = {
     default: '60',
     description: 'how often scheduled jobs (key rotation, clean-ups) are checked; each runs on one instance per round',
   },
+  WEBHOOK_RETRY_DELAYS_MS: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^\d+(,\d+){0,9}$/, 'must be up to 10 whole numbers separated by commas')
+      .transform((v) => v.split(',').map(Number))
+      .pipe(z.array(z.number().max(3_600_000, 'each delay must be at most 3600000 (one hour)'))),
+    default: '1000,5000,15000',
+    description:
+      'milliseconds to wait before each retry of a failed webhook delivery (issuance and presentation); their count is the number of retries',
+  },
   STATUS_CAPACITY: { schema: int(100), default: '10000', description: 'default entries of a new status list (at least 100)' },
   STATUS_MAX_CAPACITY: {
     schema: int(1000, 100_000_000),

@@ -54,6 +54,7 @@ export interface IssuanceNeeds {
   outbound: OutboundClient;
   /** Status list entries for credentials of configurations with statusManagement. */
   statusEntries: StatusEntryAllocator;
+  webhookRetryDelaysMs: readonly number[];
 }
 
 export function createIssuance(needs: IssuanceNeeds) {
@@ -67,7 +68,7 @@ export function createIssuance(needs: IssuanceNeeds) {
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
   const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer);
-  const webhooks = new IssuanceWebhooks(sessions, configs, needs.webhookEndpoints, needs.outbound);
+  const webhooks = new IssuanceWebhooks(sessions, configs, needs.webhookEndpoints, needs.outbound, needs.webhookRetryDelaysMs);
   sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
 
   return {

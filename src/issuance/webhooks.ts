@@ -2,7 +2,7 @@
 // first offered configuration that names one); every failed attempt is written to the session log.
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
-import { postJsonWithRetries, RETRY_DELAYS_MS } from '../platform/http/outbound.js';
+import { postJsonWithRetries } from '../platform/http/outbound.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { SessionState, SessionStatus } from '../sessions/model.js';
 import type { SessionService } from '../sessions/service.js';
@@ -25,7 +25,7 @@ export class IssuanceWebhooks {
     private readonly configs: CredentialConfigService,
     private readonly webhookEndpoints: HttpEndpointService,
     private readonly outbound: OutboundClient,
-    private readonly retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
+    private readonly retryDelaysMs: readonly number[],
   ) {}
 
   /** Called for every status change; delivery runs in the background and never fails the flow. */

@@ -18,6 +18,8 @@ export interface VerificationDeps {
   tenantExists(tenantId: string): Promise<boolean>;
   /** Calls webhooks and fetches other issuers' status lists, within the outbound address policy. */
   outbound: OutboundClient;
+  /** Delays before each retry of a failed presentation webhook delivery. */
+  webhookRetryDelaysMs: readonly number[];
   /** Where status list tokens fetched to check credentials are kept (Caches.fetchedStatusList, behind /api/cache); default: a private cache. */
   statusListCache?: StampedCache<FetchedStatusList>;
 }

@@ -199,17 +199,23 @@ export class PresentationProtocol {
       requestId: session.public.requestId,
       credentials,
     };
-    await postJsonWithRetries(this.deps.outbound, endpoint, payload, async ({ attempt, failure, final }) => {
-      const details = { attempt, ...(failure && { reason: failure }) };
-      if (!failure) await this.deps.sessions.log(session.id, 'info', 'webhook delivered', details);
-      else
-        await this.deps.sessions.log(
-          session.id,
-          final ? 'error' : 'warn',
-          final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
-          details,
-        );
-    });
+    await postJsonWithRetries(
+      this.deps.outbound,
+      endpoint,
+      payload,
+      async ({ attempt, failure, final }) => {
+        const details = { attempt, ...(failure && { reason: failure }) };
+        if (!failure) await this.deps.sessions.log(session.id, 'info', 'webhook delivered', details);
+        else
+          await this.deps.sessions.log(
+            session.id,
+            final ? 'error' : 'warn',
+            final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
+            details,
+          );
+      },
+      this.deps.webhookRetryDelaysMs,
+    );
   }
 }
 

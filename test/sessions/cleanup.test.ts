@@ -6,15 +6,17 @@ import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startService({ JOB_INTERVAL_SECONDS: '1' });
+  svc = await startService();
 });
 afterAll(() => svc.stop());
 
 const sessions = () => svc.running.services.sessions;
 
+/** Runs the scheduled jobs now, again every 100 ms, until `check` holds. */
 async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 8000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    await svc.running.services.scheduler.runNow();
     const result = await check();
     if (result) return result;
     if (Date.now() > deadline) throw new Error('condition not met in time');

@@ -2,8 +2,6 @@
 // every attempt (to log it), so a failure is never silent. A refused destination is not retried.
 import { type OutboundClient, OutboundRefused } from './outbound-client.js';
 
-export const RETRY_DELAYS_MS: readonly number[] = [1_000, 5_000, 15_000];
-
 export interface Attempt {
   attempt: number;
   /** Undefined when the endpoint answered 2xx. */
@@ -17,7 +15,8 @@ export async function postJsonWithRetries(
   endpoint: { url: string; headers: Record<string, string> },
   payload: unknown,
   onAttempt: (attempt: Attempt) => Promise<void>,
-  retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
+  /** WEBHOOK_RETRY_DELAYS_MS: one retry after each delay. */
+  retryDelaysMs: readonly number[],
 ): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
     const { failure, retry } = await post(client, endpoint, payload);
