@@ -124,6 +124,8 @@ export class KeycloakUsers implements UserAdmin {
   }
 
   private async representation(id: string): Promise<UserRepresentation | undefined> {
+    // A dot segment would climb out of /users in the URL (encoding does not stop it): no user has such an id.
+    if (id === '.' || id === '..') return undefined;
     const reply = await this.api.call(`reading user '${id}'`, 'GET', userPath(id), undefined, true);
     return reply.status === 404 ? undefined : (reply.body as UserRepresentation);
   }

@@ -2,6 +2,7 @@
 // at the identity provider (external mode, a fake Keycloak realm). Same requests, same answers; what
 // only one mode stores (hashes, encrypted addresses; Keycloak's attributes and required actions) is
 // checked beside, in users.test.ts and below.
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/platform/auth/roles.js';
 import { startExternalService } from '../support/external-service.js';
@@ -39,6 +40,19 @@ async function external(): Promise<Setup> {
     rootToken: () => ext.rootToken(),
     stop: () => ext.stop(),
   };
+}
+
+/** The status of a request whose path is sent exactly as given. */
+function rawStatus(base: string, method: string, path: string, token: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(base);
+    const sent = httpRequest({ hostname, port, path, method, headers: { authorization: `Bearer ${token}` } }, (reply) => {
+      reply.resume();
+      reply.on('end', () => resolve(reply.statusCode));
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -157,8 +171,12 @@ describe.each([
     expectProblem(await call('GET', '/api/user', await setup.rootToken()), 403);
   });
 
-  it('answers 404 for an unknown id', async () => {
+  it('answers 404 for an unknown id, a dot segment included', async () => {
     expectProblem(await call('GET', `/api/user/${crypto.randomUUID()}`, acme), 404);
+    // Sent as raw bytes: fetch would resolve the dot segments before sending.
+    for (const id of ['%2E%2E', '%2E']) {
+      for (const method of ['GET', 'DELETE']) expect(await rawStatus(setup.svc.url, method, `/api/user/${id}`, acme)).toBe(404);
+    }
   });
 });
 
