@@ -19,7 +19,8 @@ export const IssuancePublicSchema = z.object({
   /** Gone after anonymization: it holds the offer handle. */
   offerUrl: z.string().optional(),
   txCodeRequired: z.boolean().default(false),
-  webhookEndpointId: z.string().optional(),
+  /** Chosen when the offer is made (the offer's, else its first configuration's); null: none. Absent in sessions of earlier versions. */
+  webhookEndpointId: z.string().nullable().optional(),
   notifications: z.array(NotificationSchema).default([]),
 });
 

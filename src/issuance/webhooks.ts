@@ -1,5 +1,5 @@
-// Webhook notifications of issuance status changes, to the endpoint named by the offer (else by the
-// first offered configuration that names one); every failed attempt is written to the session log.
+// Webhook notifications of issuance status changes, to the endpoint chosen when the offer was made
+// (the offer's, else its first configuration's); every failed attempt is written to the session log.
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import { postJsonWithRetries } from '../platform/http/outbound.js';
@@ -38,8 +38,9 @@ export class IssuanceWebhooks {
     );
   }
 
-  private async endpointId(state: SessionState, credentialConfigurationIds: string[], fromOffer?: string): Promise<string | undefined> {
-    if (fromOffer) return fromOffer;
+  /** The endpoint chosen when the offer was made; sessions of earlier versions look it up as they did. */
+  private async endpointId(state: SessionState, credentialConfigurationIds: string[], chosen: string | null | undefined) {
+    if (chosen !== undefined) return chosen;
     for (const id of credentialConfigurationIds) {
       const config = await this.configs.find(state.tenantId, id);
       if (config?.webhookEndpointId) return config.webhookEndpointId;

@@ -112,7 +112,7 @@ export class SessionService {
   async create(input: NewSession, db: Executor = this.db): Promise<SessionState> {
     const id = randomUUID();
     const now = new Date();
-    await store.insertSession(tenantDb(db, input.tenantId), {
+    const row = await store.insertSession(tenantDb(db, input.tenantId), {
       id,
       kind: input.kind,
       status: 'active',
@@ -128,7 +128,7 @@ export class SessionService {
       updated_at: now.toISOString(),
       expires_at: new Date(now.getTime() + input.lifetimeSeconds * 1000).toISOString(),
     });
-    const state = (await this.find(input.tenantId, id, db)) as SessionState;
+    const state = this.toState(row);
     await this.publish(db, state, null);
     return state;
   }

@@ -6,8 +6,9 @@ import { OPEN_STATUSES, type SessionStatus } from './model.js';
 
 export const findSession = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
 
-export async function insertSession(db: TenantDb, row: Omit<Insertable<SessionsTable>, 'tenant_id'>) {
-  await db.insertInto('sessions', row).execute();
+/** Inserts the session and returns the row as stored. */
+export function insertSession(db: TenantDb, row: Omit<Insertable<SessionsTable>, 'tenant_id'>) {
+  return db.insertInto('sessions', row).returningAll().executeTakeFirstOrThrow();
 }
 
 /** Updates only while the row still matches `expected` (status and/or consumed): a compare-and-set. */

@@ -118,11 +118,17 @@ export class OfferService {
     await this.checkClaims(tenantId, configs, input.credentialClaims ?? {});
     this.checkAuthorizationServer(issuer, input.authorization_server);
     await this.checkWebhookEndpoint(tenantId, input.webhookEndpointId);
-    return this.open(ctx, issuer, input);
+    const webhookEndpointId = input.webhookEndpointId ?? configs.find((c) => c.webhookEndpointId)?.webhookEndpointId ?? null;
+    return this.open(ctx, issuer, input, webhookEndpointId);
   }
 
   /** The session of the offer, its pre-authorized code and offer handle, in one transaction. */
-  private async open(ctx: RequestContext, { tenantId, urls, settings }: Issuer, input: OfferRequest): Promise<CreatedOffer> {
+  private async open(
+    ctx: RequestContext,
+    { tenantId, urls, settings }: Issuer,
+    input: OfferRequest,
+    webhookEndpointId: string | null,
+  ): Promise<CreatedOffer> {
     const code = randomBytes(32).toString('base64url');
     const offerHandle = randomBytes(24).toString('base64url');
     const credentialOffer = {
@@ -138,7 +144,7 @@ export class OfferService {
       credentialConfigurationIds: input.credentialConfigurationIds,
       offerUrl: uri,
       txCodeRequired: Boolean(input.tx_code),
-      ...(input.webhookEndpointId && { webhookEndpointId: input.webhookEndpointId }),
+      webhookEndpointId,
       notifications: [],
     };
     const privateData: IssuancePrivate = {
