@@ -61,6 +61,7 @@ import { installInputGuards } from './platform/http/input-guards.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
 import { documentProblems, SECURITY_SCHEMES, TAGS } from './platform/http/openapi.js';
 import { OutboundClient } from './platform/http/outbound-client.js';
+import { Problem } from './platform/http/problem.js';
 import { EventStreams } from './platform/http/sse.js';
 import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
@@ -73,6 +74,7 @@ import type { SessionState } from './sessions/model.js';
 import { sessionCleanupJob } from './sessions/retention.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { SessionService } from './sessions/service.js';
+import { StartUpError } from './start-up-errors.js';
 import { Caches } from './status-lists/cache.js';
 import { statusListRoutes } from './status-lists/routes.js';
 import { StatusListService } from './status-lists/service.js';
@@ -144,7 +146,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   // External mode makes it at the provider, and only through an admin adapter.
   const bootstrapClientReady =
     config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET && (!identityProvider || identityProvider.admin)
-      ? clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET)
+      ? clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET).catch(rootClientFailure)
       : Promise.resolve();
   bootstrapClientReady.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
   const keyProviders = new Map([['db', new DbKeyProvider(createSealer(config.MASTER_SECRET, 'key-chains'))]]);
@@ -438,6 +440,12 @@ function recordSessionEnd(metrics: Metrics, state: SessionState) {
 function explorerFiles() {
   const dir = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static');
   return { baseDir: dir, logo: { type: 'image/svg+xml', content: readFileSync(join(dir, 'logo.svg')) } };
+}
+
+/** The provider's refusal to make the root client stops the start with one line, as its other failures do. */
+function rootClientFailure(err: unknown): never {
+  if (!(err instanceof Problem)) throw err;
+  throw new StartUpError('identityProvider', `AUTH_CLIENT_ID: the root client could not be made at the identity provider: ${err.detail}`);
 }
 
 /** Client secrets are hashed here, or kept at the identity provider (managed through its admin adapter when there is one). */

@@ -2,9 +2,14 @@
 // clients at the provider through its admin API, and the clients really get their tokens from the
 // provider and call the API with them. The service keeps its record of each client (tenant, roles,
 // allowed lists) but never its secret, and honours a provider token only while that record exists.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { start } from '../../src/server.js';
+import { StartUpError } from '../../src/start-up-errors.js';
 import { type ExternalService, startExternalService } from '../support/external-service.js';
-import { clientCredentialsToken } from '../support/oidc-provider.js';
+import { ADMIN_CLIENT, clientCredentialsToken, startOpenIdProvider } from '../support/oidc-provider.js';
 import { expectProblem } from '../support/problems.js';
 import { ROOT_ID } from '../support/service.js';
 
@@ -225,5 +230,39 @@ describe('/api/client at the provider', () => {
     expect(realmClient('initech-app')).toBeUndefined();
     // ...so the tenant can be made again, admin client and all.
     expect((await ext.tenant('initech', ['issuance:offer'])).secret).toBeDefined();
+  });
+});
+
+describe('start-up', () => {
+  it('stops with one line naming AUTH_CLIENT_ID when the root client cannot be made at the provider', async () => {
+    const op = await startOpenIdProvider({ realm: 'svc', clients: [] });
+    op.adminApiDown(true);
+    try {
+      const env = {
+        NODE_ENV: 'test',
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-provider-start-')),
+        MASTER_SECRET: 'm'.repeat(40),
+        OIDC: op.issuer,
+        OIDC_CLIENT_ID: ADMIN_CLIENT.clientId,
+        OIDC_CLIENT_SECRET: ADMIN_CLIENT.secret,
+        AUTH_CLIENT_ID: 'root',
+        AUTH_CLIENT_SECRET: 'root-secret-0123456789',
+      };
+      const err = await start(env, () => {}).then(
+        async (running) => {
+          await running.close();
+          return undefined;
+        },
+        (failure: unknown) => failure,
+      );
+      expect(err).toBeInstanceOf(StartUpError);
+      expect((err as StartUpError).exitCode).toBe(69);
+      expect((err as Error).message).toContain('AUTH_CLIENT_ID');
+      expect((err as Error).message).toContain('identity provider');
+    } finally {
+      await op.stop();
+    }
   });
 });
