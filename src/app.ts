@@ -354,8 +354,6 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     registrationCertificates,
     trust: trustLists,
     signing,
-    keyChains,
-    tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
     outbound,
     statusListCache: caches.fetchedStatusList,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,

@@ -143,19 +143,24 @@ export class PresentationConfigService {
     };
   }
 
-  private async find(tenantId: string, id: string, db: Executor): Promise<Loaded | undefined> {
+  private async findLoaded(tenantId: string, id: string, db: Executor): Promise<Loaded | undefined> {
     const row = await store.findConfig(tenantDb(db, tenantId), id);
     return row && this.load(row);
   }
 
   private async loaded(tenantId: string, id: string, db: Executor): Promise<Loaded> {
-    const found = await this.find(tenantId, id, db);
+    const found = await this.findLoaded(tenantId, id, db);
     if (!found) throw notFound('presentation configuration', id);
     return found;
   }
 
   async list(tenantId: string): Promise<PresentationConfiguration[]> {
     return (await store.listConfigs(tenantDb(this.db, tenantId))).map((row) => this.load(row).configuration);
+  }
+
+  /** As get(), but undefined when the tenant has no configuration of that id. */
+  async find(tenantId: string, id: string, db: Executor = this.db): Promise<PresentationConfiguration | undefined> {
+    return (await this.findLoaded(tenantId, id, db))?.configuration;
   }
 
   /** The configuration as the API shows it (a webhook header value masked); 404 when the tenant has none of that id. */
@@ -232,7 +237,7 @@ export class PresentationConfigService {
    */
   async save(ctx: RequestContext, tenantId: string, input: SavePresentationConfiguration, db: Executor = this.db) {
     return inTransaction(db, async (trx) => {
-      const existing = await this.find(tenantId, input.id, trx);
+      const existing = await this.findLoaded(tenantId, input.id, trx);
       if (existing) return { created: false, configuration: await this.replace(ctx, tenantId, existing, toSettings(input), input, trx) };
       const settings = toSettings(input);
       await this.check(trx, tenantId, settings, null);
@@ -257,7 +262,7 @@ export class PresentationConfigService {
 
   /** Whether save() would leave the stored configuration as it is (a header value of **** stands for the stored one). */
   async isCurrent(tenantId: string, input: SavePresentationConfiguration, db: Executor = this.db): Promise<boolean> {
-    const existing = await this.find(tenantId, input.id, db);
+    const existing = await this.findLoaded(tenantId, input.id, db);
     if (!existing) return false;
     const wanted = toSettings(structuredClone(input));
     if (unmaskWebhook(wanted, existing.settings.webhook).length) return false;

@@ -1,16 +1,59 @@
-// Assembles the verification feature from the services it works with.
+// The verification feature: what it needs from the rest of the service, and the services and routes
+// it builds from that. One folder per protocol concept (presentation-request, request-object,
+// response, formats, dcql, status), each with its schemas, logic and routes.
+import type { SigningService } from '../key-chains/signing.js';
+import type { Executor } from '../platform/db/values.js';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
-import type { VerificationDeps } from './deps.js';
-import { PresentationOffers } from './offers.js';
-import { PresentationProtocol } from './protocol.js';
-import { verificationRoutes } from './routes.js';
-import { StatusListChecker } from './status.js';
+import type { SessionService } from '../sessions/service.js';
+import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
+import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from './ports.js';
+import { presentationRequestRoutes } from './presentation-request/routes.js';
+import { PresentationOffers } from './presentation-request/service.js';
+import { RequestObjects } from './request-object/endpoint.js';
+import { requestObjectRoutes } from './request-object/routes.js';
+import { ResponseEndpoint } from './response/endpoint.js';
+import { responseRoutes } from './response/routes.js';
+import { PresentationWebhooks } from './response/webhook.js';
+import { StatusListChecker } from './status/checker.js';
 
-export function createVerification(deps: VerificationDeps) {
-  const offers = new PresentationOffers(deps);
-  const protocol = new PresentationProtocol(
-    deps,
-    new StatusListChecker({ outbound: deps.outbound, ...(deps.statusListCache && { cache: deps.statusListCache }) }),
+export interface VerificationNeeds {
+  db: Executor;
+  publicUrl: string;
+  sessions: SessionService;
+  configs: PresentationConfigurations;
+  registrationCertificates: RegistrationCertificateSource;
+  trust: TrustAnchors;
+  signing: SigningService;
+  /** Calls webhooks and fetches other issuers' status lists, within the outbound address policy. */
+  outbound: OutboundClient;
+  /** Where status list tokens fetched to check credentials are kept (Caches.fetchedStatusList, behind /api/cache). */
+  statusListCache: StampedCache<FetchedStatusList>;
+  /** Delays before each retry of a failed presentation webhook delivery. */
+  webhookRetryDelaysMs: readonly number[];
+}
+
+export function createVerification(needs: VerificationNeeds) {
+  const { sessions, configs, outbound } = needs;
+  const requests = new RequestObjects(sessions, configs, needs.signing);
+  const offers = new PresentationOffers(
+    needs.db,
+    needs.publicUrl,
+    sessions,
+    configs,
+    needs.registrationCertificates,
+    needs.signing,
+    outbound,
+    requests,
   );
-  return { routes: (app: App) => verificationRoutes(app, offers, protocol) };
+  const status = new StatusListChecker({ outbound, cache: needs.statusListCache });
+  const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
+  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks);
+  return {
+    routes(app: App) {
+      presentationRequestRoutes(app, offers);
+      requestObjectRoutes(app, requests);
+      responseRoutes(app, responses);
+    },
+  };
 }

@@ -2,8 +2,8 @@
 // handed to the browser's Digital Credentials API (appendix A.3.2, protocol openid4vp-v1-signed).
 import { createHash } from 'node:crypto';
 import type { JWK } from 'jose';
-import type { Signer } from '../key-chains/signing.js';
-import { signJwtWith } from '../key-chains/signing.js';
+import type { Signer } from '../../key-chains/signing.js';
+import { signJwtWith } from '../../key-chains/signing.js';
 
 export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';

@@ -21,20 +21,12 @@ import {
   Verifier,
 } from '@owf/mdoc';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { mdocContext } from '../platform/crypto/mdoc-context.js';
-import { x509 } from '../platform/crypto/x509.js';
-import { type PresentationContext, PresentationRejected } from './sd-jwt.js';
+import { mdocContext } from '../../platform/crypto/mdoc-context.js';
+import { x509 } from '../../platform/crypto/x509.js';
+import { PresentationRejected } from '../errors.js';
+import type { PresentationContext } from './context.js';
 
 const reject = (reason: string) => new PresentationRejected(reason);
-
-export interface MdocPresentationContext extends PresentationContext {
-  /** The request's response_uri: part of the OpenID4VP session transcript. */
-  responseUri: string;
-  /** The verifier's public encryption key, when the response was encrypted (direct_post.jwt, dc_api.jwt). */
-  encryptionJwk?: JWK;
-  /** Over the DC API: the browser's origin, which replaces client_id and response_uri in the handover. */
-  origin?: string;
-}
 
 export interface VerifiedMdoc {
   format: 'mso_mdoc';
@@ -63,7 +55,7 @@ const CATEGORY: Record<VerificationAssessment['category'], string> = {
  * [null, null, ["OpenID4VPDCAPIHandover", sha-256(CBOR([origin, nonce, jwkThumbprint or null]))]].
  */
 export async function oid4vpSessionTranscript(
-  context: Pick<MdocPresentationContext, 'clientId' | 'nonce' | 'responseUri' | 'encryptionJwk' | 'origin'>,
+  context: Pick<PresentationContext, 'clientId' | 'nonce' | 'responseUri' | 'encryptionJwk' | 'origin'>,
 ) {
   const jwkThumbprint = context.encryptionJwk
     ? Buffer.from(await calculateJwkThumbprint(context.encryptionJwk, 'sha256'), 'base64url')
@@ -151,7 +143,7 @@ function msoStatus(document: Document): VerifiedMdoc['status'] {
 const describe = (check: VerificationAssessment) =>
   `${CATEGORY[check.category] ?? check.category}: ${check.check}${check.reason && check.reason !== check.check ? ` (${check.reason})` : ''}`;
 
-export async function verifyMdocPresentation(presentation: string, context: MdocPresentationContext): Promise<VerifiedMdoc[]> {
+export async function verifyMdocPresentation(presentation: string, context: PresentationContext): Promise<VerifiedMdoc[]> {
   const response = decode(presentation);
   let documents: Document[];
   try {

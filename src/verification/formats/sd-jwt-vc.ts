@@ -2,24 +2,13 @@
 // that fails with a reason the session keeps as its errorReason.
 import { createHash } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, importJWK, importX509, type JWK, jwtVerify } from 'jose';
-import { lazy } from '../platform/lazy.js';
-import { chainsToTrusted } from './trust.js';
+import { lazy } from '../../platform/lazy.js';
+import { PresentationRejected } from '../errors.js';
+import { chainsToTrusted } from '../trust.js';
+import type { PresentationContext } from './context.js';
 
-export class PresentationRejected extends Error {}
 const reject = (reason: string) => new PresentationRejected(reason);
 const sdJwtVc = lazy(() => import('@sd-jwt/sd-jwt-vc'));
-
-export interface PresentationContext {
-  /** The request's client_id: the KB-JWT audience unless `audience` says otherwise. */
-  clientId: string;
-  /** The KB-JWT audience when it is not the client_id: over the DC API `origin:<origin>` (OpenID4VP 1.0 A.4). */
-  audience?: string;
-  nonce: string;
-  trustedCertificates: string[];
-  /** The request's transaction_data, base64url-encoded as sent. */
-  transactionData: string[];
-  now: Date;
-}
 
 export interface VerifiedSdJwt {
   format: 'dc+sd-jwt';

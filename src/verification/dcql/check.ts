@@ -1,7 +1,7 @@
 // Whether the verified credentials satisfy the request's DCQL query (claims, values, credential
 // sets), decided by the dcql library over what was actually verified.
 import { DcqlPresentationResult, DcqlQuery } from 'dcql';
-import { PresentationRejected } from './sd-jwt.js';
+import { PresentationRejected } from '../errors.js';
 
 export interface VerifiedForDcql {
   format: 'dc+sd-jwt' | 'mso_mdoc';

@@ -1,0 +1,20 @@
+// What every format verifier checks a presentation against: the request it answers.
+import type { JWK } from 'jose';
+
+export interface PresentationContext {
+  /** The request's client_id: the KB-JWT audience unless `audience` says otherwise. */
+  clientId: string;
+  /** The KB-JWT audience when it is not the client_id: over the DC API `origin:<origin>` (OpenID4VP 1.0 A.4). */
+  audience?: string;
+  nonce: string;
+  trustedCertificates: string[];
+  /** The request's transaction_data, base64url-encoded as sent. */
+  transactionData: string[];
+  now: Date;
+  /** The request's response_uri: part of the mdoc session transcript. */
+  responseUri: string;
+  /** The verifier's public encryption key, when the response was encrypted (direct_post.jwt, dc_api.jwt). */
+  encryptionJwk?: JWK;
+  /** Over the DC API: the browser's origin, which replaces client_id and response_uri in the mdoc handover. */
+  origin?: string;
+}

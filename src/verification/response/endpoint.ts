@@ -1,0 +1,179 @@
+// The response endpoint of OpenID4VP 1.0 (direct_post, direct_post.jwt) and of the DC API flow
+// (dc_api.jwt, posted by the integrator's page). `respond` lists the steps in the order they apply;
+// each enforces one rule and rejects with the reason it names. A rejection fails the session closed
+// (its errorReason says why) and answers the wallet invalid_request.
+import { randomBytes } from 'node:crypto';
+import type { JWK } from 'jose';
+import { OAuthError } from '../../platform/http/problem.js';
+import { lazy } from '../../platform/lazy.js';
+import type { SessionState } from '../../sessions/model.js';
+import type { SessionService } from '../../sessions/service.js';
+import type { VerifiedForDcql } from '../dcql/check.js';
+import { invalidRequest, PresentationRejected, unknownRequest } from '../errors.js';
+import type { PresentationContext } from '../formats/context.js';
+import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
+import type { TrustAnchors } from '../ports.js';
+import { encodeTransactionData } from '../request-object/sign.js';
+import {
+  type Flow,
+  flowOf,
+  type PresentationPrivate,
+  type PresentationPublicData,
+  presentationPrivate,
+  presentationPublic,
+} from '../session.js';
+import type { StatusListChecker } from '../status/checker.js';
+import { PRESENTATION_HANDLE } from '../urls.js';
+import { responsePayload } from './decrypt.js';
+import { parseVpToken } from './vp-token.js';
+import type { PresentationWebhooks } from './webhook.js';
+
+const dcql = lazy(() => import('../dcql/check.js'));
+
+export type VerifiedCredential = VerifiedPresentation & { queryId: string };
+
+/** A session that may take this response, with its typed request and secrets. */
+interface Answerable {
+  session: SessionState;
+  request: PresentationPublicData;
+  secrets: PresentationPrivate;
+}
+
+export class ResponseEndpoint {
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly trust: TrustAnchors,
+    private readonly status: StatusListChecker,
+    private readonly webhooks: PresentationWebhooks,
+  ) {}
+
+  /**
+   * `redirect`: the wallet's direct_post(.jwt) to response_uri; `dc-api`: the integrator's page
+   * posting what navigator.credentials.get returned. A session answers only through its own flow.
+   */
+  async respond(handle: string, body: Record<string, unknown>, flow: Flow = 'redirect'): Promise<{ redirect_uri?: string }> {
+    const answerable = await this.checkSession(handle, flow);
+    try {
+      this.checkOrigin(answerable, body);
+      const payload = await responsePayload(answerable.request, answerable.secrets, body);
+      this.checkState(answerable, body, payload);
+      const vpToken = parseVpToken(payload.vp_token);
+      const verified = await this.verifyPresentations(answerable, vpToken);
+      await this.checkDcql(answerable.secrets, verified);
+      return await this.complete(answerable, verified);
+    } catch (err) {
+      if (!(err instanceof PresentationRejected || err instanceof OAuthError)) throw err;
+      await this.fail(answerable.session, err.message);
+      throw invalidRequest(err.message);
+    }
+  }
+
+  /** The browser origin a dc-api session expects its response from, for CORS; undefined otherwise. */
+  async browserOrigin(handle: string): Promise<string | undefined> {
+    const session = await this.sessions.findByHandle(PRESENTATION_HANDLE, handle);
+    if (!session) return undefined;
+    const request = presentationPublic(session);
+    return request.useDcApi ? request.browserOrigin : undefined;
+  }
+
+  private async checkSession(handle: string, flow: Flow): Promise<Answerable> {
+    const session = await this.sessions.findByHandle(PRESENTATION_HANDLE, handle);
+    if (!session) throw unknownRequest();
+    const request = presentationPublic(session);
+    if (flowOf(request) !== flow)
+      throw invalidRequest(
+        flow === 'dc-api'
+          ? 'this presentation request was not made for the Digital Credentials API'
+          : 'this presentation request was made for the Digital Credentials API; post its response to the dc-api-response endpoint',
+      );
+    if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
+    const secrets = presentationPrivate(session);
+    if (session.consumed || session.status !== 'fetched' || !secrets)
+      throw invalidRequest('this presentation request does not accept a response (already answered, or never fetched)');
+    return { session, request, secrets };
+  }
+
+  /**
+   * DC API (appendix A): the response is bound to the browser's origin instead of a state (A.2
+   * defines none); a page that names its origin must name the expected one.
+   */
+  private checkOrigin({ request }: Answerable, body: Record<string, unknown>) {
+    if (flowOf(request) === 'dc-api' && body.origin !== undefined && body.origin !== request.browserOrigin)
+      throw new PresentationRejected('origin: the response comes from an origin this request does not expect');
+  }
+
+  private checkState({ request, secrets }: Answerable, body: Record<string, unknown>, payload: Record<string, unknown>) {
+    if (flowOf(request) !== 'dc-api' && payload.state !== secrets.state) throw new PresentationRejected('state does not match the request');
+    // Draft-era JARM senders (Sphereon's did-auth-siop 0.20) repeat state in the clear beside the
+    // encrypted response. Only the encrypted one counts; a repeated one must say the same.
+    if (body.state !== undefined && body.state !== payload.state)
+      throw new PresentationRejected('state: the state sent beside the encrypted response differs from the one inside it');
+  }
+
+  /** Every presentation by the verifier of its query's format (signature, issuer trust, holder binding, transaction data), then its status. */
+  private async verifyPresentations(answerable: Answerable, vpToken: Record<string, string[]>): Promise<VerifiedCredential[]> {
+    const context = await this.contextOf(answerable);
+    const queries = (answerable.secrets.dcqlQuery.credentials as { id: string; format: string }[] | undefined) ?? [];
+    const verified: VerifiedCredential[] = [];
+    for (const [queryId, presentations] of Object.entries(vpToken)) {
+      const query = queries.find((q) => q.id === queryId);
+      if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
+      for (const presentation of presentations) {
+        for (const credential of await verifyPresentation(query.format, presentation, context)) {
+          await this.status.check(answerable.session.tenantId, credential.status, context);
+          verified.push({ queryId, ...credential });
+        }
+      }
+    }
+    return verified;
+  }
+
+  /**
+   * What a presentation is checked against. Over the DC API the KB-JWT audience is `origin:<origin>`
+   * even for signed requests (A.4), and the mdoc session transcript is the OpenID4VPDCAPIHandover
+   * over the origin (B.2.6.2).
+   */
+  private async contextOf({ session, request, secrets }: Answerable): Promise<PresentationContext> {
+    const dcApiOrigin = flowOf(request) === 'dc-api' ? request.browserOrigin : undefined;
+    const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
+    return {
+      clientId: request.clientId,
+      ...(dcApiOrigin && { audience: `origin:${dcApiOrigin}`, origin: dcApiOrigin }),
+      nonce: secrets.nonce,
+      trustedCertificates: await this.trust.trustedCertificates(session.tenantId),
+      transactionData: secrets.transactionData ? encodeTransactionData(secrets.transactionData) : [],
+      now: new Date(),
+      responseUri: request.responseUri,
+      ...(secrets.encryptionKey && { encryptionJwk: encryptionJwk as JWK }),
+    };
+  }
+
+  /** The verified credentials satisfy the DCQL query (claims, values, credential sets). */
+  private async checkDcql(secrets: PresentationPrivate, verified: VerifiedCredential[]) {
+    const byQuery: Record<string, VerifiedForDcql[]> = {};
+    for (const credential of verified) byQuery[credential.queryId] = [...(byQuery[credential.queryId] ?? []), credential];
+    (await dcql()).checkDcql(secrets.dcqlQuery, byQuery);
+  }
+
+  private async complete({ session, request, secrets }: Answerable, credentials: VerifiedCredential[]) {
+    const responseCode = request.redirectUri ? randomBytes(24).toString('base64url') : undefined;
+    const done = await this.sessions.update(
+      session.tenantId,
+      session.id,
+      { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCode } }) },
+      { consumed: false, statuses: ['fetched'] },
+    );
+    if (!done) throw invalidRequest('this presentation request was already answered');
+    await this.sessions.log(session.id, 'info', 'presentation verified', { credentials: credentials.length });
+    this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
+    if (!request.redirectUri || !responseCode) return {};
+    const redirect = new URL(request.redirectUri.replaceAll('{sessionId}', session.id));
+    redirect.searchParams.set('response_code', responseCode);
+    return { redirect_uri: redirect.toString() };
+  }
+
+  private async fail(session: SessionState, reason: string) {
+    await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false });
+    await this.sessions.log(session.id, 'warn', 'presentation rejected', { reason });
+  }
+}

@@ -1,0 +1,67 @@
+// The response endpoints, under /presentations/{per-session value}: the wallet's direct_post, and
+// the integrator's page posting a DC API answer (with CORS for the session's origin only).
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+import type { App } from '../../platform/http/types.js';
+import type { ResponseEndpoint } from './endpoint.js';
+
+const DcApiResponseBody = z.object({
+  response: z.string().min(1).describe('`data.response` of the DigitalCredential: the JWE (dc_api.jwt)'),
+  origin: z.string().optional().describe('the origin the page ran at; must be the expected origin when given'),
+});
+const Handle = z.object({ handle: z.string() });
+
+export function responseRoutes(app: App, responses: ResponseEndpoint) {
+  const tags = ['wallet: OpenID4VP'];
+  app.post(
+    '/presentations/:handle/response',
+    {
+      schema: {
+        tags,
+        summary: 'Response endpoint (direct_post or direct_post.jwt)',
+        description:
+          'Form-encoded wallet answer: vp_token and state (direct_post), or response, a JWE encrypted to the key of the request (direct_post.jwt). Every presentation is verified before the session completes; the answer carries a redirect_uri when the request has one. Errors use the OAuth shape.',
+        params: Handle,
+        body: z.record(z.string(), z.unknown()).nullish(),
+      },
+    },
+    async (request, reply) =>
+      reply.header('cache-control', 'no-store').send(await responses.respond(request.params.handle, request.body ?? {})),
+  );
+
+  // The integrator's page posts the wallet's answer from the browser, so the endpoint answers CORS
+  // requests, for the one origin the session was created for and nothing else.
+  const allowOrigin = async (handle: string, origin: string | undefined, reply: FastifyReply) => {
+    const expected = await responses.browserOrigin(handle);
+    if (origin && expected && origin === expected) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+  };
+  app.options(
+    '/presentations/:handle/dc-api-response',
+    { schema: { tags, summary: 'CORS preflight for the page of the session origin', params: Handle } },
+    async (request, reply) => {
+      await allowOrigin(request.params.handle, request.headers.origin, reply);
+      return reply
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type')
+        .header('access-control-max-age', '600')
+        .code(204)
+        .send();
+    },
+  );
+
+  app.post(
+    '/presentations/:handle/dc-api-response',
+    {
+      schema: {
+        tags,
+        summary: "Response of a dc-api request, posted by the integrator's page (OpenID4VP 1.0 appendix A.4, dc_api.jwt)",
+        params: Handle,
+        body: DcApiResponseBody,
+      },
+    },
+    async (request, reply) => {
+      await allowOrigin(request.params.handle, request.headers.origin, reply);
+      return reply.header('cache-control', 'no-store').send(await responses.respond(request.params.handle, request.body, 'dc-api'));
+    },
+  );
+}
