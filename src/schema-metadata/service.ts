@@ -11,7 +11,7 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import type { Db } from '../platform/db/connect.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { nowIso } from '../platform/db/values.js';
-import { conflict, type FieldError, invalidFields, Problem, unlessNotFound } from '../platform/http/problem.js';
+import { conflict, type FieldError, invalidFields, notFound, Problem, unlessNotFound } from '../platform/http/problem.js';
 import { underWebUrlPolicy } from '../platform/http/web-urls.js';
 import type { RegistrarService } from '../registrar/service.js';
 import { buildPayload, type ConfigurationFacts, shortIdOf } from './document.js';
@@ -184,6 +184,8 @@ export class SchemaMetadataService {
 
   /** Every version of every id the tenant published; an id the registrar no longer has is left out. */
   async mine(tenantId: string): Promise<SchemaMetadataRecord[]> {
+    // Checked first: below, a 404 means an id the registrar dropped, not a registrar that is not there.
+    if (!(await this.deps.registrar.configured(tenantId))) throw notFound('registrar configuration of tenant', tenantId);
     const ids = await store.publishedIds(tenantDb(this.deps.db, tenantId));
     const found = await Promise.all(ids.map((id) => unlessNotFound(this.versions(tenantId, id))));
     return found.flatMap((records) => records ?? []);

@@ -383,8 +383,7 @@ describe('access and isolation', () => {
 
   it("keeps another tenant's publications and configurations out of sight", async () => {
     const other = (await svc.tenant('other-publisher', ['registrar:manage', 'issuance:manage'])).token;
-    // Nothing published: nothing to ask a registrar about, configured or not.
-    expect((await svc.call('GET', '/api/schema-metadata/mine', { token: other })).body).toEqual([]);
+    expectProblem(await svc.call('GET', '/api/schema-metadata/mine', { token: other }), 404);
     await registrarFor(other);
     expect((await svc.call('GET', '/api/schema-metadata/mine', { token: other })).body).toEqual([]);
     expectProblem(await svc.call('GET', '/api/issuer/credentials/pid/schema-metadata', { token: other }), 404);
