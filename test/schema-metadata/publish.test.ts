@@ -360,6 +360,16 @@ describe('the payload of a credential configuration', () => {
   });
 });
 
+describe('the API document', () => {
+  it('marks the sign aliases deprecated and lists the operations under their tag', async () => {
+    const { paths } = (await svc.call('GET', '/api/openapi.json')).body;
+    expect(paths['/api/schema-metadata/sign'].post.deprecated).toBe(true);
+    expect(paths['/api/schema-metadata/sign-version'].post.deprecated).toBe(true);
+    expect(paths['/api/schema-metadata/publish'].post.deprecated).toBeFalsy();
+    expect(paths['/api/schema-metadata/{id}/versions/{version}'].patch.tags).toEqual(['schema metadata']);
+  });
+});
+
 describe('access and isolation', () => {
   it('needs registrar:manage to publish and change, registrar:manage or issuance:manage to read', async () => {
     const issuer = await svc.client(token, 'issuer-only', ['issuance:manage']);
