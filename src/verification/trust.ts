@@ -1,25 +1,56 @@
 // Whether an issuer's certificate chain (x5c, leaf first) leads to a certificate the tenant trusts.
-import { X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate } from 'node:crypto';
+
+interface Parsed {
+  cert: X509Certificate;
+  notBefore: number;
+  notAfter: number;
+  key?: KeyObject;
+}
+
+// The same issuer chains and trust anchors come with every presentation: each is parsed once.
+// Certificates are immutable, so a parsed one can serve any tenant; the cache is bounded.
+const parsed = new Map<string, Parsed>();
+const PARSED_MAX = 2_000;
+
+function parse(encoded: string, form: 'der-base64' | 'pem'): Parsed {
+  const known = parsed.get(encoded);
+  if (known) return known;
+  const cert = new X509Certificate(form === 'pem' ? encoded : Buffer.from(encoded, 'base64'));
+  const entry = { cert, notBefore: Date.parse(cert.validFrom), notAfter: Date.parse(cert.validTo) };
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(encoded, entry);
+  return entry;
+}
 
 /**
  * True when some certificate of the chain is trusted itself, or is signed by a trusted certificate,
  * with every link of the chain up to there signed by the next and valid now.
  */
 export function chainsToTrusted(x5c: string[], trustedPems: string[], now = new Date()): boolean {
-  let chain: X509Certificate[];
+  let chain: Parsed[];
+  let trusted: Parsed[];
   try {
-    chain = x5c.map((der) => new X509Certificate(Buffer.from(der, 'base64')));
+    chain = x5c.map((der) => parse(der, 'der-base64'));
+    trusted = trustedPems.map((pem) => parse(pem, 'pem'));
   } catch {
     return false;
   }
-  const trusted = trustedPems.map((pem) => new X509Certificate(pem));
-  const valid = (c: X509Certificate) => Date.parse(c.validFrom) <= now.getTime() && now.getTime() <= Date.parse(c.validTo);
+  const at = now.getTime();
+  const valid = (c: Parsed) => c.notBefore <= at && at <= c.notAfter;
   for (let i = 0; i < chain.length; i++) {
-    const cert = chain[i] as X509Certificate;
-    if (!valid(cert)) return false;
-    if (i > 0 && !(chain[i - 1] as X509Certificate).verify(cert.publicKey)) return false;
-    if (trusted.some((t) => t.raw.equals(cert.raw))) return true;
-    if (trusted.some((t) => valid(t) && cert.checkIssued(t) && cert.verify(t.publicKey))) return true;
+    const link = chain[i] as Parsed;
+    if (!valid(link)) return false;
+    if (i > 0 && !(chain[i - 1] as Parsed).cert.verify(link.cert.publicKey)) return false;
+    if (trusted.some((t) => t.cert.raw.equals(link.cert.raw))) return true;
+    if (trusted.some((t) => valid(t) && link.cert.checkIssued(t.cert) && link.cert.verify(t.cert.publicKey))) return true;
   }
   return false;
+}
+
+/** The public key of a certificate (base64 DER, as in x5c), parsed once. */
+export function certificateKey(der: string): KeyObject {
+  const entry = parse(der, 'der-base64');
+  entry.key ??= entry.cert.publicKey;
+  return entry.key;
 }

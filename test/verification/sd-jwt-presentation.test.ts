@@ -122,6 +122,17 @@ describe('rejected presentations fail the session closed', () => {
     );
   });
 
+  it('a credential past its exp', async () => {
+    const short = { ...PID, id: 'pid-short', lifeTime: 1 };
+    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: short })).status).toBe(201);
+    const expiring = await issueCredential(svc, admin, 'pid-short', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expectRejected(
+      await attempt(async (r) => ({ pid: [await presentSdJwt(expiring.credential, expiring.holder, r, ['given_name', 'age_over_18'])] })),
+      /credential|expired|exp/,
+    );
+  });
+
   it('an issuer no trust list of the tenant names', async () => {
     const other = (await svc.tenant('globex')).token;
     expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);

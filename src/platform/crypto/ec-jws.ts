@@ -64,6 +64,25 @@ export function ecThumbprint(jwk: Record<string, unknown>): string {
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
+const NAMED_CURVES: Record<string, string> = { ES256: 'prime256v1', ES384: 'secp384r1', ES512: 'secp521r1' };
+
+/** Whether `key` (from a certificate, say) is an EC public key on the curve `alg` requires. */
+export function fitsAlgorithm(key: KeyObject, alg: string): boolean {
+  return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === NAMED_CURVES[alg];
+}
+
+/**
+ * Verifies a compact JWS with an EC key, as jose's jwtVerify would for these algorithms: a supported
+ * alg on the key's curve, no crit, the signature, and exp/nbf (when present) with `skewSeconds`.
+ */
+export function verifyEcJws(jws: string, key: KeyObject, skewSeconds = 0): CompactJws | undefined {
+  const decoded = decodeJws(jws);
+  const alg = decoded?.header.alg;
+  if (!decoded || typeof alg !== 'string' || !fitsAlgorithm(key, alg) || decoded.header.crit !== undefined) return undefined;
+  if (!verifiesWith(alg, key, decoded) || !withinValidity(decoded.payload, skewSeconds)) return undefined;
+  return decoded;
+}
+
 /** Whether the JWS's signature (JOSE form: r || s) verifies with `key` under `alg`. */
 export function verifiesWith(alg: string, key: KeyObject, jws: CompactJws): boolean {
   const curve = CURVES[alg];

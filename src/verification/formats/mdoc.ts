@@ -20,7 +20,7 @@ import {
   type VerificationAssessment,
   Verifier,
 } from '@owf/mdoc';
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import { calculateJwkThumbprint } from 'jose';
 import { mdocContext } from '../../platform/crypto/mdoc-context.js';
 import { x509 } from '../../platform/crypto/x509.js';
 import { PresentationRejected } from '../errors.js';

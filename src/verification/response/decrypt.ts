@@ -1,7 +1,8 @@
 // The wallet's answer as the request asked for it: direct_post sends plain form fields;
 // direct_post.jwt and dc_api.jwt send `response`, a JWE (ECDH-ES, A128GCM or A256GCM) to the
 // session's ephemeral key.
-import { compactDecrypt, importJWK, type JWK } from 'jose';
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
+import { compactDecrypt } from 'jose';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationPrivate, PresentationPublicData } from '../session.js';
 
@@ -18,10 +19,14 @@ export async function responsePayload(
   if (typeof body.response !== 'string' || !secrets.encryptionKey)
     throw new PresentationRejected(`the response must be encrypted (response_mode ${request.responseMode})`);
   try {
-    const { plaintext } = await compactDecrypt(body.response, await importJWK(secrets.encryptionKey as JWK, 'ECDH-ES'), {
-      keyManagementAlgorithms: ['ECDH-ES'],
-      contentEncryptionAlgorithms: ['A128GCM', 'A256GCM'],
-    });
+    const { plaintext } = await compactDecrypt(
+      body.response,
+      createPrivateKey({ key: secrets.encryptionKey as JsonWebKey, format: 'jwk' }),
+      {
+        keyManagementAlgorithms: ['ECDH-ES'],
+        contentEncryptionAlgorithms: ['A128GCM', 'A256GCM'],
+      },
+    );
     const payload: unknown = JSON.parse(new TextDecoder().decode(plaintext));
     if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new Error('not an object');
     return payload as Record<string, unknown>;
