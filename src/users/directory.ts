@@ -2,30 +2,13 @@
 // or at the identity provider (external mode, through its admin adapter). The service's rules and
 // audit are the same for both; `db` is the transaction the audit entry is written in, which a
 // directory in the database joins and one at the provider cannot.
-import type { UserAdmin } from '../identity-provider/admin.js';
-import type { Role } from '../platform/auth/roles.js';
+import type { NewProviderUser, ProviderUser, ProviderUserChanges, UserAdmin } from '../identity-provider/admin.js';
 import type { Executor } from '../platform/db/values.js';
 
-export interface ManagedUser {
-  id: string;
-  username: string;
-  email: string | null;
-  enabled: boolean;
-  roles: Role[];
-  tenantId: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface NewUser {
-  username: string;
-  email: string | null;
-  enabled: boolean;
-  roles: Role[];
-  temporaryPassword: string;
-}
-
-export type UserChanges = Partial<Pick<ManagedUser, 'username' | 'email' | 'enabled' | 'roles'>>;
+// The provider's users are the API's users: one shape for both directories.
+export type ManagedUser = ProviderUser;
+export type NewUser = NewProviderUser;
+export type UserChanges = ProviderUserChanges;
 
 export interface UserDirectory {
   list(tenantId: string): Promise<ManagedUser[]>;
