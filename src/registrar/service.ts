@@ -217,6 +217,10 @@ export class RegistrarService {
       reply = await this.outbound.request(tokenUrl, { method: 'POST', headers, body: form.toString() });
     } catch (err) {
       if (err instanceof OutboundRefused) throw invalidFields([{ field: `${fieldPrefix}.oidcUrl`, message: err.message }]);
+      // A name that does not exist is a mistake in the configuration, not an outage of the provider.
+      if ((err as NodeJS.ErrnoException).code === 'ENOTFOUND' || /\bENOTFOUND\b/.test((err as Error).message)) {
+        throw invalidFields([{ field: `${fieldPrefix}.oidcUrl`, message: `no such host: ${new URL(tokenUrl).hostname}` }]);
+      }
       throw new Problem(502, 'Bad Gateway', `the registrar's identity provider could not be reached: ${(err as Error).message}`);
     }
     const body = parseObject(reply.body);

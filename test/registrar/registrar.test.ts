@@ -51,6 +51,16 @@ describe('registrar configuration', () => {
     expect(fieldsOf(invalid)).toContain('body.registrarUrl');
   });
 
+  it('names oidcUrl when its host does not exist, and stores nothing', async () => {
+    const reply = await svc.call('POST', '/api/registrar/config', {
+      token,
+      body: configFor(registrar, { oidcUrl: 'http://no-such-host.invalid/realms/registrar' }),
+    });
+    expectProblem(reply, 400);
+    expect(fieldsOf(reply)).toEqual(['body.oidcUrl']);
+    expectProblem(await svc.call('GET', '/api/registrar/config', { token }), 404);
+  });
+
   it('logs in, then stores the configuration with its password encrypted and never returned', async () => {
     const reply = await svc.call('POST', '/api/registrar/config', {
       token,
