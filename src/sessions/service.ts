@@ -68,6 +68,8 @@ export interface SessionLogEntry {
 /** Rows anonymized per transaction, so a large backlog never holds one long transaction. */
 const ANONYMIZE_BATCH = 200;
 
+export const spentHandle = (purpose: string) => `${purpose}:spent`;
+
 export const hashHandle = (secret: string) => createHash('sha256').update(secret).digest('base64url');
 
 export class SessionService {
@@ -203,6 +205,14 @@ export class SessionService {
   async findByHandle(purpose: string, secret: string, db: Executor = this.db): Promise<SessionState | undefined> {
     const found = await store.findHandle(db, hashHandle(secret), purpose, nowIso());
     return found && this.toState(found);
+  }
+
+  /**
+   * Uses a single-use handle: true for exactly one caller while it is live. The spent handle is kept
+   * until its expiry under `spentHandle(purpose)`, so that a replay can be recognised (and punished).
+   */
+  async spendHandle(purpose: string, secret: string, db: Executor = this.db): Promise<boolean> {
+    return store.respurposeHandle(db, hashHandle(secret), purpose, spentHandle(purpose), nowIso());
   }
 
   async dropHandles(sessionId: string, purpose: string, db: Executor = this.db) {

@@ -50,6 +50,18 @@ export const findHandle = (db: Executor, hash: string, purpose: string, now: str
     .where('session_handles.expires_at', '>', now)
     .executeTakeFirst();
 
+/** Renames a live handle's purpose, so exactly one of two racing callers succeeds; false when it was not live. */
+export async function respurposeHandle(db: Executor, hash: string, purpose: string, newPurpose: string, now: string) {
+  const result = await db
+    .updateTable('session_handles')
+    .set({ purpose: newPurpose })
+    .where('hash', '=', hash)
+    .where('purpose', '=', purpose)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export async function deleteHandles(db: Executor, sessionId: string, purpose: string) {
   await db.deleteFrom('session_handles').where('session_id', '=', sessionId).where('purpose', '=', purpose).execute();
 }
