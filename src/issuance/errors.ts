@@ -20,3 +20,8 @@ export const invalidTransactionId = (description: string) => new OAuthError(400,
 export const invalidNotificationId = (description: string) => new OAuthError(400, 'invalid_notification_id', description);
 export const invalidNotificationRequest = (description: string) => new OAuthError(400, 'invalid_notification_request', description);
 export const notFoundIssuer = (tenantId: string) => new OAuthError(404, 'invalid_request', `no credential issuer '${tenantId}'`);
+export const invalidRequestUri = (description: string) => new OAuthError(400, 'invalid_request_uri', description);
+export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
+export const invalidTarget = (description: string) => new OAuthError(400, 'invalid_target', description);
+export const invalidAuthorizationDetails = (description: string) => new OAuthError(400, 'invalid_authorization_details', description);
+export const unsupportedResponseType = (description: string) => new OAuthError(400, 'unsupported_response_type', description);

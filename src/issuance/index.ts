@@ -1,5 +1,5 @@
 // The issuance feature: what it needs from the rest of the service, and the services and routes it
-// builds from that. One folder per protocol concept (credential-offer, token, nonce,
+// builds from that. One folder per protocol concept (credential-offer, authorization, token, nonce,
 // credential-request, deferred, notification, metadata, formats), each with its schemas, logic,
 // queries and routes.
 import type { AuditService } from '../audit/service.js';
@@ -13,6 +13,9 @@ import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { SessionService } from '../sessions/service.js';
+import { AuthorizationEndpoint } from './authorization/authorize.js';
+import { PushedAuthorizationEndpoint } from './authorization/par.js';
+import { authorizationRoutes } from './authorization/routes.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
 import { ClaimSources } from './credential-request/claims.js';
@@ -30,8 +33,12 @@ import { notificationRoutes } from './notification/routes.js';
 import { issuerSettingsRoutes } from './routes.js';
 import { IssuerSettingsService } from './settings.js';
 import { IssuanceTokens } from './token/access-tokens.js';
+import { AuthorizationCodeGrant } from './token/authorization-code.js';
 import { TokenEndpoint } from './token/endpoint.js';
+import { PreAuthorizedCodeGrant } from './token/pre-authorized-code.js';
+import { RefreshTokenGrant } from './token/refresh-token.js';
 import { tokenRoutes } from './token/routes.js';
+import { SessionTokens } from './token/session-tokens.js';
 import { WalletAccessCheck } from './token/wallet-access.js';
 import { IssuanceWebhooks } from './webhooks.js';
 
@@ -68,6 +75,12 @@ export function createIssuance(needs: IssuanceNeeds) {
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
   const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer);
+  const sessionTokens = new SessionTokens(sessions, tokens);
+  const grants = {
+    preAuthorizedCode: new PreAuthorizedCodeGrant(sessions, sessionTokens),
+    authorizationCode: new AuthorizationCodeGrant(sessions, sessionTokens),
+    refreshToken: new RefreshTokenGrant(sessions, sessionTokens),
+  };
   const webhooks = new IssuanceWebhooks(sessions, configs, needs.webhookEndpoints, needs.outbound, needs.webhookRetryDelaysMs);
   sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
 
@@ -78,7 +91,13 @@ export function createIssuance(needs: IssuanceNeeds) {
       issuerSettingsRoutes(app, settings);
       offerRoutes(app, offers);
       metadataRoutes(app, { issuers, configs, keyChains: needs.keyChains, signing: needs.signing });
-      tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, sessions, nonces, tokens));
+      authorizationRoutes(
+        app,
+        publicUrl,
+        new PushedAuthorizationEndpoint(db, issuers, sessions, configs, nonces),
+        new AuthorizationEndpoint(issuers, sessions),
+      );
+      tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, nonces, grants));
       nonceRoutes(app, issuers, nonces);
       credentialRoutes(app, publicUrl, new CredentialEndpoint(db, access, configs, sessions, nonces, claims, minter, sealer));
       deferredRoutes(app, publicUrl, deferred);

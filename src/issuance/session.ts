@@ -22,12 +22,36 @@ export const IssuancePublicSchema = z.object({
   /** Chosen when the offer is made (the offer's, else its first configuration's); null: none. Absent in sessions of earlier versions. */
   webhookEndpointId: z.string().nullable().optional(),
   notifications: z.array(NotificationSchema).default([]),
+  /**
+   * Authorization code flow: the configurations the wallet asked for (a subset of the offer's), and
+   * those of them it asked for by authorization_details, which it then names by credential_identifier.
+   */
+  authorized: z.array(z.string()).optional(),
+  authorizedByDetails: z.array(z.string()).optional(),
+  /** Set when an authorization code was replayed: every token issued for this session is refused from then on. */
+  tokensRevoked: z.boolean().optional(),
 });
+
+/** The pushed authorization request the wallet made last (authorization code flow); encrypted with the personal data. */
+export const AuthorizationRequestSchema = z.object({
+  clientId: z.string(),
+  redirectUri: z.string(),
+  codeChallenge: z.string(),
+  state: z.string().optional(),
+  /** DPoP key thumbprint the token request must prove (RFC 9449 section 10). */
+  dpopJkt: z.string().optional(),
+  credentialConfigurationIds: z.array(z.string()),
+  byDetails: z.array(z.string()),
+});
+export type AuthorizationRequest = z.output<typeof AuthorizationRequestSchema>;
 
 export const IssuancePrivateSchema = z.object({
   offer: z.record(z.string(), z.unknown()),
   credentialPayload: z.object({ credentialClaims: z.record(z.string(), ClaimSourceSchema).default({}) }),
   txCodeHash: z.string().optional(),
+  authorizationRequest: AuthorizationRequestSchema.optional(),
+  /** The DPoP key the refresh tokens of this session are bound to, if the wallet used DPoP at the token endpoint. */
+  refreshJkt: z.string().optional(),
 });
 
 export type IssuancePublic = z.input<typeof IssuancePublicSchema>;
@@ -35,6 +59,9 @@ export type IssuancePrivate = z.output<typeof IssuancePrivateSchema>;
 export type IssuanceNotification = z.output<typeof NotificationSchema>;
 
 export type IssuancePublicData = z.output<typeof IssuancePublicSchema>;
+
+/** The configurations a wallet may receive: those it was authorized for, else (pre-authorized) the whole offer. */
+export const grantedConfigurationIds = (data: IssuancePublicData) => data.authorized ?? data.credentialConfigurationIds;
 
 /** The typed metadata of an issuance session; a session of another kind, or a corrupt one, is a server error. */
 export function issuancePublic(session: SessionState): IssuancePublicData {

@@ -1,5 +1,5 @@
 // Issuer settings of a tenant (not in the spec; ours): display, DPoP, batch size, tx_code attempts,
-// lifetimes, and the authorization servers an offer may name.
+// lifetimes (refresh tokens included), and the authorization servers an offer may name.
 import { z } from 'zod';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
@@ -21,6 +21,13 @@ export const IssuerSettingsSchema = z
     txCodeMaxAttempts: z.number().int().min(1).max(20).default(5).describe('wrong transaction codes before an offer is locked'),
     nonceLifetimeSeconds: z.number().int().min(30).max(3600).default(300),
     accessTokenLifetimeSeconds: z.number().int().min(60).max(86400).default(600),
+    refreshTokenLifetimeSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(2_592_000)
+      .default(86400)
+      .describe('authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none'),
     offerLifetimeSeconds: z.number().int().min(60).max(2_592_000).default(86400).describe('how long a wallet may redeem an offer'),
     authorizationServers: z
       .array(z.strictObject({ issuer: webUrl().describe('https (http outside production)'), enabled: z.boolean().default(true) }))

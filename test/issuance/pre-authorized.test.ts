@@ -402,14 +402,14 @@ describe('offers', () => {
     expect((await offer({}, limited)).status).toBe(403);
   });
 
-  it('names unknown configurations, invalid inline claims and unsupported flows', async () => {
+  it('names unknown configurations, invalid inline claims and unsupported response types', async () => {
     const unknown = await offer({ credentialConfigurationIds: ['nope'], credentialClaims: {} });
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0].field).toBe('body.credentialConfigurationIds.0');
     const missing = await offer({ credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika' } } } });
     expect(missing.status).toBe(400);
     expect(missing.body.errors.map((e: any) => e.field).join(' ')).toContain('family_name');
-    const flow = await offer({ flow: 'authorization_code' });
+    const flow = await offer({ flow: 'implicit' });
     expect(flow.status).toBe(400);
     expect(flow.body.errors[0].field).toBe('body.flow');
     const dcApi = await offer({ response_type: 'dc-api' });

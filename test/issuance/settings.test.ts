@@ -41,6 +41,7 @@ describe('issuer settings', () => {
       txCodeMaxAttempts: 5,
       nonceLifetimeSeconds: 300,
       accessTokenLifetimeSeconds: 600,
+      refreshTokenLifetimeSeconds: 86400,
       offerLifetimeSeconds: 86400,
       authorizationServers: [],
       builtinAuthorizationServerEnabled: true,

@@ -13,7 +13,7 @@ export function offerRoutes(app: App, offers: OfferService) {
       config: { access: { roles: ['issuance:offer'], tenant: 'required' } },
       schema: {
         tags: ['issuance'],
-        summary: 'Create a credential offer (pre-authorized code flow)',
+        summary: 'Create a credential offer (pre-authorized code or authorization code flow)',
         description:
           'Creates an issuance session and returns the offer URI. Inline claims are validated against the configurations now; a client whose allowedIssuanceConfigs excludes a requested id gets 403.',
         body: OfferBody,

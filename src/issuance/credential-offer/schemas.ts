@@ -20,7 +20,11 @@ export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
 export const OfferBody = z
   .strictObject({
     response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
-    flow: z.enum(['authorization_code', 'pre_authorized_code']).describe('only `pre_authorized_code` is available so far'),
+    flow: z
+      .enum(['authorization_code', 'pre_authorized_code'])
+      .describe(
+        '`pre_authorized_code`: the wallet redeems the offer at once (optionally with tx_code); `authorization_code`: the wallet runs PAR, authorization and token requests, the offer binding the user through issuer_state',
+      ),
     // Each id is looked up in turn: an offer names a few configurations, never thousands.
     credentialConfigurationIds: z.array(z.string().min(1)).min(1).max(100),
     authorization_server: z.string().optional().describe('default: the first enabled authorization server'),
@@ -30,7 +34,12 @@ export const OfferBody = z
       .describe(
         "per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields' default values)",
       ),
-    tx_code: z.string().min(1).max(64).optional().describe('a transaction code the wallet user must enter; deliver it out of band'),
+    tx_code: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('pre-authorized code flow: a transaction code the wallet user must enter; deliver it out of band'),
     tx_code_description: z.string().max(300).optional(),
     webhookEndpointId: z.string().optional(),
   })
@@ -59,5 +68,5 @@ export const OfferResponse = z.object({
 export type CreatedOffer = z.infer<typeof OfferResponse>;
 
 export const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
-/** The session handles of an offer: what the wallet redeems, and where it fetches the offer. */
-export const HANDLE = { preAuthorizedCode: 'pre-authorized_code', offer: 'credential_offer' } as const;
+/** The session handles of an offer: what the wallet redeems (pre-authorized code, or issuer_state in its authorization request), and where it fetches the offer. */
+export const HANDLE = { preAuthorizedCode: 'pre-authorized_code', issuerState: 'issuer_state', offer: 'credential_offer' } as const;

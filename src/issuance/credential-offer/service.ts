@@ -27,7 +27,15 @@ const notYet = (field: string, value: string) =>
 
 function checkSupported(input: OfferRequest) {
   if (input.response_type !== 'uri') throw notYet('body.response_type', input.response_type);
-  if (input.flow !== 'pre_authorized_code') throw notYet('body.flow', input.flow);
+}
+
+/** A transaction code protects a pre-authorized code; in the authorization code flow the authorization step does that. */
+function checkFlowFields(input: OfferRequest) {
+  if (input.flow === 'authorization_code' && input.tx_code !== undefined) {
+    throw badRequest('tx_code: only the pre-authorized code flow uses a transaction code', [
+      { field: 'body.tx_code', message: 'only for flow pre_authorized_code' },
+    ]);
+  }
 }
 
 function checkAllowed(ctx: RequestContext, ids: string[]) {
@@ -93,7 +101,8 @@ export class OfferService {
     const servers = authorizationServers(issuer.urls, issuer.settings);
     const server = requested ?? servers[0];
     if (server === issuer.urls.issuer) return;
-    throw badRequest('authorization_server: pre-authorized codes are redeemed at the built-in authorization server', [
+    // External authorization servers (chained or third-party) are not supported yet for either flow.
+    throw badRequest('authorization_server: this flow is served by the built-in authorization server only', [
       {
         field: 'body.authorization_server',
         message: servers.includes(server ?? '')
@@ -112,6 +121,7 @@ export class OfferService {
 
   async create(ctx: RequestContext, tenantId: string, input: OfferRequest): Promise<CreatedOffer> {
     checkSupported(input);
+    checkFlowFields(input);
     checkAllowed(ctx, input.credentialConfigurationIds);
     const issuer = await this.issuers.get(tenantId);
     const configs = await this.configurations(tenantId, input.credentialConfigurationIds);
@@ -122,19 +132,19 @@ export class OfferService {
     return this.open(ctx, issuer, input, webhookEndpointId);
   }
 
-  /** The session of the offer, its pre-authorized code and offer handle, in one transaction. */
+  /** The session of the offer, the secret of its grant (pre-authorized code or issuer_state) and its offer handle, in one transaction. */
   private async open(
     ctx: RequestContext,
     { tenantId, urls, settings }: Issuer,
     input: OfferRequest,
     webhookEndpointId: string | null,
   ): Promise<CreatedOffer> {
-    const code = randomBytes(32).toString('base64url');
+    const grant = offerGrant(input, urls.issuer, authorizationServers(urls, settings).length > 1);
     const offerHandle = randomBytes(24).toString('base64url');
     const credentialOffer = {
       credential_issuer: urls.issuer,
       credential_configuration_ids: input.credentialConfigurationIds,
-      grants: { [PRE_AUTHORIZED_GRANT]: { 'pre-authorized_code': code, ...txCodeDescription(input) } },
+      grants: grant.grants,
     };
     const credentialOfferUri = `${urls.issuer}/credential-offer/${offerHandle}`;
     const uri = `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(credentialOfferUri)}`;
@@ -164,7 +174,7 @@ export class OfferService {
         },
         trx,
       );
-      await this.sessions.addHandle(created.id, HANDLE.preAuthorizedCode, code, created.expiresAt, trx);
+      await this.sessions.addHandle(created.id, grant.handle, grant.secret, created.expiresAt, trx);
       await this.sessions.addHandle(created.id, HANDLE.offer, offerHandle, created.expiresAt, trx);
       const details = { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId };
       await this.sessions.log(created.id, 'info', 'offer created', details, trx);
@@ -180,6 +190,21 @@ export class OfferService {
     await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
     return issuancePrivate(session)?.offer;
   }
+}
+
+/**
+ * The grant of the offer and the secret it carries: a pre-authorized code, or the issuer_state that
+ * ties the wallet's authorization request to this offer (and so to the user the integrator identified).
+ * authorization_server is named only when the issuer lists several.
+ */
+function offerGrant(input: OfferRequest, builtin: string, severalServers: boolean) {
+  const secret = randomBytes(32).toString('base64url');
+  if (input.flow === 'authorization_code') {
+    const grant = { issuer_state: secret, ...(severalServers && { authorization_server: builtin }) };
+    return { handle: HANDLE.issuerState, secret, grants: { authorization_code: grant } };
+  }
+  const grant = { 'pre-authorized_code': secret, ...txCodeDescription(input) };
+  return { handle: HANDLE.preAuthorizedCode, secret, grants: { [PRE_AUTHORIZED_GRANT]: grant } };
 }
 
 /** What the wallet shows its user about the transaction code (the code itself goes out of band). */

@@ -8,10 +8,16 @@ import type { Executor } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import { insertTransaction } from '../deferred/store.js';
-import { credentialRequestDenied, invalidCredentialRequest, invalidProof, unknownCredentialConfiguration } from '../errors.js';
+import {
+  credentialRequestDenied,
+  invalidCredentialRequest,
+  invalidProof,
+  unknownCredentialConfiguration,
+  unknownCredentialIdentifier,
+} from '../errors.js';
 import type { Issuer } from '../issuers.js';
 import type { NonceStore } from '../nonce/store.js';
-import { type IssuancePublicData, issuancePrivate, issuancePublic } from '../session.js';
+import { grantedConfigurationIds, type IssuancePublicData, issuancePrivate, issuancePublic } from '../session.js';
 import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
 import type { ClaimSources } from './claims.js';
 import type { CredentialMinter } from './minter.js';
@@ -43,7 +49,7 @@ export class CredentialEndpoint {
     this.checkSessionUsable(session);
     const offered = issuancePublic(session);
     const parsed = parseCredentialRequest(request.body, issuer.settings.batchSize);
-    const config = await this.offeredConfiguration(session, offered, parsed.configurationId);
+    const config = await this.grantedConfiguration(session, offered, parsed);
     await this.checkNotYetIssued(session, config);
     const holderJwks = await this.holderKeys(issuer, config, parsed);
     const source = issuancePrivate(session)?.credentialPayload.credentialClaims[config.id];
@@ -58,8 +64,23 @@ export class CredentialEndpoint {
     if (session.status === 'failed') throw credentialRequestDenied(`this offer has failed: ${session.errorReason ?? 'no reason given'}`);
   }
 
-  private async offeredConfiguration(session: SessionState, offered: IssuancePublicData, id: string): Promise<CredentialConfiguration> {
-    if (!offered.credentialConfigurationIds.includes(id)) {
+  /**
+   * The configuration requested, if the wallet was granted it. What was granted by authorization_details
+   * is requested by its credential_identifier, everything else by credential_configuration_id
+   * (OpenID4VCI 1.0 section 8.2).
+   */
+  private async grantedConfiguration(
+    session: SessionState,
+    offered: IssuancePublicData,
+    { configurationId: id, byIdentifier }: CredentialRequest,
+  ): Promise<CredentialConfiguration> {
+    const byDetails = offered.authorizedByDetails ?? [];
+    if (byIdentifier && !byDetails.includes(id))
+      throw unknownCredentialIdentifier(`'${id}' is not a credential identifier of this access token`);
+    if (!byIdentifier && byDetails.includes(id)) {
+      throw invalidCredentialRequest(`'${id}' was granted by authorization_details: request it by its credential_identifier`);
+    }
+    if (!grantedConfigurationIds(offered).includes(id)) {
       throw unknownCredentialConfiguration(`'${id}' is not part of this offer`);
     }
     const config = await this.configs.find(session.tenantId, id);
@@ -126,7 +147,7 @@ export class CredentialEndpoint {
     const notificationId = await recordIssued(this.db, session.tenantId, session.id, config.id, config.config.format);
     await this.sessions.log(session.id, 'info', 'credential issued', { credentialConfigurationId: config.id });
     const handled = await handledConfigurations(this.db, session.tenantId, session.id);
-    if (offered.credentialConfigurationIds.every((id) => handled.has(id))) {
+    if (grantedConfigurationIds(offered).every((id) => handled.has(id))) {
       await this.sessions.update(session.tenantId, session.id, { status: 'completed' });
     }
     return notificationId;

@@ -1,6 +1,6 @@
 // The credential request (OpenID4VCI 1.0 section 8.2), parsed into what the endpoint acts on. Each
 // malformed part fails with the error code OpenID4VCI gives it: invalid_proof for the proofs,
-// unknown_credential_identifier for identifiers this issuer never hands out, invalid_credential_request else.
+// unknown_credential_identifier for identifiers this issuer never handed out, invalid_credential_request else.
 import { z } from 'zod';
 import { invalidCredentialRequest, invalidProof, unknownCredentialIdentifier } from '../errors.js';
 
@@ -17,7 +17,9 @@ const JwtProofs = z.strictObject({ jwt: z.array(z.string()) });
 const SingleJwtProof = z.object({ proof_type: z.literal('jwt'), jwt: z.string() });
 
 export interface CredentialRequest {
+  /** Named by credential_configuration_id, or by credential_identifier (ours are the configuration ids). */
   configurationId: string;
+  byIdentifier: boolean;
   proofJwts: string[];
 }
 
@@ -27,13 +29,17 @@ export function parseCredentialRequest(body: Record<string, unknown>, batchSize:
   const request = parsed.data;
   if (request.credential_response_encryption !== undefined)
     throw invalidCredentialRequest('credential response encryption is not supported by this issuer');
-  if (request.credential_identifier !== undefined)
-    throw unknownCredentialIdentifier('credential identifiers are not issued by this issuer; use credential_configuration_id');
-  if (!request.credential_configuration_id) throw invalidCredentialRequest('credential_configuration_id is required');
+  const identifier = request.credential_identifier;
+  if (identifier !== undefined && typeof identifier !== 'string')
+    throw unknownCredentialIdentifier('credential_identifier must be a string');
+  if (identifier !== undefined && request.credential_configuration_id !== undefined)
+    throw invalidCredentialRequest('send credential_identifier or credential_configuration_id, not both');
+  const configurationId = identifier ?? request.credential_configuration_id;
+  if (!configurationId) throw invalidCredentialRequest('credential_configuration_id is required');
   if (request.proofs && request.proof) throw invalidCredentialRequest('send proofs or proof, not both');
   const proofJwts = proofJwtsOf(request);
   if (proofJwts.length > batchSize) throw invalidCredentialRequest(`at most ${batchSize} proofs per request`);
-  return { configurationId: request.credential_configuration_id, proofJwts };
+  return { configurationId, byIdentifier: identifier !== undefined, proofJwts };
 }
 
 function proofJwtsOf(request: z.infer<typeof Request>): string[] {

@@ -11,6 +11,8 @@ const COSE_ALGORITHMS: Record<string, number> = { ES256: -7, ES384: -35, ES512: 
 export interface IssuerUrls {
   issuer: string;
   token: string;
+  par: string;
+  authorize: string;
   nonce: string;
   credential: string;
   deferred: string;
@@ -26,6 +28,8 @@ export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
   return {
     issuer,
     token: `${issuer}/token`,
+    par: `${issuer}/par`,
+    authorize: `${issuer}/authorize`,
     nonce: `${issuer}/nonce`,
     credential: `${issuer}/credential`,
     deferred: `${issuer}/deferred-credential`,
@@ -117,7 +121,17 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
   return {
     issuer: urls.issuer,
     token_endpoint: urls.token,
-    grant_types_supported: [PRE_AUTHORIZED_GRANT],
+    authorization_endpoint: urls.authorize,
+    pushed_authorization_request_endpoint: urls.par,
+    require_pushed_authorization_requests: true,
+    response_types_supported: ['code'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    grant_types_supported: [
+      PRE_AUTHORIZED_GRANT,
+      'authorization_code',
+      ...(settings.refreshTokenLifetimeSeconds > 0 ? ['refresh_token'] : []),
+    ],
     'pre-authorized_grant_anonymous_access_supported': true,
     token_endpoint_auth_methods_supported: ['none'],
     dpop_signing_alg_values_supported: PROOF_ALGORITHMS,

@@ -3,7 +3,7 @@
 // age, its binding to the access token, and that it was never used before.
 import { createHash } from 'node:crypto';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
-import { invalidDpopProof } from '../errors.js';
+import { invalidDpopProof, invalidRequest } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
 
 const MAX_AGE_SECONDS = 300;
@@ -51,3 +51,16 @@ export async function verifyDpop(proof: string, check: DpopCheck, nonces: NonceS
 }
 
 const withoutQuery = (url: string) => url.split(/[?#]/)[0];
+
+/** At the token endpoint: the key of the wallet's DPoP proof, if it sent one (required when the issuer says so). */
+export async function tokenRequestDpopKey(
+  request: { tenantId: string; url: string; dpop?: string },
+  settings: { dpopRequired: boolean },
+  nonces: NonceStore,
+): Promise<string | undefined> {
+  if (!request.dpop) {
+    if (settings.dpopRequired) throw invalidRequest('this issuer requires DPoP: send a DPoP proof');
+    return undefined;
+  }
+  return verifyDpop(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url }, nonces);
+}

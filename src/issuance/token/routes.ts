@@ -8,9 +8,9 @@ export function tokenRoutes(app: App, publicUrl: string, token: TokenEndpoint) {
     {
       schema: {
         tags: WALLET_TAGS,
-        summary: 'Token endpoint (pre-authorized code grant, optional DPoP)',
+        summary: 'Token endpoint (pre-authorized code, authorization code and refresh token grants; optional DPoP)',
         description:
-          'Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires: grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code, pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Errors use the OAuth shape {error, error_description}.',
+          'Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires. grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code: pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). grant_type authorization_code: code (single use; a second use revokes the tokens the first obtained), code_verifier (PKCE S256), redirect_uri and client_id as pushed; a DPoP proof of the same key when the request was pushed with DPoP. Returns a refresh_token too (issuer settings: refreshTokenLifetimeSeconds; 0: none), and authorization_details with credential_identifiers for what was requested by authorization_details. grant_type refresh_token: refresh_token (rotating: each use returns a new one; reusing a spent one revokes every token of the session), with a proof of its DPoP key when it was obtained with DPoP. A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Errors use the OAuth shape {error, error_description}.',
         params: TenantParams,
         body: ProtocolBody,
       },

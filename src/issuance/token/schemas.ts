@@ -1,26 +1,51 @@
-// The token request (RFC 6749 section 4.1.3 form body; OpenID4VCI 1.0 section 6.1 for the
+// The token request (RFC 6749 sections 4.1.3 and 6 form bodies; OpenID4VCI 1.0 section 6.1 for the
 // pre-authorized code grant). Parsed here so each grant reads typed fields.
 import { z } from 'zod';
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
-import { invalidRequest, unsupportedGrantType } from '../errors.js';
+import { unsupportedGrantType } from '../errors.js';
+import { parseOAuthParams } from '../oauth-params.js';
+
+const MAX = 2048;
 
 const PreAuthorizedCodeRequest = z.object({
   grant_type: z.literal(PRE_AUTHORIZED_GRANT),
-  'pre-authorized_code': z.string().min(1, 'pre-authorized_code is required'),
-  tx_code: z.string().optional(),
+  'pre-authorized_code': z.string().min(1, 'pre-authorized_code is required').max(MAX),
+  tx_code: z.string().max(MAX).optional(),
 });
 export type PreAuthorizedCodeRequest = z.infer<typeof PreAuthorizedCodeRequest>;
 
-export const GRANT_TYPES = [PRE_AUTHORIZED_GRANT] as const;
+/** A public client names itself with client_id (RFC 6749 section 4.1.3) and proves the PKCE verifier. */
+const AuthorizationCodeRequest = z.object({
+  grant_type: z.literal('authorization_code'),
+  code: z.string().min(1).max(MAX),
+  // Every authorization request here carried a PKCE challenge, so every code needs its verifier (RFC 7636 section 4.1 form).
+  code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'must be 43 to 128 unreserved characters (RFC 7636)'),
+  redirect_uri: z.string().min(1).max(MAX),
+  client_id: z.string().min(1).max(200),
+});
+export type AuthorizationCodeRequest = z.infer<typeof AuthorizationCodeRequest>;
+
+const RefreshTokenRequest = z.object({
+  grant_type: z.literal('refresh_token'),
+  refresh_token: z.string().min(1).max(MAX),
+  client_id: z.string().min(1).max(200).optional(),
+});
+export type RefreshTokenRequest = z.infer<typeof RefreshTokenRequest>;
+
+const GRANTS = {
+  [PRE_AUTHORIZED_GRANT]: PreAuthorizedCodeRequest,
+  authorization_code: AuthorizationCodeRequest,
+  refresh_token: RefreshTokenRequest,
+} as const;
+export const GRANT_TYPES = Object.keys(GRANTS);
+
+export type GrantRequest = PreAuthorizedCodeRequest | AuthorizationCodeRequest | RefreshTokenRequest;
 
 /** The grant the body asks for, typed; unsupported_grant_type or invalid_request naming the field otherwise. */
-export function parseTokenRequest(body: Record<string, unknown>): PreAuthorizedCodeRequest {
-  if (body.grant_type !== PRE_AUTHORIZED_GRANT) throw unsupportedGrantType(`grant_type must be one of ${GRANT_TYPES.join(', ')}`);
-  const parsed = PreAuthorizedCodeRequest.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue?.path.join('.') || 'body';
-  throw invalidRequest(
-    issue?.code === 'invalid_type' && issue.input === undefined ? `${field} is required` : `${field}: ${issue?.message}`,
-  );
+export function parseTokenRequest(body: Record<string, unknown>): GrantRequest {
+  const grantType = body.grant_type;
+  if (typeof grantType !== 'string' || !Object.hasOwn(GRANTS, grantType)) {
+    throw unsupportedGrantType(`grant_type must be one of ${GRANT_TYPES.join(', ')}`);
+  }
+  return parseOAuthParams(GRANTS[grantType as keyof typeof GRANTS], body);
 }

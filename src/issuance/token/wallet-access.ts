@@ -1,11 +1,12 @@
 // Who may call the credential, deferred credential and notification endpoints: the holder of an
 // access token of this issuer, bearer or DPoP-bound (then with a fresh DPoP proof of the same key),
-// whose session is still redeemable.
+// whose session is still redeemable and whose tokens were not revoked (a replayed code or refresh token).
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import { invalidToken } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import type { NonceStore } from '../nonce/store.js';
+import { issuancePublic } from '../session.js';
 import type { IssuanceAccessToken, IssuanceTokens } from './access-tokens.js';
 import { verifyDpop } from './dpop.js';
 
@@ -41,7 +42,9 @@ export class WalletAccessCheck {
     if (!token || token.tenantId !== request.tenantId) throw invalidToken('the access token is invalid or expired', scheme);
     await this.checkBinding(request, issuer, token, scheme, raw);
     const session = await this.sessions.find(request.tenantId, token.sessionId);
-    if (!session?.consumed) throw invalidToken('the session of this access token is no longer valid', scheme);
+    if (!session?.consumed || issuancePublic(session).tokensRevoked) {
+      throw invalidToken('the session of this access token is no longer valid', scheme);
+    }
     return { issuer, token, session };
   }
 

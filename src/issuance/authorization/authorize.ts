@@ -1,0 +1,94 @@
+// The authorization endpoint (RFC 6749 section 4.1; RFC 9126 section 4): it takes only a request_uri
+// from PAR. Until the request_uri and client_id check out, the redirect_uri is not trusted and errors
+// are answered here (400); after that, they go to the wallet's redirect_uri (RFC 6749 section
+// 4.1.2.1), always with iss (RFC 9207).
+import { randomBytes } from 'node:crypto';
+import type { SessionState } from '../../sessions/model.js';
+import type { SessionService } from '../../sessions/service.js';
+import { invalidRequest, invalidRequestUri } from '../errors.js';
+import type { Issuer, IssuerDirectory } from '../issuers.js';
+import { parseOAuthParams } from '../oauth-params.js';
+import { type AuthorizationRequest, issuancePrivate } from '../session.js';
+import { offerRefusal } from './offer-session.js';
+import { AUTHORIZATION_HANDLE, AuthorizationQuerySchema, CODE_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from './schemas.js';
+
+export type AuthorizationDecision = { granted: true } | { granted: false; error: string; description: string };
+
+/**
+ * Decides whether the user behind the offer authorizes this request. The interactive authorization
+ * endpoint (a presentation during issuance) and a chained authorization server plug in here.
+ */
+export type AuthorizeUser = (session: SessionState, request: AuthorizationRequest) => Promise<AuthorizationDecision>;
+
+/** The integrator identified the user when it made the offer, and issuer_state carries that: nothing is left to ask. */
+export const userOfTheOffer: AuthorizeUser = async () => ({ granted: true });
+
+export interface AuthorizeCall {
+  tenantId: string;
+  query: Record<string, unknown>;
+}
+
+export class AuthorizationEndpoint {
+  constructor(
+    private readonly issuers: IssuerDirectory,
+    private readonly sessions: SessionService,
+    private readonly authorizeUser: AuthorizeUser = userOfTheOffer,
+  ) {}
+
+  /** The URL to redirect the user agent to: the wallet's redirect_uri with a code, or with an error. */
+  async authorize(call: AuthorizeCall): Promise<string> {
+    const issuer = await this.issuers.get(call.tenantId);
+    checkPushed(call.query);
+    const params = parseOAuthParams(AuthorizationQuerySchema, call.query);
+    const session = await this.takeRequestUri(issuer, params.request_uri);
+    const request = pushedRequest(session);
+    checkClientId(request, params.client_id);
+    const respond = (answer: Record<string, string>) => redirectTo(request, issuer, answer);
+    const refusal = offerRefusal(session);
+    if (refusal) return respond({ error: 'invalid_request', error_description: refusal });
+    const decision = await this.authorizeUser(session, request);
+    if (!decision.granted) return respond({ error: decision.error, error_description: decision.description });
+    return respond({ code: await this.issueCode(session) });
+  }
+
+  /** A request_uri works once, for the issuer it was pushed to, within its short life. */
+  private async takeRequestUri(issuer: Issuer, requestUri: string): Promise<SessionState> {
+    const secret = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
+    const session = secret ? await this.sessions.findByHandle(AUTHORIZATION_HANDLE.requestUri, secret) : undefined;
+    const taken = session?.tenantId === issuer.tenantId && (await this.sessions.spendHandle(AUTHORIZATION_HANDLE.requestUri, secret));
+    if (!session || !taken) throw invalidRequestUri('request_uri is unknown, expired or already used');
+    return session;
+  }
+
+  private async issueCode(session: SessionState): Promise<string> {
+    const code = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
+    await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.code, code, expiresAt);
+    await this.sessions.log(session.id, 'info', 'authorization code issued');
+    return code;
+  }
+}
+
+function checkPushed(query: Record<string, unknown>) {
+  if (query.request_uri === undefined)
+    throw invalidRequest('request_uri is required: this server accepts only pushed authorization requests');
+}
+
+function pushedRequest(session: SessionState): AuthorizationRequest {
+  const request = issuancePrivate(session)?.authorizationRequest;
+  if (!request) throw invalidRequestUri('request_uri is unknown, expired or already used');
+  return request;
+}
+
+/** The request_uri was pushed by one client; another one presenting it is refused before any redirect. */
+function checkClientId(request: AuthorizationRequest, clientId: string) {
+  if (request.clientId !== clientId) throw invalidRequest('client_id does not match the pushed authorization request');
+}
+
+function redirectTo(request: AuthorizationRequest, issuer: Issuer, answer: Record<string, string>): string {
+  const url = new URL(request.redirectUri);
+  for (const [name, value] of Object.entries(answer)) url.searchParams.set(name, value);
+  if (request.state !== undefined) url.searchParams.set('state', request.state);
+  url.searchParams.set('iss', issuer.urls.issuer);
+  return url.toString();
+}

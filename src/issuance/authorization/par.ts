@@ -1,0 +1,188 @@
+// The pushed authorization request endpoint (RFC 9126; OpenID4VCI 1.0 section 5.1.4). `push` lists the
+// steps in the order they apply; each enforces one rule and fails with the error that rule names. The
+// request is kept with the offer's session, and the wallet gets a single-use request_uri for it. A
+// new request for the same offer replaces the one before (its request_uri and code stop working).
+import { randomBytes } from 'node:crypto';
+import type { CredentialConfigService } from '../../credential-configs/service.js';
+import { type Executor, inTransaction } from '../../platform/db/values.js';
+import type { SessionState } from '../../sessions/model.js';
+import type { SessionService } from '../../sessions/service.js';
+import { HANDLE } from '../credential-offer/schemas.js';
+import {
+  invalidAuthorizationDetails,
+  invalidDpopProof,
+  invalidRequest,
+  invalidScope,
+  invalidTarget,
+  unsupportedResponseType,
+} from '../errors.js';
+import type { Issuer, IssuerDirectory } from '../issuers.js';
+import type { NonceStore } from '../nonce/store.js';
+import { parseOAuthParams } from '../oauth-params.js';
+import { type AuthorizationRequest, issuancePublic } from '../session.js';
+import { verifyDpop } from '../token/dpop.js';
+import { offerRefusal } from './offer-session.js';
+import {
+  AUTHORIZATION_HANDLE,
+  AuthorizationDetailsSchema,
+  type PushedAuthorizationRequest,
+  PushedAuthorizationRequestSchema,
+  REQUEST_URI_LIFETIME_SECONDS,
+  REQUEST_URI_PREFIX,
+  redirectUriRefusal,
+} from './schemas.js';
+
+export interface PushRequest {
+  tenantId: string;
+  body: Record<string, unknown>;
+  dpop?: string;
+  /** The URL the wallet called, for the DPoP htu check. */
+  url: string;
+}
+
+export interface PushResponse {
+  request_uri: string;
+  expires_in: number;
+}
+
+/** S256 challenges are the base64url of a SHA-256 digest: 43 characters. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+export class PushedAuthorizationEndpoint {
+  constructor(
+    private readonly db: Executor,
+    private readonly issuers: IssuerDirectory,
+    private readonly sessions: SessionService,
+    private readonly configs: CredentialConfigService,
+    private readonly nonces: NonceStore,
+  ) {}
+
+  async push(request: PushRequest): Promise<PushResponse> {
+    const issuer = await this.issuers.get(request.tenantId);
+    const params = parseOAuthParams(PushedAuthorizationRequestSchema, request.body);
+    checkResponseType(params);
+    checkPkce(params);
+    checkRedirectUri(params);
+    checkResource(issuer, params);
+    checkCredentialsNamed(params);
+    const session = await this.findOffer(issuer, params.issuer_state);
+    const offered = issuancePublic(session).credentialConfigurationIds;
+    const byDetails = detailsConfigurations(issuer, offered, params.authorization_details);
+    const byScope = await this.scopeConfigurations(issuer, offered, params.scope);
+    const dpopJkt = await this.dpopKey(request, params);
+    return this.store(session, {
+      clientId: params.client_id,
+      redirectUri: params.redirect_uri,
+      codeChallenge: params.code_challenge as string,
+      ...(params.state !== undefined && { state: params.state }),
+      ...(dpopJkt && { dpopJkt }),
+      credentialConfigurationIds: [...new Set([...byDetails, ...byScope])],
+      byDetails,
+    });
+  }
+
+  /** issuer_state names the offer, and with it the user the integrator identified when making it. */
+  private async findOffer(issuer: Issuer, issuerState: string): Promise<SessionState> {
+    const session = await this.sessions.findByHandle(HANDLE.issuerState, issuerState);
+    if (!session || session.tenantId !== issuer.tenantId) throw invalidRequest('issuer_state names no credential offer of this issuer');
+    const refusal = offerRefusal(session);
+    if (refusal) throw invalidRequest(refusal);
+    return session;
+  }
+
+  /** Scope values name configurations through their `scope`; values that name none of the offer's are ignored (RFC 6749 section 3.3 lets the server narrow them). */
+  private async scopeConfigurations({ tenantId }: Issuer, offered: string[], scope: string | undefined): Promise<string[]> {
+    if (scope === undefined) return [];
+    const values = new Set(scope.split(' ').filter(Boolean));
+    const matched: string[] = [];
+    for (const id of offered) {
+      const scoped = (await this.configs.find(tenantId, id))?.config.scope;
+      if (scoped && values.has(scoped)) matched.push(id);
+    }
+    if (!matched.length) throw invalidScope('no scope value names a credential configuration of this offer');
+    return matched;
+  }
+
+  /** DPoP at PAR is optional; when used (or dpop_jkt is given) the token request must prove the same key (RFC 9449 section 10). */
+  private async dpopKey(request: PushRequest, params: PushedAuthorizationRequest): Promise<string | undefined> {
+    if (!request.dpop) return params.dpop_jkt;
+    const jkt = await verifyDpop(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url }, this.nonces);
+    if (params.dpop_jkt !== undefined && params.dpop_jkt !== jkt) throw invalidDpopProof('dpop_jkt does not match the DPoP proof key');
+    return jkt;
+  }
+
+  /** Keeps the request with the offer (only while it is unredeemed) and hands out a fresh request_uri for it. */
+  private async store(session: SessionState, authorizationRequest: AuthorizationRequest): Promise<PushResponse> {
+    const secret = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(Math.min(Date.now() + REQUEST_URI_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
+    await inTransaction(this.db, async (trx) => {
+      const stored = await this.sessions.update(
+        session.tenantId,
+        session.id,
+        { private: { authorizationRequest } },
+        { consumed: false, statuses: ['active', 'fetched'] },
+        trx,
+      );
+      if (!stored) throw invalidRequest('the credential offer is no longer valid');
+      await this.sessions.dropHandles(session.id, AUTHORIZATION_HANDLE.requestUri, trx);
+      await this.sessions.dropHandles(session.id, AUTHORIZATION_HANDLE.code, trx);
+      await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.requestUri, secret, expiresAt, trx);
+      await this.sessions.log(session.id, 'info', 'authorization request pushed', { clientId: authorizationRequest.clientId }, trx);
+    });
+    return { request_uri: `${REQUEST_URI_PREFIX}${secret}`, expires_in: Math.round((Date.parse(expiresAt) - Date.now()) / 1000) };
+  }
+}
+
+function checkResponseType(params: PushedAuthorizationRequest) {
+  if (params.response_type !== 'code') throw unsupportedResponseType('response_type must be code');
+}
+
+/** PKCE with S256 only (HAIP; RFC 9700 section 2.1.1): plain would hand the verifier to whoever sees the request. */
+function checkPkce(params: PushedAuthorizationRequest) {
+  if (params.code_challenge === undefined) throw invalidRequest('code_challenge is required (PKCE)');
+  if (params.code_challenge_method !== 'S256') throw invalidRequest('code_challenge_method must be S256');
+  if (!S256_CHALLENGE.test(params.code_challenge)) throw invalidRequest('code_challenge must be a base64url SHA-256 digest');
+}
+
+function checkRedirectUri(params: PushedAuthorizationRequest) {
+  const refusal = redirectUriRefusal(params.redirect_uri);
+  if (refusal) throw invalidRequest(refusal);
+}
+
+/** A resource indicator (RFC 8707) can only name this credential issuer. */
+function checkResource(issuer: Issuer, params: PushedAuthorizationRequest) {
+  if (params.resource !== undefined && params.resource !== issuer.urls.issuer) {
+    throw invalidTarget('resource must be the credential issuer identifier');
+  }
+}
+
+/** Each authorization detail names one configuration of the offer (OpenID4VCI 1.0 section 5.1.1). */
+function detailsConfigurations(issuer: Issuer, offered: string[], raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw invalidAuthorizationDetails('authorization_details must be a JSON array');
+  }
+  const details = AuthorizationDetailsSchema.safeParse(json);
+  if (!details.success) {
+    throw invalidAuthorizationDetails('authorization_details must be an array of {type: openid_credential, credential_configuration_id}');
+  }
+  for (const detail of details.data) {
+    if (!offered.includes(detail.credential_configuration_id)) {
+      throw invalidAuthorizationDetails(`'${detail.credential_configuration_id}' is not part of this credential offer`);
+    }
+    const locations = detail.locations;
+    if (locations !== undefined && !(Array.isArray(locations) && locations.includes(issuer.urls.issuer))) {
+      throw invalidAuthorizationDetails('locations must name this credential issuer');
+    }
+  }
+  return [...new Set(details.data.map((d) => d.credential_configuration_id))];
+}
+
+function checkCredentialsNamed(params: PushedAuthorizationRequest) {
+  if (params.authorization_details === undefined && params.scope === undefined) {
+    throw invalidRequest('authorization_details or scope is required: name the credentials to issue');
+  }
+}

@@ -1,0 +1,101 @@
+// The authorization code grant (RFC 6749 section 4.1.3, PKCE per RFC 7636, DPoP per RFC 9449). `redeem`
+// lists the steps in the order they apply; each enforces one rule and fails with the error that rule
+// names. The code is spent before anything else is checked, so a stolen code gets one try at most;
+// a code presented again revokes what its first use obtained (RFC 6749 section 4.1.2).
+import { createHash } from 'node:crypto';
+import type { SessionState } from '../../sessions/model.js';
+import { type SessionService, spentHandle } from '../../sessions/service.js';
+import { offerRefusal } from '../authorization/offer-session.js';
+import { AUTHORIZATION_HANDLE } from '../authorization/schemas.js';
+import { invalidGrant } from '../errors.js';
+import type { Issuer } from '../issuers.js';
+import { type AuthorizationRequest, issuancePrivate } from '../session.js';
+import type { GrantCall, TokenGrant } from './grant.js';
+import type { AuthorizationCodeRequest } from './schemas.js';
+import { sameSecret } from './secrets.js';
+import type { SessionTokens, TokenResponse } from './session-tokens.js';
+
+const PURPOSE = AUTHORIZATION_HANDLE.code;
+
+export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeRequest> {
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly tokens: SessionTokens,
+  ) {}
+
+  async redeem({ issuer, grant, dpopKey }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
+    const session = await this.takeCode(issuer, grant.code);
+    const request = pushedRequest(session);
+    checkClientId(request, grant.client_id);
+    checkRedirectUri(request, grant.redirect_uri);
+    checkPkce(request, grant.code_verifier);
+    const jkt = checkDpopJkt(request, await dpopKey());
+    checkOfferUsable(session);
+    await this.consume(session, request, jkt);
+    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: request.byDetails });
+  }
+
+  /** Exactly one caller spends a live code; anyone else presenting it is a replay. */
+  private async takeCode(issuer: Issuer, code: string): Promise<SessionState> {
+    const session = await this.sessions.findByHandle(PURPOSE, code);
+    if (session?.tenantId === issuer.tenantId && (await this.sessions.spendHandle(PURPOSE, code))) return session;
+    await this.revokeOnReplay(issuer, code);
+    throw invalidGrant('the authorization code is unknown or expired');
+  }
+
+  private async revokeOnReplay(issuer: Issuer, code: string) {
+    const spent = await this.sessions.findByHandle(spentHandle(PURPOSE), code);
+    if (spent?.tenantId !== issuer.tenantId) return;
+    await this.tokens.revoke(spent, 'an authorization code was used twice');
+    throw invalidGrant('the authorization code was already used; the tokens issued for it are revoked');
+  }
+
+  /** Redeems the offer (once: compare-and-set on `consumed`) and records what the wallet was granted. */
+  private async consume(session: SessionState, request: AuthorizationRequest, jkt: string | undefined) {
+    const consumed = await this.sessions.update(
+      session.tenantId,
+      session.id,
+      {
+        consumed: true,
+        status: 'fetched',
+        public: { authorized: request.credentialConfigurationIds, authorizedByDetails: request.byDetails },
+        ...(jkt && { private: { refreshJkt: jkt } }),
+      },
+      { consumed: false, statuses: ['active', 'fetched'] },
+    );
+    if (!consumed) throw invalidGrant('the credential offer has already been redeemed');
+    await this.sessions.log(session.id, 'info', 'authorization code redeemed');
+  }
+}
+
+function pushedRequest(session: SessionState): AuthorizationRequest {
+  const request = issuancePrivate(session)?.authorizationRequest;
+  if (!request) throw invalidGrant('the authorization code is unknown or expired');
+  return request;
+}
+
+function checkClientId(request: AuthorizationRequest, clientId: string) {
+  if (request.clientId !== clientId) throw invalidGrant('the authorization code was issued to another client');
+}
+
+function checkRedirectUri(request: AuthorizationRequest, redirectUri: string) {
+  if (request.redirectUri !== redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
+}
+
+function checkPkce(request: AuthorizationRequest, verifier: string) {
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  if (!sameSecret(challenge, request.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
+}
+
+/** A request pushed with DPoP binds the code to that key (RFC 9449 section 10). */
+function checkDpopJkt(request: AuthorizationRequest, jkt: string | undefined): string | undefined {
+  if (request.dpopJkt === undefined) return jkt;
+  if (jkt === undefined) throw invalidGrant('this authorization code is bound to a DPoP key: send a DPoP proof');
+  if (jkt !== request.dpopJkt) throw invalidGrant('the DPoP proof key is not the one the authorization request was bound to');
+  return jkt;
+}
+
+function checkOfferUsable(session: SessionState) {
+  const refusal = offerRefusal(session);
+  if (refusal) throw invalidGrant(refusal);
+}

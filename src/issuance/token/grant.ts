@@ -1,0 +1,23 @@
+// What every grant of the token endpoint is given: the issuer, the wallet's request, and its DPoP key.
+import type { Issuer } from '../issuers.js';
+import type { TokenResponse } from './session-tokens.js';
+
+export interface TokenRequest {
+  tenantId: string;
+  body: Record<string, unknown>;
+  dpop?: string;
+  /** The URL the wallet called, for the DPoP htu check. */
+  url: string;
+}
+
+export interface GrantCall<G> {
+  issuer: Issuer;
+  request: TokenRequest;
+  grant: G;
+  /** Verifies the request's DPoP proof, if any (required when the issuer says so); its key's thumbprint. */
+  dpopKey(): Promise<string | undefined>;
+}
+
+export interface TokenGrant<G> {
+  redeem(call: GrantCall<G>): Promise<TokenResponse>;
+}

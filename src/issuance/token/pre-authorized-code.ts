@@ -1,0 +1,71 @@
+// The pre-authorized code grant (OpenID4VCI 1.0 section 6.1): the offer's code, and its transaction
+// code when the offer asked for one. `redeem` lists the steps in the order they apply; each enforces
+// one rule and fails with the error that rule names.
+import type { SessionState } from '../../sessions/model.js';
+import { hashHandle, type SessionService } from '../../sessions/service.js';
+import { HANDLE } from '../credential-offer/schemas.js';
+import { invalidGrant, invalidRequest } from '../errors.js';
+import type { Issuer } from '../issuers.js';
+import { issuancePrivate } from '../session.js';
+import type { GrantCall, TokenGrant } from './grant.js';
+import type { PreAuthorizedCodeRequest } from './schemas.js';
+import { sameSecret } from './secrets.js';
+import type { SessionTokens, TokenResponse } from './session-tokens.js';
+
+export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeRequest> {
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly tokens: SessionTokens,
+  ) {}
+
+  async redeem({ issuer, grant, dpopKey }: GrantCall<PreAuthorizedCodeRequest>): Promise<TokenResponse> {
+    const session = await this.findSession(issuer, grant);
+    this.checkUsable(session, issuer);
+    await this.checkTxCode(session, issuer, grant.tx_code);
+    const jkt = await dpopKey();
+    await this.consume(session);
+    return this.tokens.issue(issuer, session, { jkt, refreshable: false });
+  }
+
+  private async findSession(issuer: Issuer, grant: PreAuthorizedCodeRequest): Promise<SessionState> {
+    const session = await this.sessions.findByHandle(HANDLE.preAuthorizedCode, grant['pre-authorized_code']);
+    if (!session || session.tenantId !== issuer.tenantId) throw invalidGrant('the pre-authorized code is unknown or expired');
+    return session;
+  }
+
+  private checkUsable(session: SessionState, { settings }: Issuer) {
+    if (session.status === 'expired') throw invalidGrant('the offer has expired');
+    if (session.consumed) throw invalidGrant('the pre-authorized code has already been used');
+    if (session.status === 'failed' || session.txCodeFailedAttempts >= settings.txCodeMaxAttempts) {
+      throw invalidGrant('the offer is locked after too many wrong transaction codes');
+    }
+  }
+
+  /** A wrong code counts against the offer; the last allowed mistake locks it for good. */
+  private async checkTxCode(session: SessionState, { settings }: Issuer, given: string | undefined) {
+    const expected = issuancePrivate(session)?.txCodeHash;
+    if (!expected) return;
+    if (!given) throw invalidRequest('tx_code is required for this offer');
+    if (sameSecret(hashHandle(given), expected)) return;
+    const failures = await this.sessions.incrementTxCodeFailures(session.tenantId, session.id);
+    await this.sessions.log(session.id, 'warn', 'wrong transaction code', { attempt: failures });
+    if (failures >= settings.txCodeMaxAttempts) {
+      await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: 'too many wrong transaction codes' });
+      await this.sessions.dropHandles(session.id, HANDLE.preAuthorizedCode);
+      throw invalidGrant('wrong transaction code; the offer is now locked');
+    }
+    throw invalidGrant(`wrong transaction code (${settings.txCodeMaxAttempts - failures} attempt(s) left)`);
+  }
+
+  /** One redemption only: the compare-and-set on `consumed` lets exactly one of two racing wallets through. */
+  private async consume(session: SessionState) {
+    const consumed = await this.sessions.update(
+      session.tenantId,
+      session.id,
+      { consumed: true, status: 'fetched' },
+      { consumed: false, statuses: ['active', 'fetched'] },
+    );
+    if (!consumed) throw invalidGrant('the pre-authorized code has already been used');
+    await this.sessions.log(session.id, 'info', 'pre-authorized code redeemed');
+  }
+}

@@ -1,0 +1,74 @@
+// The refresh token grant (RFC 6749 section 6) for tokens of the authorization code flow. Refresh
+// tokens rotate: each use spends the token and returns a new one; a spent token presented again
+// means two parties hold the chain, so the whole session's tokens are revoked (RFC 9700 section
+// 4.14.2). `redeem` lists the steps in the order they apply.
+import type { SessionState } from '../../sessions/model.js';
+import { type SessionService, spentHandle } from '../../sessions/service.js';
+import { AUTHORIZATION_HANDLE } from '../authorization/schemas.js';
+import { invalidGrant } from '../errors.js';
+import type { Issuer } from '../issuers.js';
+import { issuancePrivate, issuancePublic } from '../session.js';
+import type { GrantCall, TokenGrant } from './grant.js';
+import type { RefreshTokenRequest } from './schemas.js';
+import type { SessionTokens, TokenResponse } from './session-tokens.js';
+
+const PURPOSE = AUTHORIZATION_HANDLE.refreshToken;
+
+export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly tokens: SessionTokens,
+  ) {}
+
+  async redeem({ issuer, grant, dpopKey }: GrantCall<RefreshTokenRequest>): Promise<TokenResponse> {
+    const token = grant.refresh_token;
+    const session = await this.findToken(issuer, token);
+    checkClientId(session, grant.client_id);
+    checkSessionUsable(session);
+    const jkt = checkBinding(session, await dpopKey());
+    await this.rotate(issuer, token);
+    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: issuancePublic(session).authorizedByDetails });
+  }
+
+  private async findToken(issuer: Issuer, token: string): Promise<SessionState> {
+    const session = await this.sessions.findByHandle(PURPOSE, token);
+    if (session?.tenantId === issuer.tenantId) return session;
+    await this.revokeOnReplay(issuer, token);
+    throw invalidGrant('the refresh token is unknown or expired');
+  }
+
+  /** Spends the token; losing the race to another use of the same token is a replay too. */
+  private async rotate(issuer: Issuer, token: string) {
+    if (await this.sessions.spendHandle(PURPOSE, token)) return;
+    await this.revokeOnReplay(issuer, token);
+    throw invalidGrant('the refresh token is unknown or expired');
+  }
+
+  private async revokeOnReplay(issuer: Issuer, token: string) {
+    const spent = await this.sessions.findByHandle(spentHandle(PURPOSE), token);
+    if (spent?.tenantId !== issuer.tenantId) return;
+    await this.tokens.revoke(spent, 'a refresh token was used twice');
+    throw invalidGrant('the refresh token was already used; every token of this session is revoked');
+  }
+}
+
+/** client_id is optional for a public client here, but when given it must be the one the tokens were issued to. */
+function checkClientId(session: SessionState, clientId: string | undefined) {
+  if (clientId !== undefined && issuancePrivate(session)?.authorizationRequest?.clientId !== clientId) {
+    throw invalidGrant('the refresh token was issued to another client');
+  }
+}
+
+function checkSessionUsable(session: SessionState) {
+  if (session.status === 'failed' || session.status === 'expired' || issuancePublic(session).tokensRevoked) {
+    throw invalidGrant('the issuance session of this refresh token has ended');
+  }
+}
+
+/** A refresh token obtained with DPoP is bound to that key (RFC 9449 section 5): only a proof of it refreshes. */
+function checkBinding(session: SessionState, jkt: string | undefined): string | undefined {
+  const bound = issuancePrivate(session)?.refreshJkt;
+  if (bound === undefined) return jkt;
+  if (jkt !== bound) throw invalidGrant('the refresh token is bound to another DPoP key');
+  return jkt;
+}
