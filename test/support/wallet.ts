@@ -79,3 +79,46 @@ export async function issueCredential(
   if (!issued) throw new Error('no credential received');
   return { credential: issued.credential, holder: key.privateJwk, session: offer.body.session as string };
 }
+
+export const WALLET_REDIRECT_URI = 'https://wallet.example/cb';
+
+/**
+ * The authorization code flow up to the access token, as a wallet runs it: PAR (with DPoP when
+ * asked), the authorization endpoint (its 302 read, not followed), the iss check, the token request.
+ */
+export async function authorizeFromOffer(
+  offerUri: string,
+  options: { keys?: HolderKey[]; dpop?: boolean; scope?: string; clientId?: string } = {},
+) {
+  const keys = options.keys ?? [await holderKey()];
+  const client = new Openid4vciClient({ callbacks: issuanceCallbacks(keys, options.clientId ?? 'test-wallet') });
+  const credentialOffer = await client.resolveCredentialOffer(offerUri);
+  const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+  const dpopOption = options.dpop ? { signer: (keys[0] as HolderKey).signer } : undefined;
+  const request = await client.createAuthorizationRequestUrlFromOffer({
+    clientId: options.clientId ?? 'test-wallet',
+    credentialOffer,
+    issuerMetadata,
+    redirectUri: WALLET_REDIRECT_URI,
+    ...(options.scope && { scope: options.scope }),
+    ...(dpopOption && { dpop: dpopOption }),
+  });
+  const redirect = await fetch(request.authorizationRequestUrl, { redirect: 'manual' });
+  if (redirect.status !== 302) throw new Error(`authorize: ${redirect.status} ${await redirect.text()}`);
+  const authorizationServerMetadata = issuerMetadata.authorizationServers[0];
+  if (!authorizationServerMetadata) throw new Error('no authorization server metadata');
+  const response = client.parseAndVerifyAuthorizationResponseRedirectUrl({
+    url: redirect.headers.get('location') as string,
+    authorizationServerMetadata,
+  });
+  if (!response.code) throw new Error(`authorization error: ${response.error}`);
+  const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+    credentialOffer,
+    issuerMetadata,
+    authorizationCode: response.code,
+    redirectUri: WALLET_REDIRECT_URI,
+    ...(request.pkce && { pkceCodeVerifier: request.pkce.codeVerifier }),
+    ...(request.dpop && { dpop: request.dpop }),
+  });
+  return { client, credentialOffer, issuerMetadata, authorizationServerMetadata, token, keys, redirect };
+}

@@ -1,0 +1,609 @@
+import 'reflect-metadata';
+import { createHash, randomBytes, randomUUID, X509Certificate } from 'node:crypto';
+import { Oauth2Client } from '@openid4vc/oauth2';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { decodeProtectedHeader, importJWK, importX509, jwtVerify, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issuanceCallbacks } from '../../wallet/callbacks.js';
+import { startService, type TestService } from '../support/service.js';
+import { authorizeFromOffer, type HolderKey, holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
+
+let svc: TestService;
+let acme: string;
+let other: string;
+let rootCertificate: string;
+
+const configuration = (id: string, scope: string) => ({
+  id,
+  config: { format: 'dc+sd-jwt', scope },
+  vct: `urn:example:${id}`,
+  keyBinding: true,
+  fields: [
+    { path: ['given_name'], type: 'string', mandatory: true },
+    { path: ['family_name'], type: 'string', mandatory: true },
+  ],
+});
+const CLAIMS = { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann' } };
+
+beforeAll(async () => {
+  svc = await startService();
+  acme = (await svc.tenant('acme')).token;
+  other = (await svc.tenant('other')).token;
+  for (const token of [acme, other]) {
+    for (const [id, scope] of [
+      ['pid', 'pid_scope'],
+      ['email', 'email_scope'],
+    ] as const) {
+      const created = await svc.call('POST', '/api/issuer/credentials', { token, body: configuration(id, scope) });
+      expect(created.status, created.text).toBe(201);
+    }
+  }
+  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+});
+afterAll(() => svc.stop());
+
+const offer = async (ids = ['pid', 'email'], token = acme, extra: Record<string, unknown> = {}) => {
+  const reply = await svc.call('POST', '/api/issuer/offer', {
+    token,
+    body: {
+      response_type: 'uri',
+      flow: 'authorization_code',
+      credentialConfigurationIds: ids,
+      credentialClaims: Object.fromEntries(ids.map((id) => [id, CLAIMS])),
+      ...extra,
+    },
+  });
+  expect(reply.status, reply.text).toBe(201);
+  return { ...reply.body, issuerState: reply.body.credentialOffer.grants.authorization_code.issuer_state as string };
+};
+
+const base64url = (data: Buffer) => data.toString('base64url');
+function pkce() {
+  const verifier = base64url(randomBytes(32));
+  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
+}
+
+async function dpopProof(key: HolderKey, url: string, claims: Record<string, unknown> = {}) {
+  return new SignJWT({ htm: 'POST', htu: url, iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ...claims })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
+    .sign(await importJWK(key.privateJwk, 'ES256'));
+}
+
+const url = (tenant: string, path: string) => `${svc.url}/issuers/${tenant}/${path}`;
+
+/** A pushed authorization request by hand, with sensible defaults any field can override (undefined drops it). */
+async function par(issuerState: string, fields: Record<string, string | undefined> = {}, options: { tenant?: string; dpop?: string } = {}) {
+  const { challenge } = pkce();
+  const form = Object.fromEntries(
+    Object.entries({
+      client_id: 'raw-wallet',
+      response_type: 'code',
+      redirect_uri: WALLET_REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'xyz',
+      issuer_state: issuerState,
+      scope: 'pid_scope',
+      ...fields,
+    }).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  return svc.call('POST', `/issuers/${options.tenant ?? 'acme'}/par`, {
+    form,
+    ...(options.dpop && { headers: { dpop: options.dpop } }),
+  });
+}
+
+async function authorize(query: Record<string, string>, tenant = 'acme') {
+  const response = await fetch(`${url(tenant, 'authorize')}?${new URLSearchParams(query)}`, { redirect: 'manual' });
+  const location = response.headers.get('location');
+  return { status: response.status, location: location ? new URL(location) : undefined, body: await response.text() };
+}
+
+/** Offer, PAR and authorization by hand: a code and what the token request needs to redeem it. */
+async function codeFor(options: { ids?: string[]; fields?: Record<string, string | undefined>; dpopKey?: HolderKey } = {}) {
+  const created = await offer(options.ids);
+  const { verifier, challenge } = pkce();
+  const dpop = options.dpopKey && (await dpopProof(options.dpopKey, url('acme', 'par')));
+  const pushed = await par(created.issuerState, { code_challenge: challenge, ...options.fields }, dpop ? { dpop } : {});
+  expect(pushed.status, pushed.text).toBe(201);
+  const answer = await authorize({ client_id: options.fields?.client_id ?? 'raw-wallet', request_uri: pushed.body.request_uri });
+  expect(answer.status, answer.body).toBe(302);
+  const code = answer.location?.searchParams.get('code') as string;
+  return { created, code, verifier, requestUri: pushed.body.request_uri as string };
+}
+
+async function token(form: Record<string, string>, dpop?: string, tenant = 'acme') {
+  return svc.call('POST', `/issuers/${tenant}/token`, { form, ...(dpop && { headers: { dpop } }) });
+}
+
+const codeGrant = (code: string, verifier: string, extra: Record<string, string> = {}) => ({
+  grant_type: 'authorization_code',
+  code,
+  code_verifier: verifier,
+  redirect_uri: WALLET_REDIRECT_URI,
+  client_id: 'raw-wallet',
+  ...extra,
+});
+
+/** Verifies an SD-JWT VC independently: signature by the x5c leaf, leaf chained to the tenant's root. */
+async function verifySdJwt(credential: string) {
+  const header = decodeProtectedHeader(credential.split('~')[0] as string);
+  const leaf = new X509Certificate(Buffer.from((header.x5c as string[])[0] as string, 'base64'));
+  expect(leaf.verify(new X509Certificate(rootCertificate).publicKey)).toBe(true);
+  const sdjwt = new SDJwtVcInstance({
+    hasher: (data: string | ArrayBuffer) =>
+      createHash('sha256')
+        .update(typeof data === 'string' ? data : Buffer.from(data))
+        .digest(),
+    verifier: async (data: string, signature: string) =>
+      jwtVerify(`${data}.${signature}`, await importX509(leaf.toString(), 'ES256')).then(
+        () => true,
+        () => false,
+      ),
+  });
+  const verified = await sdjwt.verify(credential);
+  return { payload: verified.payload as Record<string, any>, claims: (await sdjwt.getClaims(credential)) as Record<string, any> };
+}
+
+describe('authorization code flow: metadata and offers', () => {
+  it('publishes the authorization server metadata of PAR, PKCE S256, refresh tokens and RFC 9207', async () => {
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    expect(as).toMatchObject({
+      issuer: url('acme', '').slice(0, -1),
+      token_endpoint: url('acme', 'token'),
+      authorization_endpoint: url('acme', 'authorize'),
+      pushed_authorization_request_endpoint: url('acme', 'par'),
+      require_pushed_authorization_requests: true,
+      code_challenge_methods_supported: ['S256'],
+      response_types_supported: ['code'],
+      authorization_response_iss_parameter_supported: true,
+      'pre-authorized_grant_anonymous_access_supported': true,
+      token_endpoint_auth_methods_supported: ['none'],
+    });
+    expect(as.grant_types_supported).toEqual(
+      expect.arrayContaining(['urn:ietf:params:oauth:grant-type:pre-authorized_code', 'authorization_code', 'refresh_token']),
+    );
+  });
+
+  it('offers carry a fresh issuer_state (no pre-authorized code); tx_code and external authorization servers are refused', async () => {
+    const created = await offer();
+    expect(Object.keys(created.credentialOffer.grants)).toEqual(['authorization_code']);
+    expect(created.issuerState).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(created.credentialOffer.grants.authorization_code.authorization_server).toBeUndefined();
+    expect((await offer()).issuerState).not.toBe(created.issuerState);
+    const stored = await svc.db.selectFrom('session_handles').select('hash').where('session_id', '=', created.session).execute();
+    expect(stored.map((h) => h.hash)).not.toContain(created.issuerState);
+
+    const withTxCode = await svc.call('POST', '/api/issuer/offer', {
+      token: acme,
+      body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], tx_code: '1234' },
+    });
+    expect(withTxCode.status).toBe(400);
+    expect(withTxCode.body.errors).toEqual([expect.objectContaining({ field: 'body.tx_code' })]);
+
+    const multi = (await svc.tenant('multi')).token;
+    await svc.call('POST', '/api/issuer/credentials', { token: multi, body: configuration('pid', 'pid_scope') });
+    const put = await svc.call('PUT', '/api/issuer/config', {
+      token: multi,
+      body: { authorizationServers: [{ issuer: 'https://as.example.com' }] },
+    });
+    expect(put.status, put.text).toBe(200);
+    const named = await offer(['pid'], multi);
+    expect(named.credentialOffer.grants.authorization_code.authorization_server).toBe(url('multi', '').slice(0, -1));
+    const external = await svc.call('POST', '/api/issuer/offer', {
+      token: multi,
+      body: {
+        response_type: 'uri',
+        flow: 'authorization_code',
+        credentialConfigurationIds: ['pid'],
+        credentialClaims: { pid: CLAIMS },
+        authorization_server: 'https://as.example.com',
+      },
+    });
+    expect(external.status).toBe(400);
+    expect(external.body.errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
+  });
+});
+
+describe('authorization code flow with a wallet library', () => {
+  it('offer, PAR with DPoP, authorize, token, credential, notification, refresh, credential again', async () => {
+    const created = await offer();
+    const flow = await authorizeFromOffer(created.uri, { dpop: true, scope: 'pid_scope email_scope' });
+    const { client, issuerMetadata, authorizationServerMetadata, token, keys } = flow;
+    const location = new URL(flow.redirect.headers.get('location') as string);
+    expect(`${location.origin}${location.pathname}`).toBe(WALLET_REDIRECT_URI);
+    expect(location.searchParams.get('iss')).toBe(issuerMetadata.credentialIssuer.credential_issuer);
+    expect(flow.redirect.headers.get('cache-control')).toBe('no-store');
+    expect(token.accessTokenResponse).toMatchObject({ token_type: 'DPoP', expires_in: 600, refresh_token: expect.any(String) });
+    expect(token.accessTokenResponse.authorization_details).toBeUndefined();
+
+    const receive = async (accessToken: string, dpop: typeof token.dpop, configurationId: string) => {
+      const { c_nonce } = await client.requestNonce({ issuerMetadata });
+      const proof = await client.createCredentialRequestJwtProof({
+        issuerMetadata,
+        signer: (keys[0] as HolderKey).signer,
+        nonce: c_nonce,
+        credentialConfigurationId: configurationId,
+      });
+      return client.retrieveCredentials({
+        issuerMetadata,
+        accessToken,
+        credentialConfigurationId: configurationId,
+        proofs: { jwt: [proof.jwt] },
+        ...(dpop && { dpop }),
+      });
+    };
+    const first = await receive(token.accessTokenResponse.access_token, token.dpop, 'pid');
+    const pid = ((first.credentialResponse.credentials ?? [])[0] as { credential: string }).credential;
+    const verified = await verifySdJwt(pid);
+    expect(verified.payload).toMatchObject({
+      iss: issuerMetadata.credentialIssuer.credential_issuer,
+      vct: 'urn:example:pid',
+      cnf: { jwk: { x: keys[0]?.publicJwk.x } },
+    });
+    expect(verified.claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann' });
+    await client.sendNotification({
+      issuerMetadata,
+      accessToken: token.accessTokenResponse.access_token,
+      notification: { notificationId: first.credentialResponse.notification_id as string, event: 'credential_accepted' },
+      ...(token.dpop && { dpop: { ...token.dpop, ...first.dpop } }),
+    });
+
+    const oauth2 = new Oauth2Client({ callbacks: { ...issuanceCallbacks(keys, 'test-wallet'), fetch } });
+    const refreshed = await oauth2.retrieveRefreshTokenAccessToken({
+      authorizationServerMetadata,
+      refreshToken: token.accessTokenResponse.refresh_token as string,
+      dpop: { signer: (keys[0] as HolderKey).signer },
+    });
+    const newRefresh = refreshed.accessTokenResponse.refresh_token;
+    expect(newRefresh).toEqual(expect.any(String));
+    expect(newRefresh).not.toBe(token.accessTokenResponse.refresh_token);
+    expect(refreshed.accessTokenResponse.token_type).toBe('DPoP');
+    const second = await receive(refreshed.accessTokenResponse.access_token, refreshed.dpop, 'email');
+    const email = ((second.credentialResponse.credentials ?? [])[0] as { credential: string }).credential;
+    expect((await verifySdJwt(email)).payload.vct).toBe('urn:example:email');
+
+    const session = await svc.running.services.sessions.get('acme', created.session);
+    expect(session).toMatchObject({ status: 'completed', consumed: true });
+    expect(session.public.notifications).toEqual([expect.objectContaining({ event: 'credential_accepted' })]);
+    // Refresh tokens, codes and request_uris are stored only as hashes.
+    const hashes = (await svc.db.selectFrom('session_handles').select('hash').where('session_id', '=', created.session).execute()).map(
+      (h) => h.hash,
+    );
+    expect(hashes).not.toContain(newRefresh);
+    expect(hashes).toContain(
+      createHash('sha256')
+        .update(newRefresh as string)
+        .digest('base64url'),
+    );
+  });
+
+  it('authorization_details: the token response names credential_identifiers, and the credential is requested by one', async () => {
+    const key = await holderKey();
+    const details = JSON.stringify([{ type: 'openid_credential', credential_configuration_id: 'email' }]);
+    const { code, verifier } = await codeFor({ fields: { scope: undefined, authorization_details: details } });
+    const issued = await token(codeGrant(code, verifier));
+    expect(issued.status, issued.text).toBe(200);
+    expect(issued.body.authorization_details).toEqual([
+      { type: 'openid_credential', credential_configuration_id: 'email', credential_identifiers: ['email'] },
+    ]);
+    const auth = { authorization: `Bearer ${issued.body.access_token}` };
+    const proof = async () => {
+      const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+      return new SignJWT({ aud: url('acme', '').slice(0, -1), nonce, iat: Math.floor(Date.now() / 1000) })
+        .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
+        .sign(await importJWK(key.privateJwk, 'ES256'));
+    };
+    const byConfiguration = await svc.call('POST', '/issuers/acme/credential', {
+      headers: auth,
+      body: { credential_configuration_id: 'email', proofs: { jwt: [await proof()] } },
+    });
+    expect(byConfiguration.body.error).toBe('invalid_credential_request');
+    const notGranted = await svc.call('POST', '/issuers/acme/credential', {
+      headers: auth,
+      body: { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } },
+    });
+    expect(notGranted.body.error).toBe('unknown_credential_configuration');
+    const unknown = await svc.call('POST', '/issuers/acme/credential', {
+      headers: auth,
+      body: { credential_identifier: 'pid', proofs: { jwt: [await proof()] } },
+    });
+    expect(unknown.body.error).toBe('unknown_credential_identifier');
+    const received = await svc.call('POST', '/issuers/acme/credential', {
+      headers: auth,
+      body: { credential_identifier: 'email', proofs: { jwt: [await proof()] } },
+    });
+    expect(received.status, received.text).toBe(200);
+    expect((await verifySdJwt(received.body.credentials[0].credential)).payload.vct).toBe('urn:example:email');
+  });
+});
+
+describe('pushed authorization requests', () => {
+  it('answers 201 with a single-use urn request_uri of 60 seconds', async () => {
+    const pushed = await par((await offer()).issuerState);
+    expect(pushed.status, pushed.text).toBe(201);
+    expect(pushed.body).toEqual({
+      request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/),
+      expires_in: 60,
+    });
+    expect(pushed.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('requires PKCE with S256', async () => {
+    const { issuerState } = await offer();
+    for (const fields of [
+      { code_challenge: undefined },
+      { code_challenge_method: undefined },
+      { code_challenge_method: 'plain' },
+      { code_challenge: 'short' },
+    ]) {
+      const reply = await par(issuerState, fields);
+      expect(reply.status, JSON.stringify(fields)).toBe(400);
+      expect(reply.body.error, JSON.stringify(fields)).toBe('invalid_request');
+    }
+  });
+
+  it('takes redirect URIs per RFC 8252: https, loopback http, private-use schemes; never a fragment or a browser scheme', async () => {
+    const { issuerState } = await offer();
+    for (const good of [
+      'https://wallet.example/cb',
+      'http://127.0.0.1:4000/cb',
+      'http://localhost/cb',
+      'com.example.wallet:/cb',
+      'eudi-wallet://cb',
+    ]) {
+      expect((await par(issuerState, { redirect_uri: good })).status, good).toBe(201);
+    }
+    for (const bad of [
+      '/relative',
+      'http://wallet.example/cb',
+      'https://wallet.example/cb#x',
+      'javascript:alert(1)',
+      'data:text/html,x',
+      'https://u:p@wallet.example/',
+    ]) {
+      const reply = await par(issuerState, { redirect_uri: bad });
+      expect(reply.status, bad).toBe(400);
+      expect(reply.body.error, bad).toBe('invalid_request');
+    }
+  });
+
+  it('refuses an unknown issuer_state, one of another tenant, and an offer of the pre-authorized flow', async () => {
+    const unknown = await par('not-an-issuer-state');
+    expect(unknown.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('issuer_state') });
+    const theirs = await offer(['pid'], other);
+    const crossTenant = await par(theirs.issuerState);
+    expect(crossTenant.status).toBe(400);
+    expect(crossTenant.body.error).toBe('invalid_request');
+    expect((await par(theirs.issuerState, {}, { tenant: 'other' })).status).toBe(201);
+    const missing = await par('', { issuer_state: undefined });
+    expect(missing.body.error).toBe('invalid_request');
+  });
+
+  it('names credentials by authorization_details in the offer, or by scope', async () => {
+    const { issuerState } = await offer(['pid']);
+    const details = (value: unknown) => par(issuerState, { scope: undefined, authorization_details: JSON.stringify(value) });
+    const notOffered = await details([{ type: 'openid_credential', credential_configuration_id: 'email' }]);
+    expect(notOffered.body.error).toBe('invalid_authorization_details');
+    expect((await details([{ type: 'other', credential_configuration_id: 'pid' }])).body.error).toBe('invalid_authorization_details');
+    expect((await details({ type: 'openid_credential' })).body.error).toBe('invalid_authorization_details');
+    expect((await par(issuerState, { scope: undefined, authorization_details: '[{' })).body.error).toBe('invalid_authorization_details');
+    expect((await details([{ type: 'openid_credential', credential_configuration_id: 'pid' }])).status).toBe(201);
+    expect((await par(issuerState, { scope: 'openid email_scope' })).body.error).toBe('invalid_scope');
+    expect((await par(issuerState, { scope: 'openid pid_scope' })).status).toBe(201);
+    expect((await par(issuerState, { scope: undefined })).body.error).toBe('invalid_request');
+    expect((await par(issuerState, { response_type: 'token' })).body.error).toBe('unsupported_response_type');
+    expect((await par(issuerState, { resource: 'https://elsewhere.example' })).body.error).toBe('invalid_target');
+    expect((await par(issuerState, { request_uri: 'urn:x' })).body.error).toBe('invalid_request');
+  });
+});
+
+describe('authorization endpoint', () => {
+  it('requires a pushed request: no request_uri is a 400, not a redirect', async () => {
+    const reply = await authorize({ client_id: 'raw-wallet', response_type: 'code', redirect_uri: WALLET_REDIRECT_URI });
+    expect(reply.status).toBe(400);
+    expect(reply.location).toBeUndefined();
+    expect(JSON.parse(reply.body)).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('pushed') });
+  });
+
+  it('redirects with code, state and iss; a request_uri works once and only for its client and tenant', async () => {
+    const { issuerState } = await offer();
+    const pushed = await par(issuerState);
+    const wrongClient = await authorize({ client_id: 'someone-else', request_uri: pushed.body.request_uri });
+    expect(wrongClient.status).toBe(400);
+    expect(JSON.parse(wrongClient.body).error).toBe('invalid_request');
+    // The failed attempt used the request_uri up: single use, whoever presents it.
+    expect(JSON.parse((await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri })).body).error).toBe(
+      'invalid_request_uri',
+    );
+
+    const again = await par(issuerState);
+    const crossTenant = await authorize({ client_id: 'raw-wallet', request_uri: again.body.request_uri }, 'other');
+    expect(JSON.parse(crossTenant.body).error).toBe('invalid_request_uri');
+    const fresh = await par(issuerState);
+    const answer = await authorize({ client_id: 'raw-wallet', request_uri: fresh.body.request_uri });
+    expect(answer.status).toBe(302);
+    expect(answer.location?.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(answer.location?.searchParams.get('state')).toBe('xyz');
+    expect(answer.location?.searchParams.get('iss')).toBe(url('acme', '').slice(0, -1));
+    const reused = await authorize({ client_id: 'raw-wallet', request_uri: fresh.body.request_uri });
+    expect(reused.status).toBe(400);
+    expect(JSON.parse(reused.body).error).toBe('invalid_request_uri');
+    const garbage = await authorize({ client_id: 'raw-wallet', request_uri: 'urn:ietf:params:oauth:request_uri:nope' });
+    expect(JSON.parse(garbage.body).error).toBe('invalid_request_uri');
+  });
+
+  it('refuses an expired request_uri', async () => {
+    const created = await offer();
+    const pushed = await par(created.issuerState);
+    await svc.db
+      .updateTable('session_handles')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('session_id', '=', created.session)
+      .where('purpose', '=', 'request_uri')
+      .execute();
+    const reply = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
+    expect(reply.status).toBe(400);
+    expect(JSON.parse(reply.body).error).toBe('invalid_request_uri');
+  });
+
+  it('once the redirect_uri is trusted, errors go there (an offer already redeemed)', async () => {
+    const { created, code, verifier } = await codeFor();
+    expect((await token(codeGrant(code, verifier))).status).toBe(200);
+    const pushed = await svc.call('POST', '/issuers/acme/par', {
+      form: {
+        client_id: 'raw-wallet',
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        issuer_state: created.issuerState,
+        scope: 'pid_scope',
+      },
+    });
+    // PAR itself already refuses a redeemed offer.
+    expect(pushed.body.error).toBe('invalid_request');
+  });
+});
+
+describe('token endpoint: authorization_code grant', () => {
+  it('checks the PKCE verifier, redirect_uri and client_id; a failed attempt spends the code', async () => {
+    const cases: [string, Record<string, string>, string][] = [
+      ['wrong verifier', { code_verifier: base64url(randomBytes(32)) }, 'invalid_grant'],
+      ['another redirect_uri', { redirect_uri: 'https://wallet.example/other' }, 'invalid_grant'],
+      ['another client', { client_id: 'someone-else' }, 'invalid_grant'],
+    ];
+    for (const [name, change, error] of cases) {
+      const { code, verifier } = await codeFor();
+      const reply = await token(codeGrant(code, verifier, change));
+      expect(reply.status, name).toBe(400);
+      expect(reply.body.error, name).toBe(error);
+      expect((await token(codeGrant(code, verifier))).body.error, `${name}: the code is spent`).toBe('invalid_grant');
+    }
+    const { code, verifier } = await codeFor();
+    const { code_verifier: _, ...withoutVerifier } = codeGrant(code, verifier);
+    expect((await token(withoutVerifier)).body.error).toBe('invalid_request');
+    expect((await token(codeGrant(code, 'too-short'))).body.error).toBe('invalid_request');
+    expect((await token({ grant_type: 'implicit' })).body.error).toBe('unsupported_grant_type');
+    expect((await token(codeGrant(code, verifier))).status).toBe(200);
+  });
+
+  it('a code used twice is refused, and what its first use obtained is revoked', async () => {
+    const { created, code, verifier } = await codeFor();
+    const first = await token(codeGrant(code, verifier));
+    expect(first.status).toBe(200);
+    const second = await token(codeGrant(code, verifier));
+    expect(second.status).toBe(400);
+    expect(second.body.error).toBe('invalid_grant');
+    const refresh = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
+    expect(refresh.body.error).toBe('invalid_grant');
+    const credential = await svc.call('POST', '/issuers/acme/credential', {
+      headers: { authorization: `Bearer ${first.body.access_token}` },
+      body: { credential_configuration_id: 'pid' },
+    });
+    expect(credential.status).toBe(401);
+    expect(credential.body.error).toBe('invalid_token');
+    const session = await svc.running.services.sessions.get('acme', created.session);
+    expect(session).toMatchObject({ status: 'failed', errorReason: 'an authorization code was used twice' });
+  });
+
+  it('a code is redeemed only at its tenant', async () => {
+    const { code, verifier } = await codeFor();
+    const elsewhere = await token(codeGrant(code, verifier), undefined, 'other');
+    expect(elsewhere.body.error).toBe('invalid_grant');
+    expect((await token(codeGrant(code, verifier))).status).toBe(200);
+  });
+
+  it('a request pushed with DPoP binds the code to that key', async () => {
+    const key = await holderKey();
+    const stranger = await holderKey();
+    const { code, verifier } = await codeFor({ dpopKey: key });
+    const withoutProof = await token(codeGrant(code, verifier));
+    expect(withoutProof.body.error).toBe('invalid_grant');
+    const bound = await codeFor({ dpopKey: key });
+    const otherKey = await token(codeGrant(bound.code, bound.verifier), await dpopProof(stranger, url('acme', 'token')));
+    expect(otherKey.body.error).toBe('invalid_grant');
+    const good = await codeFor({ dpopKey: key });
+    const issued = await token(codeGrant(good.code, good.verifier), await dpopProof(key, url('acme', 'token')));
+    expect(issued.status, issued.text).toBe(200);
+    expect(issued.body.token_type).toBe('DPoP');
+    const mismatch = await par(
+      (await offer()).issuerState,
+      { dpop_jkt: 'not-the-thumbprint' },
+      { dpop: await dpopProof(key, url('acme', 'par')) },
+    );
+    expect(mismatch.body.error).toBe('invalid_dpop_proof');
+  });
+});
+
+describe('token endpoint: refresh_token grant', () => {
+  async function tokens(dpopKey?: HolderKey) {
+    const { created, code, verifier } = await codeFor(dpopKey ? { dpopKey } : {});
+    const reply = await token(codeGrant(code, verifier), dpopKey && (await dpopProof(dpopKey, url('acme', 'token'))));
+    expect(reply.status, reply.text).toBe(200);
+    return { session: created.session as string, ...(reply.body as { access_token: string; refresh_token: string }) };
+  }
+  const refresh = (refreshToken: string, dpop?: string, tenant = 'acme') =>
+    token({ grant_type: 'refresh_token', refresh_token: refreshToken }, dpop, tenant);
+
+  it('rotates: each use returns a new refresh token; reusing a spent one kills the chain', async () => {
+    const issued = await tokens();
+    const first = await refresh(issued.refresh_token);
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ token_type: 'Bearer', refresh_token: expect.any(String) });
+    const second = await refresh(first.body.refresh_token);
+    expect(second.status).toBe(200);
+    const replay = await refresh(issued.refresh_token);
+    expect(replay.body.error).toBe('invalid_grant');
+    // The chain is dead: the newest refresh token and the access tokens too.
+    expect((await refresh(second.body.refresh_token)).body.error).toBe('invalid_grant');
+    const credential = await svc.call('POST', '/issuers/acme/credential', {
+      headers: { authorization: `Bearer ${second.body.access_token}` },
+      body: { credential_configuration_id: 'pid' },
+    });
+    expect(credential.body.error).toBe('invalid_token');
+  });
+
+  it('a DPoP-bound refresh token needs a proof of the same key', async () => {
+    const key = await holderKey();
+    const issued = await tokens(key);
+    expect((await refresh(issued.refresh_token)).body.error).toBe('invalid_grant');
+    const stranger = await holderKey();
+    expect((await refresh(issued.refresh_token, await dpopProof(stranger, url('acme', 'token')))).body.error).toBe('invalid_grant');
+    const good = await refresh(issued.refresh_token, await dpopProof(key, url('acme', 'token')));
+    expect(good.status, good.text).toBe(200);
+    expect(good.body.token_type).toBe('DPoP');
+  });
+
+  it('refuses an expired refresh token, one of another tenant, and one whose session was deleted', async () => {
+    const issued = await tokens();
+    expect((await refresh(issued.refresh_token, undefined, 'other')).body.error).toBe('invalid_grant');
+    await svc.db
+      .updateTable('session_handles')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('session_id', '=', issued.session)
+      .where('purpose', '=', 'refresh_token')
+      .execute();
+    expect((await refresh(issued.refresh_token)).body.error).toBe('invalid_grant');
+
+    const deleted = await tokens();
+    expect((await svc.call('DELETE', `/api/session/${deleted.session}`, { token: acme })).status).toBeLessThan(300);
+    expect((await refresh(deleted.refresh_token)).body.error).toBe('invalid_grant');
+  });
+
+  it('refreshTokenLifetimeSeconds 0 issues no refresh token and drops the grant from the metadata', async () => {
+    const solo = (await svc.tenant('solo')).token;
+    await svc.call('POST', '/api/issuer/credentials', { token: solo, body: configuration('pid', 'pid_scope') });
+    expect((await svc.call('PUT', '/api/issuer/config', { token: solo, body: { refreshTokenLifetimeSeconds: 0 } })).status).toBe(200);
+    const created = await offer(['pid'], solo);
+    const { verifier, challenge } = pkce();
+    const pushed = await par(created.issuerState, { code_challenge: challenge }, { tenant: 'solo' });
+    const answer = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri }, 'solo');
+    const code = answer.location?.searchParams.get('code') as string;
+    const issued = await token(codeGrant(code, verifier), undefined, 'solo');
+    expect(issued.status, issued.text).toBe(200);
+    expect(issued.body.refresh_token).toBeUndefined();
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/solo')).body;
+    expect(as.grant_types_supported).not.toContain('refresh_token');
+  });
+});
