@@ -25,3 +25,11 @@ export const invalidScope = (description: string) => new OAuthError(400, 'invali
 export const invalidTarget = (description: string) => new OAuthError(400, 'invalid_target', description);
 export const invalidAuthorizationDetails = (description: string) => new OAuthError(400, 'invalid_authorization_details', description);
 export const unsupportedResponseType = (description: string) => new OAuthError(400, 'unsupported_response_type', description);
+/** RFC 9449 section 8 (authorization server: 400) and section 9 (resource server: 401 with a DPoP challenge), with the nonce to use. */
+export const useDpopNonce = (nonce: string, atResource: boolean) =>
+  atResource
+    ? new OAuthError(401, 'use_dpop_nonce', 'use the DPoP-Nonce this server provides', {
+        'www-authenticate': 'DPoP error="use_dpop_nonce", error_description="use the DPoP-Nonce this server provides"',
+        'dpop-nonce': nonce,
+      })
+    : new OAuthError(400, 'use_dpop_nonce', 'use the DPoP-Nonce this server provides', { 'dpop-nonce': nonce });

@@ -34,6 +34,7 @@ import { issuerSettingsRoutes } from './routes.js';
 import { IssuerSettingsService } from './settings.js';
 import { IssuanceTokens } from './token/access-tokens.js';
 import { AuthorizationCodeGrant } from './token/authorization-code.js';
+import { DpopNonces, DpopProofs } from './token/dpop.js';
 import { TokenEndpoint } from './token/endpoint.js';
 import { PreAuthorizedCodeGrant } from './token/pre-authorized-code.js';
 import { RefreshTokenGrant } from './token/refresh-token.js';
@@ -70,7 +71,8 @@ export function createIssuance(needs: IssuanceNeeds) {
   const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings);
   const nonces = new NonceStore(db);
   const tokens = new IssuanceTokens(needs.masterSecret);
-  const access = new WalletAccessCheck(issuers, tokens, nonces, sessions);
+  const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret));
+  const access = new WalletAccessCheck(issuers, tokens, dpop, sessions);
   const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
@@ -94,10 +96,10 @@ export function createIssuance(needs: IssuanceNeeds) {
       authorizationRoutes(
         app,
         publicUrl,
-        new PushedAuthorizationEndpoint(db, issuers, sessions, configs, nonces),
+        new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop),
         new AuthorizationEndpoint(issuers, sessions),
       );
-      tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, nonces, grants));
+      tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, dpop, grants));
       nonceRoutes(app, issuers, nonces);
       credentialRoutes(app, publicUrl, new CredentialEndpoint(db, access, configs, sessions, nonces, claims, minter, sealer));
       deferredRoutes(app, publicUrl, deferred);

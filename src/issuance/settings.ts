@@ -17,6 +17,12 @@ export const IssuerSettingsSchema = z
   .strictObject({
     display: z.array(Display).default([]).describe('issuer display in the credential issuer metadata'),
     dpopRequired: z.boolean().default(false).describe('DPoP-bound access tokens are always accepted; true makes them required'),
+    dpopNonceRequired: z
+      .boolean()
+      .default(false)
+      .describe(
+        'DPoP proofs must carry a nonce this server provided (RFC 9449 section 8): answered with use_dpop_nonce and a DPoP-Nonce header',
+      ),
     batchSize: z.number().int().min(1).max(100).default(10).describe('most proofs (credentials) in one credential request'),
     txCodeMaxAttempts: z.number().int().min(1).max(20).default(5).describe('wrong transaction codes before an offer is locked'),
     nonceLifetimeSeconds: z.number().int().min(30).max(3600).default(300),

@@ -447,22 +447,30 @@ describe('authorization endpoint', () => {
     expect(JSON.parse(reply.body).error).toBe('invalid_request_uri');
   });
 
-  it('once the redirect_uri is trusted, errors go there (an offer already redeemed)', async () => {
+  it('once the redirect_uri is trusted, errors go there, with state and iss (an offer that expired meanwhile)', async () => {
+    const created = await offer();
+    const pushed = await par(created.issuerState);
+    await svc.db
+      .updateTable('sessions')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', created.session)
+      .execute();
+    const answer = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
+    expect(answer.status).toBe(302);
+    expect(`${answer.location?.origin}${answer.location?.pathname}`).toBe(WALLET_REDIRECT_URI);
+    expect(Object.fromEntries(answer.location?.searchParams ?? [])).toEqual({
+      error: 'invalid_request',
+      error_description: 'the credential offer has expired',
+      state: 'xyz',
+      iss: url('acme', '').slice(0, -1),
+    });
+  });
+
+  it('refuses to push a request for an offer already redeemed', async () => {
     const { created, code, verifier } = await codeFor();
     expect((await token(codeGrant(code, verifier))).status).toBe(200);
-    const pushed = await svc.call('POST', '/issuers/acme/par', {
-      form: {
-        client_id: 'raw-wallet',
-        response_type: 'code',
-        redirect_uri: WALLET_REDIRECT_URI,
-        code_challenge: pkce().challenge,
-        code_challenge_method: 'S256',
-        issuer_state: created.issuerState,
-        scope: 'pid_scope',
-      },
-    });
-    // PAR itself already refuses a redeemed offer.
-    expect(pushed.body.error).toBe('invalid_request');
+    const pushed = await par(created.issuerState);
+    expect(pushed.body).toEqual({ error: 'invalid_request', error_description: 'the credential offer has already been redeemed' });
   });
 });
 
@@ -605,5 +613,73 @@ describe('token endpoint: refresh_token grant', () => {
     expect(issued.body.refresh_token).toBeUndefined();
     const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/solo')).body;
     expect(as.grant_types_supported).not.toContain('refresh_token');
+  });
+});
+
+describe('DPoP server nonces (dpopNonceRequired)', () => {
+  let strict: string;
+  beforeAll(async () => {
+    strict = (await svc.tenant('strict')).token;
+    for (const [id, scope] of [
+      ['pid', 'pid_scope'],
+      ['email', 'email_scope'],
+    ] as const) {
+      await svc.call('POST', '/api/issuer/credentials', { token: strict, body: configuration(id, scope) });
+    }
+    expect((await svc.call('PUT', '/api/issuer/config', { token: strict, body: { dpopNonceRequired: true } })).status).toBe(200);
+  });
+
+  it('a wallet library retries with the nonce at PAR, token and credential endpoints', async () => {
+    const created = await offer(['pid'], strict);
+    const { client, issuerMetadata, token: tokens, keys } = await authorizeFromOffer(created.uri, { dpop: true, scope: 'pid_scope' });
+    expect(tokens.accessTokenResponse.token_type).toBe('DPoP');
+    const { c_nonce } = await client.requestNonce({ issuerMetadata });
+    const proof = await client.createCredentialRequestJwtProof({
+      issuerMetadata,
+      signer: (keys[0] as HolderKey).signer,
+      nonce: c_nonce,
+      credentialConfigurationId: 'pid',
+    });
+    const received = await client.retrieveCredentials({
+      issuerMetadata,
+      accessToken: tokens.accessTokenResponse.access_token,
+      credentialConfigurationId: 'pid',
+      proofs: { jwt: [proof.jwt] },
+      ...(tokens.dpop && { dpop: tokens.dpop }),
+    });
+    expect(received.credentialResponse.credentials).toHaveLength(1);
+  });
+
+  it('answers use_dpop_nonce with a DPoP-Nonce: 400 at the token endpoint, 401 with a DPoP challenge at the credential endpoint', async () => {
+    const key = await holderKey();
+    const created = await offer(['pid'], strict);
+    const { verifier, challenge } = pkce();
+    const pushed = await par(created.issuerState, { code_challenge: challenge }, { tenant: 'strict' });
+    expect(pushed.status, pushed.text).toBe(201);
+    const answer = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri }, 'strict');
+    const code = answer.location?.searchParams.get('code') as string;
+
+    const withoutNonce = await token(codeGrant(code, verifier), await dpopProof(key, url('strict', 'token')), 'strict');
+    expect(withoutNonce.status).toBe(400);
+    expect(withoutNonce.body.error).toBe('use_dpop_nonce');
+    const nonce = withoutNonce.headers.get('dpop-nonce') as string;
+    expect(nonce).toEqual(expect.any(String));
+    const forged = await token(codeGrant(code, verifier), await dpopProof(key, url('strict', 'token'), { nonce: `${nonce}x` }), 'strict');
+    expect(forged.body.error).toBe('use_dpop_nonce');
+    const issued = await token(codeGrant(code, verifier), await dpopProof(key, url('strict', 'token'), { nonce }), 'strict');
+    expect(issued.status, issued.text).toBe(200);
+
+    const credential = await svc.call('POST', '/issuers/strict/credential', {
+      headers: {
+        authorization: `DPoP ${issued.body.access_token}`,
+        dpop: await dpopProof(key, url('strict', 'credential'), {
+          ath: createHash('sha256').update(issued.body.access_token).digest('base64url'),
+        }),
+      },
+      body: { credential_configuration_id: 'pid' },
+    });
+    expect(credential.status).toBe(401);
+    expect(credential.headers.get('www-authenticate')).toMatch(/^DPoP error="use_dpop_nonce"/);
+    expect(credential.headers.get('dpop-nonce')).toEqual(expect.any(String));
   });
 });

@@ -37,6 +37,7 @@ describe('issuer settings', () => {
     expect(reply.body).toEqual({
       display: [],
       dpopRequired: false,
+      dpopNonceRequired: false,
       batchSize: 10,
       txCodeMaxAttempts: 5,
       nonceLifetimeSeconds: 300,

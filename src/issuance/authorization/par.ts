@@ -17,10 +17,9 @@ import {
   unsupportedResponseType,
 } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
-import type { NonceStore } from '../nonce/store.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, issuancePublic } from '../session.js';
-import { verifyDpop } from '../token/dpop.js';
+import type { DpopProofs } from '../token/dpop.js';
 import { offerRefusal } from './offer-session.js';
 import {
   AUTHORIZATION_HANDLE,
@@ -54,7 +53,7 @@ export class PushedAuthorizationEndpoint {
     private readonly issuers: IssuerDirectory,
     private readonly sessions: SessionService,
     private readonly configs: CredentialConfigService,
-    private readonly nonces: NonceStore,
+    private readonly dpop: DpopProofs,
   ) {}
 
   async push(request: PushRequest): Promise<PushResponse> {
@@ -69,7 +68,7 @@ export class PushedAuthorizationEndpoint {
     const offered = issuancePublic(session).credentialConfigurationIds;
     const byDetails = detailsConfigurations(issuer, offered, params.authorization_details);
     const byScope = await this.scopeConfigurations(issuer, offered, params.scope);
-    const dpopJkt = await this.dpopKey(request, params);
+    const dpopJkt = await this.dpopKey(issuer, request, params);
     return this.store(session, {
       clientId: params.client_id,
       redirectUri: params.redirect_uri,
@@ -104,9 +103,9 @@ export class PushedAuthorizationEndpoint {
   }
 
   /** DPoP at PAR is optional; when used (or dpop_jkt is given) the token request must prove the same key (RFC 9449 section 10). */
-  private async dpopKey(request: PushRequest, params: PushedAuthorizationRequest): Promise<string | undefined> {
+  private async dpopKey({ settings }: Issuer, request: PushRequest, params: PushedAuthorizationRequest): Promise<string | undefined> {
     if (!request.dpop) return params.dpop_jkt;
-    const jkt = await verifyDpop(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url }, this.nonces);
+    const jkt = await this.dpop.verify(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url, settings });
     if (params.dpop_jkt !== undefined && params.dpop_jkt !== jkt) throw invalidDpopProof('dpop_jkt does not match the DPoP proof key');
     return jkt;
   }

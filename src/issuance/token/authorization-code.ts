@@ -1,6 +1,6 @@
 // The authorization code grant (RFC 6749 section 4.1.3, PKCE per RFC 7636, DPoP per RFC 9449). `redeem`
 // lists the steps in the order they apply; each enforces one rule and fails with the error that rule
-// names. The code is spent before anything else is checked, so a stolen code gets one try at most;
+// names. The code is spent before anything but the DPoP proof is checked, so a stolen code gets one try at most;
 // a code presented again revokes what its first use obtained (RFC 6749 section 4.1.2).
 import { createHash } from 'node:crypto';
 import type { SessionState } from '../../sessions/model.js';
@@ -24,12 +24,14 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
   ) {}
 
   async redeem({ issuer, grant, dpopKey }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
+    // The proof first: a wallet told to retry with a DPoP nonce must find its code unspent.
+    const proven = await dpopKey();
     const session = await this.takeCode(issuer, grant.code);
     const request = pushedRequest(session);
     checkClientId(request, grant.client_id);
     checkRedirectUri(request, grant.redirect_uri);
     checkPkce(request, grant.code_verifier);
-    const jkt = checkDpopJkt(request, await dpopKey());
+    const jkt = checkDpopJkt(request, proven);
     checkOfferUsable(session);
     await this.consume(session, request, jkt);
     return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: request.byDetails });

@@ -1,10 +1,13 @@
 // DPoP proofs (RFC 9449): accepted whenever a wallet sends one, required when the issuer says so.
-// `verifyDpop` checks, in order: the proof's form, its key and signature, the request it names, its
-// age, its binding to the access token, and that it was never used before.
-import { createHash } from 'node:crypto';
+// `verify` checks, in order: the proof's form, its key and signature, the request it names, its age,
+// its binding to the access token, the server nonce when the issuer requires one, and that it was
+// never used before.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { deriveKey } from '../../platform/crypto/derive.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
-import { invalidDpopProof, invalidRequest } from '../errors.js';
+import { invalidDpopProof, invalidRequest, useDpopNonce } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
+import type { IssuerSettings } from '../settings.js';
 
 const MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;
@@ -16,10 +19,74 @@ export interface DpopCheck {
   url: string;
   /** At a resource endpoint: the access token the proof must be bound to (ath). */
   accessToken?: string;
+  settings: Pick<IssuerSettings, 'dpopNonceRequired'>;
 }
 
-/** Verifies a DPoP proof and returns the thumbprint of its key. */
-export async function verifyDpop(proof: string, check: DpopCheck, nonces: NonceStore): Promise<string> {
+/**
+ * Server nonces (RFC 9449 section 8), stateless so that every instance accepts every other's: the
+ * time window they were made in, MACed with the tenant. A nonce is good in its window and the next,
+ * so it lives between one and two windows.
+ */
+export class DpopNonces {
+  private static readonly WINDOW_SECONDS = 300;
+  private readonly key: Buffer;
+
+  constructor(masterSecret: string) {
+    this.key = deriveKey(masterSecret, 'dpop-nonce');
+  }
+
+  issue(tenantId: string): string {
+    return this.make(tenantId, this.window());
+  }
+
+  accepts(tenantId: string, nonce: unknown): boolean {
+    if (typeof nonce !== 'string') return false;
+    const window = this.window();
+    return [window, window - 1].some((w) => {
+      const expected = Buffer.from(this.make(tenantId, w));
+      const given = Buffer.from(nonce);
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
+  }
+
+  private window = () => Math.floor(Date.now() / 1000 / DpopNonces.WINDOW_SECONDS);
+
+  private make(tenantId: string, window: number): string {
+    return `${window.toString(36)}.${createHmac('sha256', this.key).update(`${tenantId}\n${window}`).digest('base64url')}`;
+  }
+}
+
+export class DpopProofs {
+  constructor(
+    /** Remembers the jti of every proof until it is too old to be accepted anyway. */
+    private readonly replays: NonceStore,
+    private readonly serverNonces: DpopNonces,
+  ) {}
+
+  /** At the token and PAR endpoints: the key of the wallet's DPoP proof, if it sent one (required when the issuer says so). */
+  async keyOf(request: { tenantId: string; url: string; dpop?: string }, settings: DpopCheck['settings'] & { dpopRequired: boolean }) {
+    if (!request.dpop) {
+      if (settings.dpopRequired) throw invalidRequest('this issuer requires DPoP: send a DPoP proof');
+      return undefined;
+    }
+    return this.verify(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url, settings });
+  }
+
+  /** Verifies a DPoP proof and returns the thumbprint of its key. */
+  async verify(proof: string, check: DpopCheck): Promise<string> {
+    const { payload, jwk } = checkProof(proof, check);
+    if (check.settings.dpopNonceRequired && !this.serverNonces.accepts(check.tenantId, payload.nonce)) {
+      throw useDpopNonce(this.serverNonces.issue(check.tenantId), check.accessToken !== undefined);
+    }
+    if (!(await this.replays.remember(check.tenantId, 'dpop-jti', payload.jti as string, MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS))) {
+      throw invalidDpopProof('this DPoP proof was used before');
+    }
+    return ecThumbprint(jwk);
+  }
+}
+
+/** Everything about a proof that needs no state: its form, signature, request, age and access token binding. */
+function checkProof(proof: string, check: DpopCheck) {
   const decoded = decodeJws(proof);
   if (!decoded) throw invalidDpopProof('the DPoP header is not a JWT');
   const { header, payload } = decoded;
@@ -44,23 +111,7 @@ export async function verifyDpop(proof: string, check: DpopCheck, nonces: NonceS
   if (check.accessToken !== undefined && payload.ath !== createHash('sha256').update(check.accessToken).digest('base64url')) {
     throw invalidDpopProof('ath does not match the access token');
   }
-  if (!(await nonces.remember(check.tenantId, 'dpop-jti', payload.jti, MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS))) {
-    throw invalidDpopProof('this DPoP proof was used before');
-  }
-  return ecThumbprint(jwk);
+  return { payload, jwk };
 }
 
 const withoutQuery = (url: string) => url.split(/[?#]/)[0];
-
-/** At the token endpoint: the key of the wallet's DPoP proof, if it sent one (required when the issuer says so). */
-export async function tokenRequestDpopKey(
-  request: { tenantId: string; url: string; dpop?: string },
-  settings: { dpopRequired: boolean },
-  nonces: NonceStore,
-): Promise<string | undefined> {
-  if (!request.dpop) {
-    if (settings.dpopRequired) throw invalidRequest('this issuer requires DPoP: send a DPoP proof');
-    return undefined;
-  }
-  return verifyDpop(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url }, nonces);
-}

@@ -2,9 +2,8 @@
 // body names, each in its own file, redeemed with the wallet's DPoP key when it sent a proof.
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import type { IssuerDirectory } from '../issuers.js';
-import type { NonceStore } from '../nonce/store.js';
 import type { AuthorizationCodeGrant } from './authorization-code.js';
-import { tokenRequestDpopKey } from './dpop.js';
+import type { DpopProofs } from './dpop.js';
 import type { TokenRequest } from './grant.js';
 import type { PreAuthorizedCodeGrant } from './pre-authorized-code.js';
 import type { RefreshTokenGrant } from './refresh-token.js';
@@ -20,14 +19,14 @@ export interface TokenGrants {
 export class TokenEndpoint {
   constructor(
     private readonly issuers: IssuerDirectory,
-    private readonly nonces: NonceStore,
+    private readonly dpop: DpopProofs,
     private readonly grants: TokenGrants,
   ) {}
 
   async exchange(request: TokenRequest): Promise<TokenResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const grant = parseTokenRequest(request.body);
-    const call = { issuer, request, dpopKey: () => tokenRequestDpopKey(request, issuer.settings, this.nonces) };
+    const call = { issuer, request, dpopKey: () => this.dpop.keyOf(request, issuer.settings) };
     switch (grant.grant_type) {
       case PRE_AUTHORIZED_GRANT:
         return this.grants.preAuthorizedCode.redeem({ ...call, grant });

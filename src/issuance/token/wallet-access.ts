@@ -5,10 +5,9 @@ import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import { invalidToken } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
-import type { NonceStore } from '../nonce/store.js';
 import { issuancePublic } from '../session.js';
 import type { IssuanceAccessToken, IssuanceTokens } from './access-tokens.js';
-import { verifyDpop } from './dpop.js';
+import type { DpopProofs } from './dpop.js';
 
 /** A request to a wallet resource endpoint, as the routes hand it over. */
 export interface ResourceRequest {
@@ -29,7 +28,7 @@ export class WalletAccessCheck {
   constructor(
     private readonly issuers: IssuerDirectory,
     private readonly tokens: IssuanceTokens,
-    private readonly nonces: NonceStore,
+    private readonly dpop: DpopProofs,
     private readonly sessions: SessionService,
   ) {}
 
@@ -57,8 +56,8 @@ export class WalletAccessCheck {
     if (scheme.toLowerCase() !== 'dpop' || !request.dpop) {
       throw invalidToken('this access token is DPoP-bound: use the DPoP scheme with a proof', 'DPoP');
     }
-    const proofCheck = { tenantId: request.tenantId, method: 'POST', url: request.url, accessToken: raw };
-    if ((await verifyDpop(request.dpop, proofCheck, this.nonces)) !== token.jkt) {
+    const proofCheck = { tenantId: request.tenantId, method: 'POST', url: request.url, accessToken: raw, settings: issuer.settings };
+    if ((await this.dpop.verify(request.dpop, proofCheck)) !== token.jkt) {
       throw invalidToken('the DPoP proof is signed by another key than the token is bound to', 'DPoP');
     }
   }
