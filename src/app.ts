@@ -1,13 +1,5 @@
 // buildApp: the one place where the service is assembled, for production and tests alike.
 import 'reflect-metadata';
-import { AccessCertificates } from './registrar/access-certificates.js';
-import { registrarCertificateRoutes } from './registrar/certificate-routes.js';
-import { RegistrationCertificates } from './registrar/registration-certificates.js';
-import { registrarRoutes } from './registrar/routes.js';
-import { RegistrarService } from './registrar/service.js';
-import { SchemaMetadataResolver } from './schema-metadata/resolve.js';
-import { schemaMetadataRoutes } from './schema-metadata/routes.js';
-import { SchemaMetadataService } from './schema-metadata/service.js';
 import './platform/validation-messages.js';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,31 +18,24 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { sql } from 'kysely';
-import { auditRoutes } from './audit/routes.js';
 import { AuditService } from './audit/service.js';
-import { tokenRoutes } from './auth/routes.js';
-import { TokenService } from './auth/service.js';
-import { clientRoutes } from './clients/routes.js';
-import { ClientService, type SecretKeeping } from './clients/service.js';
+import { createAuth } from './auth/index.js';
+import type { ClientService, SecretKeeping } from './clients/service.js';
 import type { ReadyConfig } from './config.js';
-import { configFileRoutes } from './config-files/routes.js';
-import { ConfigFileService } from './config-files/service.js';
+import { createConfigFiles } from './config-files/index.js';
+import type { ConfigFileService } from './config-files/service.js';
 import { consoleRoutes } from './console/routes.js';
-import { credentialConfigRoutes } from './credential-configs/routes.js';
-import { CredentialConfigService } from './credential-configs/service.js';
-import { httpEndpointRoutes } from './http-endpoints/routes.js';
-import { ATTRIBUTE_PROVIDERS, HttpEndpointService, WEBHOOK_ENDPOINTS } from './http-endpoints/service.js';
+import { createCredentialConfigs } from './credential-configs/index.js';
+import type { CredentialConfigService } from './credential-configs/service.js';
+import { createHttpEndpoints } from './http-endpoints/index.js';
+import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
 import { issuerUrls, vctOf } from './issuance/metadata/metadata.js';
-import { KeyMaterial } from './key-chains/material.js';
-import { DbKeyProvider } from './key-chains/providers.js';
-import { keyChainRoutes } from './key-chains/routes.js';
-import { KeyChainService } from './key-chains/service.js';
-import { SigningService } from './key-chains/signing.js';
+import { createKeyChains } from './key-chains/index.js';
+import type { KeyChainService } from './key-chains/service.js';
+import type { SigningService } from './key-chains/signing.js';
 import { migrationsFor } from './migrations/index.js';
-import { boundToClientRecords } from './platform/auth/external-clients.js';
-import { integratedTokens } from './platform/auth/tokens.js';
 import { createSealer } from './platform/crypto/sealed.js';
 import { connect, type Db } from './platform/db/connect.js';
 import { migrate } from './platform/db/migrate.js';
@@ -63,30 +48,28 @@ import { documentProblems, SECURITY_SCHEMES, TAGS } from './platform/http/openap
 import { OutboundClient } from './platform/http/outbound-client.js';
 import { Problem } from './platform/http/problem.js';
 import { EventStreams } from './platform/http/sse.js';
+import type { App } from './platform/http/types.js';
 import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
-import { IssuerMetadataResolver } from './presentation-configs/issuer-metadata.js';
-import { presentationConfigRoutes } from './presentation-configs/routes.js';
-import { PresentationConfigService } from './presentation-configs/service.js';
+import { createPresentationConfigs } from './presentation-configs/index.js';
+import type { PresentationConfigService } from './presentation-configs/service.js';
+import { createRegistrar } from './registrar/index.js';
+import { createSchemaMetadata } from './schema-metadata/index.js';
+import { createSessions } from './sessions/index.js';
 import type { SessionState } from './sessions/model.js';
-import { sessionCleanupJob } from './sessions/retention.js';
-import { sessionRoutes } from './sessions/routes.js';
-import { SessionService } from './sessions/service.js';
+import type { SessionService } from './sessions/service.js';
 import { StartUpError } from './start-up-errors.js';
 import { Caches } from './status-lists/cache.js';
-import { statusListRoutes } from './status-lists/routes.js';
-import { StatusListService } from './status-lists/service.js';
+import { createStatusLists } from './status-lists/index.js';
+import type { StatusListService } from './status-lists/service.js';
 import { systemRoutes } from './system/routes.js';
-import { tenantRoutes } from './tenants/routes.js';
-import { TenantService } from './tenants/service.js';
-import { trustListRoutes } from './trust-lists/routes.js';
-import { TrustListService } from './trust-lists/service.js';
+import { createTenancy } from './tenants/index.js';
+import { createTrustLists } from './trust-lists/index.js';
+import type { TrustListService } from './trust-lists/service.js';
 import { providerDirectory } from './users/directory.js';
 import { LocalUserDirectory } from './users/local-directory.js';
-import { userRoutes } from './users/routes.js';
-import { UserService } from './users/service.js';
 import { createVerification } from './verification/index.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
@@ -130,18 +113,38 @@ export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
   }
 }
 
+/**
+ * Each feature builds its services and routes from what it declares it needs; this function only
+ * hands each what it asks for, in an order where everything exists before it is handed on.
+ */
 async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<BuiltApp> {
   const kysely = db.kysely;
+  const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
   const audit = new AuditService(kysely);
+  const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
+  const metrics = new Metrics(db.poolStats);
+  const caches = new Caches();
   const identityProvider = await connectExternalProvider(config, tracing);
-  // Clients and tenants refer to each other (a client's tenant must exist; a tenant lists its clients).
-  let tenants: TenantService | undefined;
-  const clients = new ClientService(
-    kysely,
+
+  const keys = createKeyChains({
+    db: kysely,
     audit,
-    (executor, id) => (tenants as TenantService).exists(executor, id),
-    secretKeeping(identityProvider),
-  );
+    sealer: sealerFor('key-chains'),
+    publicUrl: config.PUBLIC_URL,
+    country: config.CERTIFICATE_COUNTRY,
+  });
+  const { keyChains, signing } = keys;
+  const tenancy = createTenancy({
+    db: kysely,
+    audit,
+    secrets: secretKeeping(identityProvider),
+    users: identityProvider?.admin ? providerDirectory(identityProvider.admin.users) : new LocalUserDirectory(kysely, sealerFor('users')),
+    maxStatusListCapacity: config.STATUS_MAX_CAPACITY,
+    initializers: [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)],
+    // The database's users go with the tenant's rows; the provider's must be deleted there.
+    cleanups: (users) => (identityProvider?.admin ? [(db, tenantId) => users.removeAllOfTenant(tenantId, db)] : []),
+  });
+  const { tenants, clients } = tenancy;
   // Hashing the bootstrap secret takes a worker thread ~100 ms: it runs while the routes are built.
   // External mode makes it at the provider, and only through an admin adapter.
   const bootstrapClientReady =
@@ -149,64 +152,49 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
       ? clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET).catch(rootClientFailure)
       : Promise.resolve();
   bootstrapClientReady.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
-  const keyProviders = new Map([['db', new DbKeyProvider(createSealer(config.MASTER_SECRET, 'key-chains'))]]);
-  const keyChains = new KeyChainService(
-    kysely,
-    keyProviders,
-    new KeyMaterial(keyProviders.get('db') as DbKeyProvider, config.PUBLIC_URL),
-    audit,
-    {
-      country: config.CERTIFICATE_COUNTRY,
-    },
-  );
-  const signing = new SigningService(keyChains);
+  const auth = createAuth({
+    db: kysely,
+    clients,
+    identityProvider,
+    masterSecret: config.MASTER_SECRET,
+    issuer: config.JWT_ISSUER,
+    expiresIn: config.JWT_EXPIRES_IN,
+    failedAttempts: { failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT, windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW },
+    consoleClientId: config.OIDC_UI_CLIENT_ID,
+  });
+
   // Session events reach every instance through PostgreSQL; SQLite runs as a single instance.
   const postgresBus =
     db.dialect === 'postgres' && db.postgres ? new (await import('./platform/events/postgres-bus.js')).PostgresBus(db.postgres) : undefined;
   const bus = postgresBus ?? new InProcessBus();
-  const sessions = new SessionService(kysely, createSealer(config.MASTER_SECRET, 'sessions'), bus, audit);
-  const userDirectory = identityProvider?.admin
-    ? providerDirectory(identityProvider.admin.users)
-    : new LocalUserDirectory(kysely, createSealer(config.MASTER_SECRET, 'users'));
-  const users = new UserService(kysely, userDirectory, audit);
-  tenants = new TenantService(
-    kysely,
-    clients,
+  const sessionFeature = createSessions({ db: kysely, audit, sealer: sealerFor('sessions'), bus });
+  const { sessions } = sessionFeature;
+  sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
+
+  const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound });
+  const { attributeProviders, webhookEndpoints } = endpoints;
+  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints });
+  const { credentialConfigs } = credentialConfigFeature;
+  const presentationConfigFeature = createPresentationConfigs({
+    db: kysely,
     audit,
-    config.STATUS_MAX_CAPACITY,
-    [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)],
-    // The database's users go with the tenant's rows; the provider's must be deleted there.
-    identityProvider?.admin ? [(db, tenantId) => users.removeAllOfTenant(tenantId, db)] : [],
-  );
-  const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
-  const registrar = new RegistrarService(kysely, createSealer(config.MASTER_SECRET, 'registrar'), outbound, audit);
-  const attributeProviders = new HttpEndpointService(
-    kysely,
-    createSealer(config.MASTER_SECRET, 'attribute-providers'),
-    audit,
-    ATTRIBUTE_PROVIDERS,
-    outbound,
-  );
-  const webhookEndpoints = new HttpEndpointService(
-    kysely,
-    createSealer(config.MASTER_SECRET, 'webhook-endpoints'),
-    audit,
-    WEBHOOK_ENDPOINTS,
-    outbound,
-  );
-  const credentialConfigs = new CredentialConfigService(kysely, audit, keyChains, attributeProviders, webhookEndpoints);
-  const presentationConfigs = new PresentationConfigService(
-    kysely,
-    createSealer(config.MASTER_SECRET, 'presentation-configs'),
-    audit,
+    sealer: sealerFor('presentation-configs'),
     keyChains,
     webhookEndpoints,
-  );
-  const registrationCertificates = new RegistrationCertificates(registrar, presentationConfigs, audit);
-  const caches = new Caches();
-  const metrics = new Metrics(db.poolStats);
-  sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
-  const statusLists = new StatusListService({
+    outbound,
+  });
+  const { presentationConfigs } = presentationConfigFeature;
+  const trustListFeature = createTrustLists({
+    db: kysely,
+    audit,
+    keyChains,
+    signing,
+    publicUrl: config.PUBLIC_URL,
+    country: config.CERTIFICATE_COUNTRY,
+    tenantName: async (tenantId) => (await tenants.summary(tenantId)).name,
+  });
+  const { trustLists } = trustListFeature;
+  const statusListFeature = createStatusLists({
     metrics,
     db: kysely,
     publicUrl: config.PUBLIC_URL,
@@ -216,20 +204,32 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     keyChains,
     signing,
     caches,
-    tenantConfig: (tenantId) => (tenants as TenantService).statusListConfig(tenantId),
+    tenants,
+    trustCache: trustLists.trustCache,
+    tenantConfig: (tenantId) => tenants.statusListConfig(tenantId),
     configurationSigning: (tenantId, id) => credentialConfigs.statusListSigning(tenantId, id),
     reclaimSpace: () => db.reclaimSpace(),
     sessionExists: async (tenantId, sessionId) => (await sessions.find(tenantId, sessionId)) !== undefined,
   });
-  keyChains.onRotated((tenantId, keyChainId) => statusLists.resignFor(tenantId, keyChainId));
-  keyChains.onUsageCheck((db, tenantId, keyChainId) => statusLists.keyChainUsers(db, tenantId, keyChainId));
-  const trustLists = new TrustListService(kysely, {
+  const { statusLists } = statusListFeature;
+  const registrarFeature = createRegistrar({
+    db: kysely,
     audit,
+    sealer: sealerFor('registrar'),
+    outbound,
     keyChains,
-    signing,
+    presentationConfigs,
     publicUrl: config.PUBLIC_URL,
-    country: config.CERTIFICATE_COUNTRY,
-    tenantName: async (tenantId) => (await (tenants as TenantService).summary(tenantId)).name,
+  });
+  const schemaMetadata = createSchemaMetadata({
+    db: kysely,
+    registrar: registrarFeature.registrar,
+    signing,
+    credentialConfigs,
+    audit,
+    vctOf: (tenantId, configuration) => vctOf(configuration, issuerUrls(config.PUBLIC_URL, tenantId)),
+    outbound,
+    trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
   });
   const issuance = createIssuance({
     db: kysely,
@@ -242,43 +242,45 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     webhookEndpoints,
     signing,
     keyChains,
-    sealer: createSealer(config.MASTER_SECRET, 'deferred-issuance'),
-    tenantExists: (tenantId) => (tenants as TenantService).exists(kysely, tenantId),
+    sealer: sealerFor('deferred-issuance'),
+    tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
     outbound,
     statusEntries: statusLists,
     metrics,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
   });
-  const { signer, verifier: integratedVerifier } = integratedTokens({
-    masterSecret: config.MASTER_SECRET,
-    issuer: config.JWT_ISSUER,
-    expiresIn: config.JWT_EXPIRES_IN,
+  const verification = createVerification({
+    db: kysely,
+    publicUrl: config.PUBLIC_URL,
+    sessions,
+    configs: presentationConfigs,
+    registrationCertificates: registrarFeature.registrationCertificates,
+    trust: trustLists,
+    signing,
+    outbound,
+    statusListCache: caches.fetchedStatusList,
+    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
   });
-  const verifier = externalVerifier(identityProvider, clients, config.OIDC_UI_CLIENT_ID) ?? integratedVerifier;
-  const tokens = new TokenService(kysely, clients, signer, {
-    failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT,
-    windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW,
+  const configFileFeature = createConfigFiles({
+    db: kysely,
+    tenants,
+    clients,
+    keyChains,
+    issuerSettings: issuance.settings,
+    attributeProviders,
+    webhookEndpoints,
+    credentialConfigs,
+    presentationConfigs,
+    trustLists,
   });
 
-  const fastify = Fastify({
-    logger: loggerOptions(config.LOG_LEVEL),
-    trustProxy: config.TRUST_PROXY,
-    ...requestIds,
-    // Long enough for any id the API accepts, so a long unknown id is a 404, not a 414.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
-  });
-  const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(withWebUrlPolicy(validatorCompiler, webUrlPolicyFor(config.NODE_ENV)));
-  app.setSerializerCompiler(withWebUrlPolicy(serializerCompiler, 'unjudged'));
+  const app = await createServer(config, metrics, tracing);
   const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log, (job, outcome) => metrics.jobRan(job, outcome));
-  metrics.instrument(app);
-  tracing.instrument(app);
-  serveMetrics(app, metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
-  scheduler.add(sessionCleanupJob(sessions, () => (tenants as TenantService).sessionConfigs(), retentionDefaults));
+  scheduler.add(sessionFeature.cleanupJob(tenants, retentionDefaults));
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);
   await postgresBus?.listen(app.log);
   app.addHook('onReady', async () => scheduler.start());
@@ -290,10 +292,82 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     await db.close();
     await tracing.shutdown();
   });
+  await documentAndProtect(app, {
+    resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation),
+    verifier: auth.verifier,
+  });
+
+  systemRoutes(app, {
+    name: pkg.name,
+    version: pkg.version,
+    observabilityUrl: config.OBSERVABILITY_URL,
+    auth: frontendAuth(config, identityProvider),
+    checkDatabase: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+  });
+  for (const feature of [
+    auth,
+    tenancy,
+    keys,
+    endpoints,
+    credentialConfigFeature,
+    presentationConfigFeature,
+    trustListFeature,
+    issuance,
+    verification,
+  ])
+    feature.routes(app);
+  sessionFeature.routes(app, { tenants, streams, retentionDefaults });
+  for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
+  consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
+
+  await bootstrapClientReady;
+  await app.ready();
+  return {
+    app,
+    db,
+    services: {
+      tracing,
+      clients,
+      keyChains,
+      signing,
+      sessions,
+      credentialConfigs,
+      attributeProviders,
+      webhookEndpoints,
+      statusLists,
+      presentationConfigs,
+      trustLists,
+      configFiles: configFileFeature.configFiles,
+      scheduler,
+    },
+  };
+}
+
+/** The HTTP server with its logging, validation, metrics and tracing, before any route. */
+async function createServer(config: ReadyConfig, metrics: Metrics, tracing: Tracing) {
+  const fastify = Fastify({
+    logger: loggerOptions(config.LOG_LEVEL),
+    trustProxy: config.TRUST_PROXY,
+    ...requestIds,
+    // Long enough for any id the API accepts, so a long unknown id is a 404, not a 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+  });
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(withWebUrlPolicy(validatorCompiler, webUrlPolicyFor(config.NODE_ENV)));
+  app.setSerializerCompiler(withWebUrlPolicy(serializerCompiler, 'unjudged'));
+  metrics.instrument(app);
+  tracing.instrument(app);
+  serveMetrics(app, metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
+  return app;
+}
+
+/** Errors, input guards, security headers, the OpenAPI document and explorer, then access control over every later route. */
+async function documentAndProtect(app: App, access: Parameters<typeof installAccessControl>[1]) {
   installErrorHandling(app);
   installInputGuards(app);
   echoRequestIds(app);
-
   await app.register(helmet, { global: true });
   await app.register(formbody);
   await app.register(swagger, {
@@ -315,110 +389,19 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   // Registered before access control is installed: the explorer's own routes are public.
   await app.register(swaggerUi, { routePrefix: '/api', staticCSP: true, ...explorerFiles() });
   app.get('/api/openapi.json', { config: { access: { public: true } }, schema: { hide: true } }, () => app.swagger());
-  installAccessControl(app, { verifier, resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation) });
+  installAccessControl(app, access);
+}
 
-  systemRoutes(app, {
-    name: pkg.name,
-    version: pkg.version,
-    observabilityUrl: config.OBSERVABILITY_URL,
-    auth: identityProvider
-      ? {
-          mode: 'external',
-          issuer: identityProvider.metadata.issuer,
-          authorizationEndpoint: identityProvider.metadata.authorizationEndpoint,
-          tokenEndpoint: identityProvider.metadata.publicTokenEndpoint,
-          clientId: config.OIDC_UI_CLIENT_ID,
-          tenantClaim: config.OIDC_SUB,
-        }
-      : { mode: 'integrated', tokenUrl: '/api/oauth2/token' },
-    checkDatabase: async () => {
-      await sql`select 1`.execute(kysely);
-    },
-  });
-  tokenRoutes(app, identityProvider ? { external: identityProvider.metadata } : { tokens });
-  tenantRoutes(app, tenants);
-  clientRoutes(app, clients);
-  userRoutes(app, users);
-  auditRoutes(app, audit);
-  keyChainRoutes(app, keyChains, signing);
-  httpEndpointRoutes(app, { attributeProviders, webhookEndpoints });
-  credentialConfigRoutes(app, credentialConfigs);
-  presentationConfigRoutes(app, presentationConfigs, new IssuerMetadataResolver(outbound));
-  trustListRoutes(app, trustLists);
-  issuance.routes(app);
-  createVerification({
-    db: kysely,
-    publicUrl: config.PUBLIC_URL,
-    sessions,
-    configs: presentationConfigs,
-    registrationCertificates,
-    trust: trustLists,
-    signing,
-    outbound,
-    statusListCache: caches.fetchedStatusList,
-    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-  }).routes(app);
-  sessionRoutes(app, { sessions, tenants, streams, retentionDefaults });
-  const configFiles = new ConfigFileService({
-    db: kysely,
-    tenants,
-    clients,
-    keyChains,
-    issuerSettings: issuance.settings,
-    attributeProviders,
-    webhookEndpoints,
-    credentialConfigs,
-    presentationConfigs,
-    trustLists,
-  });
-  configFileRoutes(app, configFiles);
-  statusListRoutes(app, {
-    statusLists,
-    tenants,
-    caches,
-    trustCache: trustLists.trustCache,
-    tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
-  });
-  registrarRoutes(app, registrar);
-  registrarCertificateRoutes(
-    app,
-    new AccessCertificates(registrar, keyChains, new URL(config.PUBLIC_URL).hostname),
-    registrationCertificates,
-  );
-  schemaMetadataRoutes(
-    app,
-    new SchemaMetadataService({
-      db: kysely,
-      registrar,
-      signing,
-      credentialConfigs,
-      audit,
-      vctOf: (tenantId, configuration) => vctOf(configuration, issuerUrls(config.PUBLIC_URL, tenantId)),
-    }),
-    new SchemaMetadataResolver({ outbound, trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId) }),
-  );
-  consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
-
-  await bootstrapClientReady;
-  await app.ready();
+/** What a front end is told about logging in (GET /api/frontend-config). */
+function frontendAuth(config: ReadyConfig, identityProvider: IdentityProvider | undefined) {
+  if (!identityProvider) return { mode: 'integrated' as const, tokenUrl: '/api/oauth2/token' };
   return {
-    app,
-    db,
-    services: {
-      tracing,
-      clients,
-      keyChains,
-      signing,
-      sessions,
-      credentialConfigs,
-      attributeProviders,
-      webhookEndpoints,
-      statusLists,
-      presentationConfigs,
-      trustLists,
-      configFiles,
-      scheduler,
-    },
+    mode: 'external' as const,
+    issuer: identityProvider.metadata.issuer,
+    authorizationEndpoint: identityProvider.metadata.authorizationEndpoint,
+    tokenEndpoint: identityProvider.metadata.publicTokenEndpoint,
+    clientId: config.OIDC_UI_CLIENT_ID,
+    tenantClaim: config.OIDC_SUB,
   };
 }
 
@@ -451,15 +434,6 @@ function secretKeeping(identityProvider: IdentityProvider | undefined): SecretKe
   if (!identityProvider) return { at: 'service' };
   if (identityProvider.admin) return { at: 'provider', admin: identityProvider.admin.clients };
   return { at: 'unmanaged provider', issuer: identityProvider.metadata.issuer };
-}
-
-/**
- * The provider's tokens; with an admin adapter, honoured only while the service's record of their
- * client exists (the record this service made with the client at the provider).
- */
-function externalVerifier(identityProvider: IdentityProvider | undefined, clients: ClientService, consoleClientId: string) {
-  if (!identityProvider?.admin) return identityProvider?.verifier;
-  return boundToClientRecords(identityProvider.verifier, (clientId) => clients.resolvePrincipal(clientId), consoleClientId);
 }
 
 /**

@@ -52,6 +52,14 @@ function mergeConfig<T extends Record<string, unknown>>(current: T | null, chang
 
 const adminClientId = (tenantId: string) => `${tenantId}-admin`;
 
+/**
+ * Whether the tenant exists: what clients need of tenants before the tenant service can exist (the
+ * tenant service makes a tenant's admin client, so it is built after the clients).
+ */
+export async function tenantExists(db: Executor, id: string): Promise<boolean> {
+  return (await store.findTenant(db, id)) !== undefined;
+}
+
 export class TenantService {
   constructor(
     private readonly db: Executor,
@@ -88,8 +96,8 @@ export class TenantService {
     }));
   }
 
-  async exists(db: Executor, id: string): Promise<boolean> {
-    return (await store.findTenant(db, id)) !== undefined;
+  exists(db: Executor, id: string): Promise<boolean> {
+    return tenantExists(db, id);
   }
 
   async list(): Promise<Tenant[]> {

@@ -1,0 +1,27 @@
+// Credential configurations: what a tenant issues.
+import type { AuditService } from '../audit/service.js';
+import type { HttpEndpointService } from '../http-endpoints/service.js';
+import type { KeyChainService } from '../key-chains/service.js';
+import type { Executor } from '../platform/db/values.js';
+import type { App } from '../platform/http/types.js';
+import { credentialConfigRoutes } from './routes.js';
+import { CredentialConfigService } from './service.js';
+
+export interface CredentialConfigNeeds {
+  db: Executor;
+  audit: AuditService;
+  keyChains: KeyChainService;
+  attributeProviders: HttpEndpointService;
+  webhookEndpoints: HttpEndpointService;
+}
+
+export function createCredentialConfigs(needs: CredentialConfigNeeds) {
+  const credentialConfigs = new CredentialConfigService(
+    needs.db,
+    needs.audit,
+    needs.keyChains,
+    needs.attributeProviders,
+    needs.webhookEndpoints,
+  );
+  return { credentialConfigs, routes: (app: App) => credentialConfigRoutes(app, credentialConfigs) };
+}

@@ -1,0 +1,30 @@
+// Presentation configurations: what a tenant asks wallets for, and the import of another issuer's
+// metadata to build a query from.
+import type { AuditService } from '../audit/service.js';
+import type { HttpEndpointService } from '../http-endpoints/service.js';
+import type { KeyChainService } from '../key-chains/service.js';
+import type { Sealer } from '../platform/crypto/sealed.js';
+import type { Executor } from '../platform/db/values.js';
+import type { OutboundClient } from '../platform/http/outbound-client.js';
+import type { App } from '../platform/http/types.js';
+import { IssuerMetadataResolver } from './issuer-metadata.js';
+import { presentationConfigRoutes } from './routes.js';
+import { PresentationConfigService } from './service.js';
+
+export interface PresentationConfigNeeds {
+  db: Executor;
+  audit: AuditService;
+  /** Seals the deprecated inline webhook's authentication. */
+  sealer: Sealer;
+  keyChains: KeyChainService;
+  webhookEndpoints: HttpEndpointService;
+  outbound: OutboundClient;
+}
+
+export function createPresentationConfigs(needs: PresentationConfigNeeds) {
+  const presentationConfigs = new PresentationConfigService(needs.db, needs.sealer, needs.audit, needs.keyChains, needs.webhookEndpoints);
+  return {
+    presentationConfigs,
+    routes: (app: App) => presentationConfigRoutes(app, presentationConfigs, new IssuerMetadataResolver(needs.outbound)),
+  };
+}
