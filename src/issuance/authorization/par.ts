@@ -60,7 +60,7 @@ export class PushedAuthorizationEndpoint {
     const issuer = await this.issuers.get(request.tenantId);
     const params = parseOAuthParams(PushedAuthorizationRequestSchema, request.body);
     checkResponseType(params);
-    checkPkce(params);
+    const codeChallenge = checkPkce(params);
     checkRedirectUri(params);
     checkResource(issuer, params);
     checkCredentialsNamed(params);
@@ -72,7 +72,7 @@ export class PushedAuthorizationEndpoint {
     return this.store(session, {
       clientId: params.client_id,
       redirectUri: params.redirect_uri,
-      codeChallenge: params.code_challenge as string,
+      codeChallenge,
       ...(params.state !== undefined && { state: params.state }),
       ...(dpopJkt && { dpopJkt }),
       credentialConfigurationIds: [...new Set([...byDetails, ...byScope])],
@@ -137,10 +137,11 @@ function checkResponseType(params: PushedAuthorizationRequest) {
 }
 
 /** PKCE with S256 only (HAIP; RFC 9700 section 2.1.1): plain would hand the verifier to whoever sees the request. */
-function checkPkce(params: PushedAuthorizationRequest) {
+function checkPkce(params: PushedAuthorizationRequest): string {
   if (params.code_challenge === undefined) throw invalidRequest('code_challenge is required (PKCE)');
   if (params.code_challenge_method !== 'S256') throw invalidRequest('code_challenge_method must be S256');
   if (!S256_CHALLENGE.test(params.code_challenge)) throw invalidRequest('code_challenge must be a base64url SHA-256 digest');
+  return params.code_challenge;
 }
 
 function checkRedirectUri(params: PushedAuthorizationRequest) {

@@ -2,12 +2,13 @@
 // `verify` checks, in order: the proof's form, its key and signature, the request it names, its age,
 // its binding to the access token, the server nonce when the issuer requires one, and that it was
 // never used before.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { deriveKey } from '../../platform/crypto/derive.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
 import { invalidDpopProof, invalidRequest, useDpopNonce } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
 import type { IssuerSettings } from '../settings.js';
+import { sameSecret } from './secrets.js';
 
 const MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;
@@ -41,15 +42,13 @@ export class DpopNonces {
 
   accepts(tenantId: string, nonce: unknown): boolean {
     if (typeof nonce !== 'string') return false;
-    const window = this.window();
-    return [window, window - 1].some((w) => {
-      const expected = Buffer.from(this.make(tenantId, w));
-      const given = Buffer.from(nonce);
-      return given.length === expected.length && timingSafeEqual(given, expected);
-    });
+    const now = this.window();
+    return [now, now - 1].some((window) => sameSecret(nonce, this.make(tenantId, window)));
   }
 
-  private window = () => Math.floor(Date.now() / 1000 / DpopNonces.WINDOW_SECONDS);
+  private window(): number {
+    return Math.floor(Date.now() / 1000 / DpopNonces.WINDOW_SECONDS);
+  }
 
   private make(tenantId: string, window: number): string {
     return `${window.toString(36)}.${createHmac('sha256', this.key).update(`${tenantId}\n${window}`).digest('base64url')}`;
@@ -63,7 +62,7 @@ export class DpopProofs {
     private readonly serverNonces: DpopNonces,
   ) {}
 
-  /** At the token and PAR endpoints: the key of the wallet's DPoP proof, if it sent one (required when the issuer says so). */
+  /** At the token endpoint: the key of the wallet's DPoP proof, if it sent one (required when the issuer says so). */
   async keyOf(request: { tenantId: string; url: string; dpop?: string }, settings: DpopCheck['settings'] & { dpopRequired: boolean }) {
     if (!request.dpop) {
       if (settings.dpopRequired) throw invalidRequest('this issuer requires DPoP: send a DPoP proof');
