@@ -412,8 +412,8 @@ describe('offers', () => {
     const flow = await offer({ flow: 'implicit' });
     expect(flow.status).toBe(400);
     expect(flow.body.errors[0].field).toBe('body.flow');
-    const dcApi = await offer({ response_type: 'dc-api' });
-    expect(dcApi.body.errors[0].field).toBe('body.response_type');
+    const annexC = await offer({ response_type: 'iso-18013-7' });
+    expect(annexC.body.errors[0].field).toBe('body.response_type');
   });
 
   it("keeps one tenant's offers away from another tenant's issuer", async () => {

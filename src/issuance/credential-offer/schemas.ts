@@ -7,6 +7,9 @@ const HeaderAuth = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('header'), header: z.strictObject({ name: z.string().min(1), value: z.string().min(1) }) }),
 ]);
 
+/** The W3C Digital Credentials API protocol identifier of OpenID4VCI 1.0 issuance. */
+export const DC_API_PROTOCOL = 'openid4vci-v1';
+
 export const ClaimSourceSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('inline'), claims: z.record(z.string(), z.unknown()) }),
   z.strictObject({ type: z.literal('attributeProvider'), attributeProviderId: z.string().min(1) }),
@@ -19,7 +22,11 @@ export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
 
 export const OfferBody = z
   .strictObject({
-    response_type: z.enum(['uri', 'dc-api', 'iso-18013-7']).describe('only `uri` is available so far'),
+    response_type: z
+      .enum(['uri', 'dc-api', 'iso-18013-7'])
+      .describe(
+        "`uri`: an openid-credential-offer:// URI (QR code, link); `dc-api`: also the request the integrator's page passes to navigator.credentials.create (W3C Digital Credentials API, protocol openid4vci-v1); `iso-18013-7` is for presentations, not offers",
+      ),
     flow: z
       .enum(['authorization_code', 'pre_authorized_code'])
       .describe(
@@ -64,6 +71,12 @@ export const OfferResponse = z.object({
   credentialOffer: z.record(z.string(), z.unknown()).describe('the offer object the URI refers to'),
   credentialOfferUri: z.string(),
   expiresAt: z.string(),
+  dcApiRequest: z
+    .object({ protocol: z.literal(DC_API_PROTOCOL), data: z.record(z.string(), z.unknown()) })
+    .optional()
+    .describe(
+      'response_type dc-api: pass as navigator.credentials.create({ digital: { requests: [dcApiRequest] } }); data is the credential offer by value',
+    ),
 });
 export type CreatedOffer = z.infer<typeof OfferResponse>;
 

@@ -20,13 +20,15 @@ import { mergeClaims } from '../credential-request/claims.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { authorizationServers } from '../metadata/metadata.js';
 import { type IssuancePrivate, type IssuancePublic, issuancePrivate } from '../session.js';
-import { type ClaimSource, type CreatedOffer, HANDLE, type OfferRequest, PRE_AUTHORIZED_GRANT } from './schemas.js';
+import { type ClaimSource, type CreatedOffer, DC_API_PROTOCOL, HANDLE, type OfferRequest, PRE_AUTHORIZED_GRANT } from './schemas.js';
 
-const notYet = (field: string, value: string) =>
-  badRequest(`${field}: '${value}' is not supported yet`, [{ field, message: `'${value}' is not supported yet; use the default` }]);
-
+/** iso-18013-7 (Annex C) is a way to ask for a presentation; it has no issuance counterpart. */
 function checkSupported(input: OfferRequest) {
-  if (input.response_type !== 'uri') throw notYet('body.response_type', input.response_type);
+  if (input.response_type === 'iso-18013-7') {
+    throw badRequest("response_type: 'iso-18013-7' is a presentation flow; offers use uri or dc-api", [
+      { field: 'body.response_type', message: 'must be uri or dc-api for an offer' },
+    ]);
+  }
 }
 
 /** A transaction code protects a pre-authorized code; in the authorization code flow the authorization step does that. */
@@ -180,7 +182,10 @@ export class OfferService {
       await this.sessions.log(created.id, 'info', 'offer created', details, trx);
       return created;
     });
-    return { uri, session: session.id, credentialOffer, credentialOfferUri, expiresAt: session.expiresAt };
+    const created = { uri, session: session.id, credentialOffer, credentialOfferUri, expiresAt: session.expiresAt };
+    // Over the DC API the offer goes by value to the wallet the browser picks; the flow then goes on
+    // at the issuer's endpoints as for any offer.
+    return input.response_type === 'dc-api' ? { ...created, dcApiRequest: { protocol: DC_API_PROTOCOL, data: credentialOffer } } : created;
   }
 
   /** The offer behind credential_offer_uri; fetching it moves the session to `fetched`. */
