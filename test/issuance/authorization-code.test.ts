@@ -515,6 +515,18 @@ describe('token endpoint: authorization_code grant', () => {
     expect(session).toMatchObject({ status: 'failed', errorReason: 'an authorization code was used twice' });
   });
 
+  it('two racing redemptions of one code: at most one gets tokens, and the replay revokes them', async () => {
+    const { created, code, verifier } = await codeFor();
+    const replies = await Promise.all([token(codeGrant(code, verifier)), token(codeGrant(code, verifier))]);
+    expect(replies.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
+    expect(replies.filter((r) => r.status === 400).every((r) => r.body.error === 'invalid_grant')).toBe(true);
+    const session = await svc.running.services.sessions.get('acme', created.session);
+    expect(session.status).toBe('failed');
+    const winner = replies.find((r) => r.status === 200);
+    if (winner)
+      expect((await token({ grant_type: 'refresh_token', refresh_token: winner.body.refresh_token })).body.error).toBe('invalid_grant');
+  });
+
   it('a code is redeemed only at its tenant', async () => {
     const { code, verifier } = await codeFor();
     const elsewhere = await token(codeGrant(code, verifier), undefined, 'other');
