@@ -3,7 +3,7 @@
 // Form and query values arrive as strings (a repeated parameter as an array, which fails here).
 import { z } from 'zod';
 
-/** Session handles of the flow: each a hashed, single-use secret with a short life. */
+/** Session handles of the flow: each a hashed, single-use secret (request_uri and code live 60 s, refresh tokens per the issuer settings). */
 export const AUTHORIZATION_HANDLE = {
   requestUri: 'request_uri',
   code: 'authorization_code',
