@@ -8,7 +8,12 @@ export function parseOAuthParams<T extends z.ZodType>(schema: T, params: unknown
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const field = issue?.path.join('.') || 'request';
-  throw invalidRequest(
-    issue?.code === 'invalid_type' && issue.input === undefined ? `${field} is required` : `${field}: ${issue?.message}`,
-  );
+  // A repeated form parameter arrives as an array: that is malformed, not missing.
+  const missing = issue?.code === 'invalid_type' && issue.path.length === 1 && valueAt(params, issue.path[0]) === undefined;
+  throw invalidRequest(missing ? `${field} is required` : `${field}: ${issue?.message}`);
 }
+
+const valueAt = (params: unknown, key: PropertyKey | undefined) =>
+  typeof params === 'object' && params !== null && typeof key === 'string' && Object.hasOwn(params, key)
+    ? (params as Record<string, unknown>)[key]
+    : undefined;

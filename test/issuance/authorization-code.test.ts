@@ -404,6 +404,8 @@ describe('authorization endpoint', () => {
     expect(reply.status).toBe(400);
     expect(reply.location).toBeUndefined();
     expect(JSON.parse(reply.body)).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('pushed') });
+    const repeated = await fetch(`${url('acme', 'authorize')}?client_id=a&client_id=b&request_uri=x`, { redirect: 'manual' });
+    expect(await repeated.json()).toEqual({ error: 'invalid_request', error_description: 'client_id: expected string, received array' });
   });
 
   it('redirects with code, state and iss; a request_uri works once and only for its client and tenant', async () => {
