@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { createdBody, expectProblem, fieldsOf } from '../support/problems.js';
 import { ROOT_ID, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -41,9 +41,9 @@ const tokenReply = (clientId: string, secret: string) =>
 const clientRow = (id: string) => svc.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
 
 async function created(token: string, body: Record<string, unknown>) {
-  const reply = await createClient(token, body);
-  expect(reply.status, reply.text).toBe(201);
-  return reply.body as { clientId: string; secret: string; tenantId: string | null; roles: string[]; createdAt: string };
+  return createdBody<{ clientId: string; secret: string; tenantId: string | null; roles: string[]; createdAt: string }>(
+    await createClient(token, body),
+  );
 }
 
 async function auditEntries(token = root): Promise<any[]> {

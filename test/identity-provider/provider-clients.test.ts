@@ -10,7 +10,7 @@ import { start } from '../../src/server.js';
 import { StartUpError } from '../../src/start-up-errors.js';
 import { type ExternalService, startExternalService } from '../support/external-service.js';
 import { ADMIN_CLIENT, clientCredentialsToken, startOpenIdProvider } from '../support/oidc-provider.js';
-import { expectProblem } from '../support/problems.js';
+import { createdBody, expectProblem } from '../support/problems.js';
 import { ROOT_ID } from '../support/service.js';
 
 const PID = { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', fields: [{ path: ['given_name'], type: 'string' }] };
@@ -34,9 +34,9 @@ const clientRow = (id: string) => ext.svc.db.selectFrom('clients').selectAll().w
 const secondPasses = () => new Promise((resolve) => setTimeout(resolve, 1_100));
 
 async function created(token: string, body: Record<string, unknown>) {
-  const reply = await call('POST', '/api/client', token, body);
-  expect(reply.status, reply.text).toBe(201);
-  return reply.body as { clientId: string; secret: string; roles: string[]; tenantId: string | null };
+  return createdBody<{ clientId: string; secret: string; roles: string[]; tenantId: string | null }>(
+    await call('POST', '/api/client', token, body),
+  );
 }
 
 describe('the root client and tenant admins', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Reply } from '../support/http.js';
+import { createdBody, expectFieldErrors } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -7,7 +7,7 @@ let acme: string;
 let globex: string;
 
 const PATH = '/api/verifier/config';
-const PROBLEM = 'application/problem+json';
+const _PROBLEM = 'application/problem+json';
 const SECRET = 'Bearer s3cret-presentation-hook';
 
 beforeAll(async () => {
@@ -44,15 +44,7 @@ const patch = (token: string, id: string, body: unknown) => svc.call('PATCH', `$
 const remove = (token: string, id: string) => svc.call('DELETE', `${PATH}/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
-  const reply = await save(token, body);
-  expect(reply.status, reply.text).toBe(201);
-  return reply.body;
-}
-
-function expectFieldErrors(reply: Reply, fields: string[]) {
-  expect(reply.status, reply.text).toBe(400);
-  expect(reply.headers.get('content-type')).toContain(PROBLEM);
-  expect(reply.body.errors.map((e: { field: string }) => e.field)).toEqual(fields);
+  return createdBody(await save(token, body));
 }
 
 const row = (tenantId: string, id: string) =>

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/platform/auth/roles.js';
 import { startExternalService } from '../support/external-service.js';
 import type { TestProvider } from '../support/oidc-provider.js';
-import { expectProblem } from '../support/problems.js';
+import { createdBody, expectProblem } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 interface Setup {
@@ -73,9 +73,9 @@ describe.each([
 
   const call = (method: string, path: string, token: string, body?: unknown) => setup.svc.call(method, path, { token, body });
   async function created(token: string, body: Record<string, unknown>) {
-    const reply = await call('POST', '/api/user', token, body);
-    expect(reply.status, reply.text).toBe(201);
-    return reply.body as { id: string; temporaryPassword: string; createdAt: string; [key: string]: unknown };
+    return createdBody<{ id: string; temporaryPassword: string; createdAt: string; [key: string]: unknown }>(
+      await call('POST', '/api/user', token, body),
+    );
   }
 
   it('creates a user and shows the temporary password only then', async () => {

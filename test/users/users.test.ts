@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/platform/auth/roles.js';
 import { verifySecret } from '../../src/platform/crypto/secrets.js';
-import type { Reply } from '../support/http.js';
+import { createdBody, expectFieldErrors, expectProblem } from '../support/problems.js';
 import { ALL_TENANT_ROLES, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const PROBLEM = 'application/problem+json';
+const _PROBLEM = 'application/problem+json';
 
 let counter = 0;
 /** A username no other test uses, so tests sharing a tenant do not collide. */
@@ -29,9 +29,9 @@ const patchUser = (token: string, id: string, body: unknown) => svc.call('PATCH'
 const deleteUser = (token: string, id: string) => svc.call('DELETE', `/api/user/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
-  const reply = await createUser(token, body);
-  expect(reply.status, reply.text).toBe(201);
-  return reply.body as { id: string; username: string; email: string | null; temporaryPassword: string; [k: string]: unknown };
+  return createdBody<{ id: string; username: string; email: string | null; temporaryPassword: string; [k: string]: unknown }>(
+    await createUser(token, body),
+  );
 }
 
 const userRow = (id: string) => svc.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -46,19 +46,6 @@ const countUsers = async () =>
   );
 const isTrue = (value: unknown) => value === true || value === 1;
 const isFalse = (value: unknown) => value === false || value === 0;
-
-function expectProblem(reply: Reply, status: number) {
-  expect(reply.status, reply.text).toBe(status);
-  expect(reply.headers.get('content-type')).toContain(PROBLEM);
-  expect(reply.body).toMatchObject({ type: 'about:blank', status, title: expect.any(String), detail: expect.any(String) });
-}
-
-/** A 400 problem whose errors name exactly the given fields. */
-function expectFieldErrors(reply: Reply, fields: string[]) {
-  expectProblem(reply, 400);
-  const errors = reply.body.errors as { field: string; message: string }[];
-  expect(errors).toEqual(fields.map((field) => ({ field, message: expect.any(String) })));
-}
 
 describe('POST /api/user', () => {
   it('creates an enabled user with a generated temporary password, stored only as a scrypt hash', async () => {
