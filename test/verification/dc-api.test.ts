@@ -5,42 +5,17 @@
 import 'reflect-metadata';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MDL_DOC_TYPE, MDL_NAMESPACE, mdl as mdlConfiguration, PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { presentMdoc } from '../support/mdoc-wallet.js';
 import { type DcApiRequest, dcApiResponse, presentSdJwt, resolveDcApiRequest } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
 
 const ORIGIN = 'https://shop.example.com';
-const DOC_TYPE = 'org.iso.18013.5.1.mDL';
-const NS = 'org.iso.18013.5.1';
-const PID = {
-  id: 'pid',
-  config: { format: 'dc+sd-jwt' },
-  vct: 'urn:eudi:pid:1',
-  fields: [
-    { path: ['given_name'], type: 'string', mandatory: true },
-    { path: ['family_name'], type: 'string', mandatory: true },
-    { path: ['age_over_18'], type: 'boolean' },
-  ],
-};
-const MDL = {
-  id: 'mdl',
-  config: { format: 'mso_mdoc', docType: DOC_TYPE },
-  fields: [
-    { path: ['family_name'], type: 'string', namespace: NS },
-    { path: ['age_over_18'], type: 'boolean', namespace: NS },
-  ],
-};
-const PID_QUERY = {
-  credentials: [
-    {
-      id: 'pid',
-      format: 'dc+sd-jwt',
-      meta: { vct_values: ['urn:eudi:pid:1'] },
-      claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
-    },
-  ],
-};
+const DOC_TYPE = MDL_DOC_TYPE;
+const NS = MDL_NAMESPACE;
+const MDL = mdlConfiguration(['family_name', 'age_over_18']);
+const PID_QUERY = PID_ADULT_QUERY;
 const MDL_QUERY = {
   credentials: [
     {

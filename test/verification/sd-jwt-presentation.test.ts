@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PID, PID_ADULT_QUERY as QUERY } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, issueCredential } from '../support/wallet.js';
@@ -9,27 +10,6 @@ let svc: TestService;
 let admin: string;
 let credential: string;
 let holder: JWK;
-
-const PID = {
-  id: 'pid',
-  config: { format: 'dc+sd-jwt' },
-  vct: 'urn:eudi:pid:1',
-  fields: [
-    { path: ['given_name'], type: 'string', mandatory: true },
-    { path: ['family_name'], type: 'string', mandatory: true },
-    { path: ['age_over_18'], type: 'boolean' },
-  ],
-};
-const QUERY = {
-  credentials: [
-    {
-      id: 'pid',
-      format: 'dc+sd-jwt',
-      meta: { vct_values: ['urn:eudi:pid:1'] },
-      claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
-    },
-  ],
-};
 
 const issue = (tenantToken: string, claims: Record<string, unknown>) => issueCredential(svc, tenantToken, 'pid', claims);
 

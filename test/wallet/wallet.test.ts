@@ -9,40 +9,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWallet } from '../../wallet/cli.js';
 import type { Io } from '../../wallet/io.js';
+import { MDL_DOC_TYPE, MDL_NAMESPACE, mdl, PID_ADULT_QUERY, PID as SHARED_PID } from '../support/fixtures.js';
 import { root } from '../support/process.js';
 import { startService, type TestService } from '../support/service.js';
 
-const DOC_TYPE = 'org.iso.18013.5.1.mDL';
-const NS = 'org.iso.18013.5.1';
-const PID = {
-  id: 'pid',
-  config: { format: 'dc+sd-jwt', display: [{ name: 'Person ID', locale: 'en' }] },
-  vct: 'urn:eudi:pid:1',
-  fields: [
-    { path: ['given_name'], type: 'string', mandatory: true },
-    { path: ['family_name'], type: 'string', mandatory: true },
-    { path: ['age_over_18'], type: 'boolean' },
-  ],
-};
-const MDL = {
-  id: 'mdl',
-  config: { format: 'mso_mdoc', docType: DOC_TYPE },
-  fields: [
-    { path: ['family_name'], type: 'string', namespace: NS },
-    { path: ['given_name'], type: 'string', namespace: NS },
-    { path: ['age_over_18'], type: 'boolean', namespace: NS },
-  ],
-};
-const PID_QUERY = {
-  credentials: [
-    {
-      id: 'pid',
-      format: 'dc+sd-jwt',
-      meta: { vct_values: ['urn:eudi:pid:1'] },
-      claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
-    },
-  ],
-};
+const DOC_TYPE = MDL_DOC_TYPE;
+const NS = MDL_NAMESPACE;
+// The wallet shows the configuration's display name.
+const PID = { ...SHARED_PID, config: { ...SHARED_PID.config, display: [{ name: 'Person ID', locale: 'en' }] } };
+const MDL = mdl(['family_name', 'given_name', 'age_over_18']);
+const PID_QUERY = PID_ADULT_QUERY;
 const MDL_QUERY = {
   credentials: [
     {
