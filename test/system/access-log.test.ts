@@ -117,6 +117,14 @@ describe('access log', () => {
       '/presentations/[redacted]/request',
       '/presentations/[redacted]/response',
     ]);
+    // The request_uri of a pushed authorization request is a bearer value too.
+    const pushed = 'urn:ietf:params:oauth:request_uri:pushed-secret-0123456789';
+    await call('GET', `/issuers/logs/authorize?client_id=wallet&request_uri=${encodeURIComponent(pushed)}`);
+    await expect.poll(() => requestsTo('/issuers/logs/authorize').length).toBe(1);
+    expect(requestsTo('/issuers/logs/authorize').map((r) => r.req?.url)).toEqual([
+      '/issuers/logs/authorize?client_id=wallet&request_uri=[redacted]',
+    ]);
+    expect(service.output()).not.toContain('pushed-secret');
     // Other URLs are logged as they are.
     expect(requestsTo('/api/verifier/offer').map((r) => r.req?.url)).toEqual(['/api/verifier/offer']);
   }, 60_000);

@@ -12,8 +12,12 @@ export const requestIds: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeade
   },
 };
 
-/** Query parameters that carry credentials (the event stream takes its token so) never reach a log or an error body. */
-export const maskCredentials = (url: string) => url.replace(/([?&](?:token|access_token|client_secret)=)[^&]*/gi, '$1[redacted]');
+/**
+ * Query parameters that carry credentials (the event stream takes its token so; the authorization
+ * endpoint a pushed request's request_uri) never reach a log or an error body.
+ */
+export const maskCredentials = (url: string) =>
+  url.replace(/([?&](?:token|access_token|client_secret|request_uri)=)[^&]*/gi, '$1[redacted]');
 
 /**
  * Path parameters that are bearer values, by the name routes give them: whoever knows the handle of
