@@ -1,10 +1,10 @@
 import 'reflect-metadata';
-import { createHash, randomBytes, randomUUID, X509Certificate } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Oauth2Client } from '@openid4vc/oauth2';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { decodeProtectedHeader, importJWK, importX509, jwtVerify, SignJWT } from 'jose';
+import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
+import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import { authorizeFromOffer, type HolderKey, holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
 
@@ -125,25 +125,7 @@ const codeGrant = (code: string, verifier: string, extra: Record<string, string>
   ...extra,
 });
 
-/** Verifies an SD-JWT VC independently: signature by the x5c leaf, leaf chained to the tenant's root. */
-async function verifySdJwt(credential: string) {
-  const header = decodeProtectedHeader(credential.split('~')[0] as string);
-  const leaf = new X509Certificate(Buffer.from((header.x5c as string[])[0] as string, 'base64'));
-  expect(leaf.verify(new X509Certificate(rootCertificate).publicKey)).toBe(true);
-  const sdjwt = new SDJwtVcInstance({
-    hasher: (data: string | ArrayBuffer) =>
-      createHash('sha256')
-        .update(typeof data === 'string' ? data : Buffer.from(data))
-        .digest(),
-    verifier: async (data: string, signature: string) =>
-      jwtVerify(`${data}.${signature}`, await importX509(leaf.toString(), 'ES256')).then(
-        () => true,
-        () => false,
-      ),
-  });
-  const verified = await sdjwt.verify(credential);
-  return { payload: verified.payload as Record<string, any>, claims: (await sdjwt.getClaims(credential)) as Record<string, any> };
-}
+const verifySdJwt = (credential: string) => verifySdJwtIndependently(credential, rootCertificate);
 
 describe('authorization code flow: metadata and offers', () => {
   it('publishes the authorization server metadata of PAR, PKCE S256, refresh tokens and RFC 9207', async () => {

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
-import { createHash, createPrivateKey, type JsonWebKey, sign, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, type JsonWebKey, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, importX509, jwtVerify, SignJWT } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
 
@@ -48,29 +48,7 @@ const offer = async (body: Record<string, unknown> = {}, token = admin) =>
   });
 const codeOf = (reply: { body: any }) => reply.body.credentialOffer.grants[GRANT]['pre-authorized_code'] as string;
 
-/** Verifies an SD-JWT VC independently: signature by the x5c leaf, leaf chained to the tenant's root. */
-async function verifySdJwt(credential: string) {
-  const header = decodeProtectedHeader(credential.split('~')[0] as string);
-  const [leafDer] = header.x5c as string[];
-  const leaf = new X509Certificate(Buffer.from(leafDer as string, 'base64'));
-  expect(leaf.verify(new X509Certificate(rootCertificate).publicKey)).toBe(true);
-  const sdjwt = new SDJwtVcInstance({
-    hasher: (data: string | ArrayBuffer) =>
-      createHash('sha256')
-        .update(typeof data === 'string' ? data : Buffer.from(data))
-        .digest(),
-    verifier: async (data: string, signature: string) => {
-      try {
-        await jwtVerify(`${data}.${signature}`, await importX509(leaf.toString(), 'ES256'));
-        return true;
-      } catch {
-        return false;
-      }
-    },
-  });
-  const verified = await sdjwt.verify(credential);
-  return { header, payload: verified.payload as Record<string, any>, claims: (await sdjwt.getClaims(credential)) as Record<string, any> };
-}
+const verifySdJwt = (credential: string) => verifySdJwtIndependently(credential, rootCertificate);
 
 describe('pre-authorized SD-JWT VC issuance', () => {
   it('publishes issuer metadata describing the configuration', async () => {
