@@ -6,7 +6,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -47,6 +46,7 @@ import { echoRequestIds, loggerOptions, requestIds } from './platform/http/loggi
 import { documentProblems, SECURITY_SCHEMES, TAGS } from './platform/http/openapi.js';
 import { OutboundClient } from './platform/http/outbound-client.js';
 import { Problem } from './platform/http/problem.js';
+import { installSecurityHeaders } from './platform/http/security-headers.js';
 import { EventStreams } from './platform/http/sse.js';
 import type { App } from './platform/http/types.js';
 import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
@@ -368,7 +368,7 @@ async function documentAndProtect(app: App, access: Parameters<typeof installAcc
   installErrorHandling(app);
   installInputGuards(app);
   echoRequestIds(app);
-  await app.register(helmet, { global: true });
+  installSecurityHeaders(app);
   await app.register(formbody);
   await app.register(swagger, {
     openapi: {
