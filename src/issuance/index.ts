@@ -16,6 +16,7 @@ import type { SessionService } from '../sessions/service.js';
 import { AuthorizationEndpoint } from './authorization/authorize.js';
 import { PushedAuthorizationEndpoint } from './authorization/par.js';
 import { authorizationRoutes } from './authorization/routes.js';
+import { WalletAttestations } from './authorization/wallet-attestation.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
 import { ClaimSources } from './credential-request/claims.js';
@@ -78,6 +79,7 @@ export function createIssuance(needs: IssuanceNeeds) {
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
   const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer);
   const sessionTokens = new SessionTokens(sessions, tokens);
+  const attestations = new WalletAttestations(issuers, nonces);
   const grants = {
     preAuthorizedCode: new PreAuthorizedCodeGrant(sessions, sessionTokens),
     authorizationCode: new AuthorizationCodeGrant(sessions, sessionTokens),
@@ -96,10 +98,11 @@ export function createIssuance(needs: IssuanceNeeds) {
       authorizationRoutes(
         app,
         publicUrl,
-        new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop),
+        new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations),
         new AuthorizationEndpoint(issuers, sessions),
+        attestations,
       );
-      tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, dpop, grants));
+      tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, dpop, grants, attestations));
       nonceRoutes(app, issuers, nonces);
       credentialRoutes(app, publicUrl, new CredentialEndpoint(db, access, configs, sessions, nonces, claims, minter, sealer));
       deferredRoutes(app, publicUrl, deferred);

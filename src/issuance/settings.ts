@@ -1,5 +1,7 @@
 // Issuer settings of a tenant (not in the spec; ours): display, DPoP, batch size, tx_code attempts,
-// lifetimes (refresh tokens included), and the authorization servers an offer may name.
+// lifetimes (refresh tokens included), the authorization servers an offer may name, and wallet
+// attestation (whether it is required, with challenges, and the wallet providers trusted for it).
+import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
@@ -11,6 +13,29 @@ const Display = z.strictObject({
   name: z.string().min(1),
   locale: z.string().optional(),
   logo: z.strictObject({ uri: webUrl().describe('https (http outside production)'), alt_text: z.string().optional() }).optional(),
+});
+
+function isPemCertificate(pem: string): boolean {
+  try {
+    new X509Certificate(pem);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A wallet provider whose client attestations this issuer accepts, given by its trust anchors. Kept in
+ * the issuer settings rather than read from the tenant's trust lists: those describe issuers and
+ * status list signers for verifiers (their ETSI service types have none for wallet providers).
+ */
+const WalletProvider = z.strictObject({
+  name: z.string().min(1).max(500),
+  certificates: z
+    .array(z.string().refine(isPemCertificate, 'must be a PEM X.509 certificate'))
+    .min(1)
+    .max(20)
+    .describe('PEM trust anchors: an attestation x5c chain must lead to one of them'),
 });
 
 export const IssuerSettingsSchema = z
@@ -40,6 +65,21 @@ export const IssuerSettingsSchema = z
       .default([])
       .describe('external authorization servers an offer may name; the built-in one is always first and listed as `builtin`'),
     builtinAuthorizationServerEnabled: z.boolean().default(true),
+    walletAttestationRequired: z
+      .boolean()
+      .default(false)
+      .describe(
+        'PAR and the token endpoint refuse requests without a wallet (client) attestation (attest_jwt_client_auth); an attestation that is sent is always verified',
+      ),
+    walletAttestationChallengeRequired: z
+      .boolean()
+      .default(false)
+      .describe('the attestation proof (PoP) must carry a challenge from the challenge endpoint (use_attestation_challenge otherwise)'),
+    walletProviders: z
+      .array(WalletProvider)
+      .max(50)
+      .default([])
+      .describe('wallet providers whose client attestations are accepted; none: every attestation is refused'),
   })
   .meta({ id: 'IssuerSettings' });
 

@@ -140,7 +140,7 @@ describe('authorization code flow: metadata and offers', () => {
       response_types_supported: ['code'],
       authorization_response_iss_parameter_supported: true,
       'pre-authorized_grant_anonymous_access_supported': true,
-      token_endpoint_auth_methods_supported: ['none'],
+      token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
     });
     expect(as.grant_types_supported).toEqual(
       expect.arrayContaining(['urn:ietf:params:oauth:grant-type:pre-authorized_code', 'authorization_code', 'refresh_token']),

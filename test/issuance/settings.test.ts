@@ -46,6 +46,9 @@ describe('issuer settings', () => {
       offerLifetimeSeconds: 86400,
       authorizationServers: [],
       builtinAuthorizationServerEnabled: true,
+      walletAttestationRequired: false,
+      walletAttestationChallengeRequired: false,
+      walletProviders: [],
     });
   });
 

@@ -30,6 +30,7 @@ import {
   REQUEST_URI_PREFIX,
   redirectUriRefusal,
 } from './schemas.js';
+import type { AttestationHeaders, WalletAttestations } from './wallet-attestation.js';
 
 export interface PushRequest {
   tenantId: string;
@@ -37,6 +38,8 @@ export interface PushRequest {
   dpop?: string;
   /** The URL the wallet called, for the DPoP htu check. */
   url: string;
+  /** The client attestation headers, when the wallet sent them. */
+  attestation: AttestationHeaders;
 }
 
 export interface PushResponse {
@@ -54,11 +57,13 @@ export class PushedAuthorizationEndpoint {
     private readonly sessions: SessionService,
     private readonly configs: CredentialConfigService,
     private readonly dpop: DpopProofs,
+    private readonly attestations: WalletAttestations,
   ) {}
 
   async push(request: PushRequest): Promise<PushResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const params = parseOAuthParams(PushedAuthorizationRequestSchema, request.body);
+    await this.attestations.check(issuer, params.client_id, request.attestation);
     checkResponseType(params);
     const codeChallenge = checkPkce(params);
     checkRedirectUri(params);

@@ -5,8 +5,15 @@ import type { App } from '../../platform/http/types.js';
 import { noStore, ProtocolBody, requestUrl, TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { AuthorizationEndpoint } from './authorize.js';
 import type { PushedAuthorizationEndpoint } from './par.js';
+import { attestationHeaders, CHALLENGE_LIFETIME_SECONDS, type WalletAttestations } from './wallet-attestation.js';
 
-export function authorizationRoutes(app: App, publicUrl: string, par: PushedAuthorizationEndpoint, authorization: AuthorizationEndpoint) {
+export function authorizationRoutes(
+  app: App,
+  publicUrl: string,
+  par: PushedAuthorizationEndpoint,
+  authorization: AuthorizationEndpoint,
+  attestations: WalletAttestations,
+) {
   app.post(
     '/issuers/:tenantId/par',
     {
@@ -14,7 +21,7 @@ export function authorizationRoutes(app: App, publicUrl: string, par: PushedAuth
         tags: WALLET_TAGS,
         summary: 'Pushed authorization request (RFC 9126), required before the authorization endpoint',
         description:
-          'Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to localhost, 127.0.0.1 or [::1]; or a private-use scheme of a native wallet, per RFC 8252; no fragment), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Errors use the OAuth shape {error, error_description}.',
+          'Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to localhost, 127.0.0.1 or [::1]; or a private-use scheme of a native wallet, per RFC 8252; no fragment), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a walletProviders anchor of the issuer settings, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.',
         params: TenantParams,
         body: ProtocolBody,
       },
@@ -25,6 +32,7 @@ export function authorizationRoutes(app: App, publicUrl: string, par: PushedAuth
         tenantId: request.params.tenantId,
         body: request.body ?? {},
         url: requestUrl(publicUrl, request),
+        attestation: attestationHeaders(request.headers),
         ...(typeof dpop === 'string' && { dpop }),
       });
       return noStore(reply).code(201).send(response);
@@ -46,6 +54,22 @@ export function authorizationRoutes(app: App, publicUrl: string, par: PushedAuth
     async (request, reply) => {
       const location = await authorization.authorize({ tenantId: request.params.tenantId, query: request.query });
       return noStore(reply).redirect(location, 302);
+    },
+  );
+
+  app.post(
+    '/issuers/:tenantId/challenge',
+    {
+      schema: {
+        tags: WALLET_TAGS,
+        summary: 'Challenge endpoint of attestation-based client authentication: a fresh challenge for the wallet attestation proof',
+        description: `No body. Answers 200 {attestation_challenge}: a single-use value for the challenge claim of the next OAuth-Client-Attestation-PoP, good for ${CHALLENGE_LIFETIME_SECONDS} seconds. Required in every proof when the issuer settings say walletAttestationChallengeRequired.`,
+        params: TenantParams,
+      },
+    },
+    async (request, reply) => {
+      const challenge = await attestations.challenge(request.params.tenantId);
+      return noStore(reply).send({ attestation_challenge: challenge });
     },
   );
 }

@@ -1,6 +1,7 @@
 // Credential issuer metadata (OpenID4VCI 1.0 section 12.2) and authorization server metadata
 // (RFC 8414) of a tenant, derived from its credential configurations and issuer settings.
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
+import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
 import type { IssuerSettings } from '../settings.js';
@@ -13,6 +14,8 @@ export interface IssuerUrls {
   token: string;
   par: string;
   authorize: string;
+  /** Challenges for wallet attestation proofs (attestation-based client authentication). */
+  challenge: string;
   nonce: string;
   credential: string;
   deferred: string;
@@ -30,6 +33,7 @@ export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
     token: `${issuer}/token`,
     par: `${issuer}/par`,
     authorize: `${issuer}/authorize`,
+    challenge: `${issuer}/challenge`,
     nonce: `${issuer}/nonce`,
     credential: `${issuer}/credential`,
     deferred: `${issuer}/deferred-credential`,
@@ -133,7 +137,13 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
       ...(settings.refreshTokenLifetimeSeconds > 0 ? ['refresh_token'] : []),
     ],
     'pre-authorized_grant_anonymous_access_supported': true,
-    token_endpoint_auth_methods_supported: ['none'],
+    // A public client (none) only while the issuer does not require wallet attestation.
+    token_endpoint_auth_methods_supported: settings.walletAttestationRequired
+      ? [ATTESTATION_AUTH_METHOD]
+      : ['none', ATTESTATION_AUTH_METHOD],
+    challenge_endpoint: urls.challenge,
+    client_attestation_signing_alg_values_supported: ATTESTATION_ALGORITHMS,
+    client_attestation_pop_signing_alg_values_supported: ATTESTATION_ALGORITHMS,
     dpop_signing_alg_values_supported: PROOF_ALGORITHMS,
     status_list_aggregation_endpoint: urls.statusListAggregation,
     ...(settings.dpopRequired && { dpop_bound_access_tokens_required: true }),

@@ -1,5 +1,7 @@
 // The token endpoint of the built-in authorization server (OpenID4VCI 1.0 section 6): the grant the
-// body names, each in its own file, redeemed with the wallet's DPoP key when it sent a proof.
+// body names, each in its own file, redeemed with the wallet's DPoP key when it sent a proof. The
+// client attestation, when sent (or required), is verified first, for every grant (HAIP).
+import type { WalletAttestations } from '../authorization/wallet-attestation.js';
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import type { IssuerDirectory } from '../issuers.js';
 import type { AuthorizationCodeGrant } from './authorization-code.js';
@@ -21,11 +23,13 @@ export class TokenEndpoint {
     private readonly issuers: IssuerDirectory,
     private readonly dpop: DpopProofs,
     private readonly grants: TokenGrants,
+    private readonly attestations: WalletAttestations,
   ) {}
 
   async exchange(request: TokenRequest): Promise<TokenResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const grant = parseTokenRequest(request.body);
+    await this.attestations.check(issuer, 'client_id' in grant ? grant.client_id : undefined, request.attestation);
     const call = { issuer, request, dpopKey: () => this.dpop.keyOf(request, issuer.settings) };
     switch (grant.grant_type) {
       case PRE_AUTHORIZED_GRANT:

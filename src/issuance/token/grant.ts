@@ -1,4 +1,5 @@
 // What every grant of the token endpoint is given: the issuer, the wallet's request, and its DPoP key.
+import type { AttestationHeaders } from '../authorization/wallet-attestation.js';
 import type { Issuer } from '../issuers.js';
 import type { TokenResponse } from './session-tokens.js';
 
@@ -8,6 +9,8 @@ export interface TokenRequest {
   dpop?: string;
   /** The URL the wallet called, for the DPoP htu check. */
   url: string;
+  /** The client attestation headers, when the wallet sent them. */
+  attestation: AttestationHeaders;
 }
 
 export interface GrantCall<G> {

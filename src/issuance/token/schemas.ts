@@ -11,6 +11,8 @@ const PreAuthorizedCodeRequest = z.object({
   grant_type: z.literal(PRE_AUTHORIZED_GRANT),
   'pre-authorized_code': z.string().min(1, 'pre-authorized_code is required').max(MAX),
   tx_code: z.string().max(MAX).optional(),
+  // Optional here (OpenID4VCI 1.0 section 6.1); a client attestation, when sent, must be for it.
+  client_id: z.string().min(1).max(200).optional(),
 });
 export type PreAuthorizedCodeRequest = z.infer<typeof PreAuthorizedCodeRequest>;
 

@@ -1,0 +1,288 @@
+// Wallet (client) attestation, attestation-based client authentication, at PAR and the token endpoint.
+import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type TestService } from '../support/service.js';
+import { WALLET_REDIRECT_URI } from '../support/wallet.js';
+import {
+  attestationHeaders,
+  type WalletInstance,
+  type WalletProvider,
+  walletInstance,
+  walletProvider,
+} from '../support/wallet-provider.js';
+
+let svc: TestService;
+let acme: string;
+let trusted: WalletProvider;
+let rogue: WalletProvider;
+let instance: WalletInstance;
+let issuer: string;
+
+const CLIENT_ID = 'attested-wallet';
+const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+const CLAIMS = { pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann' } } };
+
+beforeAll(async () => {
+  svc = await startService();
+  acme = (await svc.tenant('acme')).token;
+  const created = await svc.call('POST', '/api/issuer/credentials', {
+    token: acme,
+    body: {
+      id: 'pid',
+      config: { format: 'dc+sd-jwt', scope: 'pid_scope' },
+      vct: 'urn:example:pid',
+      keyBinding: true,
+      fields: [
+        { path: ['given_name'], type: 'string', mandatory: true },
+        { path: ['family_name'], type: 'string', mandatory: true },
+      ],
+    },
+  });
+  expect(created.status, created.text).toBe(201);
+  [trusted, rogue, instance] = await Promise.all([walletProvider('Trusted Wallets'), walletProvider('Rogue Wallets'), walletInstance()]);
+  issuer = `${svc.url}/issuers/acme`;
+});
+afterAll(() => svc.stop());
+
+async function settings(extra: Record<string, unknown> = {}) {
+  const reply = await svc.call('PUT', '/api/issuer/config', {
+    token: acme,
+    body: { walletProviders: [{ name: trusted.name, certificates: [trusted.caPem] }], ...extra },
+  });
+  expect(reply.status, reply.text).toBe(200);
+}
+
+const headersFor = (options: Parameters<typeof attestationHeaders>[4] = {}, provider = trusted, clientId = CLIENT_ID) =>
+  attestationHeaders(provider, instance, clientId, issuer, options);
+
+async function offer(flow: 'authorization_code' | 'pre_authorized_code' = 'authorization_code') {
+  const reply = await svc.call('POST', '/api/issuer/offer', {
+    token: acme,
+    body: { response_type: 'uri', flow, credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
+  });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.body.credentialOffer.grants;
+}
+
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+async function par(headers: Record<string, string>, challenge = pkce().challenge) {
+  const grants = await offer();
+  return svc.call('POST', '/issuers/acme/par', {
+    form: {
+      client_id: CLIENT_ID,
+      response_type: 'code',
+      redirect_uri: WALLET_REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      issuer_state: grants.authorization_code.issuer_state,
+      scope: 'pid_scope',
+    },
+    headers,
+  });
+}
+
+/** PAR (attested) and the authorization endpoint: a code and its verifier. */
+async function code() {
+  const { verifier, challenge } = pkce();
+  const pushed = await par(await headersFor(), challenge);
+  expect(pushed.status, pushed.text).toBe(201);
+  const answer = await fetch(`${issuer}/authorize?${new URLSearchParams({ client_id: CLIENT_ID, request_uri: pushed.body.request_uri })}`, {
+    redirect: 'manual',
+  });
+  expect(answer.status).toBe(302);
+  return { code: new URL(answer.headers.get('location') as string).searchParams.get('code') as string, verifier };
+}
+
+const token = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+  svc.call('POST', '/issuers/acme/token', { form, headers });
+
+const codeGrant = (grant: { code: string; verifier: string }) => ({
+  grant_type: 'authorization_code',
+  code: grant.code,
+  code_verifier: grant.verifier,
+  redirect_uri: WALLET_REDIRECT_URI,
+  client_id: CLIENT_ID,
+});
+
+function expectError(reply: { status: number; body: any; text: string }, error: string, status = error === 'invalid_client' ? 401 : 400) {
+  expect(reply.status, reply.text).toBe(status);
+  expect(reply.body.error, reply.text).toBe(error);
+}
+
+const challenge = async () => {
+  const reply = await svc.call('POST', '/issuers/acme/challenge');
+  expect(reply.status, reply.text).toBe(200);
+  return reply.body.attestation_challenge as string;
+};
+
+describe('wallet attestation: metadata and challenge endpoint', () => {
+  it('advertises attest_jwt_client_auth, the challenge endpoint and the signing algorithms', async () => {
+    await settings();
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    expect(as).toMatchObject({
+      token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
+      challenge_endpoint: `${issuer}/challenge`,
+      client_attestation_signing_alg_values_supported: expect.arrayContaining(['ES256']),
+      client_attestation_pop_signing_alg_values_supported: expect.arrayContaining(['ES256']),
+    });
+    await settings({ walletAttestationRequired: true });
+    const required = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    expect(required.token_endpoint_auth_methods_supported).toEqual(['attest_jwt_client_auth']);
+  });
+
+  it('hands out fresh challenges, not cached, and 404 for an unknown issuer', async () => {
+    const reply = await svc.call('POST', '/issuers/acme/challenge');
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('cache-control')).toBe('no-store');
+    expect(reply.body.attestation_challenge).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect(await challenge()).not.toBe(reply.body.attestation_challenge);
+    expect((await svc.call('POST', '/issuers/nobody/challenge')).status).toBe(404);
+  });
+
+  it('refuses a wallet provider anchor that is not a certificate', async () => {
+    const reply = await svc.call('PUT', '/api/issuer/config', {
+      token: acme,
+      body: { walletProviders: [{ name: 'X', certificates: ['not a certificate'] }] },
+    });
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.text).toContain('walletProviders.0.certificates.0');
+  });
+});
+
+describe('wallet attestation required', () => {
+  beforeAll(() => settings({ walletAttestationRequired: true }));
+
+  it('runs the authorization code flow with attestation at PAR and the token endpoint', async () => {
+    const reply = await token(codeGrant(await code()), await headersFor());
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String) });
+  });
+
+  it('refuses PAR and the token request without attestation (invalid_client)', async () => {
+    expectError(await par({}), 'invalid_client');
+    expectError(await token(codeGrant(await code())), 'invalid_client');
+  });
+
+  it('refuses a request with only one of the two headers', async () => {
+    const { 'oauth-client-attestation': attestation, 'oauth-client-attestation-pop': pop } = await headersFor();
+    expectError(await par({ 'oauth-client-attestation': attestation as string }), 'invalid_client');
+    expectError(await par({ 'oauth-client-attestation-pop': pop as string }), 'invalid_client');
+  });
+
+  it('takes the attestation at the pre-authorized code token request too', async () => {
+    const preAuthorized = async () => (await offer('pre_authorized_code'))[PRE_AUTHORIZED_GRANT]['pre-authorized_code'] as string;
+    expectError(await token({ grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': await preAuthorized() }), 'invalid_client');
+    const reply = await token({ grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': await preAuthorized() }, await headersFor());
+    expect(reply.status, reply.text).toBe(200);
+    const other = await token(
+      { grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': await preAuthorized(), client_id: 'someone-else' },
+      await headersFor(),
+    );
+    expectError(other, 'invalid_client');
+  });
+
+  it('refuses an expired attestation', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const reply = await par(await headersFor({ attestation: { iat: now - 7200, exp: now - 3600 } }));
+    expectError(reply, 'invalid_client');
+    expect(reply.body.error_description).toMatch(/expired/);
+  });
+
+  it('refuses an attestation by a wallet provider the issuer does not trust', async () => {
+    const reply = await par(await headersFor({}, rogue));
+    expectError(reply, 'invalid_client');
+    expect(reply.body.error_description).toMatch(/trusted wallet provider/);
+  });
+
+  it('refuses an attestation issued to another client (sub is not client_id)', async () => {
+    const reply = await par(await headersFor({ attestation: { sub: 'another-wallet' } }));
+    expectError(reply, 'invalid_client');
+    expect(reply.body.error_description).toMatch(/another client/);
+  });
+
+  it('refuses a proof not signed by the attested instance key', async () => {
+    const stranger = await walletInstance();
+    const headers = await headersFor();
+    headers['oauth-client-attestation-pop'] = await stranger.pop({ iss: CLIENT_ID, aud: issuer });
+    const reply = await par(headers);
+    expectError(reply, 'invalid_client');
+    expect(reply.body.error_description).toMatch(/cnf\.jwk/);
+  });
+
+  it('refuses a proof for another authorization server, and a stale one', async () => {
+    const elsewhere = await par(await headersFor({ pop: { aud: 'https://elsewhere.example' } }));
+    expectError(elsewhere, 'invalid_client');
+    expect(elsewhere.body.error_description).toMatch(/aud/);
+    const stale = await par(await headersFor({ pop: { iat: Math.floor(Date.now() / 1000) - 600 } }));
+    expectError(stale, 'invalid_client');
+    expect(stale.body.error_description).toMatch(/iat/);
+  });
+
+  it('refuses a replayed proof (the same jti twice)', async () => {
+    const headers = await headersFor();
+    expect((await par(headers)).status).toBe(201);
+    const replay = await par(headers);
+    expectError(replay, 'invalid_client');
+    expect(replay.body.error_description).toMatch(/used before/);
+  });
+});
+
+describe('wallet attestation with challenges', () => {
+  beforeAll(() => settings({ walletAttestationRequired: true, walletAttestationChallengeRequired: true }));
+
+  it('asks for a challenge when the proof has none, and accepts the one it hands out', async () => {
+    const missing = await par(await headersFor());
+    expectError(missing, 'use_attestation_challenge');
+    const offered = missing.headers.get('oauth-client-attestation-challenge');
+    expect(offered).toBeTruthy();
+    expect((await par(await headersFor({ pop: { challenge: offered as string } }))).status).toBe(201);
+  });
+
+  it('accepts a challenge from the challenge endpoint once', async () => {
+    const value = await challenge();
+    expect((await par(await headersFor({ pop: { challenge: value } }))).status).toBe(201);
+    expectError(await par(await headersFor({ pop: { challenge: value } })), 'use_attestation_challenge');
+  });
+
+  it('refuses a challenge it never issued', async () => {
+    expectError(await par(await headersFor({ pop: { challenge: 'made-up-challenge' } })), 'use_attestation_challenge');
+  });
+
+  it('runs the whole flow with a challenge at PAR and at the token endpoint', async () => {
+    const { verifier, challenge: codeChallenge } = pkce();
+    const pushed = await par(await headersFor({ pop: { challenge: await challenge() } }), codeChallenge);
+    expect(pushed.status, pushed.text).toBe(201);
+    const answer = await fetch(
+      `${issuer}/authorize?${new URLSearchParams({ client_id: CLIENT_ID, request_uri: pushed.body.request_uri })}`,
+      {
+        redirect: 'manual',
+      },
+    );
+    const code = new URL(answer.headers.get('location') as string).searchParams.get('code') as string;
+    const reply = await token(codeGrant({ code, verifier }), await headersFor({ pop: { challenge: await challenge() } }));
+    expect(reply.status, reply.text).toBe(200);
+  });
+});
+
+describe('wallet attestation not required', () => {
+  beforeAll(() => settings({ walletAttestationRequired: false }));
+
+  it('accepts a request without attestation', async () => {
+    expect((await par({})).status).toBe(201);
+  });
+
+  it('still verifies an attestation that is sent, and refuses a bad one', async () => {
+    expect((await par(await headersFor())).status).toBe(201);
+    expectError(await par(await headersFor({}, rogue)), 'invalid_client');
+    expectError(await par(await headersFor({ pop: { aud: 'https://elsewhere.example' } })), 'invalid_client');
+    const pre = (await offer('pre_authorized_code'))[PRE_AUTHORIZED_GRANT]['pre-authorized_code'] as string;
+    expectError(
+      await token({ grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': pre }, await headersFor({}, rogue)),
+      'invalid_client',
+    );
+  });
+});

@@ -1,0 +1,88 @@
+// A test wallet provider (a CA and the leaf certificate that signs client attestations) and a wallet
+// instance key, with the JWTs of attestation-based client authentication: the client attestation the
+// provider issues to the instance and the instance's proof of possession for one request.
+import 'reflect-metadata';
+import { randomUUID, webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
+
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+const DAY_MS = 86_400_000;
+
+export interface WalletProvider {
+  name: string;
+  /** The CA certificate, PEM: the trust anchor an issuer configures. */
+  caPem: string;
+  attestation(instance: WalletInstance, claims?: JWTPayload): Promise<string>;
+}
+
+export interface WalletInstance {
+  publicJwk: Record<string, unknown>;
+  pop(claims: JWTPayload): Promise<string>;
+}
+
+export async function walletProvider(name = 'Test Wallet Provider'): Promise<WalletProvider> {
+  const caKeys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']);
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    name: `CN=${name} CA`,
+    keys: caKeys,
+    signingAlgorithm: EC,
+    notBefore: new Date(Date.now() - DAY_MS),
+    notAfter: new Date(Date.now() + 30 * DAY_MS),
+    extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
+  });
+  const leafKeys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']);
+  const leaf = await x509.X509CertificateGenerator.create({
+    subject: `CN=${name}`,
+    issuer: ca.subject,
+    publicKey: leafKeys.publicKey,
+    signingKey: caKeys.privateKey,
+    signingAlgorithm: EC,
+    notBefore: new Date(Date.now() - DAY_MS),
+    notAfter: new Date(Date.now() + 30 * DAY_MS),
+  });
+  const x5c = [leaf, ca].map((c) => Buffer.from(c.rawData).toString('base64'));
+  return {
+    name,
+    caPem: ca.toString('pem'),
+    attestation: (instance, claims = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({
+        iss: `https://${name.replace(/\W/g, '').toLowerCase()}.example`,
+        iat: now,
+        exp: now + 3600,
+        cnf: { jwk: instance.publicJwk },
+        ...claims,
+      })
+        .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation+jwt', x5c })
+        .sign(leafKeys.privateKey);
+    },
+  };
+}
+
+export async function walletInstance(): Promise<WalletInstance> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+  return {
+    publicJwk: (await exportJWK(publicKey)) as Record<string, unknown>,
+    pop: (claims) =>
+      new SignJWT({ jti: randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
+        .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation-pop+jwt' })
+        .sign(privateKey),
+  };
+}
+
+/** The two headers of an attested request, for client `clientId` at authorization server `audience`. */
+export async function attestationHeaders(
+  provider: WalletProvider,
+  instance: WalletInstance,
+  clientId: string,
+  audience: string,
+  options: { attestation?: JWTPayload; pop?: JWTPayload } = {},
+): Promise<Record<string, string>> {
+  return {
+    'oauth-client-attestation': await provider.attestation(instance, { sub: clientId, ...options.attestation }),
+    'oauth-client-attestation-pop': await instance.pop({ iss: clientId, aud: audience, ...options.pop }),
+  };
+}
