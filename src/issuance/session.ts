@@ -40,6 +40,8 @@ export const AuthorizationRequestSchema = z.object({
   state: z.string().optional(),
   /** DPoP key thumbprint the token request must prove (RFC 9449 section 10). */
   dpopJkt: z.string().optional(),
+  /** Thumbprint of the wallet instance key of the client attestation sent with the request; the token request must be attested by the same instance. */
+  attestationJkt: z.string().optional(),
   credentialConfigurationIds: z.array(z.string()),
   byDetails: z.array(z.string()),
 });

@@ -52,8 +52,8 @@ async function settings(extra: Record<string, unknown> = {}) {
   expect(reply.status, reply.text).toBe(200);
 }
 
-const headersFor = (options: Parameters<typeof attestationHeaders>[4] = {}, provider = trusted, clientId = CLIENT_ID) =>
-  attestationHeaders(provider, instance, clientId, issuer, options);
+const headersFor = (options: Parameters<typeof attestationHeaders>[4] = {}, provider = trusted, wallet = instance) =>
+  attestationHeaders(provider, wallet, CLIENT_ID, issuer, options);
 
 async function offer(flow: 'authorization_code' | 'pre_authorized_code' = 'authorization_code') {
   const reply = await svc.call('POST', '/api/issuer/offer', {
@@ -273,6 +273,15 @@ describe('wallet attestation not required', () => {
 
   it('accepts a request without attestation', async () => {
     expect((await par({})).status).toBe(201);
+  });
+
+  it('binds a code pushed with attestation to that wallet instance', async () => {
+    const other = await walletInstance();
+    const anotherInstance = await token(codeGrant(await code()), await headersFor({}, trusted, other));
+    expectError(anotherInstance, 'invalid_grant');
+    expect(anotherInstance.body.error_description).toMatch(/another wallet instance/);
+    expectError(await token(codeGrant(await code())), 'invalid_grant');
+    expect((await token(codeGrant(await code()), await headersFor())).status).toBe(200);
   });
 
   it('still verifies an attestation that is sent, and refuses a bad one', async () => {

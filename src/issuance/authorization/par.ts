@@ -63,7 +63,7 @@ export class PushedAuthorizationEndpoint {
   async push(request: PushRequest): Promise<PushResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const params = parseOAuthParams(PushedAuthorizationRequestSchema, request.body);
-    await this.attestations.check(issuer, params.client_id, request.attestation);
+    const attested = await this.attestations.check(issuer, params.client_id, request.attestation);
     checkResponseType(params);
     const codeChallenge = checkPkce(params);
     checkRedirectUri(params);
@@ -80,6 +80,7 @@ export class PushedAuthorizationEndpoint {
       codeChallenge,
       ...(params.state !== undefined && { state: params.state }),
       ...(dpopJkt && { dpopJkt }),
+      ...(attested && { attestationJkt: attested.instanceJkt }),
       credentialConfigurationIds: [...new Set([...byDetails, ...byScope])],
       byDetails,
     });

@@ -7,6 +7,7 @@ import type { SessionState } from '../../sessions/model.js';
 import { type SessionService, spentHandle } from '../../sessions/service.js';
 import { offerRefusal } from '../authorization/offer-session.js';
 import { AUTHORIZATION_HANDLE } from '../authorization/schemas.js';
+import type { WalletAttestation } from '../authorization/wallet-attestation.js';
 import { invalidGrant } from '../errors.js';
 import type { Issuer } from '../issuers.js';
 import { type AuthorizationRequest, issuancePrivate } from '../session.js';
@@ -23,12 +24,13 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
     private readonly tokens: SessionTokens,
   ) {}
 
-  async redeem({ issuer, grant, dpopKey }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
+  async redeem({ issuer, grant, attested, dpopKey }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
     // The proof first: a wallet told to retry with a DPoP nonce must find its code unspent.
     const proven = await dpopKey();
     const session = await this.takeCode(issuer, grant.code);
     const request = pushedRequest(session);
     checkClientId(request, grant.client_id);
+    checkAttestedInstance(request, attested);
     checkRedirectUri(request, grant.redirect_uri);
     checkPkce(request, grant.code_verifier);
     const jkt = checkDpopJkt(request, proven);
@@ -78,6 +80,14 @@ function pushedRequest(session: SessionState): AuthorizationRequest {
 
 function checkClientId(request: AuthorizationRequest, clientId: string) {
   if (request.clientId !== clientId) throw invalidGrant('the authorization code was issued to another client');
+}
+
+/** A request pushed with a client attestation binds the code to that wallet instance: the token request must be attested by its key. */
+function checkAttestedInstance(request: AuthorizationRequest, attested: WalletAttestation | undefined) {
+  if (request.attestationJkt === undefined) return;
+  if (attested === undefined)
+    throw invalidGrant('this authorization code was issued to an attested wallet instance: send its client attestation');
+  if (attested.instanceJkt !== request.attestationJkt) throw invalidGrant('the authorization code was issued to another wallet instance');
 }
 
 function checkRedirectUri(request: AuthorizationRequest, redirectUri: string) {

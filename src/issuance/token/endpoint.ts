@@ -29,8 +29,8 @@ export class TokenEndpoint {
   async exchange(request: TokenRequest): Promise<TokenResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const grant = parseTokenRequest(request.body);
-    await this.attestations.check(issuer, 'client_id' in grant ? grant.client_id : undefined, request.attestation);
-    const call = { issuer, request, dpopKey: () => this.dpop.keyOf(request, issuer.settings) };
+    const attested = await this.attestations.check(issuer, 'client_id' in grant ? grant.client_id : undefined, request.attestation);
+    const call = { issuer, request, attested, dpopKey: () => this.dpop.keyOf(request, issuer.settings) };
     switch (grant.grant_type) {
       case PRE_AUTHORIZED_GRANT:
         return this.grants.preAuthorizedCode.redeem({ ...call, grant });

@@ -1,5 +1,5 @@
 // What every grant of the token endpoint is given: the issuer, the wallet's request, and its DPoP key.
-import type { AttestationHeaders } from '../authorization/wallet-attestation.js';
+import type { AttestationHeaders, WalletAttestation } from '../authorization/wallet-attestation.js';
 import type { Issuer } from '../issuers.js';
 import type { TokenResponse } from './session-tokens.js';
 
@@ -17,6 +17,8 @@ export interface GrantCall<G> {
   issuer: Issuer;
   request: TokenRequest;
   grant: G;
+  /** The client attestation the request carried, verified; undefined when it sent none. */
+  attested: WalletAttestation | undefined;
   /** Verifies the request's DPoP proof, if any (required when the issuer says so); its key's thumbprint. */
   dpopKey(): Promise<string | undefined>;
 }
