@@ -1,11 +1,13 @@
-// One pre-authorized SD-JWT VC issuance as a wallet does it (management offer, offer fetch, issuer
-// metadata, token with DPoP, nonce, credential with DPoP, notification) against a tenant it sets up,
-// with the latency of each request; shared by the issuance and start-up benchmarks.
-import { createHash, randomUUID } from 'node:crypto';
+// One SD-JWT VC issuance as a wallet does it (management offer, offer fetch, issuer metadata, token
+// with DPoP, nonce, credential with DPoP, notification) against a tenant it sets up, with the latency
+// of each request: by pre-authorized code, or by authorization code (PAR with PKCE and DPoP, the
+// authorization redirect, the code at the token endpoint). Shared by the issuance and start-up benchmarks.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { type BenchService, json } from './support.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+const REDIRECT_URI = 'https://wallet.example.com/callback';
 
 export interface IssuanceFlow {
   run(): Promise<void>;
@@ -13,7 +15,9 @@ export interface IssuanceFlow {
   latencies: Record<string, number[]>;
 }
 
-export async function prepareIssuance(service: BenchService, tenantId = 'bench'): Promise<IssuanceFlow> {
+export type FlowKind = 'pre-authorized' | 'authorization code';
+
+export async function prepareIssuance(service: BenchService, tenantId = 'bench', kind: FlowKind = 'pre-authorized'): Promise<IssuanceFlow> {
   const tenant = await json(`${service.url}/api/tenant`, {
     method: 'POST',
     token: service.rootToken,
@@ -28,7 +32,7 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench')
     token: admin,
     body: JSON.stringify({
       id: 'pid',
-      config: { format: 'dc+sd-jwt' },
+      config: { format: 'dc+sd-jwt', scope: 'pid' },
       vct: 'urn:eudi:pid:1',
       fields: ['given_name', 'family_name', 'birthdate', 'nationality'].map((name) => ({ path: [name], type: 'string' })),
     }),
@@ -36,15 +40,11 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench')
   const issuer = `${service.url}/issuers/${tenantId}`;
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const jwk = await exportJWK(publicKey);
-  const latencies: Record<string, number[]> = {
-    offer: [],
-    'offer fetch': [],
-    metadata: [],
-    token: [],
-    nonce: [],
-    credential: [],
-    notification: [],
-  };
+  const steps =
+    kind === 'pre-authorized'
+      ? ['offer', 'offer fetch', 'metadata', 'token', 'nonce', 'credential', 'notification']
+      : ['offer', 'offer fetch', 'metadata', 'par', 'authorize', 'token', 'nonce', 'credential', 'notification'];
+  const latencies: Record<string, number[]> = Object.fromEntries(steps.map((step) => [step, []]));
   const timed = async <T>(step: string, work: () => Promise<T>) => {
     const started = performance.now();
     const result = await work();
@@ -63,6 +63,57 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench')
       .sign(privateKey);
   const wellKnown = `${service.url}/.well-known/openid-credential-issuer/issuers/${tenantId}`;
 
+  // The wallet redeems the pre-authorized code at once, DPoP-bound.
+  const preAuthorizedToken = (credentialOffer: any) =>
+    timed('token', async () =>
+      json(`${issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/token`) },
+        body: new URLSearchParams({
+          grant_type: GRANT,
+          'pre-authorized_code': credentialOffer.grants[GRANT]['pre-authorized_code'],
+        }).toString(),
+      }),
+    );
+
+  // PAR with PKCE and DPoP, the authorization endpoint's redirect, then the code at the token endpoint.
+  const authorizationCodeToken = async (credentialOffer: any) => {
+    const verifier = randomBytes(32).toString('base64url');
+    const form = (fields: Record<string, string>) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+    const pushed = await timed('par', async () =>
+      json(`${issuer}/par`, {
+        ...form({
+          client_id: 'bench-wallet',
+          response_type: 'code',
+          redirect_uri: REDIRECT_URI,
+          code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+          code_challenge_method: 'S256',
+          issuer_state: credentialOffer.grants.authorization_code.issuer_state,
+          scope: 'pid',
+        }),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/par`) },
+      }),
+    );
+    const code = await timed('authorize', async () => {
+      const query = new URLSearchParams({ client_id: 'bench-wallet', request_uri: pushed.request_uri });
+      const answer = await fetch(`${issuer}/authorize?${query}`, { redirect: 'manual' });
+      const location = answer.headers.get('location');
+      const found = location && new URL(location).searchParams.get('code');
+      if (answer.status !== 302 || !found) throw new Error(`authorize: ${answer.status} ${await answer.text()}`);
+      return found;
+    });
+    return timed('token', async () =>
+      json(`${issuer}/token`, {
+        ...form({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: 'bench-wallet' }),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/token`) },
+      }),
+    );
+  };
+
   const run = async () => {
     const offer = await timed('offer', () =>
       json(`${service.url}/api/issuer/offer`, {
@@ -70,7 +121,7 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench')
         token: admin,
         body: JSON.stringify({
           response_type: 'uri',
-          flow: 'pre_authorized_code',
+          flow: kind === 'pre-authorized' ? 'pre_authorized_code' : 'authorization_code',
           credentialConfigurationIds: ['pid'],
           credentialClaims: {
             pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', nationality: 'DE' } },
@@ -80,16 +131,7 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench')
     );
     const credentialOffer = await timed('offer fetch', () => json(offer.credentialOfferUri));
     const metadata = await timed('metadata', () => json(wellKnown));
-    const token = await timed('token', async () =>
-      json(metadata.token_endpoint ?? `${issuer}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/token`) },
-        body: new URLSearchParams({
-          grant_type: GRANT,
-          'pre-authorized_code': credentialOffer.grants[GRANT]['pre-authorized_code'],
-        }).toString(),
-      }),
-    );
+    const token = kind === 'pre-authorized' ? await preAuthorizedToken(credentialOffer) : await authorizationCodeToken(credentialOffer);
     const { c_nonce } = await timed('nonce', () => json(metadata.nonce_endpoint, { method: 'POST' }));
     const proof = await new SignJWT({ aud: issuer, nonce: c_nonce, iat: Math.floor(Date.now() / 1000) })
       .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk })

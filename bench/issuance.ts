@@ -1,5 +1,5 @@
-// Complete pre-authorized SD-JWT VC flows per second (offer, offer fetch, token, nonce, credential),
-// with 1 and 8 concurrent wallets, and the median latency of each request.
+// Complete SD-JWT VC issuance flows per second, pre-authorized and by authorization code, with 1 and
+// 8 concurrent wallets: server CPU per flow and the median latency of each request.
 // Run: npx tsx bench/issuance.ts [flows per measurement, default 200]   (DB_TYPE=postgres for PostgreSQL)
 import { prepareIssuance } from './issuance-flow.js';
 import { median, startServiceProcess, throughput } from './support.js';
@@ -8,20 +8,25 @@ const flows = Number(process.argv[2] ?? 200);
 const service = await startServiceProcess(39_000 + Math.floor(Math.random() * 1000));
 
 try {
-  const flow = await prepareIssuance(service);
-  console.log(`issuance benchmark: ${flows} pre-authorized SD-JWT VC flows per measurement, database ${process.env.DB_TYPE ?? 'sqlite'}`);
-  await throughput(20, 2, flow.run); // warm-up
-  for (const concurrency of [1, 8]) {
-    for (const list of Object.values(flow.latencies)) list.length = 0;
-    const cpuBefore = service.cpuMs();
-    const rate = await throughput(flows, concurrency, flow.run);
-    const cpuPerFlow = (service.cpuMs() - cpuBefore) / flows;
-    const steps = Object.entries(flow.latencies)
-      .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
-      .join(', ');
-    console.log(
-      `${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, server CPU ${cpuPerFlow.toFixed(2)} ms/flow; median latency: ${steps}`,
-    );
+  console.log(`issuance benchmark: ${flows} SD-JWT VC flows per measurement, database ${process.env.DB_TYPE ?? 'sqlite'}`);
+  for (const [kind, tenantId] of [
+    ['pre-authorized', 'bench'],
+    ['authorization code', 'bench-code'],
+  ] as const) {
+    const flow = await prepareIssuance(service, tenantId, kind);
+    await throughput(20, 2, flow.run); // warm-up
+    for (const concurrency of [1, 8]) {
+      for (const list of Object.values(flow.latencies)) list.length = 0;
+      const cpuBefore = service.cpuMs();
+      const rate = await throughput(flows, concurrency, flow.run);
+      const cpuPerFlow = (service.cpuMs() - cpuBefore) / flows;
+      const steps = Object.entries(flow.latencies)
+        .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
+        .join(', ');
+      console.log(
+        `${kind}, ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, server CPU ${cpuPerFlow.toFixed(2)} ms/flow; median latency: ${steps}`,
+      );
+    }
   }
 } finally {
   await service.stop();
