@@ -61,11 +61,8 @@ const PopClaims = z.object({
 });
 type PopClaims = z.infer<typeof PopClaims>;
 
-/** What a verified attestation tells about the client. */
+/** What a verified attestation tells about the client: which wallet instance it is. */
 export interface WalletAttestation {
-  clientId: string;
-  /** The wallet provider (the attestation's iss). */
-  provider: string;
   /** RFC 7638 thumbprint of the wallet instance key. */
   instanceJkt: string;
 }
@@ -110,7 +107,7 @@ export class WalletAttestations {
     const pop = checkPop(headers.pop as string, attestation.instanceKey, issuer, attestation.claims.sub);
     await this.checkChallenge(issuer, pop.challenge);
     await this.checkFresh(issuer, pop.jti);
-    return { clientId: attestation.claims.sub, provider: attestation.claims.iss, instanceJkt: ecThumbprint(attestation.claims.cnf.jwk) };
+    return { instanceJkt: ecThumbprint(attestation.instanceKey) };
   }
 
   /** A challenge this server issued and nobody used yet; required when the issuer says so. */
