@@ -1,8 +1,11 @@
 // Wallet (client) attestation, attestation-based client authentication, at PAR and the token endpoint.
 import { createHash, randomBytes } from 'node:crypto';
+import { clientAuthenticationClientAttestationJwt } from '@openid4vc/oauth2';
+import { Openid4vciClient } from '@openid4vc/openid4vci';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { startService, type TestService } from '../support/service.js';
-import { WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
 import {
   attestationHeaders,
   type WalletInstance,
@@ -162,6 +165,39 @@ describe('wallet attestation required', () => {
     expect(reply.body).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String) });
   });
 
+  it('interoperates with an independent wallet library (attest_jwt_client_auth of @openid4vc/oauth2) through PAR and token', async () => {
+    const key = await holderKey();
+    const callbacks = issuanceCallbacks([key], CLIENT_ID);
+    const clientAttestationJwt = await trusted.attestation(key, { sub: CLIENT_ID });
+    const client = new Openid4vciClient({
+      callbacks: { ...callbacks, clientAuthentication: clientAuthenticationClientAttestationJwt({ clientAttestationJwt, callbacks }) },
+    });
+    const created = await svc.call('POST', '/api/issuer/offer', {
+      token: acme,
+      body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
+    });
+    const credentialOffer = await client.resolveCredentialOffer(created.body.uri);
+    const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+    const request = await client.createAuthorizationRequestUrlFromOffer({
+      clientId: CLIENT_ID,
+      credentialOffer,
+      issuerMetadata,
+      redirectUri: WALLET_REDIRECT_URI,
+      scope: 'pid_scope',
+    });
+    const redirect = await fetch(request.authorizationRequestUrl, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    const authorizationCode = new URL(redirect.headers.get('location') as string).searchParams.get('code') as string;
+    const { accessTokenResponse } = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+      credentialOffer,
+      issuerMetadata,
+      authorizationCode,
+      redirectUri: WALLET_REDIRECT_URI,
+      ...(request.pkce && { pkceCodeVerifier: request.pkce.codeVerifier }),
+    });
+    expect(accessTokenResponse.access_token).toEqual(expect.any(String));
+  });
+
   it('refuses PAR and the token request without attestation (invalid_client)', async () => {
     expectError(await par({}), 'invalid_client');
     expectError(await token(codeGrant(await code())), 'invalid_client');
@@ -273,6 +309,12 @@ describe('wallet attestation not required', () => {
 
   it('accepts a request without attestation', async () => {
     expect((await par({})).status).toBe(201);
+  });
+
+  it('takes the client_id from the attestation when the token request leaves it out', async () => {
+    const { client_id: _, ...withoutClientId } = codeGrant(await code());
+    expectError(await token(withoutClientId), 'invalid_request');
+    expect((await token(withoutClientId, await headersFor())).status).toBe(200);
   });
 
   it('binds a code pushed with attestation to that wallet instance', async () => {

@@ -15,7 +15,8 @@ export interface WalletProvider {
   name: string;
   /** The CA certificate, PEM: the trust anchor an issuer configures. */
   caPem: string;
-  attestation(instance: WalletInstance, claims?: JWTPayload): Promise<string>;
+  /** A client attestation for the instance's public key (any wallet's key will do). */
+  attestation(instance: Pick<WalletInstance, 'publicJwk'>, claims?: JWTPayload): Promise<string>;
 }
 
 export interface WalletInstance {

@@ -61,8 +61,9 @@ const PopClaims = z.object({
 });
 type PopClaims = z.infer<typeof PopClaims>;
 
-/** What a verified attestation tells about the client: which wallet instance it is. */
+/** What a verified attestation tells about the client: its client_id and which wallet instance it is. */
 export interface WalletAttestation {
+  clientId: string;
   /** RFC 7638 thumbprint of the wallet instance key. */
   instanceJkt: string;
 }
@@ -107,7 +108,7 @@ export class WalletAttestations {
     const pop = checkPop(headers.pop as string, attestation.instanceKey, issuer, attestation.claims.sub);
     await this.checkChallenge(issuer, pop.challenge);
     await this.checkFresh(issuer, pop.jti);
-    return { instanceJkt: ecThumbprint(attestation.instanceKey) };
+    return { clientId: attestation.claims.sub, instanceJkt: ecThumbprint(attestation.instanceKey) };
   }
 
   /** A challenge this server issued and nobody used yet; required when the issuer says so. */

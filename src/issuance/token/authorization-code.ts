@@ -8,7 +8,7 @@ import { type SessionService, spentHandle } from '../../sessions/service.js';
 import { offerRefusal } from '../authorization/offer-session.js';
 import { AUTHORIZATION_HANDLE } from '../authorization/schemas.js';
 import type { WalletAttestation } from '../authorization/wallet-attestation.js';
-import { invalidGrant } from '../errors.js';
+import { invalidGrant, invalidRequest } from '../errors.js';
 import type { Issuer } from '../issuers.js';
 import { type AuthorizationRequest, issuancePrivate } from '../session.js';
 import type { GrantCall, TokenGrant } from './grant.js';
@@ -25,11 +25,12 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
   ) {}
 
   async redeem({ issuer, grant, attested, dpopKey }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
+    const clientId = clientOf(grant, attested);
     // The proof first: a wallet told to retry with a DPoP nonce must find its code unspent.
     const proven = await dpopKey();
     const session = await this.takeCode(issuer, grant.code);
     const request = pushedRequest(session);
-    checkClientId(request, grant.client_id);
+    checkClientId(request, clientId);
     checkAttestedInstance(request, attested);
     checkRedirectUri(request, grant.redirect_uri);
     checkPkce(request, grant.code_verifier);
@@ -76,6 +77,13 @@ function pushedRequest(session: SessionState): AuthorizationRequest {
   const request = issuancePrivate(session)?.authorizationRequest;
   if (!request) throw invalidGrant('the authorization code is unknown or expired');
   return request;
+}
+
+/** The client names itself, or its attestation names it (attest_jwt_client_auth). */
+function clientOf(grant: AuthorizationCodeRequest, attested: WalletAttestation | undefined): string {
+  const clientId = grant.client_id ?? attested?.clientId;
+  if (clientId === undefined) throw invalidRequest('client_id is required');
+  return clientId;
 }
 
 function checkClientId(request: AuthorizationRequest, clientId: string) {

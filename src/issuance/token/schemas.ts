@@ -16,14 +16,17 @@ const PreAuthorizedCodeRequest = z.object({
 });
 export type PreAuthorizedCodeRequest = z.infer<typeof PreAuthorizedCodeRequest>;
 
-/** A public client names itself with client_id (RFC 6749 section 4.1.3) and proves the PKCE verifier. */
+/**
+ * A public client names itself with client_id (RFC 6749 section 4.1.3) and proves the PKCE verifier; a
+ * client authenticating with a wallet attestation is named by it and may leave client_id out.
+ */
 const AuthorizationCodeRequest = z.object({
   grant_type: z.literal('authorization_code'),
   code: z.string().min(1).max(MAX),
   // Every authorization request here carried a PKCE challenge, so every code needs its verifier (RFC 7636 section 4.1 form).
   code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'must be 43 to 128 unreserved characters (RFC 7636)'),
   redirect_uri: z.string().min(1).max(MAX),
-  client_id: z.string().min(1).max(200),
+  client_id: z.string().min(1).max(200).optional(),
 });
 export type AuthorizationCodeRequest = z.infer<typeof AuthorizationCodeRequest>;
 
