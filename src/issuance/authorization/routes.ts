@@ -48,7 +48,12 @@ export function authorizationRoutes(
         description:
           'Only pushed requests are accepted: client_id and request_uri (single use) are the whole query. The user was identified when the offer was made (issuer_state binds it), so the answer is at once a 302 to the pushed redirect_uri with code, state and iss (RFC 9207). An unknown, expired or used request_uri (invalid_request_uri) or another client_id (invalid_request) is a 400 here, since the redirect_uri is not trusted yet; later errors are redirected with error, error_description, state and iss.',
         params: TenantParams,
-        querystring: z.record(z.string(), z.unknown()),
+        // Documented as the two parameters it takes; each is checked by the endpoint's own steps, so
+        // that a bad one gets the OAuth error rather than a validation problem.
+        querystring: z.looseObject({
+          client_id: z.unknown().optional().describe("the wallet's client_id, as in its pushed request"),
+          request_uri: z.unknown().optional().describe('the request_uri PAR answered (single use)'),
+        }),
       },
     },
     async (request, reply) => {

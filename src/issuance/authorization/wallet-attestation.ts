@@ -6,9 +6,9 @@
 // attestation is always verified in full; the issuer settings decide whether one is required and
 // whether its proof must carry a challenge from the challenge endpoint.
 import { z } from 'zod';
+import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
 import { OAuthError } from '../../platform/http/problem.js';
-import { certificateKey, chainsToTrusted } from '../../verification/trust.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import type { NonceStore } from '../nonce/store.js';
 import type { IssuerSettings } from '../settings.js';

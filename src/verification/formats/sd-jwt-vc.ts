@@ -2,10 +2,10 @@
 // that fails with a reason the session keeps as its errorReason.
 import { createHash } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
 import { lazy } from '../../platform/lazy.js';
 import { PresentationRejected } from '../errors.js';
-import { certificateKey, chainsToTrusted } from '../trust.js';
 import type { PresentationContext } from './context.js';
 
 const reject = (reason: string) => new PresentationRejected(reason);

@@ -14,11 +14,11 @@
 // no cross-origin redirects, bounded time and size), and nothing of the answer is echoed beyond a reason.
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
+import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import type { OutboundClient } from '../../platform/http/outbound-client.js';
 import { type FetchedStatusList, StampedCache, tenantKey } from '../../status-lists/cache.js';
 import { PresentationRejected } from '../errors.js';
 import type { VerifiedSdJwt } from '../formats/sd-jwt-vc.js';
-import { chainsToTrusted } from '../trust.js';
 
 export const STATUS_LIST_JWT = 'application/statuslist+jwt';
 const FETCH_TIMEOUT_MS = 5_000;

@@ -1,4 +1,5 @@
-// Whether an issuer's certificate chain (x5c, leaf first) leads to a certificate the tenant trusts.
+// Whether a certificate chain (x5c, leaf first) leads to a trusted certificate: an issuer's to the
+// tenant's trust lists, a wallet provider's to its anchors, signed schema metadata to the trust lists.
 import { type KeyObject, X509Certificate } from 'node:crypto';
 
 interface Parsed {
