@@ -455,7 +455,7 @@ export interface paths {
         };
         /**
          * List clients
-         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.
+         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client. In external mode the client, its secret and its roles are kept at the identity provider (through its admin API): a duplicate there is a 409, any other failure of the provider a 502 naming its message.
          *
          *     Requires one of the roles: `clients:manage`, `tenants:manage`.
          */
@@ -500,7 +500,7 @@ export interface paths {
         put?: never;
         /**
          * Create a client; the secret is returned only here
-         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.
+         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client. In external mode the client, its secret and its roles are kept at the identity provider (through its admin API): a duplicate there is a 409, any other failure of the provider a 502 naming its message.
          *
          *     Requires one of the roles: `clients:manage`, `tenants:manage`.
          */
@@ -542,7 +542,7 @@ export interface paths {
                             createdAt: string;
                             description: string | null;
                             roles: ("presentation:manage" | "presentation:request" | "issuance:manage" | "issuance:offer" | "clients:manage" | "users:manage" | "tenants:manage" | "registrar:manage")[];
-                            /** @description shown once; only its hash is stored */
+                            /** @description shown once; only its hash is stored (in external mode, the identity provider keeps it) */
                             secret: string;
                             /** @description null only for clients that manage tenants */
                             tenantId: string | null;
@@ -667,7 +667,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a client; its tokens stop working for good, also if a client of the same id is created later
-         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.
+         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client. In external mode the client, its secret and its roles are kept at the identity provider (through its admin API): a duplicate there is a 409, any other failure of the provider a 502 naming its message.
          *
          *     Requires one of the roles: `clients:manage`, `tenants:manage`.
          */
@@ -740,7 +740,7 @@ export interface paths {
         head?: never;
         /**
          * Update roles, description and allowed configurations
-         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client.
+         * @description A tenant's client works inside its tenant, and grants, changes, rotates and deletes only what it holds itself: roles it lacks, or configurations outside its allowed lists, are refused with 403. A client without tenant (tenants:manage) sees and manages every client. In external mode the client, its secret and its roles are kept at the identity provider (through its admin API): a duplicate there is a 409, any other failure of the provider a 502 naming its message.
          *
          *     Requires one of the roles: `clients:manage`, `tenants:manage`.
          */
@@ -920,7 +920,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Always 410: secrets are stored hashed and cannot be read back
+         * Always 410: secrets are stored hashed (or kept at the identity provider) and cannot be read back
          * @description Use POST /api/client/{id}/rotate-secret to obtain a new secret.
          *
          *     Requires one of the roles: `clients:manage`, `tenants:manage`.
@@ -1771,10 +1771,8 @@ export interface paths {
                         lifeTime?: number | null;
                         /** @description removed in version 5: the JSON schema is derived from fields. Requests carrying it are refused. */
                         schema?: unknown;
-                        /** @description input for schema metadata publication (experimental); stored as given */
-                        schemaMeta?: {
-                            [key: string]: unknown;
-                        } | null;
+                        /** @description input for schema metadata publication (experimental); its id is set when POST /api/schema-metadata/publish names this configuration */
+                        schemaMeta?: components["schemas"]["SchemaMetaConfigInput"] | null;
                         /** @description default x5c (null resets to it): x5c carries the certificate chain, federation relies on the iss claim */
                         sdJwtTrustFormat?: ("x5c" | "federation") | null;
                         /** @description which key signs the status lists of its credentials: statusList (default; null resets to it), a status-list key chain; issuer, the key chain that signs the credentials, for wallets that check a status list with the issuer key only */
@@ -2041,10 +2039,8 @@ export interface paths {
                         lifeTime?: number | null;
                         /** @description removed in version 5: the JSON schema is derived from fields. Requests carrying it are refused. */
                         schema?: unknown;
-                        /** @description input for schema metadata publication (experimental); stored as given */
-                        schemaMeta?: {
-                            [key: string]: unknown;
-                        } | null;
+                        /** @description input for schema metadata publication (experimental); its id is set when POST /api/schema-metadata/publish names this configuration */
+                        schemaMeta?: components["schemas"]["SchemaMetaConfigInput"] | null;
                         /** @description default x5c (null resets to it): x5c carries the certificate chain, federation relies on the iss claim */
                         sdJwtTrustFormat?: ("x5c" | "federation") | null;
                         /** @description which key signs the status lists of its credentials: statusList (default; null resets to it), a status-list key chain; issuer, the key chain that signs the credentials, for wallets that check a status list with the issuer key only */
@@ -2115,6 +2111,85 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/issuer/credentials/{id}/schema-metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schema metadata payload the service would sign for a credential configuration
+         * @description Schema metadata follows TS11, an experimental specification that may change. Built from the configuration's schemaMeta and, where schemaMeta has no schemaURIs, the JSON Schema derived from its fields with its vct or docType; id is the attestation id once published, iat is added at signing. 409 when the configuration has no schemaMeta.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetaPayload"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/issuer/deferred/{transactionId}/complete": {
@@ -2307,7 +2382,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a credential offer (pre-authorized code flow)
+         * Create a credential offer (pre-authorized code or authorization code flow)
          * @description Creates an issuance session and returns the offer URI. Inline claims are validated against the configurations now; a client whose allowedIssuanceConfigs excludes a requested id gets 403.
          *
          *     Requires one of the roles: `issuance:offer`. Tenant-scoped: works inside the caller's tenant.
@@ -2379,16 +2454,16 @@ export interface paths {
                         };
                         credentialConfigurationIds: string[];
                         /**
-                         * @description only `pre_authorized_code` is available so far
+                         * @description `pre_authorized_code`: the wallet redeems the offer at once (optionally with tx_code); `authorization_code`: the wallet runs PAR, authorization and token requests, the offer binding the user through issuer_state
                          * @enum {string}
                          */
                         flow: "authorization_code" | "pre_authorized_code";
                         /**
-                         * @description only `uri` is available so far
+                         * @description `uri`: an openid-credential-offer:// URI (QR code, link); `dc-api`: also the request the integrator's page passes to navigator.credentials.create (W3C Digital Credentials API, protocol openid4vci-v1); `iso-18013-7` is for presentations, not offers
                          * @enum {string}
                          */
                         response_type: "uri" | "dc-api" | "iso-18013-7";
-                        /** @description a transaction code the wallet user must enter; deliver it out of band */
+                        /** @description pre-authorized code flow: a transaction code the wallet user must enter; deliver it out of band */
                         tx_code?: string;
                         tx_code_description?: string;
                         webhookEndpointId?: string;
@@ -2408,6 +2483,14 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             credentialOfferUri: string;
+                            /** @description response_type dc-api: pass as navigator.credentials.create({ digital: { requests: [dcApiRequest] } }); data is the credential offer by value */
+                            dcApiRequest?: {
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                protocol: "openid4vci-v1";
+                            };
                             expiresAt: string;
                             /** @description the session id */
                             session: string;
@@ -3683,6 +3766,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/registrar/access-certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain an access certificate from the registrar for a key chain and store it there
+         * @description Registers the tenant's relying party at the registrar when it has none (the first one the registrar lists is used), asks the registrar for an access certificate for the key chain's active public key (SPKI PEM, with the host name of PUBLIC_URL as DNS name), checks that the certificate certifies that key and stores it as the key chain's certificate, as a PATCH of the key chain with `certificate` would: requests signed with the chain then carry it (x5c) and x509_hash client ids follow it. Answers the updated key chain. 400 naming body.keyChainId for a chain that does not exist or is not an access chain; 409 when the tenant has no registrar configured; 502 with the registrar's message when the registrar fails, and when its certificate does not certify the key.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description optional: without a body the tenant's default access key chain is used */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description a key chain of usage type access; default: the tenant's default access key chain */
+                        keyChainId?: string;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["KeyChain"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/registrar/config": {
         parameters: {
             query?: never;
@@ -3951,6 +4119,1024 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/schema-metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The registrar's schema metadata, optionally of one id and version
+         * @description Schema metadata follows TS11, an experimental specification that may change. Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`, `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description short id or reserved URL */
+                    attestationId?: string;
+                    version?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"][];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The versions of one id, latest first
+         * @description Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`, `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"][];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the category and tags of a version
+         * @description Catalog attributes the registrar keeps beside the signed metadata (the path mirrors the registrar's PATCH /schema-metadata/{id}/versions/{version}). Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        category?: "identity" | "health" | "finance" | "education" | "mobility" | "employment" | "other";
+                        tags?: ("pid" | "eudi" | "kyc" | "aml" | "age-verification" | "residency" | "membership" | "education" | "employment" | "mobility")[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/schema-metadata/{id}/versions/{version}/deprecation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Deprecate a version (or take the deprecation back)
+         * @description Only the uploader may: the registrar refuses others (502 with its message). Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        deprecated: boolean;
+                        message?: string;
+                        supersededByVersion?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/schema-metadata/{id}/versions/{version}/jwt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed JWT of one version (application/jwt)
+         * @description Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`, `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/{id}/versions/{version}/schemas/{format}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of one version for one format
+         * @description Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`, `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    format: "dc+sd-jwt" | "mso_mdoc";
+                    id: string;
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/mine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every version of every schema metadata id the tenant published
+         * @description The ids the tenant published through this service, as the registrar has them now. Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"][];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish schema metadata under a newly reserved id
+         * @description Schema metadata follows TS11, an experimental specification that may change. The payload (id, version, rulebookURI, rulebookIntegrity, attestationLoS, bindingType, schemaURIs, trustedAuthorities, iat) is signed as a JWS with typ attestation-schema+jwt, the tenant's default access key chain's key and its certificate chain in x5c, and submitted to the registrar (POST /schema-metadata {jwt}); the answer is the registrar's record. Without config.schemaURIs, the schema comes from the credential configuration named by credentialConfigId: the JSON Schema derived from its fields, inline (schemaContent), with meta {vct} (dc+sd-jwt) or {doctype_value} (mso_mdoc). config.category and config.tags are set at the registrar after submission (they are not signed). With credentialConfigId, that configuration's schemaMeta becomes the config with id set to the attestation id. Input is checked before the registrar is called. Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409. The id is reserved at the registrar (POST /schema-metadata/reserve with config.nameHint); config.id must be absent.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        config: components["schemas"]["SchemaMetaConfigInput"];
+                        /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
+                        credentialConfigId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/publish-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a new version of existing schema metadata
+         * @description Schema metadata follows TS11, an experimental specification that may change. The payload (id, version, rulebookURI, rulebookIntegrity, attestationLoS, bindingType, schemaURIs, trustedAuthorities, iat) is signed as a JWS with typ attestation-schema+jwt, the tenant's default access key chain's key and its certificate chain in x5c, and submitted to the registrar (POST /schema-metadata {jwt}); the answer is the registrar's record. Without config.schemaURIs, the schema comes from the credential configuration named by credentialConfigId: the JSON Schema derived from its fields, inline (schemaContent), with meta {vct} (dc+sd-jwt) or {doctype_value} (mso_mdoc). config.category and config.tags are set at the registrar after submission (they are not signed). With credentialConfigId, that configuration's schemaMeta becomes the config with id set to the attestation id. Input is checked before the registrar is called. Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409. Body as for publish, with config.id required: the attestation id (the reserved URL, or the registrar's short id, whose URL is read from its latest version) and config.version the new version. The registrar refuses a version it has (409) and an id of another relying party (502 with its message).
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        config: {
+                            /** @enum {string} */
+                            attestationLoS: "iso_18045_high" | "iso_18045_moderate" | "iso_18045_enhanced-basic" | "iso_18045_basic";
+                            /** @enum {string} */
+                            bindingType: "claim" | "key" | "biometric" | "none";
+                            /**
+                             * @description catalog attribute, set at the registrar after publication; not signed
+                             * @enum {string}
+                             */
+                            category?: "identity" | "health" | "finance" | "education" | "mobility" | "employment" | "other";
+                            /** @description the attestation id of the existing schema metadata */
+                            id: string;
+                            /** @description suggestion for the id the registrar reserves */
+                            nameHint?: string;
+                            /** @description subresource integrity of the rulebook; sent as given */
+                            rulebookIntegrity?: string;
+                            /** @description URL of the attestation rulebook */
+                            rulebookURI?: string;
+                            /** @description per format, the claims' JSON Schema; absent: derived from the fields of the credential configuration (inline) */
+                            schemaURIs?: components["schemas"]["SchemaMetaSchemaUriInput"][];
+                            /** @description catalog attributes, set after publication; not signed */
+                            tags?: ("pid" | "eudi" | "kyc" | "aml" | "age-verification" | "residency" | "membership" | "education" | "employment" | "mobility")[];
+                            /** @description default none ([]) */
+                            trustedAuthorities?: components["schemas"]["SchemaMetaTrustedAuthorityInput"][];
+                            /** @description semantic version of this schema metadata */
+                            version: string;
+                        };
+                        /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
+                        credentialConfigId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/sign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deprecated alias of POST /api/schema-metadata/publish
+         * @deprecated
+         * @description Schema metadata follows TS11, an experimental specification that may change. The payload (id, version, rulebookURI, rulebookIntegrity, attestationLoS, bindingType, schemaURIs, trustedAuthorities, iat) is signed as a JWS with typ attestation-schema+jwt, the tenant's default access key chain's key and its certificate chain in x5c, and submitted to the registrar (POST /schema-metadata {jwt}); the answer is the registrar's record. Without config.schemaURIs, the schema comes from the credential configuration named by credentialConfigId: the JSON Schema derived from its fields, inline (schemaContent), with meta {vct} (dc+sd-jwt) or {doctype_value} (mso_mdoc). config.category and config.tags are set at the registrar after submission (they are not signed). With credentialConfigId, that configuration's schemaMeta becomes the config with id set to the attestation id. Input is checked before the registrar is called. Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409. The id is reserved at the registrar (POST /schema-metadata/reserve with config.nameHint); config.id must be absent.
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        config: components["schemas"]["SchemaMetaConfigInput"];
+                        /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
+                        credentialConfigId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/sign-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deprecated alias of POST /api/schema-metadata/publish-version
+         * @deprecated
+         * @description Schema metadata follows TS11, an experimental specification that may change. The payload (id, version, rulebookURI, rulebookIntegrity, attestationLoS, bindingType, schemaURIs, trustedAuthorities, iat) is signed as a JWS with typ attestation-schema+jwt, the tenant's default access key chain's key and its certificate chain in x5c, and submitted to the registrar (POST /schema-metadata {jwt}); the answer is the registrar's record. Without config.schemaURIs, the schema comes from the credential configuration named by credentialConfigId: the JSON Schema derived from its fields, inline (schemaContent), with meta {vct} (dc+sd-jwt) or {doctype_value} (mso_mdoc). config.category and config.tags are set at the registrar after submission (they are not signed). With credentialConfigId, that configuration's schemaMeta becomes the config with id set to the attestation id. Input is checked before the registrar is called. Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409. Body as for publish, with config.id required: the attestation id (the reserved URL, or the registrar's short id, whose URL is read from its latest version) and config.version the new version. The registrar refuses a version it has (409) and an id of another relying party (502 with its message).
+         *
+         *     Requires one of the roles: `registrar:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        config: {
+                            /** @enum {string} */
+                            attestationLoS: "iso_18045_high" | "iso_18045_moderate" | "iso_18045_enhanced-basic" | "iso_18045_basic";
+                            /** @enum {string} */
+                            bindingType: "claim" | "key" | "biometric" | "none";
+                            /**
+                             * @description catalog attribute, set at the registrar after publication; not signed
+                             * @enum {string}
+                             */
+                            category?: "identity" | "health" | "finance" | "education" | "mobility" | "employment" | "other";
+                            /** @description the attestation id of the existing schema metadata */
+                            id: string;
+                            /** @description suggestion for the id the registrar reserves */
+                            nameHint?: string;
+                            /** @description subresource integrity of the rulebook; sent as given */
+                            rulebookIntegrity?: string;
+                            /** @description URL of the attestation rulebook */
+                            rulebookURI?: string;
+                            /** @description per format, the claims' JSON Schema; absent: derived from the fields of the credential configuration (inline) */
+                            schemaURIs?: components["schemas"]["SchemaMetaSchemaUriInput"][];
+                            /** @description catalog attributes, set after publication; not signed */
+                            tags?: ("pid" | "eudi" | "kyc" | "aml" | "age-verification" | "residency" | "membership" | "education" | "employment" | "mobility")[];
+                            /** @description default none ([]) */
+                            trustedAuthorities?: components["schemas"]["SchemaMetaTrustedAuthorityInput"][];
+                            /** @description semantic version of this schema metadata */
+                            version: string;
+                        };
+                        /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
+                        credentialConfigId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schema-metadata/vocabularies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Categories and tags the registrar accepts
+         * @description Calls the tenant's registrar: 404 without a registrar configuration; a registrar failure is a 502 carrying its message, a 409 of the registrar a 409.
+         *
+         *     Requires one of the roles: `registrar:manage`, `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SchemaMetadataVocabularies"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/session": {
@@ -6286,7 +7472,9 @@ export interface paths {
         };
         /**
          * List the tenant's users
-         * @description Requires one of the roles: `users:manage`. Tenant-scoped: works inside the caller's tenant.
+         * @description In external mode read from the identity provider (502 naming its message when it fails).
+         *
+         *     Requires one of the roles: `users:manage`. Tenant-scoped: works inside the caller's tenant.
          */
         get: {
             parameters: {
@@ -6329,7 +7517,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user; the temporary password is returned only here
-         * @description A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise).
+         * @description A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise). In external mode the users are kept at the identity provider: a duplicate there is a 409, any other failure of the provider a 502 naming its message.
          *
          *     Requires one of the roles: `users:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -6491,7 +7679,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a user
-         * @description A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise).
+         * @description A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise). In external mode the users are kept at the identity provider: a duplicate there is a 409, any other failure of the provider a 502 naming its message.
          *
          *     Requires one of the roles: `users:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -6564,7 +7752,7 @@ export interface paths {
         head?: never;
         /**
          * Update a user
-         * @description A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise).
+         * @description A client gives users only roles it holds itself, and changes or deletes only users holding no role it lacks (403 naming the roles otherwise). In external mode the users are kept at the identity provider: a duplicate there is a 409, any other failure of the provider a 502 naming its message.
          *
          *     Requires one of the roles: `users:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -6755,10 +7943,8 @@ export interface paths {
                         /** @description seconds a request created from the configuration stays valid; default 300 (null resets to it) */
                         lifeTime?: number | null;
                         redirectUri?: string | null;
-                        /** @description registration certificate request, stored as given; changing it clears registrationCertCache */
-                        registration_cert?: {
-                            [key: string]: unknown;
-                        } | null;
+                        /** @description a registration certificate to send with every request (verifier_info); changing it clears registrationCertCache */
+                        registration_cert?: components["schemas"]["RegistrationCertificateRequestInput"] | null;
                         /** @description read-only: server managed; a value given here is ignored */
                         registrationCertCache?: unknown;
                         /** @description sent with every request made from the configuration; default none ([]) */
@@ -7020,10 +8206,8 @@ export interface paths {
                         /** @description seconds a request created from the configuration stays valid; default 300 (null resets to it) */
                         lifeTime?: number | null;
                         redirectUri?: string | null;
-                        /** @description registration certificate request, stored as given; changing it clears registrationCertCache */
-                        registration_cert?: {
-                            [key: string]: unknown;
-                        } | null;
+                        /** @description a registration certificate to send with every request (verifier_info); changing it clears registrationCertCache */
+                        registration_cert?: components["schemas"]["RegistrationCertificateRequestInput"] | null;
                         /** @description read-only: server managed; a value given here is ignored */
                         registrationCertCache?: unknown;
                         /** @description sent with every request made from the configuration; default none ([]) */
@@ -7111,6 +8295,199 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/verifier/config/{id}/registration-cert/reissue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain the registration certificate of a presentation configuration again
+         * @description Obtains the registration certificate of the configuration from the registrar again, bypassing registrationCertCache, and answers the configuration with the new cache. 409 when registration_cert is not set or gives the certificate as jwt, or when the tenant has no registrar configured; 502 with the registrar's message when the registrar fails.
+         *
+         *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PresentationConfiguration"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/verifier/config/issuer-metadata/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fetch another credential issuer's metadata, to build a DCQL query for what it issues
+         * @description Fetches `{credentialIssuer}` metadata server-side from its well-known location (OpenID4VCI 1.0 section 12.2.2: the well-known segment between host and path) through the outbound address policy, checks that it is a JSON object naming that credential_issuer, and answers it with a summary per credential configuration (format, vct or doctype, claim paths, and a DCQL credential query for it). 400 naming body.credentialIssuer for an address the policy refuses; 502 with the reason when the issuer cannot be reached or answers anything else.
+         *
+         *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the credential issuer identifier: https (http outside production), without query or fragment */
+                        credentialIssuer: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            credentialConfigurations: {
+                                claims: {
+                                    path: (string | number | null)[];
+                                }[];
+                                /** @description a DCQL credential query asking for this credential configuration and all its claims */
+                                dcql: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description mso_mdoc */
+                                doctype?: string;
+                                format: string;
+                                /** @description the key in credential_configurations_supported */
+                                id: string;
+                                /** @description dc+sd-jwt */
+                                vct?: string;
+                            }[];
+                            /** @description the credential issuer metadata as published */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/verifier/config/schema-metadata/catalog": {
         parameters: {
             query?: never;
@@ -7162,6 +8539,177 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/verifier/config/schema-metadata/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import schema metadata from a URL as a DCQL query
+         * @description The URL is fetched by the service under its outbound address policy (a refused address is a 400 naming body.schemaMetadataUrl); the JSON it answers must hold signedJwt. Schema metadata follows TS11, an experimental specification that may change. The JWT must be a compact JWS of typ attestation-schema+jwt, signed by the leaf of its x5c; each certificate signed by the next and valid now and at iat. Else 400 naming the field with the reason. signer.trusted tells whether the chain leads to a certificate of the tenant's trust lists (null: none configured); it is not required. Per format (the first schemaURIs entry of each), the schema is schemaContent or fetched from uri (checked against integrity when given); every leaf claim it names becomes a claim of the DCQL query: dc+sd-jwt with meta.vct_values, mso_mdoc with meta.doctype_value and [namespace, element] paths.
+         *
+         *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uri
+                         * @description fetched by the service (outbound address policy applies); the JSON answered must hold signedJwt
+                         */
+                        schemaMetadataUrl: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResolvedSchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/verifier/config/schema-metadata/resolve-jwt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify signed schema metadata and build a DCQL query from it
+         * @description Schema metadata follows TS11, an experimental specification that may change. The JWT must be a compact JWS of typ attestation-schema+jwt, signed by the leaf of its x5c; each certificate signed by the next and valid now and at iat. Else 400 naming the field with the reason. signer.trusted tells whether the chain leads to a certificate of the tenant's trust lists (null: none configured); it is not required. Per format (the first schemaURIs entry of each), the schema is schemaContent or fetched from uri (checked against integrity when given); every leaf claim it names becomes a claim of the DCQL query: dc+sd-jwt with meta.vct_values, mso_mdoc with meta.doctype_value and [namespace, element] paths.
+         *
+         *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description compact JWS, typ attestation-schema+jwt, signed by the leaf of its x5c */
+                        signedJwt: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResolvedSchemaMetadata"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -7551,6 +9099,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization endpoint: client_id and request_uri from PAR; redirects with the authorization code
+         * @description Only pushed requests are accepted: client_id and request_uri (single use) are the whole query. The user was identified when the offer was made (issuer_state binds it), so the answer is at once a 302 to the pushed redirect_uri with code, state and iss (RFC 9207). An unknown, expired or used request_uri (invalid_request_uri) or another client_id (invalid_request) is a 400 here, since the redirect_uri is not trusted yet; later errors are redirected with error, error_description, state and iss.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the wallet's client_id, as in its pushed request */
+                    client_id?: unknown;
+                    /** @description the request_uri PAR answered (single use) */
+                    request_uri?: unknown;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Challenge endpoint of attestation-based client authentication: a fresh challenge for the wallet attestation proof
+         * @description No body. Answers 200 {attestation_challenge}: a single-use value for the challenge claim of the next OAuth-Client-Attestation-PoP, good for 300 seconds. Required in every proof when the issuer settings say walletAttestationChallengeRequired.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/credential": {
         parameters: {
             query?: never;
@@ -7850,6 +9481,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/par": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pushed authorization request (RFC 9126), required before the authorization endpoint
+         * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to localhost, 127.0.0.1 or [::1]; or a private-use scheme of a native wallet, per RFC 8252; no fragment), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a walletProviders anchor of the issuer settings, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/status-lists": {
         parameters: {
             query?: never;
@@ -7936,8 +9612,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Token endpoint (pre-authorized code grant, optional DPoP)
-         * @description Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires: grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code, pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Errors use the OAuth shape {error, error_description}.
+         * Token endpoint (pre-authorized code, authorization code and refresh token grants; optional DPoP)
+         * @description Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires. grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code: pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). grant_type authorization_code: code (single use; a second use revokes the tokens the first obtained), code_verifier (PKCE S256), redirect_uri and client_id as pushed (client_id may be left out when a client attestation names it); a DPoP proof of the same key when the request was pushed with DPoP. Returns a refresh_token too (issuer settings: refreshTokenLifetimeSeconds; 0: none), and authorization_details with credential_identifiers for what was requested by authorization_details. grant_type refresh_token: refresh_token (rotating: each use returns a new one; reusing a spent one revokes every token of the session), with a proof of its DPoP key when it was obtained with DPoP. A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation and OAuth-Client-Attestation-PoP headers, for every grant; required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header when a challenge is required and missing, unknown or used). Errors use the OAuth shape {error, error_description}.
          */
         post: {
             parameters: {
@@ -8122,7 +9798,7 @@ export interface paths {
         };
         /**
          * The signed request object (JAR); it can be fetched once
-         * @description The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. A second fetch answers 404.
+         * @description The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. A second fetch is refused (400 invalid_request).
          */
         get: {
             parameters: {
@@ -8758,6 +10434,11 @@ export interface components {
                 name: string;
             }[];
             /**
+             * @description DPoP proofs must carry a nonce this server provided (RFC 9449 section 8): answered with use_dpop_nonce and a DPoP-Nonce header
+             * @default false
+             */
+            dpopNonceRequired: boolean;
+            /**
              * @description DPoP-bound access tokens are always accepted; true makes them required
              * @default false
              */
@@ -8770,10 +10451,34 @@ export interface components {
              */
             offerLifetimeSeconds: number;
             /**
+             * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
+             * @default 86400
+             */
+            refreshTokenLifetimeSeconds: number;
+            /**
              * @description wrong transaction codes before an offer is locked
              * @default 5
              */
             txCodeMaxAttempts: number;
+            /**
+             * @description the attestation proof (PoP) must carry a challenge from the challenge endpoint (use_attestation_challenge otherwise)
+             * @default false
+             */
+            walletAttestationChallengeRequired: boolean;
+            /**
+             * @description PAR and the token endpoint refuse requests without a wallet (client) attestation (attest_jwt_client_auth); an attestation that is sent is always verified
+             * @default false
+             */
+            walletAttestationRequired: boolean;
+            /**
+             * @description wallet providers whose client attestations are accepted; none: every attestation is refused
+             * @default []
+             */
+            walletProviders: {
+                /** @description PEM trust anchors: an attestation x5c chain must lead to one of them */
+                certificates: string[];
+                name: string;
+            }[];
         };
         IssuerSettingsInput: {
             /** @default 600 */
@@ -8809,6 +10514,11 @@ export interface components {
                 name: string;
             }[];
             /**
+             * @description DPoP proofs must carry a nonce this server provided (RFC 9449 section 8): answered with use_dpop_nonce and a DPoP-Nonce header
+             * @default false
+             */
+            dpopNonceRequired: boolean;
+            /**
              * @description DPoP-bound access tokens are always accepted; true makes them required
              * @default false
              */
@@ -8821,10 +10531,34 @@ export interface components {
              */
             offerLifetimeSeconds: number;
             /**
+             * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
+             * @default 86400
+             */
+            refreshTokenLifetimeSeconds: number;
+            /**
              * @description wrong transaction codes before an offer is locked
              * @default 5
              */
             txCodeMaxAttempts: number;
+            /**
+             * @description the attestation proof (PoP) must carry a challenge from the challenge endpoint (use_attestation_challenge otherwise)
+             * @default false
+             */
+            walletAttestationChallengeRequired: boolean;
+            /**
+             * @description PAR and the token endpoint refuse requests without a wallet (client) attestation (attest_jwt_client_auth); an attestation that is sent is always verified
+             * @default false
+             */
+            walletAttestationRequired: boolean;
+            /**
+             * @description wallet providers whose client attestations are accepted; none: every attestation is refused
+             * @default []
+             */
+            walletProviders: {
+                /** @description PEM trust anchors: an attestation x5c chain must lead to one of them */
+                certificates: string[];
+                name: string;
+            }[];
         };
         /** @description OpenID4VCI key_attestations_required: proofs must carry a key attestation; null: not required */
         KeyAttestationsRequired: {
@@ -8984,6 +10718,30 @@ export interface components {
             updatedAt: string;
             username: string;
         };
+        MetadataSchema: {
+            formatIdentifier: string;
+            meta?: {
+                [key: string]: unknown;
+            };
+            schemaContent?: {
+                [key: string]: unknown;
+            };
+            uri?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        MetadataSchemaInput: {
+            formatIdentifier: string;
+            meta?: {
+                [key: string]: unknown;
+            };
+            schemaContent?: {
+                [key: string]: unknown;
+            };
+            uri?: string;
+        } & {
+            [key: string]: unknown;
+        };
         PresentationConfiguration: {
             /** @description null: the tenant's default access key chain */
             accessKeyChainId: string | null;
@@ -8995,13 +10753,9 @@ export interface components {
             /** @description seconds a request created from the configuration stays valid */
             lifeTime: number;
             redirectUri: string | null;
-            registration_cert: {
-                [key: string]: unknown;
-            } | null;
+            registration_cert: components["schemas"]["RegistrationCertificateRequest"] | null;
             /** @description read-only: the registration certificate obtained from the registrar; null until there is one */
-            registrationCertCache: {
-                [key: string]: unknown;
-            } | null;
+            registrationCertCache: components["schemas"]["RegistrationCertificateCache"] | null;
             tenantId: string;
             transaction_data: components["schemas"]["TransactionData"][];
             updatedAt: string;
@@ -9020,13 +10774,9 @@ export interface components {
             /** @description seconds a request created from the configuration stays valid */
             lifeTime: number;
             redirectUri: string | null;
-            registration_cert: {
-                [key: string]: unknown;
-            } | null;
+            registration_cert: components["schemas"]["RegistrationCertificateRequestInput"] | null;
             /** @description read-only: the registration certificate obtained from the registrar; null until there is one */
-            registrationCertCache: {
-                [key: string]: unknown;
-            } | null;
+            registrationCertCache: components["schemas"]["RegistrationCertificateCacheInput"] | null;
             tenantId: string;
             transaction_data: components["schemas"]["TransactionDataInput"][];
             updatedAt: string;
@@ -9079,6 +10829,438 @@ export interface components {
             } | null;
             updatedAt: string;
             username: string;
+        };
+        RegistrationCertificateCache: {
+            /** @description from the exp claim; the certificate is obtained again shortly before */
+            expiresAt?: string | null;
+            /** @description of registration_cert and dcql_query as the certificate was obtained for; after a change it is obtained again */
+            fingerprint?: string;
+            /** @description the registrar's id of the certificate */
+            id?: string | null;
+            issuedAt?: string | null;
+            jwt: string;
+            obtainedAt?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        RegistrationCertificateCacheInput: {
+            /** @description from the exp claim; the certificate is obtained again shortly before */
+            expiresAt?: string | null;
+            /** @description of registration_cert and dcql_query as the certificate was obtained for; after a change it is obtained again */
+            fingerprint?: string;
+            /** @description the registrar's id of the certificate */
+            id?: string | null;
+            issuedAt?: string | null;
+            jwt: string;
+            obtainedAt?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Tried in order: jwt; id (when the registrar lists no active certificate of that id, body is used if given); body (also when none of the three is given: the defaults alone). The certificate obtained is cached in registrationCertCache until it expires or the request or dcql_query changes. Other members are stored as given and not used */
+        RegistrationCertificateRequest: {
+            /** @description merged over the registrar configuration's registrationCertificateDefaults; privacy_policy and support_uri are required after merging. rpId and credentials are set by the service (credentials: one {format, meta, claims: [{path}]} per credential query of dcql_query); other members are passed on to the registrar */
+            body?: {
+                intermediary?: string;
+                /**
+                 * Format: uri
+                 * @description URL of the relying party's privacy policy
+                 */
+                privacy_policy?: string;
+                /** @description intended use; default: the description of the configuration, in English */
+                purpose?: {
+                    content: string;
+                    lang: string;
+                }[];
+                /** @description e-mail address, phone number or URL */
+                support_uri?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description an active registration certificate of the tenant's relying party at the registrar */
+            id?: string;
+            /** @description a registration certificate obtained elsewhere, sent as given (no registrar call); it must not be expired, and its credentials claim must register every credential query of dcql_query (format, meta, claim paths), or a wallet would refuse the request */
+            jwt?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Tried in order: jwt; id (when the registrar lists no active certificate of that id, body is used if given); body (also when none of the three is given: the defaults alone). The certificate obtained is cached in registrationCertCache until it expires or the request or dcql_query changes. Other members are stored as given and not used */
+        RegistrationCertificateRequestInput: {
+            /** @description merged over the registrar configuration's registrationCertificateDefaults; privacy_policy and support_uri are required after merging. rpId and credentials are set by the service (credentials: one {format, meta, claims: [{path}]} per credential query of dcql_query); other members are passed on to the registrar */
+            body?: {
+                intermediary?: string;
+                /**
+                 * Format: uri
+                 * @description URL of the relying party's privacy policy
+                 */
+                privacy_policy?: string;
+                /** @description intended use; default: the description of the configuration, in English */
+                purpose?: {
+                    content: string;
+                    lang: string;
+                }[];
+                /** @description e-mail address, phone number or URL */
+                support_uri?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description an active registration certificate of the tenant's relying party at the registrar */
+            id?: string;
+            /** @description a registration certificate obtained elsewhere, sent as given (no registrar call); it must not be expired, and its credentials claim must register every credential query of dcql_query (format, meta, claim paths), or a wallet would refuse the request */
+            jwt?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        ResolvedSchemaMetadata: {
+            attestationLoS: string;
+            bindingType: string;
+            /** @description per format: its type and the claims its JSON Schema names */
+            credentials: {
+                claims: {
+                    mandatory: boolean;
+                    path: (string | number | null)[];
+                }[];
+                doctype?: string;
+                /** @enum {string} */
+                format: "dc+sd-jwt" | "mso_mdoc";
+                vct?: string;
+            }[];
+            /** @description ready for dcql_query of a presentation configuration */
+            dcql_query: {
+                credentials: {
+                    [key: string]: unknown;
+                }[];
+            };
+            id: string;
+            issuedAt: string | null;
+            rulebookIntegrity: string | null;
+            rulebookURI: string | null;
+            /** @description the leaf certificate of x5c, which signed the metadata */
+            signer: {
+                issuer: string;
+                notAfter: string;
+                notBefore: string;
+                serialNumber: string;
+                subject: string;
+                /** @description true: the x5c chain leads to a certificate of the tenant's trust lists; false: it does not; null: the tenant has no trust lists */
+                trusted: boolean | null;
+            };
+            supportedFormats: ("dc+sd-jwt" | "mso_mdoc")[];
+            trustedAuthorities: {
+                [key: string]: unknown;
+            }[];
+            version: string;
+        };
+        ResolvedSchemaMetadataInput: {
+            attestationLoS: string;
+            bindingType: string;
+            /** @description per format: its type and the claims its JSON Schema names */
+            credentials: {
+                claims: {
+                    mandatory: boolean;
+                    path: (string | number | null)[];
+                }[];
+                doctype?: string;
+                /** @enum {string} */
+                format: "dc+sd-jwt" | "mso_mdoc";
+                vct?: string;
+            }[];
+            /** @description ready for dcql_query of a presentation configuration */
+            dcql_query: {
+                credentials: {
+                    [key: string]: unknown;
+                }[];
+            };
+            id: string;
+            issuedAt: string | null;
+            rulebookIntegrity: string | null;
+            rulebookURI: string | null;
+            /** @description the leaf certificate of x5c, which signed the metadata */
+            signer: {
+                issuer: string;
+                notAfter: string;
+                notBefore: string;
+                serialNumber: string;
+                subject: string;
+                /** @description true: the x5c chain leads to a certificate of the tenant's trust lists; false: it does not; null: the tenant has no trust lists */
+                trusted: boolean | null;
+            };
+            supportedFormats: ("dc+sd-jwt" | "mso_mdoc")[];
+            trustedAuthorities: {
+                [key: string]: unknown;
+            }[];
+            version: string;
+        };
+        /** @description input for schema metadata publication (TS11, experimental) */
+        SchemaMetaConfig: {
+            /** @enum {string} */
+            attestationLoS: "iso_18045_high" | "iso_18045_moderate" | "iso_18045_enhanced-basic" | "iso_18045_basic";
+            /** @enum {string} */
+            bindingType: "claim" | "key" | "biometric" | "none";
+            /**
+             * @description catalog attribute, set at the registrar after publication; not signed
+             * @enum {string}
+             */
+            category?: "identity" | "health" | "finance" | "education" | "mobility" | "employment" | "other";
+            /** @description the attestation id in the catalog (the reserved URL): set by publish; required to publish a new version */
+            id?: string;
+            /** @description suggestion for the id the registrar reserves */
+            nameHint?: string;
+            /** @description subresource integrity of the rulebook; sent as given */
+            rulebookIntegrity?: string;
+            /** @description URL of the attestation rulebook */
+            rulebookURI?: string;
+            /** @description per format, the claims' JSON Schema; absent: derived from the fields of the credential configuration (inline) */
+            schemaURIs?: components["schemas"]["SchemaMetaSchemaUri"][];
+            /** @description catalog attributes, set after publication; not signed */
+            tags?: ("pid" | "eudi" | "kyc" | "aml" | "age-verification" | "residency" | "membership" | "education" | "employment" | "mobility")[];
+            /** @description default none ([]) */
+            trustedAuthorities?: components["schemas"]["SchemaMetaTrustedAuthority"][];
+            /** @description semantic version of this schema metadata */
+            version: string;
+        };
+        /** @description input for schema metadata publication (TS11, experimental) */
+        SchemaMetaConfigInput: {
+            /** @enum {string} */
+            attestationLoS: "iso_18045_high" | "iso_18045_moderate" | "iso_18045_enhanced-basic" | "iso_18045_basic";
+            /** @enum {string} */
+            bindingType: "claim" | "key" | "biometric" | "none";
+            /**
+             * @description catalog attribute, set at the registrar after publication; not signed
+             * @enum {string}
+             */
+            category?: "identity" | "health" | "finance" | "education" | "mobility" | "employment" | "other";
+            /** @description the attestation id in the catalog (the reserved URL): set by publish; required to publish a new version */
+            id?: string;
+            /** @description suggestion for the id the registrar reserves */
+            nameHint?: string;
+            /** @description subresource integrity of the rulebook; sent as given */
+            rulebookIntegrity?: string;
+            /** @description URL of the attestation rulebook */
+            rulebookURI?: string;
+            /** @description per format, the claims' JSON Schema; absent: derived from the fields of the credential configuration (inline) */
+            schemaURIs?: components["schemas"]["SchemaMetaSchemaUriInput"][];
+            /** @description catalog attributes, set after publication; not signed */
+            tags?: ("pid" | "eudi" | "kyc" | "aml" | "age-verification" | "residency" | "membership" | "education" | "employment" | "mobility")[];
+            /** @description default none ([]) */
+            trustedAuthorities?: components["schemas"]["SchemaMetaTrustedAuthorityInput"][];
+            /** @description semantic version of this schema metadata */
+            version: string;
+        };
+        /** @description the registrar's catalog record, as it answered it */
+        SchemaMetadata: {
+            attestationLoS: string;
+            bindingType: string;
+            category?: string | null;
+            createdAt?: string;
+            deprecated: boolean;
+            deprecatedAt?: string | null;
+            deprecationMessage?: string | null;
+            id: string;
+            issuedAt?: string;
+            issuer?: string | null;
+            rulebookIntegrity?: string;
+            rulebookURI?: string;
+            schemaURIs: components["schemas"]["MetadataSchema"][];
+            signedJwt: string;
+            signerCertificate?: {
+                [key: string]: unknown;
+            } | null;
+            signerCertificateSerial?: string | null;
+            supersededByVersion?: string | null;
+            supportedFormats?: string[];
+            tags?: string[] | null;
+            trustedAuthorities: {
+                [key: string]: unknown;
+            }[];
+            updatedAt?: string;
+            version: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description the registrar's catalog record, as it answered it */
+        SchemaMetadataInput: {
+            attestationLoS: string;
+            bindingType: string;
+            category?: string | null;
+            createdAt?: string;
+            deprecated: boolean;
+            deprecatedAt?: string | null;
+            deprecationMessage?: string | null;
+            id: string;
+            issuedAt?: string;
+            issuer?: string | null;
+            rulebookIntegrity?: string;
+            rulebookURI?: string;
+            schemaURIs: components["schemas"]["MetadataSchemaInput"][];
+            signedJwt: string;
+            signerCertificate?: {
+                [key: string]: unknown;
+            } | null;
+            signerCertificateSerial?: string | null;
+            supersededByVersion?: string | null;
+            supportedFormats?: string[];
+            tags?: string[] | null;
+            trustedAuthorities: {
+                [key: string]: unknown;
+            }[];
+            updatedAt?: string;
+            version: string;
+        } & {
+            [key: string]: unknown;
+        };
+        SchemaMetadataVocabularies: {
+            categories: ({
+                code: string;
+                label: string;
+                replacedBy?: string | null;
+                /** @description active or deprecated */
+                status: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            tags: ({
+                code: string;
+                label: string;
+                replacedBy?: string | null;
+                /** @description active or deprecated */
+                status: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            version: string;
+        } & {
+            [key: string]: unknown;
+        };
+        SchemaMetadataVocabulariesInput: {
+            categories: ({
+                code: string;
+                label: string;
+                replacedBy?: string | null;
+                /** @description active or deprecated */
+                status: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            tags: ({
+                code: string;
+                label: string;
+                replacedBy?: string | null;
+                /** @description active or deprecated */
+                status: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            version: string;
+        } & {
+            [key: string]: unknown;
+        };
+        SchemaMetaPayload: {
+            attestationLoS: string;
+            bindingType: string;
+            /** @description the reserved attestation id; absent until publication reserves one */
+            id?: string;
+            rulebookIntegrity?: string;
+            rulebookURI?: string;
+            schemaURIs: {
+                /** @enum {string} */
+                formatIdentifier: "dc+sd-jwt" | "mso_mdoc";
+                integrity?: string;
+                meta: {
+                    [key: string]: unknown;
+                };
+                schemaContent?: {
+                    [key: string]: unknown;
+                };
+                uri?: string;
+            }[];
+            trustedAuthorities: {
+                [key: string]: unknown;
+            }[];
+            version: string;
+        };
+        SchemaMetaPayloadInput: {
+            attestationLoS: string;
+            bindingType: string;
+            /** @description the reserved attestation id; absent until publication reserves one */
+            id?: string;
+            rulebookIntegrity?: string;
+            rulebookURI?: string;
+            schemaURIs: {
+                /** @enum {string} */
+                formatIdentifier: "dc+sd-jwt" | "mso_mdoc";
+                integrity?: string;
+                meta: {
+                    [key: string]: unknown;
+                };
+                schemaContent?: {
+                    [key: string]: unknown;
+                };
+                uri?: string;
+            }[];
+            trustedAuthorities: {
+                [key: string]: unknown;
+            }[];
+            version: string;
+        };
+        SchemaMetaSchemaUri: {
+            /** @enum {string} */
+            formatIdentifier: "dc+sd-jwt" | "mso_mdoc";
+            /** @description subresource integrity of the document at uri */
+            integrity?: string;
+            /** @description dc+sd-jwt: {vct}; mso_mdoc: {doctype_value}. Absent: taken from the credential configuration named by credentialConfigId */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description the JSON Schema inline, instead of uri */
+            schemaContent?: {
+                [key: string]: unknown;
+            };
+            /** @description where the JSON Schema of the claims is published */
+            uri?: string;
+        };
+        SchemaMetaSchemaUriInput: {
+            /** @enum {string} */
+            formatIdentifier: "dc+sd-jwt" | "mso_mdoc";
+            /** @description subresource integrity of the document at uri */
+            integrity?: string;
+            /** @description dc+sd-jwt: {vct}; mso_mdoc: {doctype_value}. Absent: taken from the credential configuration named by credentialConfigId */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description the JSON Schema inline, instead of uri */
+            schemaContent?: {
+                [key: string]: unknown;
+            };
+            /** @description where the JSON Schema of the claims is published */
+            uri?: string;
+        };
+        SchemaMetaTrustedAuthority: {
+            /**
+             * @description default etsi_tl
+             * @constant
+             */
+            frameworkType?: "etsi_tl";
+            isLoTE?: boolean;
+            /** @description URL of the trust list (ETSI TS 119 602 list of trusted entities) */
+            value: string;
+            /** @description how the list is verified, e.g. {type: JsonWebKey2020, publicKeyJwk} */
+            verificationMethod?: {
+                [key: string]: unknown;
+            };
+        };
+        SchemaMetaTrustedAuthorityInput: {
+            /**
+             * @description default etsi_tl
+             * @constant
+             */
+            frameworkType?: "etsi_tl";
+            isLoTE?: boolean;
+            /** @description URL of the trust list (ETSI TS 119 602 list of trusted entities) */
+            value: string;
+            /** @description how the list is verified, e.g. {type: JsonWebKey2020, publicKeyJwk} */
+            verificationMethod?: {
+                [key: string]: unknown;
+            };
         };
         Session: {
             /** @description true once retention removed the personal data (cleanupMode anonymize) */
