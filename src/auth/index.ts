@@ -32,8 +32,14 @@ export function createAuth(needs: AuthNeeds): { verifier: TokenVerifier; routes(
   });
   const provider = needs.identityProvider;
   if (provider) {
-    const verifier = provider.admin
-      ? boundToClientRecords(provider.verifier, (clientId) => needs.clients.resolvePrincipal(clientId), needs.consoleClientId)
+    const admin = provider.admin;
+    const verifier = admin
+      ? boundToClientRecords(
+          provider.verifier,
+          (clientId) => needs.clients.resolvePrincipal(clientId),
+          needs.consoleClientId,
+          (tenantId, userId) => admin.users.findUser(tenantId, userId),
+        )
       : provider.verifier;
     return { verifier, routes: (app) => tokenRoutes(app, { external: provider.metadata }) };
   }

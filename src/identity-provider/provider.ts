@@ -149,7 +149,15 @@ function externalVerifier(config: ExternalConfig, metadata: ProviderMetadata, ou
       }
       const principal = principalOf(payload, config.OIDC_SUB);
       const issuedAt = typeof payload.iat === 'number' ? payload.iat : undefined;
-      return { clientId: principal.clientId, tokenGeneration: '', expiresAt: (payload.exp as number) * 1000, issuedAt, principal };
+      const subject = typeof payload.sub === 'string' && payload.sub ? payload.sub : undefined;
+      return {
+        clientId: principal.clientId,
+        tokenGeneration: '',
+        expiresAt: (payload.exp as number) * 1000,
+        issuedAt,
+        ...(subject && { subject }),
+        principal,
+      };
     },
   };
 }

@@ -243,6 +243,34 @@ describe('users at the identity provider', () => {
     }
   });
 
+  it("honour a person's console token only while the person is an enabled user of the tenant", async () => {
+    // Tokens as the provider issues them to people logging in through the console's public client.
+    const personToken = (userId: string, tenantId = 'acme') =>
+      ext.op.mint({
+        iss: ext.op.issuer,
+        aud: 'svc-service',
+        azp: 'svc-ui',
+        sub: userId,
+        tenant_id: tenantId,
+        roles: ['issuance:manage'],
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(Date.now() / 1000) + 300,
+      });
+    const make = async (username: string) =>
+      createdBody<{ id: string }>(await ext.svc.call('POST', '/api/user', { token: acme, body: { username, roles: ['issuance:manage'] } }));
+    const live = await make('lena');
+    expect((await ext.svc.call('GET', '/api/issuer/credentials', { token: await personToken(live.id) })).status).toBe(200);
+    // Deleted, disabled, or a user of another tenant: the token the provider issued is refused.
+    const gone = await make('gus');
+    expect((await ext.svc.call('DELETE', `/api/user/${gone.id}`, { token: acme })).status).toBe(204);
+    expectProblem(await ext.svc.call('GET', '/api/issuer/credentials', { token: await personToken(gone.id) }), 401);
+    const off = await make('otto');
+    expect((await ext.svc.call('PATCH', `/api/user/${off.id}`, { token: acme, body: { enabled: false } })).status).toBe(200);
+    expectProblem(await ext.svc.call('GET', '/api/issuer/credentials', { token: await personToken(off.id) }), 401);
+    const stranger = await make('sid');
+    expectProblem(await ext.svc.call('GET', '/api/issuer/credentials', { token: await personToken(stranger.id, 'globex') }), 401);
+  });
+
   it('go with their tenant when it is deleted', async () => {
     const initech = (await ext.tenant('initech')).token;
     await ext.svc.call('POST', '/api/user', { token: initech, body: { username: 'ivan', roles: [] } });

@@ -27,6 +27,8 @@ export interface VerifiedToken {
   expiresAt: number;
   /** Seconds since the epoch (the iat claim), when the token says. */
   issuedAt?: number;
+  /** The sub claim, when the token has one (at an identity provider: the person or client it was issued to). */
+  subject?: string;
   /**
    * Who the caller is, when the token itself says so (an external identity provider, which keeps
    * the clients); absent, the service's own client record is authoritative.
