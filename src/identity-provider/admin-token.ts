@@ -2,7 +2,7 @@
 // at start-up is reused until shortly before it expires; then, or when the admin API refuses it,
 // it is renewed with its refresh token, and by client credentials again when that fails (a refresh
 // token expires too). Concurrent callers share one renewal.
-import type { OutboundClient } from '../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient } from '../platform/http/outbound-client.js';
 
 /** Renewed this long before its expiry, so a token never runs out on the way to the provider. */
 const EXPIRY_MARGIN_MS = 30_000;
@@ -60,7 +60,7 @@ export class AdminToken {
       },
       body: new URLSearchParams(form).toString(),
     });
-    const body = parsed(reply.body);
+    const body = jsonObjectOf(reply);
     if (!reply.ok || typeof body?.access_token !== 'string') {
       const reason = typeof body?.error === 'string' ? body.error : `HTTP ${reply.status}`;
       throw new Error(`the admin client '${clientId}' got no token (${reason})`);
@@ -73,13 +73,4 @@ function held(answer: TokenAnswer) {
   // A token without expires_in is used for a minute, then renewed: safe whatever its real lifetime.
   const lifetime = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : 60;
   return { token: answer.access_token, refreshToken: answer.refresh_token, expiresAt: Date.now() + lifetime * 1000 };
-}
-
-function parsed(body: Buffer): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(body.toString('utf8'));
-    return value && typeof value === 'object' ? value : undefined;
-  } catch {
-    return undefined;
-  }
 }

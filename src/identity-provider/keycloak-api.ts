@@ -3,7 +3,13 @@
 // naming Keycloak's own message (providerProblem). Realm roles named as this service's roles are
 // how clients and users hold their roles.
 import { ROLES, type Role } from '../platform/auth/roles.js';
-import type { OutboundClient, OutboundRequest, OutboundResponse } from '../platform/http/outbound-client.js';
+import {
+  jsonObjectOf,
+  jsonOf,
+  type OutboundClient,
+  type OutboundRequest,
+  type OutboundResponse,
+} from '../platform/http/outbound-client.js';
 import { Problem } from '../platform/http/problem.js';
 import { providerProblem } from './admin.js';
 import type { AdminToken } from './admin-token.js';
@@ -64,7 +70,7 @@ export class KeycloakApi {
       status: reply.status,
       // Kept as sent (Keycloak's ids are UUIDs), and encoded again wherever it goes into a path.
       createdId: typeof location === 'string' ? location.split('/').pop() : undefined,
-      body: jsonOf(reply.body),
+      body: jsonOf(reply),
     } satisfies KeycloakReply;
   }
 
@@ -125,18 +131,9 @@ export class KeycloakApi {
  * the attribute it refused when its user profile says (`field`, also inside `errors`).
  */
 function refusalOf(body: Buffer): { message: string; field?: string } {
-  const json = jsonOf(body) as Record<string, unknown> | undefined;
+  const json = jsonObjectOf({ body });
   const first = Array.isArray(json?.errors) ? (json.errors[0] as Record<string, unknown>) : json;
   const text = [first?.errorMessage, json?.error_description, json?.error].find((v) => typeof v === 'string' && v);
   const message = (text as string | undefined)?.slice(0, 300) ?? (body.length ? body.toString('utf8').slice(0, 300) : 'no message');
   return { message, field: typeof first?.field === 'string' ? first.field : undefined };
-}
-
-function jsonOf(body: Buffer): unknown {
-  if (!body.length) return undefined;
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }

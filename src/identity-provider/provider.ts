@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Principal } from '../platform/auth/principal.js';
 import { ROLES, type Role } from '../platform/auth/roles.js';
 import { InvalidTokenError, TOKEN_AUDIENCE, type TokenVerifier, type VerifiedToken } from '../platform/auth/tokens.js';
-import type { OutboundClient } from '../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient } from '../platform/http/outbound-client.js';
 import { StartUpError } from '../start-up-errors.js';
 import type { ProviderAdmin } from './admin.js';
 import { AdminToken, type TokenAnswer } from './admin-token.js';
@@ -106,7 +106,7 @@ async function checkAdminClient(config: ExternalConfig, metadata: ProviderMetada
     .catch((err: Error) => {
       throw new StartUpError('identityProvider', `OIDC: the provider's token endpoint could not be reached: ${err.message}`);
     });
-  const body = parseJson(reply.body);
+  const body = jsonObjectOf(reply);
   if (!reply.ok || typeof body?.access_token !== 'string') {
     const reason =
       typeof body?.error === 'string'
@@ -196,16 +196,7 @@ function describe(err: unknown): string {
 async function getJson(outbound: OutboundClient, url: string): Promise<Record<string, unknown>> {
   const reply = await outbound.request(url, { headers: { accept: 'application/json' } });
   if (!reply.ok) throw new Error(`HTTP ${reply.status}`);
-  const body = parseJson(reply.body);
+  const body = jsonObjectOf(reply);
   if (!body) throw new Error('not a JSON object');
   return body;
-}
-
-function parseJson(body: Buffer): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(body.toString('utf8'));
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
 }

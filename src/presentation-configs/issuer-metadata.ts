@@ -3,7 +3,7 @@
 // per credential configuration its format, type (vct or doctype) and claim paths as a ready DCQL
 // credential query. Fetched through the outbound client, whose address policy applies.
 import { z } from 'zod';
-import { type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
+import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
 import { webUrl } from '../platform/http/web-urls.js';
 
@@ -71,12 +71,8 @@ export class IssuerMetadataResolver {
       throw badGateway(`the credential issuer could not be reached at ${url}: ${(err as Error).message}`);
     }
     if (!reply.ok) throw badGateway(`the credential issuer answered ${reply.status} at ${url}`);
-    let body: unknown;
-    try {
-      body = JSON.parse(reply.body.toString('utf8'));
-    } catch {
-      throw badGateway(`the credential issuer answered ${url} with something other than JSON`);
-    }
+    const body = jsonOf(reply);
+    if (body === undefined) throw badGateway(`the credential issuer answered ${url} with something other than JSON`);
     if (!isObject(body)) throw badGateway(`the credential issuer answered ${url} with JSON that is not an object`);
     return body;
   }

@@ -8,7 +8,7 @@ import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Db } from '../platform/db/connect.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { nowIso } from '../platform/db/values.js';
-import { type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
+import { jsonObjectOf, jsonOf, type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import { invalidFields, notFound, Problem } from '../platform/http/problem.js';
 import type { RegistrarConfig, RegistrarConfigChanges, RegistrarConfigInput } from './schemas.js';
 import * as store from './store.js';
@@ -143,7 +143,7 @@ export class RegistrarService {
       this.tokens.delete(tenantId);
       reply = await this.send(url, method, await this.token(tenantId), options.body);
     }
-    const body = parseJson(reply.body) ?? (reply.body.length > 0 ? reply.body.toString('utf8') : undefined);
+    const body = jsonOf(reply) ?? (reply.body.length > 0 ? reply.body.toString('utf8') : undefined);
     if (reply.ok) return body;
     const message = registrarMessage(body);
     if (reply.status === 404 && options.notFoundAs404)
@@ -223,7 +223,7 @@ export class RegistrarService {
       }
       throw new Problem(502, 'Bad Gateway', `the registrar's identity provider could not be reached: ${(err as Error).message}`);
     }
-    const body = parseObject(reply.body);
+    const body = jsonObjectOf(reply);
     if (reply.ok && typeof body?.access_token === 'string') {
       return { token: body.access_token, expiresIn: typeof body.expires_in === 'number' ? body.expires_in : 3600 };
     }
@@ -250,19 +250,6 @@ function view(document: StoredDocument, createdAt: string, updatedAt: string): R
     createdAt,
     updatedAt,
   };
-}
-
-function parseJson(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function parseObject(body: Buffer): Record<string, unknown> | undefined {
-  const value = parseJson(body);
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /** The message of a registrar error answer (NestJS: {statusCode, message, error}; message may be a list). */

@@ -9,7 +9,7 @@
 // the operator importing it decides. The presentations made with the query are verified in full.
 import { createHash, type X509Certificate } from 'node:crypto';
 import { chainsToTrusted } from '../platform/crypto/certificate-chains.js';
-import { type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
+import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
 import { dcqlQueryOf, type FormatCredential, mdocClaims, sdJwtClaims } from './dcql.js';
 import { SchemaJwtError, type VerifiedPayload, verifySchemaJwt } from './jws.js';
@@ -103,11 +103,9 @@ export class SchemaMetadataResolver {
     if (!reply.ok) throw unusable(field, `${what}: ${url} answered HTTP ${reply.status}`);
     if (integrity && !integrityHolds(reply.body, integrity))
       throw unusable(field, `${what}: the document does not match its integrity ${integrity}`);
-    try {
-      return JSON.parse(reply.body.toString('utf8'));
-    } catch {
-      throw unusable(field, `${what}: ${url} did not answer JSON`);
-    }
+    const body = jsonOf(reply);
+    if (body === undefined) throw unusable(field, `${what}: ${url} did not answer JSON`);
+    return body;
   }
 }
 

@@ -3,7 +3,7 @@
 import type { JWK } from 'jose';
 import { type CredentialConfiguration, defaultClaims } from '../../credential-configs/service.js';
 import type { HttpEndpointService, ResolvedEndpoint } from '../../http-endpoints/service.js';
-import type { OutboundClient } from '../../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { ClaimSource } from '../credential-offer/schemas.js';
 import { credentialRequestDenied } from '../errors.js';
@@ -36,21 +36,12 @@ async function askEndpoint(outbound: OutboundClient, endpoint: ResolvedEndpoint,
     body: JSON.stringify(body),
     timeoutMs: PROVIDER_TIMEOUT_MS,
   });
-  const answer = parseJson(response.body) as { claims?: unknown; message?: string };
+  const answer = (jsonObjectOf(response) ?? {}) as { claims?: unknown; message?: string };
   if (response.status === 202) return { ready: false, ...(answer.message && { message: answer.message }) };
   if (!response.ok) throw new Error(`answered ${response.status}`);
   if (!answer.claims || typeof answer.claims !== 'object' || Array.isArray(answer.claims))
     throw new Error('answered without a claims object');
   return { ready: true, claims: answer.claims as Record<string, unknown> };
-}
-
-function parseJson(body: Buffer): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    return isObject(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
 }
 
 export class ClaimSources {

@@ -46,6 +46,22 @@ export interface OutboundResponse {
   body: Buffer;
 }
 
+/** The answer's body as JSON; undefined when it is empty or not JSON. */
+export function jsonOf(reply: Pick<OutboundResponse, 'body'>): unknown {
+  if (reply.body.length === 0) return undefined;
+  try {
+    return JSON.parse(reply.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The answer's body when it is a JSON object (not an array); undefined otherwise. */
+export function jsonObjectOf(reply: Pick<OutboundResponse, 'body'>): Record<string, unknown> | undefined {
+  const value = jsonOf(reply);
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
 export class OutboundClient {
   constructor(
     private readonly policy: OutboundPolicy,
