@@ -2,6 +2,8 @@
 // URL a DPoP proof must name, and no caching of protocol answers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { attestationHeaders } from './authorization/wallet-attestation.js';
+import type { ClientRequest } from './client-request.js';
 import type { ResourceRequest } from './token/wallet-access.js';
 
 export const TenantParams = z.object({ tenantId: z.string() });
@@ -12,6 +14,18 @@ export const ProtocolBody = z.record(z.string(), z.unknown()).optional();
 /** The full URL the wallet called, as DPoP's htu compares it. */
 export const requestUrl = (publicUrl: string, request: FastifyRequest) => `${publicUrl}${request.url}`;
 export const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+
+/** A wallet's call of the authorization server (PAR, token endpoint). */
+export function clientRequest(publicUrl: string, request: FastifyRequest): ClientRequest {
+  const { dpop } = request.headers;
+  return {
+    tenantId: (request.params as { tenantId: string }).tenantId,
+    body: (request.body as Record<string, unknown> | undefined) ?? {},
+    url: requestUrl(publicUrl, request),
+    attestation: attestationHeaders(request.headers),
+    ...(typeof dpop === 'string' && { dpop }),
+  };
+}
 
 /** A wallet's call of a resource endpoint (credential, deferred credential, notification). */
 export function resourceRequest(publicUrl: string, request: FastifyRequest): ResourceRequest {

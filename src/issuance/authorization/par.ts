@@ -7,6 +7,7 @@ import type { CredentialConfigService } from '../../credential-configs/service.j
 import { type Executor, inTransaction } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
+import type { ClientRequest } from '../client-request.js';
 import { HANDLE } from '../credential-offer/schemas.js';
 import {
   invalidAuthorizationDetails,
@@ -30,17 +31,9 @@ import {
   REQUEST_URI_PREFIX,
   redirectUriRefusal,
 } from './schemas.js';
-import type { AttestationHeaders, WalletAttestations } from './wallet-attestation.js';
+import type { WalletAttestations } from './wallet-attestation.js';
 
-export interface PushRequest {
-  tenantId: string;
-  body: Record<string, unknown>;
-  dpop?: string;
-  /** The URL the wallet called, for the DPoP htu check. */
-  url: string;
-  /** The client attestation headers, when the wallet sent them. */
-  attestation: AttestationHeaders;
-}
+export type PushRequest = ClientRequest;
 
 export interface PushResponse {
   request_uri: string;

@@ -2,10 +2,10 @@
 // the user agent to the authorization endpoint with the request_uri it got.
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
-import { noStore, ProtocolBody, requestUrl, TenantParams, WALLET_TAGS } from '../routes-support.js';
+import { clientRequest, noStore, ProtocolBody, TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { AuthorizationEndpoint } from './authorize.js';
 import type { PushedAuthorizationEndpoint } from './par.js';
-import { attestationHeaders, CHALLENGE_LIFETIME_SECONDS, type WalletAttestations } from './wallet-attestation.js';
+import { CHALLENGE_LIFETIME_SECONDS, type WalletAttestations } from './wallet-attestation.js';
 
 export function authorizationRoutes(
   app: App,
@@ -26,17 +26,10 @@ export function authorizationRoutes(
         body: ProtocolBody,
       },
     },
-    async (request, reply) => {
-      const dpop = request.headers.dpop;
-      const response = await par.push({
-        tenantId: request.params.tenantId,
-        body: request.body ?? {},
-        url: requestUrl(publicUrl, request),
-        attestation: attestationHeaders(request.headers),
-        ...(typeof dpop === 'string' && { dpop }),
-      });
-      return noStore(reply).code(201).send(response);
-    },
+    async (request, reply) =>
+      noStore(reply)
+        .code(201)
+        .send(await par.push(clientRequest(publicUrl, request))),
   );
 
   app.get(

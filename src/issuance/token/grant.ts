@@ -1,17 +1,10 @@
 // What every grant of the token endpoint is given: the issuer, the wallet's request, and its DPoP key.
-import type { AttestationHeaders, WalletAttestation } from '../authorization/wallet-attestation.js';
+import type { WalletAttestation } from '../authorization/wallet-attestation.js';
+import type { ClientRequest } from '../client-request.js';
 import type { Issuer } from '../issuers.js';
 import type { TokenResponse } from './session-tokens.js';
 
-export interface TokenRequest {
-  tenantId: string;
-  body: Record<string, unknown>;
-  dpop?: string;
-  /** The URL the wallet called, for the DPoP htu check. */
-  url: string;
-  /** The client attestation headers, when the wallet sent them. */
-  attestation: AttestationHeaders;
-}
+export type TokenRequest = ClientRequest;
 
 export interface GrantCall<G> {
   issuer: Issuer;

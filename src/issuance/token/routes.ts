@@ -1,6 +1,5 @@
 import type { App } from '../../platform/http/types.js';
-import { attestationHeaders } from '../authorization/wallet-attestation.js';
-import { noStore, ProtocolBody, requestUrl, TenantParams, WALLET_TAGS } from '../routes-support.js';
+import { clientRequest, noStore, ProtocolBody, TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { TokenEndpoint } from './endpoint.js';
 
 export function tokenRoutes(app: App, publicUrl: string, token: TokenEndpoint) {
@@ -16,16 +15,6 @@ export function tokenRoutes(app: App, publicUrl: string, token: TokenEndpoint) {
         body: ProtocolBody,
       },
     },
-    async (request, reply) => {
-      const dpop = request.headers.dpop;
-      const response = await token.exchange({
-        tenantId: request.params.tenantId,
-        body: request.body ?? {},
-        url: requestUrl(publicUrl, request),
-        attestation: attestationHeaders(request.headers),
-        ...(typeof dpop === 'string' && { dpop }),
-      });
-      return noStore(reply).send(response);
-    },
+    async (request, reply) => noStore(reply).send(await token.exchange(clientRequest(publicUrl, request))),
   );
 }
