@@ -3,6 +3,7 @@
 // names. The code is spent before anything but the DPoP proof is checked, so a stolen code gets one try at most;
 // a code presented again revokes what its first use obtained (RFC 6749 section 4.1.2).
 import { createHash } from 'node:crypto';
+import { sameSecret } from '../../platform/crypto/secrets.js';
 import type { SessionState } from '../../sessions/model.js';
 import { type SessionService, spentHandle } from '../../sessions/service.js';
 import { offerRefusal } from '../authorization/offer-session.js';
@@ -13,7 +14,6 @@ import type { Issuer } from '../issuers.js';
 import { type AuthorizationRequest, issuancePrivate } from '../session.js';
 import type { GrantCall, TokenGrant } from './grant.js';
 import type { AuthorizationCodeRequest } from './schemas.js';
-import { sameSecret } from './secrets.js';
 import type { SessionTokens, TokenResponse } from './session-tokens.js';
 
 const PURPOSE = AUTHORIZATION_HANDLE.code;

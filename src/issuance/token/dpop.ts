@@ -5,10 +5,10 @@
 import { createHash, createHmac } from 'node:crypto';
 import { deriveKey } from '../../platform/crypto/derive.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
+import { sameSecret } from '../../platform/crypto/secrets.js';
 import { invalidDpopProof, invalidRequest, useDpopNonce } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
 import type { IssuerSettings } from '../settings.js';
-import { sameSecret } from './secrets.js';
 
 const MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;

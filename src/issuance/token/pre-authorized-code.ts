@@ -1,6 +1,8 @@
 // The pre-authorized code grant (OpenID4VCI 1.0 section 6.1): the offer's code, and its transaction
 // code when the offer asked for one. `redeem` lists the steps in the order they apply; each enforces
 // one rule and fails with the error that rule names.
+
+import { sameSecret } from '../../platform/crypto/secrets.js';
 import type { SessionState } from '../../sessions/model.js';
 import { hashHandle, type SessionService } from '../../sessions/service.js';
 import { HANDLE } from '../credential-offer/schemas.js';
@@ -9,7 +11,6 @@ import type { Issuer } from '../issuers.js';
 import { issuancePrivate } from '../session.js';
 import type { GrantCall, TokenGrant } from './grant.js';
 import type { PreAuthorizedCodeRequest } from './schemas.js';
-import { sameSecret } from './secrets.js';
 import type { SessionTokens, TokenResponse } from './session-tokens.js';
 
 export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeRequest> {
