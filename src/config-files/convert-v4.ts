@@ -12,6 +12,7 @@ import {
   type FieldType,
   FORMATS,
 } from '../credential-configs/schemas.js';
+import { isJsonObject } from '../platform/json.js';
 
 export interface Conversion {
   /** The version-5 document; absent when something was refused. */
@@ -61,7 +62,6 @@ const CONSTRAINTS = [
 /** Schema keywords that only document, or that the derived schema sets itself. */
 const SCHEMA_IGNORED = new Set(['$schema', '$id', '$comment', 'additionalProperties', 'examples']);
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const newDraft = (): Draft => ({ children: new Map() });
 
 function getOrCreate<K, V>(map: Map<K, V>, key: K, make: () => V): V {
@@ -74,7 +74,7 @@ function getOrCreate<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 
 /** A credential configuration file (config.format of version 4 or 5) that carries a version-4 key. */
 export function isVersion4(document: unknown): document is Json {
-  if (!isObject(document) || !isObject(document.config) || !FORMATS.includes(document.config.format as never)) return false;
+  if (!isJsonObject(document) || !isJsonObject(document.config) || !FORMATS.includes(document.config.format as never)) return false;
   const config = document.config;
   return TOP_LEVEL_V4.some((key) => key in document) || CONFIG_V4.some((key) => key in config);
 }
@@ -137,7 +137,7 @@ class Converter {
       for (const key of CONFIG_V4.slice(0, 2)) if (key in this.config) this.refuse(`config.${key}`, 'is for mso_mdoc only');
     }
     if (byNamespace !== undefined) {
-      if (!isObject(byNamespace) || !Object.values(byNamespace).every(isObject)) {
+      if (!isJsonObject(byNamespace) || !Object.values(byNamespace).every(isJsonObject)) {
         this.refuse('config.claimsByNamespace', 'must map each namespace to its claims');
       } else {
         for (const [namespace, values] of Object.entries(byNamespace)) this.placeValues(this.root(namespace), values as Json, [namespace]);
@@ -148,7 +148,7 @@ class Converter {
     }
     if (this.namespace !== undefined && this.mdoc) this.changes.push(`config.namespace -> fields[].namespace (${this.namespace})`);
     if (claims === undefined) return;
-    if (!isObject(claims)) return this.refuse('claims', 'must be an object');
+    if (!isJsonObject(claims)) return this.refuse('claims', 'must be an object');
     if (this.mdoc && this.namespace === undefined) {
       return this.refuse('claims', 'an mso_mdoc configuration needs config.namespace to place its claims (or config.claimsByNamespace)');
     }
@@ -160,7 +160,7 @@ class Converter {
   private placeValues(parent: Map<string, Draft>, values: Json, at: string[]) {
     for (const [name, value] of Object.entries(values)) {
       const draft = this.draft(parent, name);
-      if (isObject(value) && Object.keys(value).length) {
+      if (isJsonObject(value) && Object.keys(value).length) {
         draft.type = 'object';
         this.placeValues(draft.children, value, [...at, name]);
       } else if (value !== null) {
@@ -173,8 +173,8 @@ class Converter {
   private placeSchema() {
     const { schema } = this.doc;
     if (schema === undefined) return;
-    if (!isObject(schema)) return this.refuse('schema', 'must be a JSON schema object');
-    const properties = isObject(schema.properties) ? schema.properties : {};
+    if (!isJsonObject(schema)) return this.refuse('schema', 'must be a JSON schema object');
+    const properties = isJsonObject(schema.properties) ? schema.properties : {};
     const namespaces = Object.keys(properties);
     if (this.mdoc && namespaces.length && namespaces.every((ns) => this.roots.has(ns) || ns === this.namespace)) {
       for (const namespace of namespaces)
@@ -190,9 +190,9 @@ class Converter {
   /** An object schema: its properties become drafts, `required` makes them mandatory. */
   private applySchemaMembers(schema: Json, parent: Map<string, Draft>, at: string[]) {
     const required = Array.isArray(schema.required) ? schema.required : [];
-    for (const [name, property] of Object.entries(isObject(schema.properties) ? schema.properties : {})) {
+    for (const [name, property] of Object.entries(isJsonObject(schema.properties) ? schema.properties : {})) {
       const draft = this.draft(parent, name);
-      if (!isObject(property)) this.refuse([...at, 'properties', name].join('.'), 'must be a schema object');
+      if (!isJsonObject(property)) this.refuse([...at, 'properties', name].join('.'), 'must be a schema object');
       else this.applySchema(property, draft, [...at, 'properties', name]);
       if (required.includes(name)) draft.mandatory = true;
     }
@@ -212,7 +212,7 @@ class Converter {
     for (const [keyword, value] of Object.entries(schema)) {
       if (keyword === 'type' || keyword === 'format' || keyword === 'required' || SCHEMA_IGNORED.has(keyword)) continue;
       if (keyword === 'properties') this.applySchemaMembers(schema, target.children, at);
-      else if (keyword === 'items' && isObject(value)) {
+      else if (keyword === 'items' && isJsonObject(value)) {
         target.items ??= newDraft();
         this.applySchema(value, target.items, [...at, 'items']);
       } else if ((CONSTRAINTS as readonly string[]).includes(keyword)) target.constraints = { ...target.constraints, [keyword]: value };
@@ -225,18 +225,18 @@ class Converter {
   private placeMetadata() {
     const metadata = this.config.claimsMetadata;
     if (metadata === undefined) return;
-    if (!Array.isArray(metadata) && !isObject(metadata)) {
+    if (!Array.isArray(metadata) && !isJsonObject(metadata)) {
       return this.refuse('config.claimsMetadata', 'must be a list of {path, mandatory, display}, or an object of them by claim name');
     }
     // A list carries claims paths (OpenID4VCI claims metadata); an object is keyed by claim name.
     const entries = Array.isArray(metadata)
       ? metadata.map((entry, i) => ({ entry, at: `config.claimsMetadata.${i}` }))
       : Object.entries(metadata).map(([name, entry]) => ({
-          entry: isObject(entry) ? { path: [name], ...entry } : entry,
+          entry: isJsonObject(entry) ? { path: [name], ...entry } : entry,
           at: `config.claimsMetadata.${name}`,
         }));
     for (const { entry, at } of entries) {
-      if (!isObject(entry) || !Array.isArray(entry.path)) {
+      if (!isJsonObject(entry) || !Array.isArray(entry.path)) {
         this.refuse(at, 'must be {path, mandatory, display}');
         continue;
       }
@@ -276,7 +276,7 @@ class Converter {
   }
 
   private displayEntry(entry: unknown, at: string): Display | undefined {
-    if (!isObject(entry)) {
+    if (!isJsonObject(entry)) {
       this.refuse(at, 'must be {name, locale, description}');
       return undefined;
     }
@@ -301,7 +301,7 @@ class Converter {
       return;
     }
     if (frame !== undefined) {
-      if (!isObject(frame)) return this.refuse('disclosureFrame', 'must be an object');
+      if (!isJsonObject(frame)) return this.refuse('disclosureFrame', 'must be an object');
       this.walkFrame(frame, this.root(''), ['disclosureFrame']);
     }
     const marked = { yes: [] as string[], no: [] as string[] };
@@ -330,7 +330,7 @@ class Converter {
         }
         for (const name of value as string[]) this.draft(parent, name).disclosed = true;
       } else if (key.startsWith('_')) this.refuse(where, 'has no counterpart in version 5 (fields[].disclosable only)');
-      else if (isObject(value)) this.walkFrame(value, this.draft(parent, key).children, [...at, key]);
+      else if (isJsonObject(value)) this.walkFrame(value, this.draft(parent, key).children, [...at, key]);
       else this.refuse(where, 'must be a nested disclosure frame');
     }
   }
@@ -340,8 +340,8 @@ class Converter {
     const displays = Array.isArray(this.config.display) ? this.config.display : [];
     displays.forEach((display, i) => {
       for (const image of ['logo', 'background_image']) {
-        const value = isObject(display) ? display[image] : undefined;
-        if (!isObject(value) || !('url' in value)) continue;
+        const value = isJsonObject(display) ? display[image] : undefined;
+        if (!isJsonObject(value) || !('url' in value)) continue;
         const { url, ...rest } = value;
         if (rest.uri === undefined) rest.uri = url;
         else if (rest.uri !== url) {

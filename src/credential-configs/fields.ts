@@ -6,6 +6,7 @@
 // The claims object of a dc+sd-jwt configuration holds the claims themselves; that of an mso_mdoc
 // configuration is keyed by namespace first: { "org.iso.18013.5.1": { "given_name": "Erika" } }.
 import type { FieldError } from '../platform/http/problem.js';
+import { isJsonObject } from '../platform/json.js';
 import { matchesPattern, patternProblem } from './patterns.js';
 import type { CredentialFormat, FieldDefinition, FieldType } from './schemas.js';
 
@@ -372,9 +373,6 @@ function setAt(target: Record<string, unknown>, path: (string | number)[], value
 
 // --- the validator -----------------------------------------------------------------------------
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 function hasType(value: unknown, type: JsonType): boolean {
   switch (type) {
     case 'string':
@@ -386,7 +384,7 @@ function hasType(value: unknown, type: JsonType): boolean {
     case 'boolean':
       return typeof value === 'boolean';
     case 'object':
-      return isPlainObject(value);
+      return isJsonObject(value);
     case 'array':
       return Array.isArray(value);
   }
@@ -414,7 +412,7 @@ function isDateTime(value: string): boolean {
 function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
-  if (isPlainObject(a) && isPlainObject(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     const keys = Object.keys(a);
     return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
   }
@@ -463,7 +461,7 @@ function check(node: SchemaNode, value: unknown, path: (string | number)[], enfo
       const itemNode = node.prefixItems?.[i] ?? node.items;
       if (itemNode) problems.push(...check(itemNode, element, [...path, i], enforceRequired));
     });
-  } else if (isPlainObject(value)) {
+  } else if (isJsonObject(value)) {
     if (enforceRequired) {
       for (const name of node.required ?? [])
         if (!Object.hasOwn(value, name) || value[name] === undefined) problem('is required', [...path, name]);

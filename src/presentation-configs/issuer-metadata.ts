@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
 import { webUrl } from '../platform/http/web-urls.js';
+import { isJsonObject } from '../platform/json.js';
 
 const FIELD = 'body.credentialIssuer';
 
@@ -34,7 +35,6 @@ type Summary = z.infer<typeof CredentialSummary>;
 type Resolved = z.infer<typeof ResolvedIssuerMetadata>;
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const badGateway = (detail: string) => new Problem(502, 'Bad Gateway', detail);
 
 /** Section 12.2.2: the well-known segment goes between the host and the path of the identifier. */
@@ -52,11 +52,11 @@ export class IssuerMetadataResolver {
     if (metadata.credential_issuer !== credentialIssuer)
       throw badGateway(`the metadata names credential_issuer ${JSON.stringify(metadata.credential_issuer)}, not ${credentialIssuer}`);
     const configurations = metadata.credential_configurations_supported;
-    if (!isObject(configurations)) throw badGateway('the metadata has no credential_configurations_supported object');
+    if (!isJsonObject(configurations)) throw badGateway('the metadata has no credential_configurations_supported object');
     return {
       metadata,
       credentialConfigurations: Object.entries(configurations).flatMap(([id, configuration]) =>
-        isObject(configuration) && typeof configuration.format === 'string' ? [summaryOf(id, configuration)] : [],
+        isJsonObject(configuration) && typeof configuration.format === 'string' ? [summaryOf(id, configuration)] : [],
       ),
     };
   }
@@ -73,7 +73,7 @@ export class IssuerMetadataResolver {
     if (!reply.ok) throw badGateway(`the credential issuer answered ${reply.status} at ${url}`);
     const body = jsonOf(reply);
     if (body === undefined) throw badGateway(`the credential issuer answered ${url} with something other than JSON`);
-    if (!isObject(body)) throw badGateway(`the credential issuer answered ${url} with JSON that is not an object`);
+    if (!isJsonObject(body)) throw badGateway(`the credential issuer answered ${url} with JSON that is not an object`);
     return body;
   }
 }
@@ -86,7 +86,7 @@ function summaryOf(id: string, configuration: Json): Summary {
   const vct = typeof configuration.vct === 'string' ? configuration.vct : undefined;
   const doctype = typeof configuration.doctype === 'string' ? configuration.doctype : undefined;
   // 1.0 puts claims under credential_metadata; drafts had them on the configuration itself.
-  const declared = isObject(configuration.credential_metadata) ? configuration.credential_metadata.claims : configuration.claims;
+  const declared = isJsonObject(configuration.credential_metadata) ? configuration.credential_metadata.claims : configuration.claims;
   const claims = claimPaths(declared).map((path) => ({ path }));
   const meta = vct ? { vct_values: [vct] } : doctype ? { doctype_value: doctype } : {};
   return {
@@ -103,13 +103,13 @@ function summaryOf(id: string, configuration: Json): Summary {
 function claimPaths(declared: unknown, prefix: string[] = []): (string | number | null)[][] {
   if (Array.isArray(declared)) {
     return declared.flatMap((claim) => {
-      const path = isObject(claim) ? claim.path : undefined;
+      const path = isJsonObject(claim) ? claim.path : undefined;
       return Array.isArray(path) && path.length > 0 && ClaimPath.safeParse(path).success ? [path as (string | number | null)[]] : [];
     });
   }
-  if (!isObject(declared)) return [];
+  if (!isJsonObject(declared)) return [];
   return Object.entries(declared).flatMap(([key, value]) => {
-    const nested = isObject(value)
+    const nested = isJsonObject(value)
       ? claimPaths(Object.fromEntries(Object.entries(value).filter(([k]) => !DESCRIPTIVE.has(k))), [...prefix, key])
       : [];
     return nested.length ? nested : [[...prefix, key]];

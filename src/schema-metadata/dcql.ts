@@ -2,6 +2,8 @@
 // the schema names becomes one claim path (an array's elements are selected by null). For mso_mdoc
 // the schema's first level are the namespaces and the second their data elements, as DCQL's mdoc
 // paths are [namespace, element]. Schemas come from outside: depth and count are bounded.
+
+import { isJsonObject } from '../platform/json.js';
 import type { SchemaFormat } from './schemas.js';
 
 export type ClaimPath = (string | null)[];
@@ -22,7 +24,6 @@ const MAX_CLAIMS = 256;
 const MAX_KEY = 256;
 
 type Node = Record<string, unknown>;
-const isObject = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The claim paths of a JSON Schema of SD-JWT VC claims; throws a reason when the schema is unusable. */
 export function sdJwtClaims(schema: Node): SchemaClaim[] {
@@ -35,7 +36,7 @@ export function sdJwtClaims(schema: Node): SchemaClaim[] {
 export function mdocClaims(schema: Node): SchemaClaim[] {
   const claims: SchemaClaim[] = [];
   for (const [namespace, nsSchema, nsRequired] of propertiesOf(schema)) {
-    for (const [element, , required] of isObject(nsSchema) ? propertiesOf(nsSchema) : []) {
+    for (const [element, , required] of isJsonObject(nsSchema) ? propertiesOf(nsSchema) : []) {
       add(claims, { path: [namespace, element], mandatory: nsRequired && required });
     }
   }
@@ -47,10 +48,10 @@ function walk(node: Node, path: ClaimPath, mandatory: boolean, claims: SchemaCla
   const properties = propertiesOf(node);
   if (properties.length) {
     for (const [key, child, required] of properties)
-      walk(isObject(child) ? child : {}, [...path, key], mandatory && required, claims, depth + 1);
+      walk(isJsonObject(child) ? child : {}, [...path, key], mandatory && required, claims, depth + 1);
     return;
   }
-  if (isObject(node.items) && propertiesOf(node.items).length) {
+  if (isJsonObject(node.items) && propertiesOf(node.items).length) {
     walk(node.items, [...path, null], false, claims, depth + 1);
     return;
   }
@@ -59,7 +60,7 @@ function walk(node: Node, path: ClaimPath, mandatory: boolean, claims: SchemaCla
 
 /** [key, schema, required] of an object schema's properties. */
 function propertiesOf(node: Node): [string, unknown, boolean][] {
-  if (!isObject(node.properties)) return [];
+  if (!isJsonObject(node.properties)) return [];
   const required = Array.isArray(node.required) ? node.required : [];
   return Object.entries(node.properties).map(([key, child]) => {
     if (key.length > MAX_KEY) throw new Error(`a property name is longer than ${MAX_KEY} characters`);

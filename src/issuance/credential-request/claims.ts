@@ -4,20 +4,19 @@ import type { JWK } from 'jose';
 import { type CredentialConfiguration, defaultClaims } from '../../credential-configs/service.js';
 import type { HttpEndpointService, ResolvedEndpoint } from '../../http-endpoints/service.js';
 import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
+import { isJsonObject } from '../../platform/json.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { ClaimSource } from '../credential-offer/schemas.js';
 import { credentialRequestDenied } from '../errors.js';
 
 const PROVIDER_TIMEOUT_MS = 5_000;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Given claims over the fields' defaults, object by object (an mdoc namespace keeps the defaults it does not override). */
 export function mergeClaims(defaults: Record<string, unknown>, given: Record<string, unknown>): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...defaults };
   for (const [key, value] of Object.entries(given)) {
     const base = merged[key];
-    merged[key] = isObject(base) && isObject(value) ? mergeClaims(base, value) : value;
+    merged[key] = isJsonObject(base) && isJsonObject(value) ? mergeClaims(base, value) : value;
   }
   return merged;
 }

@@ -3,6 +3,7 @@
 // asynchronous verify (what jose uses) cost several times the check itself. Only what these proofs
 // need: the key's curve must be the algorithm's, and the caller checks header and claims.
 import { createHash, createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
+import { isJsonObject } from '../json.js';
 
 const CURVES: Record<string, { crv: string; hash: string }> = {
   ES256: { crv: 'P-256', hash: 'sha256' },
@@ -104,7 +105,7 @@ export function withinValidity(payload: Record<string, unknown>, skewSeconds: nu
 function parseObject(segment: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }

@@ -13,6 +13,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { isJsonObject } from '../json.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { literalAddress, nonPublic } from './outbound-policy.js';
 
@@ -59,7 +60,7 @@ export function jsonOf(reply: Pick<OutboundResponse, 'body'>): unknown {
 /** The answer's body when it is a JSON object (not an array); undefined otherwise. */
 export function jsonObjectOf(reply: Pick<OutboundResponse, 'body'>): Record<string, unknown> | undefined {
   const value = jsonOf(reply);
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return isJsonObject(value) ? value : undefined;
 }
 
 export class OutboundClient {
