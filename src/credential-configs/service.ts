@@ -72,6 +72,8 @@ export interface StatusListSigning {
 }
 
 export class CredentialConfigService {
+  private readonly changeListeners: ((tenantId: string) => void)[] = [];
+
   constructor(
     private readonly db: Executor,
     private readonly audit: AuditService,
@@ -83,6 +85,16 @@ export class CredentialConfigService {
     keyChains.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'key_chain_id', id));
     attributeProviders.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'attribute_provider_id', id));
     webhookEndpoints.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'webhook_endpoint_id', id));
+  }
+
+  /** Called after a tenant's configurations changed on this instance (caches forget what they derived from them). */
+  onChange(listener: (tenantId: string) => void) {
+    this.changeListeners.push(listener);
+  }
+
+  private changed<T>(tenantId: string, result: T): T {
+    for (const listener of this.changeListeners) listener(tenantId);
+    return result;
   }
 
   private async referencing(db: Executor, tenantId: string, column: ReferenceColumn, id: string): Promise<string[]> {
@@ -155,7 +167,7 @@ export class CredentialConfigService {
   ): Promise<CredentialConfiguration> {
     const doc = toDocument(input);
     const errors = checkConfiguration(doc);
-    return inTransaction(db, async (trx) => {
+    const saved = await inTransaction(db, async (trx) => {
       errors.push(...(await this.referenceErrors(trx, tenantId, doc)));
       if (errors.length) throw invalidFields(errors);
       const now = nowIso();
@@ -175,6 +187,7 @@ export class CredentialConfigService {
       await this.audit.record(ctx, { tenantId, actionType: 'credential_config.created', after: { ...created } }, trx);
       return created;
     });
+    return this.changed(tenantId, saved);
   }
 
   async update(
@@ -184,7 +197,7 @@ export class CredentialConfigService {
     input: UpdateCredentialConfiguration,
     db: Executor = this.db,
   ): Promise<CredentialConfiguration> {
-    return inTransaction(db, async (trx) => {
+    const updated = await inTransaction(db, async (trx) => {
       const before = await this.get(tenantId, id, trx);
       const doc = applyUpdate(documentOf(before), input);
       const errors: FieldError[] = [];
@@ -202,6 +215,7 @@ export class CredentialConfigService {
       await this.audit.record(ctx, { tenantId, actionType: 'credential_config.updated', before: { ...before }, after: { ...after } }, trx);
       return after;
     });
+    return this.changed(tenantId, updated);
   }
 
   /**
@@ -235,5 +249,6 @@ export class CredentialConfigService {
       await store.deleteConfig(tenantDb(trx, tenantId), id);
       await this.audit.record(ctx, { tenantId, actionType: 'credential_config.deleted', before: { ...before } }, trx);
     });
+    this.changed(tenantId, undefined);
   }
 }

@@ -94,7 +94,7 @@ export function createIssuance(needs: IssuanceNeeds) {
     routes(app: App) {
       issuerSettingsRoutes(app, settings);
       offerRoutes(app, offers);
-      metadataRoutes(app, { issuers, configs, keyChains: needs.keyChains, signing: needs.signing });
+      metadataRoutes(app, { issuers, settings, configs, keyChains: needs.keyChains, signing: needs.signing });
       authorizationRoutes(
         app,
         publicUrl,

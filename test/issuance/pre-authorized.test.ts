@@ -84,6 +84,21 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     expect((await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/nobody')).status).toBe(404);
   });
 
+  it('shows a change of the configurations or the issuer settings in the metadata at once', async () => {
+    const metadata = async () => (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    await metadata(); // built and kept
+    const extra = { ...PID, id: 'pid-extra', vct: 'urn:example:extra' };
+    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: extra })).status).toBe(201);
+    expect(Object.keys((await metadata()).credential_configurations_supported)).toContain('pid-extra');
+    expect((await svc.call('DELETE', '/api/issuer/credentials/pid-extra', { token: admin })).status).toBe(204);
+    expect(Object.keys((await metadata()).credential_configurations_supported)).not.toContain('pid-extra');
+    const settings = (await svc.call('GET', '/api/issuer/config', { token: admin })).body;
+    const display = [{ name: 'Acme issuer', locale: 'en' }];
+    expect((await svc.call('PUT', '/api/issuer/config', { token: admin, body: { ...settings, display } })).status).toBe(200);
+    expect((await metadata()).display).toEqual(display);
+    expect((await svc.call('PUT', '/api/issuer/config', { token: admin, body: settings })).status).toBe(200);
+  });
+
   it('issues a credential a wallet library receives, verifiable with an independent SD-JWT library', async () => {
     const created = await offer();
     expect(created.status, created.text).toBe(201);

@@ -7,13 +7,16 @@ import type { CredentialConfigService } from '../../credential-configs/service.j
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { App } from '../../platform/http/types.js';
+import { TtlCache } from '../../platform/ttl-cache.js';
 import { notFoundIssuer } from '../errors.js';
-import type { IssuerDirectory } from '../issuers.js';
+import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';
 import { TenantParams, WALLET_TAGS } from '../routes-support.js';
+import type { IssuerSettingsService } from '../settings.js';
 import { authorizationServerMetadata, credentialIssuerMetadata } from './metadata.js';
 
 export interface MetadataSources {
   issuers: IssuerDirectory;
+  settings: IssuerSettingsService;
   configs: CredentialConfigService;
   keyChains: KeyChainService;
   signing: SigningService;
@@ -21,8 +24,15 @@ export interface MetadataSources {
 
 type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
 
-export function metadataRoutes(app: App, { issuers, configs, keyChains, signing }: MetadataSources) {
-  async function issuerMetadata(tenantId: string) {
+export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing }: MetadataSources) {
+  // Every wallet reads it before anything else: built once per tenant and kept ISSUER_CACHE_MS, and
+  // forgotten at once when the issuer settings or a credential configuration change on this instance.
+  const built = new TtlCache<Record<string, unknown>>(ISSUER_CACHE_MS);
+  settings.onChange((tenantId) => built.forget(tenantId));
+  configs.onChange((tenantId) => built.forget(tenantId));
+  const issuerMetadata = (tenantId: string) => built.get(tenantId, () => buildIssuerMetadata(tenantId));
+
+  async function buildIssuerMetadata(tenantId: string) {
     const issuer = await issuers.get(tenantId);
     const list = await configs.list(tenantId);
     const algorithms = new Map<string, string>();
