@@ -47,6 +47,19 @@ export const AuthorizationRequestSchema = z.object({
 });
 export type AuthorizationRequest = z.output<typeof AuthorizationRequestSchema>;
 
+/**
+ * What the user's authorization produced, beyond the offer: an interactive authorization step (a
+ * presentation, a web step) or an upstream OpenID Provider. `claims` are credential claims laid over
+ * the fields' defaults (the offer's inline claims and an attribute source still win); `steps` records
+ * each source's outcome, and the whole record goes to the attribute provider or webhook that supplies
+ * the claims.
+ */
+export const AuthorizationResultSchema = z.object({
+  claims: z.record(z.string(), z.unknown()).default({}),
+  steps: z.array(z.object({ type: z.string(), data: z.record(z.string(), z.unknown()) })).default([]),
+});
+export type AuthorizationResult = z.output<typeof AuthorizationResultSchema>;
+
 export const IssuancePrivateSchema = z.object({
   offer: z.record(z.string(), z.unknown()),
   credentialPayload: z.object({ credentialClaims: z.record(z.string(), ClaimSourceSchema).default({}) }),
@@ -54,6 +67,7 @@ export const IssuancePrivateSchema = z.object({
   authorizationRequest: AuthorizationRequestSchema.optional(),
   /** The DPoP key the refresh tokens of this session are bound to, if the wallet used DPoP at the token endpoint. */
   refreshJkt: z.string().optional(),
+  authorizationResult: AuthorizationResultSchema.optional(),
 });
 
 export type IssuancePublic = z.input<typeof IssuancePublicSchema>;

@@ -8,6 +8,7 @@ import { isJsonObject } from '../../platform/json.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { ClaimSource } from '../credential-offer/schemas.js';
 import { credentialRequestDenied } from '../errors.js';
+import type { AuthorizationResult } from '../session.js';
 
 const PROVIDER_TIMEOUT_MS = 5_000;
 
@@ -24,8 +25,8 @@ export function mergeClaims(defaults: Record<string, unknown>, given: Record<str
 export type ClaimsResult = { ready: true; claims: Record<string, unknown> } | { ready: false; message?: string };
 
 /**
- * The attribute provider protocol: POST {sessionId, tenantId, credentialConfigurationId, holderJwks}
- * as JSON; 200 {claims} issues, 202 (optionally {message}) defers the credential until the claims
+ * The attribute provider protocol: POST {sessionId, tenantId, credentialConfigurationId, holderJwks,
+ * authorization?} as JSON (authorization: what the user's authorization produced, when it did); 200 {claims} issues, 202 (optionally {message}) defers the credential until the claims
  * are supplied through POST /api/issuer/deferred/{transactionId}/complete.
  */
 async function askEndpoint(outbound: OutboundClient, endpoint: ResolvedEndpoint, body: Record<string, unknown>): Promise<ClaimsResult> {
@@ -50,14 +51,18 @@ export class ClaimSources {
     private readonly sessions: SessionService,
   ) {}
 
-  /** The claims of one credential: inline, asked of the attribute source (which may defer them), or the defaults. */
+  /**
+   * The claims of one credential: inline, asked of the attribute source (which may defer them), or the
+   * defaults; what the user's authorization produced is laid over the defaults first.
+   */
   async obtain(
     session: { id: string; tenantId: string },
     config: CredentialConfiguration,
     source: ClaimSource | undefined,
     holderJwks: JWK[],
+    authorization?: AuthorizationResult,
   ): Promise<ClaimsResult> {
-    const defaults = defaultClaims(config);
+    const defaults = mergeClaims(defaultClaims(config), authorization?.claims ?? {});
     if (source?.type === 'inline') return { ready: true, claims: mergeClaims(defaults, source.claims) };
     const endpoint = await this.endpointOf(session.tenantId, config, source);
     if (!endpoint) return { ready: true, claims: defaults };
@@ -67,6 +72,7 @@ export class ClaimSources {
         tenantId: session.tenantId,
         credentialConfigurationId: config.id,
         holderJwks,
+        ...(authorization && { authorization }),
       });
       await this.sessions.log(
         session.id,

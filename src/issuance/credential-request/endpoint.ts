@@ -52,8 +52,9 @@ export class CredentialEndpoint {
     const config = await this.grantedConfiguration(session, offered, parsed);
     await this.checkNotYetIssued(session, config);
     const holderJwks = await this.holderKeys(issuer, config, parsed);
-    const source = issuancePrivate(session)?.credentialPayload.credentialClaims[config.id];
-    const claims = await this.claims.obtain(session, config, source, holderJwks);
+    const personal = issuancePrivate(session);
+    const source = personal?.credentialPayload.credentialClaims[config.id];
+    const claims = await this.claims.obtain(session, config, source, holderJwks, personal?.authorizationResult);
     if (!claims.ready) return this.defer(session, config, holderJwks, claims.message);
     const credentials = await this.mint(issuer, session, config, claims.claims, holderJwks);
     const notificationId = await this.complete(session, offered, config);
