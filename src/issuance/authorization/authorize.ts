@@ -3,6 +3,7 @@
 // are answered here (400); after that, they go to the wallet's redirect_uri (RFC 6749 section
 // 4.1.2.1), always with iss (RFC 9207).
 import { randomBytes } from 'node:crypto';
+import type { Executor } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import { invalidRequest, invalidRequestUri } from '../errors.js';
@@ -12,7 +13,11 @@ import { type AuthorizationRequest, issuancePrivate } from '../session.js';
 import { offerRefusal } from './offer-session.js';
 import { AUTHORIZATION_HANDLE, AuthorizationQuerySchema, CODE_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from './schemas.js';
 
-export type AuthorizationDecision = { granted: true } | { granted: false; error: string; description: string };
+export type AuthorizationDecision =
+  | { granted: true }
+  | { granted: false; error: string; description: string }
+  /** Not yet: the user agent continues at `continueAt` (a web step of interactive authorization, an upstream provider). */
+  | { granted: false; continueAt: string };
 
 /**
  * Decides whether the user behind the offer authorizes this request. The interactive authorization
@@ -47,8 +52,9 @@ export class AuthorizationEndpoint {
     const refusal = offerRefusal(session);
     if (refusal) return respond({ error: 'invalid_request', error_description: refusal });
     const decision = await this.authorizeUser(session, request);
+    if (!decision.granted && 'continueAt' in decision) return decision.continueAt;
     if (!decision.granted) return respond({ error: decision.error, error_description: decision.description });
-    return respond({ code: await this.issueCode(session) });
+    return respond({ code: await issueCode(this.sessions, session) });
   }
 
   /** A request_uri works once, for the issuer it was pushed to, within its short life. */
@@ -59,14 +65,20 @@ export class AuthorizationEndpoint {
     if (!session || !taken) throw invalidRequestUri('request_uri is unknown, expired or already used');
     return session;
   }
+}
 
-  private async issueCode(session: SessionState): Promise<string> {
-    const code = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
-    await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.code, code, expiresAt);
-    await this.sessions.log(session.id, 'info', 'authorization code issued');
-    return code;
-  }
+/** A single-use authorization code for the session's authorization request, which the token endpoint redeems. */
+export async function issueCode(sessions: SessionService, session: SessionState, db?: Executor): Promise<string> {
+  const code = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
+  await sessions.addHandle(session.id, AUTHORIZATION_HANDLE.code, code, expiresAt, db);
+  await sessions.log(session.id, 'info', 'authorization code issued', undefined, db);
+  return code;
+}
+
+/** The wallet's redirect_uri with an authorization response (RFC 6749 section 4.1.2), its state and iss (RFC 9207). */
+export function authorizationResponseUrl(request: AuthorizationRequest, issuer: Issuer, answer: Record<string, string>): string {
+  return redirectTo(request, issuer, answer);
 }
 
 function checkPushed(query: Record<string, unknown>) {
