@@ -20,6 +20,7 @@ import { WalletAttestations } from './authorization/wallet-attestation.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
 import { ClaimSources } from './credential-request/claims.js';
+import { CredentialEncryption } from './credential-request/encryption.js';
 import { CredentialEndpoint } from './credential-request/endpoint.js';
 import { CredentialMinter, type StatusEntryAllocator } from './credential-request/minter.js';
 import { credentialRoutes } from './credential-request/routes.js';
@@ -77,7 +78,8 @@ export function createIssuance(needs: IssuanceNeeds) {
   const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
-  const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer);
+  const encryption = new CredentialEncryption(needs.keyChains);
+  const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer, encryption);
   const sessionTokens = new SessionTokens(sessions, tokens);
   const attestations = new WalletAttestations(issuers, nonces);
   const grants = {
@@ -94,7 +96,7 @@ export function createIssuance(needs: IssuanceNeeds) {
     routes(app: App) {
       issuerSettingsRoutes(app, settings);
       offerRoutes(app, offers);
-      metadataRoutes(app, { issuers, settings, configs, keyChains: needs.keyChains, signing: needs.signing });
+      metadataRoutes(app, { issuers, settings, configs, keyChains: needs.keyChains, signing: needs.signing, encryption });
       authorizationRoutes(
         app,
         publicUrl,
@@ -104,7 +106,7 @@ export function createIssuance(needs: IssuanceNeeds) {
       );
       tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, dpop, grants, attestations));
       nonceRoutes(app, issuers, nonces);
-      credentialRoutes(app, publicUrl, new CredentialEndpoint(db, access, configs, sessions, nonces, claims, minter, sealer));
+      credentialRoutes(app, publicUrl, new CredentialEndpoint(db, access, configs, sessions, nonces, claims, minter, sealer, encryption));
       deferredRoutes(app, publicUrl, deferred);
       notificationRoutes(app, publicUrl, new NotificationEndpoint(db, access, sessions));
     },

@@ -80,6 +80,12 @@ export const IssuerSettingsSchema = z
       .max(50)
       .default([])
       .describe('wallet providers whose client attestations are accepted; none: every attestation is refused'),
+    credentialEncryptionRequired: z
+      .boolean()
+      .default(false)
+      .describe(
+        "the credential and deferred credential endpoints take only encrypted requests (application/jwt: a JWE, ECDH-ES with A128GCM or A256GCM, to the tenant's default encrypt key chain, published in credential_request_encryption) that ask for an encrypted response (credential_response_encryption); others are refused with invalid_encryption_parameters. Encryption is always offered (encryption_required false) while this is false. A tenant without an encrypt key chain advertises no encryption, and while this is true its credential requests are refused (credential_request_denied)",
+      ),
   })
   .meta({ id: 'IssuerSettings' });
 

@@ -17,6 +17,12 @@ export interface WalletProvider {
   caPem: string;
   /** A client attestation for the instance's public key (any wallet's key will do). */
   attestation(instance: Pick<WalletInstance, 'publicJwk'>, claims?: JWTPayload): Promise<string>;
+  /**
+   * An OpenID4VCI 1.0 key attestation (typ key-attestation+jwt, x5c) for `attestedKeys`, valid for an
+   * hour, with key_storage and user_authentication iso_18045_high unless `claims` say otherwise
+   * (undefined drops a claim); `header` overrides header members.
+   */
+  keyAttestation(attestedKeys: Record<string, unknown>[], claims?: JWTPayload, header?: Record<string, unknown>): Promise<string>;
 }
 
 export interface WalletInstance {
@@ -58,6 +64,23 @@ export async function walletProvider(name = 'Test Wallet Provider'): Promise<Wal
         ...claims,
       })
         .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation+jwt', x5c })
+        .sign(leafKeys.privateKey);
+    },
+    keyAttestation: (attestedKeys, claims = {}, header = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      const payload = Object.fromEntries(
+        Object.entries({
+          iss: `https://${name.replace(/\W/g, '').toLowerCase()}.example`,
+          iat: now,
+          exp: now + 3600,
+          attested_keys: attestedKeys,
+          key_storage: ['iso_18045_high'],
+          user_authentication: ['iso_18045_high'],
+          ...claims,
+        }).filter(([, value]) => value !== undefined),
+      );
+      return new SignJWT(payload)
+        .setProtectedHeader({ alg: 'ES256', typ: 'key-attestation+jwt', x5c, ...header })
         .sign(leafKeys.privateKey);
     },
   };

@@ -11,7 +11,6 @@ import { insertTransaction } from '../deferred/store.js';
 import {
   credentialRequestDenied,
   invalidCredentialRequest,
-  invalidProof,
   unknownCredentialConfiguration,
   unknownCredentialIdentifier,
 } from '../errors.js';
@@ -20,8 +19,9 @@ import type { NonceStore } from '../nonce/store.js';
 import { grantedConfigurationIds, type IssuancePublicData, issuancePrivate, issuancePublic } from '../session.js';
 import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
 import type { ClaimSources } from './claims.js';
+import type { CredentialEncryption, WalletAnswer } from './encryption.js';
 import type { CredentialMinter } from './minter.js';
-import { verifyProofs } from './proofs.js';
+import { verifyKeyProofs } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
 import { handledConfigurations, recordIssued } from './store.js';
 
@@ -42,13 +42,21 @@ export class CredentialEndpoint {
     private readonly minter: CredentialMinter,
     /** Encrypts a deferred transaction's holder keys. */
     private readonly sealer: Sealer,
+    private readonly encryption: CredentialEncryption,
   ) {}
 
-  async issue(request: ResourceRequest): Promise<CredentialResult> {
+  /** The request as JSON, or as the JWE `encryptedBody` (application/jwt); the answer encrypted when the request asks for it. */
+  async answer(request: ResourceRequest, encryptedBody?: string): Promise<WalletAnswer> {
     const { issuer, session } = await this.access.authenticate(request);
+    const opened = await this.encryption.openRequest(issuer, request.body, encryptedBody);
+    const result = await this.issue(issuer, session, opened.body);
+    return this.encryption.answer(result.status, result.body, opened.responseEncryption);
+  }
+
+  private async issue(issuer: Issuer, session: SessionState, body: Record<string, unknown>): Promise<CredentialResult> {
     this.checkSessionUsable(session);
     const offered = issuancePublic(session);
-    const parsed = parseCredentialRequest(request.body, issuer.settings.batchSize);
+    const parsed = parseCredentialRequest(body, issuer.settings.batchSize);
     const config = await this.grantedConfiguration(session, offered, parsed);
     await this.checkNotYetIssued(session, config);
     const holderJwks = await this.holderKeys(issuer, config, parsed);
@@ -101,9 +109,17 @@ export class CredentialEndpoint {
     request: CredentialRequest,
   ): Promise<JWK[]> {
     if (config.keyBinding === false) return [];
-    if (request.proofJwts.length === 0) throw invalidProof('this credential is bound to a holder key: send jwt proofs');
-    const context = { tenantId, issuer: urls.issuer, maxAgeSeconds: settings.nonceLifetimeSeconds };
-    return (await verifyProofs(request.proofJwts, context, this.nonces)).map((p) => p.jwk);
+    const context = {
+      tenantId,
+      issuer: urls.issuer,
+      maxAgeSeconds: settings.nonceLifetimeSeconds,
+      batchSize: settings.batchSize,
+      keyAttestations: {
+        required: config.config.keyAttestationsRequired,
+        trustedCertificates: settings.walletProviders.flatMap((provider) => provider.certificates),
+      },
+    };
+    return verifyKeyProofs(request.proofs, context, this.nonces);
   }
 
   /** The claims are not ready: a deferred transaction the integrator completes or fails later. */

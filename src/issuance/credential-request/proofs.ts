@@ -1,8 +1,21 @@
-// Key proofs of a credential request (OpenID4VCI 1.0, appendix F.1: `jwt` proofs), each rule a step.
+// Key proofs of a credential request (OpenID4VCI 1.0 appendix F): `jwt` proofs, each proving
+// possession of one holder key and optionally carrying a key attestation in its header, and the
+// `attestation` proof type, a key attestation alone. Each rule is a step; the result is the list of
+// holder keys the credentials are bound to, one credential per key.
 import type { JWK } from 'jose';
-import { type CompactJws, decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
+import {
+  type CompactJws,
+  decodeJws,
+  EC_JWS_ALGORITHMS,
+  ecPublicKey,
+  ecThumbprint,
+  verifiesWith,
+  withinValidity,
+} from '../../platform/crypto/ec-jws.js';
 import { invalidNonce, invalidProof } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
+import { type KeyAttestationTrust, verifyKeyAttestation } from './key-attestation.js';
+import type { KeyProofs } from './schemas.js';
 
 export const PROOF_TYP = 'openid4vci-proof+jwt';
 export const PROOF_ALGORITHMS = EC_JWS_ALGORITHMS;
@@ -14,10 +27,14 @@ export interface ProofContext {
   issuer: string;
   /** How old a proof may be (the nonce lifetime). */
   maxAgeSeconds: number;
+  /** Most credentials (holder keys) one request may ask for. */
+  batchSize: number;
+  keyAttestations: KeyAttestationTrust;
 }
 
-export interface VerifiedProof {
-  jwk: JWK;
+interface VerifiedJwtProof {
+  /** The keys to bind: the proof's own key, or every key its key attestation attests. */
+  keys: JWK[];
   nonce: string;
 }
 
@@ -53,18 +70,84 @@ function checkSignatureAndClaims(decoded: CompactJws, alg: string, jwk: JWK, con
   return payload.nonce;
 }
 
-/** Verifies the proofs of one request: valid each, all for the same fresh c_nonce, which is then spent. */
-export async function verifyProofs(jwts: string[], context: ProofContext, nonces: NonceStore): Promise<VerifiedProof[]> {
-  const proofs: VerifiedProof[] = [];
-  for (const jwt of jwts) {
-    const { decoded, alg, jwk } = checkHeader(jwt);
-    proofs.push({ jwk, nonce: checkSignatureAndClaims(decoded, alg, jwk, context) });
+/**
+ * A jwt proof's key attestation (its key_attestation header): verified whenever present, required
+ * when the configuration requires key attestations. It must attest the proof's own key and carry
+ * the proof's c_nonce; the credentials are then bound to every attested key (OpenID4VCI 1.0 F.1).
+ */
+function attestedKeysOfProof(decoded: CompactJws, jwk: JWK, nonce: string, context: ProofContext): JWK[] {
+  const attestation = decoded.header.key_attestation;
+  if (attestation === undefined) {
+    if (context.keyAttestations.required) {
+      throw invalidProof(
+        'this credential requires a key attestation (key_attestations_required): send it in the key_attestation header of the jwt proof, or use the attestation proof type',
+      );
+    }
+    return [jwk];
   }
-  const [first] = proofs;
-  if (!first) throw invalidProof('no proof given');
-  if (proofs.some((p) => p.nonce !== first.nonce)) throw invalidProof('all proofs of one request must use the same nonce');
-  if (!(await nonces.consume(context.tenantId, 'c_nonce', first.nonce))) {
+  const verified = verifyKeyAttestation(attestation, 'jwt', context.keyAttestations);
+  const proofKey = ecThumbprint(jwk as Record<string, unknown>);
+  if (!verified.attestedKeys.some((key) => ecThumbprint(key as Record<string, unknown>) === proofKey)) {
+    throw invalidProof('the proof is not signed by a key of its key attestation (attested_keys does not hold the proof jwk)');
+  }
+  if (verified.nonce !== nonce) throw invalidProof('the key attestation nonce must be the c_nonce of the proof');
+  return verified.attestedKeys;
+}
+
+function verifyJwtProof(jwt: string, context: ProofContext): VerifiedJwtProof {
+  const { decoded, alg, jwk } = checkHeader(jwt);
+  const nonce = checkSignatureAndClaims(decoded, alg, jwk, context);
+  return { keys: attestedKeysOfProof(decoded, jwk, nonce, context), nonce };
+}
+
+/** One credential per distinct key: proofs that share a key attestation name its keys once. */
+function distinctKeys(keys: JWK[], batchSize: number): JWK[] {
+  const byThumbprint = new Map(keys.map((key) => [ecThumbprint(key as Record<string, unknown>), key]));
+  if (byThumbprint.size > batchSize) {
+    throw invalidProof(`the proofs name ${byThumbprint.size} holder keys; this issuer issues at most ${batchSize} credentials per request`);
+  }
+  return [...byThumbprint.values()];
+}
+
+async function spendNonce(nonce: string, context: ProofContext, nonces: NonceStore) {
+  if (!(await nonces.consume(context.tenantId, 'c_nonce', nonce))) {
     throw invalidNonce('the nonce is unknown, expired or already used; get a fresh one from the nonce endpoint');
   }
-  return proofs;
+}
+
+/** The `attestation` proof type: one key attestation, fresh by its nonce (the c_nonce), without proof of possession. */
+async function verifyAttestationProof(jwt: string, context: ProofContext, nonces: NonceStore): Promise<JWK[]> {
+  if (!context.keyAttestations.required) {
+    throw invalidProof('the attestation proof type is only taken where the credential requires key attestations; send jwt proofs');
+  }
+  const verified = verifyKeyAttestation(jwt, 'attestation', context.keyAttestations);
+  if (verified.nonce === undefined) throw invalidProof('the key attestation of an attestation proof must carry the c_nonce as nonce');
+  const keys = distinctKeys(verified.attestedKeys, context.batchSize);
+  await spendNonce(verified.nonce, context, nonces);
+  return keys;
+}
+
+/**
+ * Verifies the proofs of one request and returns the holder keys to bind: every jwt proof valid and
+ * all for the same fresh c_nonce (then spent), or one valid attestation proof over a fresh c_nonce.
+ */
+export async function verifyKeyProofs(proofs: KeyProofs | undefined, context: ProofContext, nonces: NonceStore): Promise<JWK[]> {
+  if (proofs?.type === 'attestation') return verifyAttestationProof(proofs.jwt, context, nonces);
+  const jwts = proofs?.jwts ?? [];
+  if (jwts.length === 0) {
+    throw invalidProof(
+      context.keyAttestations.required
+        ? 'this credential is bound to a holder key: send jwt proofs with key attestations, or an attestation proof'
+        : 'this credential is bound to a holder key: send jwt proofs',
+    );
+  }
+  const verified = jwts.map((jwt) => verifyJwtProof(jwt, context));
+  const [first] = verified as [VerifiedJwtProof];
+  if (verified.some((p) => p.nonce !== first.nonce)) throw invalidProof('all proofs of one request must use the same nonce');
+  const keys = distinctKeys(
+    verified.flatMap((p) => p.keys),
+    context.batchSize,
+  );
+  await spendNonce(first.nonce, context, nonces);
+  return keys;
 }

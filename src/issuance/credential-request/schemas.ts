@@ -11,24 +11,28 @@ const Request = z.object({
   proof: z.record(z.string(), z.unknown()).optional(),
   credential_response_encryption: z.unknown().optional(),
 });
-/** `proofs`: exactly one proof type, jwt, as a list of strings. */
+/** `proofs`: exactly one proof type: jwt, as a list of strings, or attestation, a list of exactly one. */
 const JwtProofs = z.strictObject({ jwt: z.array(z.string()) });
+const AttestationProofs = z.strictObject({ attestation: z.tuple([z.string()]) });
 /** `proof` (the single-proof form of earlier drafts, still sent by some wallets): the same checks. */
 const SingleJwtProof = z.object({ proof_type: z.literal('jwt'), jwt: z.string() });
+
+/** The key proofs of a request: jwt proofs (a batch), or one key attestation (the attestation proof type). */
+export type KeyProofs = { type: 'jwt'; jwts: string[] } | { type: 'attestation'; jwt: string };
 
 export interface CredentialRequest {
   /** Named by credential_configuration_id, or by credential_identifier (ours are the configuration ids). */
   configurationId: string;
   byIdentifier: boolean;
-  proofJwts: string[];
+  /** Absent when the request carries none. */
+  proofs?: KeyProofs;
 }
 
 export function parseCredentialRequest(body: Record<string, unknown>, batchSize: number): CredentialRequest {
   const parsed = Request.safeParse(body);
   if (!parsed.success) throw invalidCredentialRequest(describe(parsed.error));
+  // credential_response_encryption was read, and checked, when the request was opened (encryption.ts).
   const request = parsed.data;
-  if (request.credential_response_encryption !== undefined)
-    throw invalidCredentialRequest('credential response encryption is not supported by this issuer');
   const identifier = request.credential_identifier;
   if (identifier !== undefined && typeof identifier !== 'string')
     throw unknownCredentialIdentifier('credential_identifier must be a string');
@@ -37,28 +41,34 @@ export function parseCredentialRequest(body: Record<string, unknown>, batchSize:
   const configurationId = identifier ?? request.credential_configuration_id;
   if (!configurationId) throw invalidCredentialRequest('credential_configuration_id is required');
   if (request.proofs && request.proof) throw invalidCredentialRequest('send proofs or proof, not both');
-  const proofJwts = proofJwtsOf(request);
-  if (proofJwts.length > batchSize) throw invalidCredentialRequest(`at most ${batchSize} proofs per request`);
-  return { configurationId, byIdentifier: identifier !== undefined, proofJwts };
+  const proofs = keyProofsOf(request);
+  if (proofs?.type === 'jwt' && proofs.jwts.length > batchSize) throw invalidCredentialRequest(`at most ${batchSize} proofs per request`);
+  return { configurationId, byIdentifier: identifier !== undefined, ...(proofs && { proofs }) };
 }
 
-function proofJwtsOf(request: z.infer<typeof Request>): string[] {
+function keyProofsOf(request: z.infer<typeof Request>): KeyProofs | undefined {
   if (request.proofs) {
+    if (request.proofs.attestation !== undefined) {
+      const proofs = AttestationProofs.safeParse(request.proofs);
+      if (!proofs.success)
+        throw invalidProof('proofs.attestation must be an array of exactly one key attestation JWT, and the only proof type');
+      return { type: 'attestation', jwt: proofs.data.attestation[0] };
+    }
     const proofs = JwtProofs.safeParse(request.proofs);
     if (!proofs.success) {
       if (Object.keys(request.proofs).length !== 1 || !Array.isArray(request.proofs.jwt))
-        throw invalidProof('proofs must hold exactly one proof type, jwt, as an array');
+        throw invalidProof('proofs must hold exactly one proof type, jwt or attestation, as an array');
       throw invalidProof('every jwt proof must be a string');
     }
-    return proofs.data.jwt;
+    return { type: 'jwt', jwts: proofs.data.jwt };
   }
   if (request.proof) {
     const proof = SingleJwtProof.safeParse(request.proof);
     if (!proof.success)
       throw invalidProof(request.proof.proof_type !== 'jwt' ? 'proof_type must be jwt' : 'every jwt proof must be a string');
-    return [proof.data.jwt];
+    return { type: 'jwt', jwts: [proof.data.jwt] };
   }
-  return [];
+  return undefined;
 }
 
 function describe(error: z.ZodError): string {

@@ -8,6 +8,7 @@ import type { Executor } from '../../platform/db/values.js';
 import { conflict, notFound } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
 import { mergeClaims } from '../credential-request/claims.js';
+import type { CredentialEncryption, WalletAnswer } from '../credential-request/encryption.js';
 import { DEFERRED_INTERVAL_SECONDS } from '../credential-request/endpoint.js';
 import type { CredentialMinter } from '../credential-request/minter.js';
 import { recordIssued } from '../credential-request/store.js';
@@ -33,6 +34,7 @@ export class DeferredService {
     private readonly minter: CredentialMinter,
     /** Encrypts holder keys and ready credentials until the wallet takes them. */
     private readonly sealer: Sealer,
+    private readonly encryption: CredentialEncryption,
   ) {}
 
   /** Management: the claims arrived; the credentials are made now and wait for the wallet. */
@@ -76,21 +78,30 @@ export class DeferredService {
     return row;
   }
 
-  /** The wallet's poll: 202 while pending, the credentials once ready (then never again). */
-  async retrieve(request: ResourceRequest) {
-    const { session } = await this.access.authenticate(request);
-    const { transactionId } = parseDeferredRequest(request.body);
-    const row = await findTransaction(this.db, request.tenantId, transactionId);
-    if (!row || row.session_id !== session.id) throw invalidTransactionId('unknown transaction_id');
+  /**
+   * The wallet's poll: 202 while pending, the credentials once ready (then never again). The request
+   * may come encrypted (`encryptedBody`), and the answer is encrypted when this request asks for it.
+   */
+  async retrieve(request: ResourceRequest, encryptedBody?: string): Promise<WalletAnswer> {
+    const { issuer, session } = await this.access.authenticate(request);
+    const opened = await this.encryption.openRequest(issuer, request.body, encryptedBody);
+    const { status, body } = await this.poll(request.tenantId, session.id, opened.body);
+    return this.encryption.answer(status, body, opened.responseEncryption);
+  }
+
+  private async poll(tenantId: string, sessionId: string, body: Record<string, unknown>) {
+    const { transactionId } = parseDeferredRequest(body);
+    const row = await findTransaction(this.db, tenantId, transactionId);
+    if (!row || row.session_id !== sessionId) throw invalidTransactionId('unknown transaction_id');
     if (row.status === 'pending')
       return { status: 202 as const, body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL_SECONDS } };
     if (row.status !== 'ready' || !row.credentials) throw invalidTransactionId(`the transaction is ${row.status}`);
     const credentials = this.sealer.openJson<string[]>(row.credentials, transactionId);
-    await setTransactionStatus(this.db, request.tenantId, transactionId, 'retrieved', { credentials: null });
-    const config = await this.configs.get(request.tenantId, row.credential_configuration_id);
-    await recordIssued(this.db, request.tenantId, session.id, config.id, config.config.format);
-    await this.sessions.log(session.id, 'info', 'deferred credential retrieved', { transactionId });
-    await this.sessions.update(request.tenantId, session.id, { status: 'completed' });
+    await setTransactionStatus(this.db, tenantId, transactionId, 'retrieved', { credentials: null });
+    const config = await this.configs.get(tenantId, row.credential_configuration_id);
+    await recordIssued(this.db, tenantId, sessionId, config.id, config.config.format);
+    await this.sessions.log(sessionId, 'info', 'deferred credential retrieved', { transactionId });
+    await this.sessions.update(tenantId, sessionId, { status: 'completed' });
     // OpenID4VCI 1.0 allows a notification_id here, but @openid4vc/openid4vci 0.4.6 (as used by
     // Credo-based wallets) rejects a deferred response carrying one, so it is left out.
     return { status: 200 as const, body: { credentials: credentials.map((credential) => ({ credential })) } };

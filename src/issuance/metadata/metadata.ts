@@ -1,8 +1,10 @@
 // Credential issuer metadata (OpenID4VCI 1.0 section 12.2) and authorization server metadata
 // (RFC 8414) of a tenant, derived from its credential configurations and issuer settings.
+import type { JWK } from 'jose';
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
+import { CONTENT_ENCRYPTION_ALGORITHMS, ENCRYPTION_ALGORITHM } from '../credential-request/encryption.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
 import type { IssuerSettings } from '../settings.js';
 
@@ -78,16 +80,39 @@ function configurationSupported(config: CredentialConfiguration, urls: IssuerUrl
     credential_signing_alg_values_supported: mdoc ? [COSE_ALGORITHMS[algorithm]] : [algorithm],
     ...(binding && {
       cryptographic_binding_methods_supported: mdoc ? ['cose_key'] : ['jwk'],
-      proof_types_supported: {
-        jwt: {
-          proof_signing_alg_values_supported: PROOF_ALGORITHMS,
-          ...(config.config.keyAttestationsRequired && { key_attestations_required: config.config.keyAttestationsRequired }),
-        },
-      },
+      proof_types_supported: proofTypesSupported(config),
     }),
     credential_metadata: {
       ...(config.config.display?.length && { display: config.config.display }),
       claims: claimsDescription(config.fields, config.config.format),
+    },
+  };
+}
+
+/** jwt proofs always; where key attestations are required, jwt proofs carrying one, or the attestation proof type. */
+function proofTypesSupported(config: CredentialConfiguration) {
+  const required = config.config.keyAttestationsRequired;
+  const jwt = { proof_signing_alg_values_supported: PROOF_ALGORITHMS, ...(required && { key_attestations_required: required }) };
+  return required ? { jwt, attestation: jwt } : { jwt };
+}
+
+/**
+ * Encrypted requests and responses (section 12.2.4): offered when the tenant has an encryption key,
+ * required when the issuer settings say so.
+ */
+function encryptionMetadata(settings: IssuerSettings, encryptionKey: JWK | undefined) {
+  if (!encryptionKey) return {};
+  const required = settings.credentialEncryptionRequired;
+  return {
+    credential_request_encryption: {
+      jwks: { keys: [encryptionKey] },
+      enc_values_supported: CONTENT_ENCRYPTION_ALGORITHMS,
+      encryption_required: required,
+    },
+    credential_response_encryption: {
+      alg_values_supported: [ENCRYPTION_ALGORITHM],
+      enc_values_supported: CONTENT_ENCRYPTION_ALGORITHMS,
+      encryption_required: required,
     },
   };
 }
@@ -97,6 +122,8 @@ export function credentialIssuerMetadata(
   settings: IssuerSettings,
   configs: CredentialConfiguration[],
   algorithmOf: (config: CredentialConfiguration) => string,
+  /** The tenant's public encryption key (with kid); absent: encryption is not offered. */
+  encryptionKey?: JWK,
 ) {
   const servers = authorizationServers(urls, settings);
   return {
@@ -107,6 +134,7 @@ export function credentialIssuerMetadata(
     nonce_endpoint: urls.nonce,
     deferred_credential_endpoint: urls.deferred,
     notification_endpoint: urls.notification,
+    ...encryptionMetadata(settings, encryptionKey),
     status_list_aggregation_endpoint: urls.statusListAggregation,
     batch_credential_issuance: settings.batchSize > 1 ? { batch_size: settings.batchSize } : undefined,
     ...(settings.display.length && { display: settings.display }),

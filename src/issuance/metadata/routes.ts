@@ -8,6 +8,7 @@ import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { App } from '../../platform/http/types.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
+import type { CredentialEncryption } from '../credential-request/encryption.js';
 import { notFoundIssuer } from '../errors.js';
 import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';
 import { TenantParams, WALLET_TAGS } from '../routes-support.js';
@@ -20,11 +21,13 @@ export interface MetadataSources {
   configs: CredentialConfigService;
   keyChains: KeyChainService;
   signing: SigningService;
+  /** The tenant's encryption key, for credential_request_encryption. */
+  encryption: CredentialEncryption;
 }
 
 type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
 
-export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing }: MetadataSources) {
+export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing, encryption }: MetadataSources) {
   // Every wallet reads it before anything else: built once per tenant and kept ISSUER_CACHE_MS, and
   // forgotten at once when the issuer settings or a credential configuration change on this instance.
   const built = new TtlCache<Record<string, unknown>>(ISSUER_CACHE_MS);
@@ -39,7 +42,8 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
     for (const config of list) {
       algorithms.set(config.id, (await keyChains.resolve(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' })).algorithm);
     }
-    return credentialIssuerMetadata(issuer.urls, issuer.settings, list, (c) => algorithms.get(c.id) ?? 'ES256');
+    const encryptionKey = await encryption.issuerKey(tenantId);
+    return credentialIssuerMetadata(issuer.urls, issuer.settings, list, (c) => algorithms.get(c.id) ?? 'ES256', encryptionKey);
   }
 
   const servedMetadata = {
