@@ -7,6 +7,7 @@ import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
+import { createAnnexC } from './annex-c/index.js';
 import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from './ports.js';
 import { presentationRequestRoutes } from './presentation-request/routes.js';
 import { PresentationOffers } from './presentation-request/service.js';
@@ -36,6 +37,7 @@ export interface VerificationNeeds {
 export function createVerification(needs: VerificationNeeds) {
   const { sessions, configs, outbound } = needs;
   const requests = new RequestObjects(sessions, configs, needs.signing);
+  const annexC = createAnnexC({ db: needs.db, publicUrl: needs.publicUrl, sessions, signing: needs.signing });
   const offers = new PresentationOffers(
     needs.db,
     needs.publicUrl,
@@ -45,6 +47,7 @@ export function createVerification(needs: VerificationNeeds) {
     needs.signing,
     outbound,
     requests,
+    annexC.offers,
   );
   const status = new StatusListChecker({ outbound, cache: needs.statusListCache });
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
@@ -54,6 +57,7 @@ export function createVerification(needs: VerificationNeeds) {
       presentationRequestRoutes(app, offers);
       requestObjectRoutes(app, requests);
       responseRoutes(app, responses);
+      annexC.routes(app, responses);
     },
   };
 }

@@ -9,7 +9,8 @@ export const PresentationPublicSchema = z.object({
   requestId: z.string(),
   clientId: z.string(),
   clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']),
-  responseMode: z.enum(['direct_post', 'direct_post.jwt', 'dc_api.jwt']),
+  /** dc_api: ISO 18013-7 Annex C, whose response comes back through the DC API encrypted by HPKE, not as a JWT. */
+  responseMode: z.enum(['direct_post', 'direct_post.jwt', 'dc_api.jwt', 'dc_api']),
   requestUriMethod: z.enum(['get', 'post']).default('get'),
   requestUrl: z.string().optional(),
   responseUri: z.string(),

@@ -2,7 +2,18 @@
 // @owf/mdoc's Holder, the device signature over the OpenID4VP session transcript made with the holder
 // key, ready to be sent base64url-encoded as a vp_token entry. Each input can be bent on its own.
 import { createHash } from 'node:crypto';
-import { DeviceRequest, DocRequest, Holder, IssuerSigned, ItemsRequest, type MdocContext, SessionTranscript } from '@owf/mdoc';
+import {
+  DeviceRequest,
+  DocRequest,
+  Holder,
+  IssuerSigned,
+  ItemsRequest,
+  type MdocContext,
+  QrHandover,
+  SessionTranscript,
+  type SessionTranscriptOptions,
+} from '@owf/mdoc';
+import { Encoder } from 'cbor-x';
 import type { JWK } from 'jose';
 import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
 import { coseSign, coseSigningKey } from '../../wallet/callbacks.js';
@@ -86,4 +97,42 @@ export async function presentMdoc(request: MdocRequest, options: MdocPresentatio
     walletContext,
   );
   return { deviceResponse, sessionTranscript, vpToken: { [options.queryId ?? 'mdl']: [deviceResponse.encodedForOid4Vp] } };
+}
+
+// ISO/IEC 18013-7 Annex C: the wallet's own session transcript [null, null, ["dcapi",
+// SHA-256(CBOR([Base64EncryptionInfo, origin]))]], computed here with cbor-x, not with the service's code.
+const annexCCbor = new Encoder({ mapsAsObjects: false, useRecords: false, tagUint8Array: false });
+// @owf/mdoc ships no Annex C handover; like all its handovers, this one extends their common parent.
+const HandoverParent = Object.getPrototypeOf(QrHandover) as new (structure: unknown) => SessionTranscriptOptions['handover'];
+class WalletDcApiHandover extends HandoverParent {
+  constructor(private readonly hash: Uint8Array) {
+    super(hash);
+  }
+  override get encodedStructure() {
+    return ['dcapi', this.hash] as never;
+  }
+}
+
+/** The Annex C transcript as a wallet makes it: CBOR bytes (the HPKE info) and the @owf/mdoc object to sign over. */
+export function annexCWalletTranscript(encryptionInfo: string, origin: string) {
+  const hash = createHash('sha256')
+    .update(annexCCbor.encode([encryptionInfo, origin]))
+    .digest();
+  const bytes = new Uint8Array(annexCCbor.encode([null, null, ['dcapi', new Uint8Array(hash)]]));
+  return { bytes, sessionTranscript: SessionTranscript.create({ handover: new WalletDcApiHandover(new Uint8Array(hash)) }) };
+}
+
+/** A DeviceResponse (as @owf/mdoc's Holder builds it) signed over a given session transcript. */
+export async function deviceResponseOver(sessionTranscript: SessionTranscript, options: MdocPresentationOptions) {
+  const issuerSigned = options.issuerSigned ?? (options.credential && IssuerSigned.fromEncodedForOid4Vci(options.credential));
+  if (!issuerSigned) throw new Error('deviceResponseOver needs a credential or an IssuerSigned');
+  return Holder.createDeviceResponseForDeviceRequest(
+    {
+      deviceRequest: deviceRequestFor(options.docType, options.namespace, options.elements),
+      sessionTranscript,
+      issuerSigned: [issuerSigned],
+      signature: { signingKey: coseSigningKey(options.holder) },
+    },
+    walletContext,
+  );
 }

@@ -252,7 +252,8 @@ describe('presentation offers', () => {
       token: admin,
       body: { response_type: 'iso-18013-7', requestId: 'adult' },
     });
-    expect(dcApi.body.errors[0].field).toBe('body.response_type');
+    // ISO 18013-7 Annex C (test/verification/annex-c.test.ts) is bound to the page's origin.
+    expect(dcApi.body.errors[0].field).toBe('body.expected_origin');
   });
 
   it('sends the verified claims to the configured webhook', async () => {

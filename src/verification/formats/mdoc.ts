@@ -143,7 +143,15 @@ function msoStatus(document: Document): VerifiedMdoc['status'] {
 const describe = (check: VerificationAssessment) =>
   `${CATEGORY[check.category] ?? check.category}: ${check.check}${check.reason && check.reason !== check.check ? ` (${check.reason})` : ''}`;
 
-export async function verifyMdocPresentation(presentation: string, context: PresentationContext): Promise<VerifiedMdoc[]> {
+/**
+ * `sessionTranscript`, when given, replaces the OpenID4VP one the context implies: ISO 18013-7
+ * Annex C binds the device signature to its own handover (annex-c/transcript.ts).
+ */
+export async function verifyMdocPresentation(
+  presentation: string,
+  context: PresentationContext,
+  sessionTranscript?: SessionTranscript,
+): Promise<VerifiedMdoc[]> {
   const response = decode(presentation);
   let documents: Document[];
   try {
@@ -159,13 +167,13 @@ export async function verifyMdocPresentation(presentation: string, context: Pres
       return [];
     }
   });
-  const sessionTranscript = await oid4vpSessionTranscript(context);
+  const transcript = sessionTranscript ?? (await oid4vpSessionTranscript(context));
   const checks: VerificationAssessment[] = [];
   try {
     await Verifier.verifyDeviceResponse(
       {
         deviceResponse: response,
-        sessionTranscript,
+        sessionTranscript: transcript,
         trustedCertificates,
         disableCertificateChainValidation: false,
         now: context.now,

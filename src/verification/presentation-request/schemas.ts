@@ -7,7 +7,9 @@ export const OfferBody = z
   .strictObject({
     response_type: z
       .enum(['uri', 'dc-api', 'iso-18013-7'])
-      .describe('`uri` (openid4vp:// for a wallet) or `dc-api` (for the browser Digital Credentials API); not yet `iso-18013-7`'),
+      .describe(
+        '`uri` (openid4vp:// for a wallet), `dc-api` (OpenID4VP over the browser Digital Credentials API) or `iso-18013-7` (ISO/IEC 18013-7 Annex C over the Digital Credentials API, protocol org-iso-mdoc: mso_mdoc queries only, no transaction_data)',
+      ),
     requestId: z.string().min(1).describe('id of a presentation configuration'),
     webhook: z
       .strictObject({
@@ -26,22 +28,38 @@ export const OfferBody = z
     ),
     expected_origin: webOrigin()
       .optional()
-      .describe('dc-api: required; the origin of the page calling the DC API, https://host[:port] (http outside production)'),
+      .describe(
+        'dc-api and iso-18013-7: required; the origin of the page calling the DC API, https://host[:port] (http outside production). Annex C binds the response to it (session transcript)',
+      ),
     transaction_data: z.array(z.record(z.string(), z.unknown())).optional().describe("overrides the configuration's"),
     clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']).optional().describe('ours: default x509_hash (HAIP)'),
     responseMode: z.enum(['direct_post', 'direct_post.jwt']).optional().describe('ours: default direct_post.jwt (encrypted)'),
     requestUriMethod: z.enum(['get', 'post']).optional().describe('ours: post adds request_uri_method=post'),
   })
   .meta({ examples: [{ response_type: 'uri', requestId: 'adult' }] });
+const AnnexCRequest = z
+  .object({
+    protocol: z.literal('org-iso-mdoc'),
+    data: z.object({
+      deviceRequest: z
+        .string()
+        .describe('base64url(CBOR(DeviceRequest)), version 1.1: one DocRequest per credential query, each with ReaderAuth'),
+      encryptionInfo: z.string().describe('base64url(CBOR(["dcapi", {nonce, recipientPublicKey}])), the recipient key of this session'),
+    }),
+  })
+  .describe('ISO/IEC 18013-7 Annex C');
 export const OfferResponse = z.object({
-  uri: z.string().describe('openid4vp:// URI with client_id and request_uri'),
+  uri: z.string().optional().describe('openid4vp:// URI with client_id and request_uri; absent for iso-18013-7'),
   session: z.string(),
-  requestUri: z.string(),
+  requestUri: z.string().optional().describe('absent for iso-18013-7'),
   expiresAt: z.string(),
   dcApiRequest: z
-    .object({ protocol: z.literal('openid4vp-v1-signed'), data: z.object({ request: z.string() }) })
+    .union([z.object({ protocol: z.literal('openid4vp-v1-signed'), data: z.object({ request: z.string() }) }), AnnexCRequest])
     .optional()
-    .describe('dc-api: pass as navigator.credentials.get({ digital: { requests: [dcApiRequest] } })'),
-  responseUri: z.string().optional().describe("dc-api: POST { response, origin? } here with the credential's data"),
+    .describe('dc-api and iso-18013-7: pass as navigator.credentials.get({ digital: { requests: [dcApiRequest] } })'),
+  responseUri: z
+    .string()
+    .optional()
+    .describe("dc-api and iso-18013-7: POST { response, origin? } here with the `response` of the DigitalCredential's data"),
 });
 export type PresentationOfferRequest = z.infer<typeof OfferBody>;

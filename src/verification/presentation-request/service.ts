@@ -2,6 +2,7 @@
 // openid4vp:// URI the wallet opens. Wallet-facing URLs carry an unguessable per-session value.
 // response_type dc-api (OpenID4VP 1.0 appendix A): the signed request is made at once, for the
 // integrator's page to pass to navigator.credentials.get; the page posts the wallet's answer back.
+// response_type iso-18013-7 (ISO/IEC 18013-7 Annex C, protocol org-iso-mdoc) is made by annex-c/.
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { SigningService } from '../../key-chains/signing.js';
@@ -10,6 +11,7 @@ import type { Executor } from '../../platform/db/values.js';
 import type { OutboundClient } from '../../platform/http/outbound-client.js';
 import { badRequest, forbidden, invalidFields } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
+import type { AnnexCOfferMaker } from '../annex-c/index.js';
 import type { PresentationConfiguration, PresentationConfigurations, RegistrationCertificateSource } from '../ports.js';
 import type { RequestObjects } from '../request-object/endpoint.js';
 import { clientIdFor, type VerifierInfo } from '../request-object/sign.js';
@@ -27,9 +29,9 @@ function checkAllowed(ctx: RequestContext, requestId: string) {
 }
 
 /** The page's origin for expected_origins; its form is checked with the request body. */
-function expectedOrigin(value: string | undefined): string {
+function expectedOrigin(value: string | undefined, responseType: string): string {
   if (value) return value;
-  const message = "response_type 'dc-api' requires the origin of the page that calls the Digital Credentials API";
+  const message = `response_type '${responseType}' requires the origin of the page that calls the Digital Credentials API`;
   throw badRequest(`expected_origin: ${message}`, [{ field: 'body.expected_origin', message }]);
 }
 
@@ -43,6 +45,7 @@ export class PresentationOffers {
     private readonly signing: SigningService,
     private readonly outbound: OutboundClient,
     private readonly requests: RequestObjects,
+    private readonly annexC?: AnnexCOfferMaker,
   ) {}
 
   /** checkInput, checkAllowed, configuration, verifier info; then the session opens (and over the DC API, the request is signed at once). */
@@ -50,6 +53,8 @@ export class PresentationOffers {
     const browserOrigin = this.checkInput(input);
     checkAllowed(ctx, input.requestId);
     const config = await this.configuration(tenantId, input.requestId);
+    if (input.response_type === 'iso-18013-7' && browserOrigin && this.annexC)
+      return this.annexC.create(ctx, tenantId, { ...input, expected_origin: browserOrigin }, config);
     const verifierInfo = await this.verifierInfoOf(tenantId, config);
     const { session, offer, urls } = await this.open(ctx, tenantId, input, config, verifierInfo, browserOrigin);
     if (!browserOrigin) return offer;
@@ -66,18 +71,25 @@ export class PresentationOffers {
 
   /** What the body alone decides; the expected browser origin for a dc-api request. */
   private checkInput(input: PresentationOfferRequest): string | undefined {
-    if (input.response_type === 'iso-18013-7') {
-      throw badRequest(`response_type: '${input.response_type}' is not supported yet`, [
-        { field: 'body.response_type', message: 'only uri and dc-api are supported so far' },
+    if (input.response_type === 'iso-18013-7' && !this.annexC) {
+      throw badRequest(`response_type: '${input.response_type}' is not supported by this instance`, [
+        { field: 'body.response_type', message: 'ISO 18013-7 Annex C is not set up' },
       ]);
     }
     const webhookRefusal = input.webhook && this.outbound.urlRefusal(input.webhook.url);
     if (webhookRefusal) throw invalidFields([{ field: 'body.webhook.url', message: webhookRefusal }]);
-    if (input.response_type !== 'dc-api') return undefined;
-    const origin = expectedOrigin(input.expected_origin);
+    if (input.response_type === 'uri') return undefined;
+    const origin = expectedOrigin(input.expected_origin, input.response_type);
     if (input.responseMode || input.requestUriMethod)
-      throw badRequest("responseMode and requestUriMethod do not apply to response_type 'dc-api' (it uses dc_api.jwt)", [
-        { field: input.responseMode ? 'body.responseMode' : 'body.requestUriMethod', message: "not for response_type 'dc-api'" },
+      throw badRequest(`responseMode and requestUriMethod do not apply to response_type '${input.response_type}'`, [
+        {
+          field: input.responseMode ? 'body.responseMode' : 'body.requestUriMethod',
+          message: `not for response_type '${input.response_type}'`,
+        },
+      ]);
+    if (input.response_type === 'iso-18013-7' && input.clientIdPrefix)
+      throw badRequest("clientIdPrefix does not apply to response_type 'iso-18013-7' (it has no client_id)", [
+        { field: 'body.clientIdPrefix', message: "not for response_type 'iso-18013-7'" },
       ]);
     return origin;
   }

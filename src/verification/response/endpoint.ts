@@ -32,6 +32,22 @@ const dcql = lazy(() => import('../dcql/check.js'));
 
 export type VerifiedCredential = VerifiedPresentation & { queryId: string };
 
+/** How a session's response comes back: the flows of OpenID4VP, and ISO 18013-7 Annex C over the DC API. */
+export type ResponseFlow = Flow | 'annex-c';
+const responseFlowOf = (request: PresentationPublicData): ResponseFlow =>
+  request.dcApiProtocol === 'iso-18013-7' ? 'annex-c' : flowOf(request);
+const WHERE_TO_POST: Record<ResponseFlow, string> = {
+  redirect: 'it was made for a wallet, which posts its response to the response endpoint',
+  'dc-api': 'it was made for the Digital Credentials API (OpenID4VP); post its response to the dc-api-response endpoint',
+  'annex-c': 'it was made for ISO 18013-7 Annex C; post its response to the annex-c-response endpoint',
+};
+
+/** The part of a presentation that another protocol decodes and verifies itself (ISO 18013-7 Annex C). */
+export type PresentationOpener = (
+  answerable: { session: SessionState; request: PresentationPublicData },
+  context: PresentationContext,
+) => Promise<VerifiedCredential[]>;
+
 /** A session that may take this response, with its typed request and secrets. */
 interface Answerable {
   session: SessionState;
@@ -68,6 +84,27 @@ export class ResponseEndpoint {
     }
   }
 
+  /**
+   * A response whose decryption and verification `open` does (ISO 18013-7 Annex C): the session's
+   * flow, the origin, then the status of each credential, the DCQL query and the completion exactly
+   * as for the OpenID4VP responses. A rejection fails the session with its reason.
+   */
+  async respondWith(handle: string, body: Record<string, unknown>, flow: ResponseFlow, open: PresentationOpener) {
+    const answerable = await this.checkSession(handle, flow);
+    try {
+      this.checkOrigin(answerable, body);
+      const context = await this.contextOf(answerable);
+      const verified = await open(answerable, context);
+      for (const credential of verified) await this.status.check(answerable.session.tenantId, credential.status, context);
+      await this.checkDcql(answerable.secrets, verified);
+      return await this.complete(answerable, verified);
+    } catch (err) {
+      if (!(err instanceof PresentationRejected || err instanceof OAuthError)) throw err;
+      await this.fail(answerable.session, err.message);
+      throw invalidRequest(err.message);
+    }
+  }
+
   /** The browser origin a dc-api session expects its response from, for CORS; undefined otherwise. */
   async browserOrigin(handle: string): Promise<string | undefined> {
     const session = await this.sessions.findByHandle(PRESENTATION_HANDLE, handle);
@@ -76,16 +113,12 @@ export class ResponseEndpoint {
     return request.useDcApi ? request.browserOrigin : undefined;
   }
 
-  private async checkSession(handle: string, flow: Flow): Promise<Answerable> {
+  private async checkSession(handle: string, flow: ResponseFlow): Promise<Answerable> {
     const session = await this.sessions.findByHandle(PRESENTATION_HANDLE, handle);
     if (!session) throw unknownRequest();
     const request = presentationPublic(session);
-    if (flowOf(request) !== flow)
-      throw invalidRequest(
-        flow === 'dc-api'
-          ? 'this presentation request was not made for the Digital Credentials API'
-          : 'this presentation request was made for the Digital Credentials API; post its response to the dc-api-response endpoint',
-      );
+    const made = responseFlowOf(request);
+    if (made !== flow) throw invalidRequest(`this presentation request does not answer here: ${WHERE_TO_POST[made]}`);
     if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
     const secrets = presentationPrivate(session);
     if (session.consumed || session.status !== 'fetched' || !secrets)
