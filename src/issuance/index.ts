@@ -7,7 +7,7 @@ import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
-import type { Sealer } from '../platform/crypto/sealed.js';
+import { createSealer, type Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
@@ -17,6 +17,7 @@ import { AuthorizationEndpoint } from './authorization/authorize.js';
 import { PushedAuthorizationEndpoint } from './authorization/par.js';
 import { authorizationRoutes } from './authorization/routes.js';
 import { WalletAttestations } from './authorization/wallet-attestation.js';
+import { createChainedAuthorization } from './chained-as/index.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
 import { ClaimSources } from './credential-request/claims.js';
@@ -69,7 +70,8 @@ export interface IssuanceNeeds {
 
 export function createIssuance(needs: IssuanceNeeds) {
   const { db, sessions, credentialConfigs: configs, sealer, publicUrl } = needs;
-  const settings = new IssuerSettingsService(db, needs.audit);
+  const settingsSealer = createSealer(needs.masterSecret, 'issuer-settings-secrets');
+  const settings = new IssuerSettingsService(db, needs.audit, settingsSealer);
   const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings);
   const nonces = new NonceStore(db);
   const tokens = new IssuanceTokens(needs.masterSecret);
@@ -87,6 +89,19 @@ export function createIssuance(needs: IssuanceNeeds) {
     authorizationCode: new AuthorizationCodeGrant(sessions, sessionTokens),
     refreshToken: new RefreshTokenGrant(sessions, sessionTokens),
   };
+  const chained = createChainedAuthorization({
+    db,
+    publicUrl,
+    issuers,
+    sessions,
+    configs,
+    dpop,
+    attestations,
+    sessionTokens,
+    grants,
+    settingsSealer,
+    outbound: needs.outbound,
+  });
   const webhooks = new IssuanceWebhooks(sessions, configs, needs.webhookEndpoints, needs.outbound, needs.webhookRetryDelaysMs);
   sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
 
@@ -105,6 +120,7 @@ export function createIssuance(needs: IssuanceNeeds) {
         attestations,
       );
       tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, dpop, grants, attestations));
+      chained.routes(app);
       nonceRoutes(app, issuers, nonces);
       credentialRoutes(app, publicUrl, new CredentialEndpoint(db, access, configs, sessions, nonces, claims, minter, sealer, encryption));
       deferredRoutes(app, publicUrl, deferred);

@@ -1,7 +1,7 @@
 // The issuer settings of a tenant, through the management API.
 import { contextOf, tenantOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
-import { IssuerSettingsSchema, type IssuerSettingsService } from './settings.js';
+import { IssuerSettingsSchema, type IssuerSettingsService, shownSettings } from './settings.js';
 
 const tags = ['issuance'];
 
@@ -14,7 +14,7 @@ export function issuerSettingsRoutes(app: App, settings: IssuerSettingsService) 
       config: { access: manage },
       schema: { tags, summary: "The tenant's issuer settings", response: { 200: IssuerSettingsSchema } },
     },
-    (request) => settings.get(tenantOf(request)),
+    async (request) => shownSettings(await settings.get(tenantOf(request))),
   );
 
   app.put(
@@ -28,6 +28,6 @@ export function issuerSettingsRoutes(app: App, settings: IssuerSettingsService) 
         response: { 200: IssuerSettingsSchema },
       },
     },
-    (request) => settings.put(contextOf(request), tenantOf(request), request.body),
+    async (request) => shownSettings(await settings.put(contextOf(request), tenantOf(request), request.body)),
   );
 }

@@ -1,13 +1,15 @@
 // Issuer settings of a tenant (not in the spec; ours): display, DPoP, batch size, tx_code attempts,
-// lifetimes (refresh tokens included), the authorization servers an offer may name, and wallet
+// lifetimes (refresh tokens included), the authorization servers an offer may name (the chained one too), and wallet
 // attestation (whether it is required, with challenges, and the wallet providers trusted for it).
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso } from '../platform/db/values.js';
 import { underWebUrlPolicy, webUrl } from '../platform/http/web-urls.js';
+import { ChainedAuthorizationServerSchema, sealClientSecret, withoutClientSecret } from './chained-as/settings.js';
 
 const Display = z.strictObject({
   name: z.string().min(1),
@@ -86,11 +88,22 @@ export const IssuerSettingsSchema = z
       .describe(
         "the credential and deferred credential endpoints take only encrypted requests (application/jwt: a JWE, ECDH-ES with A128GCM or A256GCM, to the tenant's default encrypt key chain, published in credential_request_encryption) that ask for an encrypted response (credential_response_encryption); others are refused with invalid_encryption_parameters. Encryption is always offered (encryption_required false) while this is false. A tenant without an encrypt key chain advertises no encryption, and while this is true its credential requests are refused (credential_request_denied)",
       ),
+    chainedAuthorizationServer: ChainedAuthorizationServerSchema.nullable()
+      .default(null)
+      .describe(
+        'the chained authorization server: users log in at this upstream OpenID Provider, and its claims go into the credentials; null: none',
+      ),
   })
   .meta({ id: 'IssuerSettings' });
 
 export type IssuerSettings = z.output<typeof IssuerSettingsSchema>;
 export const DEFAULT_SETTINGS: IssuerSettings = IssuerSettingsSchema.parse({});
+
+/** The settings as the management API answers them and the audit log records them: secrets only as set / not set. */
+export const shownSettings = (settings: IssuerSettings): IssuerSettings => ({
+  ...settings,
+  chainedAuthorizationServer: withoutClientSecret(settings.chainedAuthorizationServer),
+});
 
 export class IssuerSettingsService {
   private readonly changeListeners: ((tenantId: string) => void)[] = [];
@@ -98,6 +111,8 @@ export class IssuerSettingsService {
   constructor(
     private readonly db: Executor,
     private readonly audit: AuditService,
+    /** Seals the chained authorization server's client secret before it is stored. */
+    private readonly sealer: Sealer,
   ) {}
 
   /** Called after a tenant's settings changed on this instance (caches forget them at once). */
@@ -111,14 +126,17 @@ export class IssuerSettingsService {
     return underWebUrlPolicy('unjudged', () => IssuerSettingsSchema.parse(JSON.parse(row.document)));
   }
 
-  async put(ctx: RequestContext, tenantId: string, settings: IssuerSettings, db: Executor = this.db): Promise<IssuerSettings> {
+  async put(ctx: RequestContext, tenantId: string, given: IssuerSettings, db: Executor = this.db): Promise<IssuerSettings> {
     const saved = await inTransaction(db, async (trx) => {
       const before = await this.get(tenantId, trx);
+      const chained = sealClientSecret(this.sealer, tenantId, given.chainedAuthorizationServer, before.chainedAuthorizationServer);
+      const settings = { ...given, chainedAuthorizationServer: chained };
       const scoped = tenantDb(trx, tenantId);
       const document = JSON.stringify(settings);
       const updated = await scoped.updateTable('issuer_settings').set({ document, updated_at: nowIso() }).executeTakeFirst();
       if (updated.numUpdatedRows === 0n) await scoped.insertInto('issuer_settings', { document, updated_at: nowIso() }).execute();
-      await this.audit.record(ctx, { tenantId, actionType: 'issuer_settings.updated', before: { ...before }, after: { ...settings } }, trx);
+      const change = { before: { ...shownSettings(before) }, after: { ...shownSettings(settings) } };
+      await this.audit.record(ctx, { tenantId, actionType: 'issuer_settings.updated', ...change }, trx);
       return settings;
     });
     for (const listener of this.changeListeners) listener(tenantId);

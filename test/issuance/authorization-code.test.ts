@@ -147,7 +147,7 @@ describe('authorization code flow: metadata and offers', () => {
     );
   });
 
-  it('offers carry a fresh issuer_state (no pre-authorized code); tx_code and external authorization servers are refused', async () => {
+  it('offers carry a fresh issuer_state (no pre-authorized code); tx_code is refused; an external authorization server only for this flow', async () => {
     const created = await offer();
     expect(Object.keys(created.credentialOffer.grants)).toEqual(['authorization_code']);
     expect(created.issuerState).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -182,8 +182,24 @@ describe('authorization code flow: metadata and offers', () => {
         authorization_server: 'https://as.example.com',
       },
     });
-    expect(external.status).toBe(400);
-    expect(external.body.errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
+    // An external authorization server serves the authorization itself: the offer names it, with issuer_state for it.
+    expect(external.status, external.text).toBe(201);
+    expect(external.body.credentialOffer.grants.authorization_code).toEqual({
+      issuer_state: expect.any(String),
+      authorization_server: 'https://as.example.com',
+    });
+    const preAuthorized = await svc.call('POST', '/api/issuer/offer', {
+      token: multi,
+      body: {
+        response_type: 'uri',
+        flow: 'pre_authorized_code',
+        credentialConfigurationIds: ['pid'],
+        credentialClaims: { pid: CLAIMS },
+        authorization_server: 'https://as.example.com',
+      },
+    });
+    expect(preAuthorized.status).toBe(400);
+    expect(preAuthorized.body.errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
   });
 });
 

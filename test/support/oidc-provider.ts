@@ -262,3 +262,150 @@ async function readBody(req: IncomingMessage): Promise<string> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** A client of the login provider that logs users in (authorization code flow, client_secret_basic). */
+export interface RelyingPartyClient {
+  clientId: string;
+  secret: string;
+  redirectUri: string;
+}
+
+export interface LoginProvider {
+  issuer: string;
+  /**
+   * Rewrites the ID token of every token response from now on (undefined: answer as the provider
+   * does): new claims re-signed with the provider's own key, or 'bad-signature' for the same token
+   * with its signature broken. For what a provider that is wrong, or an attacker in its place, answers.
+   */
+  rewriteIdToken(rewrite: ((claims: Record<string, unknown>) => Record<string, unknown>) | 'bad-signature' | undefined): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real OpenID Provider (oidc-provider) on a free loopback port where people log in: users with
+ * profile claims (given to userinfo, as a provider that conforms to OpenID Connect Core does), the
+ * provider's development login and consent pages, and confidential clients using the authorization
+ * code flow. `loginAt` drives those pages over HTTP.
+ */
+export async function startLoginProvider(options: {
+  clients: RelyingPartyClient[];
+  users: Record<string, Record<string, unknown>>;
+  algorithm?: 'RS256' | 'ES256';
+}): Promise<LoginProvider> {
+  const algorithm = options.algorithm ?? 'RS256';
+  const { privateKey } = await generateKeyPair(algorithm, { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: crypto.randomUUID(), alg: algorithm, use: 'sig' };
+  let rewrite: Parameters<LoginProvider['rewriteIdToken']>[0];
+  let handler: ReturnType<Provider['callback']> | undefined;
+  const server: Server = createServer((req, res) => {
+    if (rewrite && req.method === 'POST' && req.url === '/token') rewriteTokenAnswer(res);
+    handler?.(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  /** The token answer on its way out, its id_token replaced (before the headers go, so its length is set anew). */
+  function rewriteTokenAnswer(res: import('node:http').ServerResponse) {
+    const end = res.end.bind(res) as (body?: unknown) => unknown;
+    res.end = ((body?: unknown) => {
+      const answer = body === undefined ? undefined : JSON.parse(String(body));
+      if (!answer?.id_token || !rewrite) return end(body);
+      const changed = async () => {
+        const [header, payload, signature] = (answer.id_token as string).split('.') as [string, string, string];
+        if (rewrite === 'bad-signature') {
+          const flipped = Buffer.from(signature, 'base64url');
+          flipped[0] = (flipped[0] as number) ^ 0xff;
+          return `${header}.${payload}.${flipped.toString('base64url')}`;
+        }
+        const claims = rewrite?.(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))) ?? {};
+        return new SignJWT(claims).setProtectedHeader({ alg: algorithm, kid: jwk.kid }).sign(privateKey);
+      };
+      void changed().then((idToken) => {
+        const text = JSON.stringify({ ...answer, id_token: idToken });
+        res.setHeader('content-length', Buffer.byteLength(text));
+        end(text);
+      });
+      return res;
+    }) as typeof res.end;
+  }
+
+  const provider = new Provider(issuer, {
+    clients: options.clients.map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.secret,
+      grant_types: ['authorization_code'],
+      response_types: ['code' as const],
+      redirect_uris: [c.redirectUri],
+      token_endpoint_auth_method: 'client_secret_basic' as const,
+      id_token_signed_response_alg: algorithm,
+    })),
+    claims: { openid: ['sub'], profile: ['given_name', 'family_name', 'birthdate'], email: ['email', 'email_verified'] },
+    findAccount: (_ctx, id) => {
+      const claims = options.users[id];
+      return claims ? { accountId: id, claims: () => ({ sub: id, ...claims }) } : undefined;
+    },
+    jwks: { keys: [jwk] },
+    features: { devInteractions: { enabled: true } },
+  });
+  handler = provider.callback();
+  return {
+    issuer,
+    rewriteIdToken: (next) => {
+      rewrite = next;
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Logs `user` in through the provider's development login and consent pages over HTTP (cookies kept
+ * as a browser keeps them), starting at its authorization URL; the redirect to the client, where it ends.
+ */
+export async function loginAt(authorizationUrl: string, user: string): Promise<URL> {
+  const cookies = new Map<string, string>();
+  const keep = (reply: Response) => {
+    for (const line of reply.headers.getSetCookie()) {
+      const [pair] = line.split(';') as [string];
+      const at = pair.indexOf('=');
+      cookies.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+  };
+  const send = async (url: string, init: RequestInit = {}) => {
+    const reply = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    keep(reply);
+    return reply;
+  };
+  const origin = new URL(authorizationUrl).origin;
+  let url = authorizationUrl;
+  for (let step = 0; step < 10; step++) {
+    const reply = await send(url);
+    const location = reply.headers.get('location');
+    if (location) {
+      const next = new URL(location, url);
+      if (next.origin !== origin) return next;
+      url = next.toString();
+      continue;
+    }
+    // A login or consent page: its form posts the prompt it shows (and, for login, who logs in).
+    const page = await reply.text();
+    const prompt = /name="prompt" value="(\w+)"/.exec(page)?.[1];
+    const action = /<form[^>]*action="([^"]+)"/.exec(page)?.[1];
+    if (!prompt || !action) throw new Error(`no interaction form at ${url} (${reply.status}): ${page.slice(0, 300)}`);
+    const form = new URLSearchParams({ prompt, ...(prompt === 'login' && { login: user, password: 'any' }) });
+    const submitted = await send(new URL(action, url).toString(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    const after = submitted.headers.get('location');
+    if (!after) throw new Error(`the ${prompt} form answered ${submitted.status}: ${(await submitted.text()).slice(0, 300)}`);
+    const next = new URL(after, url);
+    if (next.origin !== origin) return next;
+    url = next.toString();
+  }
+  throw new Error('the login did not end at the client');
+}

@@ -8,7 +8,6 @@ import { type Executor, inTransaction } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { ClientRequest } from '../client-request.js';
-import { HANDLE } from '../credential-offer/schemas.js';
 import {
   invalidAuthorizationDetails,
   invalidDpopProof,
@@ -23,7 +22,6 @@ import { type AuthorizationRequest, issuancePublic } from '../session.js';
 import type { DpopProofs } from '../token/dpop.js';
 import { offerRefusal } from './offer-session.js';
 import {
-  AUTHORIZATION_HANDLE,
   AuthorizationDetailsSchema,
   type PushedAuthorizationRequest,
   PushedAuthorizationRequestSchema,
@@ -31,6 +29,7 @@ import {
   REQUEST_URI_PREFIX,
   redirectUriRefusal,
 } from './schemas.js';
+import { type AuthorizationServerRole, BUILTIN_SERVER } from './server-role.js';
 import type { WalletAttestations } from './wallet-attestation.js';
 
 export type PushRequest = ClientRequest;
@@ -51,12 +50,14 @@ export class PushedAuthorizationEndpoint {
     private readonly configs: CredentialConfigService,
     private readonly dpop: DpopProofs,
     private readonly attestations: WalletAttestations,
+    /** The built-in server, or the chained one (its own handles and identifier). */
+    private readonly server: AuthorizationServerRole = BUILTIN_SERVER,
   ) {}
 
   async push(request: PushRequest): Promise<PushResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const params = parseOAuthParams(PushedAuthorizationRequestSchema, request.body);
-    const attested = await this.attestations.check(issuer, params.client_id, request.attestation);
+    const attested = await this.attestations.check(issuer, params.client_id, request.attestation, this.server.identifier(issuer));
     checkResponseType(params);
     const codeChallenge = checkPkce(params);
     checkRedirectUri(params);
@@ -81,7 +82,7 @@ export class PushedAuthorizationEndpoint {
 
   /** issuer_state names the offer, and with it the user the integrator identified when making it. */
   private async findOffer(issuer: Issuer, issuerState: string): Promise<SessionState> {
-    const session = await this.sessions.findByHandle(HANDLE.issuerState, issuerState);
+    const session = await this.sessions.findByHandle(this.server.handles.issuerState, issuerState);
     if (!session || session.tenantId !== issuer.tenantId) throw invalidRequest('issuer_state names no credential offer of this issuer');
     const refusal = offerRefusal(session);
     if (refusal) throw invalidRequest(refusal);
@@ -122,9 +123,10 @@ export class PushedAuthorizationEndpoint {
         trx,
       );
       if (!stored) throw invalidRequest('the credential offer is no longer valid');
-      await this.sessions.dropHandles(session.id, AUTHORIZATION_HANDLE.requestUri, trx);
-      await this.sessions.dropHandles(session.id, AUTHORIZATION_HANDLE.code, trx);
-      await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.requestUri, secret, expiresAt, trx);
+      const { handles } = this.server;
+      await this.sessions.dropHandles(session.id, handles.requestUri, trx);
+      await this.sessions.dropHandles(session.id, handles.code, trx);
+      await this.sessions.addHandle(session.id, handles.requestUri, secret, expiresAt, trx);
       await this.sessions.log(session.id, 'info', 'authorization request pushed', { clientId: authorizationRequest.clientId }, trx);
     });
     return { request_uri: `${REQUEST_URI_PREFIX}${secret}`, expires_in: Math.round((Date.parse(expiresAt) - Date.now()) / 1000) };

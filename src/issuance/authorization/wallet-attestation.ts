@@ -100,12 +100,18 @@ export class WalletAttestations {
   /**
    * Verifies the request's client attestation, if any (required when the issuer says so). clientId is
    * the one the request names; undefined where the request need not name one (the attestation does).
+   * audience: the identifier of the authorization server called (the built-in one by default).
    */
-  async check(issuer: Issuer, clientId: string | undefined, headers: AttestationHeaders): Promise<WalletAttestation | undefined> {
+  async check(
+    issuer: Issuer,
+    clientId: string | undefined,
+    headers: AttestationHeaders,
+    audience: string = issuer.urls.issuer,
+  ): Promise<WalletAttestation | undefined> {
     if (!checkPresence(issuer.settings, headers)) return undefined;
     const attestation = checkAttestation(headers.attestation as string, issuer.settings.walletProviders);
     checkSubject(attestation.claims.sub, clientId);
-    const pop = checkPop(headers.pop as string, attestation.instanceKey, issuer, attestation.claims.sub);
+    const pop = checkPop(headers.pop as string, attestation.instanceKey, audience, attestation.claims.sub);
     await this.checkChallenge(issuer, pop.challenge);
     await this.checkFresh(issuer, pop.jti);
     return { clientId: attestation.claims.sub, instanceJkt: ecThumbprint(attestation.instanceKey) };
@@ -201,7 +207,7 @@ function checkSubject(sub: string, clientId: string | undefined) {
 }
 
 /** Signed by the instance key, for this authorization server, recent. */
-function checkPop(jwt: string, instanceKey: Record<string, unknown>, issuer: Issuer, clientId: string): PopClaims {
+function checkPop(jwt: string, instanceKey: Record<string, unknown>, audience: string, clientId: string): PopClaims {
   const decoded = decodeJws(jwt);
   if (!decoded) throw invalidClient('the client attestation proof is not a JWT');
   const { header } = decoded;
@@ -218,7 +224,7 @@ function checkPop(jwt: string, instanceKey: Record<string, unknown>, issuer: Iss
   const claims = parsed.data;
   if (claims.iss !== undefined && claims.iss !== clientId) throw invalidClient('the client attestation proof iss must be the client_id');
   const audiences = typeof claims.aud === 'string' ? [claims.aud] : claims.aud;
-  if (!audiences.includes(issuer.urls.issuer)) throw invalidClient('the client attestation proof aud must be this authorization server');
+  if (!audiences.includes(audience)) throw invalidClient('the client attestation proof aud must be this authorization server');
   const now = Date.now() / 1000;
   if (claims.iat > now + CLOCK_SKEW_SECONDS || claims.iat < now - POP_MAX_AGE_SECONDS) {
     throw invalidClient('the client attestation proof iat is not recent');

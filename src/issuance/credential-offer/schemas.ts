@@ -34,7 +34,12 @@ export const OfferBody = z
       ),
     // Each id is looked up in turn: an offer names a few configurations, never thousands.
     credentialConfigurationIds: z.array(z.string().min(1)).min(1).max(100),
-    authorization_server: z.string().optional().describe('default: the first enabled authorization server'),
+    authorization_server: z
+      .string()
+      .optional()
+      .describe(
+        "which of the issuer's authorization servers (authorization_servers of the issuer metadata) serves the offer; default: the first enabled one. The built-in server ({PUBLIC_URL}/issuers/{tenantId}) serves both flows; the chained authorization server ({PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp: the user logs in at the upstream OpenID Provider of the issuer settings) and an external authorization server listed in the issuer settings only authorization_code. With an external one the offer carries issuer_state for it, and the authorization is that server's business: this service does not serve it",
+      ),
     credentialClaims: z
       .record(z.string(), ClaimSourceSchema)
       .optional()

@@ -16,6 +16,7 @@ import type { OutboundClient } from '../../platform/http/outbound-client.js';
 import { badRequest, type FieldError, forbidden, unlessNotFound } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
 import { hashHandle } from '../../sessions/service.js';
+import { CHAINED_HANDLE } from '../chained-as/handles.js';
 import { mergeClaims } from '../credential-request/claims.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { authorizationServers } from '../metadata/metadata.js';
@@ -99,19 +100,26 @@ export class OfferService {
     }));
   }
 
-  private checkAuthorizationServer(issuer: Issuer, requested: string | undefined) {
+  /**
+   * The authorization server of the offer: one the issuer lists (the first by default). The built-in
+   * server serves both flows; the chained one and external ones (issuer settings authorizationServers)
+   * the authorization code flow only, since a pre-authorized code is redeemed at the built-in token endpoint.
+   */
+  private checkAuthorizationServer(issuer: Issuer, input: OfferRequest): string {
     const servers = authorizationServers(issuer.urls, issuer.settings);
-    const server = requested ?? servers[0];
-    if (server === issuer.urls.issuer) return;
-    // External authorization servers (chained or third-party) are not supported yet for either flow.
-    throw badRequest('authorization_server: this flow is served by the built-in authorization server only', [
-      {
-        field: 'body.authorization_server',
-        message: servers.includes(server ?? '')
-          ? 'must be the built-in authorization server for this flow'
-          : 'is not an enabled authorization server',
-      },
-    ]);
+    const server = input.authorization_server ?? servers[0];
+    if (server === issuer.urls.issuer) return server;
+    if (server === undefined || !servers.includes(server)) {
+      throw badRequest('authorization_server: not an enabled authorization server of this issuer', [
+        { field: 'body.authorization_server', message: 'is not an enabled authorization server' },
+      ]);
+    }
+    if (input.flow !== 'authorization_code') {
+      throw badRequest('authorization_server: the pre-authorized code flow is served by the built-in authorization server only', [
+        { field: 'body.authorization_server', message: 'must be the built-in authorization server for this flow' },
+      ]);
+    }
+    return server;
   }
 
   private async checkWebhookEndpoint(tenantId: string, id: string | undefined) {
@@ -128,10 +136,10 @@ export class OfferService {
     const issuer = await this.issuers.get(tenantId);
     const configs = await this.configurations(tenantId, input.credentialConfigurationIds);
     await this.checkClaims(tenantId, configs, input.credentialClaims ?? {});
-    this.checkAuthorizationServer(issuer, input.authorization_server);
+    const server = this.checkAuthorizationServer(issuer, input);
     await this.checkWebhookEndpoint(tenantId, input.webhookEndpointId);
     const webhookEndpointId = input.webhookEndpointId ?? configs.find((c) => c.webhookEndpointId)?.webhookEndpointId ?? null;
-    return this.open(ctx, issuer, input, webhookEndpointId);
+    return this.open(ctx, issuer, input, webhookEndpointId, server);
   }
 
   /** The session of the offer, the secret of its grant (pre-authorized code or issuer_state) and its offer handle, in one transaction. */
@@ -140,8 +148,9 @@ export class OfferService {
     { tenantId, urls, settings }: Issuer,
     input: OfferRequest,
     webhookEndpointId: string | null,
+    server: string,
   ): Promise<CreatedOffer> {
-    const grant = offerGrant(input, urls.issuer, authorizationServers(urls, settings).length > 1);
+    const grant = offerGrant(input, { server, urls, several: authorizationServers(urls, settings).length > 1 });
     const offerHandle = randomBytes(24).toString('base64url');
     const credentialOffer = {
       credential_issuer: urls.issuer,
@@ -176,7 +185,7 @@ export class OfferService {
         },
         trx,
       );
-      await this.sessions.addHandle(created.id, grant.handle, grant.secret, created.expiresAt, trx);
+      if (grant.handle) await this.sessions.addHandle(created.id, grant.handle, grant.secret, created.expiresAt, trx);
       await this.sessions.addHandle(created.id, HANDLE.offer, offerHandle, created.expiresAt, trx);
       const details = { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId };
       await this.sessions.log(created.id, 'info', 'offer created', details, trx);
@@ -200,16 +209,25 @@ export class OfferService {
 /**
  * The grant of the offer and the secret it carries: a pre-authorized code, or the issuer_state that
  * ties the wallet's authorization request to this offer (and so to the user the integrator identified).
- * authorization_server is named only when the issuer lists several.
+ * authorization_server is named only when the issuer lists several (OpenID4VCI 1.0 section 4.1.1).
+ * The issuer_state is kept under the handle of the server that serves the offer, so that no other
+ * one takes it; an external authorization server serves the authorization itself (this service sees
+ * none of it), so its issuer_state is kept under none.
  */
-function offerGrant(input: OfferRequest, builtin: string, severalServers: boolean) {
+function offerGrant(input: OfferRequest, target: { server: string; urls: Issuer['urls']; several: boolean }) {
   const secret = randomBytes(32).toString('base64url');
   if (input.flow === 'authorization_code') {
-    const grant = { issuer_state: secret, ...(severalServers && { authorization_server: builtin }) };
-    return { handle: HANDLE.issuerState, secret, grants: { authorization_code: grant } };
+    const grant = { issuer_state: secret, ...(target.several && { authorization_server: target.server }) };
+    return { handle: issuerStateHandle(target.server, target.urls), secret, grants: { authorization_code: grant } };
   }
   const grant = { 'pre-authorized_code': secret, ...txCodeDescription(input) };
   return { handle: HANDLE.preAuthorizedCode, secret, grants: { [PRE_AUTHORIZED_GRANT]: grant } };
+}
+
+function issuerStateHandle(server: string, urls: Issuer['urls']): string | undefined {
+  if (server === urls.issuer) return HANDLE.issuerState;
+  if (server === urls.chainedAuthorizationServer) return CHAINED_HANDLE.issuerState;
+  return undefined;
 }
 
 /** What the wallet shows its user about the transaction code (the code itself goes out of band). */

@@ -3,6 +3,7 @@
 import type { JWK } from 'jose';
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
+import { chainedIdentifier } from '../chained-as/urls.js';
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import { CONTENT_ENCRYPTION_ALGORITHMS, ENCRYPTION_ALGORITHM } from '../credential-request/encryption.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
@@ -26,6 +27,8 @@ export interface IssuerUrls {
   types: string;
   /** Token Status List aggregation (draft-ietf-oauth-status-list section 9.1). */
   statusListAggregation: string;
+  /** Identifier of the tenant's chained authorization server (chained-as/), when it has one. */
+  chainedAuthorizationServer: string;
 }
 
 export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
@@ -43,6 +46,7 @@ export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
     jwks: `${issuer}/jwks.json`,
     types: `${issuer}/types`,
     statusListAggregation: `${issuer}/status-lists`,
+    chainedAuthorizationServer: chainedIdentifier(publicUrl, tenantId),
   };
 }
 
@@ -145,6 +149,7 @@ export function credentialIssuerMetadata(
 export function authorizationServers(urls: IssuerUrls, settings: IssuerSettings): string[] {
   return [
     ...(settings.builtinAuthorizationServerEnabled ? [urls.issuer] : []),
+    ...(settings.chainedAuthorizationServer?.enabled ? [urls.chainedAuthorizationServer] : []),
     ...settings.authorizationServers.filter((s) => s.enabled).map((s) => s.issuer),
   ];
 }

@@ -16,12 +16,12 @@ import type { GrantCall, TokenGrant } from './grant.js';
 import type { AuthorizationCodeRequest } from './schemas.js';
 import type { SessionTokens, TokenResponse } from './session-tokens.js';
 
-const PURPOSE = AUTHORIZATION_HANDLE.code;
-
 export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeRequest> {
   constructor(
     private readonly sessions: SessionService,
     private readonly tokens: SessionTokens,
+    /** The handle purpose of the codes this grant redeems: the built-in server's, or the chained one's. */
+    private readonly codePurpose: string = AUTHORIZATION_HANDLE.code,
   ) {}
 
   async redeem({ issuer, grant, attested, dpopKey }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
@@ -42,14 +42,14 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
 
   /** Exactly one caller spends a live code; anyone else presenting it is a replay. */
   private async takeCode(issuer: Issuer, code: string): Promise<SessionState> {
-    const session = await this.sessions.findByHandle(PURPOSE, code);
-    if (session?.tenantId === issuer.tenantId && (await this.sessions.spendHandle(PURPOSE, code))) return session;
+    const session = await this.sessions.findByHandle(this.codePurpose, code);
+    if (session?.tenantId === issuer.tenantId && (await this.sessions.spendHandle(this.codePurpose, code))) return session;
     await this.revokeOnReplay(issuer, code);
     throw invalidGrant('the authorization code is unknown or expired');
   }
 
   private async revokeOnReplay(issuer: Issuer, code: string) {
-    const spent = await this.sessions.findByHandle(spentHandle(PURPOSE), code);
+    const spent = await this.sessions.findByHandle(spentHandle(this.codePurpose), code);
     if (spent?.tenantId !== issuer.tenantId) return;
     await this.tokens.revoke(spent, 'an authorization code was used twice');
     throw invalidGrant('the authorization code was already used; the tokens issued for it are revoked');

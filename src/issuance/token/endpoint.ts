@@ -1,6 +1,7 @@
 // The token endpoint of the built-in authorization server (OpenID4VCI 1.0 section 6): the grant the
 // body names, each in its own file, redeemed with the wallet's DPoP key when it sent a proof. The
 // client attestation, when sent (or required), is verified first, for every grant (HAIP).
+import { type AuthorizationServerRole, BUILTIN_SERVER } from '../authorization/server-role.js';
 import type { WalletAttestations } from '../authorization/wallet-attestation.js';
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import type { IssuerDirectory } from '../issuers.js';
@@ -24,12 +25,15 @@ export class TokenEndpoint {
     private readonly dpop: DpopProofs,
     private readonly grants: TokenGrants,
     private readonly attestations: WalletAttestations,
+    /** The built-in server, or the chained one (the audience of client attestation proofs). */
+    private readonly server: AuthorizationServerRole = BUILTIN_SERVER,
   ) {}
 
   async exchange(request: TokenRequest): Promise<TokenResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const grant = parseTokenRequest(request.body);
-    const attested = await this.attestations.check(issuer, 'client_id' in grant ? grant.client_id : undefined, request.attestation);
+    const clientId = 'client_id' in grant ? grant.client_id : undefined;
+    const attested = await this.attestations.check(issuer, clientId, request.attestation, this.server.identifier(issuer));
     const call = { issuer, request, attested, dpopKey: () => this.dpop.keyOf(request, issuer.settings) };
     switch (grant.grant_type) {
       case PRE_AUTHORIZED_GRANT:

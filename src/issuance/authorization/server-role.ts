@@ -1,0 +1,19 @@
+// Which authorization server of an issuer an endpoint serves: the built-in one, or the chained one
+// (chained-as/). Each hands out its own session handles, so that neither redeems what the other
+// issued: an offer bound to the chained server cannot be authorized at the built-in one (which would
+// skip the upstream login), and a request_uri or code of one is unknown at the other.
+import { HANDLE } from '../credential-offer/schemas.js';
+import type { Issuer } from '../issuers.js';
+import { AUTHORIZATION_HANDLE } from './schemas.js';
+
+export interface AuthorizationServerRole {
+  /** The server's identifier: the audience of client attestation proofs sent to it. */
+  identifier(issuer: Issuer): string;
+  /** Purposes of the session handles it keeps: the offer's issuer_state, its request_uri and its codes. */
+  handles: { issuerState: string; requestUri: string; code: string };
+}
+
+export const BUILTIN_SERVER: AuthorizationServerRole = {
+  identifier: (issuer) => issuer.urls.issuer,
+  handles: { issuerState: HANDLE.issuerState, requestUri: AUTHORIZATION_HANDLE.requestUri, code: AUTHORIZATION_HANDLE.code },
+};

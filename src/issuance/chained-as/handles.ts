@@ -1,0 +1,19 @@
+// The session handles of the chained authorization server: its own purposes, so that the built-in
+// server never accepts an offer bound to the chained one (that would skip the upstream login), nor a
+// request_uri or code the chained one handed out.
+import type { AuthorizationServerRole } from '../authorization/server-role.js';
+import type { Issuer } from '../issuers.js';
+import { chainedIdentifier } from './urls.js';
+
+export const CHAINED_HANDLE = {
+  issuerState: 'chained_as:issuer_state',
+  requestUri: 'chained_as:request_uri',
+  code: 'chained_as:authorization_code',
+  /** The state of the login at the upstream provider: single use, it finds the session at the callback. */
+  upstreamState: 'chained_as:upstream_state',
+} as const;
+
+export const chainedServerRole = (publicUrl: string): AuthorizationServerRole => ({
+  identifier: (issuer: Issuer) => chainedIdentifier(publicUrl, issuer.tenantId),
+  handles: { issuerState: CHAINED_HANDLE.issuerState, requestUri: CHAINED_HANDLE.requestUri, code: CHAINED_HANDLE.code },
+});

@@ -1,0 +1,190 @@
+// The upstream OpenID Provider, as the chained authorization server's relying party sees it: its
+// configuration (OpenID Connect Discovery 1.0), the code exchange at its token endpoint
+// (client_secret_basic, PKCE), the ID token validation of OpenID Connect Core 1.0 section 3.1.3.7
+// (signature by a key of its JWKS, iss, aud, azp, exp, iat, nonce) and its userinfo endpoint. Every
+// call goes through the outbound client (address policy, time limit, size limit). Configurations and
+// key sets are kept for a few minutes; a token signed with a key not yet seen fetches the key set again.
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose';
+import { z } from 'zod';
+import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
+import { TtlCache } from '../../platform/ttl-cache.js';
+
+const CACHE_MS = 5 * 60_000;
+const TIMEOUT_MS = 5_000;
+const MAX_BYTES = 256 * 1024;
+/** An ID token is used right after it was issued; one older than this is not a fresh login. */
+const ID_TOKEN_MAX_AGE = '10m';
+const CLOCK_TOLERANCE_SECONDS = 60;
+/** Asymmetric algorithms only: HS* would make the client secret a signing key, none no signature at all. */
+const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** Something about the upstream provider failed: `reason` is for the session log, `unavailable` when it did not answer usefully. */
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly reason: string,
+    readonly unavailable = false,
+  ) {
+    super(reason);
+  }
+}
+
+const ProviderConfigurationSchema = z.looseObject({
+  issuer: z.string(),
+  authorization_endpoint: z.url(),
+  token_endpoint: z.url(),
+  jwks_uri: z.url(),
+  userinfo_endpoint: z.url().optional(),
+  authorization_response_iss_parameter_supported: z.boolean().optional(),
+});
+export type ProviderConfiguration = z.infer<typeof ProviderConfigurationSchema>;
+
+const TokenResponseSchema = z.looseObject({
+  id_token: z.string().min(1).max(20_000),
+  access_token: z.string().min(1).max(20_000).optional(),
+  token_type: z.string().optional(),
+});
+
+export interface UpstreamClient {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface IdTokenExpectations {
+  clientId: string;
+  nonce: string;
+}
+
+/** The claims of the user: the ID token's, with userinfo filling what it lacks. */
+export type UpstreamClaims = Record<string, unknown> & { sub: string };
+
+export class UpstreamProviders {
+  private readonly configurations = new TtlCache<ProviderConfiguration>(CACHE_MS);
+  private readonly keySets = new TtlCache<JSONWebKeySet>(CACHE_MS);
+
+  constructor(private readonly outbound: OutboundClient) {}
+
+  /** The provider's configuration, whose issuer must be exactly the one configured (Discovery section 4.3). */
+  configuration(issuer: string): Promise<ProviderConfiguration> {
+    return this.configurations.get(issuer, async () => {
+      const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+      const parsed = ProviderConfigurationSchema.safeParse(await this.getJson(url, 'discovery'));
+      if (!parsed.success) throw new UpstreamFailure('the provider configuration lacks an endpoint or jwks_uri', true);
+      if (parsed.data.issuer !== issuer)
+        throw new UpstreamFailure(`the provider configuration names another issuer (${parsed.data.issuer})`, true);
+      return parsed.data;
+    });
+  }
+
+  /** Exchanges the code for tokens (RFC 6749 section 4.1.3 with PKCE), authenticating with client_secret_basic. */
+  async exchangeCode(
+    provider: ProviderConfiguration,
+    client: UpstreamClient,
+    grant: { code: string; redirectUri: string; codeVerifier: string },
+  ): Promise<z.infer<typeof TokenResponseSchema>> {
+    // RFC 6749 section 2.3.1: client id and secret are form-encoded before they are joined.
+    const basic = Buffer.from(`${formEncode(client.clientId)}:${formEncode(client.clientSecret)}`).toString('base64');
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: grant.code,
+      redirect_uri: grant.redirectUri,
+      code_verifier: grant.codeVerifier,
+    }).toString();
+    const reply = await this.call(provider.token_endpoint, 'token endpoint', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `Basic ${basic}` },
+      body,
+    });
+    const answer = jsonObjectOf(reply);
+    if (!reply.ok) {
+      const error = typeof answer?.error === 'string' ? answer.error.slice(0, 100) : `status ${reply.status}`;
+      throw new UpstreamFailure(`the token endpoint refused the code: ${error}`);
+    }
+    const parsed = TokenResponseSchema.safeParse(answer);
+    if (!parsed.success) throw new UpstreamFailure('the token response carries no id_token');
+    return parsed.data;
+  }
+
+  /** OpenID Connect Core 1.0 section 3.1.3.7; the claims of a valid ID token. */
+  async verifyIdToken(provider: ProviderConfiguration, idToken: string, expected: IdTokenExpectations): Promise<UpstreamClaims> {
+    const payload = await this.verifySignature(provider, idToken, expected.clientId);
+    // A token for several audiences must name this client as its authorized party (section 3.1.3.7, 4 and 5).
+    if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== expected.clientId) {
+      throw new UpstreamFailure('the ID token has several audiences and azp is not this client');
+    }
+    if (payload.azp !== undefined && payload.azp !== expected.clientId) throw new UpstreamFailure('the ID token azp is another client');
+    if (payload.nonce !== expected.nonce) throw new UpstreamFailure('the ID token nonce is not the one of this login');
+    if (typeof payload.sub !== 'string' || !payload.sub) throw new UpstreamFailure('the ID token has no sub');
+    return payload as UpstreamClaims;
+  }
+
+  private async verifySignature(provider: ProviderConfiguration, idToken: string, clientId: string): Promise<JWTPayload> {
+    const options = {
+      issuer: provider.issuer,
+      audience: clientId,
+      algorithms: ID_TOKEN_ALGORITHMS,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      maxTokenAge: ID_TOKEN_MAX_AGE,
+      requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
+    };
+    try {
+      try {
+        return (await jwtVerify(idToken, createLocalJWKSet(await this.keySet(provider.jwks_uri)), options)).payload;
+      } catch (err) {
+        // A key the cached set does not have: the provider may have rotated; ask once more.
+        if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+        this.keySets.forget(provider.jwks_uri);
+        return (await jwtVerify(idToken, createLocalJWKSet(await this.keySet(provider.jwks_uri)), options)).payload;
+      }
+    } catch (err) {
+      if (err instanceof UpstreamFailure) throw err;
+      throw new UpstreamFailure(`the ID token is not valid: ${idTokenProblem(err)}`);
+    }
+  }
+
+  private keySet(jwksUri: string): Promise<JSONWebKeySet> {
+    return this.keySets.get(jwksUri, async () => {
+      const answer = await this.getJson(jwksUri, 'jwks_uri');
+      if (!Array.isArray(answer?.keys)) throw new UpstreamFailure('jwks_uri answered no key set', true);
+      return answer as unknown as JSONWebKeySet;
+    });
+  }
+
+  /** The userinfo claims (JSON; section 5.3.2), which must be about the same subject as the ID token. */
+  async userinfo(provider: ProviderConfiguration, accessToken: string, subject: string): Promise<Record<string, unknown>> {
+    if (!provider.userinfo_endpoint) return {};
+    const reply = await this.call(provider.userinfo_endpoint, 'userinfo endpoint', {
+      headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    });
+    const answer = jsonObjectOf(reply);
+    if (!reply.ok || !answer) throw new UpstreamFailure(`the userinfo endpoint answered ${reply.status} without claims`);
+    if (answer.sub !== subject) throw new UpstreamFailure('the userinfo sub is not the ID token sub');
+    return answer;
+  }
+
+  private async getJson(url: string, what: string): Promise<Record<string, unknown> | undefined> {
+    const reply = await this.call(url, what, { headers: { accept: 'application/json' } });
+    if (!reply.ok) throw new UpstreamFailure(`${what} answered ${reply.status}`, true);
+    return jsonObjectOf(reply);
+  }
+
+  private async call(url: string, what: string, init: Parameters<OutboundClient['request']>[1]) {
+    try {
+      return await this.outbound.request(url, { ...init, timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES });
+    } catch (err) {
+      throw new UpstreamFailure(`${what} could not be reached: ${err instanceof Error ? err.message : String(err)}`, true);
+    }
+  }
+}
+
+const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+
+function idTokenProblem(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'it has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) return `${err.claim}: ${err.reason}`;
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'its signature does not verify';
+  if (err instanceof errors.JWKSNoMatchingKey) return 'no key of the provider matches its kid';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'its algorithm is not allowed';
+  if (err instanceof errors.JOSEError) return err.code;
+  return 'it is malformed';
+}

@@ -1,0 +1,582 @@
+// The chained authorization server against a real OpenID Provider (oidc-provider) on a loopback
+// port: a wallet (@openid4vc/openid4vci) pushes its request with DPoP, the user is sent to the
+// provider, logs in through its pages over HTTP, comes back through the callback, and the wallet
+// gets a code, a DPoP-bound token and a credential carrying the claims the provider gave. Then every
+// way the login can go wrong, and the settings that configure it.
+import 'reflect-metadata';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Openid4vciClient } from '@openid4vc/openid4vci';
+import { importJWK, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issuanceCallbacks } from '../../wallet/callbacks.js';
+import { type LoginProvider, loginAt, startLoginProvider } from '../support/oidc-provider.js';
+import { expectFieldErrors, expectProblem } from '../support/problems.js';
+import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
+import { startService, type TestService } from '../support/service.js';
+import { type HolderKey, holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
+
+let svc: TestService;
+let acme: string;
+let provider: LoginProvider;
+let rootCertificate: string;
+
+const CLIENT_SECRET = `svc-secret-${randomBytes(12).toString('base64url')}`;
+const ERIKA = { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', email: 'erika@example.com' };
+
+const chainedId = (tenant = 'acme') => `${svc.url}/api/issuers/${tenant}/chained-as-vp`;
+const chainedUrl = (path: string, tenant = 'acme') => `${chainedId(tenant)}/${path}`;
+
+const chainedSettings = (extra: Record<string, unknown> = {}) => ({
+  issuer: provider.issuer,
+  clientId: 'svc',
+  clientSecret: CLIENT_SECRET,
+  scopes: ['openid', 'profile'],
+  claimMapping: [
+    { upstreamClaim: ['given_name'], credentialClaim: ['given_name'] },
+    { upstreamClaim: ['family_name'], credentialClaim: ['family_name'] },
+    { upstreamClaim: ['birthdate'], credentialClaim: ['birth', 'date'] },
+    // Not given for the profile scope: left out of the credential.
+    { upstreamClaim: ['email'], credentialClaim: ['email'] },
+  ],
+  ...extra,
+});
+
+async function putSettings(settings: Record<string, unknown>, token = acme) {
+  return svc.call('PUT', '/api/issuer/config', { token, body: settings });
+}
+
+beforeAll(async () => {
+  svc = await startService();
+  acme = (await svc.tenant('acme')).token;
+  // The callback of the service is the redirect URI registered at the provider, so the service starts first.
+  provider = await startLoginProvider({
+    clients: [
+      { clientId: 'svc', secret: CLIENT_SECRET, redirectUri: chainedUrl('callback') },
+      { clientId: 'another-relying-party', secret: 'another-secret-0123456789', redirectUri: 'https://rp.example/cb' },
+    ],
+    users: { erika: ERIKA },
+  });
+  const created = await svc.call('POST', '/api/issuer/credentials', {
+    token: acme,
+    body: {
+      id: 'pid',
+      config: { format: 'dc+sd-jwt', scope: 'pid_scope' },
+      vct: 'urn:example:pid',
+      keyBinding: true,
+      fields: [
+        { path: ['given_name'], type: 'string' },
+        { path: ['family_name'], type: 'string' },
+        { path: ['birth'], type: 'object', children: [{ path: ['date'], type: 'string' }] },
+        { path: ['email'], type: 'string' },
+      ],
+    },
+  });
+  expect(created.status, created.text).toBe(201);
+  const saved = await putSettings({ chainedAuthorizationServer: chainedSettings() });
+  expect(saved.status, saved.text).toBe(200);
+  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+});
+afterAll(async () => {
+  await provider?.stop();
+  await svc?.stop();
+});
+
+const offer = async (extra: Record<string, unknown> = {}) => {
+  const reply = await svc.call('POST', '/api/issuer/offer', {
+    token: acme,
+    body: {
+      response_type: 'uri',
+      flow: 'authorization_code',
+      credentialConfigurationIds: ['pid'],
+      authorization_server: chainedId(),
+      ...extra,
+    },
+  });
+  expect(reply.status, reply.text).toBe(201);
+  return { ...reply.body, issuerState: reply.body.credentialOffer.grants.authorization_code.issuer_state as string };
+};
+
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+async function dpopProof(key: HolderKey, url: string) {
+  return new SignJWT({ htm: 'POST', htu: url, iat: Math.floor(Date.now() / 1000), jti: randomUUID() })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
+    .sign(await importJWK(key.privateJwk, 'ES256'));
+}
+
+async function get(url: string) {
+  const response = await fetch(url, { redirect: 'manual' });
+  const location = response.headers.get('location');
+  const text = await response.text();
+  return {
+    status: response.status,
+    location: location ? new URL(location) : undefined,
+    text,
+    body: text.startsWith('{') ? JSON.parse(text) : undefined,
+  };
+}
+
+/** PAR by hand at the chained server (with DPoP), then its authorization endpoint: the provider URL it sends the user to. */
+async function startLogin(issuerState: string, options: { path?: string } = {}) {
+  const key = await holderKey();
+  const { verifier, challenge } = pkce();
+  const parUrl = options.path ?? chainedUrl('par');
+  const pushed = await svc.call('POST', new URL(parUrl).pathname, {
+    form: {
+      client_id: 'raw-wallet',
+      response_type: 'code',
+      redirect_uri: WALLET_REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'wallet-state',
+      issuer_state: issuerState,
+      scope: 'pid_scope',
+    },
+    headers: { dpop: await dpopProof(key, parUrl) },
+  });
+  expect(pushed.status, pushed.text).toBe(201);
+  const authorized = await get(
+    `${chainedUrl('authorize')}?${new URLSearchParams({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri })}`,
+  );
+  expect(authorized.status, authorized.text).toBe(302);
+  return { key, verifier, requestUri: pushed.body.request_uri as string, providerUrl: authorized.location as URL };
+}
+
+/** Offer, PAR, authorization and the login at the provider: the callback URL the provider sends the user to. */
+async function loginUntilCallback() {
+  const created = await offer();
+  const started = await startLogin(created.issuerState);
+  const callback = await loginAt(started.providerUrl.toString(), 'erika');
+  expect(callback.toString().startsWith(chainedUrl('callback'))).toBe(true);
+  return { created, ...started, callback };
+}
+
+const logsOf = async (session: string) =>
+  ((await svc.call('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string; details: any }[]).map(
+    (entry) => `${entry.message}${entry.details?.reason ? `: ${entry.details.reason}` : ''}`,
+  );
+
+/** The wallet's redirect after a failed login: the error, with the wallet's state and this server as iss. */
+function expectWalletError(location: URL | undefined, error: string) {
+  expect(location?.origin + (location?.pathname ?? '')).toBe(WALLET_REDIRECT_URI);
+  expect(location?.searchParams.get('error')).toBe(error);
+  expect(location?.searchParams.get('state')).toBe('wallet-state');
+  expect(location?.searchParams.get('iss')).toBe(chainedId());
+  expect(location?.searchParams.get('code')).toBeNull();
+}
+
+describe('chained authorization server: metadata and offers', () => {
+  it('is an authorization server of its own, listed in the credential issuer metadata beside the built-in one', async () => {
+    const issuerMetadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    expect(issuerMetadata.authorization_servers).toEqual([`${svc.url}/issuers/acme`, chainedId()]);
+    const as = await svc.call('GET', '/.well-known/oauth-authorization-server/api/issuers/acme/chained-as-vp');
+    expect(as.status, as.text).toBe(200);
+    expect(as.body).toMatchObject({
+      issuer: chainedId(),
+      pushed_authorization_request_endpoint: chainedUrl('par'),
+      authorization_endpoint: chainedUrl('authorize'),
+      token_endpoint: chainedUrl('token'),
+      require_pushed_authorization_requests: true,
+      code_challenge_methods_supported: ['S256'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      authorization_response_iss_parameter_supported: true,
+      dpop_signing_alg_values_supported: expect.arrayContaining(['ES256']),
+    });
+  });
+
+  it('offers name it as their authorization server, with issuer_state; the pre-authorized flow stays with the built-in server', async () => {
+    const created = await offer();
+    expect(created.credentialOffer.grants.authorization_code).toEqual({
+      issuer_state: expect.any(String),
+      authorization_server: chainedId(),
+    });
+    const preAuthorized = await svc.call('POST', '/api/issuer/offer', {
+      token: acme,
+      body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], authorization_server: chainedId() },
+    });
+    expectFieldErrors(preAuthorized, ['body.authorization_server']);
+    const unknown = await svc.call('POST', '/api/issuer/offer', {
+      token: acme,
+      body: {
+        response_type: 'uri',
+        flow: 'authorization_code',
+        credentialConfigurationIds: ['pid'],
+        authorization_server: 'https://as.example',
+      },
+    });
+    expectFieldErrors(unknown, ['body.authorization_server']);
+  });
+});
+
+describe('chained authorization server: the whole flow with a wallet', () => {
+  it('PAR with DPoP, login at the provider, code, DPoP-bound token, and a credential with the claims the provider gave', async () => {
+    const created = await offer();
+    const keys = [await holderKey()];
+    const client = new Openid4vciClient({ callbacks: issuanceCallbacks(keys, 'test-wallet') });
+    const credentialOffer = await client.resolveCredentialOffer(created.uri);
+    const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+    const dpop = { signer: (keys[0] as HolderKey).signer };
+    const request = await client.createAuthorizationRequestUrlFromOffer({
+      clientId: 'test-wallet',
+      credentialOffer,
+      issuerMetadata,
+      redirectUri: WALLET_REDIRECT_URI,
+      scope: 'pid_scope',
+      dpop,
+    });
+    expect(request.authorizationRequestUrl.startsWith(chainedUrl('authorize'))).toBe(true);
+
+    // The user agent goes to the provider, with the chained server's own state, nonce and PKCE.
+    const toProvider = await get(request.authorizationRequestUrl);
+    expect(toProvider.status, toProvider.text).toBe(302);
+    const providerUrl = toProvider.location as URL;
+    expect(`${providerUrl.origin}/`).toBe(`${provider.issuer}/`);
+    expect(Object.fromEntries(providerUrl.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: 'svc',
+      redirect_uri: chainedUrl('callback'),
+      scope: 'openid profile',
+      code_challenge_method: 'S256',
+      state: expect.any(String),
+      nonce: expect.any(String),
+      code_challenge: expect.stringMatching(/^[\w-]{43}$/),
+    });
+    expect(providerUrl.searchParams.get('state')).not.toBe(new URL(request.authorizationRequestUrl).searchParams.get('state'));
+
+    const callback = await loginAt(providerUrl.toString(), 'erika');
+    const back = await get(callback.toString());
+    expect(back.status, back.text).toBe(302);
+    const authorizationServerMetadata = issuerMetadata.authorizationServers.find((as) => as.issuer === chainedId());
+    if (!authorizationServerMetadata) throw new Error('the chained server is not in the issuer metadata');
+    // The wallet's own check of the response: its state, and iss naming the chained server (RFC 9207).
+    const response = client.parseAndVerifyAuthorizationResponseRedirectUrl({
+      url: back.location?.toString() as string,
+      authorizationServerMetadata,
+    });
+    expect(response.code).toEqual(expect.any(String));
+
+    const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+      credentialOffer,
+      issuerMetadata,
+      authorizationCode: response.code as string,
+      redirectUri: WALLET_REDIRECT_URI,
+      ...(request.pkce && { pkceCodeVerifier: request.pkce.codeVerifier }),
+      ...(request.dpop && { dpop: request.dpop }),
+    });
+    expect(token.accessTokenResponse.token_type).toBe('DPoP');
+    expect(token.accessTokenResponse.refresh_token).toEqual(expect.any(String));
+
+    const { c_nonce } = await client.requestNonce({ issuerMetadata });
+    const proof = await client.createCredentialRequestJwtProof({
+      issuerMetadata,
+      signer: (keys[0] as HolderKey).signer,
+      nonce: c_nonce,
+      credentialConfigurationId: 'pid',
+    });
+    const credentials = await client.retrieveCredentials({
+      issuerMetadata,
+      accessToken: token.accessTokenResponse.access_token,
+      credentialConfigurationId: 'pid',
+      proofs: { jwt: [proof.jwt] },
+      ...(token.dpop && { dpop: token.dpop }),
+    });
+    const [issued] = (credentials.credentialResponse.credentials ?? []) as { credential: string }[];
+    const { claims } = await verifySdJwtIndependently(issued?.credential as string, rootCertificate);
+    expect(claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann', birth: { date: '1964-08-12' } });
+    // email was mapped but the provider did not give it for these scopes.
+    expect(claims.email).toBeUndefined();
+
+    const logs = await logsOf(created.session);
+    expect(logs).toEqual(expect.arrayContaining(['upstream login started', 'upstream login succeeded', 'authorization code issued']));
+    const session = (await svc.call('GET', `/api/session/${created.session}`, { token: acme })).body;
+    expect(session.status).toBe('completed');
+  });
+
+  it('a refresh token of the chained server is redeemed at its token endpoint', async () => {
+    const { verifier, key, callback } = await loginUntilCallback();
+    const back = await get(callback.toString());
+    const code = back.location?.searchParams.get('code') as string;
+    const tokenUrl = chainedUrl('token');
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: WALLET_REDIRECT_URI,
+      client_id: 'raw-wallet',
+    };
+    const issued = await svc.call('POST', new URL(tokenUrl).pathname, { form, headers: { dpop: await dpopProof(key, tokenUrl) } });
+    expect(issued.status, issued.text).toBe(200);
+    const refreshed = await svc.call('POST', new URL(tokenUrl).pathname, {
+      form: { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token, client_id: 'raw-wallet' },
+      headers: { dpop: await dpopProof(key, tokenUrl) },
+    });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    expect(refreshed.body.token_type).toBe('DPoP');
+  });
+});
+
+describe('chained authorization server: failed logins', () => {
+  const cases: [string, Parameters<LoginProvider['rewriteIdToken']>[0], RegExp][] = [
+    ['an ID token with another nonce', (claims) => ({ ...claims, nonce: 'not-the-nonce-of-this-login' }), /nonce/],
+    [
+      'an ID token for another client (aud)',
+      (claims) => ({ ...claims, aud: 'another-relying-party', azp: 'another-relying-party' }),
+      /aud/,
+    ],
+    ['an ID token whose signature does not verify', 'bad-signature', /signature/],
+    ['an ID token of another issuer', (claims) => ({ ...claims, iss: 'https://evil.example' }), /iss/],
+    [
+      'an expired ID token',
+      (claims) => ({ ...claims, iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 }),
+      /expired|iat/,
+    ],
+  ];
+  for (const [name, rewrite, reason] of cases) {
+    it(`${name} sends the wallet access_denied, and the reason goes to the session log`, async () => {
+      const { created, callback } = await loginUntilCallback();
+      provider.rewriteIdToken(rewrite);
+      try {
+        const back = await get(callback.toString());
+        expect(back.status, back.text).toBe(302);
+        expectWalletError(back.location, 'access_denied');
+      } finally {
+        provider.rewriteIdToken(undefined);
+      }
+      const failed = (await logsOf(created.session)).find((entry) => entry.startsWith('upstream login failed'));
+      expect(failed).toMatch(reason);
+    });
+  }
+
+  it('an error from the provider (the user declined) sends the wallet access_denied', async () => {
+    const created = await offer();
+    const { providerUrl } = await startLogin(created.issuerState);
+    const state = providerUrl.searchParams.get('state') as string;
+    const back = await get(`${chainedUrl('callback')}?${new URLSearchParams({ state, error: 'access_denied', iss: provider.issuer })}`);
+    expect(back.status, back.text).toBe(302);
+    expectWalletError(back.location, 'access_denied');
+    expect(await logsOf(created.session)).toContain('upstream login failed: the provider answered access_denied');
+  });
+
+  it('an answer naming another issuer (RFC 9207 mix-up) is refused', async () => {
+    const { callback } = await loginUntilCallback();
+    const forged = new URL(callback);
+    forged.searchParams.set('iss', 'https://evil.example');
+    const back = await get(forged.toString());
+    expectWalletError(back.location, 'access_denied');
+  });
+
+  it('a callback with an unknown state is a 400 invalid_request, sent to nobody', async () => {
+    const back = await get(`${chainedUrl('callback')}?${new URLSearchParams({ state: 'not-a-state-of-ours', code: 'whatever' })}`);
+    expect(back.status).toBe(400);
+    expect(back.body).toMatchObject({ error: 'invalid_request' });
+    expect(back.location).toBeUndefined();
+    const missing = await get(`${chainedUrl('callback')}?code=whatever`);
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ error: 'invalid_request', error_description: 'state is required' });
+  });
+
+  it('a replayed callback is refused: the state works once, and only the first gets a code', async () => {
+    const { callback } = await loginUntilCallback();
+    const first = await get(callback.toString());
+    expect(first.location?.searchParams.get('code')).toEqual(expect.any(String));
+    const replay = await get(callback.toString());
+    expect(replay.status).toBe(400);
+    expect(replay.body).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it('a login started for a request that was replaced (a new PAR for the offer) no longer counts', async () => {
+    const created = await offer();
+    const first = await startLogin(created.issuerState);
+    const callback = await loginAt(first.providerUrl.toString(), 'erika');
+    await startLogin(created.issuerState);
+    const back = await get(callback.toString());
+    expect(back.status).toBe(400);
+    expect(back.body).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('chained authorization server: kept apart from the built-in one', () => {
+  it('an offer of the chained server is unknown at the built-in PAR endpoint, and the other way round', async () => {
+    const chained = await offer();
+    const builtin = await offer({ authorization_server: `${svc.url}/issuers/acme` });
+    const form = (issuerState: string) => ({
+      client_id: 'raw-wallet',
+      response_type: 'code',
+      redirect_uri: WALLET_REDIRECT_URI,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      issuer_state: issuerState,
+      scope: 'pid_scope',
+    });
+    const atBuiltin = await svc.call('POST', '/issuers/acme/par', { form: form(chained.issuerState) });
+    expect(atBuiltin.status).toBe(400);
+    expect(atBuiltin.body).toMatchObject({ error: 'invalid_request' });
+    const atChained = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', { form: form(builtin.issuerState) });
+    expect(atChained.status).toBe(400);
+    expect(atChained.body).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it("the chained server's request_uri and code do not work at the built-in endpoints", async () => {
+    const created = await offer();
+    const key = await holderKey();
+    const { challenge, verifier } = pkce();
+    const pushed = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+      form: {
+        client_id: 'raw-wallet',
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        issuer_state: created.issuerState,
+        scope: 'pid_scope',
+      },
+    });
+    expect(pushed.status, pushed.text).toBe(201);
+    const builtinAuthorize = await get(
+      `${svc.url}/issuers/acme/authorize?${new URLSearchParams({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri })}`,
+    );
+    expect(builtinAuthorize.status).toBe(400);
+    expect(builtinAuthorize.body).toMatchObject({ error: 'invalid_request_uri' });
+
+    const { callback } = await loginUntilCallback();
+    const code = (await get(callback.toString())).location?.searchParams.get('code') as string;
+    const atBuiltin = await svc.call('POST', '/issuers/acme/token', {
+      form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: 'raw-wallet' },
+      headers: { dpop: await dpopProof(key, `${svc.url}/issuers/acme/token`) },
+    });
+    expect(atBuiltin.status).toBe(400);
+    expect(atBuiltin.body).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('the chained token endpoint takes no pre-authorized code', async () => {
+    const reply = await svc.call('POST', '/api/issuers/acme/chained-as-vp/token', {
+      form: { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': 'x' },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ error: 'unsupported_grant_type' });
+  });
+
+  it('PAR keeps its checks at the chained server: PKCE plain is refused, and a DPoP proof must name its URL', async () => {
+    const created = await offer();
+    const key = await holderKey();
+    const base = {
+      client_id: 'raw-wallet',
+      response_type: 'code',
+      redirect_uri: WALLET_REDIRECT_URI,
+      issuer_state: created.issuerState,
+      scope: 'pid_scope',
+    };
+    const plain = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+      form: { ...base, code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
+    });
+    expect(plain.body).toMatchObject({ error: 'invalid_request' });
+    const otherUrl = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+      form: { ...base, code_challenge: pkce().challenge, code_challenge_method: 'S256' },
+      headers: { dpop: await dpopProof(key, `${svc.url}/issuers/acme/par`) },
+    });
+    expect(otherUrl.body).toMatchObject({ error: 'invalid_dpop_proof' });
+  });
+});
+
+describe('chained authorization server: settings', () => {
+  it('the client secret is write-only: GET shows that it is set, never the secret, nor does the audit log', async () => {
+    const shown = await svc.call('GET', '/api/issuer/config', { token: acme });
+    expect(shown.status).toBe(200);
+    expect(shown.body.chainedAuthorizationServer).toMatchObject({ issuer: provider.issuer, clientId: 'svc', clientSecretSet: true });
+    expect(shown.body.chainedAuthorizationServer.clientSecret).toBeUndefined();
+    expect(shown.text).not.toContain(CLIENT_SECRET);
+    const audit = await svc.call('GET', '/api/admin/audit-logs', { token: acme });
+    expect(audit.status, audit.text).toBe(200);
+    expect(audit.text).toContain('chainedAuthorizationServer');
+    expect(audit.text).not.toContain(CLIENT_SECRET);
+  });
+
+  it('a PUT without the secret keeps the stored one (logins still work); with another client it needs a new one', async () => {
+    const { clientSecret: _secret, ...withoutSecret } = chainedSettings();
+    const kept = await putSettings({ chainedAuthorizationServer: withoutSecret });
+    expect(kept.status, kept.text).toBe(200);
+    expect(kept.body.chainedAuthorizationServer.clientSecretSet).toBe(true);
+    const { callback } = await loginUntilCallback();
+    expect((await get(callback.toString())).location?.searchParams.get('code')).toEqual(expect.any(String));
+
+    const otherClient = await putSettings({ chainedAuthorizationServer: { ...withoutSecret, clientId: 'another-relying-party' } });
+    expectFieldErrors(otherClient, ['body.chainedAuthorizationServer.clientSecret']);
+  });
+
+  it('validation names each faulty field', async () => {
+    const noOpenid = await putSettings({ chainedAuthorizationServer: chainedSettings({ scopes: ['profile'] }) });
+    expectFieldErrors(noOpenid, ['body.chainedAuthorizationServer.scopes']);
+    const badIssuer = await putSettings({ chainedAuthorizationServer: chainedSettings({ issuer: 'javascript:alert(1)' }) });
+    expectFieldErrors(badIssuer, ['body.chainedAuthorizationServer.issuer']);
+    const badScope = await putSettings({ chainedAuthorizationServer: chainedSettings({ scopes: ['openid', 'two words'] }) });
+    expectFieldErrors(badScope, ['body.chainedAuthorizationServer.scopes.1']);
+    const badMapping = await putSettings({
+      chainedAuthorizationServer: chainedSettings({
+        claimMapping: [{ upstreamClaim: ['given_name'], credentialClaim: ['__proto__', 'x'] }],
+      }),
+    });
+    expectFieldErrors(badMapping, ['body.chainedAuthorizationServer.claimMapping.0.credentialClaim.0']);
+    const unknownField = await putSettings({ chainedAuthorizationServer: chainedSettings({ clientSecretSealed: 'x' }) });
+    expectProblem(unknownField, 400);
+    expect(unknownField.text).toContain('clientSecretSealed');
+  });
+
+  it('a client without issuance:manage may not read or change the settings (403)', async () => {
+    const offerOnly = await svc.client(acme, 'acme-offers', ['issuance:offer']);
+    expectProblem(await svc.call('GET', '/api/issuer/config', { token: offerOnly }), 403);
+    expectProblem(await putSettings({ chainedAuthorizationServer: chainedSettings() }, offerOnly), 403);
+  });
+
+  it('disabled, it is gone from the metadata and its endpoints answer 404; offers may not name it', async () => {
+    const disabled = await putSettings({ chainedAuthorizationServer: chainedSettings({ enabled: false }) });
+    expect(disabled.status, disabled.text).toBe(200);
+    try {
+      const issuerMetadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+      expect(issuerMetadata.authorization_servers).toBeUndefined();
+      const as = await svc.call('GET', '/.well-known/oauth-authorization-server/api/issuers/acme/chained-as-vp');
+      expect(as.status).toBe(404);
+      expect(as.body).toMatchObject({ error: 'invalid_request' });
+      const par = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', { form: { client_id: 'x' } });
+      expect(par.status).toBe(404);
+      const refused = await svc.call('POST', '/api/issuer/offer', {
+        token: acme,
+        body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], authorization_server: chainedId() },
+      });
+      expectFieldErrors(refused, ['body.authorization_server']);
+    } finally {
+      expect((await putSettings({ chainedAuthorizationServer: chainedSettings() })).status).toBe(200);
+    }
+  });
+
+  it('an external authorization server of the settings may serve an offer: issuer_state goes to it, and no endpoint here takes it', async () => {
+    const external = 'https://as.example.com';
+    const saved = await putSettings({ authorizationServers: [{ issuer: external }], chainedAuthorizationServer: chainedSettings() });
+    expect(saved.status, saved.text).toBe(200);
+    try {
+      const created = await offer({ authorization_server: external });
+      expect(created.credentialOffer.grants.authorization_code).toEqual({
+        issuer_state: expect.any(String),
+        authorization_server: external,
+      });
+      for (const path of ['/issuers/acme/par', '/api/issuers/acme/chained-as-vp/par']) {
+        const pushed = await svc.call('POST', path, {
+          form: {
+            client_id: 'raw-wallet',
+            response_type: 'code',
+            redirect_uri: WALLET_REDIRECT_URI,
+            code_challenge: pkce().challenge,
+            code_challenge_method: 'S256',
+            issuer_state: created.issuerState,
+            scope: 'pid_scope',
+          },
+        });
+        expect(pushed.body, path).toMatchObject({ error: 'invalid_request' });
+      }
+    } finally {
+      expect((await putSettings({ chainedAuthorizationServer: chainedSettings() })).status).toBe(200);
+    }
+  });
+});
