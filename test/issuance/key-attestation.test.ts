@@ -76,8 +76,7 @@ async function jwtProof(key: HolderKey, header: Record<string, unknown>, claims:
     .sign(await importJWK(key.privateJwk, 'ES256'));
 }
 
-const requestCredential = (token: string, body: Record<string, unknown>) =>
-  svc.call('POST', '/issuers/acme/credential', { token, body });
+const requestCredential = (token: string, body: Record<string, unknown>) => svc.call('POST', '/issuers/acme/credential', { token, body });
 
 function expectError(reply: { status: number; body: any; text: string }, error: string, description: RegExp) {
   expect(reply.status, reply.text).toBe(400);
@@ -315,11 +314,7 @@ describe('refused key proofs (invalid_proof, or invalid_nonce for a c_nonce the 
       'invalid_nonce',
       /unknown, expired or already used/,
     );
-    expectError(
-      await sendAttestationProof((_, keys) => trusted.keyAttestation(jwks(keys))),
-      'invalid_proof',
-      /must carry the c_nonce/,
-    );
+    expectError(await sendAttestationProof((_, keys) => trusted.keyAttestation(jwks(keys))), 'invalid_proof', /must carry the c_nonce/);
   });
 
   it('an attestation proof whose key attestation is used twice', async () => {

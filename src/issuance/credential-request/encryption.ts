@@ -43,15 +43,15 @@ export interface WalletAnswer {
   contentType: 'application/json' | typeof JWT_MEDIA_TYPE;
 }
 
-// The raw JWE of each request that arrived as application/jwt: the parser leaves request.body
-// empty (protocol bodies are objects) and the route reads the JWE from here.
+// The raw JWE of each request that arrived as application/jwt: the parser leaves request.body an
+// empty object (protocol bodies are objects) and the route reads the JWE from here.
 const encryptedBodies = new WeakMap<FastifyRequest, string>();
 
 /** Lets the routes registered on `scope` (and only those) take application/jwt bodies, up to the size cap. */
 export function acceptEncryptedBodies(scope: FastifyInstance) {
   scope.addContentTypeParser(JWT_MEDIA_TYPE, { parseAs: 'string', bodyLimit: MAX_ENCRYPTED_REQUEST_BYTES }, (request, body, done) => {
     encryptedBodies.set(request, (body as string).trim());
-    done(null, undefined);
+    done(null, {});
   });
 }
 
