@@ -14,6 +14,7 @@ import { expectFieldErrors, expectProblem } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import { type HolderKey, holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { attestationHeaders, walletInstance, walletProvider } from '../support/wallet-provider.js';
 
 let svc: TestService;
 let acme: string;
@@ -120,10 +121,10 @@ async function get(url: string) {
 }
 
 /** PAR by hand at the chained server (with DPoP), then its authorization endpoint: the provider URL it sends the user to. */
-async function startLogin(issuerState: string, options: { path?: string } = {}) {
+async function startLogin(issuerState: string, options: { headers?: Record<string, string> } = {}) {
   const key = await holderKey();
   const { verifier, challenge } = pkce();
-  const parUrl = options.path ?? chainedUrl('par');
+  const parUrl = chainedUrl('par');
   const pushed = await svc.call('POST', new URL(parUrl).pathname, {
     form: {
       client_id: 'raw-wallet',
@@ -135,7 +136,7 @@ async function startLogin(issuerState: string, options: { path?: string } = {}) 
       issuer_state: issuerState,
       scope: 'pid_scope',
     },
-    headers: { dpop: await dpopProof(key, parUrl) },
+    headers: { dpop: await dpopProof(key, parUrl), ...options.headers },
   });
   expect(pushed.status, pushed.text).toBe(201);
   const authorized = await get(
@@ -146,10 +147,10 @@ async function startLogin(issuerState: string, options: { path?: string } = {}) 
 }
 
 /** Offer, PAR, authorization and the login at the provider: the callback URL the provider sends the user to. */
-async function loginUntilCallback() {
+async function loginUntilCallback(options: { headers?: Record<string, string>; user?: string } = {}) {
   const created = await offer();
-  const started = await startLogin(created.issuerState);
-  const callback = await loginAt(started.providerUrl.toString(), 'erika');
+  const started = await startLogin(created.issuerState, options);
+  const callback = await loginAt(started.providerUrl.toString(), options.user ?? 'erika');
   expect(callback.toString().startsWith(chainedUrl('callback'))).toBe(true);
   return { created, ...started, callback };
 }
@@ -478,6 +479,58 @@ describe('chained authorization server: kept apart from the built-in one', () =>
       headers: { dpop: await dpopProof(key, `${svc.url}/issuers/acme/par`) },
     });
     expect(otherUrl.body).toMatchObject({ error: 'invalid_dpop_proof' });
+  });
+});
+
+describe('chained authorization server: wallet attestation', () => {
+  it('PAR and token endpoint verify the attestation, whose proof must be for this server (aud), not the built-in one', async () => {
+    const [provider, instance] = await Promise.all([walletProvider('Chained Wallets'), walletInstance()]);
+    const attested = (audience: string) => attestationHeaders(provider, instance, 'raw-wallet', audience);
+    const required = await putSettings({
+      chainedAuthorizationServer: chainedSettings(),
+      walletAttestationRequired: true,
+      walletProviders: [{ name: provider.name, certificates: [provider.caPem] }],
+    });
+    expect(required.status, required.text).toBe(200);
+    try {
+      const created = await offer();
+      const form = {
+        client_id: 'raw-wallet',
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        issuer_state: created.issuerState,
+        scope: 'pid_scope',
+      };
+      const without = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', { form });
+      expect(without.status).toBe(401);
+      expect(without.body).toMatchObject({ error: 'invalid_client' });
+      const forBuiltin = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+        form,
+        headers: await attested(`${svc.url}/issuers/acme`),
+      });
+      expect(forBuiltin.status).toBe(401);
+      expect(forBuiltin.body.error_description).toContain('aud');
+
+      const { verifier, key, callback } = await loginUntilCallback({ headers: await attested(chainedId()) });
+      const code = (await get(callback.toString())).location?.searchParams.get('code') as string;
+      const tokenUrl = chainedUrl('token');
+      const grant = {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: WALLET_REDIRECT_URI,
+        client_id: 'raw-wallet',
+      };
+      const issued = await svc.call('POST', new URL(tokenUrl).pathname, {
+        form: grant,
+        headers: { dpop: await dpopProof(key, tokenUrl), ...(await attested(chainedId())) },
+      });
+      expect(issued.status, issued.text).toBe(200);
+    } finally {
+      expect((await putSettings({ chainedAuthorizationServer: chainedSettings() })).status).toBe(200);
+    }
   });
 });
 
