@@ -290,6 +290,8 @@ describe('refused key proofs (invalid_proof, or invalid_nonce for a c_nonce the 
   it('a key attestation whose key_storage or user_authentication the configuration does not accept', async () => {
     expectError(await sendJwtProof({ claims: { key_storage: ['iso_18045_basic'] } }), 'invalid_proof', /key_storage \(iso_18045_basic\)/);
     expectError(await sendJwtProof({ claims: { key_storage: undefined } }), 'invalid_proof', /key_storage \(none\)/);
+    // A wallet-chosen value is echoed only as printable ASCII without quotes (error_description's character set).
+    expectError(await sendJwtProof({ claims: { key_storage: ['high"\u00e9'] } }), 'invalid_proof', /key_storage \(high\?\?\)/);
     expectError(
       await sendJwtProof({ claims: { user_authentication: ['iso_18045_moderate'] } }),
       'invalid_proof',

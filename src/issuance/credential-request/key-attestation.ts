@@ -132,9 +132,19 @@ function checkLevels(payload: Record<string, unknown>, required: KeyAttestationR
     if (!accepted?.length) continue;
     const levels = (asserted as string[] | undefined) ?? [];
     if (!levels.some((level) => accepted.includes(level))) {
+      const named = levels.map(printable).join(', ') || 'none';
       throw invalidProof(
-        `the key attestation ${claim} (${levels.join(', ') || 'none'}) names none of the values this credential accepts: ${accepted.join(', ')}`,
+        `the key attestation ${claim} (${named}) names none of the values this credential accepts: ${accepted.map(printable).join(', ')}`,
       );
     }
   }
+}
+
+/**
+ * A value shown in an error_description, which OAuth limits to printable ASCII without " and \
+ * (RFC 6749 section 5.2); wallet-chosen strings are cut short too.
+ */
+function printable(value: string): string {
+  const shown = value.slice(0, 80).replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
+  return value.length > 80 ? `${shown}...` : shown;
 }
