@@ -63,8 +63,16 @@ describe('role matrix', () => {
   it('documents an access rule on every management operation', async () => {
     const ops = await operations();
     expect(ops.length).toBeGreaterThan(20);
-    // The front-end configuration is read before anyone logs in (it says how to log in).
-    expect(ops.filter((o) => o.roles === 'public').map((o) => o.path)).toEqual(['/api/frontend-config', '/api/oauth2/token']);
+    // The front-end configuration is read before anyone logs in (it says how to log in). The chained
+    // authorization server lives under /api (where the spec puts its PAR endpoint) but is wallet-facing.
+    expect(ops.filter((o) => o.roles === 'public').map((o) => o.path)).toEqual([
+      '/api/frontend-config',
+      '/api/oauth2/token',
+      '/api/issuers/x/chained-as-vp/par',
+      '/api/issuers/x/chained-as-vp/authorize',
+      '/api/issuers/x/chained-as-vp/callback',
+      '/api/issuers/x/chained-as-vp/token',
+    ]);
   });
 
   it('answers 403 to a client lacking every role an operation accepts', async () => {
