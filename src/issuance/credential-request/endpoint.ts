@@ -1,5 +1,7 @@
-// The credential endpoint (OpenID4VCI 1.0 section 8). `issue` lists the steps in the order they
-// apply; each enforces one rule and fails with the error code that rule names.
+// The credential endpoint (OpenID4VCI 1.0 section 8). `answer` authenticates the wallet and opens
+// the request (decrypting it when it came encrypted, section 10); `issue` lists the steps in the
+// order they apply, each enforcing one rule and failing with the error code that rule names (key
+// proofs and key attestations in proofs.ts); the answer is encrypted when the request asked so.
 import { randomUUID } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { CredentialConfigService, CredentialConfiguration } from '../../credential-configs/service.js';
