@@ -237,6 +237,41 @@ describe('the iso-18013-7 offer', () => {
     expect(nodeVerify('sha256', forged, { key, dsaEncoding: 'ieee-p1363' }, signature)).toBe(false);
   });
 
+  it("keeps the query's intent_to_retain, and refuses queries a DeviceRequest cannot carry", async () => {
+    const query = (claims: unknown[] | undefined, id = 'mdl') => ({
+      id,
+      format: 'mso_mdoc',
+      meta: { doctype_value: MDL_DOC_TYPE },
+      ...(claims && { claims }),
+    });
+    const configure = async (id: string, credentials: unknown[]) => {
+      const reply = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id, dcql_query: { credentials } } });
+      expect(reply.status, reply.text).toBe(201);
+    };
+    await configure('retain', [query([{ path: [NS, 'family_name'], intent_to_retain: true }, { path: [NS, 'age_over_18'] }])]);
+    const made = await offer({ requestId: 'retain' });
+    const request = decoder.decode(Buffer.from(made.dcApiRequest.data.deviceRequest, 'base64url')) as Map<string, unknown>;
+    const items = decoder.decode(embedded((request.get('docRequests') as Map<string, unknown>[])[0]?.get('itemsRequest'))) as Map<
+      string,
+      Map<string, Map<string, boolean>>
+    >;
+    expect(Object.fromEntries(items.get('nameSpaces')?.get(NS) ?? [])).toEqual({ family_name: true, age_over_18: false });
+
+    await configure('any-claims', [query(undefined)]);
+    await configure('twice', [query([{ path: [NS, 'family_name'] }], 'a'), query([{ path: [NS, 'age_over_18'] }], 'b')]);
+    for (const [requestId, reason] of [
+      ['any-claims', /names no claims/],
+      ['twice', /two credential queries ask for/],
+    ] as const) {
+      const reply = await svc.call('POST', '/api/verifier/offer', {
+        token: admin,
+        body: { response_type: 'iso-18013-7', requestId, expected_origin: ORIGIN },
+      });
+      expect(reply.status).toBe(400);
+      expect(reply.text).toMatch(reason);
+    }
+  });
+
   it('needs expected_origin, and a configuration of mso_mdoc queries without transaction data', async () => {
     const noOrigin = await svc.call('POST', '/api/verifier/offer', {
       token: admin,
@@ -308,6 +343,15 @@ describe('the Annex C response', () => {
     expect(replayed.status).toBe(400);
     expect(replayed.body.error_description).toMatch(/already answered|does not accept a response/);
     expect((await session(made.session)).status).toBe('completed');
+  });
+
+  it("carries the page back to the request's redirectUri with a response_code", async () => {
+    const made = await offer({ redirectUri: `${ORIGIN}/done/{sessionId}` });
+    const reply = await postBack(made, { response: await walletResponse(made) });
+    expect(reply.status, reply.text).toBe(200);
+    const redirect = new URL(reply.body.redirect_uri);
+    expect(`${redirect.origin}${redirect.pathname}`).toBe(`${ORIGIN}/done/${made.session}`);
+    expect((await session(made.session)).public).toMatchObject({ responseCode: redirect.searchParams.get('response_code') });
   });
 
   it('answers the CORS preflight of the expected origin only', async () => {
