@@ -1,8 +1,9 @@
 // Certificate profiles. Roots follow the ISO 18013-5 IACA profile and attestation leaves the
 // document-signer profile (Annex B), so mdoc verifiers accept them; the same roots and leaves serve
 // SD-JWT VC, status lists, trust lists and access certificates.
-import { randomBytes, type webcrypto } from 'node:crypto';
-import { x509 } from '../platform/crypto/x509.js';
+// Loaded on first use (material.ts): certificates are made when a key chain is created or rotated.
+import { randomBytes, type X509Certificate, type webcrypto } from 'node:crypto';
+import { x509 } from '../platform/crypto/x509-library.js';
 
 /** id-mdl-kp-mdlDS, the extended key usage of an mdoc document signer (ISO 18013-5). */
 export const MDL_DOCUMENT_SIGNER_EKU = '1.0.18013.5.1.2';
@@ -108,15 +109,16 @@ function leafExtensions(options: LeafOptions) {
 /** A leaf signed by `issuer` (document-signer profile when asked): AKI, SKI, SAN with the service's host. */
 export async function createLeafCertificate(
   publicKey: Key,
-  issuer: { certificate: x509.X509Certificate; signingKey: Key },
+  issuer: { certificate: X509Certificate; signingKey: Key },
   subject: Subject,
   links: Links,
   options: LeafOptions,
   hash: string,
 ) {
+  const issuerCertificate = new x509.X509Certificate(issuer.certificate.raw);
   return generate({
     subject: distinguishedName(subject),
-    issuer: issuer.certificate.subject,
+    issuer: issuerCertificate.subject,
     publicKey,
     signingKey: issuer.signingKey,
     validityDays: options.validityDays,
@@ -124,7 +126,7 @@ export async function createLeafCertificate(
     extensions: [
       ...leafExtensions(options),
       await x509.SubjectKeyIdentifierExtension.create(publicKey),
-      await x509.AuthorityKeyIdentifierExtension.create(issuer.certificate.publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create(issuerCertificate.publicKey),
       ...linkExtensions(links),
     ],
   });
@@ -151,15 +153,16 @@ export async function createSelfSignedCertificate(
 }
 
 /** An empty CRL signed by the chain's CA: nothing is revoked, and verifiers that fetch it see so. */
-export async function createCrl(issuer: { certificate: x509.X509Certificate; signingKey: Key }, hash: string, validityDays = 7) {
+export async function createCrl(issuer: { certificate: X509Certificate; signingKey: Key }, hash: string, validityDays = 7) {
   const now = Date.now();
+  const issuerCertificate = new x509.X509Certificate(issuer.certificate.raw);
   return x509.X509CrlGenerator.create({
-    issuer: issuer.certificate.subject,
+    issuer: issuerCertificate.subject,
     thisUpdate: new Date(now),
     nextUpdate: new Date(now + validityDays * DAY),
     entries: [],
     signingKey: issuer.signingKey,
     signingAlgorithm: { name: 'ECDSA', hash },
-    extensions: [await x509.AuthorityKeyIdentifierExtension.create(issuer.certificate.publicKey)],
+    extensions: [await x509.AuthorityKeyIdentifierExtension.create(issuerCertificate.publicKey)],
   });
 }

@@ -1,9 +1,9 @@
 // Validation of key material that comes from outside: imported JWKs and certificate chains. Every
 // defect is a 400 naming the member at fault, found before any crypto library sees the input.
-import { createECDH, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createECDH, createPublicKey, type JsonWebKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import type { JWK } from 'jose';
 import { algorithmOfCurve, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
-import { parsePemChain, type x509 } from '../platform/crypto/x509.js';
+import { parsePemChain } from '../platform/crypto/x509.js';
 import { badRequest } from '../platform/http/problem.js';
 import { publicPart } from './providers.js';
 
@@ -72,26 +72,25 @@ export function checkImportableJwk(privateJwk: JWK): { algorithm: SigningAlgorit
 }
 
 /** Whether the certificate's subject key is `key`; a key of a kind Node cannot read is not it. */
-function certifies(certificate: x509.X509Certificate, key: KeyObject): boolean {
+function certifies(certificate: X509Certificate, key: KeyObject): boolean {
   try {
-    const certified = createPublicKey({ key: Buffer.from(certificate.publicKey.rawData), format: 'der', type: 'spki' });
-    return certified.equals(key);
+    return certificate.publicKey.equals(key);
   } catch {
     return false;
   }
 }
 
-/** Whether `parent`'s key signed `child`; a signature or key algorithm WebCrypto cannot check counts as not signed. */
-async function signedBy(child: x509.X509Certificate, parent: x509.X509Certificate): Promise<boolean> {
+/** Whether `parent`'s key signed `child`; a signature or key algorithm OpenSSL cannot check counts as not signed. */
+function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
   try {
-    return await child.verify({ publicKey: parent.publicKey, signatureOnly: true });
+    return child.verify(parent.publicKey);
   } catch {
     return false;
   }
 }
 
-function readChain(pem: string, field: string): x509.X509Certificate[] {
-  let chain: x509.X509Certificate[];
+function readChain(pem: string, field: string): X509Certificate[] {
+  let chain: X509Certificate[];
   try {
     chain = parsePemChain(pem);
   } catch {
@@ -111,16 +110,16 @@ export async function checkChainForKey(
   pem: string,
   jwk: JWK,
   field: string,
-): Promise<{ active: x509.X509Certificate[]; root?: x509.X509Certificate }> {
+): Promise<{ active: X509Certificate[]; root?: X509Certificate }> {
   const chain = readChain(pem, field);
   const key = createPublicKey({ key: publicPart(jwk) as JsonWebKey, format: 'jwk' });
-  if (!certifies(chain[0] as x509.X509Certificate, key)) throw invalid(field, 'the first certificate does not certify this key');
+  if (!certifies(chain[0] as X509Certificate, key)) throw invalid(field, 'the first certificate does not certify this key');
   for (let i = 0; i + 1 < chain.length; i++) {
-    if (!(await signedBy(chain[i] as x509.X509Certificate, chain[i + 1] as x509.X509Certificate))) {
+    if (!signedBy(chain[i] as X509Certificate, chain[i + 1] as X509Certificate)) {
       throw invalid(field, `certificate ${i + 1} is not signed by certificate ${i + 2}`);
     }
   }
-  const last = chain[chain.length - 1] as x509.X509Certificate;
-  if (chain.length > 1 && last.subject === last.issuer && (await signedBy(last, last))) return { active: chain.slice(0, -1), root: last };
+  const last = chain[chain.length - 1] as X509Certificate;
+  if (chain.length > 1 && last.subject === last.issuer && signedBy(last, last)) return { active: chain.slice(0, -1), root: last };
   return { active: chain };
 }

@@ -2,17 +2,14 @@
 // leaf, or a new leaf under an existing root (rotation).
 import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
-import { parsePemChain, toPem } from '../platform/crypto/x509.js';
-import {
-  createCrl,
-  createLeafCertificate,
-  createRootCertificate,
-  createSelfSignedCertificate,
-  type Links,
-  type Subject,
-} from './certificates.js';
+import { parsePemChain } from '../platform/crypto/x509.js';
+import { lazy } from '../platform/lazy.js';
+import type { Links, Subject } from './certificates.js';
 import type { UsageType } from './model.js';
 import { type KeyProvider, publicCryptoKey, type StoredKey } from './providers.js';
+
+/** Certificates are made by @peculiar/x509, loaded when the first one is made (not at start). */
+const certificates = lazy(() => import('./certificates.js'));
 
 export interface ChainIdentity {
   tenantId: string;
@@ -71,6 +68,7 @@ export class KeyMaterial {
   async standalone(identity: ChainIdentity, existing?: { sealedJwk: string; publicJwk: JWK }): Promise<MintedKey> {
     const { key, pair } = existing ? await this.withPair(identity, { ...existing, externalKeyId: null }) : await this.newKey(identity);
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
+    const { createSelfSignedCertificate } = await certificates();
     const certificate = await createSelfSignedCertificate(pair, identity.subject, this.links(identity), this.leafOptions(identity), hash);
     return { ...key, certificatePem: certificate.toString('pem') };
   }
@@ -79,6 +77,7 @@ export class KeyMaterial {
     const root = await this.newKey(identity);
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
     const rootSubject = { ...identity.subject, commonName: `${identity.subject.commonName} CA` };
+    const { createRootCertificate } = await certificates();
     const rootCertificate = await createRootCertificate(root.pair, rootSubject, this.links(identity), hash);
     const leaf = await this.leafUnderRoot(identity, { ...root.stored, certificatePem: rootCertificate.toString('pem') });
     return { root: { ...root.key, certificatePem: rootCertificate.toString('pem') }, leaf };
@@ -91,6 +90,7 @@ export class KeyMaterial {
     if (!rootCertificate) throw new Error('the key chain has no root certificate');
     const issuer = { certificate: rootCertificate, signingKey: await this.provider.signingCryptoKey(root, identity.algorithm) };
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
+    const { createLeafCertificate } = await certificates();
     const certificate = await createLeafCertificate(
       await publicCryptoKey(key.publicJwk, identity.algorithm),
       issuer,
@@ -99,7 +99,7 @@ export class KeyMaterial {
       this.leafOptions(identity),
       hash,
     );
-    return { ...key, certificatePem: toPem([certificate]) };
+    return { ...key, certificatePem: certificate.toString('pem') };
   }
 
   /** The CRL of the chain's CA (the root of an internal chain, else the self-signed certificate itself). */
@@ -107,6 +107,7 @@ export class KeyMaterial {
     const [certificate] = parsePemChain(ca.certificatePem);
     if (!certificate) throw new Error('the key chain has no CA certificate');
     const signingKey = await this.provider.signingCryptoKey(ca, identity.algorithm);
+    const { createCrl } = await certificates();
     return createCrl({ certificate, signingKey }, ALGORITHM_PARAMS[identity.algorithm].hash);
   }
 }

@@ -364,7 +364,7 @@ export class KeyChainService {
     const rotated = await store.updateKeyChain(tenantDb(this.db, tenantId), id, row.updated_at, {
       previous_jwk: row.active_jwk,
       previous_certificate: row.active_certificate,
-      previous_key_expiry: (previousLeaf?.notAfter ?? new Date()).toISOString(),
+      previous_key_expiry: (previousLeaf ? new Date(previousLeaf.validTo) : new Date()).toISOString(),
       active_jwk: leaf.sealedJwk,
       active_certificate: leaf.certificatePem,
       last_rotated_at: now,

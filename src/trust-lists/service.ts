@@ -1,13 +1,13 @@
 // Trust lists: a tenant's signed ETSI TS 119 602 lists of trusted entities (its own key chains and
 // outside certificates), with a version per content change, re-signed before NextUpdate passes and
 // whenever a key chain they use rotates.
-import { randomUUID } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
 import type { AuditService } from '../audit/service.js';
 import type { KeyChain } from '../key-chains/model.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { Principal, RequestContext } from '../platform/auth/principal.js';
-import { parsePemChain, toX5c, x509 } from '../platform/crypto/x509.js';
+import { parsePemChain, toPem, toX5c } from '../platform/crypto/x509.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
@@ -63,20 +63,20 @@ const parse = <T>(json: string) => JSON.parse(json) as T;
  * The certificates that stand for a key chain of the tenant: its root when it has one (it outlives
  * rotations), else its active certificate and, while still published, the previous one.
  */
-export function anchorsOf(chain: KeyChain): x509.X509Certificate[] {
+export function anchorsOf(chain: KeyChain): X509Certificate[] {
   if (chain.rootCertificate) return parsePemChain(chain.rootCertificate);
   const [active] = parsePemChain(chain.activeCertificate);
   const [previous] = parsePemChain(chain.previousCertificate ?? '');
-  return [active, previous].filter((c): c is x509.X509Certificate => c !== undefined);
+  return [active, previous].filter((c): c is X509Certificate => c !== undefined);
 }
 
 /** One PEM certificate, or why the text is not one. */
-function parseCertificate(pem: string): x509.X509Certificate | string {
+function parseCertificate(pem: string): X509Certificate | string {
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   if (blocks.length === 0) return 'is not a PEM certificate (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)';
   if (blocks.length > 1) return 'must hold exactly one certificate; give each certificate as its own item';
   try {
-    return new x509.X509Certificate(blocks[0] as string);
+    return new X509Certificate(blocks[0] as string);
   } catch {
     return 'is not a valid X.509 certificate';
   }
@@ -213,7 +213,7 @@ export class TrustListService {
     for (const entity of entities) {
       const chain = entity.type === 'internal' ? chains.get(entity.keyChainId) : undefined;
       const certificates = chain ? anchorsOf(chain) : entity.type === 'external' ? entity.certificates.map(parseCertificate) : [];
-      for (const certificate of certificates) if (typeof certificate !== 'string') pems.add(certificate.toString('pem'));
+      for (const certificate of certificates) if (typeof certificate !== 'string') pems.add(toPem([certificate]));
     }
     this.trustCache.set(tenantKey(tenantId, 'anchors'), '', { pems: [...pems], until: Date.now() + TRUSTED_TTL_MS });
     return [...pems];
@@ -274,7 +274,7 @@ export class TrustListService {
 
   private externalEntity(entity: Extract<EntityInput, { type: 'external' }>): ResolvedEntity | FieldError[] {
     const errors: FieldError[] = [];
-    const certificates: x509.X509Certificate[] = [];
+    const certificates: X509Certificate[] = [];
     entity.certificates.forEach((pem, j) => {
       const parsed = parseCertificate(pem);
       if (typeof parsed === 'string') errors.push({ field: `certificates.${j}`, message: parsed });

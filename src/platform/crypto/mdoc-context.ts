@@ -13,7 +13,7 @@ import {
 } from 'node:crypto';
 import { CoseKey, Curve, type DigestAlgorithm, KeyType, type MdocContext } from '@owf/mdoc';
 import type { JWK } from 'jose';
-import { x509 } from './x509.js';
+import { x509 } from './x509-library.js';
 
 /** ISO 18013-5 B.1.4: the extended key usage of a document signer certificate (id-mdl-kp-mdlDS). */
 export const MDL_DOCUMENT_SIGNER_EKU = '1.0.18013.5.1.2';
