@@ -109,11 +109,11 @@ async function encrypt(body: unknown, options: { enc?: string; header?: Record<s
 }
 
 /** POSTs `body` as application/jwt (a string) or JSON (anything else) to a wallet endpoint. */
-async function post(path: string, token: string, body: unknown, tenant = 'acme') {
+async function post(path: string, token: string, body: unknown, tenant = 'acme', jwtType = 'application/jwt') {
   const jwt = typeof body === 'string';
   const response = await fetch(`${svc.url}/issuers/${tenant}/${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': jwt ? 'application/jwt' : 'application/json' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': jwt ? jwtType : 'application/json' },
     body: jwt ? body : JSON.stringify(body),
   });
   const text = await response.text();
@@ -168,7 +168,8 @@ describe('credential request and response encryption', () => {
 
   it('answers an encrypted request without credential_response_encryption in JSON while encryption is optional', async () => {
     const token = await accessToken();
-    const reply = await post('credential', token, await encrypt(await credentialRequest(await holderKey()), { enc: 'A128GCM' }));
+    const jwe = await encrypt(await credentialRequest(await holderKey()), { enc: 'A128GCM' });
+    const reply = await post('credential', token, jwe, 'acme', 'application/jwt; charset=utf-8');
     expect(reply.status, reply.text).toBe(200);
     expect(reply.contentType).toContain('application/json');
     expect(reply.body.credentials).toHaveLength(1);
