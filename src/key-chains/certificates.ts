@@ -2,7 +2,7 @@
 // document-signer profile (Annex B), so mdoc verifiers accept them; the same roots and leaves serve
 // SD-JWT VC, status lists, trust lists and access certificates.
 // Loaded on first use (material.ts): certificates are made when a key chain is created or rotated.
-import { randomBytes, type X509Certificate, type webcrypto } from 'node:crypto';
+import { randomBytes, type webcrypto, type X509Certificate } from 'node:crypto';
 import { x509 } from '../platform/crypto/x509-library.js';
 
 /** id-mdl-kp-mdlDS, the extended key usage of an mdoc document signer (ISO 18013-5). */
