@@ -231,6 +231,18 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     outbound,
     trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
   });
+  const verification = createVerification({
+    db: kysely,
+    publicUrl: config.PUBLIC_URL,
+    sessions,
+    configs: presentationConfigs,
+    registrationCertificates: registrarFeature.registrationCertificates,
+    trust: trustLists,
+    signing,
+    outbound,
+    statusListCache: caches.fetchedStatusList,
+    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+  });
   const issuance = createIssuance({
     db: kysely,
     publicUrl: config.PUBLIC_URL,
@@ -248,18 +260,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     statusEntries: statusLists,
     metrics,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-  });
-  const verification = createVerification({
-    db: kysely,
-    publicUrl: config.PUBLIC_URL,
-    sessions,
-    configs: presentationConfigs,
-    registrationCertificates: registrarFeature.registrationCertificates,
-    trust: trustLists,
-    signing,
-    outbound,
-    statusListCache: caches.fetchedStatusList,
-    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+    presentations: verification.embeddedPresentations,
   });
   const configFileFeature = createConfigFiles({
     db: kysely,

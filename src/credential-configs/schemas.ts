@@ -181,10 +181,55 @@ const VctDocumentSchema = z
   .describe('SD-JWT VC type metadata that the service hosts for the configuration; further members are kept as given')
   .meta({ id: 'VctDocument' });
 
-const IaeActionSchema = z
-  .looseObject({ type: z.string().min(1).describe('openid4vp-presentation or redirect-to-web') })
-  .describe('an action run before issuance; its further members are kept as given')
+/** A public EC key as a JWK; a private member (d) is refused, so that a private key is never stored by mistake. */
+const PublicEcJwkSchema = z
+  .looseObject({
+    kty: z.literal('EC'),
+    crv: z.enum(['P-256', 'P-384', 'P-521']),
+    x: z.string().min(1).max(200),
+    y: z.string().min(1).max(200),
+    d: z.undefined({ error: 'must be a public key: remove d' }).optional(),
+  })
+  .meta({ id: 'PublicEcJwk' });
+
+const IaeLabel = z.string().min(1).max(200).optional().describe('a name for the step, shown in session logs');
+
+const IaePresentationActionSchema = z
+  .strictObject({
+    type: z.literal('openid4vp-presentation'),
+    presentationConfigId: Reference.describe(
+      "a presentation configuration of the tenant: its DCQL query (dc+sd-jwt credentials), access key chain, registration certificate and transaction data make the OpenID4VP request; the presentation is verified like any other (issuer trust from the tenant's trust lists, status, key binding, DCQL)",
+    ),
+    label: IaeLabel,
+  })
+  .describe(
+    "the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults",
+  )
+  .meta({ id: 'IaePresentationAction' });
+
+const IaeWebActionSchema = z
+  .strictObject({
+    type: z.literal('redirect-to-web'),
+    url: webUrl().describe(
+      "the integrator's page the user's browser is sent to, with query parameters web_session (single use), callback_uri and session (the issuance session id): https (http outside production)",
+    ),
+    callbackKey: PublicEcJwkSchema.describe(
+      "the integrator's public key (EC P-256/P-384/P-521): the page ends the step by posting result=<JWS> to callback_uri, a JWS (typ iae-web-result+jwt, ES256/ES384/ES512) with aud = callback_uri, web_session, iat, exp (at most 10 minutes after iat) and optional claims (an object laid over the field defaults) or error",
+    ),
+    label: IaeLabel,
+  })
+  .describe(
+    'the user completes a web page of the integrator (interaction type redirect_to_web); the step ends only with a result signed by callbackKey',
+  )
+  .meta({ id: 'IaeWebAction' });
+
+export const IaeActionSchema = z
+  .discriminatedUnion('type', [IaePresentationActionSchema, IaeWebActionSchema])
+  .describe(
+    'a step of interactive authorization (OpenID4VCI interactive authorization endpoint), run in order before the authorization code',
+  )
   .meta({ id: 'IaeAction' });
+export type IaeAction = z.infer<typeof IaeActionSchema>;
 
 const policy = <P extends string>(name: P, doc: string) => z.looseObject({ policy: z.literal(name) }).describe(doc);
 const EmbeddedDisclosurePolicySchema = z
@@ -204,7 +249,14 @@ const Settings = {
     .nullable()
     .optional()
     .describe('SD-JWT VC type: a URI, or a type metadata document the service hosts'),
-  iaeActions: z.array(IaeActionSchema).max(20).nullable().optional(),
+  iaeActions: z
+    .array(IaeActionSchema)
+    .max(20)
+    .nullable()
+    .optional()
+    .describe(
+      'steps of interactive authorization, in order: a wallet must complete them at the interactive authorization endpoint before it gets an authorization code for this configuration (the plain authorization endpoint refuses it); null: none',
+    ),
   schemaMeta: SchemaMetaConfigSchema.nullable()
     .optional()
     .describe(

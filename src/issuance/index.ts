@@ -13,7 +13,7 @@ import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { SessionService } from '../sessions/service.js';
-import { AuthorizationEndpoint } from './authorization/authorize.js';
+import { AuthorizationEndpoint, userOfTheOffer } from './authorization/authorize.js';
 import { PushedAuthorizationEndpoint } from './authorization/par.js';
 import { authorizationRoutes } from './authorization/routes.js';
 import { WalletAttestations } from './authorization/wallet-attestation.js';
@@ -27,6 +27,7 @@ import { CredentialMinter, type StatusEntryAllocator } from './credential-reques
 import { credentialRoutes } from './credential-request/routes.js';
 import { deferredRoutes } from './deferred/routes.js';
 import { DeferredService } from './deferred/service.js';
+import { createInteractiveAuthorization, type InteractivePresentations } from './interactive-authorization/index.js';
 import { IssuerDirectory } from './issuers.js';
 import { metadataRoutes } from './metadata/routes.js';
 import { nonceRoutes } from './nonce/routes.js';
@@ -66,6 +67,8 @@ export interface IssuanceNeeds {
   /** Status list entries for credentials of configurations with statusManagement. */
   statusEntries: StatusEntryAllocator;
   webhookRetryDelaysMs: readonly number[];
+  /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
+  presentations: InteractivePresentations;
 }
 
 export function createIssuance(needs: IssuanceNeeds) {
@@ -102,6 +105,17 @@ export function createIssuance(needs: IssuanceNeeds) {
     settingsSealer,
     outbound: needs.outbound,
   });
+  const par = new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations);
+  const interactive = createInteractiveAuthorization({
+    db,
+    publicUrl,
+    issuers,
+    sessions,
+    configs,
+    par,
+    attestations,
+    presentations: needs.presentations,
+  });
   const webhooks = new IssuanceWebhooks(sessions, configs, needs.webhookEndpoints, needs.outbound, needs.webhookRetryDelaysMs);
   sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
 
@@ -115,10 +129,11 @@ export function createIssuance(needs: IssuanceNeeds) {
       authorizationRoutes(
         app,
         publicUrl,
-        new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations),
-        new AuthorizationEndpoint(issuers, sessions),
+        par,
+        new AuthorizationEndpoint(issuers, sessions, interactive.authorizeUser(userOfTheOffer)),
         attestations,
       );
+      interactive.routes(app);
       tokenRoutes(app, publicUrl, new TokenEndpoint(issuers, dpop, grants, attestations));
       chained.routes(app);
       nonceRoutes(app, issuers, nonces);

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { SessionState } from '../sessions/model.js';
 import { ClaimSourceSchema } from './credential-offer/schemas.js';
+import { InteractiveStateSchema } from './interactive-authorization/schemas.js';
 
 const NotificationSchema = z.object({
   notificationId: z.string(),
@@ -68,6 +69,8 @@ export const IssuancePrivateSchema = z.object({
   /** The DPoP key the refresh tokens of this session are bound to, if the wallet used DPoP at the token endpoint. */
   refreshJkt: z.string().optional(),
   authorizationResult: AuthorizationResultSchema.optional(),
+  /** Interactive authorization under way: its steps and what the current one waits for. */
+  interactiveAuthorization: InteractiveStateSchema.optional(),
 });
 
 export type IssuancePublic = z.input<typeof IssuancePublicSchema>;

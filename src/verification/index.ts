@@ -8,6 +8,7 @@ import type { App } from '../platform/http/types.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
 import { createAnnexC } from './annex-c/index.js';
+import { EmbeddedPresentations } from './embedded/presentations.js';
 import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from './ports.js';
 import { presentationRequestRoutes } from './presentation-request/routes.js';
 import { PresentationOffers } from './presentation-request/service.js';
@@ -53,6 +54,15 @@ export function createVerification(needs: VerificationNeeds) {
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
   const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks);
   return {
+    /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */
+    embeddedPresentations: new EmbeddedPresentations(
+      needs.publicUrl,
+      configs,
+      needs.registrationCertificates,
+      needs.signing,
+      needs.trust,
+      status,
+    ),
     routes(app: App) {
       presentationRequestRoutes(app, offers);
       requestObjectRoutes(app, requests);

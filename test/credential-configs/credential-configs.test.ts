@@ -78,7 +78,19 @@ const PID = {
     { path: ['nationalities'], type: 'array', children: [{ path: [null], type: 'string', constraints: { pattern: '^[A-Z]{2}$' } }] },
   ],
   vct: { name: 'PID', description: 'EU PID', display: [{ locale: 'en-US', name: 'PID' }], custom: 'kept as given' },
-  iaeActions: [{ type: 'redirect-to-web', url: 'https://issuer.example.com/consent', label: 'Consent' }],
+  iaeActions: [
+    {
+      type: 'redirect-to-web',
+      url: 'https://issuer.example.com/consent',
+      label: 'Consent',
+      callbackKey: {
+        kty: 'EC',
+        crv: 'P-256',
+        x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+        y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+      },
+    },
+  ],
   schemaMeta: { version: '1.0.0', attestationLoS: 'iso_18045_high', bindingType: 'key' },
   embeddedDisclosurePolicy: { policy: 'allow-list', values: ['https://verifier.example.com'] },
   attributeProviderId: 'crm',

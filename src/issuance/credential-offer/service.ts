@@ -71,14 +71,21 @@ export class OfferService {
     return configs;
   }
 
-  /** Inline claims are checked now (merged over the fields' defaults); other sources are asked at issuance. */
-  private async checkClaims(tenantId: string, configs: CredentialConfiguration[], sources: Record<string, ClaimSource>) {
+  /**
+   * Inline claims are checked now (merged over the fields' defaults); other sources are asked at
+   * issuance, and so is interactive authorization (iaeActions) in the authorization code flow, whose
+   * steps supply claims only once the user went through them.
+   */
+  private async checkClaims(tenantId: string, configs: CredentialConfiguration[], sources: Record<string, ClaimSource>, flow: string) {
     const problems: FieldError[] = [];
     for (const key of Object.keys(sources)) {
       if (!configs.some((c) => c.id === key))
         problems.push({ field: `body.credentialClaims.${key}`, message: 'is not one of credentialConfigurationIds' });
     }
-    for (const config of configs) problems.push(...(await this.claimProblems(tenantId, config, sources[config.id])));
+    for (const config of configs) {
+      if (!sources[config.id] && flow === 'authorization_code' && config.iaeActions?.length) continue;
+      problems.push(...(await this.claimProblems(tenantId, config, sources[config.id])));
+    }
     if (problems.length) throw badRequest(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
   }
 
@@ -135,7 +142,7 @@ export class OfferService {
     checkAllowed(ctx, input.credentialConfigurationIds);
     const issuer = await this.issuers.get(tenantId);
     const configs = await this.configurations(tenantId, input.credentialConfigurationIds);
-    await this.checkClaims(tenantId, configs, input.credentialClaims ?? {});
+    await this.checkClaims(tenantId, configs, input.credentialClaims ?? {}, input.flow);
     const server = this.checkAuthorizationServer(issuer, input);
     await this.checkWebhookEndpoint(tenantId, input.webhookEndpointId);
     const webhookEndpointId = input.webhookEndpointId ?? configs.find((c) => c.webhookEndpointId)?.webhookEndpointId ?? null;

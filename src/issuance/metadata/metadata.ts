@@ -19,6 +19,9 @@ export interface IssuerUrls {
   authorize: string;
   /** Challenges for wallet attestation proofs (attestation-based client authentication). */
   challenge: string;
+  /** The interactive authorization endpoint (OpenID4VCI 1.1 draft) and where a web step's signed result is posted. */
+  iae: string;
+  iaeWebResult: string;
   nonce: string;
   credential: string;
   deferred: string;
@@ -39,6 +42,8 @@ export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
     par: `${issuer}/par`,
     authorize: `${issuer}/authorize`,
     challenge: `${issuer}/challenge`,
+    iae: `${issuer}/iae`,
+    iaeWebResult: `${issuer}/iae/web-result`,
     nonce: `${issuer}/nonce`,
     credential: `${issuer}/credential`,
     deferred: `${issuer}/deferred-credential`,
@@ -161,6 +166,7 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
     authorization_endpoint: urls.authorize,
     pushed_authorization_request_endpoint: urls.par,
     require_pushed_authorization_requests: true,
+    interactive_authorization_endpoint: urls.iae,
     response_types_supported: ['code'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,

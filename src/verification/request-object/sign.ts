@@ -9,6 +9,8 @@ export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';
 /** Appendix A.2: the response comes back through the DC API, encrypted (dc_api.jwt). */
 export type DcApiResponseMode = 'dc_api.jwt';
+/** OpenID4VCI interactive authorization: the response comes back in the wallet's next request to that endpoint. */
+export type EmbeddedResponseMode = 'iae_post';
 
 /** The client identifier the access certificate stands for (OpenID4VP 1.0 section 5.9). */
 export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: string): string {
@@ -19,7 +21,7 @@ export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: s
 
 export interface RequestObjectInput {
   clientId: string;
-  responseMode: ResponseMode | DcApiResponseMode;
+  responseMode: ResponseMode | DcApiResponseMode | EmbeddedResponseMode;
   /** Absent over the DC API (the response returns through the browser). */
   responseUri?: string;
   nonce: string;

@@ -1,0 +1,65 @@
+// The steps an authorization request must go through: the iaeActions of the configurations it asks
+// for, in the order of the request's configurations and, within one, in the configured order. The
+// same action asked by two configurations runs once.
+import { type IaeAction, IaeActionSchema } from '../../credential-configs/schemas.js';
+import type { CredentialConfigService } from '../../credential-configs/service.js';
+import { OAuthError } from '../../platform/http/problem.js';
+import { underWebUrlPolicy } from '../../platform/http/web-urls.js';
+import type { InteractiveState } from './schemas.js';
+
+export type { IaeAction };
+
+export class InteractiveActions {
+  constructor(private readonly configs: CredentialConfigService) {}
+
+  /** The actions the configurations ask for, deduplicated, in order. */
+  async of(tenantId: string, configurationIds: string[]): Promise<IaeAction[]> {
+    const planned = new Map<string, IaeAction>();
+    for (const id of configurationIds) {
+      const config = await this.configs.find(tenantId, id);
+      for (const raw of config?.iaeActions ?? []) {
+        const action = parseAction(raw);
+        planned.set(JSON.stringify(action), action);
+      }
+    }
+    return [...planned.values()];
+  }
+
+  /**
+   * The top-level claim names (an mdoc's: its namespaces) that every one of the configurations
+   * declares: only those of a presentation's disclosed claims are laid over the credentials'
+   * defaults, since a claim a configuration does not declare would fail its issuance. All of them
+   * still reach the attribute provider or webhook with the step's outcome.
+   */
+  async sharedClaimNames(tenantId: string, configurationIds: string[]): Promise<Set<string>> {
+    let shared: Set<string> | undefined;
+    for (const id of configurationIds) {
+      const config = await this.configs.find(tenantId, id);
+      const names = new Set((config?.fields ?? []).map((f) => f.namespace ?? String(f.path[0])));
+      shared = shared ? new Set([...shared].filter((n) => names.has(n))) : names;
+    }
+    return shared ?? new Set();
+  }
+
+  /** The configurations of `configurationIds` that ask for interactive authorization. */
+  async requiring(tenantId: string, configurationIds: string[]): Promise<string[]> {
+    const requiring: string[] = [];
+    for (const id of configurationIds) {
+      if ((await this.configs.find(tenantId, id))?.iaeActions?.length) requiring.push(id);
+    }
+    return requiring;
+  }
+}
+
+/**
+ * A stored action, typed. Stored documents are not judged by the web URL policy again (a URL saved
+ * under another policy stays usable); one that no longer has the shape is a server fault.
+ */
+export function parseAction(raw: unknown): IaeAction {
+  const parsed = underWebUrlPolicy('unjudged', () => IaeActionSchema.safeParse(raw));
+  if (!parsed.success) throw new OAuthError(500, 'server_error', 'a configured interactive authorization step is malformed');
+  return parsed.data;
+}
+
+/** The action of the step under way. */
+export const currentAction = (state: InteractiveState): IaeAction => parseAction(state.actions[state.step]);

@@ -1,0 +1,205 @@
+// Moving an interactive authorization from step to step: starting a step (an OpenID4VP request, or
+// a request_uri for the web step) with a fresh auth_session, recording what a completed step
+// produced, issuing the authorization code after the last one, and stopping the flow when a step
+// fails. Every move is a compare-and-set on the offer's session (still unredeemed) and is logged.
+import { randomBytes } from 'node:crypto';
+import { type Executor, inTransaction } from '../../platform/db/values.js';
+import { OAuthError } from '../../platform/http/problem.js';
+import type { SessionState } from '../../sessions/model.js';
+import type { SessionService } from '../../sessions/service.js';
+import type { EmbeddedPresentationState, EmbeddedPresentations } from '../../verification/embedded/presentations.js';
+import { issueCode } from '../authorization/authorize.js';
+import { AUTHORIZATION_HANDLE, REQUEST_URI_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
+import { mergeClaims } from '../credential-request/claims.js';
+import { invalidRequest } from '../errors.js';
+import type { Issuer } from '../issuers.js';
+import type { AuthorizationResult } from '../session.js';
+import { currentAction } from './actions.js';
+import {
+  AUTH_SESSION_LIFETIME_SECONDS,
+  IAE_HANDLE,
+  IAE_RESPONSE_MODE,
+  INTERACTION_TYPE,
+  type InteractiveAnswer,
+  type InteractiveState,
+} from './schemas.js';
+
+/** What verification offers interactive authorization: an OpenID4VP request and the check of its answer. */
+export type InteractivePresentations = Pick<EmbeddedPresentations, 'request' | 'verify'>;
+
+const random = () => randomBytes(32).toString('base64url');
+/** Only an offer still unredeemed moves on. */
+const UNREDEEMED = { consumed: false, statuses: ['active', 'fetched'] as ('active' | 'fetched')[] };
+
+/** A handle's expiry: its lifetime, but never beyond the offer's. */
+const expiryOf = (session: SessionState, seconds: number) =>
+  new Date(Math.min(Date.now() + seconds * 1000, Date.parse(session.expiresAt))).toISOString();
+
+export class InteractiveProgress {
+  constructor(
+    private readonly db: Executor,
+    private readonly sessions: SessionService,
+    private readonly presentations: InteractivePresentations,
+  ) {}
+
+  /** The step `state.step` begins: what it needs from the wallet, with a fresh auth_session. */
+  async start(issuer: Issuer, session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<InteractiveAnswer> {
+    const action = currentAction(state);
+    const authSession = random();
+    if (action.type === 'openid4vp-presentation') {
+      const { request, state: presentation } = await this.presentationRequest(issuer, action.presentationConfigId);
+      await this.save(session, { ...state, pending: { kind: 'presentation', ...presentation } }, result, { authSession });
+      await this.sessions.log(session.id, 'info', 'interactive authorization: presentation requested', stepDetails(state, action.label));
+      return {
+        status: 'require_interaction',
+        type: INTERACTION_TYPE[action.type],
+        auth_session: authSession,
+        openid4vp_request: { request },
+      };
+    }
+    const requestUri = random();
+    await this.save(session, { ...state, pending: { kind: 'web', completed: false } }, result, { authSession, requestUri });
+    await this.sessions.log(session.id, 'info', 'interactive authorization: web step offered', stepDetails(state, action.label));
+    return {
+      status: 'require_interaction',
+      type: INTERACTION_TYPE[action.type],
+      auth_session: authSession,
+      request_uri: `${REQUEST_URI_PREFIX}${requestUri}`,
+      expires_in: Math.round((Date.parse(expiryOf(session, REQUEST_URI_LIFETIME_SECONDS)) - Date.now()) / 1000),
+    };
+  }
+
+  /** The current step is done: the next one starts, or after the last one the wallet gets its authorization code. */
+  async advance(issuer: Issuer, session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<InteractiveAnswer> {
+    const next = { ...state, step: state.step + 1, pending: undefined };
+    if (next.step < next.actions.length) return this.start(issuer, session, next, result);
+    return { status: 'ok', code: await this.finish(session, result) };
+  }
+
+  /** Every step is done: the result stays with the session for the claim sources, and a code is issued. */
+  async finish(session: SessionState, result: AuthorizationResult): Promise<string> {
+    return inTransaction(this.db, async (trx) => {
+      const stored = await this.sessions.update(
+        session.tenantId,
+        session.id,
+        { private: { interactiveAuthorization: undefined, authorizationResult: result } },
+        UNREDEEMED,
+        trx,
+      );
+      if (!stored) throw invalidRequest('the credential offer is no longer valid');
+      await this.dropHandles(session.id, trx);
+      await this.sessions.log(session.id, 'info', 'interactive authorization completed', { steps: result.steps.length }, trx);
+      return issueCode(this.sessions, session, trx);
+    });
+  }
+
+  /** The web step's result arrived and more steps follow: the wallet continues with a fresh auth_session. */
+  async webCompleted(session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<string> {
+    const authSession = random();
+    await this.save(session, { ...state, pending: { kind: 'web', completed: true } }, result, { authSession });
+    return authSession;
+  }
+
+  /** A step failed: the flow ends (no auth_session works any more); a new initial request starts it over. */
+  async stop(session: SessionState, reason: string) {
+    await inTransaction(this.db, async (trx) => {
+      await this.sessions.update(session.tenantId, session.id, { private: { interactiveAuthorization: undefined } }, {}, trx);
+      await this.dropHandles(session.id, trx);
+      await this.sessions.log(session.id, 'warn', 'interactive authorization stopped', { reason }, trx);
+    });
+  }
+
+  /** The OpenID4VP request of a presentation step; a step whose presentation configuration is gone is a server fault. */
+  private async presentationRequest(issuer: Issuer, presentationConfigId: string) {
+    try {
+      return await this.presentations.request({
+        tenantId: issuer.tenantId,
+        presentationConfigId,
+        responseMode: IAE_RESPONSE_MODE,
+        expectedOrigin: new URL(issuer.urls.iae).origin,
+        lifetimeSeconds: AUTH_SESSION_LIFETIME_SECONDS,
+      });
+    } catch (err) {
+      if (err instanceof OAuthError) throw err;
+      throw new OAuthError(
+        500,
+        'server_error',
+        `the presentation step cannot be requested: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+
+  /** The state, the result so far and the step's handles, in one transaction; earlier handles of the flow stop working. */
+  private async save(
+    session: SessionState,
+    state: InteractiveState,
+    result: AuthorizationResult,
+    handles: { authSession: string; requestUri?: string },
+  ) {
+    await inTransaction(this.db, async (trx) => {
+      const stored = await this.sessions.update(
+        session.tenantId,
+        session.id,
+        { private: { interactiveAuthorization: state, authorizationResult: result } },
+        UNREDEEMED,
+        trx,
+      );
+      if (!stored) throw invalidRequest('the credential offer is no longer valid');
+      await this.dropHandles(session.id, trx);
+      await this.sessions.addHandle(
+        session.id,
+        IAE_HANDLE.authSession,
+        handles.authSession,
+        expiryOf(session, AUTH_SESSION_LIFETIME_SECONDS),
+        trx,
+      );
+      if (handles.requestUri) {
+        const expiresAt = expiryOf(session, REQUEST_URI_LIFETIME_SECONDS);
+        await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.requestUri, handles.requestUri, expiresAt, trx);
+      }
+    });
+  }
+
+  private async dropHandles(sessionId: string, trx: Executor) {
+    await this.sessions.dropHandles(sessionId, IAE_HANDLE.authSession, trx);
+    await this.sessions.dropHandles(sessionId, IAE_HANDLE.webSession, trx);
+    await this.sessions.dropHandles(sessionId, AUTHORIZATION_HANDLE.requestUri, trx);
+  }
+}
+
+/** A presentation's verified credentials as the step's outcome; their disclosed claims named in `claimNames` are laid over the credentials' defaults. */
+export function withPresentation(
+  result: AuthorizationResult,
+  presentationConfigId: string,
+  credentials: Awaited<ReturnType<InteractivePresentations['verify']>>,
+  claimNames: Set<string>,
+): AuthorizationResult {
+  let claims = result.claims;
+  for (const credential of credentials) {
+    claims = mergeClaims(claims, Object.fromEntries(Object.entries(credential.claims).filter(([name]) => claimNames.has(name))));
+  }
+  const presented = credentials.map((c) => ({
+    queryId: c.queryId,
+    format: c.format,
+    ...('vct' in c && { vct: c.vct, issuer: c.issuer }),
+    claims: c.claims,
+  }));
+  return { claims, steps: [...result.steps, { type: 'openid4vp-presentation', data: { presentationConfigId, credentials: presented } }] };
+}
+
+/** The integrator's signed claims as the web step's outcome. */
+export function withWebResult(result: AuthorizationResult, claims: Record<string, unknown>, label?: string): AuthorizationResult {
+  return {
+    claims: mergeClaims(result.claims, claims),
+    steps: [...result.steps, { type: 'redirect-to-web', data: { ...(label && { label }), claims } }],
+  };
+}
+
+export const pendingPresentation = (state: InteractiveState): EmbeddedPresentationState | undefined =>
+  state.pending?.kind === 'presentation' ? state.pending : undefined;
+
+const stepDetails = (state: InteractiveState, label: string | undefined) => ({
+  step: state.step + 1,
+  of: state.actions.length,
+  ...(label && { label }),
+});

@@ -1,0 +1,99 @@
+// Interactive authorization (OpenID4VCI 1.1 draft, interactive authorization endpoint): the wallet's
+// requests, the answers, and the progress kept with the offer's session. Form values arrive as
+// strings (a repeated parameter as an array, which fails here).
+import { z } from 'zod';
+
+/** Session handles of the flow: each a hashed secret; auth_session and web_session are single use. */
+export const IAE_HANDLE = {
+  authSession: 'iae_auth_session',
+  webSession: 'iae_web_session',
+} as const;
+
+/** The interaction types of the draft, and the iaeActions type each one carries out. */
+export const INTERACTION_TYPE = {
+  'openid4vp-presentation': 'openid4vp_presentation',
+  'redirect-to-web': 'redirect_to_web',
+} as const;
+
+/** The OpenID4VP response mode whose answer comes back in the wallet's next request to this endpoint. */
+export const IAE_RESPONSE_MODE = 'iae_post';
+/** Prefix of the key binding audience that binds a presentation to this endpoint (the draft's format-specific binding sections). */
+export const IAE_AUDIENCE_PREFIX = 'iae:';
+/** The typ the integrator's signed web result carries. */
+export const WEB_RESULT_TYPE = 'iae-web-result+jwt';
+
+/** How long the wallet has to answer one interaction (the user consents in the wallet). */
+export const AUTH_SESSION_LIFETIME_SECONDS = 300;
+/** How long the user has to complete the integrator's page. */
+export const WEB_SESSION_LIFETIME_SECONDS = 600;
+/** The longest life a web result may claim (exp - iat). */
+export const WEB_RESULT_MAX_LIFETIME_SECONDS = 600;
+
+const MAX = 2048;
+
+/** The first request: interaction_types_supported besides a PAR request's parameters, or besides the request_uri of one pushed before. */
+export const InitialRequestSchema = z.object({
+  interaction_types_supported: z.string().min(1).max(1000),
+  request_uri: z.string().min(1).max(MAX).optional(),
+  client_id: z.string().min(1).max(200).optional(),
+});
+
+/** A follow-up request: auth_session and what the last interaction asked for. */
+export const FollowUpRequestSchema = z.object({
+  auth_session: z.string().min(1).max(200),
+  client_id: z.string().min(1).max(200).optional(),
+  openid4vp_response: z.string().min(1).max(1_000_000).optional(),
+  code_verifier: z.string().min(43).max(128).optional(),
+});
+
+/** The integrator's page ends a web step by posting its signed result here. */
+export const WebResultBodySchema = z.object({ result: z.string().min(1).max(64_000) });
+
+/** What a web result JWS claims; claims and error are the integrator's outcome of the step. */
+export const WebResultClaimsSchema = z.object({
+  aud: z.string(),
+  web_session: z.string().min(1).max(200),
+  iat: z.number(),
+  exp: z.number(),
+  claims: z.record(z.string(), z.unknown()).optional(),
+  error: z.string().min(1).max(100).optional(),
+  error_description: z.string().max(500).optional(),
+});
+
+const PendingPresentationSchema = z.object({
+  kind: z.literal('presentation'),
+  presentationConfigId: z.string(),
+  clientId: z.string(),
+  nonce: z.string(),
+  dcqlQuery: z.record(z.string(), z.unknown()),
+  transactionData: z.array(z.record(z.string(), z.unknown())).optional(),
+});
+
+const PendingWebSchema = z.object({
+  kind: z.literal('web'),
+  /** Set when the integrator's signed result arrived and more steps follow: the wallet continues with auth_session and code_verifier. */
+  completed: z.boolean().default(false),
+});
+
+/**
+ * The progress of interactive authorization, kept encrypted with the offer's session: the client
+ * and authorization request it belongs to, the actions it runs (fixed when it starts, so that a
+ * configuration changed meanwhile does not change a flow under way), the step under way and what
+ * that step waits for.
+ */
+export const InteractiveStateSchema = z.object({
+  clientId: z.string(),
+  codeChallenge: z.string(),
+  attestationJkt: z.string().optional(),
+  actions: z.array(z.record(z.string(), z.unknown())),
+  step: z.number().int().min(0),
+  pending: z.discriminatedUnion('kind', [PendingPresentationSchema, PendingWebSchema]).optional(),
+});
+export type InteractiveState = z.output<typeof InteractiveStateSchema>;
+export type PendingPresentation = z.output<typeof PendingPresentationSchema>;
+
+/** The answers of the endpoint (200, application/json). */
+export type InteractiveAnswer =
+  | { status: 'ok'; code: string }
+  | { status: 'require_interaction'; type: 'openid4vp_presentation'; auth_session: string; openid4vp_request: { request: string } }
+  | { status: 'require_interaction'; type: 'redirect_to_web'; auth_session: string; request_uri: string; expires_in: number };

@@ -1,0 +1,139 @@
+// Presentations that another protocol carries instead of the OpenID4VP response endpoint: the
+// OpenID4VCI interactive authorization endpoint asks for one inside its own answer and receives the
+// wallet's response in its own request. The request object is made from a presentation
+// configuration as for any presentation request, and the vp_token is verified by the same steps as
+// at the response endpoint: each presentation by its format's verifier (signature, issuer trust
+// from the tenant's trust lists, key binding to the caller's audience and nonce, transaction data),
+// its status, then the DCQL query. What the caller keeps between the two (nonce, query) is returned
+// to it, since the carrying protocol owns the session.
+import { randomBytes } from 'node:crypto';
+import type { SigningService } from '../../key-chains/signing.js';
+import type { VerifiedForDcql } from '../dcql/check.js';
+import { PresentationRejected } from '../errors.js';
+import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
+import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from '../ports.js';
+import {
+  clientIdFor,
+  type EmbeddedResponseMode,
+  encodeTransactionData,
+  signRequestObject,
+  type VerifierInfo,
+} from '../request-object/sign.js';
+import { parseVpToken } from '../response/vp-token.js';
+import type { StatusListChecker } from '../status/checker.js';
+
+export type EmbeddedCredential = VerifiedPresentation & { queryId: string };
+
+/** What the carrying protocol keeps from the request to verify the response against it. */
+export interface EmbeddedPresentationState {
+  presentationConfigId: string;
+  /** The verifier's client_id in the request (x509_hash of the access certificate). */
+  clientId: string;
+  nonce: string;
+  dcqlQuery: Record<string, unknown>;
+  transactionData?: Record<string, unknown>[];
+}
+
+export interface EmbeddedRequestInput {
+  tenantId: string;
+  presentationConfigId: string;
+  /** A response mode of the carrying protocol, e.g. iae_post: the answer comes back to it, so no response_uri and no state. */
+  responseMode: EmbeddedResponseMode;
+  /** expected_origins of the request: the origin of the endpoint that carries it. */
+  expectedOrigin: string;
+  lifetimeSeconds: number;
+}
+
+/** Formats whose holder binding can be checked without a format-specific handover of the carrying protocol. */
+const EMBEDDABLE_FORMATS = new Set(['dc+sd-jwt']);
+
+export class EmbeddedPresentations {
+  constructor(
+    private readonly publicUrl: string,
+    private readonly configs: PresentationConfigurations,
+    private readonly registrationCertificates: RegistrationCertificateSource,
+    private readonly signing: SigningService,
+    private readonly trust: TrustAnchors,
+    private readonly status: StatusListChecker,
+  ) {}
+
+  /** A signed OpenID4VP request object (JAR) made from a presentation configuration, and what to verify its answer against. */
+  async request(input: EmbeddedRequestInput): Promise<{ request: string; state: EmbeddedPresentationState }> {
+    const config = await this.configs.find(input.tenantId, input.presentationConfigId);
+    if (!config) throw new Error(`no presentation configuration '${input.presentationConfigId}'`);
+    checkFormats(config.dcql_query);
+    const signer = await this.signing.signer(input.tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
+    const registrationCert = await this.registrationCertificates.forRequest(input.tenantId, config);
+    const verifierInfo: VerifierInfo[] = [
+      ...(registrationCert ? [{ format: 'registration_cert', data: registrationCert }] : []),
+      ...(config.attached ?? []),
+    ];
+    const state: EmbeddedPresentationState = {
+      presentationConfigId: config.id,
+      clientId: clientIdFor('x509_hash', signer, this.publicUrl),
+      nonce: randomBytes(32).toString('base64url'),
+      dcqlQuery: config.dcql_query,
+      ...(config.transaction_data?.length && { transactionData: config.transaction_data }),
+    };
+    const request = await signRequestObject(signer, {
+      clientId: state.clientId,
+      responseMode: input.responseMode,
+      nonce: state.nonce,
+      dcqlQuery: state.dcqlQuery,
+      expectedOrigins: [input.expectedOrigin],
+      lifetimeSeconds: input.lifetimeSeconds,
+      ...(state.transactionData && { transactionData: state.transactionData }),
+      ...(verifierInfo.length && { verifierInfo }),
+    });
+    return { request, state };
+  }
+
+  /**
+   * The vp_token verified against the request: every presentation (audience `audience`, the
+   * request's nonce), its status, then the DCQL query. Throws PresentationRejected with the reason.
+   */
+  async verify(
+    tenantId: string,
+    state: EmbeddedPresentationState,
+    rawVpToken: unknown,
+    binding: { audience: string; responseUri: string },
+  ): Promise<EmbeddedCredential[]> {
+    const vpToken = parseVpToken(rawVpToken);
+    const now = new Date();
+    const trustedCertificates = await this.trust.trustedCertificates(tenantId);
+    const context = {
+      clientId: state.clientId,
+      audience: binding.audience,
+      nonce: state.nonce,
+      trustedCertificates,
+      transactionData: state.transactionData ? encodeTransactionData(state.transactionData) : [],
+      now,
+      responseUri: binding.responseUri,
+    };
+    const queries = (state.dcqlQuery.credentials as { id: string; format: string }[] | undefined) ?? [];
+    const verified: EmbeddedCredential[] = [];
+    for (const [queryId, presentations] of Object.entries(vpToken)) {
+      const query = queries.find((q) => q.id === queryId);
+      if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
+      for (const presentation of presentations) {
+        for (const credential of await verifyPresentation(query.format, presentation, context)) {
+          await this.status.check(tenantId, credential.status, { trustedCertificates, now });
+          verified.push({ queryId, ...credential });
+        }
+      }
+    }
+    const byQuery: Record<string, VerifiedForDcql[]> = {};
+    for (const credential of verified) byQuery[credential.queryId] = [...(byQuery[credential.queryId] ?? []), credential];
+    const { checkDcql } = await import('../dcql/check.js');
+    checkDcql(state.dcqlQuery, byQuery);
+    return verified;
+  }
+}
+
+/** An mdoc's session transcript would need the carrying protocol's own handover: only formats bound by audience and nonce are embedded. */
+function checkFormats(dcqlQuery: Record<string, unknown>) {
+  const queries = (dcqlQuery.credentials as { format?: unknown }[] | undefined) ?? [];
+  const other = queries.find((q) => !EMBEDDABLE_FORMATS.has(String(q.format)));
+  if (other)
+    throw new Error(`credential format ${String(other.format)} cannot be presented inside interactive authorization yet (dc+sd-jwt only)`);
+}

@@ -1,0 +1,567 @@
+// Interactive authorization (OpenID4VCI 1.1 draft, interactive authorization endpoint) end to end
+// over HTTP: a membership credential whose configuration asks for a PID presentation and a web step.
+// The test is the wallet (the PID comes from this service's pre-authorized flow; the request object is
+// verified with jose against its x5c; the presentation is built with @sd-jwt/sd-jwt-vc and jose) and
+// the integrator (its page is where the browser is sent; it signs the step's result with its own key).
+// @openid4vc/openid4vci and @openid4vc/oauth2 0.4.6 have no interactive authorization client, so the
+// wallet's requests are made by hand in the draft's shapes.
+import 'reflect-metadata';
+import { createHash, randomBytes } from 'node:crypto';
+import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importX509, type JWK, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PID_VCT } from '../support/fixtures.js';
+import { presentSdJwt, type ResolvedRequest } from '../support/presenter.js';
+import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
+import { startService, type TestService } from '../support/service.js';
+import { holderKey, receiveCredentials, WALLET_REDIRECT_URI, walletClient } from '../support/wallet.js';
+
+let svc: TestService;
+let acme: string;
+let other: string;
+let rootCertificate: string;
+let integrator: CryptoKeyPair;
+let integratorJwk: JWK;
+let pid: Issued;
+
+const INTEGRATOR_PAGE = 'https://integrator.example/membership';
+const CLIENT_ID = 'iae-wallet';
+const STATUS_SIGNER = { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' };
+
+const PID_CONFIG = {
+  id: 'pid',
+  config: { format: 'dc+sd-jwt' },
+  vct: PID_VCT,
+  statusManagement: true,
+  fields: [
+    { path: ['given_name'], type: 'string', mandatory: true },
+    { path: ['family_name'], type: 'string', mandatory: true },
+    { path: ['age_over_18'], type: 'boolean' },
+  ],
+};
+const PID_QUERY = {
+  credentials: [
+    { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [PID_VCT] }, claims: [{ path: ['given_name'] }, { path: ['family_name'] }] },
+  ],
+};
+const membership = (id: string, scope: string, iaeActions: unknown[]) => ({
+  id,
+  config: { format: 'dc+sd-jwt', scope },
+  vct: `urn:example:${id}`,
+  fields: [
+    { path: ['given_name'], type: 'string', mandatory: true },
+    { path: ['family_name'], type: 'string', mandatory: true },
+    { path: ['member_level'], type: 'string', mandatory: true },
+  ],
+  iaeActions,
+});
+
+interface Issued {
+  credential: string;
+  holder: JWK;
+  sessionId: string;
+}
+
+const iaeUrl = (tenant = 'acme') => `${svc.url}/issuers/${tenant}/iae`;
+const base64url = (data: Buffer) => data.toString('base64url');
+function pkce() {
+  const verifier = base64url(randomBytes(32));
+  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
+}
+
+beforeAll(async () => {
+  svc = await startService();
+  acme = (await svc.tenant('acme')).token;
+  other = (await svc.tenant('other')).token;
+  integrator = (await generateKeyPair('ES256', { extractable: true })) as CryptoKeyPair;
+  integratorJwk = await exportJWK(integrator.publicKey);
+  for (const token of [acme, other]) {
+    const statusConfig = await svc.call('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
+    expect(statusConfig.status, statusConfig.text).toBe(200);
+    const created = await svc.call('POST', '/api/issuer/credentials', { token, body: PID_CONFIG });
+    expect(created.status, created.text).toBe(201);
+  }
+  const trust = await svc.call('POST', '/api/trust-list', {
+    token: acme,
+    body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER] },
+  });
+  expect(trust.status, trust.text).toBe(201);
+  const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
+  expect(check.status, check.text).toBe(201);
+  const actions = [
+    { type: 'openid4vp-presentation', presentationConfigId: 'pid-check', label: 'PID' },
+    { type: 'redirect-to-web', url: INTEGRATOR_PAGE, callbackKey: integratorJwk, label: 'membership form' },
+  ];
+  for (const body of [
+    membership('membership', 'membership_scope', actions),
+    membership('web-first', 'web_first_scope', [...actions].reverse()),
+  ]) {
+    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body });
+    expect(created.status, created.text).toBe(201);
+  }
+  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  pid = await issuePid(acme);
+});
+afterAll(() => svc.stop());
+
+/** A PID from `token`'s tenant, by the pre-authorized flow, to a fresh holder key. */
+async function issuePid(token: string): Promise<Issued> {
+  const offer = await svc.call('POST', '/api/issuer/offer', {
+    token,
+    body: {
+      response_type: 'uri',
+      flow: 'pre_authorized_code',
+      credentialConfigurationIds: ['pid'],
+      credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true } } },
+    },
+  });
+  expect(offer.status, offer.text).toBe(201);
+  const key = await holderKey();
+  const { response } = await receiveCredentials(offer.body.uri, { keys: [key] });
+  const credential = (response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
+  return { credential, holder: key.privateJwk, sessionId: offer.body.session };
+}
+
+/** An authorization code offer of `id`, without claims: they come from the interactive steps. */
+async function offer(id = 'membership') {
+  const reply = await svc.call('POST', '/api/issuer/offer', {
+    token: acme,
+    body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: [id] },
+  });
+  expect(reply.status, reply.text).toBe(201);
+  return {
+    session: reply.body.session as string,
+    issuerState: reply.body.credentialOffer.grants.authorization_code.issuer_state as string,
+  };
+}
+
+const iae = (form: Record<string, string>, tenant = 'acme') => svc.call('POST', `/issuers/${tenant}/iae`, { form });
+
+/** The first request: the authorization request as PAR takes it, and the interaction types. */
+async function start(options: { id?: string; scope?: string; types?: string } = {}) {
+  const created = await offer(options.id);
+  const { verifier, challenge } = pkce();
+  const reply = await iae({
+    client_id: CLIENT_ID,
+    response_type: 'code',
+    redirect_uri: WALLET_REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'wallet-state',
+    issuer_state: created.issuerState,
+    scope: options.scope ?? 'membership_scope',
+    interaction_types_supported: options.types ?? 'openid4vp_presentation,redirect_to_web',
+  });
+  return { ...created, verifier, reply };
+}
+
+/** What a wallet checks of the embedded OpenID4VP request: the x5c signature, the x509_hash client_id, iae_post, the expected origin. */
+async function openRequest(openid4vpRequest: { request: string }): Promise<ResolvedRequest> {
+  const jwt = openid4vpRequest.request;
+  const header = decodeProtectedHeader(jwt);
+  expect(header.typ).toBe('oauth-authz-req+jwt');
+  const leaf = (header.x5c as string[])[0] as string;
+  const key = await importX509(`-----BEGIN CERTIFICATE-----\n${leaf}\n-----END CERTIFICATE-----`, header.alg as string);
+  const payload = JSON.parse(new TextDecoder().decode((await compactVerify(jwt, key)).payload));
+  expect(payload.client_id).toBe(`x509_hash:${createHash('sha256').update(Buffer.from(leaf, 'base64')).digest('base64url')}`);
+  expect(payload).toMatchObject({ response_type: 'vp_token', response_mode: 'iae_post', expected_origins: [new URL(svc.url).origin] });
+  expect(payload.response_uri).toBeUndefined();
+  expect(payload.dcql_query).toEqual(PID_QUERY);
+  return {
+    clientId: payload.client_id,
+    nonce: payload.nonce,
+    responseUri: iaeUrl(),
+    responseMode: payload.response_mode,
+    dcqlQuery: payload.dcql_query,
+    transactionData: [],
+    payload,
+  };
+}
+
+/** The wallet's follow-up with its presentation of `issued` (KB-JWT aud iae:<endpoint> unless told otherwise). */
+async function present(authSession: string, request: ResolvedRequest, issued: Issued = pid, kb: { aud?: string; nonce?: string } = {}) {
+  const presentation = await presentSdJwt(issued.credential, issued.holder, request, ['given_name', 'family_name'], {
+    aud: `iae:${iaeUrl()}`,
+    ...kb,
+  });
+  return iae({ auth_session: authSession, openid4vp_response: JSON.stringify({ vp_token: { pid: [presentation] } }) });
+}
+
+/** Start, present the PID: the answer to the presentation (the web step, if it was accepted). */
+async function throughPresentation(issued: Issued = pid, kb: { aud?: string; nonce?: string } = {}) {
+  const started = await start();
+  expect(started.reply.status, started.reply.text).toBe(200);
+  const request = await openRequest(started.reply.body.openid4vp_request);
+  const answer = await present(started.reply.body.auth_session, request, issued, kb);
+  return { ...started, request, answer };
+}
+
+/** The wallet opens the authorization endpoint with the web step's request_uri; the browser is sent to the integrator's page. */
+async function openWebStep(requestUri: string) {
+  const query = new URLSearchParams({ client_id: CLIENT_ID, request_uri: requestUri });
+  const response = await fetch(`${svc.url}/issuers/acme/authorize?${query}`, { redirect: 'manual' });
+  expect(response.status, await response.clone().text()).toBe(302);
+  return new URL(response.headers.get('location') as string);
+}
+
+/** The integrator's signed result for the page it was opened with. */
+async function signResult(page: URL, payload: Record<string, unknown> = {}, options: { key?: CryptoKey; typ?: string } = {}) {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({
+    aud: page.searchParams.get('callback_uri') ?? undefined,
+    web_session: page.searchParams.get('web_session'),
+    iat: now,
+    exp: now + 120,
+    claims: { member_level: 'gold' },
+    ...payload,
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: options.typ ?? 'iae-web-result+jwt' })
+    .sign(options.key ?? integrator.privateKey);
+}
+
+/** The integrator's page posts the result (the browser follows the 303 back to the wallet). */
+async function postResult(page: URL, result: string | undefined) {
+  const response = await fetch(page.searchParams.get('callback_uri') ?? `${svc.url}/issuers/acme/iae/web-result`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(result === undefined ? {} : { result }).toString(),
+    redirect: 'manual',
+  });
+  const text = await response.text();
+  const location = response.headers.get('location');
+  return { status: response.status, location: location ? new URL(location) : undefined, body: text ? JSON.parse(text) : {} };
+}
+
+/** The code at the token endpoint, then the credential with a proof of a fresh holder key. */
+async function redeem(code: string, verifier: string, configurationId = 'membership') {
+  const token = await svc.call('POST', '/issuers/acme/token', {
+    form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: CLIENT_ID },
+  });
+  expect(token.status, token.text).toBe(200);
+  const key = await holderKey();
+  const client = walletClient([key]);
+  const issuerMetadata = await client.resolveIssuerMetadata(`${svc.url}/issuers/acme`);
+  const { c_nonce } = await client.requestNonce({ issuerMetadata });
+  const proof = await client.createCredentialRequestJwtProof({
+    issuerMetadata,
+    signer: key.signer,
+    nonce: c_nonce,
+    credentialConfigurationId: configurationId,
+  });
+  const response = await client.retrieveCredentials({
+    issuerMetadata,
+    accessToken: token.body.access_token,
+    credentialConfigurationId: configurationId,
+    proofs: { jwt: [proof.jwt] },
+  });
+  return (response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
+}
+
+const logsOf = async (session: string) =>
+  ((await svc.call('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string }[]).map((l) => l.message);
+
+describe('interactive authorization: metadata and configuration', () => {
+  it('advertises the interactive authorization endpoint in the authorization server metadata', async () => {
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    expect(as.interactive_authorization_endpoint).toBe(iaeUrl());
+  });
+
+  it('types iaeActions: a presentation names a presentation configuration, a web step a URL and a public callback key', async () => {
+    const save = (iaeActions: unknown[]) =>
+      svc.call('POST', '/api/issuer/credentials', {
+        token: acme,
+        body: membership(`bad-${randomBytes(4).toString('hex')}`, 'x', iaeActions),
+      });
+    for (const action of [
+      { type: 'redirect-to-web', url: INTEGRATOR_PAGE },
+      { type: 'redirect-to-web', url: INTEGRATOR_PAGE, callbackKey: { ...integratorJwk, d: 'secret' } },
+      { type: 'redirect-to-web', url: 'javascript:alert(1)', callbackKey: integratorJwk },
+      { type: 'openid4vp-presentation' },
+      { type: 'openid4vp-presentation', dcql_query: PID_QUERY },
+      { type: 'phone-call' },
+    ]) {
+      const reply = await save([action]);
+      expect(reply.status, JSON.stringify(action)).toBe(400);
+      expect(reply.body.errors[0].field).toMatch(/^body\.iaeActions\.0/);
+    }
+  });
+});
+
+describe('interactive authorization: end to end', () => {
+  it('runs presentation then web step, and the credential carries what both produced', async () => {
+    const started = await start();
+    expect(started.reply.status, started.reply.text).toBe(200);
+    expect(started.reply.headers.get('cache-control')).toBe('no-store');
+    expect(started.reply.body).toMatchObject({
+      status: 'require_interaction',
+      type: 'openid4vp_presentation',
+      auth_session: expect.any(String),
+      openid4vp_request: { request: expect.any(String) },
+    });
+    const request = await openRequest(started.reply.body.openid4vp_request);
+
+    const web = await present(started.reply.body.auth_session, request);
+    expect(web.status, web.text).toBe(200);
+    expect(web.body).toMatchObject({
+      status: 'require_interaction',
+      type: 'redirect_to_web',
+      auth_session: expect.any(String),
+      request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:/),
+      expires_in: expect.any(Number),
+    });
+    expect(web.body.auth_session).not.toBe(started.reply.body.auth_session);
+
+    const page = await openWebStep(web.body.request_uri);
+    expect(page.origin + page.pathname).toBe(INTEGRATOR_PAGE);
+    expect(page.searchParams.get('callback_uri')).toBe(`${svc.url}/issuers/acme/iae/web-result`);
+    expect(page.searchParams.get('session')).toBe(started.session);
+
+    const back = await postResult(page, await signResult(page));
+    expect(back.status, JSON.stringify(back.body)).toBe(303);
+    expect(back.location?.origin + (back.location?.pathname ?? '')).toBe(WALLET_REDIRECT_URI);
+    expect(back.location?.searchParams.get('state')).toBe('wallet-state');
+    expect(back.location?.searchParams.get('iss')).toBe(`${svc.url}/issuers/acme`);
+    const code = back.location?.searchParams.get('code') as string;
+    expect(code).toBeTruthy();
+
+    const credential = await redeem(code, started.verifier);
+    const { claims } = await verifySdJwtIndependently(credential, rootCertificate);
+    expect(claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann', member_level: 'gold' });
+    expect(claims.age_over_18).toBeUndefined();
+
+    const logs = await logsOf(started.session);
+    for (const message of [
+      'interactive authorization started',
+      'interactive authorization: presentation requested',
+      'interactive authorization: presentation verified',
+      'interactive authorization: web step offered',
+      'interactive authorization: web step opened',
+      'interactive authorization: web result verified',
+      'interactive authorization completed',
+      'authorization code issued',
+      'authorization code redeemed',
+    ]) {
+      expect(logs).toContain(message);
+    }
+    const stored = await svc.running.services.sessions.get('acme', started.session);
+    expect((stored.private as any).authorizationResult.steps.map((s: { type: string }) => s.type)).toEqual([
+      'openid4vp-presentation',
+      'redirect-to-web',
+    ]);
+    const raw = await svc.db.selectFrom('sessions').select('private_data').where('id', '=', started.session).executeTakeFirstOrThrow();
+    expect(raw.private_data).not.toContain('Mustermann');
+  });
+
+  it('web step first: the browser returns with an auth_session, the wallet continues with its code_verifier', async () => {
+    const started = await start({ id: 'web-first', scope: 'web_first_scope' });
+    expect(started.reply.body).toMatchObject({ status: 'require_interaction', type: 'redirect_to_web' });
+    const early = await iae({ auth_session: started.reply.body.auth_session, code_verifier: started.verifier });
+    expect(early.status).toBe(400);
+    expect(early.body.error).toBe('invalid_request');
+
+    const page = await openWebStep(started.reply.body.request_uri);
+    const back = await postResult(page, await signResult(page));
+    expect(back.status, JSON.stringify(back.body)).toBe(303);
+    expect(back.location?.searchParams.get('code')).toBeNull();
+    const authSession = back.location?.searchParams.get('auth_session') as string;
+    expect(authSession).toBeTruthy();
+
+    const wrongVerifier = await iae({ auth_session: authSession, code_verifier: pkce().verifier });
+    expect(wrongVerifier.status).toBe(400);
+    expect(wrongVerifier.body.error_description).toMatch(/code_verifier/);
+    const next = await iae({ auth_session: authSession, code_verifier: started.verifier });
+    expect(next.status, next.text).toBe(200);
+    expect(next.body).toMatchObject({ status: 'require_interaction', type: 'openid4vp_presentation' });
+
+    const done = await present(next.body.auth_session, await openRequest(next.body.openid4vp_request));
+    expect(done.status, done.text).toBe(200);
+    expect(done.body).toMatchObject({ status: 'ok', code: expect.any(String) });
+    const credential = await redeem(done.body.code, started.verifier, 'web-first');
+    expect((await verifySdJwtIndependently(credential, rootCertificate)).claims).toMatchObject({
+      given_name: 'Erika',
+      member_level: 'gold',
+    });
+  });
+
+  it('accepts the request_uri of a request pushed before, once, from the client that pushed it', async () => {
+    const push = async () => {
+      const created = await offer();
+      const pushed = await svc.call('POST', '/issuers/acme/par', {
+        form: {
+          client_id: CLIENT_ID,
+          response_type: 'code',
+          redirect_uri: WALLET_REDIRECT_URI,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+          issuer_state: created.issuerState,
+          scope: 'membership_scope',
+        },
+      });
+      expect(pushed.status, pushed.text).toBe(201);
+      return { request_uri: pushed.body.request_uri as string, interaction_types_supported: 'openid4vp_presentation,redirect_to_web' };
+    };
+    const form = await push();
+    const reply = await iae({ ...form, client_id: CLIENT_ID });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toMatchObject({ status: 'require_interaction', type: 'openid4vp_presentation' });
+    const replayed = await iae({ ...form, client_id: CLIENT_ID });
+    expect(replayed.status).toBe(400);
+    expect(replayed.body.error).toBe('invalid_request_uri');
+    const otherClient = await iae({ ...(await push()), client_id: 'someone-else' });
+    expect(otherClient.status).toBe(400);
+    expect(otherClient.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/client_id/) });
+  });
+});
+
+describe('interactive authorization: refusals', () => {
+  it('missing_interaction_type when the wallet does not support a step the configuration needs', async () => {
+    const started = await start({ types: 'openid4vp_presentation' });
+    expect(started.reply.status).toBe(400);
+    expect(started.reply.body.error).toBe('missing_interaction_type');
+    expect(started.reply.body.error_description).toMatch(/redirect_to_web/);
+  });
+
+  it('the plain authorization endpoint refuses a configuration with iaeActions, pointing at the interactive authorization endpoint', async () => {
+    const created = await offer();
+    const { challenge } = pkce();
+    const pushed = await svc.call('POST', '/issuers/acme/par', {
+      form: {
+        client_id: CLIENT_ID,
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        issuer_state: created.issuerState,
+        scope: 'membership_scope',
+      },
+    });
+    expect(pushed.status, pushed.text).toBe(201);
+    const query = new URLSearchParams({ client_id: CLIENT_ID, request_uri: pushed.body.request_uri });
+    const response = await fetch(`${svc.url}/issuers/acme/authorize?${query}`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    const location = new URL(response.headers.get('location') as string);
+    expect(location.searchParams.get('code')).toBeNull();
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('error_description')).toContain(iaeUrl());
+  });
+
+  it('refuses a presentation of a credential whose issuer the tenant does not trust, and ends the flow', async () => {
+    const untrusted = await issuePid(other);
+    const { answer, session, reply } = await throughPresentation(untrusted);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe('access_denied');
+    expect(answer.body.error_description).toMatch(/untrusted issuer/);
+    const again = await iae({ auth_session: reply.body.auth_session, openid4vp_response: '{"vp_token":{}}' });
+    expect(again.body.error_description).toMatch(/auth_session is unknown, expired or already used/);
+    expect(await logsOf(session)).toContain('interactive authorization stopped');
+  });
+
+  it('refuses a presentation of a revoked credential (status list)', async () => {
+    const revoked = await issuePid(acme);
+    const changed = await svc.call('POST', '/api/session/revoke', { token: acme, body: { sessionId: revoked.sessionId, status: 1 } });
+    expect(changed.status, changed.text).toBe(200);
+    // Earlier presentations cached the status list token for its ttl: the verifier sees the change once it is cleared.
+    expect((await svc.call('DELETE', '/api/cache/status-list', { token: acme })).status).toBe(204);
+    const { answer } = await throughPresentation(revoked);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/status: revoked/) });
+  });
+
+  it('refuses a key binding to another audience or nonce', async () => {
+    for (const kb of [{ aud: `iae:${iaeUrl('other')}` }, { aud: 'x509_hash:whatever' }, { nonce: 'another-nonce' }]) {
+      const { answer } = await throughPresentation(pid, kb);
+      expect(answer.status, JSON.stringify(kb)).toBe(400);
+      expect(answer.body.error).toBe('access_denied');
+      expect(answer.body.error_description).toMatch(kb.nonce ? /nonce/i : /aud/);
+    }
+  });
+
+  it('takes an auth_session once, and only at the issuer that gave it', async () => {
+    const started = await start();
+    const request = await openRequest(started.reply.body.openid4vp_request);
+    const elsewhere = await iae({ auth_session: started.reply.body.auth_session, openid4vp_response: '{"vp_token":{}}' }, 'other');
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error_description).toMatch(/auth_session is unknown/);
+    const first = await present(started.reply.body.auth_session, request);
+    expect(first.status, first.text).toBe(200);
+    const replayed = await present(started.reply.body.auth_session, request);
+    expect(replayed.status).toBe(400);
+    expect(replayed.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/already used/) });
+  });
+
+  it('refuses a follow-up by another client', async () => {
+    const started = await start();
+    const reply = await iae({ auth_session: started.reply.body.auth_session, client_id: 'someone-else', openid4vp_response: '{}' });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error_description).toMatch(/client/);
+  });
+
+  it('a wallet that declines the presentation ends the flow with access_denied', async () => {
+    const started = await start();
+    const reply = await iae({
+      auth_session: started.reply.body.auth_session,
+      openid4vp_response: JSON.stringify({ error: 'access_denied', error_description: 'the user declined' }),
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/user declined/) });
+  });
+
+  describe('the web step completes only with the integrator’s signed, fresh, single-use result', () => {
+    async function webPage() {
+      const { answer, verifier } = await throughPresentation();
+      expect(answer.status, answer.text).toBe(200);
+      return { page: await openWebStep(answer.body.request_uri), verifier, requestUri: answer.body.request_uri as string };
+    }
+
+    it('refuses an unsigned post, another key, another typ, another audience, a stale result; then takes the right one once', async () => {
+      const { page, verifier } = await webPage();
+      const stranger = (await generateKeyPair('ES256')).privateKey;
+      const now = Math.floor(Date.now() / 1000);
+      const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'iae-web-result+jwt' })).toString('base64url')}.${Buffer.from(
+        JSON.stringify({ aud: page.searchParams.get('callback_uri'), web_session: page.searchParams.get('web_session') }),
+      ).toString('base64url')}.`;
+      for (const [result, reason] of [
+        [undefined, /result is required/],
+        ['member_level=gold', /compact JWS/],
+        [unsigned, /alg/],
+        [await signResult(page, {}, { key: stranger }), /signature/],
+        [await signResult(page, {}, { typ: 'JWT' }), /typ/],
+        [await signResult(page, { aud: `${svc.url}/issuers/other/iae/web-result` }), /aud/],
+        [await signResult(page, { iat: now - 3600, exp: now - 3000 }), /iat is not recent|expired/],
+        [await signResult(page, { exp: now + 3600 }), /at most/],
+        [await signResult(page, { web_session: 'guessed' }), /web_session is unknown/],
+      ] as const) {
+        const refused = await postResult(page, result);
+        expect(refused.status, String(result)).toBe(400);
+        expect(refused.body.error).toBe('invalid_request');
+        expect(refused.body.error_description).toMatch(reason);
+      }
+      const result = await signResult(page);
+      const accepted = await postResult(page, result);
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(303);
+      const replayed = await postResult(page, result);
+      expect(replayed.status).toBe(400);
+      expect(replayed.body.error_description).toMatch(/web_session is unknown, expired or already used/);
+      expect(await redeem(accepted.location?.searchParams.get('code') as string, verifier)).toBeTruthy();
+    });
+
+    it('the web step request_uri works once', async () => {
+      const { requestUri } = await webPage();
+      const query = new URLSearchParams({ client_id: CLIENT_ID, request_uri: requestUri });
+      const again = await fetch(`${svc.url}/issuers/acme/authorize?${query}`, { redirect: 'manual' });
+      expect(again.status).toBe(400);
+      expect((await again.json()).error).toBe('invalid_request_uri');
+    });
+
+    it('an error result sends the user back to the wallet with access_denied and ends the flow', async () => {
+      const { page } = await webPage();
+      const back = await postResult(
+        page,
+        await signResult(page, { claims: undefined, error: 'cancelled', error_description: 'user left' }),
+      );
+      expect(back.status).toBe(303);
+      expect(back.location?.searchParams.get('error')).toBe('access_denied');
+      expect(back.location?.searchParams.get('code')).toBeNull();
+      expect(back.location?.searchParams.get('state')).toBe('wallet-state');
+    });
+  });
+});
