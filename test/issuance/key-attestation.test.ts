@@ -154,6 +154,16 @@ describe('key attestations', () => {
     expect(await boundKeys(reply.body.credentials)).toEqual(keyIds(keys));
   });
 
+  it('binds each key to one credential only: two jwt proofs of the same key give one', async () => {
+    const { token } = await accessToken('plain');
+    const key = await holderKey();
+    const c_nonce = await nonce();
+    const proofs = [await jwtProof(key, {}, { nonce: c_nonce }), await jwtProof(key, {}, { nonce: c_nonce, jti: randomUUID() })];
+    const reply = await requestCredential(token, { credential_configuration_id: 'plain', proofs: { jwt: proofs } });
+    expect(reply.status, reply.text).toBe(200);
+    expect(await boundKeys(reply.body.credentials)).toEqual(keyIds([key]));
+  });
+
   it('issues one credential per attested key for the attestation proof type, sent by the wallet library', async () => {
     const { token, offerUri } = await accessToken('pid');
     const keys = [await holderKey(), await holderKey(), await holderKey()];
