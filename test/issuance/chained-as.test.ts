@@ -399,6 +399,37 @@ describe('chained authorization server: failed logins', () => {
   });
 });
 
+describe('chained authorization server: an unreachable provider', () => {
+  it('the wallet gets temporarily_unavailable, and the session log says why', async () => {
+    const created = await offer();
+    const saved = await putSettings({ chainedAuthorizationServer: chainedSettings({ issuer: 'http://127.0.0.1:9' }) });
+    expect(saved.status, saved.text).toBe(200);
+    try {
+      const pushed = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+        form: {
+          client_id: 'raw-wallet',
+          response_type: 'code',
+          redirect_uri: WALLET_REDIRECT_URI,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+          state: 'wallet-state',
+          issuer_state: created.issuerState,
+          scope: 'pid_scope',
+        },
+      });
+      expect(pushed.status, pushed.text).toBe(201);
+      const answer = await get(
+        `${chainedUrl('authorize')}?${new URLSearchParams({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri })}`,
+      );
+      expect(answer.status).toBe(302);
+      expectWalletError(answer.location, 'temporarily_unavailable');
+      expect((await logsOf(created.session)).find((entry) => entry.startsWith('upstream login could not start'))).toMatch(/discovery/);
+    } finally {
+      expect((await putSettings({ chainedAuthorizationServer: chainedSettings() })).status).toBe(200);
+    }
+  });
+});
+
 describe('chained authorization server: kept apart from the built-in one', () => {
   it('an offer of the chained server is unknown at the built-in PAR endpoint, and the other way round', async () => {
     const chained = await offer();
@@ -557,6 +588,11 @@ describe('chained authorization server: settings', () => {
 
     const otherClient = await putSettings({ chainedAuthorizationServer: { ...withoutSecret, clientId: 'another-relying-party' } });
     expectFieldErrors(otherClient, ['body.chainedAuthorizationServer.clientSecret']);
+    // A secret sealed elsewhere (an exported configuration of another tenant) is not taken for the secret itself.
+    const foreign = await putSettings({
+      chainedAuthorizationServer: chainedSettings({ clientSecret: 'v1.aaaaaaaaaaaaaaaa.bbbbbbbb.cccccccccccccccccccccc' }),
+    });
+    expectFieldErrors(foreign, ['body.chainedAuthorizationServer.clientSecret']);
   });
 
   it('validation names each faulty field', async () => {

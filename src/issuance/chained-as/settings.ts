@@ -70,6 +70,9 @@ export const ChainedAuthorizationServerSchema = z
 
 export type ChainedAuthorizationServerSettings = z.output<typeof ChainedAuthorizationServerSchema>;
 
+/** What sealed.ts writes: version, IV, ciphertext and tag, base64url, joined by dots. */
+const SEALED_SHAPE = /^v1\.[\w-]+\.[\w-]*\.[\w-]+$/;
+
 /** The sealed secret is bound to the tenant: copied into another tenant's settings, it does not open. */
 const sealContext = (tenantId: string) => `chained-as-client-secret:${tenantId}`;
 
@@ -77,7 +80,8 @@ const sealContext = (tenantId: string) => `chained-as-client-secret:${tenantId}`
  * The settings as they are stored: the given secret sealed, or the stored one kept when none is given
  * (for the same provider and client only, so a secret never follows a client id to another provider).
  * A given value that already opens under this tenant is a stored one coming back (an exported
- * configuration file imported again) and is kept as it is.
+ * configuration file imported again) and is kept as it is; one sealed for another tenant or another
+ * deployment cannot be opened here, and is refused rather than taken for the secret itself.
  */
 export function sealClientSecret(
   sealer: Sealer,
@@ -88,10 +92,16 @@ export function sealClientSecret(
   if (!given) return null;
   const { clientSecretSet: _ignored, clientSecret, ...settings } = given;
   if (clientSecret !== undefined) {
-    return {
-      ...settings,
-      clientSecret: opensAs(sealer, tenantId, clientSecret) ? clientSecret : sealer.seal(clientSecret, sealContext(tenantId)),
-    };
+    if (opensAs(sealer, tenantId, clientSecret)) return { ...settings, clientSecret };
+    if (SEALED_SHAPE.test(clientSecret)) {
+      throw badRequest('chainedAuthorizationServer.clientSecret: sealed for another tenant or deployment', [
+        {
+          field: 'body.chainedAuthorizationServer.clientSecret',
+          message: 'is sealed for another tenant or deployment: give the secret itself',
+        },
+      ]);
+    }
+    return { ...settings, clientSecret: sealer.seal(clientSecret, sealContext(tenantId)) };
   }
   const kept = before?.issuer === given.issuer && before.clientId === given.clientId ? before.clientSecret : undefined;
   if (kept === undefined) {
