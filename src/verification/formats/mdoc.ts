@@ -22,7 +22,7 @@ import {
 } from '@owf/mdoc';
 import { calculateJwkThumbprint } from 'jose';
 import { mdocContext } from '../../platform/crypto/mdoc-context.js';
-import { x509 } from '../../platform/crypto/x509.js';
+import { x509 } from '../../platform/crypto/x509-library.js';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationContext } from './context.js';
 
