@@ -49,6 +49,7 @@ describe('issuer settings', () => {
       walletAttestationRequired: false,
       walletAttestationChallengeRequired: false,
       walletProviders: [],
+      credentialEncryptionRequired: false,
       chainedAuthorizationServer: null,
     });
   });
