@@ -14,6 +14,7 @@ import { presentSdJwt, type ResolvedRequest } from '../support/presenter.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials, WALLET_REDIRECT_URI, walletClient } from '../support/wallet.js';
+import { attestationHeaders, walletInstance, walletProvider } from '../support/wallet-provider.js';
 
 let svc: TestService;
 let acme: string;
@@ -134,23 +135,29 @@ async function offer(id = 'membership') {
   };
 }
 
-const iae = (form: Record<string, string>, tenant = 'acme') => svc.call('POST', `/issuers/${tenant}/iae`, { form });
+const iae = (form: Record<string, string>, options: { tenant?: string; headers?: Record<string, string> } = {}) =>
+  svc.call('POST', `/issuers/${options.tenant ?? 'acme'}/iae`, { form, ...(options.headers && { headers: options.headers }) });
 
 /** The first request: the authorization request as PAR takes it, and the interaction types. */
-async function start(options: { id?: string; scope?: string; types?: string } = {}) {
-  const created = await offer(options.id);
+async function start(
+  options: { id?: string; scope?: string; types?: string; headers?: Record<string, string>; issuerState?: string } = {},
+) {
+  const created = options.issuerState ? { session: '', issuerState: options.issuerState } : await offer(options.id);
   const { verifier, challenge } = pkce();
-  const reply = await iae({
-    client_id: CLIENT_ID,
-    response_type: 'code',
-    redirect_uri: WALLET_REDIRECT_URI,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    state: 'wallet-state',
-    issuer_state: created.issuerState,
-    scope: options.scope ?? 'membership_scope',
-    interaction_types_supported: options.types ?? 'openid4vp_presentation,redirect_to_web',
-  });
+  const reply = await iae(
+    {
+      client_id: CLIENT_ID,
+      response_type: 'code',
+      redirect_uri: WALLET_REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'wallet-state',
+      issuer_state: created.issuerState,
+      scope: options.scope ?? 'membership_scope',
+      interaction_types_supported: options.types ?? 'openid4vp_presentation,redirect_to_web',
+    },
+    { ...(options.headers && { headers: options.headers }) },
+  );
   return { ...created, verifier, reply };
 }
 
@@ -178,12 +185,18 @@ async function openRequest(openid4vpRequest: { request: string }): Promise<Resol
 }
 
 /** The wallet's follow-up with its presentation of `issued` (KB-JWT aud iae:<endpoint> unless told otherwise). */
-async function present(authSession: string, request: ResolvedRequest, issued: Issued = pid, kb: { aud?: string; nonce?: string } = {}) {
+async function present(
+  authSession: string,
+  request: ResolvedRequest,
+  issued: Issued = pid,
+  kb: { aud?: string; nonce?: string } = {},
+  headers?: Record<string, string>,
+) {
   const presentation = await presentSdJwt(issued.credential, issued.holder, request, ['given_name', 'family_name'], {
     aud: `iae:${iaeUrl()}`,
     ...kb,
   });
-  return iae({ auth_session: authSession, openid4vp_response: JSON.stringify({ vp_token: { pid: [presentation] } }) });
+  return iae({ auth_session: authSession, openid4vp_response: JSON.stringify({ vp_token: { pid: [presentation] } }) }, { headers });
 }
 
 /** Start, present the PID: the answer to the presentation (the web step, if it was accepted). */
@@ -478,7 +491,10 @@ describe('interactive authorization: refusals', () => {
   it('takes an auth_session once, and only at the issuer that gave it', async () => {
     const started = await start();
     const request = await openRequest(started.reply.body.openid4vp_request);
-    const elsewhere = await iae({ auth_session: started.reply.body.auth_session, openid4vp_response: '{"vp_token":{}}' }, 'other');
+    const elsewhere = await iae(
+      { auth_session: started.reply.body.auth_session, openid4vp_response: '{"vp_token":{}}' },
+      { tenant: 'other' },
+    );
     expect(elsewhere.status).toBe(400);
     expect(elsewhere.body.error_description).toMatch(/auth_session is unknown/);
     const first = await present(started.reply.body.auth_session, request);
@@ -503,6 +519,62 @@ describe('interactive authorization: refusals', () => {
     });
     expect(reply.status).toBe(400);
     expect(reply.body).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/user declined/) });
+  });
+
+  it('a request pushed for the same offer meanwhile ends the flow under way', async () => {
+    const started = await start();
+    const request = await openRequest(started.reply.body.openid4vp_request);
+    const pushed = await svc.call('POST', '/issuers/acme/par', {
+      form: {
+        client_id: CLIENT_ID,
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        issuer_state: started.issuerState,
+        scope: 'membership_scope',
+      },
+    });
+    expect(pushed.status, pushed.text).toBe(201);
+    const stale = await present(started.reply.body.auth_session, request);
+    expect(stale.status).toBe(400);
+    expect(stale.body.error_description).toMatch(/auth_session is unknown/);
+  });
+
+  it('wallet attestation: required when the issuer says so, and the flow stays with the attested wallet instance', async () => {
+    const provider = await walletProvider('IAE Wallets');
+    const [attested, another] = await Promise.all([walletInstance(), walletInstance()]);
+    const issuer = `${svc.url}/issuers/acme`;
+    const headersOf = (instance: typeof attested) => attestationHeaders(provider, instance, CLIENT_ID, issuer);
+    const configured = await svc.call('PUT', '/api/issuer/config', {
+      token: acme,
+      body: { walletProviders: [{ name: provider.name, certificates: [provider.caPem] }], walletAttestationRequired: true },
+    });
+    expect(configured.status, configured.text).toBe(200);
+    try {
+      const { issuerState } = await offer();
+      const bare = await start({ issuerState });
+      expect(bare.reply.status).toBe(401);
+      expect(bare.reply.body.error).toBe('invalid_client');
+      const started = await start({ issuerState, headers: await headersOf(attested) });
+      expect(started.reply.status, started.reply.text).toBe(200);
+      const request = await openRequest(started.reply.body.openid4vp_request);
+      const authSession = started.reply.body.auth_session;
+      const unattested = await present(authSession, request);
+      expect(unattested.status).toBe(401);
+      expect(unattested.body.error).toBe('invalid_client');
+      const otherInstance = await present(authSession, request, pid, {}, await headersOf(another));
+      expect(otherInstance.status).toBe(401);
+      expect(otherInstance.body).toMatchObject({
+        error: 'invalid_client',
+        error_description: expect.stringMatching(/another wallet instance/),
+      });
+      const accepted = await present(authSession, request, pid, {}, await headersOf(attested));
+      expect(accepted.status, accepted.text).toBe(200);
+      expect(accepted.body).toMatchObject({ status: 'require_interaction', type: 'redirect_to_web' });
+    } finally {
+      expect((await svc.call('PUT', '/api/issuer/config', { token: acme, body: {} })).status).toBe(200);
+    }
   });
 
   describe('the web step completes only with the integrator’s signed, fresh, single-use result', () => {

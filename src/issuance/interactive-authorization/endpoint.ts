@@ -21,7 +21,7 @@ import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, type AuthorizationResult, issuancePrivate } from '../session.js';
 import type { IaeAction, InteractiveActions } from './actions.js';
-import { type InteractivePresentations, type InteractiveProgress, pendingPresentation, withPresentation } from './progress.js';
+import { flowOf, type InteractivePresentations, type InteractiveProgress, pendingPresentation, withPresentation } from './progress.js';
 import {
   FollowUpRequestSchema,
   IAE_AUDIENCE_PREFIX,
@@ -131,7 +131,7 @@ export class InteractiveAuthorizationEndpoint {
   /** auth_session names a flow of this issuer that waits for the wallet; it is spent only once the answer is complete. */
   private async findAuthSession(issuer: Issuer, authSession: string): Promise<{ session: SessionState; state: InteractiveState }> {
     const session = await this.sessions.findByHandle(IAE_HANDLE.authSession, authSession);
-    const state = session?.tenantId === issuer.tenantId ? issuancePrivate(session)?.interactiveAuthorization : undefined;
+    const state = session?.tenantId === issuer.tenantId ? flowOf(session) : undefined;
     if (!session || !state?.pending) throw invalidRequest('auth_session is unknown, expired or already used');
     const refusal = offerRefusal(session);
     if (refusal) throw invalidRequest(refusal);

@@ -13,7 +13,7 @@ import { AUTHORIZATION_HANDLE, REQUEST_URI_LIFETIME_SECONDS, REQUEST_URI_PREFIX 
 import { mergeClaims } from '../credential-request/claims.js';
 import { invalidRequest } from '../errors.js';
 import type { Issuer } from '../issuers.js';
-import type { AuthorizationResult } from '../session.js';
+import { type AuthorizationResult, issuancePrivate } from '../session.js';
 import { currentAction } from './actions.js';
 import {
   AUTH_SESSION_LIFETIME_SECONDS,
@@ -193,6 +193,18 @@ export function withWebResult(result: AuthorizationResult, claims: Record<string
     claims: mergeClaims(result.claims, claims),
     steps: [...result.steps, { type: 'redirect-to-web', data: { ...(label && { label }), claims } }],
   };
+}
+
+/**
+ * The flow under way in the session, while the authorization request it runs for is still the
+ * session's (a request pushed since replaced it, and with it the client and PKCE the code is bound to).
+ */
+export function flowOf(session: SessionState): InteractiveState | undefined {
+  const personal = issuancePrivate(session);
+  const state = personal?.interactiveAuthorization;
+  const request = personal?.authorizationRequest;
+  if (!state || !request || request.clientId !== state.clientId || request.codeChallenge !== state.codeChallenge) return undefined;
+  return state;
 }
 
 export const pendingPresentation = (state: InteractiveState): EmbeddedPresentationState | undefined =>

@@ -18,7 +18,7 @@ import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, issuancePrivate } from '../session.js';
 import { currentAction, type IaeAction, type InteractiveActions } from './actions.js';
-import { type InteractiveProgress, withWebResult } from './progress.js';
+import { flowOf, type InteractiveProgress, withWebResult } from './progress.js';
 import {
   IAE_HANDLE,
   type InteractiveState,
@@ -114,7 +114,7 @@ export class WebSteps {
   /** web_session names a web step of this issuer that is open. */
   private async findStep(issuer: Issuer, webSession: string) {
     const session = await this.sessions.findByHandle(IAE_HANDLE.webSession, webSession);
-    const state = session?.tenantId === issuer.tenantId ? issuancePrivate(session)?.interactiveAuthorization : undefined;
+    const state = session?.tenantId === issuer.tenantId ? flowOf(session) : undefined;
     if (!session || state?.pending?.kind !== 'web' || state.pending.completed)
       throw refuse('result: web_session is unknown, expired or already used');
     const refusal = offerRefusal(session);
