@@ -55,7 +55,7 @@ beforeAll(async () => {
       { clientId: 'svc', secret: CLIENT_SECRET, redirectUri: chainedUrl('callback') },
       { clientId: 'another-relying-party', secret: 'another-secret-0123456789', redirectUri: 'https://rp.example/cb' },
     ],
-    users: { erika: ERIKA },
+    users: { erika: ERIKA, max: { given_name: 'Max' } },
   });
   const created = await svc.call('POST', '/api/issuer/credentials', {
     token: acme,
@@ -73,6 +73,23 @@ beforeAll(async () => {
     },
   });
   expect(created.status, created.text).toBe(201);
+  const strict = await svc.call('POST', '/api/issuer/credentials', {
+    token: acme,
+    body: {
+      id: 'pid-strict',
+      config: { format: 'dc+sd-jwt', scope: 'pid_strict_scope' },
+      vct: 'urn:example:pid-strict',
+      keyBinding: true,
+      fields: [
+        { path: ['given_name'], type: 'string', mandatory: true },
+        { path: ['family_name'], type: 'string', mandatory: true },
+        // The claim mapping is the issuer's: each configuration offered through the chained server has its paths.
+        { path: ['birth'], type: 'object', children: [{ path: ['date'], type: 'string' }] },
+        { path: ['email'], type: 'string' },
+      ],
+    },
+  });
+  expect(strict.status, strict.text).toBe(201);
   const saved = await putSettings({ chainedAuthorizationServer: chainedSettings() });
   expect(saved.status, saved.text).toBe(200);
   rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
@@ -212,28 +229,74 @@ describe('chained authorization server: metadata and offers', () => {
   });
 });
 
+/**
+ * The flow as a wallet runs it (@openid4vc/openid4vci, DPoP) with the user logging in at the provider
+ * as `user`: what each step answered, and the credential request still to make.
+ */
+async function walletFlow(offerUri: string, options: { user?: string; configurationId?: string; scope?: string } = {}) {
+  const configurationId = options.configurationId ?? 'pid';
+  const keys = [await holderKey()];
+  const signer = (keys[0] as HolderKey).signer;
+  const client = new Openid4vciClient({ callbacks: issuanceCallbacks(keys, 'test-wallet') });
+  const credentialOffer = await client.resolveCredentialOffer(offerUri);
+  const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+  const request = await client.createAuthorizationRequestUrlFromOffer({
+    clientId: 'test-wallet',
+    credentialOffer,
+    issuerMetadata,
+    redirectUri: WALLET_REDIRECT_URI,
+    scope: options.scope ?? 'pid_scope',
+    dpop: { signer },
+  });
+  // The user agent goes to the provider, logs in there and comes back through the callback.
+  const toProvider = await get(request.authorizationRequestUrl);
+  expect(toProvider.status, toProvider.text).toBe(302);
+  const providerUrl = toProvider.location as URL;
+  const callback = await loginAt(providerUrl.toString(), options.user ?? 'erika');
+  const back = await get(callback.toString());
+  expect(back.status, back.text).toBe(302);
+  const authorizationServerMetadata = issuerMetadata.authorizationServers.find((as) => as.issuer === chainedId());
+  if (!authorizationServerMetadata) throw new Error('the chained server is not in the issuer metadata');
+  // The wallet's own check of the response: its state, and iss naming the chained server (RFC 9207).
+  const response = client.parseAndVerifyAuthorizationResponseRedirectUrl({
+    url: back.location?.toString() as string,
+    authorizationServerMetadata,
+  });
+  const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+    credentialOffer,
+    issuerMetadata,
+    authorizationCode: response.code as string,
+    redirectUri: WALLET_REDIRECT_URI,
+    ...(request.pkce && { pkceCodeVerifier: request.pkce.codeVerifier }),
+    ...(request.dpop && { dpop: request.dpop }),
+  });
+  const credential = async () => {
+    const { c_nonce } = await client.requestNonce({ issuerMetadata });
+    const proof = await client.createCredentialRequestJwtProof({
+      issuerMetadata,
+      signer,
+      nonce: c_nonce,
+      credentialConfigurationId: configurationId,
+    });
+    const credentials = await client.retrieveCredentials({
+      issuerMetadata,
+      accessToken: token.accessTokenResponse.access_token,
+      credentialConfigurationId: configurationId,
+      proofs: { jwt: [proof.jwt] },
+      ...(token.dpop && { dpop: token.dpop }),
+    });
+    const [issued] = (credentials.credentialResponse.credentials ?? []) as { credential: string }[];
+    return issued?.credential as string;
+  };
+  return { request, providerUrl, response, token, credential };
+}
+
 describe('chained authorization server: the whole flow with a wallet', () => {
   it('PAR with DPoP, login at the provider, code, DPoP-bound token, and a credential with the claims the provider gave', async () => {
     const created = await offer();
-    const keys = [await holderKey()];
-    const client = new Openid4vciClient({ callbacks: issuanceCallbacks(keys, 'test-wallet') });
-    const credentialOffer = await client.resolveCredentialOffer(created.uri);
-    const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
-    const dpop = { signer: (keys[0] as HolderKey).signer };
-    const request = await client.createAuthorizationRequestUrlFromOffer({
-      clientId: 'test-wallet',
-      credentialOffer,
-      issuerMetadata,
-      redirectUri: WALLET_REDIRECT_URI,
-      scope: 'pid_scope',
-      dpop,
-    });
+    const { request, providerUrl, response, token, credential } = await walletFlow(created.uri);
     expect(request.authorizationRequestUrl.startsWith(chainedUrl('authorize'))).toBe(true);
-
-    // The user agent goes to the provider, with the chained server's own state, nonce and PKCE.
-    const toProvider = await get(request.authorizationRequestUrl);
-    expect(toProvider.status, toProvider.text).toBe(302);
-    const providerUrl = toProvider.location as URL;
+    // The provider was asked with the chained server's own client, state, nonce and PKCE.
     expect(`${providerUrl.origin}/`).toBe(`${provider.issuer}/`);
     expect(Object.fromEntries(providerUrl.searchParams)).toMatchObject({
       response_type: 'code',
@@ -246,46 +309,11 @@ describe('chained authorization server: the whole flow with a wallet', () => {
       code_challenge: expect.stringMatching(/^[\w-]{43}$/),
     });
     expect(providerUrl.searchParams.get('state')).not.toBe(new URL(request.authorizationRequestUrl).searchParams.get('state'));
-
-    const callback = await loginAt(providerUrl.toString(), 'erika');
-    const back = await get(callback.toString());
-    expect(back.status, back.text).toBe(302);
-    const authorizationServerMetadata = issuerMetadata.authorizationServers.find((as) => as.issuer === chainedId());
-    if (!authorizationServerMetadata) throw new Error('the chained server is not in the issuer metadata');
-    // The wallet's own check of the response: its state, and iss naming the chained server (RFC 9207).
-    const response = client.parseAndVerifyAuthorizationResponseRedirectUrl({
-      url: back.location?.toString() as string,
-      authorizationServerMetadata,
-    });
     expect(response.code).toEqual(expect.any(String));
-
-    const token = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
-      credentialOffer,
-      issuerMetadata,
-      authorizationCode: response.code as string,
-      redirectUri: WALLET_REDIRECT_URI,
-      ...(request.pkce && { pkceCodeVerifier: request.pkce.codeVerifier }),
-      ...(request.dpop && { dpop: request.dpop }),
-    });
     expect(token.accessTokenResponse.token_type).toBe('DPoP');
     expect(token.accessTokenResponse.refresh_token).toEqual(expect.any(String));
 
-    const { c_nonce } = await client.requestNonce({ issuerMetadata });
-    const proof = await client.createCredentialRequestJwtProof({
-      issuerMetadata,
-      signer: (keys[0] as HolderKey).signer,
-      nonce: c_nonce,
-      credentialConfigurationId: 'pid',
-    });
-    const credentials = await client.retrieveCredentials({
-      issuerMetadata,
-      accessToken: token.accessTokenResponse.access_token,
-      credentialConfigurationId: 'pid',
-      proofs: { jwt: [proof.jwt] },
-      ...(token.dpop && { dpop: token.dpop }),
-    });
-    const [issued] = (credentials.credentialResponse.credentials ?? []) as { credential: string }[];
-    const { claims } = await verifySdJwtIndependently(issued?.credential as string, rootCertificate);
+    const { claims } = await verifySdJwtIndependently(await credential(), rootCertificate);
     expect(claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann', birth: { date: '1964-08-12' } });
     // email was mapped but the provider did not give it for these scopes.
     expect(claims.email).toBeUndefined();
@@ -294,6 +322,19 @@ describe('chained authorization server: the whole flow with a wallet', () => {
     expect(logs).toEqual(expect.arrayContaining(['upstream login started', 'upstream login succeeded', 'authorization code issued']));
     const session = (await svc.call('GET', `/api/session/${created.session}`, { token: acme })).body;
     expect(session.status).toBe('completed');
+  });
+
+  it('mandatory claims are checked when the credential is issued, not when the offer is made: the provider supplies them', async () => {
+    const created = await offer({ credentialConfigurationIds: ['pid-strict'] });
+    const { claims } = await verifySdJwtIndependently(
+      await (await walletFlow(created.uri, { configurationId: 'pid-strict', scope: 'pid_strict_scope' })).credential(),
+      rootCertificate,
+    );
+    expect(claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann' });
+    // A user the provider knows no family name of gets no credential of this configuration.
+    const incomplete = await offer({ credentialConfigurationIds: ['pid-strict'] });
+    const flow = await walletFlow(incomplete.uri, { configurationId: 'pid-strict', scope: 'pid_strict_scope', user: 'max' });
+    await expect(flow.credential()).rejects.toThrow(/credential_request_denied|family_name/);
   });
 
   it('a refresh token of the chained server is redeemed at its token endpoint', async () => {

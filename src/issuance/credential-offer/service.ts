@@ -74,16 +74,23 @@ export class OfferService {
   /**
    * Inline claims are checked now (merged over the fields' defaults); other sources are asked at
    * issuance, and so is interactive authorization (iaeActions) in the authorization code flow, whose
-   * steps supply claims only once the user went through them.
+   * steps supply claims only once the user went through them, and so is the login at the chained
+   * authorization server (upstreamLogin), whose provider supplies them then.
    */
-  private async checkClaims(tenantId: string, configs: CredentialConfiguration[], sources: Record<string, ClaimSource>, flow: string) {
+  private async checkClaims(
+    tenantId: string,
+    configs: CredentialConfiguration[],
+    sources: Record<string, ClaimSource>,
+    flow: string,
+    upstreamLogin = false,
+  ) {
     const problems: FieldError[] = [];
     for (const key of Object.keys(sources)) {
       if (!configs.some((c) => c.id === key))
         problems.push({ field: `body.credentialClaims.${key}`, message: 'is not one of credentialConfigurationIds' });
     }
     for (const config of configs) {
-      if (!sources[config.id] && flow === 'authorization_code' && config.iaeActions?.length) continue;
+      if (!sources[config.id] && flow === 'authorization_code' && (upstreamLogin || config.iaeActions?.length)) continue;
       problems.push(...(await this.claimProblems(tenantId, config, sources[config.id])));
     }
     if (problems.length) throw badRequest(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
@@ -142,8 +149,9 @@ export class OfferService {
     checkAllowed(ctx, input.credentialConfigurationIds);
     const issuer = await this.issuers.get(tenantId);
     const configs = await this.configurations(tenantId, input.credentialConfigurationIds);
-    await this.checkClaims(tenantId, configs, input.credentialClaims ?? {}, input.flow);
     const server = this.checkAuthorizationServer(issuer, input);
+    const upstreamLogin = server === issuer.urls.chainedAuthorizationServer;
+    await this.checkClaims(tenantId, configs, input.credentialClaims ?? {}, input.flow, upstreamLogin);
     await this.checkWebhookEndpoint(tenantId, input.webhookEndpointId);
     const webhookEndpointId = input.webhookEndpointId ?? configs.find((c) => c.webhookEndpointId)?.webhookEndpointId ?? null;
     return this.open(ctx, issuer, input, webhookEndpointId, server);
