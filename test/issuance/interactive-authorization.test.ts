@@ -504,6 +504,20 @@ describe('interactive authorization: refusals', () => {
     expect(replayed.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/already used/) });
   });
 
+  it('an auth_session expires', async () => {
+    const started = await start();
+    const request = await openRequest(started.reply.body.openid4vp_request);
+    await svc.db
+      .updateTable('session_handles')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('session_id', '=', started.session)
+      .where('purpose', '=', 'iae_auth_session')
+      .execute();
+    const late = await present(started.reply.body.auth_session, request);
+    expect(late.status).toBe(400);
+    expect(late.body.error_description).toMatch(/auth_session is unknown, expired or already used/);
+  });
+
   it('refuses a follow-up by another client', async () => {
     const started = await start();
     const reply = await iae({ auth_session: started.reply.body.auth_session, client_id: 'someone-else', openid4vp_response: '{}' });
