@@ -43,10 +43,15 @@ export const ChainedAuthorizationServerSchema = z
       .min(1)
       .max(SEALED_MAX)
       .optional()
+      .meta({ writeOnly: true })
       .describe(
         'write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same)',
       ),
-    clientSecretSet: z.boolean().optional().describe('read-only: whether a client secret is stored; ignored in a PUT'),
+    clientSecretSet: z
+      .boolean()
+      .optional()
+      .meta({ readOnly: true })
+      .describe('read-only: whether a client secret is stored; ignored in a PUT'),
     scopes: z
       .array(z.string().max(200).regex(SCOPE_TOKEN, 'must be an OAuth scope token (no spaces or quotes)'))
       .min(1)
