@@ -66,6 +66,17 @@ const PROTOCOL_CLAIMS = new Set([
   'jti',
 ]);
 
+/**
+ * What the wallet learns of a failed upstream login (RFC 6749 section 4.1.2.1): the provider could not
+ * be used, or the user was not authenticated (the provider's error, a refused code, an invalid ID
+ * token alike: the session log tells them apart).
+ */
+const UNAVAILABLE = { error: 'temporarily_unavailable', error_description: 'the upstream identity provider is not available' };
+const NOT_AUTHENTICATED = {
+  error: 'access_denied',
+  error_description: 'the user could not be authenticated at the upstream identity provider',
+};
+
 /** A tenant without an enabled chained authorization server has none to talk to: 404, as for an unknown issuer. */
 export const noChainedServer = () => new OAuthError(404, 'invalid_request', 'this credential issuer has no chained authorization server');
 
@@ -87,12 +98,11 @@ export class ChainedLogin {
   /** The authorization endpoint: where to send the user agent (the upstream provider, or the wallet with an error). */
   async authorize(call: FrontChannelCall): Promise<string> {
     const { issuer, chained } = await this.chainedOf(call.tenantId);
-    if (call.query.request_uri === undefined)
-      throw invalidRequest('request_uri is required: this server accepts only pushed authorization requests');
+    checkPushed(call.query);
     const params = parseOAuthParams(AuthorizationQuerySchema, call.query);
     const session = await this.takeRequestUri(issuer, params.request_uri);
     const request = pushedRequest(session);
-    if (request.clientId !== params.client_id) throw invalidRequest('client_id does not match the pushed authorization request');
+    checkClientId(request, params.client_id);
     const respond = (answer: Record<string, string>) => this.toWallet(issuer, request, answer);
     const refusal = offerRefusal(session);
     if (refusal) return respond({ error: 'invalid_request', error_description: refusal });
@@ -101,7 +111,7 @@ export class ChainedLogin {
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
       await this.sessions.log(session.id, 'error', 'upstream login could not start', { reason: err.reason });
-      return respond({ error: 'temporarily_unavailable', error_description: 'the upstream identity provider is not available' });
+      return respond(UNAVAILABLE);
     }
   }
 
@@ -111,9 +121,7 @@ export class ChainedLogin {
     const query = parseOAuthParams(CallbackQuerySchema, call.query);
     const session = await this.takeUpstreamState(issuer, query.state);
     const request = pushedRequest(session);
-    const login = loginOf(session);
-    // A request pushed during the login replaced the one it was started for.
-    if (login?.codeChallenge !== request.codeChallenge) throw invalidRequest('state belongs to a login that was replaced or is unknown');
+    const login = checkLoginCurrent(session, request);
     const respond = (answer: Record<string, string>) => this.toWallet(issuer, request, answer);
     const refusal = offerRefusal(session);
     if (refusal) return respond({ error: 'invalid_request', error_description: refusal });
@@ -124,12 +132,7 @@ export class ChainedLogin {
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
       await this.sessions.log(session.id, 'warn', 'upstream login failed', { reason: err.reason });
-      if (err.unavailable)
-        return respond({ error: 'temporarily_unavailable', error_description: 'the upstream identity provider is not available' });
-      return respond({
-        error: 'access_denied',
-        error_description: 'the user could not be authenticated at the upstream identity provider',
-      });
+      return respond(err.unavailable ? UNAVAILABLE : NOT_AUTHENTICATED);
     }
   }
 
@@ -256,6 +259,23 @@ export class ChainedLogin {
     url.searchParams.set('iss', chainedUrls(this.publicUrl, tenantId).identifier);
     return url.toString();
   }
+}
+
+function checkPushed(query: Record<string, unknown>) {
+  if (query.request_uri === undefined)
+    throw invalidRequest('request_uri is required: this server accepts only pushed authorization requests');
+}
+
+/** The request_uri was pushed by one client; another one presenting it is refused before any redirect. */
+function checkClientId(request: AuthorizationRequest, clientId: string) {
+  if (request.clientId !== clientId) throw invalidRequest('client_id does not match the pushed authorization request');
+}
+
+/** The login of the state, still for the pushed request: one pushed since (for the same offer) replaced it. */
+function checkLoginCurrent(session: SessionState, request: AuthorizationRequest): UpstreamLogin {
+  const login = loginOf(session);
+  if (login?.codeChallenge !== request.codeChallenge) throw invalidRequest('state belongs to a login that was replaced or is unknown');
+  return login;
 }
 
 function pushedRequest(session: SessionState): AuthorizationRequest {
