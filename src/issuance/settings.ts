@@ -65,7 +65,9 @@ export const IssuerSettingsSchema = z
     authorizationServers: z
       .array(z.strictObject({ issuer: webUrl().describe('https (http outside production)'), enabled: z.boolean().default(true) }))
       .default([])
-      .describe('external authorization servers an offer may name; the built-in one is always first and listed as `builtin`'),
+      .describe(
+        'external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself: this service serves none of it (its own PAR endpoints do not take that issuer_state)',
+      ),
     builtinAuthorizationServerEnabled: z.boolean().default(true),
     walletAttestationRequired: z
       .boolean()
