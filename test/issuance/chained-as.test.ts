@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
-import { importJWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { type LoginProvider, loginAt, startLoginProvider } from '../support/oidc-provider.js';
@@ -216,6 +216,29 @@ describe('chained authorization server: metadata and offers', () => {
       body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], authorization_server: chainedId() },
     });
     expectFieldErrors(preAuthorized, ['body.authorization_server']);
+    // Interactive authorization steps are the built-in server's (its interactive authorization endpoint).
+    const { publicKey } = await generateKeyPair('ES256');
+    const interactive = await svc.call('POST', '/api/issuer/credentials', {
+      token: acme,
+      body: {
+        id: 'pid-interactive',
+        config: { format: 'dc+sd-jwt', scope: 'pid_interactive_scope' },
+        vct: 'urn:example:pid-interactive',
+        fields: [{ path: ['given_name'], type: 'string' }],
+        iaeActions: [{ type: 'redirect-to-web', url: 'https://integrator.example/step', callbackKey: await exportJWK(publicKey) }],
+      },
+    });
+    expect(interactive.status, interactive.text).toBe(201);
+    const withSteps = await svc.call('POST', '/api/issuer/offer', {
+      token: acme,
+      body: {
+        response_type: 'uri',
+        flow: 'authorization_code',
+        credentialConfigurationIds: ['pid-interactive'],
+        authorization_server: chainedId(),
+      },
+    });
+    expectFieldErrors(withSteps, ['body.authorization_server']);
     const unknown = await svc.call('POST', '/api/issuer/offer', {
       token: acme,
       body: {

@@ -41,6 +41,19 @@ function checkFlowFields(input: OfferRequest) {
   }
 }
 
+/**
+ * The chained authorization server authorizes by the upstream login alone; the steps of interactive
+ * authorization are run by the built-in server's interactive authorization endpoint only, so a
+ * configuration that asks for them cannot be offered through the chained one.
+ */
+function checkNoInteractiveSteps(configs: CredentialConfiguration[]) {
+  const interactive = configs.filter((c) => c.iaeActions?.length).map((c) => c.id);
+  if (!interactive.length) return;
+  throw badRequest(`authorization_server: ${interactive.join(', ')} need interactive authorization, which the built-in server runs`, [
+    { field: 'body.authorization_server', message: `the chained authorization server runs no iaeActions (of ${interactive.join(', ')})` },
+  ]);
+}
+
 function checkAllowed(ctx: RequestContext, ids: string[]) {
   const allowed = ctx.principal.allowedIssuanceConfigs;
   if (!allowed?.length) return;
@@ -151,6 +164,7 @@ export class OfferService {
     const configs = await this.configurations(tenantId, input.credentialConfigurationIds);
     const server = this.checkAuthorizationServer(issuer, input);
     const upstreamLogin = server === issuer.urls.chainedAuthorizationServer;
+    if (upstreamLogin) checkNoInteractiveSteps(configs);
     await this.checkClaims(tenantId, configs, input.credentialClaims ?? {}, input.flow, upstreamLogin);
     await this.checkWebhookEndpoint(tenantId, input.webhookEndpointId);
     const webhookEndpointId = input.webhookEndpointId ?? configs.find((c) => c.webhookEndpointId)?.webhookEndpointId ?? null;
