@@ -200,6 +200,12 @@ const IaePresentationActionSchema = z
     presentationConfigId: Reference.describe(
       "a presentation configuration of the tenant: its DCQL query (dc+sd-jwt credentials), access key chain, registration certificate and transaction data make the OpenID4VP request; the presentation is verified like any other (issuer trust from the tenant's trust lists, status, key binding, DCQL)",
     ),
+    responseMode: z
+      .enum(['iae_post.jwt', 'iae_post'])
+      .optional()
+      .describe(
+        'default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint',
+      ),
     label: IaeLabel,
   })
   .describe(

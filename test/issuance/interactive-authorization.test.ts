@@ -7,7 +7,17 @@
 // wallet's requests are made by hand in the draft's shapes.
 import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
-import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importX509, type JWK, SignJWT } from 'jose';
+import {
+  CompactEncrypt,
+  compactVerify,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  importX509,
+  type JWK,
+  SignJWT,
+} from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PID_VCT } from '../support/fixtures.js';
 import { presentSdJwt, type ResolvedRequest } from '../support/presenter.js';
@@ -94,7 +104,8 @@ beforeAll(async () => {
   ];
   for (const body of [
     membership('membership', 'membership_scope', actions),
-    membership('web-first', 'web_first_scope', [...actions].reverse()),
+    // Web step first, and a presentation answered in the clear (iae_post) rather than encrypted.
+    membership('web-first', 'web_first_scope', [actions[1], { ...actions[0], responseMode: 'iae_post' }]),
   ]) {
     const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body });
     expect(created.status, created.text).toBe(201);
@@ -170,7 +181,9 @@ async function openRequest(openid4vpRequest: { request: string }): Promise<Resol
   const key = await importX509(`-----BEGIN CERTIFICATE-----\n${leaf}\n-----END CERTIFICATE-----`, header.alg as string);
   const payload = JSON.parse(new TextDecoder().decode((await compactVerify(jwt, key)).payload));
   expect(payload.client_id).toBe(`x509_hash:${createHash('sha256').update(Buffer.from(leaf, 'base64')).digest('base64url')}`);
-  expect(payload).toMatchObject({ response_type: 'vp_token', response_mode: 'iae_post', expected_origins: [new URL(svc.url).origin] });
+  expect(payload).toMatchObject({ response_type: 'vp_token', expected_origins: [new URL(svc.url).origin], expected_url: iaeUrl() });
+  expect(['iae_post.jwt', 'iae_post']).toContain(payload.response_mode);
+  if (payload.response_mode === 'iae_post.jwt') expect(payload.client_metadata.jwks.keys[0]).toMatchObject({ kty: 'EC', use: 'enc' });
   expect(payload.response_uri).toBeUndefined();
   expect(payload.dcql_query).toEqual(PID_QUERY);
   return {
@@ -191,12 +204,24 @@ async function present(
   issued: Issued = pid,
   kb: { aud?: string; nonce?: string } = {},
   headers?: Record<string, string>,
+  options: { plain?: boolean } = {},
 ) {
   const presentation = await presentSdJwt(issued.credential, issued.holder, request, ['given_name', 'family_name'], {
     aud: `iae:${iaeUrl()}`,
     ...kb,
   });
-  return iae({ auth_session: authSession, openid4vp_response: JSON.stringify({ vp_token: { pid: [presentation] } }) }, { headers });
+  const response = { vp_token: { pid: [presentation] } };
+  const encrypted = request.responseMode === 'iae_post.jwt' && !options.plain;
+  const openid4vpResponse = encrypted ? { response: await encryptFor(request, response) } : response;
+  return iae({ auth_session: authSession, openid4vp_response: JSON.stringify(openid4vpResponse) }, { headers });
+}
+
+/** iae_post.jwt: the response as a JWE (ECDH-ES, A128GCM) to the request's encryption key. */
+async function encryptFor(request: ResolvedRequest, response: Record<string, unknown>) {
+  const jwk = request.payload.client_metadata.jwks.keys[0] as JWK;
+  return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(response)))
+    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', ...(jwk.kid && { kid: jwk.kid }) })
+    .encrypt(await importJWK(jwk, 'ECDH-ES'));
 }
 
 /** Start, present the PID: the answer to the presentation (the web step, if it was accepted). */
@@ -311,6 +336,7 @@ describe('interactive authorization: end to end', () => {
       openid4vp_request: { request: expect.any(String) },
     });
     const request = await openRequest(started.reply.body.openid4vp_request);
+    expect(request.responseMode).toBe('iae_post.jwt');
 
     const web = await present(started.reply.body.auth_session, request);
     expect(web.status, web.text).toBe(200);
@@ -385,7 +411,10 @@ describe('interactive authorization: end to end', () => {
     expect(next.status, next.text).toBe(200);
     expect(next.body).toMatchObject({ status: 'require_interaction', type: 'openid4vp_presentation' });
 
-    const done = await present(next.body.auth_session, await openRequest(next.body.openid4vp_request));
+    const request = await openRequest(next.body.openid4vp_request);
+    expect(request.responseMode).toBe('iae_post');
+    expect(request.payload.client_metadata.jwks).toBeUndefined();
+    const done = await present(next.body.auth_session, request);
     expect(done.status, done.text).toBe(200);
     expect(done.body).toMatchObject({ status: 'ok', code: expect.any(String) });
     const credential = await redeem(done.body.code, started.verifier, 'web-first');
@@ -502,6 +531,15 @@ describe('interactive authorization: refusals', () => {
     const replayed = await present(started.reply.body.auth_session, request);
     expect(replayed.status).toBe(400);
     expect(replayed.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/already used/) });
+  });
+
+  it('refuses a response in the clear where the request asked for an encrypted one', async () => {
+    const started = await start();
+    const request = await openRequest(started.reply.body.openid4vp_request);
+    expect(request.responseMode).toBe('iae_post.jwt');
+    const plain = await present(started.reply.body.auth_session, request, pid, {}, undefined, { plain: true });
+    expect(plain.status).toBe(400);
+    expect(plain.body).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/must be encrypted/) });
   });
 
   it('an auth_session expires', async () => {

@@ -167,7 +167,7 @@ export class InteractiveAuthorizationEndpoint {
         const described = typeof response.error_description === 'string' ? `: ${response.error_description.slice(0, 200)}` : '';
         throw new PresentationRejected(`the wallet answered ${String(response.error).slice(0, 100)}${described}`);
       }
-      return await this.presentations.verify(issuer.tenantId, presentation, response.vp_token, {
+      return await this.presentations.verify(issuer.tenantId, presentation, response, {
         audience: `${IAE_AUDIENCE_PREFIX}${issuer.urls.iae}`,
         responseUri: issuer.urls.iae,
       });
@@ -210,7 +210,7 @@ function checkCodeVerifier(state: InteractiveState, verifier: string | undefined
   if (!sameSecret(challenge, state.codeChallenge)) throw invalidRequest('code_verifier does not match the code_challenge');
 }
 
-/** openid4vp_response: a JSON object with the OpenID4VP authorization response (vp_token) or an error response. */
+/** openid4vp_response: a JSON object with the OpenID4VP authorization response (vp_token, or response when encrypted) or an error response. */
 function parseResponse(raw: string): Record<string, unknown> {
   let value: unknown;
   try {
@@ -220,7 +220,7 @@ function parseResponse(raw: string): Record<string, unknown> {
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalidRequest('openid4vp_response must be a JSON object');
   const response = value as Record<string, unknown>;
-  if (response.error === undefined && response.vp_token === undefined)
-    throw invalidRequest('openid4vp_response holds neither vp_token nor error');
+  if (response.error === undefined && response.vp_token === undefined && response.response === undefined)
+    throw invalidRequest('openid4vp_response holds neither vp_token, response nor error');
   return response;
 }

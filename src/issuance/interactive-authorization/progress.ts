@@ -18,7 +18,7 @@ import { currentAction } from './actions.js';
 import {
   AUTH_SESSION_LIFETIME_SECONDS,
   IAE_HANDLE,
-  IAE_RESPONSE_MODE,
+  type IAE_RESPONSE_MODES,
   INTERACTION_TYPE,
   type InteractiveAnswer,
   type InteractiveState,
@@ -47,7 +47,7 @@ export class InteractiveProgress {
     const action = currentAction(state);
     const authSession = random();
     if (action.type === 'openid4vp-presentation') {
-      const { request, state: presentation } = await this.presentationRequest(issuer, action.presentationConfigId);
+      const { request, state: presentation } = await this.presentationRequest(issuer, action.presentationConfigId, action.responseMode);
       await this.save(session, { ...state, pending: { kind: 'presentation', ...presentation } }, result, { authSession });
       await this.sessions.log(session.id, 'info', 'interactive authorization: presentation requested', stepDetails(state, action.label));
       return {
@@ -110,13 +110,18 @@ export class InteractiveProgress {
   }
 
   /** The OpenID4VP request of a presentation step; a step whose presentation configuration is gone is a server fault. */
-  private async presentationRequest(issuer: Issuer, presentationConfigId: string) {
+  private async presentationRequest(
+    issuer: Issuer,
+    presentationConfigId: string,
+    responseMode: (typeof IAE_RESPONSE_MODES)[number] = 'iae_post.jwt',
+  ) {
     try {
       return await this.presentations.request({
         tenantId: issuer.tenantId,
         presentationConfigId,
-        responseMode: IAE_RESPONSE_MODE,
+        responseMode,
         expectedOrigin: new URL(issuer.urls.iae).origin,
+        expectedUrl: issuer.urls.iae,
         lifetimeSeconds: AUTH_SESSION_LIFETIME_SECONDS,
       });
     } catch (err) {

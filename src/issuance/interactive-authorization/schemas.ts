@@ -15,8 +15,8 @@ export const INTERACTION_TYPE = {
   'redirect-to-web': 'redirect_to_web',
 } as const;
 
-/** The OpenID4VP response mode whose answer comes back in the wallet's next request to this endpoint. */
-export const IAE_RESPONSE_MODE = 'iae_post';
+/** The OpenID4VP response modes whose answer comes back in the wallet's next request to this endpoint, plain or encrypted. */
+export const IAE_RESPONSE_MODES = ['iae_post.jwt', 'iae_post'] as const;
 /** Prefix of the key binding audience that binds a presentation to this endpoint (the draft's format-specific binding sections). */
 export const IAE_AUDIENCE_PREFIX = 'iae:';
 /** The typ the integrator's signed web result carries. */
@@ -67,6 +67,8 @@ const PendingPresentationSchema = z.object({
   nonce: z.string(),
   dcqlQuery: z.record(z.string(), z.unknown()),
   transactionData: z.array(z.record(z.string(), z.unknown())).optional(),
+  responseMode: z.enum(['iae_post', 'iae_post.jwt']),
+  encryptionKey: z.record(z.string(), z.unknown()).optional(),
 });
 
 const PendingWebSchema = z.object({

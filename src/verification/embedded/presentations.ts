@@ -6,7 +6,8 @@
 // from the tenant's trust lists, key binding to the caller's audience and nonce, transaction data),
 // its status, then the DCQL query. What the caller keeps between the two (nonce, query) is returned
 // to it, since the carrying protocol owns the session.
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
+import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
 import { PresentationRejected } from '../errors.js';
@@ -32,6 +33,9 @@ export interface EmbeddedPresentationState {
   nonce: string;
   dcqlQuery: Record<string, unknown>;
   transactionData?: Record<string, unknown>[];
+  responseMode: EmbeddedResponseMode;
+  /** For an encrypted response mode: the step's ephemeral ECDH-ES private key (a JWK). */
+  encryptionKey?: Record<string, unknown>;
 }
 
 export interface EmbeddedRequestInput {
@@ -41,6 +45,8 @@ export interface EmbeddedRequestInput {
   responseMode: EmbeddedResponseMode;
   /** expected_origins of the request: the origin of the endpoint that carries it. */
   expectedOrigin: string;
+  /** expected_url of the request: the endpoint that carries it. */
+  expectedUrl: string;
   lifetimeSeconds: number;
 }
 
@@ -68,12 +74,17 @@ export class EmbeddedPresentations {
       ...(registrationCert ? [{ format: 'registration_cert', data: registrationCert }] : []),
       ...(config.attached ?? []),
     ];
+    const encryption = input.responseMode.endsWith('.jwt')
+      ? await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true })
+      : undefined;
     const state: EmbeddedPresentationState = {
       presentationConfigId: config.id,
       clientId: clientIdFor('x509_hash', signer, this.publicUrl),
       nonce: randomBytes(32).toString('base64url'),
       dcqlQuery: config.dcql_query,
       ...(config.transaction_data?.length && { transactionData: config.transaction_data }),
+      responseMode: input.responseMode,
+      ...(encryption && { encryptionKey: { ...(await exportJWK(encryption.privateKey)) } }),
     };
     const request = await signRequestObject(signer, {
       clientId: state.clientId,
@@ -81,6 +92,8 @@ export class EmbeddedPresentations {
       nonce: state.nonce,
       dcqlQuery: state.dcqlQuery,
       expectedOrigins: [input.expectedOrigin],
+      expectedUrl: input.expectedUrl,
+      ...(encryption && { encryptionJwk: { ...(await exportJWK(encryption.publicKey)), kid: 'response-encryption' } }),
       lifetimeSeconds: input.lifetimeSeconds,
       ...(state.transactionData && { transactionData: state.transactionData }),
       ...(verifierInfo.length && { verifierInfo }),
@@ -89,16 +102,18 @@ export class EmbeddedPresentations {
   }
 
   /**
-   * The vp_token verified against the request: every presentation (audience `audience`, the
-   * request's nonce), its status, then the DCQL query. Throws PresentationRejected with the reason.
+   * The wallet's authorization response (decrypted first, for an encrypted response mode) verified
+   * against the request: every presentation of its vp_token (audience `audience`, the request's
+   * nonce), its status, then the DCQL query. Throws PresentationRejected with the reason.
    */
   async verify(
     tenantId: string,
     state: EmbeddedPresentationState,
-    rawVpToken: unknown,
+    response: Record<string, unknown>,
     binding: { audience: string; responseUri: string },
   ): Promise<EmbeddedCredential[]> {
-    const vpToken = parseVpToken(rawVpToken);
+    const payload = await responseOf(state, response);
+    const vpToken = parseVpToken(payload.vp_token);
     const now = new Date();
     const trustedCertificates = await this.trust.trustedCertificates(tenantId);
     const context = {
@@ -109,6 +124,7 @@ export class EmbeddedPresentations {
       transactionData: state.transactionData ? encodeTransactionData(state.transactionData) : [],
       now,
       responseUri: binding.responseUri,
+      ...(state.encryptionKey && { encryptionJwk: publicPart(state.encryptionKey) }),
     };
     const queries = (state.dcqlQuery.credentials as { id: string; format: string }[] | undefined) ?? [];
     const verified: EmbeddedCredential[] = [];
@@ -129,6 +145,31 @@ export class EmbeddedPresentations {
     return verified;
   }
 }
+
+/** The response as the request's mode asks: plain, or `response`, a JWE (ECDH-ES, A128GCM or A256GCM) to the step's key. */
+async function responseOf(state: EmbeddedPresentationState, response: Record<string, unknown>): Promise<Record<string, unknown>> {
+  if (!state.encryptionKey) {
+    if (response.response !== undefined)
+      throw new PresentationRejected(`this request expects response_mode ${state.responseMode}, not an encrypted response`);
+    return response;
+  }
+  if (typeof response.response !== 'string')
+    throw new PresentationRejected(`the response must be encrypted (response_mode ${state.responseMode})`);
+  try {
+    const { plaintext } = await compactDecrypt(
+      response.response,
+      createPrivateKey({ key: state.encryptionKey as JsonWebKey, format: 'jwk' }),
+      { keyManagementAlgorithms: ['ECDH-ES'], contentEncryptionAlgorithms: ['A128GCM', 'A256GCM'] },
+    );
+    const payload: unknown = JSON.parse(new TextDecoder().decode(plaintext));
+    if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new Error('not an object');
+    return payload as Record<string, unknown>;
+  } catch {
+    throw new PresentationRejected('the encrypted response could not be decrypted');
+  }
+}
+
+const publicPart = ({ d: _private, ...jwk }: Record<string, unknown>) => jwk as JWK;
 
 /** An mdoc's session transcript would need the carrying protocol's own handover: only formats bound by audience and nonce are embedded. */
 function checkFormats(dcqlQuery: Record<string, unknown>) {

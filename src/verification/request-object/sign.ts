@@ -9,8 +9,8 @@ export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';
 /** Appendix A.2: the response comes back through the DC API, encrypted (dc_api.jwt). */
 export type DcApiResponseMode = 'dc_api.jwt';
-/** OpenID4VCI interactive authorization: the response comes back in the wallet's next request to that endpoint. */
-export type EmbeddedResponseMode = 'iae_post';
+/** OpenID4VCI interactive authorization: the response comes back in the wallet's next request to that endpoint (encrypted with .jwt). */
+export type EmbeddedResponseMode = 'iae_post' | 'iae_post.jwt';
 
 /** The client identifier the access certificate stands for (OpenID4VP 1.0 section 5.9). */
 export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: string): string {
@@ -34,6 +34,8 @@ export interface RequestObjectInput {
   walletNonce?: string;
   /** Appendix A.2: REQUIRED in signed requests over the DC API. */
   expectedOrigins?: string[];
+  /** OpenID4VCI interactive authorization (drafts after expected_origins): the endpoint the response must go to. */
+  expectedUrl?: string;
   /** Attestations about the verifier (section 5.1), e.g. its registration certificate. */
   verifierInfo?: VerifierInfo[];
   lifetimeSeconds: number;
@@ -79,6 +81,7 @@ export function signRequestObject(signer: Signer, input: RequestObjectInput): Pr
     ...(input.transactionData?.length && { transaction_data: encodeTransactionData(input.transactionData) }),
     ...(input.walletNonce && { wallet_nonce: input.walletNonce }),
     ...(input.expectedOrigins && { expected_origins: input.expectedOrigins }),
+    ...(input.expectedUrl && { expected_url: input.expectedUrl }),
     ...(input.verifierInfo?.length && { verifier_info: input.verifierInfo }),
   };
   return signJwtWith(signer, { typ: 'oauth-authz-req+jwt' }, payload);
