@@ -45,7 +45,7 @@ export const ChainedAuthorizationServerSchema = z
       .optional()
       .meta({ writeOnly: true })
       .describe(
-        'write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same)',
+        'write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import',
       ),
     clientSecretSet: z
       .boolean()
