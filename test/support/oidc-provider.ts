@@ -6,7 +6,7 @@
 // With `realm`, it looks like a Keycloak realm: the issuer is `{origin}/realms/{realm}` and the same
 // server answers Keycloak's admin API (keycloak-admin-fake.ts); clients made through it get tokens
 // here, with the claims their mappers and realm roles give.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import Provider, { type Adapter, type AdapterPayload } from 'oidc-provider';
@@ -305,7 +305,7 @@ export async function startLoginProvider(options: {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   /** The token answer on its way out, its id_token replaced (before the headers go, so its length is set anew). */
-  function rewriteTokenAnswer(res: import('node:http').ServerResponse) {
+  function rewriteTokenAnswer(res: ServerResponse) {
     const end = res.end.bind(res) as (body?: unknown) => unknown;
     res.end = ((body?: unknown) => {
       const answer = body === undefined ? undefined : JSON.parse(String(body));
