@@ -640,6 +640,10 @@ describe('chained authorization server: settings', () => {
     expect(audit.status, audit.text).toBe(200);
     expect(audit.text).toContain('chainedAuthorizationServer');
     expect(audit.text).not.toContain(CLIENT_SECRET);
+    // At rest it is sealed: the stored settings document does not hold it either.
+    const stored = await svc.db.selectFrom('issuer_settings').select('document').where('tenant_id', '=', 'acme').executeTakeFirstOrThrow();
+    expect(stored.document).toContain('clientSecret');
+    expect(stored.document).not.toContain(CLIENT_SECRET);
   });
 
   it('a PUT without the secret keeps the stored one (logins still work); with another client it needs a new one', async () => {
