@@ -36,6 +36,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-authorization-server/api/issuers/{tenantId}/chained-as-vp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization server metadata (RFC 8414) of the chained authorization server
+         * @description The chained authorization server of the tenant: its identifier is {PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp. 404 invalid_request when the issuer settings have no enabled chainedAuthorizationServer (so for every endpoint of this server).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server/issuers/{tenantId}": {
         parameters: {
             query?: never;
@@ -1761,6 +1800,7 @@ export interface paths {
                         disclosureFrame?: unknown;
                         embeddedDisclosurePolicy?: components["schemas"]["EmbeddedDisclosurePolicyInput"] | null;
                         fields: components["schemas"]["FieldDefinitionInput"][];
+                        /** @description steps of interactive authorization, in order: a wallet must complete them at the interactive authorization endpoint before it gets an authorization code for this configuration (the plain authorization endpoint refuses it); null: none */
                         iaeActions?: components["schemas"]["IaeActionInput"][] | null;
                         id: string;
                         /** @description default true: the credential is bound to the wallet's key */
@@ -2028,6 +2068,7 @@ export interface paths {
                         embeddedDisclosurePolicy?: components["schemas"]["EmbeddedDisclosurePolicyInput"] | null;
                         /** @description replaces the stored fields as a whole */
                         fields?: components["schemas"]["FieldDefinitionInput"][];
+                        /** @description steps of interactive authorization, in order: a wallet must complete them at the interactive authorization endpoint before it gets an authorization code for this configuration (the plain authorization endpoint refuses it); null: none */
                         iaeActions?: components["schemas"]["IaeActionInput"][] | null;
                         /** @description accepted only when equal to the id in the path */
                         id?: string;
@@ -2418,7 +2459,7 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
-                        /** @description default: the first enabled authorization server */
+                        /** @description which of the issuer's authorization servers (authorization_servers of the issuer metadata) serves the offer; default: the first enabled one. The built-in server ({PUBLIC_URL}/issuers/{tenantId}) serves both flows; the chained authorization server ({PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp: the user logs in at the upstream OpenID Provider of the issuer settings) and an external authorization server listed in the issuer settings only authorization_code. With an external one the offer carries issuer_state for it, and the authorization is that server's business: this service does not serve it */
                         authorization_server?: string;
                         /** @description per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields' default values) */
                         credentialClaims?: {
@@ -2925,6 +2966,199 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/issuers/{tenantId}/chained-as-vp/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization endpoint of the chained authorization server: sends the user to log in at the upstream OpenID Provider
+         * @description client_id and request_uri from this server's PAR endpoint are the whole query. Answers a 302 to the upstream provider's authorization endpoint (found by OpenID Connect Discovery of chainedAuthorizationServer.issuer) with response_type=code, the configured client_id and scopes, redirect_uri = the callback of this server, and a state, nonce and PKCE S256 challenge of its own. An unknown, expired or used request_uri (invalid_request_uri) or another client_id (invalid_request) is a 400 here; a redeemed or expired offer is redirected to the wallet with invalid_request, an unreachable provider with temporarily_unavailable (each with state and iss).
+         *
+         *     Public: no access token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the wallet's client_id, as in its pushed request */
+                    client_id?: unknown;
+                    /** @description the request_uri PAR answered (single use) */
+                    request_uri?: unknown;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/issuers/{tenantId}/chained-as-vp/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Redirection endpoint for the upstream OpenID Provider: ends the login and sends the user back to the wallet
+         * @description Register {PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp/callback as redirect URI at the provider. Takes the provider's authorization response (state, code or error, iss per RFC 9207). The state is single use: unknown, expired, already used or of a replaced login is a 400 invalid_request here. Then the code is exchanged at the provider's token endpoint (client_secret_basic, PKCE), the ID token is validated (signature by a key of the provider's jwks_uri, asymmetric algorithms only; iss; aud = clientId, azp; exp; iat at most 10 minutes old; nonce of this login), userinfo is fetched when configured (its sub must be the ID token's), and the claims of chainedAuthorizationServer.claimMapping go into the session. Answers a 302 to the wallet's redirect_uri with code (single use, 60 seconds), state and iss = this server. A provider error, a refused code or an invalid ID token is redirected with access_denied, an unreachable provider with temporarily_unavailable; the reason is in the session log.
+         *
+         *     Public: no access token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    code?: unknown;
+                    error?: unknown;
+                    error_description?: unknown;
+                    iss?: unknown;
+                    state?: unknown;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/issuers/{tenantId}/chained-as-vp/par": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pushed authorization request (RFC 9126) of the chained authorization server
+         * @description As the built-in PAR endpoint (/issuers/{tenantId}/par), for credential offers whose authorization_server is this chained server: form-encoded client_id, response_type=code, redirect_uri (https; http only to a loopback address; or a private-use scheme), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state of such an offer (an offer of the built-in server is unknown here, and the other way round), authorization_details and/or scope. An optional DPoP header (dpop, DPoP: the same header) or dpop_jkt binds the coming token request to that key. Wallet attestation (OAuth-Client-Attestation and OAuth-Client-Attestation-PoP, the PoP aud being this server's identifier) as the issuer settings require. Answers 201 {request_uri, expires_in} (single use, 60 seconds). Errors use the OAuth shape {error, error_description}.
+         *
+         *     Public: no access token.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description a DPoP proof (RFC 9449) for this URL */
+                    dpop?: string;
+                };
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/issuers/{tenantId}/chained-as-vp/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Token endpoint of the chained authorization server (authorization code and refresh token grants; DPoP)
+         * @description As the built-in token endpoint (/issuers/{tenantId}/token) for the codes of this server: grant_type authorization_code with code, code_verifier (PKCE S256), redirect_uri and client_id as pushed, and a DPoP proof of the same key when the request was pushed with DPoP; or grant_type refresh_token. The access token is accepted by the issuer's credential endpoint. Other grant types: unsupported_grant_type. Wallet attestation as the issuer settings require (PoP aud: this server's identifier). Errors use the OAuth shape {error, error_description}.
+         *
+         *     Public: no access token.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description a DPoP proof (RFC 9449) for this URL */
+                    dpop?: string;
+                };
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/key-chain": {
@@ -8726,8 +8960,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a presentation request (OpenID4VP 1.0 with DCQL)
-         * @description A client whose allowedPresentationConfigs excludes requestId gets 403.
+         * Create a presentation request (OpenID4VP 1.0 with DCQL, or ISO/IEC 18013-7 Annex C)
+         * @description response_type uri: an openid4vp:// URI for a wallet. dc-api: a signed OpenID4VP request (openid4vp-v1-signed) for navigator.credentials.get. iso-18013-7: an Annex C request (org-iso-mdoc: deviceRequest with ReaderAuth signed by the access key chain, encryptionInfo with this session's recipient key) for navigator.credentials.get; the configuration's DCQL must consist of mso_mdoc queries with claims, without transaction_data. dc-api and iso-18013-7 need expected_origin, and the page posts the wallet's answer to responseUri. A client whose allowedPresentationConfigs excludes requestId gets 403.
          *
          *     Requires one of the roles: `presentation:request`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -8752,7 +8986,7 @@ export interface paths {
                          * @enum {string}
                          */
                         clientIdPrefix?: "x509_hash" | "x509_san_dns";
-                        /** @description dc-api: required; the origin of the page calling the DC API, https://host[:port] (http outside production) */
+                        /** @description dc-api and iso-18013-7: required; the origin of the page calling the DC API, https://host[:port] (http outside production). Annex C binds the response to it (session transcript) */
                         expected_origin?: string;
                         /** @description overrides the configuration's: https (http outside production); {sessionId} is replaced */
                         redirectUri?: string;
@@ -8764,7 +8998,7 @@ export interface paths {
                          */
                         requestUriMethod?: "get" | "post";
                         /**
-                         * @description `uri` (openid4vp:// for a wallet) or `dc-api` (for the browser Digital Credentials API); not yet `iso-18013-7`
+                         * @description `uri` (openid4vp:// for a wallet), `dc-api` (OpenID4VP over the browser Digital Credentials API) or `iso-18013-7` (ISO/IEC 18013-7 Annex C over the Digital Credentials API, protocol org-iso-mdoc: mso_mdoc queries only, no transaction_data)
                          * @enum {string}
                          */
                         response_type: "uri" | "dc-api" | "iso-18013-7";
@@ -8804,21 +9038,31 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description dc-api: pass as navigator.credentials.get({ digital: { requests: [dcApiRequest] } }) */
+                            /** @description dc-api and iso-18013-7: pass as navigator.credentials.get({ digital: { requests: [dcApiRequest] } }) */
                             dcApiRequest?: {
                                 data: {
                                     request: string;
                                 };
                                 /** @enum {string} */
                                 protocol: "openid4vp-v1-signed";
+                            } | {
+                                data: {
+                                    /** @description base64url(CBOR(DeviceRequest)), version 1.1: one DocRequest per credential query, each with ReaderAuth */
+                                    deviceRequest: string;
+                                    /** @description base64url(CBOR(["dcapi", {nonce, recipientPublicKey}])), the recipient key of this session */
+                                    encryptionInfo: string;
+                                };
+                                /** @enum {string} */
+                                protocol: "org-iso-mdoc";
                             };
                             expiresAt: string;
-                            requestUri: string;
-                            /** @description dc-api: POST { response, origin? } here with the credential's data */
+                            /** @description absent for iso-18013-7 */
+                            requestUri?: string;
+                            /** @description dc-api and iso-18013-7: POST { response, origin? } here with the `response` of the DigitalCredential's data */
                             responseUri?: string;
                             session: string;
-                            /** @description openid4vp:// URI with client_id and request_uri */
-                            uri: string;
+                            /** @description openid4vp:// URI with client_id and request_uri; absent for iso-18013-7 */
+                            uri?: string;
                         };
                     };
                 };
@@ -9108,7 +9352,7 @@ export interface paths {
         };
         /**
          * Authorization endpoint: client_id and request_uri from PAR; redirects with the authorization code
-         * @description Only pushed requests are accepted: client_id and request_uri (single use) are the whole query. The user was identified when the offer was made (issuer_state binds it), so the answer is at once a 302 to the pushed redirect_uri with code, state and iss (RFC 9207). An unknown, expired or used request_uri (invalid_request_uri) or another client_id (invalid_request) is a 400 here, since the redirect_uri is not trusted yet; later errors are redirected with error, error_description, state and iss.
+         * @description Only pushed requests are accepted: client_id and request_uri (single use) are the whole query. The user was identified when the offer was made (issuer_state binds it), so the answer is at once a 302 to the pushed redirect_uri with code, state and iss (RFC 9207). Two exceptions: a request_uri handed out by a redirect_to_web step of the interactive authorization endpoint redirects (302) to the integrator's page of that step; and a request for a credential configuration with iaeActions is refused here (redirected with error=invalid_request naming the interactive_authorization_endpoint), since only that endpoint runs its steps. An unknown, expired or used request_uri (invalid_request_uri) or another client_id (invalid_request) is a 400 here, since the redirect_uri is not trusted yet; later errors are redirected with error, error_description, state and iss.
          */
         get: {
             parameters: {
@@ -9192,8 +9436,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Credential endpoint (jwt proofs; several proofs give a batch)
-         * @description JSON body with credential_configuration_id (or credential_identifier) and proofs.jwt: key proofs of type openid4vci-proof+jwt over a c_nonce from the nonce endpoint, one credential per proof. Needs the access token of the token endpoint, as a DPoP-bound token with a DPoP proof when it was issued so. Answers the credentials, or a transaction_id for deferred issuance (202).
+         * Credential endpoint (jwt or attestation proofs; several keys give a batch; optionally encrypted)
+         * @description JSON body with credential_configuration_id (or credential_identifier) and proofs, exactly one proof type: jwt, key proofs of type openid4vci-proof+jwt over a c_nonce from the nonce endpoint, one credential per proof key; or attestation, one key attestation (typ key-attestation+jwt, signed by a wallet provider of the issuer settings with x5c, nonce = a c_nonce) whose attested_keys each get a credential, up to batch_size. A jwt proof may carry a key attestation in its key_attestation header (required where the configuration has key_attestations_required): it must attest the proof key and carry the proof's c_nonce, and each attested key gets a credential. Key attestations are checked for their x5c chain to a trusted wallet provider, iat, exp, and the key_storage / user_authentication values the configuration accepts; any failure is invalid_proof. Needs the access token of the token endpoint, as a DPoP-bound token with a DPoP proof when it was issued so. Answers the credentials, or a transaction_id for deferred issuance (202). The request may instead be encrypted (Content-Type application/jwt, at most 512 KiB): a compact JWE with alg ECDH-ES, enc A128GCM or A256GCM and the kid of the key in credential_request_encryption of the issuer metadata, whose payload is the JSON request. Only an encrypted request may carry credential_response_encryption ({jwk: a public EC key with alg ECDH-ES, enc: A128GCM or A256GCM}); the success answer (200 or 202) is then a JWE to that key (application/jwt), errors stay JSON. When the issuer setting credentialEncryptionRequired is on, plain requests and requests without credential_response_encryption are refused with invalid_encryption_parameters.
          */
         post: {
             parameters: {
@@ -9207,6 +9451,9 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        [key: string]: unknown;
+                    };
+                    "application/jwt": {
                         [key: string]: unknown;
                     };
                 };
@@ -9277,8 +9524,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Deferred credential endpoint
-         * @description JSON body with the transaction_id of a deferred issuance; answers the credentials once the issuer completed them, else issuance_pending with an interval.
+         * Deferred credential endpoint (optionally encrypted)
+         * @description JSON body with the transaction_id of a deferred issuance; answers the credentials once the issuer completed them (200), else the transaction_id again with an interval (202). The response encryption of the original credential request does not carry over: each deferred request asks for its own. The request may instead be encrypted (Content-Type application/jwt, at most 512 KiB): a compact JWE with alg ECDH-ES, enc A128GCM or A256GCM and the kid of the key in credential_request_encryption of the issuer metadata, whose payload is the JSON request. Only an encrypted request may carry credential_response_encryption ({jwk: a public EC key with alg ECDH-ES, enc: A128GCM or A256GCM}); the success answer (200 or 202) is then a JWE to that key (application/jwt), errors stay JSON. When the issuer setting credentialEncryptionRequired is on, plain requests and requests without credential_response_encryption are refused with invalid_encryption_parameters.
          */
         post: {
             parameters: {
@@ -9292,6 +9539,116 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        [key: string]: unknown;
+                    };
+                    "application/jwt": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/iae": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Interactive authorization endpoint: authorization with a presentation and/or a web step, ending with an authorization code
+         * @description OpenID4VCI 1.1 (draft) interactive authorization endpoint, advertised as interactive_authorization_endpoint. Form-encoded; answers 200 application/json; errors use the OAuth shape {error, error_description}.
+         *
+         *     First request: interaction_types_supported (comma-separated: openid4vp_presentation, redirect_to_web) with either the parameters of a pushed authorization request (as /par takes them: client_id, response_type=code, redirect_uri, code_challenge with S256, state, issuer_state, authorization_details and/or scope, optional DPoP) or client_id and the request_uri of a request pushed before (single use). Client authentication as at PAR: wallet attestation headers, required when the issuer settings say so; a flow started by an attested wallet instance continues only with attestations of that instance.
+         *
+         *     The server runs the iaeActions of the requested credential configurations in order. missing_interaction_type (400) when the wallet does not support a type the actions need. Each step is answered {status: require_interaction, type, auth_session} (auth_session: single use, distinct per answer, bound to the client, good for 300 seconds):
+         *
+         *     - type openid4vp_presentation with openid4vp_request: {request}, a signed OpenID4VP request object (x509_hash client_id of the presentation configuration's access certificate, response_mode iae_post.jwt (default; client_metadata.jwks holds an ephemeral ECDH-ES key) or iae_post as the action says, nonce, dcql_query, expected_origins: [the origin of this endpoint], expected_url: this endpoint, verifier_info). The wallet answers with a follow-up request: auth_session and openid4vp_response, a JSON object: {response: <JWE to that key, ECDH-ES with A128GCM or A256GCM, of {vp_token}>} for iae_post.jwt, {vp_token} for iae_post, or {error, error_description}. dc+sd-jwt presentations only; the KB-JWT aud must be iae: followed by this endpoint's URL and its nonce the request's. Verified like any presentation: issuer trust (the tenant's trust lists), signature, key binding, status list, DCQL. A failing or declined presentation ends the flow: access_denied (400); a new first request starts over.
+         *
+         *     - type redirect_to_web with request_uri and expires_in (60 s): the wallet opens the authorization endpoint with client_id and that request_uri in the browser; it redirects to the integrator's page (see POST /issuers/{tenantId}/iae/web-result). Afterwards the browser comes back to the wallet's redirect_uri with code (last step) or auth_session; with auth_session the wallet sends a follow-up: auth_session and code_verifier (PKCE of the first request).
+         *
+         *     After the last step: {status: ok, code}, an authorization code (single use, 60 s) for the token endpoint (authorization_code grant with the code_verifier and redirect_uri of the first request). What the steps produced (verified disclosed claims, the web result claims) is laid over the credential fields' defaults and sent to the attribute provider or webhook as `authorization`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/iae/web-result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Web step result: the integrator's signed result ends a redirect_to_web step and sends the browser back to the wallet
+         * @description Where the integrator's page ends a web step of interactive authorization. The page was opened with query parameters web_session (single use, 600 s), callback_uri (this URL) and session (the issuance session id).
+         *
+         *     Form-encoded, one parameter: result, a compact JWS signed with the private key whose public key is the step's callbackKey (header typ iae-web-result+jwt, alg ES256/ES384/ES512 matching the key's curve, no crit); claims: aud = this URL, web_session, iat (within the last 600 s), exp (not past, at most 600 s after iat), and either claims (an object laid over the credential's field defaults) or error (the user did not complete the step) with an optional error_description.
+         *
+         *     A result that is not signed by that key, names an unknown, expired or used web_session, another aud, or is stale, is refused 400 invalid_request and changes nothing. Otherwise 303 to the wallet's redirect_uri with code (after the last step), or with auth_session (the wallet continues at the interactive authorization endpoint), or with error=access_denied (error result), each with state and iss (RFC 9207).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the signed result (compact JWS) */
+                        result?: unknown;
+                    } & {
                         [key: string]: unknown;
                     };
                 };
@@ -9724,6 +10081,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/presentations/{handle}/annex-c-response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Response of an ISO/IEC 18013-7 Annex C request (org-iso-mdoc), posted by the integrator's page
+         * @description JSON { response, origin? }: `response` is what navigator.credentials.get returned in the data of the DigitalCredential, base64url(CBOR(EncryptedResponse = ["dcapi", {"enc", "cipherText"}])), HPKE base mode with DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and AES-128-GCM to the recipient key of the request, info = CBOR(SessionTranscript). The session transcript is [null, null, ["dcapi", SHA-256(CBOR([encryptionInfo, expected_origin]))]] with the expected_origin of the offer. The DeviceResponse inside is verified over it (issuer signature and trust, MSO validity and digests, device signature), then the status of each document and the configuration's DCQL query; the session completes (webhook, events) and the answer is {} or { redirect_uri } when the request has one. Any failure fails the session with its reason and answers 400 invalid_request; an unknown handle 404; a session already answered, expired or of another flow 400.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    handle: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the origin the page ran at; must be the expected origin when given */
+                        origin?: string;
+                        /** @description `data.response` of the DigitalCredential (protocol org-iso-mdoc): base64url(CBOR(["dcapi", {enc, cipherText}])) */
+                        response: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        /** CORS preflight for the page of the session origin */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    handle: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/presentations/{handle}/dc-api-response": {
         parameters: {
             query?: never;
@@ -10019,6 +10444,80 @@ export interface components {
             requestId: string | null;
             tenantId: string | null;
             timestamp: string;
+        };
+        ChainedAuthorizationServer: {
+            /**
+             * @description upstream claims copied into the credential claims (laid over the defaults of the credential fields; claims of the offer still win); a claim the provider did not give is left out. The mapping serves every configuration offered through the chained server: each must have the mapped claim paths (issuance refuses a claim its configuration does not define), and its mandatory claims are checked when the credential is issued rather than when the offer is made
+             * @default []
+             */
+            claimMapping: {
+                /** @description path of the credential claim it becomes, e.g. ["given_name"] or ["address", "country"] */
+                credentialClaim: string[];
+                /** @description path of the claim in the upstream claims (the ID token, with userinfo filling what it lacks), e.g. ["given_name"] or ["address", "country"] */
+                upstreamClaim: string[];
+            }[];
+            /** @description the client_id the upstream provider registered for this service */
+            clientId: string;
+            /** @description write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import */
+            clientSecret?: string;
+            /** @description read-only: whether a client secret is stored; ignored in a PUT */
+            readonly clientSecretSet?: boolean;
+            /**
+             * @description listed in authorization_servers of the issuer metadata and usable by offers
+             * @default true
+             */
+            enabled: boolean;
+            /** @description issuer identifier of the upstream OpenID Provider; its configuration is found by OpenID Connect Discovery */
+            issuer: string;
+            /**
+             * @description scopes asked of the upstream provider
+             * @default [
+             *       "openid"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * @description also fetch the userinfo endpoint (when the provider has one) for claims the ID token does not carry
+             * @default true
+             */
+            userinfo: boolean;
+        };
+        ChainedAuthorizationServerInput: {
+            /**
+             * @description upstream claims copied into the credential claims (laid over the defaults of the credential fields; claims of the offer still win); a claim the provider did not give is left out. The mapping serves every configuration offered through the chained server: each must have the mapped claim paths (issuance refuses a claim its configuration does not define), and its mandatory claims are checked when the credential is issued rather than when the offer is made
+             * @default []
+             */
+            claimMapping: {
+                /** @description path of the credential claim it becomes, e.g. ["given_name"] or ["address", "country"] */
+                credentialClaim: string[];
+                /** @description path of the claim in the upstream claims (the ID token, with userinfo filling what it lacks), e.g. ["given_name"] or ["address", "country"] */
+                upstreamClaim: string[];
+            }[];
+            /** @description the client_id the upstream provider registered for this service */
+            clientId: string;
+            /** @description write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import */
+            clientSecret?: string;
+            /** @description read-only: whether a client secret is stored; ignored in a PUT */
+            readonly clientSecretSet?: boolean;
+            /**
+             * @description listed in authorization_servers of the issuer metadata and usable by offers
+             * @default true
+             */
+            enabled: boolean;
+            /** @description issuer identifier of the upstream OpenID Provider; its configuration is found by OpenID Connect Discovery */
+            issuer: string;
+            /**
+             * @description scopes asked of the upstream provider
+             * @default [
+             *       "openid"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * @description also fetch the userinfo endpoint (when the provider has one) for claims the ID token does not carry
+             * @default true
+             */
+            userinfo: boolean;
         };
         Client: {
             /** @description issuance configuration ids usable by the client; null means all */
@@ -10386,25 +10885,65 @@ export interface components {
             locale?: string;
             name: string;
         };
-        /** @description an action run before issuance; its further members are kept as given */
-        IaeAction: {
-            /** @description openid4vp-presentation or redirect-to-web */
-            type: string;
-        } & {
-            [key: string]: unknown;
+        /** @description a step of interactive authorization (OpenID4VCI interactive authorization endpoint), run in order before the authorization code */
+        IaeAction: components["schemas"]["IaePresentationAction"] | components["schemas"]["IaeWebAction"];
+        /** @description a step of interactive authorization (OpenID4VCI interactive authorization endpoint), run in order before the authorization code */
+        IaeActionInput: components["schemas"]["IaePresentationActionInput"] | components["schemas"]["IaeWebActionInput"];
+        /** @description the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults */
+        IaePresentationAction: {
+            /** @description a name for the step, shown in session logs */
+            label?: string;
+            /** @description a presentation configuration of the tenant: its DCQL query (dc+sd-jwt credentials), access key chain, registration certificate and transaction data make the OpenID4VP request; the presentation is verified like any other (issuer trust from the tenant's trust lists, status, key binding, DCQL) */
+            presentationConfigId: string;
+            /**
+             * @description default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint
+             * @enum {string}
+             */
+            responseMode?: "iae_post.jwt" | "iae_post";
+            /** @constant */
+            type: "openid4vp-presentation";
         };
-        /** @description an action run before issuance; its further members are kept as given */
-        IaeActionInput: {
-            /** @description openid4vp-presentation or redirect-to-web */
-            type: string;
-        } & {
-            [key: string]: unknown;
+        /** @description the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults */
+        IaePresentationActionInput: {
+            /** @description a name for the step, shown in session logs */
+            label?: string;
+            /** @description a presentation configuration of the tenant: its DCQL query (dc+sd-jwt credentials), access key chain, registration certificate and transaction data make the OpenID4VP request; the presentation is verified like any other (issuer trust from the tenant's trust lists, status, key binding, DCQL) */
+            presentationConfigId: string;
+            /**
+             * @description default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint
+             * @enum {string}
+             */
+            responseMode?: "iae_post.jwt" | "iae_post";
+            /** @constant */
+            type: "openid4vp-presentation";
+        };
+        /** @description the user completes a web page of the integrator (interaction type redirect_to_web); the step ends only with a result signed by callbackKey */
+        IaeWebAction: {
+            /** @description the integrator's public key (EC P-256/P-384/P-521): the page ends the step by posting result=<JWS> to callback_uri, a JWS (typ iae-web-result+jwt, ES256/ES384/ES512) with aud = callback_uri, web_session, iat, exp (at most 10 minutes after iat) and optional claims (an object laid over the field defaults) or error */
+            callbackKey: components["schemas"]["PublicEcJwk"];
+            /** @description a name for the step, shown in session logs */
+            label?: string;
+            /** @constant */
+            type: "redirect-to-web";
+            /** @description the integrator's page the user's browser is sent to, with query parameters web_session (single use), callback_uri and session (the issuance session id): https (http outside production) */
+            url: string;
+        };
+        /** @description the user completes a web page of the integrator (interaction type redirect_to_web); the step ends only with a result signed by callbackKey */
+        IaeWebActionInput: {
+            /** @description the integrator's public key (EC P-256/P-384/P-521): the page ends the step by posting result=<JWS> to callback_uri, a JWS (typ iae-web-result+jwt, ES256/ES384/ES512) with aud = callback_uri, web_session, iat, exp (at most 10 minutes after iat) and optional claims (an object laid over the field defaults) or error */
+            callbackKey: components["schemas"]["PublicEcJwkInput"];
+            /** @description a name for the step, shown in session logs */
+            label?: string;
+            /** @constant */
+            type: "redirect-to-web";
+            /** @description the integrator's page the user's browser is sent to, with query parameters web_session (single use), callback_uri and session (the issuance session id): https (http outside production) */
+            url: string;
         };
         IssuerSettings: {
             /** @default 600 */
             accessTokenLifetimeSeconds: number;
             /**
-             * @description external authorization servers an offer may name; the built-in one is always first and listed as `builtin`
+             * @description external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself: this service serves none of it (its own PAR endpoints do not take that issuer_state)
              * @default []
              */
             authorizationServers: {
@@ -10420,6 +10959,16 @@ export interface components {
             batchSize: number;
             /** @default true */
             builtinAuthorizationServerEnabled: boolean;
+            /**
+             * @description the chained authorization server: users log in at this upstream OpenID Provider, and its claims go into the credentials; null: none
+             * @default null
+             */
+            chainedAuthorizationServer: components["schemas"]["ChainedAuthorizationServer"] | null;
+            /**
+             * @description the credential and deferred credential endpoints take only encrypted requests (application/jwt: a JWE, ECDH-ES with A128GCM or A256GCM, to the tenant's default encrypt key chain, published in credential_request_encryption) that ask for an encrypted response (credential_response_encryption); others are refused with invalid_encryption_parameters. Encryption is always offered (encryption_required false) while this is false. A tenant without an encrypt key chain advertises no encryption, and while this is true its credential requests are refused (credential_request_denied)
+             * @default false
+             */
+            credentialEncryptionRequired: boolean;
             /**
              * @description issuer display in the credential issuer metadata
              * @default []
@@ -10484,7 +11033,7 @@ export interface components {
             /** @default 600 */
             accessTokenLifetimeSeconds: number;
             /**
-             * @description external authorization servers an offer may name; the built-in one is always first and listed as `builtin`
+             * @description external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself: this service serves none of it (its own PAR endpoints do not take that issuer_state)
              * @default []
              */
             authorizationServers: {
@@ -10500,6 +11049,16 @@ export interface components {
             batchSize: number;
             /** @default true */
             builtinAuthorizationServerEnabled: boolean;
+            /**
+             * @description the chained authorization server: users log in at this upstream OpenID Provider, and its claims go into the credentials; null: none
+             * @default null
+             */
+            chainedAuthorizationServer: components["schemas"]["ChainedAuthorizationServerInput"] | null;
+            /**
+             * @description the credential and deferred credential endpoints take only encrypted requests (application/jwt: a JWE, ECDH-ES with A128GCM or A256GCM, to the tenant's default encrypt key chain, published in credential_request_encryption) that ask for an encrypted response (credential_response_encryption); others are refused with invalid_encryption_parameters. Encryption is always offered (encryption_required false) while this is false. A tenant without an encrypt key chain advertises no encryption, and while this is true its credential requests are refused (credential_request_denied)
+             * @default false
+             */
+            credentialEncryptionRequired: boolean;
             /**
              * @description issuer display in the credential issuer metadata
              * @default []
@@ -10803,6 +11362,28 @@ export interface components {
             title: string;
             /** @example about:blank */
             type: string;
+        };
+        PublicEcJwk: {
+            /** @enum {string} */
+            crv: "P-256" | "P-384" | "P-521";
+            d?: null;
+            /** @constant */
+            kty: "EC";
+            x: string;
+            y: string;
+        } & {
+            [key: string]: unknown;
+        };
+        PublicEcJwkInput: {
+            /** @enum {string} */
+            crv: "P-256" | "P-384" | "P-521";
+            d?: unknown;
+            /** @constant */
+            kty: "EC";
+            x: string;
+            y: string;
+        } & {
+            [key: string]: unknown;
         };
         RegistrarConfig: {
             clientId: string;

@@ -67,6 +67,11 @@ export const TAGS = [
   { name: 'configuration files', description: "A tenant's configuration in the layout CONFIG_IMPORT reads." },
   { name: 'wallet: OpenID4VCI', description: 'What wallets call to obtain credentials (OpenID4VCI 1.0); OAuth error shapes.' },
   { name: 'wallet: OpenID4VP', description: 'What wallets call to present credentials (OpenID4VP 1.0); OAuth error shapes.' },
+  {
+    name: 'wallet: ISO 18013-7',
+    description:
+      "Where the integrator's page posts a wallet's ISO/IEC 18013-7 Annex C answer (org-iso-mdoc over the Digital Credentials API).",
+  },
 ];
 
 const PROBLEM = {
