@@ -313,8 +313,14 @@ describe('refused key proofs (invalid_proof, or invalid_nonce for a c_nonce the 
     expectError(await sendJwtProof({ attestationNonce: () => 'another' }), 'invalid_proof', /nonce must be the c_nonce of the proof/);
   });
 
+  it('takes the typ spelling of the drafts before 1.0 (keyattestation+jwt), which wallet libraries still write', async () => {
+    const reply = await sendJwtProof({ header: { typ: 'keyattestation+jwt' } });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.credentials).toHaveLength(1);
+  });
+
   it('a key attestation of the wrong type or signed by a key its x5c does not hold', async () => {
-    expectError(await sendJwtProof({ header: { typ: 'keyattestation+jwt' } }), 'invalid_proof', /typ must be key-attestation\+jwt/);
+    expectError(await sendJwtProof({ header: { typ: 'JWT' } }), 'invalid_proof', /typ must be key-attestation\+jwt/);
     const [, caOnly] = JSON.parse(Buffer.from((await trusted.keyAttestation([])).split('.')[0] as string, 'base64url').toString()).x5c;
     expectError(await sendJwtProof({ header: { x5c: [caOnly] } }), 'invalid_proof', /signature does not verify/);
     expectError(await sendJwtProof({ header: { x5c: undefined, kid: 'wallet-provider-key' } }), 'invalid_proof', /x5c/);

@@ -68,7 +68,7 @@ export const ChainedAuthorizationServerSchema = z
       .max(100)
       .default([])
       .describe(
-        'upstream claims copied into the credential claims (laid over the defaults of the credential fields; claims of the offer still win); a claim the provider did not give is left out. The mapping serves every configuration offered through the chained server: each must have the mapped claim paths (issuance refuses a claim its configuration does not define), and its mandatory claims are checked when the credential is issued rather than when the offer is made',
+        'upstream claims copied into the credential claims (laid over the defaults of the credential fields; claims of the offer still win); a claim the provider did not give is left out. The mapping serves every configuration offered through the chained server: each credential takes the mapped claims its fields declare, and its mandatory claims are checked when the credential is issued rather than when the offer is made',
       ),
   })
   .meta({ id: 'ChainedAuthorizationServer' });

@@ -1,7 +1,7 @@
 // Where the claims of a credential come from: inline in the offer (checked then), an attribute
 // provider or a webhook asked at issuance, or the fields' default values.
 import type { JWK } from 'jose';
-import { type CredentialConfiguration, defaultClaims } from '../../credential-configs/service.js';
+import { type CredentialConfiguration, defaultClaims, type FieldDefinition } from '../../credential-configs/service.js';
 import type { HttpEndpointService, ResolvedEndpoint } from '../../http-endpoints/service.js';
 import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
 import { isJsonObject } from '../../platform/json.js';
@@ -20,6 +20,53 @@ export function mergeClaims(defaults: Record<string, unknown>, given: Record<str
     merged[key] = isJsonObject(base) && isJsonObject(value) ? mergeClaims(base, value) : value;
   }
   return merged;
+}
+
+/** The claim names a configuration declares, as a tree: a leaf takes any value, a node only its declared members. */
+type DeclaredNames = Map<string, DeclaredNames | 'any'>;
+
+function declaredNames(config: CredentialConfiguration): DeclaredNames {
+  const root: DeclaredNames = new Map();
+  const child = (node: DeclaredNames, name: string): DeclaredNames => {
+    const existing = node.get(name);
+    // Below a name taken whole, nothing narrows it: what is added there is dropped.
+    if (existing === 'any') return new Map();
+    if (existing) return existing;
+    const created: DeclaredNames = new Map();
+    node.set(name, created);
+    return created;
+  };
+  // A child's path continues its parent's; a path through an array (an index or null) is taken whole from there.
+  const add = (field: FieldDefinition, at: DeclaredNames) => {
+    const arrayAt = field.path.findIndex((segment) => typeof segment !== 'string');
+    // A copy: the configuration's own path must stay as it is.
+    const names = field.path.slice(0, arrayAt < 0 ? undefined : arrayAt) as string[];
+    const last = names.pop();
+    if (last === undefined) return;
+    const parent = names.reduce(child, at);
+    if (arrayAt >= 0 || !field.children?.length) parent.set(last, 'any');
+    else for (const member of field.children) add(member, child(parent, last));
+  };
+  for (const field of config.fields) add(field, field.namespace ? child(root, field.namespace) : root);
+  return root;
+}
+
+/**
+ * What of the authorization's claims the configuration declares: the user's authorization yields one
+ * record for the whole session (a presentation's claims, an upstream provider's), and each credential
+ * takes the part its fields name; the rest would fail its issuance as undeclared.
+ */
+function declaredPart(claims: Record<string, unknown>, names: DeclaredNames): Record<string, unknown> {
+  const part: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(claims)) {
+    const node = names.get(name);
+    if (node === 'any') part[name] = value;
+    else if (node && isJsonObject(value)) {
+      const inner = declaredPart(value, node);
+      if (Object.keys(inner).length) part[name] = inner;
+    }
+  }
+  return part;
 }
 
 export type ClaimsResult = { ready: true; claims: Record<string, unknown> } | { ready: false; message?: string };
@@ -62,7 +109,8 @@ export class ClaimSources {
     holderJwks: JWK[],
     authorization?: AuthorizationResult,
   ): Promise<ClaimsResult> {
-    const defaults = mergeClaims(defaultClaims(config), authorization?.claims ?? {});
+    const authorized = authorization ? declaredPart(authorization.claims, declaredNames(config)) : {};
+    const defaults = mergeClaims(defaultClaims(config), authorized);
     if (source?.type === 'inline') return { ready: true, claims: mergeClaims(defaults, source.claims) };
     const endpoint = await this.endpointOf(session.tenantId, config, source);
     if (!endpoint) return { ready: true, claims: defaults };

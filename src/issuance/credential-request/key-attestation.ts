@@ -9,6 +9,11 @@ import { type CompactJws, decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, fitsAlgorit
 import { invalidProof } from '../errors.js';
 
 export const KEY_ATTESTATION_TYP = 'key-attestation+jwt';
+/**
+ * The spelling of drafts before 1.0, which wallets built on @openid4vc/openid4vci 0.4 still write
+ * (that library accepts both as well); the attestation is the same document.
+ */
+const DRAFT_KEY_ATTESTATION_TYP = 'keyattestation+jwt';
 const CLOCK_SKEW_SECONDS = 60;
 /** Far beyond any real chain (leaf, an intermediate or two, the root). */
 const MAX_CHAIN_LENGTH = 10;
@@ -66,7 +71,8 @@ export function verifyKeyAttestation(jwt: unknown, use: 'jwt' | 'attestation', t
 }
 
 function checkSigner({ header, ...jws }: CompactJws, trustedCertificates: string[]) {
-  if (header.typ !== KEY_ATTESTATION_TYP) throw invalidProof(`the key attestation typ must be ${KEY_ATTESTATION_TYP}`);
+  if (header.typ !== KEY_ATTESTATION_TYP && header.typ !== DRAFT_KEY_ATTESTATION_TYP)
+    throw invalidProof(`the key attestation typ must be ${KEY_ATTESTATION_TYP}`);
   const alg = header.alg;
   if (typeof alg !== 'string' || !EC_JWS_ALGORITHMS.includes(alg))
     throw invalidProof(`the key attestation alg must be one of ${EC_JWS_ALGORITHMS.join(', ')}`);

@@ -25,22 +25,6 @@ export class InteractiveActions {
     return [...planned.values()];
   }
 
-  /**
-   * The top-level claim names (an mdoc's: its namespaces) that every one of the configurations
-   * declares: only those of a presentation's disclosed claims are laid over the credentials'
-   * defaults, since a claim a configuration does not declare would fail its issuance. All of them
-   * still reach the attribute provider or webhook with the step's outcome.
-   */
-  async sharedClaimNames(tenantId: string, configurationIds: string[]): Promise<Set<string>> {
-    let shared: Set<string> | undefined;
-    for (const id of configurationIds) {
-      const config = await this.configs.find(tenantId, id);
-      const names = new Set((config?.fields ?? []).map((f) => f.namespace ?? String(f.path[0])));
-      shared = shared ? new Set([...shared].filter((n) => names.has(n))) : names;
-    }
-    return shared ?? new Set();
-  }
-
   /** The configurations of `configurationIds` that ask for interactive authorization. */
   async requiring(tenantId: string, configurationIds: string[]): Promise<string[]> {
     const requiring: string[] = [];

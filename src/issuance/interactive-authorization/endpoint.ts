@@ -96,9 +96,7 @@ export class InteractiveAuthorizationEndpoint {
       await this.spendAuthSession(params.auth_session);
       const credentials = await this.verifiedPresentation(issuer, session, presentation, response);
       await this.sessions.log(session.id, 'info', 'interactive authorization: presentation verified', { credentials: credentials.length });
-      const configurationIds = issuancePrivate(session)?.authorizationRequest?.credentialConfigurationIds ?? [];
-      const claimNames = await this.actions.sharedClaimNames(issuer.tenantId, configurationIds);
-      const outcome = withPresentation(result, presentation.presentationConfigId, credentials, claimNames);
+      const outcome = withPresentation(result, presentation.presentationConfigId, credentials);
       return this.progress.advance(issuer, session, state, outcome);
     }
     if (state.pending?.kind !== 'web' || !state.pending.completed)

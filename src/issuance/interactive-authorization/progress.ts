@@ -172,17 +172,15 @@ export class InteractiveProgress {
   }
 }
 
-/** A presentation's verified credentials as the step's outcome; their disclosed claims named in `claimNames` are laid over the credentials' defaults. */
+/** A presentation's verified credentials as the step's outcome; their disclosed claims are laid over the credentials' defaults. */
 export function withPresentation(
   result: AuthorizationResult,
   presentationConfigId: string,
   credentials: Awaited<ReturnType<InteractivePresentations['verify']>>,
-  claimNames: Set<string>,
 ): AuthorizationResult {
+  // Each credential later takes the part of these its configuration declares (ClaimSources).
   let claims = result.claims;
-  for (const credential of credentials) {
-    claims = mergeClaims(claims, Object.fromEntries(Object.entries(credential.claims).filter(([name]) => claimNames.has(name))));
-  }
+  for (const credential of credentials) claims = mergeClaims(claims, credential.claims);
   const presented = credentials.map((c) => ({
     queryId: c.queryId,
     format: c.format,
