@@ -261,6 +261,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     metrics,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     presentations: verification.embeddedPresentations,
+    trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
   });
   const configFileFeature = createConfigFiles({
     db: kysely,

@@ -7083,7 +7083,7 @@ export interface paths {
                              * @description default: revocation for a statusList key chain, issuance otherwise
                              * @enum {string}
                              */
-                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                             /** @enum {string} */
                             type: "internal";
                         } | {
@@ -7099,7 +7099,7 @@ export interface paths {
                              * @description default: issuance
                              * @enum {string}
                              */
-                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                             /** @enum {string} */
                             type: "external";
                         })[];
@@ -7306,7 +7306,7 @@ export interface paths {
                              * @description default: revocation for a statusList key chain, issuance otherwise
                              * @enum {string}
                              */
-                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                             /** @enum {string} */
                             type: "internal";
                         } | {
@@ -7322,7 +7322,7 @@ export interface paths {
                              * @description default: issuance
                              * @enum {string}
                              */
-                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                            serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                             /** @enum {string} */
                             type: "external";
                         })[];
@@ -9849,7 +9849,7 @@ export interface paths {
         put?: never;
         /**
          * Pushed authorization request (RFC 9126), required before the authorization endpoint
-         * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to localhost, 127.0.0.1 or [::1]; or a private-use scheme of a native wallet, per RFC 8252; no fragment), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a walletProviders anchor of the issuer settings, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
+         * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to localhost, 127.0.0.1 or [::1]; or a private-use scheme of a native wallet, per RFC 8252; no fragment), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a wallet provider anchor: walletProviders of the issuer settings or a walletIssuance entity of the trust lists of the tenant, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
          */
         post: {
             parameters: {
@@ -11020,7 +11020,7 @@ export interface components {
              */
             walletAttestationRequired: boolean;
             /**
-             * @description wallet providers whose client attestations are accepted; none: every attestation is refused
+             * @description wallet providers whose client and key attestations are accepted, besides the walletIssuance entities of the tenant's trust lists; none in either: every attestation is refused
              * @default []
              */
             walletProviders: {
@@ -11110,7 +11110,7 @@ export interface components {
              */
             walletAttestationRequired: boolean;
             /**
-             * @description wallet providers whose client attestations are accepted; none: every attestation is refused
+             * @description wallet providers whose client and key attestations are accepted, besides the walletIssuance entities of the tenant's trust lists; none in either: every attestation is refused
              * @default []
              */
             walletProviders: {
@@ -12222,7 +12222,7 @@ export interface components {
                  * @description default: revocation for a statusList key chain, issuance otherwise
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "internal";
             } | {
@@ -12238,7 +12238,7 @@ export interface components {
                  * @description default: issuance
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "external";
             })[];
@@ -12306,7 +12306,7 @@ export interface components {
                  * @description default: revocation for a statusList key chain, issuance otherwise
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "internal";
             } | {
@@ -12322,7 +12322,7 @@ export interface components {
                  * @description default: issuance
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "external";
             })[];
@@ -12385,7 +12385,7 @@ export interface components {
                  * @description default: revocation for a statusList key chain, issuance otherwise
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "internal";
             } | {
@@ -12401,7 +12401,7 @@ export interface components {
                  * @description default: issuance
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "external";
             })[];
@@ -12430,7 +12430,7 @@ export interface components {
                  * @description default: revocation for a statusList key chain, issuance otherwise
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "internal";
             } | {
@@ -12446,7 +12446,7 @@ export interface components {
                  * @description default: issuance
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "external";
             })[];
@@ -12478,7 +12478,7 @@ export interface components {
                  * @description default: revocation for a statusList key chain, issuance otherwise
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "internal";
             } | {
@@ -12494,7 +12494,7 @@ export interface components {
                  * @description default: issuance
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "external";
             })[];
@@ -12524,7 +12524,7 @@ export interface components {
                  * @description default: revocation for a statusList key chain, issuance otherwise
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "internal";
             } | {
@@ -12540,7 +12540,7 @@ export interface components {
                  * @description default: issuance
                  * @enum {string}
                  */
-                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation";
+                serviceType?: "issuance" | "revocation" | "pidIssuance" | "pidRevocation" | "walletIssuance" | "walletRevocation";
                 /** @constant */
                 type: "external";
             })[];

@@ -28,7 +28,7 @@ import { credentialRoutes } from './credential-request/routes.js';
 import { deferredRoutes } from './deferred/routes.js';
 import { DeferredService } from './deferred/service.js';
 import { createInteractiveAuthorization, type InteractivePresentations } from './interactive-authorization/index.js';
-import { IssuerDirectory } from './issuers.js';
+import { IssuerDirectory, type TrustedWalletProviders } from './issuers.js';
 import { metadataRoutes } from './metadata/routes.js';
 import { nonceRoutes } from './nonce/routes.js';
 import { NonceStore } from './nonce/store.js';
@@ -69,13 +69,15 @@ export interface IssuanceNeeds {
   webhookRetryDelaysMs: readonly number[];
   /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
   presentations: InteractivePresentations;
+  /** Wallet providers listed in the tenant's trust lists (besides those of the issuer settings). */
+  trustedWalletProviders: TrustedWalletProviders;
 }
 
 export function createIssuance(needs: IssuanceNeeds) {
   const { db, sessions, credentialConfigs: configs, sealer, publicUrl } = needs;
   const settingsSealer = createSealer(needs.masterSecret, 'issuer-settings-secrets');
   const settings = new IssuerSettingsService(db, needs.audit, settingsSealer);
-  const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings);
+  const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.trustedWalletProviders);
   const nonces = new NonceStore(db);
   const tokens = new IssuanceTokens(needs.masterSecret);
   const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret));

@@ -12,7 +12,16 @@ export interface Issuer {
   tenantId: string;
   urls: IssuerUrls;
   settings: IssuerSettings;
+  /**
+   * The PEM trust anchors of the wallet providers whose wallet (client) and key attestations this
+   * issuer accepts: those of the settings' walletProviders and the walletIssuance entities of the
+   * tenant's trust lists (read at each call: a trust list changed here counts at once).
+   */
+  walletProviderAnchors(): Promise<string[]>;
 }
+
+/** The wallet provider anchors a tenant lists in its trust lists. */
+export type TrustedWalletProviders = (tenantId: string) => Promise<string[]>;
 
 export class IssuerDirectory {
   private readonly cache = new TtlCache<Issuer>(ISSUER_CACHE_MS);
@@ -21,6 +30,7 @@ export class IssuerDirectory {
     readonly publicUrl: string,
     private readonly tenantExists: (tenantId: string) => Promise<boolean>,
     private readonly settings: IssuerSettingsService,
+    private readonly listedWalletProviders: TrustedWalletProviders,
   ) {
     settings.onChange((tenantId) => this.cache.forget(tenantId));
   }
@@ -36,6 +46,9 @@ export class IssuerDirectory {
 
   private async load(tenantId: string): Promise<Issuer> {
     if (!(await this.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
-    return { tenantId, urls: this.urls(tenantId), settings: await this.settings.get(tenantId) };
+    const settings = await this.settings.get(tenantId);
+    const configured = settings.walletProviders.flatMap((provider) => provider.certificates);
+    const walletProviderAnchors = async () => [...new Set([...configured, ...(await this.listedWalletProviders(tenantId))])];
+    return { tenantId, urls: this.urls(tenantId), settings, walletProviderAnchors };
   }
 }

@@ -83,7 +83,9 @@ export const IssuerSettingsSchema = z
       .array(WalletProvider)
       .max(50)
       .default([])
-      .describe('wallet providers whose client attestations are accepted; none: every attestation is refused'),
+      .describe(
+        "wallet providers whose client and key attestations are accepted, besides the walletIssuance entities of the tenant's trust lists; none in either: every attestation is refused",
+      ),
     credentialEncryptionRequired: z
       .boolean()
       .default(false)

@@ -11,21 +11,33 @@ export const LOTE_VERSION_IDENTIFIER = 1;
  */
 export const DEFAULT_LOTE_TYPE = 'http://uri.etsi.org/19602/LoTEType/EUEAAProvidersList';
 
-/** Service type identifiers of the annexes of TS 119 602 (EAA and PID provider profiles). */
+/** Service type identifiers of the annexes of TS 119 602 (EAA, PID and wallet provider profiles). */
 export const SERVICE_TYPES = {
   issuance: 'http://uri.etsi.org/19602/SvcType/EAA/Issuance',
   revocation: 'http://uri.etsi.org/19602/SvcType/EAA/Revocation',
   pidIssuance: 'http://uri.etsi.org/19602/SvcType/PID/Issuance',
   pidRevocation: 'http://uri.etsi.org/19602/SvcType/PID/Revocation',
+  walletIssuance: 'http://uri.etsi.org/19602/SvcType/WalletSolution/Issuance',
+  walletRevocation: 'http://uri.etsi.org/19602/SvcType/WalletSolution/Revocation',
 } as const;
 export type ServiceType = keyof typeof SERVICE_TYPES;
 export const SERVICE_TYPE_NAMES = Object.keys(SERVICE_TYPES) as [ServiceType, ...ServiceType[]];
+
+/**
+ * What a listed entity is trusted for. Wallet providers sign wallet (client) and key attestations,
+ * which the issuer checks; the others sign credentials and status lists, which the verifier checks.
+ * Neither is trusted for the other's documents.
+ */
+export type TrustPurpose = 'credentials' | 'walletAttestations';
+export const purposeOf = (type: ServiceType): TrustPurpose => (type.startsWith('wallet') ? 'walletAttestations' : 'credentials');
 
 const SERVICE_NAMES: Record<ServiceType, string> = {
   issuance: 'Attestation issuance',
   revocation: 'Attestation revocation (status lists)',
   pidIssuance: 'PID issuance',
   pidRevocation: 'PID revocation (status lists)',
+  walletIssuance: 'Wallet solution issuance (wallet and key attestations)',
+  walletRevocation: 'Wallet solution revocation',
 };
 
 /** ListAndSchemeInformation fields the service sets on every signing; a caller cannot supply them. */

@@ -14,7 +14,7 @@ const MultiLangWebUrl = multiLang(webUrl().describe('https (http outside product
 const ServiceTypeInput = z
   .enum(SERVICE_TYPE_NAMES)
   .describe(
-    'issuance: http://uri.etsi.org/19602/SvcType/EAA/Issuance; revocation: .../EAA/Revocation; pidIssuance: .../PID/Issuance; pidRevocation: .../PID/Revocation',
+    'issuance: http://uri.etsi.org/19602/SvcType/EAA/Issuance; revocation: .../EAA/Revocation; pidIssuance: .../PID/Issuance; pidRevocation: .../PID/Revocation; walletIssuance: .../WalletSolution/Issuance, a wallet provider whose wallet (client) and key attestations the issuer of this tenant accepts; walletRevocation: .../WalletSolution/Revocation. Wallet provider entities are not trusted as credential issuers, nor the others as wallet providers',
   );
 const EntityInformation = z
   .record(z.string().regex(/^TE[A-Za-z]+$/, 'must be a TrustedEntityInformation field such as TEAddress'), z.unknown())

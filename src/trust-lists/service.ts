@@ -12,7 +12,16 @@ import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { StampedCache, tenantKey, tenantPrefix } from '../status-lists/cache.js';
-import { buildLote, type LoteDocument, loteDateTime, type ResolvedEntity, type ServiceType, trustedEntity } from './lote.js';
+import {
+  buildLote,
+  type LoteDocument,
+  loteDateTime,
+  purposeOf,
+  type ResolvedEntity,
+  type ServiceType,
+  type TrustPurpose,
+  trustedEntity,
+} from './lote.js';
 import type { EntityInput, SchemeData, TrustList, TrustListInput, TrustListVersion } from './schemas.js';
 import type { TrustListRow, TrustListVersionRow } from './store.js';
 import * as store from './store.js';
@@ -199,13 +208,17 @@ export class TrustListService {
   }
 
   /**
-   * The PEM certificates of every entity of every trust list of the tenant: what a verifier of this
-   * tenant trusts. Internal entities give their key chain's anchors (see anchorsOf).
+   * The PEM certificates of the entities of every trust list of the tenant that are trusted for
+   * `purpose`: credentials (issuers and status list signers: what a verifier of this tenant trusts)
+   * or wallet attestations (wallet providers: what its issuer trusts). Internal entities give their
+   * key chain's anchors (see anchorsOf).
    */
-  async trustedCertificates(tenantId: string): Promise<string[]> {
-    const cached = this.trustCache.get(tenantKey(tenantId, 'anchors'), '');
+  async trustedCertificates(tenantId: string, purpose: TrustPurpose = 'credentials'): Promise<string[]> {
+    const cached = this.trustCache.get(tenantKey(tenantId, `anchors:${purpose}`), '');
     if (cached && cached.until > Date.now()) return cached.pems;
-    const entities = (await store.listTrustLists(tenantDb(this.db, tenantId))).flatMap((row) => parse<EntityInput[]>(row.entity_config));
+    const entities = (await store.listTrustLists(tenantDb(this.db, tenantId)))
+      .flatMap((row) => parse<EntityInput[]>(row.entity_config))
+      .filter((entity) => purposeOf(entity.serviceType ?? 'issuance') === purpose);
     const chains = entities.some((e) => e.type === 'internal')
       ? new Map((await this.deps.keyChains.list(tenantId)).map((chain) => [chain.id, chain]))
       : new Map<string, KeyChain>();
@@ -215,7 +228,7 @@ export class TrustListService {
       const certificates = chain ? anchorsOf(chain) : entity.type === 'external' ? entity.certificates.map(parseCertificate) : [];
       for (const certificate of certificates) if (typeof certificate !== 'string') pems.add(toPem([certificate]));
     }
-    this.trustCache.set(tenantKey(tenantId, 'anchors'), '', { pems: [...pems], until: Date.now() + TRUSTED_TTL_MS });
+    this.trustCache.set(tenantKey(tenantId, `anchors:${purpose}`), '', { pems: [...pems], until: Date.now() + TRUSTED_TTL_MS });
     return [...pems];
   }
 

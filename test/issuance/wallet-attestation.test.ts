@@ -304,6 +304,57 @@ describe('wallet attestation with challenges', () => {
   });
 });
 
+describe("wallet providers listed in the tenant's trust lists", () => {
+  const listProvider = (serviceType: string) =>
+    svc.call('POST', '/api/trust-list', {
+      token: acme,
+      body: { id: 'wallet-providers', entities: [{ type: 'external', name: trusted.name, certificates: [trusted.caPem], serviceType }] },
+    });
+  const unlist = async () => expect((await svc.call('DELETE', '/api/trust-list/wallet-providers', { token: acme })).status).toBe(204);
+
+  it('accepts attestations of a walletIssuance entity at once, and no longer once the list drops it', async () => {
+    const reply = await svc.call('PUT', '/api/issuer/config', {
+      token: acme,
+      body: { walletProviders: [], walletAttestationRequired: true },
+    });
+    expect(reply.status, reply.text).toBe(200);
+    expectError(await par(await headersFor()), 'invalid_client');
+    const listed = await listProvider('walletIssuance');
+    expect(listed.status, listed.text).toBe(201);
+    const pushed = await par(await headersFor());
+    expect(pushed.status, pushed.text).toBe(201);
+    await unlist();
+    const refused = await par(await headersFor());
+    expectError(refused, 'invalid_client');
+    expect(refused.body.error_description).toMatch(/not signed by a trusted wallet provider/);
+  });
+
+  it('does not take an entity listed for credential issuance as a wallet provider', async () => {
+    expect((await listProvider('issuance')).status).toBe(201);
+    try {
+      expectError(await par(await headersFor()), 'invalid_client');
+    } finally {
+      await unlist();
+    }
+  });
+
+  it('publishes the entity with the ETSI wallet solution service type', async () => {
+    expect((await listProvider('walletIssuance')).status).toBe(201);
+    try {
+      const published = await fetch(`${svc.url}/issuers/acme/trust-lists/wallet-providers`);
+      expect(published.status).toBe(200);
+      const [, payload] = (await published.text()).split('.');
+      const lote = JSON.parse(Buffer.from(payload as string, 'base64url').toString());
+      const services = lote.LoTE.TrustedEntitiesList.flatMap((e: any) => e.TrustedEntityServices);
+      expect(services.map((s: any) => s.ServiceInformation.ServiceTypeIdentifier)).toEqual([
+        'http://uri.etsi.org/19602/SvcType/WalletSolution/Issuance',
+      ]);
+    } finally {
+      await unlist();
+    }
+  });
+});
+
 describe('wallet attestation not required', () => {
   beforeAll(() => settings({ walletAttestationRequired: false }));
 

@@ -123,6 +123,31 @@ describe('rejected presentations fail the session closed', () => {
     );
   });
 
+  it('an issuer the tenant lists only as a wallet provider (walletIssuance): wallet providers are not trusted for credentials', async () => {
+    const other = (await svc.tenant('initech')).token;
+    expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
+    const listed = await issue(other, { given_name: 'Eve', family_name: 'Mallory', age_over_18: true });
+    const chain = await svc.call('GET', '/api/key-chain/default-attestation/certificate', { token: other });
+    expect(chain.status, chain.text).toBe(200);
+    const root = (chain.text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).at(-1) as string;
+    const trust = await svc.call('POST', '/api/trust-list', {
+      token: admin,
+      body: {
+        id: 'wallets',
+        entities: [{ type: 'external', name: 'Initech Wallets', certificates: [root], serviceType: 'walletIssuance' }],
+      },
+    });
+    expect(trust.status, trust.text).toBe(201);
+    try {
+      expectRejected(
+        await attempt(async (r) => ({ pid: [await presentSdJwt(listed.credential, listed.holder, r, ['given_name', 'age_over_18'])] })),
+        /untrusted issuer/,
+      );
+    } finally {
+      expect((await svc.call('DELETE', '/api/trust-list/wallets', { token: admin })).status).toBe(204);
+    }
+  });
+
   it('a KB-JWT signed by another key', async () => {
     const stranger = (await holderKey()).privateJwk;
     expectRejected(

@@ -109,7 +109,7 @@ export class WalletAttestations {
     audience: string = issuer.urls.issuer,
   ): Promise<WalletAttestation | undefined> {
     if (!checkPresence(issuer.settings, headers)) return undefined;
-    const attestation = checkAttestation(headers.attestation as string, issuer.settings.walletProviders);
+    const attestation = checkAttestation(headers.attestation as string, await issuer.walletProviderAnchors());
     checkSubject(attestation.claims.sub, clientId);
     const pop = checkPop(headers.pop as string, attestation.instanceKey, audience, attestation.claims.sub);
     await this.checkChallenge(issuer, pop.challenge);
@@ -153,7 +153,7 @@ function checkPresence(settings: IssuerSettings, headers: AttestationHeaders): b
 }
 
 /** Signed by its x5c leaf (EC, alg on the key's curve), the chain valid now up to a trusted wallet provider, and not expired. */
-function checkAttestation(jwt: string, providers: IssuerSettings['walletProviders']) {
+function checkAttestation(jwt: string, anchors: string[]) {
   const decoded = decodeJws(jwt);
   if (!decoded) throw invalidClient('the client attestation is not a JWT');
   const { header } = decoded;
@@ -171,12 +171,7 @@ function checkAttestation(jwt: string, providers: IssuerSettings['walletProvider
   if (!leafKey || !fitsAlgorithm(leafKey, alg) || !verifiesWith(alg, leafKey, decoded)) {
     throw invalidClient('the client attestation signature does not verify with its x5c certificate');
   }
-  if (
-    !chainsToTrusted(
-      x5c as string[],
-      providers.flatMap((p) => p.certificates),
-    )
-  ) {
+  if (!chainsToTrusted(x5c as string[], anchors)) {
     throw invalidClient('the client attestation is not signed by a trusted wallet provider (or its chain is not valid now)');
   }
   const parsed = AttestationClaims.safeParse(decoded.payload);

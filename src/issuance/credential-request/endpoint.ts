@@ -106,7 +106,7 @@ export class CredentialEndpoint {
   }
 
   private async holderKeys(
-    { tenantId, urls, settings }: Issuer,
+    { tenantId, urls, settings, walletProviderAnchors }: Issuer,
     config: CredentialConfiguration,
     request: CredentialRequest,
   ): Promise<JWK[]> {
@@ -118,7 +118,7 @@ export class CredentialEndpoint {
       batchSize: settings.batchSize,
       keyAttestations: {
         required: config.config.keyAttestationsRequired,
-        trustedCertificates: settings.walletProviders.flatMap((provider) => provider.certificates),
+        trustedCertificates: await walletProviderAnchors(),
       },
     };
     return verifyKeyProofs(request.proofs, context, this.nonces);

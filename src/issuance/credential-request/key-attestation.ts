@@ -2,7 +2,7 @@
 // wallet provider vouches for holder keys (attested_keys) and how they are kept (key_storage,
 // user_authentication). It arrives in the key_attestation header of a jwt proof, or alone as the
 // `attestation` proof type. Wallet providers sign them, so the signer's x5c must chain to a trust
-// anchor of the issuer settings' walletProviders, the same anchors that client attestations use.
+// wallet provider anchor of the issuer (Issuer.walletProviderAnchors), the same anchors that client attestations use.
 import type { JWK } from 'jose';
 import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import { type CompactJws, decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
