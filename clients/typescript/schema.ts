@@ -2459,7 +2459,7 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
-                        /** @description which of the issuer's authorization servers (authorization_servers of the issuer metadata) serves the offer; default: the first enabled one. The built-in server ({PUBLIC_URL}/issuers/{tenantId}) serves both flows; the chained authorization server ({PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp: the user logs in at the upstream OpenID Provider of the issuer settings) and an external authorization server listed in the issuer settings only authorization_code. With an external one the offer carries issuer_state for it, and the authorization is that server's business: this service does not serve it */
+                        /** @description which of the issuer's authorization servers (authorization_servers of the issuer metadata) serves the offer; default: the first enabled one (pre_authorized_code: the built-in one). The built-in server ({PUBLIC_URL}/issuers/{tenantId}) serves both flows, and while the issuer settings disable it (builtinAuthorizationServerEnabled false) only pre_authorized_code: an authorization_code offer for it is refused; the chained authorization server ({PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp: the user logs in at the upstream OpenID Provider of the issuer settings) and an external authorization server listed in the issuer settings only authorization_code. With an external one the offer carries issuer_state for it, and the authorization is that server's business: this service does not serve it */
                         authorization_server?: string;
                         /** @description per configuration id: where its claims come from (default: the attribute provider of the configuration, else the fields' default values) */
                         credentialClaims?: {
@@ -10957,7 +10957,10 @@ export interface components {
              * @default 10
              */
             batchSize: number;
-            /** @default true */
+            /**
+             * @description whether the built-in authorization server ({PUBLIC_URL}/issuers/{tenantId}) authorizes. false: it is left out of authorization_servers of the issuer metadata, an authorization_code offer naming it (or defaulting to it) is refused (400 naming body.authorization_server), its PAR, authorization and interactive authorization endpoints answer 400 invalid_request, its token endpoint refuses the authorization_code grant (unsupported_grant_type), and its metadata drops those endpoints and that grant. Its token endpoint still redeems pre-authorized codes (pre-authorized offers default to it) and the refresh tokens of sessions it authorized before
+             * @default true
+             */
             builtinAuthorizationServerEnabled: boolean;
             /**
              * @description the chained authorization server: users log in at this upstream OpenID Provider, and its claims go into the credentials; null: none
@@ -11047,7 +11050,10 @@ export interface components {
              * @default 10
              */
             batchSize: number;
-            /** @default true */
+            /**
+             * @description whether the built-in authorization server ({PUBLIC_URL}/issuers/{tenantId}) authorizes. false: it is left out of authorization_servers of the issuer metadata, an authorization_code offer naming it (or defaulting to it) is refused (400 naming body.authorization_server), its PAR, authorization and interactive authorization endpoints answer 400 invalid_request, its token endpoint refuses the authorization_code grant (unsupported_grant_type), and its metadata drops those endpoints and that grant. Its token endpoint still redeems pre-authorized codes (pre-authorized offers default to it) and the refresh tokens of sessions it authorized before
+             * @default true
+             */
             builtinAuthorizationServerEnabled: boolean;
             /**
              * @description the chained authorization server: users log in at this upstream OpenID Provider, and its claims go into the credentials; null: none

@@ -68,7 +68,12 @@ export const IssuerSettingsSchema = z
       .describe(
         'external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself: this service serves none of it (its own PAR endpoints do not take that issuer_state)',
       ),
-    builtinAuthorizationServerEnabled: z.boolean().default(true),
+    builtinAuthorizationServerEnabled: z
+      .boolean()
+      .default(true)
+      .describe(
+        'whether the built-in authorization server ({PUBLIC_URL}/issuers/{tenantId}) authorizes. false: it is left out of authorization_servers of the issuer metadata, an authorization_code offer naming it (or defaulting to it) is refused (400 naming body.authorization_server), its PAR, authorization and interactive authorization endpoints answer 400 invalid_request, its token endpoint refuses the authorization_code grant (unsupported_grant_type), and its metadata drops those endpoints and that grant. Its token endpoint still redeems pre-authorized codes (pre-authorized offers default to it) and the refresh tokens of sessions it authorized before',
+      ),
     walletAttestationRequired: z
       .boolean()
       .default(false)

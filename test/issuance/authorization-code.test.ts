@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
-import { authorizeFromOffer, type HolderKey, holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { authorizeFromOffer, type HolderKey, holderKey, receiveCredentials, WALLET_REDIRECT_URI } from '../support/wallet.js';
 
 let svc: TestService;
 let acme: string;
@@ -693,5 +693,111 @@ describe('DPoP server nonces (dpopNonceRequired)', () => {
     expect(credential.status).toBe(401);
     expect(credential.headers.get('www-authenticate')).toMatch(/^DPoP error="use_dpop_nonce"/);
     expect(credential.headers.get('dpop-nonce')).toEqual(expect.any(String));
+  });
+});
+
+describe('builtinAuthorizationServerEnabled false', () => {
+  let closed: string;
+  const settings = (body: Record<string, unknown>) => svc.call('PUT', '/api/issuer/config', { token: closed, body });
+  const offerReply = (body: Record<string, unknown>) =>
+    svc.call('POST', '/api/issuer/offer', {
+      token: closed,
+      body: { response_type: 'uri', credentialConfigurationIds: ['pid'], credentialClaims: { pid: CLAIMS }, ...body },
+    });
+  const expectRefusedServer = (reply: { status: number; text: string; body: any }) => {
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
+  };
+
+  beforeAll(async () => {
+    closed = (await svc.tenant('closed')).token;
+    await svc.call('POST', '/api/issuer/credentials', { token: closed, body: configuration('pid', 'pid_scope') });
+  });
+
+  it('refuses authorization code offers, PAR, authorization, interactive authorization and the authorization_code grant; pre-authorized codes and refresh tokens still work', async () => {
+    // Made while the built-in server was enabled: a request pushed (not yet authorized), a code not yet
+    // redeemed, and the refresh token of a session it authorized.
+    const pending = await offer(['pid'], closed);
+    const pushed = await par(pending.issuerState, {}, { tenant: 'closed' });
+    expect(pushed.status, pushed.text).toBe(201);
+    const unredeemed = await offer(['pid'], closed);
+    const { verifier, challenge } = pkce();
+    const pushedForCode = await par(unredeemed.issuerState, { code_challenge: challenge }, { tenant: 'closed' });
+    const code = (
+      await authorize({ client_id: 'raw-wallet', request_uri: pushedForCode.body.request_uri }, 'closed')
+    ).location?.searchParams.get('code') as string;
+    const redeemed = await offer(['pid'], closed);
+    const pkceRedeemed = pkce();
+    const pushedRedeemed = await par(redeemed.issuerState, { code_challenge: pkceRedeemed.challenge }, { tenant: 'closed' });
+    const redeemedCode = (
+      await authorize({ client_id: 'raw-wallet', request_uri: pushedRedeemed.body.request_uri }, 'closed')
+    ).location?.searchParams.get('code') as string;
+    const tokens = await token(codeGrant(redeemedCode, pkceRedeemed.verifier), undefined, 'closed');
+    expect(tokens.status, tokens.text).toBe(200);
+
+    expect((await settings({ builtinAuthorizationServerEnabled: false })).status).toBe(200);
+    const disabled = "this issuer's built-in authorization server is disabled";
+
+    // Offers: an authorization code offer has no server left (default) and may not name the built-in one.
+    const byDefault = await offerReply({ flow: 'authorization_code' });
+    expectRefusedServer(byDefault);
+    expect(byDefault.body.detail).toContain('no enabled authorization server serves the authorization code flow');
+    const named = await offerReply({ flow: 'authorization_code', authorization_server: url('closed', '').slice(0, -1) });
+    expectRefusedServer(named);
+    expect(named.text).toContain('the built-in authorization server is disabled');
+
+    // The built-in endpoints: PAR, authorize (the request_uri pushed before is not spent), IAE, the code grant.
+    const refusedPar = await par(pending.issuerState, {}, { tenant: 'closed' });
+    expect(refusedPar.status).toBe(400);
+    expect(refusedPar.body).toEqual({ error: 'invalid_request', error_description: disabled });
+    const refusedAuthorize = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri }, 'closed');
+    expect(refusedAuthorize.status).toBe(400);
+    expect(refusedAuthorize.location).toBeUndefined();
+    expect(JSON.parse(refusedAuthorize.body)).toEqual({ error: 'invalid_request', error_description: disabled });
+    const refusedIae = await svc.call('POST', '/issuers/closed/iae', {
+      form: { interaction_types_supported: 'redirect_to_web', client_id: 'raw-wallet', request_uri: pushed.body.request_uri },
+    });
+    expect(refusedIae.status).toBe(400);
+    expect(refusedIae.body).toEqual({ error: 'invalid_request', error_description: disabled });
+    const refusedCode = await token(codeGrant(code, verifier), undefined, 'closed');
+    expect(refusedCode.status).toBe(400);
+    expect(refusedCode.body).toEqual({ error: 'unsupported_grant_type', error_description: disabled });
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token }, undefined, 'closed');
+    expect(refreshed.status, refreshed.text).toBe(200);
+
+    // Metadata: the built-in server is not listed, and its own metadata keeps only what it still serves.
+    const issuerMetadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/closed')).body;
+    expect(issuerMetadata.authorization_servers).toBeUndefined();
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/closed')).body;
+    expect(as.token_endpoint).toBe(url('closed', 'token'));
+    expect(as).not.toHaveProperty('authorization_endpoint');
+    expect(as).not.toHaveProperty('pushed_authorization_request_endpoint');
+    expect(as).not.toHaveProperty('interactive_authorization_endpoint');
+    expect(as.grant_types_supported).toEqual(['urn:ietf:params:oauth:grant-type:pre-authorized_code', 'refresh_token']);
+
+    // The pre-authorized code flow is no authorization server flow: offered by default, redeemed by a wallet.
+    const preAuthorized = await offerReply({ flow: 'pre_authorized_code' });
+    expect(preAuthorized.status, preAuthorized.text).toBe(201);
+    const received = await receiveCredentials(preAuthorized.body.uri);
+    expect(received.response.credentialResponse.credentials).toHaveLength(1);
+    const namedPreAuthorized = await offerReply({ flow: 'pre_authorized_code', authorization_server: url('closed', '').slice(0, -1) });
+    expect(namedPreAuthorized.status, namedPreAuthorized.text).toBe(201);
+
+    // With an external server enabled, authorization code offers default to it; the built-in one stays refused.
+    expect(
+      (await settings({ builtinAuthorizationServerEnabled: false, authorizationServers: [{ issuer: 'https://as.example.com' }] })).status,
+    ).toBe(200);
+    const external = await offerReply({ flow: 'authorization_code' });
+    expect(external.status, external.text).toBe(201);
+    expect((await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/closed')).body.authorization_servers).toEqual([
+      'https://as.example.com',
+    ]);
+    expectRefusedServer(await offerReply({ flow: 'authorization_code', authorization_server: url('closed', '').slice(0, -1) }));
+
+    // Enabled again, the request pushed before still works: the refusal spent nothing.
+    expect((await settings({})).status).toBe(200);
+    const resumed = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri }, 'closed');
+    expect(resumed.status, resumed.body).toBe(302);
+    expect(resumed.location?.searchParams.get('code')).toEqual(expect.any(String));
   });
 });

@@ -12,6 +12,7 @@ import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, issuancePrivate } from '../session.js';
 import { offerRefusal } from './offer-session.js';
 import { AUTHORIZATION_HANDLE, AuthorizationQuerySchema, CODE_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from './schemas.js';
+import { BUILTIN_SERVER } from './server-role.js';
 
 export type AuthorizationDecision =
   | { granted: true }
@@ -43,6 +44,7 @@ export class AuthorizationEndpoint {
   /** The URL to redirect the user agent to: the wallet's redirect_uri with a code, or with an error. */
   async authorize(call: AuthorizeCall): Promise<string> {
     const issuer = await this.issuers.get(call.tenantId);
+    checkEnabled(issuer);
     checkPushed(call.query);
     const params = parseOAuthParams(AuthorizationQuerySchema, call.query);
     const session = await this.takeRequestUri(issuer, params.request_uri);
@@ -79,6 +81,15 @@ export async function issueCode(sessions: SessionService, session: SessionState,
 /** The wallet's redirect_uri with an authorization response (RFC 6749 section 4.1.2), its state and iss (RFC 9207). */
 export function authorizationResponseUrl(request: AuthorizationRequest, issuer: Issuer, answer: Record<string, string>): string {
   return redirectTo(request, issuer, answer);
+}
+
+/**
+ * While the built-in server is disabled nothing is authorized here, not even a request pushed before:
+ * a 400, since the request_uri (and with it the redirect_uri) is not looked at, let alone spent.
+ */
+function checkEnabled(issuer: Issuer) {
+  const disabled = BUILTIN_SERVER.disabled(issuer);
+  if (disabled) throw invalidRequest(disabled);
 }
 
 function checkPushed(query: Record<string, unknown>) {

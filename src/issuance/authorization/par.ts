@@ -56,6 +56,7 @@ export class PushedAuthorizationEndpoint {
 
   async push(request: PushRequest): Promise<PushResponse> {
     const issuer = await this.issuers.get(request.tenantId);
+    checkEnabled(this.server, issuer);
     const params = parseOAuthParams(PushedAuthorizationRequestSchema, request.body);
     const attested = await this.attestations.check(issuer, params.client_id, request.attestation, this.server.identifier(issuer));
     checkResponseType(params);
@@ -131,6 +132,15 @@ export class PushedAuthorizationEndpoint {
     });
     return { request_uri: `${REQUEST_URI_PREFIX}${secret}`, expires_in: Math.round((Date.parse(expiresAt) - Date.now()) / 1000) };
   }
+}
+
+/**
+ * A disabled server takes no authorization requests: invalid_request (RFC 9126 section 2.3 answers
+ * with the error codes of RFC 6749; none names a disabled server, and the request cannot be served).
+ */
+function checkEnabled(server: AuthorizationServerRole, issuer: Issuer) {
+  const disabled = server.disabled(issuer);
+  if (disabled) throw invalidRequest(disabled);
 }
 
 function checkResponseType(params: PushedAuthorizationRequest) {

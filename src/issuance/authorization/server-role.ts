@@ -9,11 +9,20 @@ import { AUTHORIZATION_HANDLE } from './schemas.js';
 export interface AuthorizationServerRole {
   /** The server's identifier: the audience of client attestation proofs sent to it. */
   identifier(issuer: Issuer): string;
+  /**
+   * Why the issuer settings keep this server from authorizing now (PAR, the authorization and
+   * interactive authorization endpoints, the authorization_code grant), or undefined while it may.
+   */
+  disabled(issuer: Issuer): string | undefined;
   /** Purposes of the session handles it keeps: the offer's issuer_state, its request_uri and its codes. */
   handles: { issuerState: string; requestUri: string; code: string };
 }
 
+/** The built-in server while the issuer setting builtinAuthorizationServerEnabled is false. */
+const BUILTIN_SERVER_DISABLED = "this issuer's built-in authorization server is disabled";
+
 export const BUILTIN_SERVER: AuthorizationServerRole = {
   identifier: (issuer) => issuer.urls.issuer,
+  disabled: (issuer) => (issuer.settings.builtinAuthorizationServerEnabled ? undefined : BUILTIN_SERVER_DISABLED),
   handles: { issuerState: HANDLE.issuerState, requestUri: AUTHORIZATION_HANDLE.requestUri, code: AUTHORIZATION_HANDLE.code },
 };

@@ -15,5 +15,8 @@ export const CHAINED_HANDLE = {
 
 export const chainedServerRole = (publicUrl: string): AuthorizationServerRole => ({
   identifier: (issuer: Issuer) => chainedIdentifier(publicUrl, issuer.tenantId),
+  // Its routes answer 404 before (requireEnabled); this covers a change of the settings meanwhile.
+  disabled: (issuer: Issuer) =>
+    issuer.settings.chainedAuthorizationServer?.enabled ? undefined : 'this issuer has no enabled chained authorization server',
   handles: { issuerState: CHAINED_HANDLE.issuerState, requestUri: CHAINED_HANDLE.requestUri, code: CHAINED_HANDLE.code },
 });

@@ -38,7 +38,7 @@ export const OfferBody = z
       .string()
       .optional()
       .describe(
-        "which of the issuer's authorization servers (authorization_servers of the issuer metadata) serves the offer; default: the first enabled one. The built-in server ({PUBLIC_URL}/issuers/{tenantId}) serves both flows; the chained authorization server ({PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp: the user logs in at the upstream OpenID Provider of the issuer settings) and an external authorization server listed in the issuer settings only authorization_code. With an external one the offer carries issuer_state for it, and the authorization is that server's business: this service does not serve it",
+        "which of the issuer's authorization servers (authorization_servers of the issuer metadata) serves the offer; default: the first enabled one (pre_authorized_code: the built-in one). The built-in server ({PUBLIC_URL}/issuers/{tenantId}) serves both flows, and while the issuer settings disable it (builtinAuthorizationServerEnabled false) only pre_authorized_code: an authorization_code offer for it is refused; the chained authorization server ({PUBLIC_URL}/api/issuers/{tenantId}/chained-as-vp: the user logs in at the upstream OpenID Provider of the issuer settings) and an external authorization server listed in the issuer settings only authorization_code. With an external one the offer carries issuer_state for it, and the authorization is that server's business: this service does not serve it",
       ),
     credentialClaims: z
       .record(z.string(), ClaimSourceSchema)

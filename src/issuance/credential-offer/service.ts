@@ -130,18 +130,35 @@ export class OfferService {
   /**
    * The authorization server of the offer: one the issuer lists (the first by default). The built-in
    * server serves both flows; the chained one and external ones (issuer settings authorizationServers)
-   * the authorization code flow only, since a pre-authorized code is redeemed at the built-in token endpoint.
+   * the authorization code flow only, since a pre-authorized code is redeemed at the built-in token
+   * endpoint. That endpoint takes pre-authorized codes even while the built-in server is disabled
+   * (builtinAuthorizationServerEnabled false: it is not listed then, and authorizes nothing), so a
+   * pre-authorized offer defaults to it, and only an authorization code offer is refused it.
    */
   private checkAuthorizationServer(issuer: Issuer, input: OfferRequest): string {
     const servers = authorizationServers(issuer.urls, issuer.settings);
-    const server = input.authorization_server ?? servers[0];
-    if (server === issuer.urls.issuer) return server;
-    if (server === undefined || !servers.includes(server)) {
+    const builtin = issuer.urls.issuer;
+    const byCode = input.flow === 'authorization_code';
+    const server = input.authorization_server ?? (byCode ? servers[0] : builtin);
+    if (server === builtin && byCode && !issuer.settings.builtinAuthorizationServerEnabled) {
+      throw badRequest(
+        'authorization_server: the built-in authorization server is disabled (issuer settings builtinAuthorizationServerEnabled)',
+        [{ field: 'body.authorization_server', message: 'the built-in authorization server is disabled' }],
+      );
+    }
+    if (server === builtin) return server;
+    if (server === undefined) {
+      throw badRequest(
+        'authorization_server: no enabled authorization server serves the authorization code flow (the built-in one is disabled, and no chained or external one is enabled)',
+        [{ field: 'body.authorization_server', message: 'no enabled authorization server serves the authorization code flow' }],
+      );
+    }
+    if (!servers.includes(server)) {
       throw badRequest('authorization_server: not an enabled authorization server of this issuer', [
         { field: 'body.authorization_server', message: 'is not an enabled authorization server' },
       ]);
     }
-    if (input.flow !== 'authorization_code') {
+    if (!byCode) {
       throw badRequest('authorization_server: the pre-authorized code flow is served by the built-in authorization server only', [
         { field: 'body.authorization_server', message: 'must be the built-in authorization server for this flow' },
       ]);

@@ -14,6 +14,7 @@ import { PresentationRejected } from '../../verification/errors.js';
 import { offerRefusal } from '../authorization/offer-session.js';
 import type { PushedAuthorizationEndpoint } from '../authorization/par.js';
 import { AUTHORIZATION_HANDLE, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
+import { BUILTIN_SERVER } from '../authorization/server-role.js';
 import type { WalletAttestation, WalletAttestations } from '../authorization/wallet-attestation.js';
 import type { ClientRequest } from '../client-request.js';
 import { invalidRequest, invalidRequestUri } from '../errors.js';
@@ -51,8 +52,13 @@ export class InteractiveAuthorizationEndpoint {
     private readonly presentations: InteractivePresentations,
   ) {}
 
-  /** A follow-up names its auth_session; anything else is a first request. */
-  handle(call: ClientRequest): Promise<InteractiveAnswer> {
+  /**
+   * A follow-up names its auth_session; anything else is a first request. This endpoint belongs to the
+   * built-in server: while that is disabled, neither starts nor continues a flow (invalid_request).
+   */
+  async handle(call: ClientRequest): Promise<InteractiveAnswer> {
+    const disabled = BUILTIN_SERVER.disabled(await this.issuers.get(call.tenantId));
+    if (disabled) throw invalidRequest(disabled);
     return call.body.auth_session === undefined ? this.initial(call) : this.followUp(call);
   }
 

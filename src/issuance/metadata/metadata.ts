@@ -137,8 +137,9 @@ export function credentialIssuerMetadata(
   const servers = authorizationServers(urls, settings);
   return {
     credential_issuer: urls.issuer,
-    // Listed only when there is a choice; otherwise the issuer is its own authorization server.
-    ...(servers.length > 1 || servers[0] !== urls.issuer ? { authorization_servers: servers } : {}),
+    // Listed only when there is a choice; otherwise the issuer is its own authorization server (also
+    // when every one is disabled: its token endpoint still takes pre-authorized codes).
+    ...(servers.length > 1 || (servers.length === 1 && servers[0] !== urls.issuer) ? { authorization_servers: servers } : {}),
     credential_endpoint: urls.credential,
     nonce_endpoint: urls.nonce,
     deferred_credential_endpoint: urls.deferred,
@@ -159,20 +160,28 @@ export function authorizationServers(urls: IssuerUrls, settings: IssuerSettings)
   ];
 }
 
+/**
+ * The built-in server's metadata (RFC 8414). While the issuer settings disable it, it serves only its
+ * token endpoint (pre-authorized codes, refresh tokens of sessions it authorized before): the
+ * authorization, PAR and interactive authorization endpoints and the authorization_code grant are left out.
+ */
 export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings) {
+  const authorizing = settings.builtinAuthorizationServerEnabled;
   return {
     issuer: urls.issuer,
     token_endpoint: urls.token,
-    authorization_endpoint: urls.authorize,
-    pushed_authorization_request_endpoint: urls.par,
-    require_pushed_authorization_requests: true,
-    interactive_authorization_endpoint: urls.iae,
+    ...(authorizing && {
+      authorization_endpoint: urls.authorize,
+      pushed_authorization_request_endpoint: urls.par,
+      require_pushed_authorization_requests: true,
+      interactive_authorization_endpoint: urls.iae,
+    }),
     response_types_supported: ['code'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     grant_types_supported: [
       PRE_AUTHORIZED_GRANT,
-      'authorization_code',
+      ...(authorizing ? ['authorization_code'] : []),
       ...(settings.refreshTokenLifetimeSeconds > 0 ? ['refresh_token'] : []),
     ],
     'pre-authorized_grant_anonymous_access_supported': true,

@@ -4,6 +4,7 @@
 import { type AuthorizationServerRole, BUILTIN_SERVER } from '../authorization/server-role.js';
 import type { WalletAttestations } from '../authorization/wallet-attestation.js';
 import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
+import { unsupportedGrantType } from '../errors.js';
 import type { IssuerDirectory } from '../issuers.js';
 import type { AuthorizationCodeGrant } from './authorization-code.js';
 import type { DpopProofs } from './dpop.js';
@@ -32,6 +33,10 @@ export class TokenEndpoint {
   async exchange(request: TokenRequest): Promise<TokenResponse> {
     const issuer = await this.issuers.get(request.tenantId);
     const grant = parseTokenRequest(request.body);
+    // A disabled server grants nothing by authorization code (RFC 6749 section 5.2: unsupported_grant_type);
+    // pre-authorized codes and the refresh tokens of sessions it authorized before are still redeemed.
+    const disabled = grant.grant_type === 'authorization_code' && this.server.disabled(issuer);
+    if (disabled) throw unsupportedGrantType(disabled);
     const clientId = 'client_id' in grant ? grant.client_id : undefined;
     const attested = await this.attestations.check(issuer, clientId, request.attestation, this.server.identifier(issuer));
     const call = { issuer, request, attested, dpopKey: () => this.dpop.keyOf(request, issuer.settings) };
