@@ -10458,7 +10458,7 @@ export interface components {
             }[];
             /** @description the client_id the upstream provider registered for this service */
             clientId: string;
-            /** @description write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import */
+            /** @description write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import; an imported issuer.json may give it as {"env": "NAME"} or {"file": "path"} instead */
             clientSecret?: string;
             /** @description read-only: whether a client secret is stored; ignored in a PUT */
             readonly clientSecretSet?: boolean;
@@ -10495,7 +10495,7 @@ export interface components {
             }[];
             /** @description the client_id the upstream provider registered for this service */
             clientId: string;
-            /** @description write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import */
+            /** @description write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import; an imported issuer.json may give it as {"env": "NAME"} or {"file": "path"} instead */
             clientSecret?: string;
             /** @description read-only: whether a client secret is stored; ignored in a PUT */
             readonly clientSecretSet?: boolean;

@@ -204,7 +204,7 @@ export class ConfigImporter {
 
   private async issuer(ctx: RequestContext, tenantId: string, file: Contents['issuer'], trx: Executor): Promise<Outcome> {
     const { issuerSettings } = this.services;
-    if (same(file, await issuerSettings.get(tenantId, trx))) return 'unchanged';
+    if (await issuerSettings.isCurrent(tenantId, file, trx)) return 'unchanged';
     await issuerSettings.put(ctx, tenantId, file, trx);
     return 'updated';
   }

@@ -99,7 +99,7 @@ export const KINDS = {
     folder: false,
     request: 'PUT /api/issuer/config',
     schema: IssuerSettingsSchema,
-    references: {},
+    references: { 'chainedAuthorizationServer.clientSecret': 'text' },
   },
   attributeProviders: {
     name: 'attribute-provider',

@@ -2,6 +2,7 @@
 // lifetimes (refresh tokens included), the authorization servers an offer may name (the chained one too), and wallet
 // attestation (whether it is required, with challenges, and the wallet providers trusted for it).
 import { X509Certificate } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
@@ -9,7 +10,7 @@ import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso } from '../platform/db/values.js';
 import { underWebUrlPolicy, webUrl } from '../platform/http/web-urls.js';
-import { ChainedAuthorizationServerSchema, sealClientSecret, withoutClientSecret } from './chained-as/settings.js';
+import { ChainedAuthorizationServerSchema, sameClientSecret, sealClientSecret, withoutClientSecret } from './chained-as/settings.js';
 
 const Display = z.strictObject({
   name: z.string().min(1),
@@ -133,6 +134,24 @@ export class IssuerSettingsService {
     const row = await tenantDb(db, tenantId).selectFrom('issuer_settings').select('document').executeTakeFirst();
     if (!row) return DEFAULT_SETTINGS;
     return underWebUrlPolicy('unjudged', () => IssuerSettingsSchema.parse(JSON.parse(row.document)));
+  }
+
+  /**
+   * Whether `given` (the body of a PUT, such as an imported issuer.json) is what is stored, so that
+   * nothing needs writing. The chained server's client secret is compared in the clear: given again in
+   * the clear (or from an {"env"} reference) it would otherwise always differ from its sealed form.
+   */
+  async isCurrent(tenantId: string, given: IssuerSettings, db: Executor = this.db): Promise<boolean> {
+    const stored = await this.get(tenantId, db);
+    const chained = given.chainedAuthorizationServer;
+    const storedSecret = stored.chainedAuthorizationServer?.clientSecret;
+    const sameSecret =
+      chained?.clientSecret !== undefined &&
+      storedSecret !== undefined &&
+      sameClientSecret(this.sealer, tenantId, chained.clientSecret, storedSecret);
+    const wanted = sameSecret ? { ...given, chainedAuthorizationServer: { ...chained, clientSecret: storedSecret } } : given;
+    const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
+    return isDeepStrictEqual(plain(wanted), plain(stored));
   }
 
   async put(ctx: RequestContext, tenantId: string, given: IssuerSettings, db: Executor = this.db): Promise<IssuerSettings> {

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClientSecret } from '../../src/issuance/chained-as/settings.js';
+import { createSealer } from '../../src/platform/crypto/sealed.js';
 import { EXIT_CODES, StartUpError } from '../../src/start-up-errors.js';
 import { engine } from '../support/database.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
@@ -352,6 +354,55 @@ describe('configuration files', () => {
     const err = await refusal(dir);
     expect(err.message).toContain(
       'epsilon/key-chains/default-attestation.json: type: cannot change on the existing key chain \'default-attestation\' (it is "internalChain")',
+    );
+  });
+
+  it("takes the chained authorization server's clientSecret in issuer.json from the environment or a file, sealed when stored", async () => {
+    const issuerFile = (clientSecret: unknown) => ({
+      chainedAuthorizationServer: { issuer: 'https://login.example.com', clientId: 'svc', clientSecret },
+    });
+    const files = {
+      'zeta/tenant.json': { name: 'Zeta' },
+      'zeta/clients/zeta-app.json': { roles: ['issuance:manage'], secret: APP_SECRET },
+      'zeta/issuer.json': issuerFile({ env: 'ZETA_UPSTREAM_SECRET' }),
+    };
+    const dir = writeFolder(files);
+    const unset = await refusal(dir);
+    expect(unset.exitCode).toBe(EXIT_CODES.configImport);
+    expect(unset.message).toBe(
+      `CONFIG_IMPORT ${dir}: zeta/issuer.json: chainedAuthorizationServer.clientSecret: environment variable ZETA_UPSTREAM_SECRET is not set`,
+    );
+    expectProblem(await base.call('GET', '/api/tenant/zeta', { token: root }), 404);
+
+    await importing(dir, { ZETA_UPSTREAM_SECRET: 'upstream-secret-1' });
+    const token = await base.token('zeta-app', APP_SECRET);
+    const shown = (await base.call('GET', '/api/issuer/config', { token })).body.chainedAuthorizationServer;
+    expect(shown).toMatchObject({ issuer: 'https://login.example.com', clientId: 'svc', clientSecretSet: true });
+    expect(shown).not.toHaveProperty('clientSecret');
+    const sealer = createSealer(base.shared.env.MASTER_SECRET as string, 'issuer-settings-secrets');
+    const stored = async () => {
+      const row = await sql<{ document: string }>`select document from issuer_settings where tenant_id = ${'zeta'}`.execute(base.db);
+      const settings = JSON.parse(row.rows[0]?.document as string);
+      return { sealed: settings.chainedAuthorizationServer.clientSecret as string, settings };
+    };
+    expect((await stored()).sealed).not.toContain('upstream-secret-1');
+    expect(openClientSecret(sealer, 'zeta', (await stored()).settings.chainedAuthorizationServer)).toBe('upstream-secret-1');
+
+    // The same secret again writes nothing (sealing is randomized: it is compared in the clear).
+    const before = await snapshot(base, 'zeta');
+    await importing(dir, { ZETA_UPSTREAM_SECRET: 'upstream-secret-1' });
+    expect(await snapshot(base, 'zeta')).toEqual(before);
+
+    // Another secret, from a file beside issuer.json, replaces it; a missing file is refused naming the field.
+    writeFolder(
+      { 'zeta/issuer.json': issuerFile({ file: 'upstream-secret.txt' }), 'zeta/upstream-secret.txt': 'upstream-secret-2\n' },
+      dir,
+    );
+    await importing(dir);
+    expect(openClientSecret(sealer, 'zeta', (await stored()).settings.chainedAuthorizationServer)).toBe('upstream-secret-2');
+    writeFolder({ 'zeta/issuer.json': issuerFile({ file: 'missing.txt' }) }, dir);
+    expect((await refusal(dir)).message).toBe(
+      `CONFIG_IMPORT ${dir}: zeta/issuer.json: chainedAuthorizationServer.clientSecret: cannot read file missing.txt: ENOENT`,
     );
   });
 

@@ -45,7 +45,7 @@ export const ChainedAuthorizationServerSchema = z
       .optional()
       .meta({ writeOnly: true })
       .describe(
-        'write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import',
+        'write-only: the client secret at the upstream provider (client_secret_basic); stored encrypted, never answered. Leave it out to keep the stored one (as long as issuer and clientId stay the same). A configuration file export carries it sealed, which only this tenant of this deployment can import; an imported issuer.json may give it as {"env": "NAME"} or {"file": "path"} instead',
       ),
     clientSecretSet: z
       .boolean()
@@ -124,6 +124,23 @@ function opensAs(sealer: Sealer, tenantId: string, value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether a given client secret (in the clear, or sealed for this tenant as an export carries it) is
+ * the stored one. Sealing is randomized, so the same secret sealed twice differs: compared in the clear.
+ */
+export function sameClientSecret(sealer: Sealer, tenantId: string, given: string, stored: string): boolean {
+  if (given === stored) return true;
+  const opened = (value: string) => {
+    try {
+      return sealer.open(value, sealContext(tenantId));
+    } catch {
+      return undefined;
+    }
+  };
+  const storedClear = opened(stored);
+  return storedClear !== undefined && (opened(given) ?? given) === storedClear;
 }
 
 /** The stored secret in the clear, at the moment it is sent to the provider. */
