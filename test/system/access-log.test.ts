@@ -1,6 +1,8 @@
 // The access log as an operator reads it, from the service as `npm start` runs it: the handles in
 // offer and presentation request URIs are bearer values (an offer's handle yields its pre-authorized
-// code), so their path segments are logged redacted, while the rest of the URL stays readable.
+// code), so their path segments are logged redacted, and so are credentials in query strings (a pushed
+// request's request_uri, the code and state at the chained authorization server's callback), while
+// the rest of the URL stays readable.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -125,6 +127,15 @@ describe('access log', () => {
       '/issuers/logs/authorize?client_id=wallet&request_uri=[redacted]',
     ]);
     expect(service.output()).not.toContain('pushed-secret');
+    // So are the upstream provider's code and the login's state at the chained authorization server's callback.
+    const callback = '/api/issuers/logs/chained-as-vp/callback';
+    await call('GET', `${callback}?state=upstream-state-0123456789&code=upstream-code-0123456789&iss=https%3A%2F%2Flogin.example.com`);
+    await expect.poll(() => requestsTo(callback).length).toBe(1);
+    expect(requestsTo(callback).map((r) => r.req?.url)).toEqual([
+      `${callback}?state=[redacted]&code=[redacted]&iss=https%3A%2F%2Flogin.example.com`,
+    ]);
+    expect(service.output()).not.toContain('upstream-state');
+    expect(service.output()).not.toContain('upstream-code');
     // Other URLs are logged as they are.
     expect(requestsTo('/api/verifier/offer').map((r) => r.req?.url)).toEqual(['/api/verifier/offer']);
   }, 60_000);

@@ -14,10 +14,12 @@ export const requestIds: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeade
 
 /**
  * Query parameters that carry credentials (the event stream takes its token so; the authorization
- * endpoint a pushed request's request_uri) never reach a log or an error body.
+ * endpoint a pushed request's request_uri; the chained authorization server's callback the upstream
+ * provider's authorization code and the single-use state that finds the login) never reach a log or
+ * an error body.
  */
 export const maskCredentials = (url: string) =>
-  url.replace(/([?&](?:token|access_token|client_secret|request_uri)=)[^&]*/gi, '$1[redacted]');
+  url.replace(/([?&](?:token|access_token|client_secret|request_uri|code|state)=)[^&]*/gi, '$1[redacted]');
 
 /**
  * Path parameters that are bearer values, by the name routes give them: whoever knows the handle of
