@@ -10943,7 +10943,7 @@ export interface components {
             /** @default 600 */
             accessTokenLifetimeSeconds: number;
             /**
-             * @description external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself: this service serves none of it (its own PAR endpoints do not take that issuer_state)
+             * @description external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself (this service's PAR endpoints do not take that issuer_state). The credential endpoints take its RFC 9068 JWT access tokens (aud = this credential issuer, signed by a key of its jwks_uri from its RFC 8414 or OpenID Connect discovery metadata): a token grants the configurations its authorization_details and scope name, and its claims about the user become the authorization's claims
              * @default []
              */
             authorizationServers: {
@@ -11036,7 +11036,7 @@ export interface components {
             /** @default 600 */
             accessTokenLifetimeSeconds: number;
             /**
-             * @description external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself: this service serves none of it (its own PAR endpoints do not take that issuer_state)
+             * @description external authorization servers an offer may name (authorization_code flow only), listed in authorization_servers of the issuer metadata after the built-in and the chained one. Such an offer carries issuer_state for that server, which serves the authorization itself (this service's PAR endpoints do not take that issuer_state). The credential endpoints take its RFC 9068 JWT access tokens (aud = this credential issuer, signed by a key of its jwks_uri from its RFC 8414 or OpenID Connect discovery metadata): a token grants the configurations its authorization_details and scope name, and its claims about the user become the authorization's claims
              * @default []
              */
             authorizationServers: {

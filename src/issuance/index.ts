@@ -18,6 +18,7 @@ import { PushedAuthorizationEndpoint } from './authorization/par.js';
 import { authorizationRoutes } from './authorization/routes.js';
 import { WalletAttestations } from './authorization/wallet-attestation.js';
 import { createChainedAuthorization } from './chained-as/index.js';
+import { UpstreamProviders } from './chained-as/upstream.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
 import { ClaimSources } from './credential-request/claims.js';
@@ -40,6 +41,7 @@ import { IssuanceTokens } from './token/access-tokens.js';
 import { AuthorizationCodeGrant } from './token/authorization-code.js';
 import { DpopNonces, DpopProofs } from './token/dpop.js';
 import { TokenEndpoint } from './token/endpoint.js';
+import { ExternalAccessTokens } from './token/external-access-tokens.js';
 import { PreAuthorizedCodeGrant } from './token/pre-authorized-code.js';
 import { RefreshTokenGrant } from './token/refresh-token.js';
 import { tokenRoutes } from './token/routes.js';
@@ -81,7 +83,8 @@ export function createIssuance(needs: IssuanceNeeds) {
   const nonces = new NonceStore(db);
   const tokens = new IssuanceTokens(needs.masterSecret);
   const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret));
-  const access = new WalletAccessCheck(issuers, tokens, dpop, sessions);
+  const upstream = new UpstreamProviders(needs.outbound);
+  const access = new WalletAccessCheck(issuers, tokens, dpop, sessions, new ExternalAccessTokens(db, upstream, configs, sessions));
   const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
@@ -105,7 +108,7 @@ export function createIssuance(needs: IssuanceNeeds) {
     sessionTokens,
     grants,
     settingsSealer,
-    outbound: needs.outbound,
+    upstream,
   });
   const par = new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations);
   const interactive = createInteractiveAuthorization({

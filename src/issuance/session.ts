@@ -31,6 +31,8 @@ export const IssuancePublicSchema = z.object({
   authorizedByDetails: z.array(z.string()).optional(),
   /** Set when an authorization code was replayed: every token issued for this session is refused from then on. */
   tokensRevoked: z.boolean().optional(),
+  /** A session opened by an access token of an external authorization server: that server. */
+  externalIssuer: z.string().optional(),
 });
 
 /** The pushed authorization request the wallet made last (authorization code flow); encrypted with the personal data. */
@@ -71,6 +73,8 @@ export const IssuancePrivateSchema = z.object({
   authorizationResult: AuthorizationResultSchema.optional(),
   /** Interactive authorization under way: its steps and what the current one waits for. */
   interactiveAuthorization: InteractiveStateSchema.optional(),
+  /** The sub of the external authorization server's token that opened the session. */
+  externalSubject: z.string().optional(),
 });
 
 export type IssuancePublic = z.input<typeof IssuancePublicSchema>;

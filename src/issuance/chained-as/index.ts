@@ -5,7 +5,6 @@
 import type { CredentialConfigService } from '../../credential-configs/service.js';
 import type { Sealer } from '../../platform/crypto/sealed.js';
 import type { Executor } from '../../platform/db/values.js';
-import type { OutboundClient } from '../../platform/http/outbound-client.js';
 import type { App } from '../../platform/http/types.js';
 import type { SessionService } from '../../sessions/service.js';
 import { PushedAuthorizationEndpoint } from '../authorization/par.js';
@@ -18,7 +17,7 @@ import type { SessionTokens } from '../token/session-tokens.js';
 import { CHAINED_HANDLE, chainedServerRole } from './handles.js';
 import { ChainedLogin, noChainedServer } from './login.js';
 import { chainedAuthorizationRoutes } from './routes.js';
-import { UpstreamProviders } from './upstream.js';
+import type { UpstreamProviders } from './upstream.js';
 
 export interface ChainedAuthorizationNeeds {
   db: Executor;
@@ -33,15 +32,15 @@ export interface ChainedAuthorizationNeeds {
   grants: TokenGrants;
   /** Opens the client secret sealed in the issuer settings. */
   settingsSealer: Sealer;
-  /** Every call to the upstream provider goes through it. */
-  outbound: OutboundClient;
+  /** The upstream provider's metadata, keys and endpoints (through the outbound client). */
+  upstream: UpstreamProviders;
 }
 
 export function createChainedAuthorization(needs: ChainedAuthorizationNeeds) {
   const { db, publicUrl, issuers, sessions } = needs;
   const role = chainedServerRole(publicUrl);
   const par = new PushedAuthorizationEndpoint(db, issuers, sessions, needs.configs, needs.dpop, needs.attestations, role);
-  const login = new ChainedLogin(publicUrl, issuers, sessions, new UpstreamProviders(needs.outbound), needs.settingsSealer);
+  const login = new ChainedLogin(publicUrl, issuers, sessions, needs.upstream, needs.settingsSealer);
   const grants = { ...needs.grants, authorizationCode: new AuthorizationCodeGrant(sessions, needs.sessionTokens, CHAINED_HANDLE.code) };
   const token = new TokenEndpoint(issuers, needs.dpop, grants, needs.attestations, role);
   const requireEnabled = async (tenantId: string) => {

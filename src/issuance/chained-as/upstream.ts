@@ -4,7 +4,9 @@
 // (signature by a key of its JWKS, iss, aud, azp, exp, iat, nonce) and its userinfo endpoint. Every
 // call goes through the outbound client (address policy, time limit, size limit). Configurations and
 // key sets are kept for a few minutes; a token signed with a key not yet seen fetches the key set again.
-import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose';
+// The same reading of metadata and keys serves external authorization servers (RFC 8414 metadata,
+// RFC 9068 access tokens: token/external-access-tokens.ts).
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
 import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
@@ -16,7 +18,7 @@ const MAX_BYTES = 256 * 1024;
 const ID_TOKEN_MAX_AGE = '10m';
 const CLOCK_TOLERANCE_SECONDS = 60;
 /** Asymmetric algorithms only: HS* would make the client secret a signing key, none no signature at all. */
-const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 /** Something about the upstream provider failed: `reason` is for the session log, `unavailable` when it did not answer usefully. */
 export class UpstreamFailure extends Error {
@@ -37,6 +39,9 @@ const ProviderConfigurationSchema = z.looseObject({
   authorization_response_iss_parameter_supported: z.boolean().optional(),
 });
 export type ProviderConfiguration = z.infer<typeof ProviderConfigurationSchema>;
+
+/** What a resource server needs of an authorization server's metadata (RFC 8414 section 2). */
+const ServerMetadataSchema = z.looseObject({ issuer: z.string(), jwks_uri: z.url() });
 
 const TokenResponseSchema = z.looseObject({
   id_token: z.string().min(1).max(20_000),
@@ -61,6 +66,7 @@ export type UpstreamClaims = Record<string, unknown> & { sub: string };
 export class UpstreamProviders {
   private readonly configurations = new TtlCache<ProviderConfiguration>(CACHE_MS);
   private readonly keySets = new TtlCache<JSONWebKeySet>(CACHE_MS);
+  private readonly serverMetadata = new TtlCache<z.infer<typeof ServerMetadataSchema>>(CACHE_MS);
 
   constructor(private readonly outbound: OutboundClient) {}
 
@@ -73,6 +79,34 @@ export class UpstreamProviders {
       if (parsed.data.issuer !== issuer)
         throw new UpstreamFailure(`the provider configuration names another issuer (${parsed.data.issuer})`, true);
       return parsed.data;
+    });
+  }
+
+  /**
+   * An authorization server's metadata: RFC 8414 (the well-known path inserted before the issuer's
+   * path), else OpenID Connect Discovery; its issuer must be exactly the one configured (RFC 8414 section 3.3).
+   */
+  authorizationServer(issuer: string): Promise<z.infer<typeof ServerMetadataSchema>> {
+    return this.serverMetadata.get(issuer, async () => {
+      const url = new URL(issuer);
+      const path = url.pathname.replace(/\/$/, '');
+      const candidates = [
+        `${url.origin}/.well-known/oauth-authorization-server${path}`,
+        `${url.origin}${path}/.well-known/openid-configuration`,
+      ];
+      let failure: unknown;
+      for (const candidate of candidates) {
+        try {
+          const parsed = ServerMetadataSchema.safeParse(await this.getJson(candidate, 'authorization server metadata'));
+          if (!parsed.success) throw new UpstreamFailure('the authorization server metadata lacks issuer or jwks_uri', true);
+          if (parsed.data.issuer !== issuer)
+            throw new UpstreamFailure(`the authorization server metadata names another issuer (${parsed.data.issuer})`, true);
+          return parsed.data;
+        } catch (err) {
+          failure = err;
+        }
+      }
+      throw failure;
     });
   }
 
@@ -122,23 +156,28 @@ export class UpstreamProviders {
     const options = {
       issuer: provider.issuer,
       audience: clientId,
-      algorithms: ID_TOKEN_ALGORITHMS,
+      algorithms: ASYMMETRIC_ALGORITHMS,
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
       maxTokenAge: ID_TOKEN_MAX_AGE,
       requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
     };
     try {
-      try {
-        return (await jwtVerify(idToken, createLocalJWKSet(await this.keySet(provider.jwks_uri)), options)).payload;
-      } catch (err) {
-        // A key the cached set does not have: the provider may have rotated; ask once more.
-        if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
-        this.keySets.forget(provider.jwks_uri);
-        return (await jwtVerify(idToken, createLocalJWKSet(await this.keySet(provider.jwks_uri)), options)).payload;
-      }
+      return await this.verifyJwt(provider.jwks_uri, idToken, options);
     } catch (err) {
       if (err instanceof UpstreamFailure) throw err;
-      throw new UpstreamFailure(`the ID token is not valid: ${idTokenProblem(err)}`);
+      throw new UpstreamFailure(`the ID token is not valid: ${jwtProblem(err)}`);
+    }
+  }
+
+  /** A JWT signed by a key of the set at `jwksUri`; jose's errors are passed on. */
+  async verifyJwt(jwksUri: string, jwt: string, options: JWTVerifyOptions): Promise<JWTPayload> {
+    try {
+      return (await jwtVerify(jwt, createLocalJWKSet(await this.keySet(jwksUri)), options)).payload;
+    } catch (err) {
+      // A key the cached set does not have: the provider may have rotated; ask once more.
+      if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+      this.keySets.forget(jwksUri);
+      return (await jwtVerify(jwt, createLocalJWKSet(await this.keySet(jwksUri)), options)).payload;
     }
   }
 
@@ -179,7 +218,8 @@ export class UpstreamProviders {
 
 const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
 
-function idTokenProblem(err: unknown): string {
+/** Why jose refused a JWT, in words fit for a log or an error description. */
+export function jwtProblem(err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'it has expired';
   if (err instanceof errors.JWTClaimValidationFailed) return `${err.claim}: ${err.reason}`;
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'its signature does not verify';

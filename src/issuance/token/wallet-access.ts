@@ -1,6 +1,7 @@
 // Who may call the credential, deferred credential and notification endpoints: the holder of an
-// access token of this issuer, bearer or DPoP-bound (then with a fresh DPoP proof of the same key),
-// whose session is still redeemable and whose tokens were not revoked (a replayed code or refresh token).
+// access token of this issuer (or of one of its external authorization servers), bearer or DPoP-bound
+// (then with a fresh DPoP proof of the same key), whose session is still redeemable and whose tokens
+// were not revoked (a replayed code or refresh token).
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import { invalidToken } from '../errors.js';
@@ -8,6 +9,7 @@ import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { issuancePublic } from '../session.js';
 import type { IssuanceAccessToken, IssuanceTokens } from './access-tokens.js';
 import type { DpopProofs } from './dpop.js';
+import type { ExternalAccessTokens } from './external-access-tokens.js';
 
 /** A request to a wallet resource endpoint, as the routes hand it over. */
 export interface ResourceRequest {
@@ -30,6 +32,7 @@ export class WalletAccessCheck {
     private readonly tokens: IssuanceTokens,
     private readonly dpop: DpopProofs,
     private readonly sessions: SessionService,
+    private readonly external: ExternalAccessTokens,
   ) {}
 
   async authenticate(request: ResourceRequest): Promise<WalletAccess> {
@@ -38,13 +41,25 @@ export class WalletAccessCheck {
     if (!match) throw invalidToken('an access token is required');
     const [, scheme, raw] = match as unknown as [string, string, string];
     const token = this.tokens.verify(raw, issuer.urls.issuer);
-    if (!token || token.tenantId !== request.tenantId) throw invalidToken('the access token is invalid or expired', scheme);
+    if (!token) return this.authenticateExternal(request, issuer, scheme, raw);
+    if (token.tenantId !== request.tenantId) throw invalidToken('the access token is invalid or expired', scheme);
     await this.checkBinding(request, issuer, token, scheme, raw);
     const session = await this.sessions.find(request.tenantId, token.sessionId);
     if (!session?.consumed || issuancePublic(session).tokensRevoked) {
       throw invalidToken('the session of this access token is no longer valid', scheme);
     }
     return { issuer, token, session };
+  }
+
+  /** A token of an external authorization server of the issuer, checked as ours are once its session is known. */
+  private async authenticateExternal(request: ResourceRequest, issuer: Issuer, scheme: string, raw: string): Promise<WalletAccess> {
+    const external = await this.external.verify(issuer, raw, scheme);
+    if (!external) throw invalidToken('the access token is invalid or expired', scheme);
+    const binding = { sessionId: '', tenantId: issuer.tenantId, ...(external.jkt && { jkt: external.jkt }) };
+    await this.checkBinding(request, issuer, binding, scheme, raw);
+    const session = await this.external.sessionOf(issuer, external, scheme);
+    if (issuancePublic(session).tokensRevoked) throw invalidToken('the session of this access token is no longer valid', scheme);
+    return { issuer, token: { ...binding, sessionId: session.id }, session };
   }
 
   private async checkBinding(request: ResourceRequest, issuer: Issuer, token: IssuanceAccessToken, scheme: string, raw: string) {
