@@ -129,6 +129,43 @@ interface WalletOptions {
   sealedOrigin?: string;
   /** Seal to this point instead of the request's recipient key. */
   sealTo?: Uint8Array;
+  /** Repeat the document this many times in the DeviceResponse, as copies or as CBOR shared references (tags 28/29). */
+  documents?: { copies: number; shared?: boolean };
+}
+
+/** Where the CBOR item at `pos` ends (definite lengths only, as @owf/mdoc writes them). */
+function itemEnd(bytes: Buffer, pos: number): number {
+  const major = (bytes[pos] as number) >> 5;
+  const info = (bytes[pos] as number) & 31;
+  const width = info < 24 ? 0 : 2 ** (info - 24);
+  const length = width ? Number(bytes.readUIntBE(pos + 1, width)) : info;
+  let end = pos + 1 + width;
+  if (major === 2 || major === 3) return end + length;
+  if (major === 6) return itemEnd(bytes, end);
+  const items = major === 4 ? length : major === 5 ? 2 * length : 0;
+  for (let i = 0; i < items; i++) end = itemEnd(bytes, end);
+  return end;
+}
+
+/** The DeviceResponse with its one document repeated, byte for byte or by shared reference. */
+function repeatDocument(deviceResponse: Uint8Array, { copies, shared = false }: { copies: number; shared?: boolean }): Uint8Array {
+  const bytes = Buffer.from(deviceResponse);
+  const parts = [bytes.subarray(0, 1)];
+  let at = 1;
+  for (let i = 0; i < ((bytes[0] as number) & 31); i++) {
+    const keyEnd = itemEnd(bytes, at);
+    const valueEnd = itemEnd(bytes, keyEnd);
+    if (decoder.decode(bytes.subarray(at, keyEnd)) !== 'documents') parts.push(bytes.subarray(at, valueEnd));
+    else {
+      const document = bytes.subarray(keyEnd + 1, itemEnd(bytes, keyEnd + 1));
+      const shareable = Buffer.concat([Buffer.from([0xd8, 28]), document]);
+      const reference = Buffer.from([0xd8, 29, 0x00]);
+      const items = Array.from({ length: copies }, (_, n) => (!shared ? document : n === 0 ? shareable : reference));
+      parts.push(bytes.subarray(at, keyEnd), Buffer.from([0x99, copies >> 8, copies & 0xff]), ...items);
+    }
+    at = valueEnd;
+  }
+  return new Uint8Array(Buffer.concat(parts));
 }
 
 /** What the wallet returns to the page: base64url(CBOR(["dcapi", {enc, cipherText}])). */
@@ -144,7 +181,8 @@ async function walletResponse(made: AnnexCOffer, options: WalletOptions = {}): P
   });
   const info = annexCWalletTranscript(encryptionInfo, options.sealedOrigin ?? ORIGIN).bytes;
   const recipientPublicKey = await suite.kem.deserializePublicKey(options.sealTo ?? recipientPoint(encryptionInfo));
-  const { enc, ct } = await suite.seal({ recipientPublicKey, info }, deviceResponse.encode());
+  const plaintext = options.documents ? repeatDocument(deviceResponse.encode(), options.documents) : deviceResponse.encode();
+  const { enc, ct } = await suite.seal({ recipientPublicKey, info }, plaintext);
   return b64u(
     cbor.encode([
       'dcapi',
@@ -429,6 +467,11 @@ describe('the Annex C response', () => {
   it('an element the query requires but the wallet withholds fails the DCQL check', async () => {
     const made = await offer();
     await expectFailed(made, await walletResponse(made, { elements: ['family_name'] }), /DCQL/);
+  });
+
+  it('two documents for a query without `multiple` fail the DCQL check (a rejection, not a server error)', async () => {
+    const made = await offer();
+    await expectFailed(made, await walletResponse(made, { documents: { copies: 2 } }), /^DCQL: .*multiple/);
   });
 
   it('an mdoc of an issuer the tenant does not trust is rejected', async () => {

@@ -1,6 +1,6 @@
 // Whether the verified credentials satisfy the request's DCQL query (claims, values, credential
 // sets), decided by the dcql library over what was actually verified.
-import { DcqlPresentationResult, DcqlQuery } from 'dcql';
+import { DcqlPresentationResult, DcqlPresentationResultError, DcqlQuery } from 'dcql';
 import { PresentationRejected } from '../errors.js';
 
 export interface VerifiedForDcql {
@@ -28,6 +28,14 @@ export function checkDcql(query: Record<string, unknown>, presented: Record<stri
       ),
     ]),
   );
-  const result = DcqlPresentationResult.fromDcqlPresentation(presentation as never, { dcqlQuery });
+  let result: DcqlPresentationResult;
+  try {
+    result = DcqlPresentationResult.fromDcqlPresentation(presentation as never, { dcqlQuery });
+  } catch (err) {
+    // What was presented does not fit the query's shape (several credentials for a query without
+    // `multiple`, say): the wallet's fault, a rejection like any other, not a server error.
+    if (err instanceof DcqlPresentationResultError) throw new PresentationRejected(`DCQL: ${err.message}`);
+    throw err;
+  }
   if (!result.can_be_satisfied) throw new PresentationRejected('DCQL: the presented credentials and claims do not satisfy the query');
 }
