@@ -474,6 +474,15 @@ describe('the Annex C response', () => {
     await expectFailed(made, await walletResponse(made, { documents: { copies: 2 } }), /^DCQL: .*multiple/);
   });
 
+  it('a DeviceResponse naming its document thousands of times (CBOR shared references) is refused before any verification', async () => {
+    const made = await offer();
+    const response = await walletResponse(made, { documents: { copies: 5000, shared: true } });
+    expect(response.length).toBeLessThan(30_000);
+    const started = Date.now();
+    await expectFailed(made, response, /more than 10 documents/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('an mdoc of an issuer the tenant does not trust is rejected', async () => {
     const other = (await svc.tenant('globex')).token;
     expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: { ...MDL, statusManagement: false } })).status).toBe(

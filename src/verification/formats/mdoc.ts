@@ -40,6 +40,12 @@ export interface VerifiedMdoc {
 }
 
 const CLOCK_SKEW_SECONDS = 30;
+/**
+ * Far beyond what one request asks for. Each document costs signature and chain checks, and CBOR
+ * shared references (tags 28/29) let a few bytes name one document thousands of times: the count is
+ * bounded before anything is verified.
+ */
+const MAX_DOCUMENTS = 10;
 const CATEGORY: Record<VerificationAssessment['category'], string> = {
   DOCUMENT_FORMAT: 'mdoc document format',
   DEVICE_AUTH: 'mdoc device authentication (device signature over the session transcript of this request)',
@@ -107,6 +113,7 @@ function checkStructure(response: DeviceResponse): Document[] {
   if (response.documentErrors?.length) throw reject('mdoc: the DeviceResponse reports documentErrors');
   const documents = response.documents ?? [];
   if (documents.length === 0) throw reject('mdoc: the DeviceResponse holds no document');
+  if (documents.length > MAX_DOCUMENTS) throw reject(`mdoc: the DeviceResponse holds more than ${MAX_DOCUMENTS} documents`);
   for (const document of documents) {
     if (document.errors && document.errors.size > 0) throw reject(`mdoc: document ${document.docType} reports errors for some elements`);
     const { deviceSignature } = document.deviceSigned.deviceAuth;
