@@ -23,7 +23,7 @@ import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.
 import type { ClaimSources } from './claims.js';
 import type { CredentialEncryption, WalletAnswer } from './encryption.js';
 import type { CredentialMinter } from './minter.js';
-import { verifyKeyProofs } from './proofs.js';
+import { carriesKeyAttestation, verifyKeyProofs } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
 import { handledConfigurations, recordIssued } from './store.js';
 
@@ -118,7 +118,9 @@ export class CredentialEndpoint {
       batchSize: settings.batchSize,
       keyAttestations: {
         required: config.config.keyAttestationsRequired,
-        trustedCertificates: await walletProviderAnchors(),
+        // Read only where a key attestation is to be checked: most requests carry none.
+        trustedCertificates:
+          config.config.keyAttestationsRequired || carriesKeyAttestation(request.proofs) ? await walletProviderAnchors() : [],
       },
     };
     return verifyKeyProofs(request.proofs, context, this.nonces);

@@ -127,6 +127,12 @@ async function verifyAttestationProof(jwt: string, context: ProofContext, nonces
   return keys;
 }
 
+/** Whether the proofs hold a key attestation: an attestation proof, or a jwt proof with a key_attestation header. */
+export function carriesKeyAttestation(proofs: KeyProofs | undefined): boolean {
+  if (proofs?.type === 'attestation') return true;
+  return (proofs?.jwts ?? []).some((jwt) => decodeJws(jwt)?.header.key_attestation !== undefined);
+}
+
 /**
  * Verifies the proofs of one request and returns the holder keys to bind: every jwt proof valid and
  * all for the same fresh c_nonce (then spent), or one valid attestation proof over a fresh c_nonce.
