@@ -131,6 +131,20 @@ interface WalletOptions {
   sealTo?: Uint8Array;
   /** Repeat the document this many times in the DeviceResponse, as copies or as CBOR shared references (tags 28/29). */
   documents?: { copies: number; shared?: boolean };
+  /** Name the document signer certificate this many times in the issuerAuth x5chain (unprotected header), by shared reference. */
+  x5chainReferences?: number;
+}
+
+/** The issuerAuth's unprotected x5chain {33: certificate} replaced by [certificate, and `count` - 1 shared references to it]. */
+function repeatSignerCertificate(deviceResponse: Uint8Array, count: number): Uint8Array {
+  const bytes = Buffer.from(deviceResponse);
+  const unprotected = Buffer.from([0xa1, 0x18, 33, 0x59]);
+  const at = bytes.indexOf(unprotected);
+  if (at < 0) throw new Error('no unprotected x5chain with one certificate');
+  const certificate = bytes.subarray(at + 3, itemEnd(bytes, at + 3));
+  const chain = [Buffer.from([0x99, count >> 8, count & 0xff, 0xd8, 28]), certificate];
+  for (let i = 1; i < count; i++) chain.push(Buffer.from([0xd8, 29, 0x00]));
+  return new Uint8Array(Buffer.concat([bytes.subarray(0, at + 3), ...chain, bytes.subarray(at + 3 + certificate.length)]));
 }
 
 /** Where the CBOR item at `pos` ends (definite lengths only, as @owf/mdoc writes them). */
@@ -181,7 +195,8 @@ async function walletResponse(made: AnnexCOffer, options: WalletOptions = {}): P
   });
   const info = annexCWalletTranscript(encryptionInfo, options.sealedOrigin ?? ORIGIN).bytes;
   const recipientPublicKey = await suite.kem.deserializePublicKey(options.sealTo ?? recipientPoint(encryptionInfo));
-  const plaintext = options.documents ? repeatDocument(deviceResponse.encode(), options.documents) : deviceResponse.encode();
+  let plaintext = options.documents ? repeatDocument(deviceResponse.encode(), options.documents) : deviceResponse.encode();
+  if (options.x5chainReferences) plaintext = repeatSignerCertificate(plaintext, options.x5chainReferences);
   const { enc, ct } = await suite.seal({ recipientPublicKey, info }, plaintext);
   return b64u(
     cbor.encode([
@@ -480,6 +495,15 @@ describe('the Annex C response', () => {
     expect(response.length).toBeLessThan(30_000);
     const started = Date.now();
     await expectFailed(made, response, /more than 10 documents/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('an issuer x5chain naming its certificate thousands of times (CBOR shared references) is refused before it is parsed', async () => {
+    const made = await offer();
+    const response = await walletResponse(made, { x5chainReferences: 20_000 });
+    expect(response.length).toBeLessThan(100_000);
+    const started = Date.now();
+    await expectFailed(made, response, /more than 10 certificates/);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
