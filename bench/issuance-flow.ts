@@ -1,9 +1,11 @@
 // One SD-JWT VC issuance as a wallet does it (management offer, offer fetch, issuer metadata, token
 // with DPoP, nonce, credential with DPoP, notification) against a tenant it sets up, with the latency
-// of each request: by pre-authorized code, or by authorization code (PAR with PKCE and DPoP, the
-// authorization redirect, the code at the token endpoint). Shared by the issuance and start-up benchmarks.
+// of each request: by pre-authorized code, or by authorization code as a HAIP wallet does it (PAR with
+// PKCE, DPoP and wallet attestation, the authorization redirect, the code at the token endpoint with
+// DPoP and wallet attestation). Shared by the issuance and start-up benchmarks.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { attestationHeaders, walletInstance, walletProvider } from '../test/support/wallet-provider.js';
 import { type BenchService, json } from './support.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
@@ -38,6 +40,17 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
     }),
   });
   const issuer = `${service.url}/issuers/${tenantId}`;
+  // A wallet provider the issuer trusts, and this wallet's instance, attested by it.
+  const provider = await walletProvider('Bench Wallets');
+  const instance = await walletInstance();
+  if (kind === 'authorization code') {
+    await json(`${service.url}/api/issuer/config`, {
+      method: 'PUT',
+      token: admin,
+      body: JSON.stringify({ walletProviders: [{ name: provider.name, certificates: [provider.caPem] }], walletAttestationRequired: true }),
+    });
+  }
+  const attested = () => attestationHeaders(provider, instance, 'bench-wallet', issuer);
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const jwk = await exportJWK(publicKey);
   const steps =
@@ -95,7 +108,7 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
           issuer_state: credentialOffer.grants.authorization_code.issuer_state,
           scope: 'pid',
         }),
-        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/par`) },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/par`), ...(await attested()) },
       }),
     );
     const code = await timed('authorize', async () => {
@@ -109,7 +122,7 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
     return timed('token', async () =>
       json(`${issuer}/token`, {
         ...form({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: 'bench-wallet' }),
-        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/token`) },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop(`${issuer}/token`), ...(await attested()) },
       }),
     );
   };

@@ -1,5 +1,5 @@
-// Complete SD-JWT VC issuance flows per second, pre-authorized and by authorization code, with 1 and
-// 8 concurrent wallets: server CPU per flow and the median latency of each request.
+// Complete SD-JWT VC issuance flows per second, pre-authorized and by authorization code (with DPoP
+// and wallet attestation at PAR and the token endpoint), with 1 and 8 concurrent wallets: server CPU per flow and the median latency of each request.
 // Run: npx tsx bench/issuance.ts [flows per measurement, default 200]   (DB_TYPE=postgres for PostgreSQL)
 import { prepareIssuance } from './issuance-flow.js';
 import { median, startServiceProcess, throughput } from './support.js';
