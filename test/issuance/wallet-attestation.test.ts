@@ -1,7 +1,10 @@
 // Wallet (client) attestation, attestation-based client authentication, at PAR and the token endpoint.
-import { createHash, randomBytes } from 'node:crypto';
+import 'reflect-metadata';
+import { createHash, randomBytes, webcrypto } from 'node:crypto';
 import { clientAuthenticationClientAttestationJwt } from '@openid4vc/oauth2';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
+import * as x509 from '@peculiar/x509';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { startService, type TestService } from '../support/service.js';
@@ -232,6 +235,62 @@ describe('wallet attestation required', () => {
     const reply = await par(await headersFor({}, rogue));
     expectError(reply, 'invalid_client');
     expect(reply.body.error_description).toMatch(/trusted wallet provider/);
+  });
+
+  it("refuses an attestation whose signer's certificate was issued by a certificate that is no CA (the provider's own leaf)", async () => {
+    // A CA, its leaf (no basicConstraints cA), and a certificate the leaf's key issued: every signature
+    // verifies, but a leaf may not issue certificates, so the chain reaches no trusted CA.
+    const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+    const day = 86_400_000;
+    const validity = { notBefore: new Date(Date.now() - day), notAfter: new Date(Date.now() + day) };
+    const caKeys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']);
+    const ca = await x509.X509CertificateGenerator.createSelfSigned({
+      name: 'CN=Leafy Wallets CA',
+      keys: caKeys,
+      signingAlgorithm: EC,
+      ...validity,
+      extensions: [new x509.BasicConstraintsExtension(true, 1, true)],
+    });
+    const leafKeys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']);
+    const leaf = await x509.X509CertificateGenerator.create({
+      subject: 'CN=Leafy Wallets',
+      issuer: ca.subject,
+      publicKey: leafKeys.publicKey,
+      signingKey: caKeys.privateKey,
+      signingAlgorithm: EC,
+      ...validity,
+    });
+    const issuedKeys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']);
+    const issued = await x509.X509CertificateGenerator.create({
+      subject: 'CN=Issued by a leaf',
+      issuer: leaf.subject,
+      publicKey: issuedKeys.publicKey,
+      signingKey: leafKeys.privateKey,
+      signingAlgorithm: EC,
+      ...validity,
+    });
+    const now = Math.floor(Date.now() / 1000);
+    const attestation = await new SignJWT({
+      iss: 'https://leafy.example',
+      sub: CLIENT_ID,
+      iat: now,
+      exp: now + 3600,
+      cnf: { jwk: instance.publicJwk },
+    })
+      .setProtectedHeader({
+        alg: 'ES256',
+        typ: 'oauth-client-attestation+jwt',
+        x5c: [issued, leaf, ca].map((c) => Buffer.from(c.rawData).toString('base64')),
+      })
+      .sign(issuedKeys.privateKey);
+    await settings({ walletProviders: [{ name: 'Leafy Wallets', certificates: [ca.toString('pem')] }] });
+    try {
+      const reply = await par({ ...(await headersFor()), 'oauth-client-attestation': attestation });
+      expectError(reply, 'invalid_client');
+      expect(reply.body.error_description).toMatch(/trusted wallet provider/);
+    } finally {
+      await settings({ walletAttestationRequired: true });
+    }
   });
 
   it('refuses an attestation issued to another client (sub is not client_id)', async () => {

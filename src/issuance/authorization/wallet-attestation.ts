@@ -6,7 +6,7 @@
 // attestation is always verified in full; the issuer settings decide whether one is required and
 // whether its proof must carry a challenge from the challenge endpoint.
 import { z } from 'zod';
-import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
+import { certificateKey, chainsToTrusted, MAX_CHAIN_LENGTH } from '../../platform/crypto/certificate-chains.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
@@ -167,6 +167,7 @@ function checkAttestation(jwt: string, anchors: string[]) {
   if (!Array.isArray(x5c) || !x5c.length || !x5c.every((c) => typeof c === 'string')) {
     throw invalidClient('the client attestation must carry its certificate chain (x5c)');
   }
+  if (x5c.length > MAX_CHAIN_LENGTH) throw invalidClient(`the client attestation x5c holds more than ${MAX_CHAIN_LENGTH} certificates`);
   const leafKey = leafKeyOf(x5c[0] as string);
   if (!leafKey || !fitsAlgorithm(leafKey, alg) || !verifiesWith(alg, leafKey, decoded)) {
     throw invalidClient('the client attestation signature does not verify with its x5c certificate');

@@ -4,7 +4,7 @@
 // `attestation` proof type. Wallet providers sign them, so the signer's x5c must chain to a trust
 // wallet provider anchor of the issuer (Issuer.walletProviderAnchors), the same anchors that client attestations use.
 import type { JWK } from 'jose';
-import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
+import { certificateKey, chainsToTrusted, MAX_CHAIN_LENGTH } from '../../platform/crypto/certificate-chains.js';
 import { type CompactJws, decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
 import { invalidProof } from '../errors.js';
 
@@ -15,8 +15,6 @@ export const KEY_ATTESTATION_TYP = 'key-attestation+jwt';
  */
 const DRAFT_KEY_ATTESTATION_TYP = 'keyattestation+jwt';
 const CLOCK_SKEW_SECONDS = 60;
-/** Far beyond any real chain (leaf, an intermediate or two, the root). */
-const MAX_CHAIN_LENGTH = 10;
 /** Far beyond the largest batch an issuer accepts (issuer settings batchSize is at most 100). */
 const MAX_ATTESTED_KEYS = 100;
 const MAX_LEVELS = 20;

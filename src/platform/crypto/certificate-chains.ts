@@ -13,6 +13,8 @@ interface Parsed {
 // Certificates are immutable, so a parsed one can serve any tenant; the cache is bounded.
 const parsed = new Map<string, Parsed>();
 const PARSED_MAX = 2_000;
+/** Far beyond any real chain (leaf, an intermediate or two, the root); longer ones are refused unparsed. */
+export const MAX_CHAIN_LENGTH = 10;
 
 function parse(encoded: string, form: 'der-base64' | 'pem'): Parsed {
   const known = parsed.get(encoded);
@@ -25,10 +27,12 @@ function parse(encoded: string, form: 'der-base64' | 'pem'): Parsed {
 }
 
 /**
- * True when some certificate of the chain is trusted itself, or is signed by a trusted certificate,
- * with every link of the chain up to there signed by the next and valid now.
+ * True when some certificate of the chain is trusted itself, or is issued and signed by a trusted CA
+ * certificate, with every link of the chain up to there issued and signed by the next, which must be
+ * a CA (a leaf's key signs no certificates), and valid now.
  */
 export function chainsToTrusted(x5c: string[], trustedPems: string[], now = new Date()): boolean {
+  if (x5c.length > MAX_CHAIN_LENGTH) return false;
   let chain: Parsed[];
   let trusted: Parsed[];
   try {
@@ -42,11 +46,16 @@ export function chainsToTrusted(x5c: string[], trustedPems: string[], now = new 
   for (let i = 0; i < chain.length; i++) {
     const link = chain[i] as Parsed;
     if (!valid(link)) return false;
-    if (i > 0 && !(chain[i - 1] as Parsed).cert.verify(link.cert.publicKey)) return false;
+    if (i > 0 && !issuedBy(chain[i - 1] as Parsed, link)) return false;
     if (trusted.some((t) => t.cert.raw.equals(link.cert.raw))) return true;
-    if (trusted.some((t) => valid(t) && link.cert.checkIssued(t.cert) && link.cert.verify(t.cert.publicKey))) return true;
+    if (trusted.some((t) => valid(t) && issuedBy(link, t))) return true;
   }
   return false;
+}
+
+/** `subject` names `issuer` as its issuer and is signed by its key, and `issuer` is a CA. */
+function issuedBy(subject: Parsed, issuer: Parsed): boolean {
+  return issuer.cert.ca && subject.cert.checkIssued(issuer.cert) && subject.cert.verify(issuer.cert.publicKey);
 }
 
 /** The public key of a certificate (base64 DER, as in x5c), parsed once. */
