@@ -377,9 +377,9 @@ describe('HAIP authorization code flow', () => {
     const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token }, dpopKey);
     expect(refreshed.status, refreshed.text).toBe(200);
     expect(refreshed.body).toMatchObject({ token_type: 'DPoP', access_token: expect.any(String), refresh_token: expect.any(String) });
-    // A new refresh token; the access token is not compared: issuance access tokens carry no jti, so one
-    // issued within the same second as the first is the same string.
+    // A new refresh token and a new access token (each access token has its own jti, RFC 9068).
     expect(refreshed.body.refresh_token).not.toBe(tokens.body.refresh_token);
+    expect(refreshed.body.access_token).not.toBe(tokens.body.access_token);
 
     // The refreshed access token works: the wallet reports the batch accepted at the notification endpoint.
     const notified = await resource('notification', refreshed.body.access_token, dpopKey, {

@@ -436,6 +436,21 @@ describe('wallet attestation not required', () => {
     expect((await token(codeGrant(await code()), await headersFor())).status).toBe(200);
   });
 
+  it('binds the refresh tokens of an attested code to that wallet instance too', async () => {
+    const granted = await token(codeGrant(await code()), await headersFor());
+    expect(granted.status, granted.text).toBe(200);
+    const refresh = (refreshToken: string) => ({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLIENT_ID });
+    const other = await token(refresh(granted.body.refresh_token), await headersFor({}, trusted, await walletInstance()));
+    expectError(other, 'invalid_grant');
+    expect(other.body.error_description).toMatch(/refresh token was issued to another wallet instance/);
+    const bare = await token(refresh(granted.body.refresh_token));
+    expectError(bare, 'invalid_grant');
+    expect(bare.body.error_description).toMatch(/send its client attestation/);
+    const refreshed = await token(refresh(granted.body.refresh_token), await headersFor());
+    expect(refreshed.status, refreshed.text).toBe(200);
+    expect(refreshed.body.access_token).not.toBe(granted.body.access_token);
+  });
+
   it('still verifies an attestation that is sent, and refuses a bad one', async () => {
     expect((await par(await headersFor())).status).toBe(201);
     expectError(await par(await headersFor({}, rogue)), 'invalid_client');

@@ -2,7 +2,7 @@
 // HS256 JWTs naming the session, bound to a DPoP key (cnf.jkt) when the wallet used DPoP. Signed and
 // checked with node:crypto's HMAC directly: two per issuance, and WebCrypto's asynchronous HMAC (what
 // jose uses) cost more than the whole JWT around it.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { deriveKey } from '../../platform/crypto/derive.js';
 
 export interface IssuanceAccessToken {
@@ -21,6 +21,8 @@ interface Claims {
   tenant: string;
   iat: number;
   exp: number;
+  /** RFC 9068 section 2.2: each token is its own, even two issued in the same second for one session and key. */
+  jti: string;
   cnf?: { jkt: string };
 }
 
@@ -40,6 +42,7 @@ export class IssuanceTokens {
       tenant: token.tenantId,
       iat,
       exp: iat + lifetimeSeconds,
+      jti: randomBytes(12).toString('base64url'),
       ...(token.jkt && { cnf: { jkt: token.jkt } }),
     };
     const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;

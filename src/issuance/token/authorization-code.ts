@@ -90,12 +90,18 @@ function checkClientId(request: AuthorizationRequest, clientId: string) {
   if (request.clientId !== clientId) throw invalidGrant('the authorization code was issued to another client');
 }
 
-/** A request pushed with a client attestation binds the code to that wallet instance: the token request must be attested by its key. */
-function checkAttestedInstance(request: AuthorizationRequest, attested: WalletAttestation | undefined) {
+/**
+ * A request pushed with a client attestation binds the code, and the refresh tokens that follow, to
+ * that wallet instance: each token request must be attested by its key.
+ */
+export function checkAttestedInstance(
+  request: AuthorizationRequest,
+  attested: WalletAttestation | undefined,
+  what: 'authorization code' | 'refresh token' = 'authorization code',
+) {
   if (request.attestationJkt === undefined) return;
-  if (attested === undefined)
-    throw invalidGrant('this authorization code was issued to an attested wallet instance: send its client attestation');
-  if (attested.instanceJkt !== request.attestationJkt) throw invalidGrant('the authorization code was issued to another wallet instance');
+  if (attested === undefined) throw invalidGrant(`this ${what} was issued to an attested wallet instance: send its client attestation`);
+  if (attested.instanceJkt !== request.attestationJkt) throw invalidGrant(`the ${what} was issued to another wallet instance`);
 }
 
 function checkRedirectUri(request: AuthorizationRequest, redirectUri: string) {

@@ -8,6 +8,7 @@ import { AUTHORIZATION_HANDLE } from '../authorization/schemas.js';
 import { invalidGrant } from '../errors.js';
 import type { Issuer } from '../issuers.js';
 import { issuancePrivate, issuancePublic } from '../session.js';
+import { checkAttestedInstance } from './authorization-code.js';
 import type { GrantCall, TokenGrant } from './grant.js';
 import type { RefreshTokenRequest } from './schemas.js';
 import type { SessionTokens, TokenResponse } from './session-tokens.js';
@@ -20,11 +21,13 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
     private readonly tokens: SessionTokens,
   ) {}
 
-  async redeem({ issuer, grant, dpopKey }: GrantCall<RefreshTokenRequest>): Promise<TokenResponse> {
+  async redeem({ issuer, grant, attested, dpopKey }: GrantCall<RefreshTokenRequest>): Promise<TokenResponse> {
     const token = grant.refresh_token;
     const session = await this.findToken(issuer, token);
     checkClientId(session, grant.client_id);
     checkSessionUsable(session);
+    const request = issuancePrivate(session)?.authorizationRequest;
+    if (request) checkAttestedInstance(request, attested, 'refresh token');
     const jkt = checkBinding(session, await dpopKey());
     await this.rotate(issuer, token);
     return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: issuancePublic(session).authorizedByDetails });
