@@ -653,6 +653,8 @@ describe('interactive authorization: refusals', () => {
         [await signResult(page, { iat: now - 3600, exp: now - 3000 }), /iat is not recent|expired/],
         [await signResult(page, { exp: now + 3600 }), /at most/],
         [await signResult(page, { web_session: 'guessed' }), /web_session is unknown/],
+        // Too large: refused without spending the web_session (the right result below still ends the step).
+        [await signResult(page, { claims: { note: 'x'.repeat(40_000) } }), /claims exceed/],
       ] as const) {
         const refused = await postResult(page, result);
         expect(refused.status, String(result)).toBe(400);

@@ -106,6 +106,9 @@ export class WebSteps {
     if (!key || !verifiesWith(alg, key, decoded))
       throw refuse('result: the signature does not verify with the callback key of this web step');
     checkBinding(issuer, claims.data);
+    // Refused before the web_session is spent, so a result the integrator corrects can still end the step.
+    if (Buffer.byteLength(JSON.stringify(claims.data.claims ?? {})) > MAX_CLAIMS_BYTES)
+      throw refuse(`result: claims exceed ${MAX_CLAIMS_BYTES} bytes`);
     if (!(await this.sessions.spendHandle(IAE_HANDLE.webSession, claims.data.web_session)))
       throw refuse('result: web_session is unknown, expired or already used');
     return this.continueFlow(issuer, session, state, action, claims.data);
@@ -139,7 +142,6 @@ export class WebSteps {
       });
     }
     const claims = result.claims ?? {};
-    if (Buffer.byteLength(JSON.stringify(claims)) > MAX_CLAIMS_BYTES) throw refuse(`result: claims exceed ${MAX_CLAIMS_BYTES} bytes`);
     const outcome = withWebResult(issuancePrivate(session)?.authorizationResult ?? { claims: {}, steps: [] }, claims, action.label);
     await this.sessions.log(session.id, 'info', 'interactive authorization: web result verified', { step: state.step + 1 });
     if (state.step + 1 >= state.actions.length) {
