@@ -238,6 +238,45 @@ describe('an external authorization server', () => {
     }
   });
 
+  it('follows a key rotation of the server, but fetches its keys again for unknown kids at most every 30 s', async () => {
+    // A server of its own: the pause between fetches is per key set.
+    const rotating = await startOpenIdProvider({ algorithm: 'ES256', clients: [] });
+    const listed = await svc.call('PUT', '/api/issuer/config', {
+      token: acme,
+      body: { authorizationServers: [{ issuer: provider.issuer }, { issuer: rotating.issuer }] },
+    });
+    expect(listed.status, listed.text).toBe(200);
+    try {
+      expect((await requestCredential(await accessToken({}, rotating))).ok).toBe(true);
+      await rotating.rotate();
+      const keySetFetches = () => rotating.requests.filter((path) => path.endsWith('/jwks')).length;
+      const before = keySetFetches();
+      // Signed with the new key: the cached key set lacks its kid, so it is fetched again once.
+      const rotated = await requestCredential(await accessToken({}, rotating));
+      expect(rotated.ok, rotated.ok ? '' : rotated.error).toBe(true);
+      expect(keySetFetches()).toBe(before + 1);
+      // Made-up kids (anyone can send them) fetch nothing more.
+      await expectMadeUpKidsRefused(await accessToken({}, rotating));
+      expect(keySetFetches()).toBe(before + 1);
+    } finally {
+      await svc.call('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
+      await rotating.stop();
+    }
+  });
+
+  async function expectMadeUpKidsRefused(token: string) {
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    for (let i = 0; i < 5; i++) {
+      const kid = { ...JSON.parse(Buffer.from(header, 'base64url').toString()), kid: `made-up-${i}` };
+      const reply = await svc.call('POST', '/issuers/acme/credential', {
+        headers: { authorization: `Bearer ${Buffer.from(JSON.stringify(kid)).toString('base64url')}.${payload}.${signature}` },
+        body: { credential_configuration_id: 'pid' },
+      });
+      expect(reply.status, reply.text).toBe(401);
+      expect(reply.body.error_description).toMatch(/kid/);
+    }
+  }
+
   it('does not take a token for this tenant at another tenant', async () => {
     const globex = (await svc.tenant('globex')).token;
     await svc.call('PUT', '/api/issuer/config', { token: globex, body: { authorizationServers: [{ issuer: provider.issuer }] } });

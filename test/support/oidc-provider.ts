@@ -35,6 +35,8 @@ export interface TestProvider {
   expireAdminTokens(options?: { refreshTokens?: boolean }): void;
   /** The grant type of every token request of the admin client, in order. */
   adminGrants: string[];
+  /** The path of every request the provider received, in order. */
+  requests: string[];
   stop(): Promise<void>;
 }
 
@@ -97,8 +99,10 @@ export async function startOpenIdProvider(options: {
     return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 300, ...refresh } };
   };
 
+  const requests: string[] = [];
   const server: Server = createServer(async (req, res) => {
     const url = req.url ?? '/';
+    requests.push(url.split('?')[0] as string);
     if (adminPrefix && url.startsWith(adminPrefix)) {
       if (adminDown) return req.socket.destroy();
       return realm?.handle(req, res, url.slice(adminPrefix.length - 1));
@@ -208,6 +212,7 @@ export async function startOpenIdProvider(options: {
       if (expire?.refreshTokens) refreshTokens.clear();
     },
     adminGrants,
+    requests,
     rotate: makeProvider,
     mint: (claims) =>
       new SignJWT(claims).setProtectedHeader({ alg: algorithm, typ: 'at+jwt', kid: signingKey?.kid }).sign(signingKey?.key as CryptoKey),

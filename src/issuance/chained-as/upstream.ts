@@ -12,6 +12,11 @@ import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-
 import { TtlCache } from '../../platform/ttl-cache.js';
 
 const CACHE_MS = 5 * 60_000;
+/**
+ * A token with a kid the cached key set lacks fetches the set again at most this often: the kid is
+ * whatever the sender wrote, and tokens of an external authorization server come from anyone.
+ */
+const REFETCH_INTERVAL_MS = 30_000; // as jose's remote key sets pause between fetches
 const TIMEOUT_MS = 5_000;
 const MAX_BYTES = 256 * 1024;
 /** An ID token is used right after it was issued; one older than this is not a fresh login. */
@@ -67,6 +72,8 @@ export class UpstreamProviders {
   private readonly configurations = new TtlCache<ProviderConfiguration>(CACHE_MS);
   private readonly keySets = new TtlCache<JSONWebKeySet>(CACHE_MS);
   private readonly serverMetadata = new TtlCache<z.infer<typeof ServerMetadataSchema>>(CACHE_MS);
+  /** When each key set was last fetched again for an unknown kid. */
+  private readonly refetchedAt = new Map<string, number>();
 
   constructor(private readonly outbound: OutboundClient) {}
 
@@ -174,8 +181,12 @@ export class UpstreamProviders {
     try {
       return (await jwtVerify(jwt, createLocalJWKSet(await this.keySet(jwksUri)), options)).payload;
     } catch (err) {
-      // A key the cached set does not have: the provider may have rotated; ask once more.
+      // A key the cached set does not have: the provider may have rotated; ask once more, but not again within the interval.
       if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+      const now = Date.now();
+      if (now - (this.refetchedAt.get(jwksUri) ?? 0) < REFETCH_INTERVAL_MS) throw err;
+      if (this.refetchedAt.size >= 1_000) this.refetchedAt.clear();
+      this.refetchedAt.set(jwksUri, now);
       this.keySets.forget(jwksUri);
       return (await jwtVerify(jwt, createLocalJWKSet(await this.keySet(jwksUri)), options)).payload;
     }
