@@ -1,12 +1,20 @@
 import 'reflect-metadata';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Oauth2Client } from '@openid4vc/oauth2';
 import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
-import { authorizeFromOffer, type HolderKey, holderKey, receiveCredentials, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import {
+  authorizeFromOffer,
+  dpopProof,
+  type HolderKey,
+  holderKey,
+  pkce,
+  receiveCredentials,
+  WALLET_REDIRECT_URI,
+} from '../support/wallet.js';
 
 let svc: TestService;
 let acme: string;
@@ -56,18 +64,6 @@ const offer = async (ids = ['pid', 'email'], token = acme, extra: Record<string,
   expect(reply.status, reply.text).toBe(201);
   return { ...reply.body, issuerState: reply.body.credentialOffer.grants.authorization_code.issuer_state as string };
 };
-
-const base64url = (data: Buffer) => data.toString('base64url');
-function pkce() {
-  const verifier = base64url(randomBytes(32));
-  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
-}
-
-async function dpopProof(key: HolderKey, url: string, claims: Record<string, unknown> = {}) {
-  return new SignJWT({ htm: 'POST', htu: url, iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ...claims })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
-    .sign(await importJWK(key.privateJwk, 'ES256'));
-}
 
 const url = (tenant: string, path: string) => `${svc.url}/issuers/${tenant}/${path}`;
 
@@ -477,7 +473,7 @@ describe('authorization endpoint', () => {
 describe('token endpoint: authorization_code grant', () => {
   it('checks the PKCE verifier, redirect_uri and client_id; a failed attempt spends the code', async () => {
     const cases: [string, Record<string, string>, string][] = [
-      ['wrong verifier', { code_verifier: base64url(randomBytes(32)) }, 'invalid_grant'],
+      ['wrong verifier', { code_verifier: randomBytes(32).toString('base64url') }, 'invalid_grant'],
       ['another redirect_uri', { redirect_uri: 'https://wallet.example/other' }, 'invalid_grant'],
       ['another client', { client_id: 'someone-else' }, 'invalid_grant'],
     ];
@@ -676,17 +672,19 @@ describe('DPoP server nonces (dpopNonceRequired)', () => {
     expect(withoutNonce.body.error).toBe('use_dpop_nonce');
     const nonce = withoutNonce.headers.get('dpop-nonce') as string;
     expect(nonce).toEqual(expect.any(String));
-    const forged = await token(codeGrant(code, verifier), await dpopProof(key, url('strict', 'token'), { nonce: `${nonce}x` }), 'strict');
+    const forged = await token(
+      codeGrant(code, verifier),
+      await dpopProof(key, url('strict', 'token'), { claims: { nonce: `${nonce}x` } }),
+      'strict',
+    );
     expect(forged.body.error).toBe('use_dpop_nonce');
-    const issued = await token(codeGrant(code, verifier), await dpopProof(key, url('strict', 'token'), { nonce }), 'strict');
+    const issued = await token(codeGrant(code, verifier), await dpopProof(key, url('strict', 'token'), { claims: { nonce } }), 'strict');
     expect(issued.status, issued.text).toBe(200);
 
     const credential = await svc.call('POST', '/issuers/strict/credential', {
       headers: {
         authorization: `DPoP ${issued.body.access_token}`,
-        dpop: await dpopProof(key, url('strict', 'credential'), {
-          ath: createHash('sha256').update(issued.body.access_token).digest('base64url'),
-        }),
+        dpop: await dpopProof(key, url('strict', 'credential'), { accessToken: issued.body.access_token }),
       },
       body: { credential_configuration_id: 'pid' },
     });

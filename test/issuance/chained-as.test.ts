@@ -4,16 +4,16 @@
 // gets a code, a DPoP-bound token and a credential carrying the claims the provider gave. Then every
 // way the login can go wrong, and the settings that configure it.
 import 'reflect-metadata';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
-import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { type LoginProvider, loginAt, startLoginProvider } from '../support/oidc-provider.js';
 import { expectFieldErrors, expectProblem } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
-import { type HolderKey, holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { dpopProof, type HolderKey, holderKey, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
 import { attestationHeaders, walletInstance, walletProvider } from '../support/wallet-provider.js';
 
 let svc: TestService;
@@ -111,17 +111,6 @@ const offer = async (extra: Record<string, unknown> = {}) => {
   expect(reply.status, reply.text).toBe(201);
   return { ...reply.body, issuerState: reply.body.credentialOffer.grants.authorization_code.issuer_state as string };
 };
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
-
-async function dpopProof(key: HolderKey, url: string) {
-  return new SignJWT({ htm: 'POST', htu: url, iat: Math.floor(Date.now() / 1000), jti: randomUUID() })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
-    .sign(await importJWK(key.privateJwk, 'ES256'));
-}
 
 async function get(url: string) {
   const response = await fetch(url, { redirect: 'manual' });

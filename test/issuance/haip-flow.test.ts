@@ -10,24 +10,14 @@
 // draft's shapes, its key proofs by @openid4vc/openid4vci, its DPoP proofs with jose), the wallet
 // provider (test/support/wallet-provider.ts) and the integrator (it signs the web step's result).
 import 'reflect-metadata';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import {
-  CompactEncrypt,
-  compactVerify,
-  decodeProtectedHeader,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  importX509,
-  type JWK,
-  SignJWT,
-} from 'jose';
+import { decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PID_VCT } from '../support/fixtures.js';
+import { encryptIaeResponse, openWebStep, postWebResult, signWebResult, verifyIaeRequest } from '../support/iae.js';
 import { presentSdJwt, type ResolvedRequest } from '../support/presenter.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
-import { type HolderKey, holderKey, receiveCredentials, WALLET_REDIRECT_URI, walletClient } from '../support/wallet.js';
+import { dpopProof, type HolderKey, holderKey, pkce, receiveCredentials, WALLET_REDIRECT_URI, walletClient } from '../support/wallet.js';
 import {
   attestationHeaders,
   type WalletInstance,
@@ -68,12 +58,6 @@ const PID_QUERY = {
 
 const url = (path: string) => `${issuer}/${path}`;
 const iaeUrl = () => url('iae');
-const base64url = (data: Buffer) => data.toString('base64url');
-function pkce() {
-  const verifier = base64url(randomBytes(32));
-  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
-}
-
 beforeAll(async () => {
   svc = await startService();
   acme = (await svc.tenant('acme')).token;
@@ -146,91 +130,27 @@ afterAll(() => svc.stop());
 /** The wallet instance's client attestation and a fresh proof of possession for this authorization server. */
 const attested = () => attestationHeaders(provider, instance, CLIENT_ID, issuer);
 
-/** A DPoP proof by `key` for a POST to `target` (with ath when it accompanies an access token). */
-async function dpopProof(key: HolderKey, target: string, accessToken?: string) {
-  return new SignJWT({
-    htm: 'POST',
-    htu: target,
-    iat: Math.floor(Date.now() / 1000),
-    jti: randomUUID(),
-    ...(accessToken && { ath: createHash('sha256').update(accessToken).digest('base64url') }),
-  })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
-    .sign(await importJWK(key.privateJwk, 'ES256'));
-}
-
 const iae = (form: Record<string, string>, headers: Record<string, string>) => svc.call('POST', '/issuers/acme/iae', { form, headers });
 
 /** What a wallet checks of the embedded OpenID4VP request: the x5c signature, the x509_hash client_id, the expected origin and URL. */
 async function openRequest(openid4vpRequest: { request: string }): Promise<ResolvedRequest> {
-  const jwt = openid4vpRequest.request;
-  const header = decodeProtectedHeader(jwt);
-  expect(header.typ).toBe('oauth-authz-req+jwt');
-  const leaf = (header.x5c as string[])[0] as string;
-  const key = await importX509(`-----BEGIN CERTIFICATE-----\n${leaf}\n-----END CERTIFICATE-----`, header.alg as string);
-  const payload = JSON.parse(new TextDecoder().decode((await compactVerify(jwt, key)).payload));
-  expect(payload.client_id).toBe(`x509_hash:${createHash('sha256').update(Buffer.from(leaf, 'base64')).digest('base64url')}`);
-  expect(payload).toMatchObject({
+  const request = await verifyIaeRequest(openid4vpRequest, iaeUrl());
+  expect(request.payload).toMatchObject({
     response_type: 'vp_token',
     response_mode: 'iae_post.jwt',
     expected_origins: [new URL(svc.url).origin],
     expected_url: iaeUrl(),
     dcql_query: PID_QUERY,
   });
-  expect(payload.client_metadata.jwks.keys[0]).toMatchObject({ kty: 'EC', use: 'enc' });
-  return {
-    clientId: payload.client_id,
-    nonce: payload.nonce,
-    responseUri: iaeUrl(),
-    responseMode: payload.response_mode,
-    dcqlQuery: payload.dcql_query,
-    transactionData: [],
-    payload,
-  };
+  expect(request.payload.client_metadata.jwks.keys[0]).toMatchObject({ kty: 'EC', use: 'enc' });
+  return request;
 }
 
 /** The follow-up with the PID presentation (KB-JWT aud iae:<endpoint>), encrypted to the request's key (iae_post.jwt). */
 async function present(authSession: string, request: ResolvedRequest, headers: Record<string, string>) {
   const presentation = await presentSdJwt(pid.credential, pid.holder, request, ['given_name', 'family_name'], { aud: `iae:${iaeUrl()}` });
-  const jwk = request.payload.client_metadata.jwks.keys[0] as JWK;
-  const response = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: { pid: [presentation] } })))
-    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', ...(jwk.kid && { kid: jwk.kid }) })
-    .encrypt(await importJWK(jwk, 'ECDH-ES'));
+  const response = await encryptIaeResponse(request, { vp_token: { pid: [presentation] } });
   return iae({ auth_session: authSession, openid4vp_response: JSON.stringify({ response }) }, headers);
-}
-
-/** The wallet opens the authorization endpoint with the web step's request_uri; the browser is sent to the integrator's page. */
-async function openWebStep(requestUri: string) {
-  const query = new URLSearchParams({ client_id: CLIENT_ID, request_uri: requestUri });
-  const response = await fetch(`${url('authorize')}?${query}`, { redirect: 'manual' });
-  expect(response.status, await response.clone().text()).toBe(302);
-  return new URL(response.headers.get('location') as string);
-}
-
-/** The integrator's signed result for the page it was opened with. */
-async function signResult(page: URL) {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({
-    aud: page.searchParams.get('callback_uri') ?? undefined,
-    web_session: page.searchParams.get('web_session'),
-    iat: now,
-    exp: now + 120,
-    claims: { member_level: 'gold' },
-  })
-    .setProtectedHeader({ alg: 'ES256', typ: 'iae-web-result+jwt' })
-    .sign(integrator.privateKey);
-}
-
-/** The integrator's page posts the result to its callback_uri; the browser would follow the 303 back to the wallet. */
-async function postResult(page: URL, result: string) {
-  const response = await fetch(page.searchParams.get('callback_uri') as string, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ result }).toString(),
-    redirect: 'manual',
-  });
-  const location = response.headers.get('location');
-  return { status: response.status, text: await response.text(), location: location ? new URL(location) : undefined };
 }
 
 const token = async (form: Record<string, string>, dpopKey: HolderKey) =>
@@ -239,7 +159,7 @@ const token = async (form: Record<string, string>, dpopKey: HolderKey) =>
 /** A call of a resource endpoint with a DPoP-bound access token and a fresh proof for it. */
 const resource = async (path: string, accessToken: string, dpopKey: HolderKey, body: Record<string, unknown>) =>
   svc.call('POST', `/issuers/acme/${path}`, {
-    headers: { authorization: `DPoP ${accessToken}`, dpop: await dpopProof(dpopKey, url(path), accessToken) },
+    headers: { authorization: `DPoP ${accessToken}`, dpop: await dpopProof(dpopKey, url(path), { accessToken }) },
     body,
   });
 
@@ -315,10 +235,10 @@ describe('HAIP authorization code flow', () => {
     });
 
     // The web step: the browser goes to the integrator, whose signed result sends it back to the wallet with the code.
-    const page = await openWebStep(web.body.request_uri);
+    const page = await openWebStep(url('authorize'), CLIENT_ID, web.body.request_uri);
     expect(page.origin + page.pathname).toBe(INTEGRATOR_PAGE);
     expect(page.searchParams.get('session')).toBe(sessionId);
-    const back = await postResult(page, await signResult(page));
+    const back = await postWebResult(page, await signWebResult(page, integrator.privateKey));
     expect(back.status, back.text).toBe(303);
     expect(`${back.location?.origin}${back.location?.pathname}`).toBe(WALLET_REDIRECT_URI);
     expect(back.location?.searchParams.get('state')).toBe('wallet-state');

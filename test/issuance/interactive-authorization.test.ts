@@ -6,24 +6,15 @@
 // @openid4vc/openid4vci and @openid4vc/oauth2 0.4.6 have no interactive authorization client, so the
 // wallet's requests are made by hand in the draft's shapes.
 import 'reflect-metadata';
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  CompactEncrypt,
-  compactVerify,
-  decodeProtectedHeader,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  importX509,
-  type JWK,
-  SignJWT,
-} from 'jose';
+import { randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PID_VCT } from '../support/fixtures.js';
+import { encryptIaeResponse, openWebStep as openSharedWebStep, postWebResult, signWebResult, verifyIaeRequest } from '../support/iae.js';
 import { presentSdJwt, type ResolvedRequest } from '../support/presenter.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
-import { holderKey, receiveCredentials, WALLET_REDIRECT_URI, walletClient } from '../support/wallet.js';
+import { holderKey, pkce, receiveCredentials, WALLET_REDIRECT_URI, walletClient } from '../support/wallet.js';
 import { attestationHeaders, walletInstance, walletProvider } from '../support/wallet-provider.js';
 
 let svc: TestService;
@@ -73,12 +64,6 @@ interface Issued {
 }
 
 const iaeUrl = (tenant = 'acme') => `${svc.url}/issuers/${tenant}/iae`;
-const base64url = (data: Buffer) => data.toString('base64url');
-function pkce() {
-  const verifier = base64url(randomBytes(32));
-  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
-}
-
 beforeAll(async () => {
   svc = await startService();
   acme = (await svc.tenant('acme')).token;
@@ -174,27 +159,14 @@ async function start(
 
 /** What a wallet checks of the embedded OpenID4VP request: the x5c signature, the x509_hash client_id, iae_post, the expected origin. */
 async function openRequest(openid4vpRequest: { request: string }): Promise<ResolvedRequest> {
-  const jwt = openid4vpRequest.request;
-  const header = decodeProtectedHeader(jwt);
-  expect(header.typ).toBe('oauth-authz-req+jwt');
-  const leaf = (header.x5c as string[])[0] as string;
-  const key = await importX509(`-----BEGIN CERTIFICATE-----\n${leaf}\n-----END CERTIFICATE-----`, header.alg as string);
-  const payload = JSON.parse(new TextDecoder().decode((await compactVerify(jwt, key)).payload));
-  expect(payload.client_id).toBe(`x509_hash:${createHash('sha256').update(Buffer.from(leaf, 'base64')).digest('base64url')}`);
+  const request = await verifyIaeRequest(openid4vpRequest, iaeUrl());
+  const { payload } = request;
   expect(payload).toMatchObject({ response_type: 'vp_token', expected_origins: [new URL(svc.url).origin], expected_url: iaeUrl() });
   expect(['iae_post.jwt', 'iae_post']).toContain(payload.response_mode);
   if (payload.response_mode === 'iae_post.jwt') expect(payload.client_metadata.jwks.keys[0]).toMatchObject({ kty: 'EC', use: 'enc' });
   expect(payload.response_uri).toBeUndefined();
   expect(payload.dcql_query).toEqual(PID_QUERY);
-  return {
-    clientId: payload.client_id,
-    nonce: payload.nonce,
-    responseUri: iaeUrl(),
-    responseMode: payload.response_mode,
-    dcqlQuery: payload.dcql_query,
-    transactionData: [],
-    payload,
-  };
+  return request;
 }
 
 /** The wallet's follow-up with its presentation of `issued` (KB-JWT aud iae:<endpoint> unless told otherwise). */
@@ -212,16 +184,8 @@ async function present(
   });
   const response = { vp_token: { pid: [presentation] } };
   const encrypted = request.responseMode === 'iae_post.jwt' && !options.plain;
-  const openid4vpResponse = encrypted ? { response: await encryptFor(request, response) } : response;
+  const openid4vpResponse = encrypted ? { response: await encryptIaeResponse(request, response) } : response;
   return iae({ auth_session: authSession, openid4vp_response: JSON.stringify(openid4vpResponse) }, { headers });
-}
-
-/** iae_post.jwt: the response as a JWE (ECDH-ES, A128GCM) to the request's encryption key. */
-async function encryptFor(request: ResolvedRequest, response: Record<string, unknown>) {
-  const jwk = request.payload.client_metadata.jwks.keys[0] as JWK;
-  return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(response)))
-    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', ...(jwk.kid && { kid: jwk.kid }) })
-    .encrypt(await importJWK(jwk, 'ECDH-ES'));
 }
 
 /** Start, present the PID: the answer to the presentation (the web step, if it was accepted). */
@@ -234,40 +198,14 @@ async function throughPresentation(issued: Issued = pid, kb: { aud?: string; non
 }
 
 /** The wallet opens the authorization endpoint with the web step's request_uri; the browser is sent to the integrator's page. */
-async function openWebStep(requestUri: string) {
-  const query = new URLSearchParams({ client_id: CLIENT_ID, request_uri: requestUri });
-  const response = await fetch(`${svc.url}/issuers/acme/authorize?${query}`, { redirect: 'manual' });
-  expect(response.status, await response.clone().text()).toBe(302);
-  return new URL(response.headers.get('location') as string);
-}
+const openWebStep = (requestUri: string) => openSharedWebStep(`${svc.url}/issuers/acme/authorize`, CLIENT_ID, requestUri);
 
 /** The integrator's signed result for the page it was opened with. */
-async function signResult(page: URL, payload: Record<string, unknown> = {}, options: { key?: CryptoKey; typ?: string } = {}) {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({
-    aud: page.searchParams.get('callback_uri') ?? undefined,
-    web_session: page.searchParams.get('web_session'),
-    iat: now,
-    exp: now + 120,
-    claims: { member_level: 'gold' },
-    ...payload,
-  })
-    .setProtectedHeader({ alg: 'ES256', typ: options.typ ?? 'iae-web-result+jwt' })
-    .sign(options.key ?? integrator.privateKey);
-}
+const signResult = (page: URL, payload: Record<string, unknown> = {}, options: { key?: CryptoKey; typ?: string } = {}) =>
+  signWebResult(page, options.key ?? integrator.privateKey, payload, options.typ);
 
 /** The integrator's page posts the result (the browser follows the 303 back to the wallet). */
-async function postResult(page: URL, result: string | undefined) {
-  const response = await fetch(page.searchParams.get('callback_uri') ?? `${svc.url}/issuers/acme/iae/web-result`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(result === undefined ? {} : { result }).toString(),
-    redirect: 'manual',
-  });
-  const text = await response.text();
-  const location = response.headers.get('location');
-  return { status: response.status, location: location ? new URL(location) : undefined, body: text ? JSON.parse(text) : {} };
-}
+const postResult = (page: URL, result: string | undefined) => postWebResult(page, result, `${svc.url}/issuers/acme/iae/web-result`);
 
 /** The code at the token endpoint, then the credential with a proof of a fresh holder key. */
 async function redeem(code: string, verifier: string, configurationId = 'membership') {

@@ -1,6 +1,6 @@
 // Wallet (client) attestation, attestation-based client authentication, at PAR and the token endpoint.
 import 'reflect-metadata';
-import { createHash, randomBytes, webcrypto } from 'node:crypto';
+import { webcrypto } from 'node:crypto';
 import { clientAuthenticationClientAttestationJwt } from '@openid4vc/oauth2';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
 import * as x509 from '@peculiar/x509';
@@ -8,7 +8,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { startService, type TestService } from '../support/service.js';
-import { holderKey, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { holderKey, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
 import {
   attestationHeaders,
   type WalletInstance,
@@ -68,11 +68,6 @@ async function offer(flow: 'authorization_code' | 'pre_authorized_code' = 'autho
   });
   expect(reply.status, reply.text).toBe(201);
   return reply.body.credentialOffer.grants;
-}
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
 async function par(headers: Record<string, string>, challenge = pkce().challenge) {

@@ -1,11 +1,36 @@
 // A test wallet on @openid4vc/openid4vci's client, with the demo wallet's keys and crypto callbacks
 // (wallet/): a fresh P-256 holder key per test, so that each flow is independent.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
+import { importJWK, SignJWT } from 'jose';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { generateHolderKey, type HolderKey } from '../../wallet/store.js';
 
 export type { HolderKey };
 export const holderKey = generateHolderKey;
+
+/** A PKCE verifier and its S256 challenge (RFC 7636). */
+export function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/**
+ * A DPoP proof (RFC 9449) by `key` for a POST to `url`, with `ath` when it goes with an access token;
+ * `claims` add to or override the others.
+ */
+export async function dpopProof(key: HolderKey, url: string, options: { accessToken?: string; claims?: Record<string, unknown> } = {}) {
+  return new SignJWT({
+    htm: 'POST',
+    htu: url,
+    iat: Math.floor(Date.now() / 1000),
+    jti: randomUUID(),
+    ...(options.accessToken && { ath: createHash('sha256').update(options.accessToken).digest('base64url') }),
+    ...options.claims,
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
+    .sign(await importJWK(key.privateJwk, 'ES256'));
+}
 
 /** Signs with whichever holder key the signer names (the client asks for proofs and DPoP proofs). */
 export function walletClient(keys: HolderKey[]) {
