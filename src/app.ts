@@ -1,14 +1,10 @@
 // buildApp: the one place where the service is assembled, for production and tests alike.
-import 'reflect-metadata';
 import './platform/validation-messages.js';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -41,6 +37,7 @@ import { migrate } from './platform/db/migrate.js';
 import { InProcessBus } from './platform/events/bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
+import { explorerRoutes } from './platform/http/explorer.js';
 import { installInputGuards } from './platform/http/input-guards.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
 import { documentProblems, SECURITY_SCHEMES, TAGS } from './platform/http/openapi.js';
@@ -349,16 +346,22 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
 
 /** The HTTP server with its logging, validation, metrics and tracing, before any route. */
 async function createServer(config: ReadyConfig, metrics: Metrics, tracing: Tracing) {
+  const validator = withWebUrlPolicy(validatorCompiler, webUrlPolicyFor(config.NODE_ENV));
+  const serializer = withWebUrlPolicy(serializerCompiler, 'unjudged');
   const fastify = Fastify({
     logger: loggerOptions(config.LOG_LEVEL),
     trustProxy: config.TRUST_PROXY,
     ...requestIds,
     // Long enough for any id the API accepts, so a long unknown id is a 404, not a 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // Zod validates and serializes every route; named here, Fastify never builds (nor loads) its own
+    // Ajv and fast-json-stringify compilers. (Its types describe Ajv's factories; what it calls the
+    // compilers with is what Zod's take.)
+    schemaController: {
+      compilersFactory: { buildValidator: () => validator, buildSerializer: () => serializer },
+    } as unknown as FastifyServerOptions['schemaController'],
   });
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(withWebUrlPolicy(validatorCompiler, webUrlPolicyFor(config.NODE_ENV)));
-  app.setSerializerCompiler(withWebUrlPolicy(serializerCompiler, 'unjudged'));
   metrics.instrument(app);
   tracing.instrument(app);
   serveMetrics(app, metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
@@ -388,9 +391,7 @@ async function documentAndProtect(app: App, access: Parameters<typeof installAcc
     transform: jsonSchemaTransform,
     transformObject: (input) => documentProblems(jsonSchemaTransformObject(input)),
   });
-  // Registered before access control is installed: the explorer's own routes are public.
-  await app.register(swaggerUi, { routePrefix: '/api', staticCSP: true, ...explorerFiles() });
-  app.get('/api/openapi.json', { config: { access: { public: true } }, schema: { hide: true } }, () => app.swagger());
+  explorerRoutes(app);
   installAccessControl(app, access);
 }
 
@@ -414,15 +415,6 @@ function recordSessionEnd(metrics: Metrics, state: SessionState) {
   const verified = (state.private?.credentials as { format?: string }[] | undefined) ?? [];
   const formats = [...new Set(verified.map((credential) => credential.format).filter((f): f is string => typeof f === 'string'))];
   metrics.presentationEnded(state.tenantId, formats, state.status);
-}
-
-/**
- * Where the explorer's files are: named here because the compiled service bundles the explorer
- * plugin, whose own default (a path beside its source file) would point into dist/.
- */
-function explorerFiles() {
-  const dir = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static');
-  return { baseDir: dir, logo: { type: 'image/svg+xml', content: readFileSync(join(dir, 'logo.svg')) } };
 }
 
 /** The provider's refusal to make the root client stops the start with one line, as its other failures do. */

@@ -1,7 +1,7 @@
 // The security headers every answer carries: the defaults of helmet 8, fixed here once. (Through
 // @fastify/helmet they were built from their configuration on every request, about 8% of a simple
-// API call.) A route that needs another Content-Security-Policy (the console, the API explorer)
-// sets its own, which replaces this one.
+// API call.) A route that needs another Content-Security-Policy (the console) sets its own, which
+// replaces this one; the API explorer runs under this one.
 import type { FastifyInstance } from 'fastify';
 
 const SECURITY_HEADERS: Record<string, string> = {
