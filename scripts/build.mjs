@@ -12,6 +12,14 @@ const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const ENTRY = root('src/main.ts');
 export const OUTFILE = root('dist/main.js');
 const EXTERNAL = ['better-sqlite3', 'pg-native'];
+/**
+ * Packages that bundled CommonJS code requires at load time but uses only on rare paths: each is
+ * replaced by a stand-in that requires the real package from node_modules at its first use, so a
+ * start neither reads nor keeps their code. yaml: the explorer's YAML document; json-schema-resolver:
+ * the first OpenAPI document; Fastify's own schema compilers (Ajv, fast-json-stringify): never, as
+ * Zod validates and serializes every route (app.ts).
+ */
+const LOADED_ON_FIRST_USE = ['yaml', 'json-schema-resolver', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
 
 export async function buildService() {
   const { build, stop } = await import('esbuild');
@@ -27,6 +35,7 @@ export async function buildService() {
     minifyWhitespace: true,
     minifySyntax: true,
     external: EXTERNAL,
+    plugins: [loadOnFirstUse(LOADED_ON_FIRST_USE), zodEnglishOnly],
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -43,6 +52,58 @@ export async function buildService() {
   // main.js last.
   writeAll(result.outputFiles.sort((a, b) => Number(a.path === OUTFILE) - Number(b.path === OUTFILE)));
 }
+
+/**
+ * The stand-ins of LOADED_ON_FIRST_USE. The build fails if node_modules would give the running
+ * service another copy of a package than the one the bundling code resolves (a nested version).
+ */
+function loadOnFirstUse(packages) {
+  const names = new Set(packages);
+  return {
+    name: 'load-on-first-use',
+    setup(build) {
+      build.onResolve({ filter: /^[@a-z]/ }, async (args) => {
+        // pluginData 'plain': the resolutions asked below, answered by esbuild itself.
+        if (!names.has(args.path) || args.pluginData === 'plain') return undefined;
+        if (args.namespace === 'first-use') return { path: args.path, external: true };
+        const resolve = (resolveDir) => build.resolve(args.path, { kind: args.kind, resolveDir, pluginData: 'plain' });
+        const [bundled, atRunTime] = await Promise.all([resolve(args.resolveDir), resolve(dirname(OUTFILE))]);
+        if (bundled.path !== atRunTime.path) {
+          return { errors: [{ text: `${args.path}: ${args.importer} uses ${bundled.path}, the service would load ${atRunTime.path}` }] };
+        }
+        return { path: args.path, namespace: 'first-use' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'first-use' }, (args) => ({ contents: standIn(args.path), loader: 'js' }));
+    },
+  };
+}
+
+/** A module that behaves as the package's exports (an object or a function) and loads it on first touch. */
+function standIn(name) {
+  return `let loaded;
+const load = () => (loaded ??= require(${JSON.stringify(name)}));
+module.exports = new Proxy(function () {}, {
+  get: (_, key) => load()[key],
+  has: (_, key) => key in load(),
+  apply: (_, self, args) => Reflect.apply(load(), self, args),
+  construct: (_, args) => Reflect.construct(load(), args),
+});
+`;
+}
+
+/**
+ * Zod's namespace exports its 40-odd message locales, 300 KB the service never uses (its messages
+ * are English, platform/validation-messages.ts): the bundle keeps English alone.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * The web console (console/, Preact and TypeScript) as dist/console/{index.html,styles.css,app.js},
