@@ -1,8 +1,8 @@
 // The one signing service every feature uses: JWTs with their x5c chain, COSE_Sign1 for mdoc, raw
 // signatures for libraries that build their own structures, JWE decryption, and published JWKS.
-import { Encoder, Tag } from 'cbor-x';
 import type { JWK } from 'jose';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
+import { coseCbor } from '../platform/crypto/cose-cbor.js';
 import { parsePemChain, toX5c } from '../platform/crypto/x509.js';
 import { USAGE_TYPES, type UsageType } from './model.js';
 import type { KeyChainService } from './service.js';
@@ -27,7 +27,6 @@ export interface Signer {
 const COSE_ALG: Record<SigningAlgorithm, number> = { ES256: -7, ES384: -35, ES512: -36 };
 const COSE_HEADER = { alg: 1, x5chain: 33 } as const;
 const COSE_SIGN1_TAG = 18;
-const cbor = new Encoder({ mapsAsObjects: false, useRecords: false, tagUint8Array: false });
 
 const b64url = (value: string | Uint8Array) => Buffer.from(value).toString('base64url');
 
@@ -78,13 +77,13 @@ export class SigningService {
 
   /** A tagged COSE_Sign1 with the algorithm protected and the certificate chain (x5chain) unprotected. */
   async signCoseSign1(tenantId: string, ref: KeyRef, payload: Uint8Array, externalAad: Uint8Array = new Uint8Array()) {
-    const signer = await this.signer(tenantId, ref);
+    const [signer, cbor] = await Promise.all([this.signer(tenantId, ref), coseCbor()]);
     const protectedHeader = cbor.encode(new Map([[COSE_HEADER.alg, COSE_ALG[signer.algorithm]]]));
     const chain = signer.x5c.map((c) => Buffer.from(c, 'base64'));
     const unprotected = new Map<number, unknown>([[COSE_HEADER.x5chain, chain.length === 1 ? chain[0] : chain]]);
     const toBeSigned = cbor.encode(['Signature1', protectedHeader, externalAad, payload]);
     const signature = await signer.sign(toBeSigned);
-    return new Uint8Array(cbor.encode(new Tag([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG)));
+    return cbor.tagged([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG);
   }
 
   async decryptJwe(tenantId: string, ref: KeyRef, jwe: string) {

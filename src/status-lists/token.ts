@@ -1,8 +1,8 @@
 // Status list tokens (draft-ietf-oauth-status-list): the JWT (`typ` statuslist+jwt) and the CWT
 // (COSE_Sign1, protected `typ` 16 = application/statuslist+cwt), both over the same zlib-compressed list.
 import { deflateSync } from 'node:zlib';
-import { Encoder, Tag } from 'cbor-x';
 import { type Signer, signJwtWith } from '../key-chains/signing.js';
+import { coseCbor } from '../platform/crypto/cose-cbor.js';
 
 export const JWT_MEDIA_TYPE = 'application/statuslist+jwt';
 export const CWT_MEDIA_TYPE = 'application/statuslist+cwt';
@@ -13,7 +13,6 @@ const COSE = { alg: 1, typ: 16, x5chain: 33 } as const;
 const COSE_SIGN1_TAG = 18;
 /** CWT claim keys (RFC 8392 and the draft's registrations). */
 const CWT = { sub: 2, exp: 4, iat: 6, ttl: 65534, statusList: 65533 } as const;
-const cbor = new Encoder({ mapsAsObjects: false, useRecords: false, tagUint8Array: false });
 
 export interface TokenInput {
   uri: string;
@@ -63,6 +62,7 @@ export async function signStatusList(input: TokenInput, signer: Signer): Promise
     [CWT.ttl, input.ttl],
     [CWT.statusList, statusList],
   ]);
+  const cbor = await coseCbor();
   const payload = cbor.encode(claims);
   const protectedHeader = cbor.encode(
     new Map<number, unknown>([
@@ -73,6 +73,6 @@ export async function signStatusList(input: TokenInput, signer: Signer): Promise
   const chain = signer.x5c.map((c) => Buffer.from(c, 'base64'));
   const unprotected = new Map<number, unknown>([[COSE.x5chain, chain.length === 1 ? chain[0] : chain]]);
   const signature = await signer.sign(cbor.encode(['Signature1', protectedHeader, new Uint8Array(), payload]));
-  const cwt = new Uint8Array(cbor.encode(new Tag([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG)));
+  const cwt = cbor.tagged([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG);
   return { jwt, cwt };
 }
