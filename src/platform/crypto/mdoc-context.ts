@@ -13,6 +13,7 @@ import {
 } from 'node:crypto';
 import { CoseKey, Curve, type DigestAlgorithm, KeyType, type MdocContext } from '@owf/mdoc';
 import type { JWK } from 'jose';
+import { MAX_CHAIN_LENGTH } from './certificate-chains.js';
 import { x509 } from './x509-library.js';
 
 /** ISO 18013-5 B.1.4: the extended key usage of a document signer certificate (id-mdl-kp-mdlDS). */
@@ -27,13 +28,6 @@ const ECDSA: Record<string, { hash: string; curve: string }> = {
 };
 const CURVE_NAME: Record<number, string> = { [Curve['P-256']]: 'P-256', [Curve['P-384']]: 'P-384', [Curve['P-521']]: 'P-521' };
 const b64u = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
-
-/**
- * Far beyond any real chain (document signer, an intermediate or two, the IACA). The x5chain sits in
- * the unprotected header, which nobody signs, and CBOR shared references let a few bytes repeat a
- * certificate thousands of times: the length is checked before any certificate is parsed.
- */
-const MAX_CHAIN_LENGTH = 10;
 
 /** DER as @peculiar/x509 wants it (a view over a plain ArrayBuffer). */
 const parseDer = (der: Uint8Array) => new x509.X509Certificate(new Uint8Array(der));
@@ -61,6 +55,8 @@ export async function verifyCertificateChain({
   now?: Date;
 }) {
   if (x5chain.length === 0) throw new Error('the issuer presented no certificate');
+  // The x5chain sits in the unprotected header, which nobody signs, and CBOR shared references let a
+  // few bytes repeat a certificate thousands of times: the length is checked before any is parsed.
   if (x5chain.length > MAX_CHAIN_LENGTH) throw new Error(`the issuer presented more than ${MAX_CHAIN_LENGTH} certificates`);
   if (trustedCertificates.length === 0) throw new Error('no trusted certificates');
   const chain = x5chain.map(parseDer);
