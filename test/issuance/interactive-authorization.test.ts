@@ -435,6 +435,27 @@ describe('interactive authorization: refusals', () => {
     expect(await logsOf(session)).toContain('interactive authorization stopped');
   });
 
+  it("a presentation step whose presentation configuration is gone ends the flow as the issuer's fault, naming it only in the session log", async () => {
+    const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'gone-check', dcql_query: PID_QUERY } });
+    expect(check.status, check.text).toBe(201);
+    const actions = [{ type: 'openid4vp-presentation', presentationConfigId: 'gone-check', label: 'PID' }];
+    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body: membership('gone', 'gone_scope', actions) });
+    expect(created.status, created.text).toBe(201);
+    const deleted = await svc.call('DELETE', '/api/verifier/config/gone-check', { token: acme });
+    expect(deleted.status, deleted.text).toBe(204);
+
+    const started = await start({ id: 'gone', scope: 'gone_scope' });
+    expect(started.reply.status).toBe(500);
+    expect(started.reply.body.error).toBe('server_error');
+    expect(started.reply.body.error_description).not.toContain('gone-check');
+    const logs = (await svc.call('GET', `/api/session/${started.session}/logs`, { token: acme })).body as {
+      message: string;
+      details?: unknown;
+    }[];
+    const stopped = logs.find((entry) => entry.message === 'interactive authorization stopped');
+    expect(JSON.stringify(stopped?.details)).toContain('gone-check');
+  });
+
   it('refuses a presentation of a revoked credential (status list)', async () => {
     const revoked = await issuePid(acme);
     const changed = await svc.call('POST', '/api/session/revoke', { token: acme, body: { sessionId: revoked.sessionId, status: 1 } });

@@ -47,7 +47,12 @@ export class InteractiveProgress {
     const action = currentAction(state);
     const authSession = random();
     if (action.type === 'openid4vp-presentation') {
-      const { request, state: presentation } = await this.presentationRequest(issuer, action.presentationConfigId, action.responseMode);
+      const { request, state: presentation } = await this.presentationRequest(
+        issuer,
+        session,
+        action.presentationConfigId,
+        action.responseMode,
+      );
       await this.save(session, { ...state, pending: { kind: 'presentation', ...presentation } }, result, { authSession });
       await this.sessions.log(session.id, 'info', 'interactive authorization: presentation requested', stepDetails(state, action.label));
       return {
@@ -109,9 +114,14 @@ export class InteractiveProgress {
     });
   }
 
-  /** The OpenID4VP request of a presentation step; a step whose presentation configuration is gone is a server fault. */
+  /**
+   * The OpenID4VP request of a presentation step. A step that cannot be requested (its presentation
+   * configuration deleted or changed since) is the tenant's fault, not the wallet's: the flow ends,
+   * the session log says why, and the wallet is told only that the issuer failed.
+   */
   private async presentationRequest(
     issuer: Issuer,
+    session: SessionState,
     presentationConfigId: string,
     responseMode: (typeof IAE_RESPONSE_MODES)[number] = 'iae_post.jwt',
   ) {
@@ -126,11 +136,8 @@ export class InteractiveProgress {
       });
     } catch (err) {
       if (err instanceof OAuthError) throw err;
-      throw new OAuthError(
-        500,
-        'server_error',
-        `the presentation step cannot be requested: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      await this.stop(session, `the presentation step cannot be requested: ${err instanceof Error ? err.message : String(err)}`);
+      throw new OAuthError(500, 'server_error', 'the issuer cannot request the presentation this step needs');
     }
   }
 
