@@ -1,7 +1,8 @@
 // A small per-instance cache for values that other instances may change: each entry lives at most
 // `ttlMs`, so a change made elsewhere is seen within that bound; a change made on this instance calls
 // `forget` and is seen at once. Concurrent misses for one key share a single load. Bounded in size,
-// least recently loaded first out.
+// least recently loaded first out. A failed load is forgotten at once, or, with `failureTtlMs`, kept
+// that long (for what a request can make the service fetch again and again from a failing server).
 
 export class TtlCache<V> {
   private readonly entries = new Map<string, { until: number; value: Promise<V> }>();
@@ -9,6 +10,7 @@ export class TtlCache<V> {
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
+    private readonly failureTtlMs = 0,
   ) {}
 
   get(key: string, load: () => Promise<V>): Promise<V> {
@@ -18,9 +20,11 @@ export class TtlCache<V> {
     const value = load();
     this.entries.delete(key);
     this.entries.set(key, { until: now + this.ttlMs, value });
-    // A failed load is not remembered: the next request tries again.
     value.catch(() => {
-      if (this.entries.get(key)?.value === value) this.entries.delete(key);
+      const entry = this.entries.get(key);
+      if (entry?.value !== value) return;
+      if (this.failureTtlMs > 0) entry.until = Math.min(entry.until, Date.now() + this.failureTtlMs);
+      else this.entries.delete(key);
     });
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value;

@@ -5,6 +5,8 @@
 // way such a token can be wrong.
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { calculateJwkThumbprint } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientCredentialsToken, startOpenIdProvider, type TestProvider } from '../support/oidc-provider.js';
@@ -276,6 +278,36 @@ describe('an external authorization server', () => {
       expect(reply.body.error_description).toMatch(/kid/);
     }
   }
+
+  it('asks a listed server that does not answer its metadata again after a pause, not at every request naming it', async () => {
+    const asked: string[] = [];
+    const failing = createServer((request, response) => {
+      asked.push(request.url ?? '');
+      response.writeHead(503).end();
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const failingIssuer = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
+    const listed = await svc.call('PUT', '/api/issuer/config', {
+      token: acme,
+      body: { authorizationServers: [{ issuer: provider.issuer }, { issuer: failingIssuer }] },
+    });
+    expect(listed.status, listed.text).toBe(200);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const reply = await svc.call('POST', '/issuers/acme/credential', {
+          headers: { authorization: `Bearer ${await accessToken({ iss: failingIssuer }, stranger)}` },
+          body: { credential_configuration_id: 'pid' },
+        });
+        expect(reply.status, reply.text).toBe(401);
+        expect(reply.body.error_description).toMatch(/could not be read/);
+      }
+      // The first request tried both metadata locations (RFC 8414, then OpenID Connect Discovery); the others nothing.
+      expect(asked).toEqual(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
+    } finally {
+      await svc.call('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
+      await new Promise((resolve) => failing.close(resolve));
+    }
+  });
 
   it('does not take a token for this tenant at another tenant', async () => {
     const globex = (await svc.tenant('globex')).token;

@@ -3,7 +3,8 @@
 // (client_secret_basic, PKCE), the ID token validation of OpenID Connect Core 1.0 section 3.1.3.7
 // (signature by a key of its JWKS, iss, aud, azp, exp, iat, nonce) and its userinfo endpoint. Every
 // call goes through the outbound client (address policy, time limit, size limit). Configurations and
-// key sets are kept for a few minutes; a token signed with a key not yet seen fetches the key set again.
+// key sets are kept for a few minutes, a failure to read them 10 s; a token signed with a key not yet
+// seen fetches the key set again.
 // The same reading of metadata and keys serves external authorization servers (RFC 8414 metadata,
 // RFC 9068 access tokens: token/external-access-tokens.ts).
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
@@ -17,6 +18,11 @@ const CACHE_MS = 5 * 60_000;
  * whatever the sender wrote, and tokens of an external authorization server come from anyone.
  */
 const REFETCH_INTERVAL_MS = 30_000; // as jose's remote key sets pause between fetches
+/**
+ * A server that failed to answer is asked again after this long, not by every request naming it:
+ * an external server's tokens come from anyone, and each would otherwise cost an outbound call.
+ */
+const FAILURE_CACHE_MS = 10_000;
 const TIMEOUT_MS = 5_000;
 const MAX_BYTES = 256 * 1024;
 /** An ID token is used right after it was issued; one older than this is not a fresh login. */
@@ -69,9 +75,9 @@ export interface IdTokenExpectations {
 export type UpstreamClaims = Record<string, unknown> & { sub: string };
 
 export class UpstreamProviders {
-  private readonly configurations = new TtlCache<ProviderConfiguration>(CACHE_MS);
-  private readonly keySets = new TtlCache<JSONWebKeySet>(CACHE_MS);
-  private readonly serverMetadata = new TtlCache<z.infer<typeof ServerMetadataSchema>>(CACHE_MS);
+  private readonly configurations = new TtlCache<ProviderConfiguration>(CACHE_MS, 1_000, FAILURE_CACHE_MS);
+  private readonly keySets = new TtlCache<JSONWebKeySet>(CACHE_MS, 1_000, FAILURE_CACHE_MS);
+  private readonly serverMetadata = new TtlCache<z.infer<typeof ServerMetadataSchema>>(CACHE_MS, 1_000, FAILURE_CACHE_MS);
   /** When each key set was last fetched again for an unknown kid. */
   private readonly refetchedAt = new Map<string, number>();
 
