@@ -13,6 +13,7 @@ import {
 } from 'node:crypto';
 import { CoseKey, Curve, type DigestAlgorithm, KeyType, type MdocContext } from '@owf/mdoc';
 import type { JWK } from 'jose';
+import './cbor-value-sharing.js';
 import { MAX_CHAIN_LENGTH } from './certificate-chains.js';
 import { x509 } from './x509-library.js';
 
@@ -55,8 +56,8 @@ export async function verifyCertificateChain({
   now?: Date;
 }) {
   if (x5chain.length === 0) throw new Error('the issuer presented no certificate');
-  // The x5chain sits in the unprotected header, which nobody signs, and CBOR shared references let a
-  // few bytes repeat a certificate thousands of times: the length is checked before any is parsed.
+  // The x5chain sits in the unprotected header, which nobody signs: its length is checked before any
+  // certificate is parsed.
   if (x5chain.length > MAX_CHAIN_LENGTH) throw new Error(`the issuer presented more than ${MAX_CHAIN_LENGTH} certificates`);
   if (trustedCertificates.length === 0) throw new Error('no trusted certificates');
   const chain = x5chain.map(parseDer);

@@ -7,6 +7,7 @@
 import { randomBytes, webcrypto } from 'node:crypto';
 import { Aes128Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from '@hpke/core';
 import { Decoder } from 'cbor-x';
+import '../../platform/crypto/cbor-value-sharing.js';
 import { PresentationRejected } from '../errors.js';
 import { cbor, DCAPI } from './transcript.js';
 

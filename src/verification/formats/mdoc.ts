@@ -21,6 +21,7 @@ import {
   Verifier,
 } from '@owf/mdoc';
 import { calculateJwkThumbprint } from 'jose';
+import { CborValueSharingRefused } from '../../platform/crypto/cbor-value-sharing.js';
 import { mdocContext } from '../../platform/crypto/mdoc-context.js';
 import { x509 } from '../../platform/crypto/x509-library.js';
 import { PresentationRejected } from '../errors.js';
@@ -41,9 +42,9 @@ export interface VerifiedMdoc {
 
 const CLOCK_SKEW_SECONDS = 30;
 /**
- * Far beyond what one request asks for. Each document costs signature and chain checks, and CBOR
- * shared references (tags 28/29) let a few bytes name one document thousands of times: the count is
- * bounded before anything is verified.
+ * Far beyond what one request asks for. Each document costs signature and chain checks: the count is
+ * bounded before anything is verified (CBOR shared references, which would let a few bytes name one
+ * document thousands of times, are refused as the response is decoded: cbor-value-sharing.ts).
  */
 const MAX_DOCUMENTS = 10;
 const CATEGORY: Record<VerificationAssessment['category'], string> = {
@@ -102,8 +103,9 @@ function decode(presentation: string): DeviceResponse {
   if (!/^[A-Za-z0-9_-]+$/.test(presentation)) throw reject('mdoc: the presentation is not a base64url-encoded DeviceResponse');
   try {
     return DeviceResponse.fromEncodedForOid4Vp(presentation);
-  } catch {
-    throw reject('mdoc: the presentation is not a base64url-encoded DeviceResponse');
+  } catch (err) {
+    const sharing = err instanceof CborValueSharingRefused ? ` (${err.message})` : '';
+    throw reject(`mdoc: the presentation is not a base64url-encoded DeviceResponse${sharing}`);
   }
 }
 
