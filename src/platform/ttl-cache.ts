@@ -7,11 +7,16 @@
 export class TtlCache<V> {
   private readonly entries = new Map<string, { until: number; value: Promise<V> }>();
 
+  private readonly maxEntries: number;
+  private readonly failureTtlMs: number;
+
   constructor(
     private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-    private readonly failureTtlMs = 0,
-  ) {}
+    options: { maxEntries?: number; failureTtlMs?: number } = {},
+  ) {
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.failureTtlMs = options.failureTtlMs ?? 0;
+  }
 
   get(key: string, load: () => Promise<V>): Promise<V> {
     const now = Date.now();

@@ -75,11 +75,11 @@ export interface IdTokenExpectations {
 export type UpstreamClaims = Record<string, unknown> & { sub: string };
 
 export class UpstreamProviders {
-  private readonly configurations = new TtlCache<ProviderConfiguration>(CACHE_MS, 1_000, FAILURE_CACHE_MS);
-  private readonly keySets = new TtlCache<JSONWebKeySet>(CACHE_MS, 1_000, FAILURE_CACHE_MS);
-  private readonly serverMetadata = new TtlCache<z.infer<typeof ServerMetadataSchema>>(CACHE_MS, 1_000, FAILURE_CACHE_MS);
-  /** When each key set was last fetched again for an unknown kid. */
-  private readonly refetchedAt = new Map<string, number>();
+  private readonly configurations = new TtlCache<ProviderConfiguration>(CACHE_MS, { failureTtlMs: FAILURE_CACHE_MS });
+  private readonly keySets = new TtlCache<JSONWebKeySet>(CACHE_MS, { failureTtlMs: FAILURE_CACHE_MS });
+  private readonly serverMetadata = new TtlCache<z.infer<typeof ServerMetadataSchema>>(CACHE_MS, { failureTtlMs: FAILURE_CACHE_MS });
+  /** The key set fetched again for an unknown kid, which later unknown kids within the interval are checked against. */
+  private readonly refetchedKeySets = new TtlCache<JSONWebKeySet>(REFETCH_INTERVAL_MS);
 
   constructor(private readonly outbound: OutboundClient) {}
 
@@ -189,12 +189,11 @@ export class UpstreamProviders {
     } catch (err) {
       // A key the cached set does not have: the provider may have rotated; ask once more, but not again within the interval.
       if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
-      const now = Date.now();
-      if (now - (this.refetchedAt.get(jwksUri) ?? 0) < REFETCH_INTERVAL_MS) throw err;
-      if (this.refetchedAt.size >= 1_000) this.refetchedAt.clear();
-      this.refetchedAt.set(jwksUri, now);
-      this.keySets.forget(jwksUri);
-      return (await jwtVerify(jwt, createLocalJWKSet(await this.keySet(jwksUri)), options)).payload;
+      const refetched = await this.refetchedKeySets.get(jwksUri, () => {
+        this.keySets.forget(jwksUri);
+        return this.keySet(jwksUri);
+      });
+      return (await jwtVerify(jwt, createLocalJWKSet(refetched), options)).payload;
     }
   }
 
