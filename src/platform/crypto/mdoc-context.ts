@@ -13,7 +13,6 @@ import {
 } from 'node:crypto';
 import { CoseKey, Curve, type DigestAlgorithm, KeyType, type MdocContext } from '@owf/mdoc';
 import type { JWK } from 'jose';
-import './cbor-value-sharing.js';
 import { MAX_CHAIN_LENGTH } from './certificate-chains.js';
 import { x509 } from './x509-library.js';
 
