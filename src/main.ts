@@ -13,22 +13,25 @@ const onSignal = (signal: string) => {
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGINT', () => onSignal('SIGINT'));
 
-try {
-  const service = await start(process.env);
-  let stopping = false;
-  stopNow = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    service.app.log.info({ signal }, 'shutting down: finishing requests in flight');
-    void service.close().then(() => process.exit(0));
-  };
-  if (stopRequested) stopNow(stopRequested);
-} catch (err) {
-  // An operator reads one line that says what to fix, never a stack trace.
-  if (err instanceof ConfigError) fail(err.message, EXIT_CODES.config);
-  if (err instanceof StartUpError) fail(`svc: ${err.message}`, err.exitCode);
-  fail(`svc: start-up failed: ${err instanceof Error ? err.message : String(err)}`, EXIT_CODES.unexpected);
-}
+// Without top-level await: the build loads this bundle as CommonJS, whose compiled code V8 can cache.
+start(process.env).then(
+  (service) => {
+    let stopping = false;
+    stopNow = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      service.app.log.info({ signal }, 'shutting down: finishing requests in flight');
+      void service.close().then(() => process.exit(0));
+    };
+    if (stopRequested) stopNow(stopRequested);
+  },
+  (err: unknown) => {
+    // An operator reads one line that says what to fix, never a stack trace.
+    if (err instanceof ConfigError) fail(err.message, EXIT_CODES.config);
+    if (err instanceof StartUpError) fail(`svc: ${err.message}`, err.exitCode);
+    fail(`svc: start-up failed: ${err instanceof Error ? err.message : String(err)}`, EXIT_CODES.unexpected);
+  },
+);
 
 function fail(message: string, code: number): never {
   process.stderr.write(`${message}\n`);

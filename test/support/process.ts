@@ -17,7 +17,7 @@ export interface Exited {
 
 /** Starts `command` (default: the compiled service) and waits until it listens (and has printed `until`). */
 export function run(env: Record<string, string>, options: { until?: string; command?: string[] } = {}): Promise<Started> {
-  const [program, ...args] = options.command ?? [process.execPath, 'scripts/start.mjs'];
+  const [program, ...args] = options.command ?? [process.execPath, 'scripts/start.cjs'];
   const child = spawn(program as string, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env } });
   let output = '';
   child.stdout.on('data', (d) => (output += d));

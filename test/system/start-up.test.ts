@@ -1,11 +1,12 @@
 // Start-up and shutdown as an operator meets them: the compiled service started by `npm start`, the
 // addresses it settles on, and one clear line with a distinct exit code for each way it can fail.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run, runUntilExit, stop } from '../support/process.js';
+import { root, run, runUntilExit, stop } from '../support/process.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -42,6 +43,37 @@ describe('npm start', () => {
 
     expect(await stop(started)).toBe(0);
     await expect(fetch(`${base}/health`)).rejects.toThrow();
+  });
+});
+
+describe('code cache (scripts/dist-main.cjs)', () => {
+  // Flags no other test uses, so this test owns the cache folder they select.
+  const flags = ['--max-semi-space-size=8', '--stack-size=900'];
+  const folder = join(
+    root,
+    'dist',
+    'v8-cache',
+    createHash('sha256')
+      .update([process.version, process.arch, ...flags, ''].join('\n'))
+      .digest('hex')
+      .slice(0, 16),
+  );
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('is written by a run that found none, and taken as it is by the next', async () => {
+    rmSync(folder, { recursive: true, force: true });
+    const startOnce = async () => {
+      const started = await run({ DATA_DIR: dataDir(), PORT: '0' }, { command: [process.execPath, ...flags, 'dist/main.js'] });
+      expect((await fetch(`http://127.0.0.1:${started.port}/health`)).status).toBe(200);
+      expect(await stop(started)).toBe(0);
+    };
+    await startOnce();
+    const service = join(folder, 'service.js.bin');
+    expect(existsSync(service)).toBe(true);
+    const written = statSync(service).mtimeMs;
+    // A cache V8 refused would be written again at exit.
+    await startOnce();
+    expect(statSync(service).mtimeMs).toBe(written);
   });
 });
 
