@@ -19,9 +19,18 @@ const EXTERNAL = ['better-sqlite3', 'pg-native'];
  * replaced by a stand-in that requires the real package from node_modules at its first use, so a
  * start neither reads nor keeps their code. yaml: the explorer's YAML document; json-schema-resolver:
  * the first OpenAPI document; Fastify's own schema compilers (Ajv, fast-json-stringify): never, as
- * Zod validates and serializes every route (app.ts).
+ * Zod validates and serializes every route (app.ts). Node's own modules too, which it compiles at
+ * their first load: HTTPS (with TLS) at the first outbound https: call, HTTP/2 never (Fastify's
+ * server module and prom-client's push gateway name them, with or without the node: prefix).
  */
-const LOADED_ON_FIRST_USE = ['yaml', 'json-schema-resolver', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
+const LOADED_ON_FIRST_USE = [
+  'yaml',
+  'json-schema-resolver',
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  'https',
+  'http2',
+];
 
 export async function buildService() {
   const { build, transform, stop } = await import('esbuild');
@@ -137,7 +146,9 @@ function loadOnFirstUse(packages) {
     setup(build) {
       build.onResolve({ filter: /^[@a-z]/ }, async (args) => {
         // pluginData 'plain': the resolutions asked below, answered by esbuild itself.
-        if (!names.has(args.path) || args.pluginData === 'plain') return undefined;
+        // Only for require(): an import would see the stand-in through esbuild's interop copy, without
+        // the package's named exports.
+        if (args.kind !== 'require-call' || !names.has(args.path.replace(/^node:/, '')) || args.pluginData === 'plain') return undefined;
         if (args.namespace === 'first-use') return { path: args.path, external: true };
         const resolve = (resolveDir) => build.resolve(args.path, { kind: args.kind, resolveDir, pluginData: 'plain' });
         const [bundled, atRunTime] = await Promise.all([resolve(args.resolveDir), resolve(dirname(OUTFILE))]);

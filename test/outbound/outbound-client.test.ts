@@ -1,6 +1,7 @@
 // The outbound client on its own: the address classifier, the URL parser's normalisation of numeric
 // hosts it relies on, and the redirect, size and time rules against local servers.
 import { createServer, type Server } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundClient, OutboundRefused } from '../../src/platform/http/outbound-client.js';
 import { literalAddress, nonPublic } from '../../src/platform/http/outbound-policy.js';
@@ -150,6 +151,24 @@ describe('OutboundClient', () => {
   it('calls http and https only', async () => {
     for (const url of ['file:///etc/passwd', 'ftp://example.com/', 'data:,hello', 'gopher://127.0.0.1:25/']) {
       await expect(open.request(url)).rejects.toThrow(new OutboundRefused('must be an http or https URL'));
+    }
+  });
+
+  it('speaks TLS to an https URL', async () => {
+    // A bare TCP server: the first bytes the client sends are a TLS handshake record (type 22).
+    const firstBytes: Buffer[] = [];
+    const tcp = createTcpServer((socket) =>
+      socket.once('data', (data) => {
+        firstBytes.push(data);
+        socket.destroy();
+      }),
+    );
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    try {
+      await expect(open.request(`https://127.0.0.1:${(tcp.address() as { port: number }).port}/`)).rejects.toThrow();
+      expect(firstBytes[0]?.[0]).toBe(0x16);
+    } finally {
+      tcp.close();
     }
   });
 
