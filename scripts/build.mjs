@@ -39,6 +39,9 @@ export async function buildService() {
     write: false,
     entryPoints: { service: ENTRY },
     outdir: DIST,
+    // Every file's name carries a hash of its content: V8 checks a code cache against the length of
+    // the source only, so a cache must never meet another file of the same name (dist-main.cjs).
+    entryNames: '[name]-[hash]',
     chunkNames: 'chunks/[name]-[hash]',
     splitting: true,
     bundle: true,
@@ -57,15 +60,24 @@ export async function buildService() {
   const files = (await Promise.all(result.outputFiles.map((file) => asCommonJs(transform, file)))).flat();
   // esbuild keeps a helper process for further builds; the service needs none.
   await stop();
-  // Chunks first (their names carry a content hash, so a running process keeps finding its own),
-  // the entry last.
+  const service = result.outputFiles.find((file) => dirname(file.path) === DIST).path;
+  // The bundle first (its names carry a content hash, so a running process keeps finding its own
+  // chunks), the entry that names it last.
   writeAll([
     ...files,
     { path: join(DIST, 'package.json'), contents: '{ "type": "commonjs" }\n' },
-    { path: OUTFILE, contents: readFileSync(root('scripts/dist-main.cjs')) },
+    { path: OUTFILE, contents: entryLoading(basename(service)) },
   ]);
   rmSync(join(DIST, 'v8-cache'), { recursive: true, force: true });
   await writeCodeCache();
+}
+
+/** dist/main.js: scripts/dist-main.cjs, naming the bundle's entry file. */
+function entryLoading(name) {
+  const template = readFileSync(root('scripts/dist-main.cjs'), 'utf8');
+  const placeholder = "const SERVICE = './service.js';";
+  if (!template.includes(placeholder)) throw new Error(`scripts/dist-main.cjs: no line ${placeholder}`);
+  return template.replace(placeholder, `const SERVICE = './${name}';`);
 }
 
 /**
@@ -97,7 +109,8 @@ async function asCommonJs(transform, file) {
 /**
  * Starts the built service once, with the V8 flags `npm start` gives it, and stops it after its first
  * answer: its code cache is written at exit, so the first `npm start` after a build is as fast as the
- * next ones.
+ * next ones. The cache only saves time: a service that does not answer here leaves the build as it
+ * is, with a warning.
  */
 async function writeCodeCache() {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-build-'));
@@ -117,9 +130,12 @@ async function writeCodeCache() {
       };
       child.stdout.on('data', read);
       child.stderr.on('data', read);
-      exited.then(() => reject(new Error(`the built service did not start:\n${output}`)));
+      exited.then(() => reject(new Error('it stopped')));
+      setTimeout(() => reject(new Error('it did not listen within 30 s')), 30_000).unref();
     });
     await fetch(`http://127.0.0.1:${port}/health`).then((response) => response.arrayBuffer());
+  } catch (err) {
+    console.warn(`build: no code cache written, the built service did not answer (${err.message}):\n${output}`);
   } finally {
     child.kill('SIGTERM');
     await exited;

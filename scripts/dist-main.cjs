@@ -1,19 +1,22 @@
 'use strict';
-// dist/main.js, the compiled service's entry: loads dist/service.js and its chunks with V8's code
-// cache. Parsing and compiling the bundle's JavaScript was a quarter of the time to the first answer;
+// dist/main.js, the compiled service's entry: loads the bundle (dist/service-<hash>.js) and its chunks
+// with V8's code cache. Parsing and compiling the bundle's JavaScript was a quarter of the time to the first answer;
 // from the cache V8 takes the bytecode it made on an earlier run instead (Node 20 caches no ES
 // module, hence the CommonJS build, scripts/build.mjs).
 // The cache of a file is written the first time it runs without one: 2 s after it was loaded (the
 // start-up code has run and been compiled by then) or at exit, if that comes first. `npm run build`
 // starts the service once to write it. V8 refuses a cache made by another Node.js version or other
-// V8 flags, so each set of flags has its own folder. A folder it cannot write (a read-only image)
-// only means no cache.
+// V8 flags, so each set of flags has its own folder. V8 checks a cache against the length of the
+// source only: each file is found by its own name, which carries a hash of its content (build.mjs).
+// A folder it cannot write (a read-only image) only means no cache.
 const { createHash } = require('node:crypto');
 const { mkdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
 const Module = require('node:module');
 const { dirname, join, relative, sep } = require('node:path');
 const { Script } = require('node:vm');
 
+/** The bundle's entry, under its content-hashed name: the build writes it here. */
+const SERVICE = './service.js';
 const FLUSH_AFTER_MS = 2000;
 const runtime = createHash('sha256')
   .update([process.version, process.arch, ...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\n'))
@@ -68,4 +71,4 @@ Module.prototype._compile = function compileWithCache(content, filename) {
 };
 process.once('exit', flush);
 
-require('./service.js');
+require(SERVICE);

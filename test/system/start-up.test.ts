@@ -1,7 +1,7 @@
 // Start-up and shutdown as an operator meets them: the compiled service started by `npm start`, the
 // addresses it settles on, and one clear line with a distinct exit code for each way it can fail.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,8 +68,10 @@ describe('code cache (scripts/dist-main.cjs)', () => {
       expect(await stop(started)).toBe(0);
     };
     await startOnce();
-    const service = join(folder, 'service.js.bin');
-    expect(existsSync(service)).toBe(true);
+    // The bundle's entry, by its content-hashed name.
+    const bundle = readdirSync(folder).find((name) => /^service-\w+\.js\.bin$/.test(name));
+    expect(bundle).toBeDefined();
+    const service = join(folder, bundle as string);
     const written = statSync(service).mtimeMs;
     // A cache V8 refused would be written again at exit.
     await startOnce();
