@@ -2,7 +2,11 @@
 // (route pattern, request id), its database queries and the outbound call it causes, in one trace,
 // with the trace context passed on to the called server. Without an endpoint nothing is traced.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, stop } from '../support/process.js';
 import { startService, type TestService } from '../support/service.js';
 
 interface Span {
@@ -100,6 +104,27 @@ describe('traces', () => {
     // Route patterns only: neither the offer's handle nor the tenant id names a span.
     const handle = new URL(offer.body.credentialOfferUri).pathname.split('/').pop() as string;
     expect(spans.some((s) => s.name.includes(handle))).toBe(false);
+  });
+
+  it('are sent by the compiled service too (its chunks load OpenTelemetry as CommonJS)', async () => {
+    const received: Span[] = [];
+    const compiledReceiver = await listen((body) => {
+      for (const resource of JSON.parse(body).resourceSpans ?? [])
+        for (const scope of resource.scopeSpans ?? []) received.push(...(scope.spans as Span[]));
+    });
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-tracing-'));
+    const started = await run(
+      { DATA_DIR: dataDir, PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: compiledReceiver.url },
+      { command: [process.execPath, 'dist/main.js'] },
+    );
+    try {
+      expect((await fetch(`http://127.0.0.1:${started.port}/health`)).status).toBe(200);
+      await expect.poll(() => received.map((span) => span.name), { timeout: 5_000 }).toContain('GET /health');
+    } finally {
+      await stop(started);
+      compiledReceiver.server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('costs nothing without an endpoint: no tracing is set up', async () => {

@@ -28,13 +28,23 @@ export const NO_TRACING: Tracing = {
   shutdown: async () => {},
 };
 
+/**
+ * A dynamically imported package's exports. Node puts a CommonJS package's names on the namespace
+ * itself; the compiled service gets the four OpenTelemetry packages without an ES module entry for
+ * Node as CommonJS in a chunk, whose namespace holds them as its default export only.
+ */
+function exportsOf<T extends object>(namespace: T): T {
+  const keys = Object.keys(namespace);
+  return keys.length === 1 && keys[0] === 'default' ? (namespace as { default: T }).default : namespace;
+}
+
 export async function startTracing(endpoint: string, serviceName: string): Promise<Tracing> {
   const [api, core, sdk, exporter, resources] = await Promise.all([
-    import('@opentelemetry/api'),
-    import('@opentelemetry/core'),
-    import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
-    import('@opentelemetry/resources'),
+    import('@opentelemetry/api').then(exportsOf),
+    import('@opentelemetry/core').then(exportsOf),
+    import('@opentelemetry/sdk-trace-base').then(exportsOf),
+    import('@opentelemetry/exporter-trace-otlp-http').then(exportsOf),
+    import('@opentelemetry/resources').then(exportsOf),
   ]);
   const { SpanKind, SpanStatusCode, ROOT_CONTEXT, trace, defaultTextMapGetter, defaultTextMapSetter } = api;
   const provider = new sdk.BasicTracerProvider({
