@@ -1,8 +1,9 @@
-// Compiles the service for `npm start`: dist/main.js and, in dist/chunks/, the code that is loaded
-// on first use (the protocol libraries behind `lazy()` imports, tracing, the PostgreSQL driver).
-// Packages are bundled too: loading a few files instead of a few thousand halves the time to the
-// first answer. Left outside are the native SQLite binding and the packages that read their own
-// files at run time.
+// Compiles the service for `npm start`: dist/main.js (the entry, scripts/dist-main.cjs), the bundle
+// dist/service-<hash>.js and, in dist/chunks/, the code that is loaded on first use (the protocol
+// libraries behind `lazy()` imports, tracing, the PostgreSQL driver), as CommonJS for V8's code
+// cache, which the build then writes by starting the service once. Packages are bundled too: loading
+// a few files instead of a few thousand halves the time to the first answer. Left outside are the
+// native SQLite binding and the packages that read their own files at run time.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,14 +1,14 @@
 'use strict';
-// dist/main.js, the compiled service's entry: loads the bundle (dist/service-<hash>.js) and its chunks
-// with V8's code cache. Parsing and compiling the bundle's JavaScript was a quarter of the time to the first answer;
-// from the cache V8 takes the bytecode it made on an earlier run instead (Node 20 caches no ES
-// module, hence the CommonJS build, scripts/build.mjs).
+// dist/main.js, the compiled service's entry: loads the bundle (dist/service-<hash>.js) and its
+// chunks with V8's code cache. Parsing and compiling the bundle's JavaScript was a quarter of the time
+// to the first answer; from the cache V8 takes the bytecode it made on an earlier run instead (Node 20
+// caches no ES module, hence the CommonJS build, scripts/build.mjs).
 // The cache of a file is written the first time it runs without one: 2 s after it was loaded (the
 // start-up code has run and been compiled by then) or at exit, if that comes first. `npm run build`
-// starts the service once to write it. V8 refuses a cache made by another Node.js version or other
-// V8 flags, so each set of flags has its own folder. V8 checks a cache against the length of the
-// source only: each file is found by its own name, which carries a hash of its content (build.mjs).
-// A folder it cannot write (a read-only image) only means no cache.
+// starts the service once to write it. V8 refuses a cache made by another Node.js version or under
+// other V8 flags, so each set of flags has its own folder. V8 checks a cache against the length of
+// the source only: each file is found by its own name, which carries a hash of its content
+// (build.mjs). A folder it cannot write (a read-only image) only means no cache.
 const { createHash } = require('node:crypto');
 const { mkdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
 const Module = require('node:module');
