@@ -1,8 +1,9 @@
 // OpenTelemetry traces reach an OTLP/HTTP receiver run by the test: the server span of a request
 // (route pattern, request id), its database queries and the outbound call it causes, in one trace,
 // with the trace context passed on to the called server. Without an endpoint nothing is traced.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -18,12 +18,16 @@ import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { literalAddress, nonPublic } from './outbound-policy.js';
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+const MAX_REDIRECTS = 3;
 
 /** HTTPS, with TLS seven of Node's modules to compile, is loaded by the first https: request, not at start. */
 let https: typeof import('node:https') | undefined;
-const httpsRequest = () => (https ??= createRequire(import.meta.url)('node:https') as typeof import('node:https')).request;
-export const DEFAULT_MAX_BYTES = 1024 * 1024;
-const MAX_REDIRECTS = 3;
+function httpsRequest(): typeof import('node:https').request {
+  https ??= createRequire(import.meta.url)('node:https') as typeof import('node:https');
+  return https.request;
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export interface OutboundPolicy {
