@@ -33,16 +33,19 @@ function listen(handler: (body: string, headers: IncomingHttpHeaders) => void): 
   });
 }
 
+/** An OTLP/HTTP (JSON) export handler that keeps the spans it receives. */
+const collectSpans = (into: Span[]) => (body: string) => {
+  for (const resource of JSON.parse(body).resourceSpans ?? [])
+    for (const scope of resource.scopeSpans ?? []) into.push(...(scope.spans as Span[]));
+};
+
 const spans: Span[] = [];
 const webhookHeaders: IncomingHttpHeaders[] = [];
 let receiver: { server: Server; url: string };
 let webhookTarget: { server: Server; url: string };
 let svc: TestService;
 beforeAll(async () => {
-  receiver = await listen((body) => {
-    for (const resource of JSON.parse(body).resourceSpans ?? [])
-      for (const scope of resource.scopeSpans ?? []) spans.push(...(scope.spans as Span[]));
-  });
+  receiver = await listen(collectSpans(spans));
   webhookTarget = await listen((_body, headers) => webhookHeaders.push(headers));
   svc = await startService({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
 });
@@ -109,10 +112,7 @@ describe('traces', () => {
 
   it('are sent by the compiled service too (its chunks load OpenTelemetry as CommonJS)', async () => {
     const received: Span[] = [];
-    const compiledReceiver = await listen((body) => {
-      for (const resource of JSON.parse(body).resourceSpans ?? [])
-        for (const scope of resource.scopeSpans ?? []) received.push(...(scope.spans as Span[]));
-    });
+    const compiledReceiver = await listen(collectSpans(received));
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-tracing-'));
     const started = await run(
       { DATA_DIR: dataDir, PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: compiledReceiver.url },
