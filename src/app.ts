@@ -142,7 +142,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     cleanups: (users) => (identityProvider?.admin ? [(db, tenantId) => users.removeAllOfTenant(tenantId, db)] : []),
   });
   const { tenants, clients } = tenancy;
-  // Hashing the bootstrap secret takes a worker thread ~100 ms: it runs while the routes are built.
+  // Hashing the bootstrap secret takes a worker thread 50-100 ms: it runs while the routes are built.
   // External mode makes it at the provider, and only through an admin adapter.
   const bootstrapClientReady =
     config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET && (!identityProvider || identityProvider.admin)
@@ -321,8 +321,13 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
-  await bootstrapClientReady;
+  // Ready first: building the route tables overlaps the scrypt check too. A failed check closes what
+  // ready started (the scheduler).
   await app.ready();
+  await bootstrapClientReady.catch(async (err: unknown) => {
+    await app.close();
+    throw err;
+  });
   return {
     app,
     db,

@@ -9,6 +9,7 @@ import { generateSecret, hashSecret, SecretVerifier } from '../platform/crypto/s
 import type { ClientsTable } from '../platform/db/schema.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
 import { badRequest, conflict, type FieldError, forbidden, notFound } from '../platform/http/problem.js';
+import { StartUpError } from '../start-up-errors.js';
 import * as store from './store.js';
 
 export interface Client {
@@ -451,7 +452,10 @@ export class ClientService {
     const roles: Role[] = ['tenants:manage', 'clients:manage'];
     const existing = await store.findClient(this.db, null, clientId);
     if (existing && existing.tenant_id !== null) {
-      throw new Error(`AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'`);
+      throw new StartUpError(
+        'config',
+        `AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'; name a client id of its own`,
+      );
     }
     if (!existing) {
       const now = nowIso();

@@ -162,6 +162,45 @@ describe('start-up failures: one line, a distinct exit code, no stack trace', ()
     expect(failure.output).not.toMatch(STACK_TRACE);
   });
 
+  it("an AUTH_CLIENT_ID that names a tenant's client exits 78, and the database keeps that client as it was", async () => {
+    const dir = dataDir();
+    const first = await run({ DATA_DIR: dir, PORT: '0' });
+    const bootstrap = JSON.parse(readFileSync(join(dir, 'bootstrap-client.json'), 'utf8')) as { id: string; secret: string };
+    const token = async (port: number, id: string, secret: string) => {
+      const reply = await fetch(`http://127.0.0.1:${port}/api/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'client_credentials', client_id: id, client_secret: secret }),
+      });
+      return reply.status === 200 ? ((await reply.json()) as { access_token: string }).access_token : undefined;
+    };
+    const tenant = await fetch(`http://127.0.0.1:${first.port}/api/tenant`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token(first.port, bootstrap.id, bootstrap.secret)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'acme', name: 'Acme', roles: ['issuance:manage'] }),
+    });
+    const { client } = (await tenant.json()) as { client: { clientId: string; secret: string } };
+    await stop(first);
+
+    const failure = await runUntilExit({
+      DATA_DIR: dir,
+      PORT: '0',
+      AUTH_CLIENT_ID: client.clientId,
+      AUTH_CLIENT_SECRET: 'another-secret-of-enough-length',
+    });
+    expect(failure.code).toBe(78);
+    expect(failure.output).toContain(`svc: AUTH_CLIENT_ID: client '${client.clientId}' exists and belongs to tenant 'acme'`);
+    expect(failure.output).not.toMatch(STACK_TRACE);
+
+    // The tenant's client still gets tokens with its own secret.
+    const again = await run({ DATA_DIR: dir, PORT: '0' });
+    try {
+      expect(await token(again.port, client.clientId, client.secret)).toBeDefined();
+    } finally {
+      await stop(again);
+    }
+  });
+
   it('PORT=abc exits 78 saying a whole number is expected', async () => {
     const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: 'abc' });
     expect(failure.code).toBe(78);
