@@ -4,18 +4,13 @@
 // pattern and claim and block the event loop for every tenant. The ECMAScript syntax JSON Schema
 // names is translated where RE2 writes it differently (\uXXXX); what a linear-time engine
 // cannot run (backreferences, lookaround) is refused when the configuration is saved.
-import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
+import { requireOnFirstUse } from '../platform/lazy.js';
 
 type Compiled = { regex: RE2JS; problem?: undefined } | { regex?: undefined; problem: string };
 
-/**
- * The engine (180 KB of code) is loaded by the first pattern, not at start: most services never see
- * one. Required through a require of this module's own, which the build leaves to run-time
- * resolution, so the compiled service reads it from node_modules then.
- */
-let engine: typeof RE2JS | undefined;
-const re2 = () => (engine ??= (createRequire(import.meta.url)('re2js') as typeof import('re2js')).RE2JS);
+/** The engine (180 KB of code) is loaded by the first pattern, not at start: most services never see one. */
+const re2 = requireOnFirstUse<typeof import('re2js')>('re2js');
 
 /** Patterns recur across requests (a configuration's, the image pattern); the cache keeps a bounded number of them. */
 const MAX_CACHED = 1_000;
@@ -26,7 +21,7 @@ function compile(pattern: string): Compiled {
   if (cached) return cached;
   let compiled: Compiled;
   try {
-    compiled = { regex: re2().compile(translateUnicodeEscapes(pattern)) };
+    compiled = { regex: re2().RE2JS.compile(translateUnicodeEscapes(pattern)) };
   } catch (err) {
     compiled = { problem: explain(err instanceof Error ? err.message : String(err)) };
   }

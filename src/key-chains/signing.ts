@@ -76,14 +76,8 @@ export class SigningService {
   }
 
   /** A tagged COSE_Sign1 with the algorithm protected and the certificate chain (x5chain) unprotected. */
-  async signCoseSign1(tenantId: string, ref: KeyRef, payload: Uint8Array, externalAad: Uint8Array = new Uint8Array()) {
-    const [signer, cbor] = await Promise.all([this.signer(tenantId, ref), coseCbor()]);
-    const protectedHeader = cbor.encode(new Map([[COSE_HEADER.alg, COSE_ALG[signer.algorithm]]]));
-    const chain = signer.x5c.map((c) => Buffer.from(c, 'base64'));
-    const unprotected = new Map<number, unknown>([[COSE_HEADER.x5chain, chain.length === 1 ? chain[0] : chain]]);
-    const toBeSigned = cbor.encode(['Signature1', protectedHeader, externalAad, payload]);
-    const signature = await signer.sign(toBeSigned);
-    return cbor.tagged([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG);
+  async signCoseSign1(tenantId: string, ref: KeyRef, payload: Uint8Array, externalAad?: Uint8Array) {
+    return signCoseSign1With(await this.signer(tenantId, ref), payload, { externalAad });
   }
 
   async decryptJwe(tenantId: string, ref: KeyRef, jwe: string) {
@@ -104,6 +98,26 @@ export class SigningService {
     }
     return { keys };
   }
+}
+
+/**
+ * A tagged COSE_Sign1 (RFC 9052) by a signer at hand: the algorithm, then any further `protectedHeader`
+ * parameters, protected; the certificate chain (x5chain) unprotected.
+ */
+export async function signCoseSign1With(
+  signer: Signer,
+  payload: Uint8Array,
+  options: { protectedHeader?: [label: number, value: unknown][]; externalAad?: Uint8Array } = {},
+) {
+  const cbor = await coseCbor();
+  const protectedHeader = cbor.encode(
+    new Map<number, unknown>([[COSE_HEADER.alg, COSE_ALG[signer.algorithm]], ...(options.protectedHeader ?? [])]),
+  );
+  const chain = signer.x5c.map((c) => Buffer.from(c, 'base64'));
+  const unprotected = new Map<number, unknown>([[COSE_HEADER.x5chain, chain.length === 1 ? chain[0] : chain]]);
+  const toBeSigned = cbor.encode(['Signature1', protectedHeader, options.externalAad ?? new Uint8Array(), payload]);
+  const signature = await signer.sign(toBeSigned);
+  return cbor.tagged([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG);
 }
 
 export async function signJwtWith(

@@ -1,16 +1,14 @@
 // Status list tokens (draft-ietf-oauth-status-list): the JWT (`typ` statuslist+jwt) and the CWT
 // (COSE_Sign1, protected `typ` 16 = application/statuslist+cwt), both over the same zlib-compressed list.
 import { deflateSync } from 'node:zlib';
-import { type Signer, signJwtWith } from '../key-chains/signing.js';
+import { type Signer, signCoseSign1With, signJwtWith } from '../key-chains/signing.js';
 import { coseCbor } from '../platform/crypto/cose-cbor.js';
 
 export const JWT_MEDIA_TYPE = 'application/statuslist+jwt';
 export const CWT_MEDIA_TYPE = 'application/statuslist+cwt';
 
-/** COSE algorithm identifiers (RFC 9053) and header labels (RFC 9052, RFC 9596 for typ). */
-const COSE_ALG: Record<Signer['algorithm'], number> = { ES256: -7, ES384: -35, ES512: -36 };
-const COSE = { alg: 1, typ: 16, x5chain: 33 } as const;
-const COSE_SIGN1_TAG = 18;
+/** The COSE header parameter typ (RFC 9596). */
+const COSE_TYP = 16;
 /** CWT claim keys (RFC 8392 and the draft's registrations). */
 const CWT = { sub: 2, exp: 4, iat: 6, ttl: 65534, statusList: 65533 } as const;
 
@@ -62,17 +60,7 @@ export async function signStatusList(input: TokenInput, signer: Signer): Promise
     [CWT.ttl, input.ttl],
     [CWT.statusList, statusList],
   ]);
-  const cbor = await coseCbor();
-  const payload = cbor.encode(claims);
-  const protectedHeader = cbor.encode(
-    new Map<number, unknown>([
-      [COSE.alg, COSE_ALG[signer.algorithm]],
-      [COSE.typ, CWT_MEDIA_TYPE],
-    ]),
-  );
-  const chain = signer.x5c.map((c) => Buffer.from(c, 'base64'));
-  const unprotected = new Map<number, unknown>([[COSE.x5chain, chain.length === 1 ? chain[0] : chain]]);
-  const signature = await signer.sign(cbor.encode(['Signature1', protectedHeader, new Uint8Array(), payload]));
-  const cwt = cbor.tagged([protectedHeader, unprotected, payload, signature], COSE_SIGN1_TAG);
+  const payload = (await coseCbor()).encode(claims);
+  const cwt = await signCoseSign1With(signer, payload, { protectedHeader: [[COSE_TYP, CWT_MEDIA_TYPE]] });
   return { jwt, cwt };
 }

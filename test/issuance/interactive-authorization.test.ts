@@ -232,8 +232,9 @@ async function redeem(code: string, verifier: string, configurationId = 'members
   return (response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
 }
 
-const logsOf = async (session: string) =>
-  ((await svc.call('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string }[]).map((l) => l.message);
+const logEntriesOf = async (session: string) =>
+  (await svc.call('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string; details?: unknown }[];
+const logsOf = async (session: string) => (await logEntriesOf(session)).map((l) => l.message);
 
 describe('interactive authorization: metadata and configuration', () => {
   it('advertises the interactive authorization endpoint in the authorization server metadata', async () => {
@@ -448,11 +449,7 @@ describe('interactive authorization: refusals', () => {
     expect(started.reply.status).toBe(500);
     expect(started.reply.body.error).toBe('server_error');
     expect(started.reply.body.error_description).not.toContain('gone-check');
-    const logs = (await svc.call('GET', `/api/session/${started.session}/logs`, { token: acme })).body as {
-      message: string;
-      details?: unknown;
-    }[];
-    const stopped = logs.find((entry) => entry.message === 'interactive authorization stopped');
+    const stopped = (await logEntriesOf(started.session)).find((entry) => entry.message === 'interactive authorization stopped');
     expect(JSON.stringify(stopped?.details)).toContain('gone-check');
   });
 

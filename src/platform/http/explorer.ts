@@ -72,7 +72,6 @@ export function explorerRoutes(app: FastifyInstance) {
       .header('cache-control', 'public, max-age=86400')
       .send(createReadStream(join(dir, request.params.file)));
   });
-  app.get('/api/openapi.json', ROUTE, () => app.swagger());
-  app.get('/api/json', ROUTE, () => app.swagger());
+  for (const url of ['/api/openapi.json', '/api/json']) app.get(url, ROUTE, () => app.swagger());
   app.get('/api/yaml', ROUTE, (_request, reply) => reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })));
 }

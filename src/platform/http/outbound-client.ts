@@ -11,9 +11,9 @@
 // - ends within its time limit (connect, redirects and body together) and reads at most maxBytes.
 import dns from 'node:dns';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import type { LookupFunction } from 'node:net';
 import { isJsonObject } from '../json.js';
+import { requireOnFirstUse } from '../lazy.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { literalAddress, nonPublic } from './outbound-policy.js';
 
@@ -22,11 +22,7 @@ export const DEFAULT_MAX_BYTES = 1024 * 1024;
 const MAX_REDIRECTS = 3;
 
 /** HTTPS, with TLS seven of Node's modules to compile, is loaded by the first https: request, not at start. */
-let https: typeof import('node:https') | undefined;
-function httpsRequest(): typeof import('node:https').request {
-  https ??= createRequire(import.meta.url)('node:https') as typeof import('node:https');
-  return https.request;
-}
+const https = requireOnFirstUse<typeof import('node:https')>('node:https');
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -147,7 +143,7 @@ export class OutboundClient {
     const maxBytes = init.maxBytes ?? DEFAULT_MAX_BYTES;
     const headers = { ...init.headers, ...(init.body !== undefined && { 'content-length': String(Buffer.byteLength(init.body)) }) };
     return new Promise((resolve, reject) => {
-      const send = url.protocol === 'https:' ? httpsRequest() : http.request;
+      const send = url.protocol === 'https:' ? https().request : http.request;
       // agent false: a pooled keep-alive connection would skip the lookup, and could have been opened under another policy.
       const request = send(url, { method: init.method ?? 'GET', headers, agent: false, lookup: this.lookup, signal }, (response) => {
         readCapped(response, maxBytes).then((body) => {
