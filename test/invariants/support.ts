@@ -11,9 +11,13 @@ export interface Instances {
   stop(): Promise<void>;
 }
 
-/** The instances a race runs on: `svc`, and on PostgreSQL a second instance on its database (`env` for that one). */
+/**
+ * The instances a race runs on: `svc`, and on PostgreSQL a second instance on its database (`env` for
+ * that one). Both answer for `svc`'s PUBLIC_URL, as two instances behind one load balancer do: the
+ * issuer identifiers, the audiences and the DPoP htu a wallet signs for are the same on either.
+ */
 export async function instancesOf(svc: TestService, env: Record<string, string> = {}): Promise<Instances> {
-  const started = engine === 'postgres' ? [await startService(env, { besides: svc })] : [];
+  const started = engine === 'postgres' ? [await startService({ PUBLIC_URL: svc.url, ...env }, { besides: svc })] : [];
   return {
     all: [svc, ...started],
     stop: async () => {
