@@ -337,28 +337,65 @@ describe('pushed authorization requests', () => {
     }
   });
 
-  it('takes redirect URIs per RFC 8252: https, loopback http, private-use schemes; never a fragment or a browser scheme', async () => {
+  it('takes redirect URIs per RFC 8252: https, loopback http, reverse-domain private-use schemes; never a fragment', async () => {
     const { issuerState } = await offer();
     for (const good of [
       'https://wallet.example/cb',
       'http://127.0.0.1:4000/cb',
+      'http://127.9.8.7/cb',
       'http://localhost/cb',
+      'http://[::1]/cb',
+      'http://[::1]:8080/cb',
       'com.example.wallet:/cb',
-      'eudi-wallet://cb',
+      'com.example.wallet://cb',
+      'Com.Example.Wallet:/cb',
     ]) {
-      expect((await par(issuerState, { redirect_uri: good })).status, good).toBe(201);
+      const reply = await par(issuerState, { redirect_uri: good });
+      expect(reply.status, `${good}: ${reply.text}`).toBe(201);
     }
     for (const bad of [
       '/relative',
-      'http://wallet.example/cb',
+      '.com.example:/cb',
       'https://wallet.example/cb#x',
-      'javascript:alert(1)',
-      'data:text/html,x',
+      'com.example.wallet:/cb#',
       'https://u:p@wallet.example/',
     ]) {
       const reply = await par(issuerState, { redirect_uri: bad });
       expect(reply.status, bad).toBe(400);
       expect(reply.body.error, bad).toBe('invalid_request');
+      expect(reply.body.error_description, bad).toMatch(/redirect_uri/);
+    }
+  });
+
+  it('refuses every other scheme, naming redirect_uri and what is allowed: the browser would hand the code to an OS handler', async () => {
+    const { issuerState } = await offer();
+    for (const bad of [
+      'javascript:alert(1)',
+      'JavaScript:alert(1)',
+      'x-javascript:alert(1)',
+      'data:text/html,x',
+      'ms-msdt:/id PCWDiagnostic /skip force',
+      'search-ms:query=x&crumb=location:\\\\attacker.example\\share',
+      'view-source:https://wallet.example/cb',
+      'chrome://settings',
+      'jar:https://wallet.example/a.jar!/cb',
+      'intent://cb',
+      'file:///etc/passwd',
+      'eudi-wallet://cb',
+      'openid-credential-offer://cb',
+      'http://example.com/cb',
+      'http://wallet.example/cb',
+      'http://128.0.0.1/cb',
+      'http://localhost.attacker.example/cb',
+      'http://127.0.0.1.attacker.example/cb',
+      'com..example:/cb',
+      ' javascript:alert(1)',
+      'java\tscript:alert(1)',
+    ]) {
+      const reply = await par(issuerState, { redirect_uri: bad });
+      expect(reply.status, bad).toBe(400);
+      expect(reply.body.error, bad).toBe('invalid_request');
+      expect(reply.body.error_description, bad).toMatch(/^redirect_uri must be https, http to a loopback address .*reverse-domain/);
     }
   });
 

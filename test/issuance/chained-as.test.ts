@@ -544,7 +544,7 @@ describe('chained authorization server: kept apart from the built-in one', () =>
     expect(reply.body).toMatchObject({ error: 'unsupported_grant_type' });
   });
 
-  it('PAR keeps its checks at the chained server: PKCE plain is refused, and a DPoP proof must name its URL', async () => {
+  it('PAR keeps its checks at the chained server: PKCE plain is refused, a DPoP proof must name its URL, redirect URIs as at the built-in one', async () => {
     const created = await offer();
     const key = await holderKey();
     const base = {
@@ -563,6 +563,19 @@ describe('chained authorization server: kept apart from the built-in one', () =>
       headers: { dpop: await dpopProof(key, `${svc.url}/issuers/acme/par`) },
     });
     expect(otherUrl.body).toMatchObject({ error: 'invalid_dpop_proof' });
+    const pushWith = (redirect_uri: string) =>
+      svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+        form: { ...base, redirect_uri, code_challenge: pkce().challenge, code_challenge_method: 'S256' },
+      });
+    for (const bad of ['ms-msdt:/id PCWDiagnostic', 'intent://cb', 'http://example.com/cb', 'https://wallet.example/cb#x']) {
+      const refused = await pushWith(bad);
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body, bad).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/^redirect_uri /) });
+    }
+    for (const good of ['com.example.wallet:/cb', 'http://127.0.0.1:4000/cb']) {
+      const taken = await pushWith(good);
+      expect(taken.status, `${good}: ${taken.text}`).toBe(201);
+    }
   });
 });
 

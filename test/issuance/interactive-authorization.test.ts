@@ -136,7 +136,14 @@ const iae = (form: Record<string, string>, options: { tenant?: string; headers?:
 
 /** The first request: the authorization request as PAR takes it, and the interaction types. */
 async function start(
-  options: { id?: string; scope?: string; types?: string; headers?: Record<string, string>; issuerState?: string } = {},
+  options: {
+    id?: string;
+    scope?: string;
+    types?: string;
+    headers?: Record<string, string>;
+    issuerState?: string;
+    redirectUri?: string;
+  } = {},
 ) {
   const created = options.issuerState ? { session: '', issuerState: options.issuerState } : await offer(options.id);
   const { verifier, challenge } = pkce();
@@ -144,7 +151,7 @@ async function start(
     {
       client_id: CLIENT_ID,
       response_type: 'code',
-      redirect_uri: WALLET_REDIRECT_URI,
+      redirect_uri: options.redirectUri ?? WALLET_REDIRECT_URI,
       code_challenge: challenge,
       code_challenge_method: 'S256',
       state: 'wallet-state',
@@ -394,6 +401,19 @@ describe('interactive authorization: end to end', () => {
 });
 
 describe('interactive authorization: refusals', () => {
+  it('a first request takes redirect URIs as PAR does: no OS handler schemes, no http off loopback', async () => {
+    for (const bad of ['search-ms:query=x', 'view-source:https://wallet.example/cb', 'http://example.com/cb']) {
+      const started = await start({ redirectUri: bad });
+      expect(started.reply.status, bad).toBe(400);
+      expect(started.reply.body, bad).toMatchObject({
+        error: 'invalid_request',
+        error_description: expect.stringMatching(/^redirect_uri /),
+      });
+    }
+    const native = await start({ redirectUri: 'com.example.wallet:/cb' });
+    expect(native.reply.status, native.reply.text).toBe(200);
+  });
+
   it('missing_interaction_type when the wallet does not support a step the configuration needs', async () => {
     const started = await start({ types: 'openid4vp_presentation' });
     expect(started.reply.status).toBe(400);

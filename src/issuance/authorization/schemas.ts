@@ -46,13 +46,25 @@ export const AuthorizationDetailsSchema = z
   .max(100);
 
 /**
- * Which redirect URIs a public client may register by pushing them (RFC 8252 for native wallets):
- * https anywhere; http only to a loopback address (section 7.3); a private-use scheme such as
- * com.example.wallet:/cb or eudi-wallet:// (section 7.1). Never a fragment (RFC 6749 section 3.1.2),
- * never a scheme that runs or reads something in the browser.
+ * Which redirect URIs a public client may register by pushing them: an allow-list, since the code
+ * and the user's browser go there from the issuer's origin, and a scheme not listed here may hand
+ * them to an operating-system handler (ms-msdt:, search-ms:, intent:, ...) or run something in the
+ * browser (javascript:, view-source:, jar:, ...). RFC 8252 for native wallets: https anywhere; http
+ * only to a loopback address (section 7.3); a private-use scheme in reverse-domain form, so one
+ * with a period, such as com.example.wallet:/cb (section 7.1). Never a fragment (RFC 6749 section
+ * 3.1.2), never user info. The PAR endpoints of the built-in and the chained server, and the
+ * interactive authorization endpoint's first request, all push through this one check.
  */
-const BROWSER_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'blob:', 'about:', 'vbscript:', 'filesystem:', 'ws:', 'wss:', 'ftp:']);
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+const REDIRECT_URI_RULE =
+  'redirect_uri must be https, http to a loopback address (localhost, 127.0.0.0/8, [::1]), or a private-use scheme in reverse-domain form (com.example.wallet:/cb)';
+
+/**
+ * A URI scheme per RFC 3986 section 3.1 (a letter, then letters, digits, +, - or .) in reverse-domain
+ * form (RFC 8252 section 7.1): labels separated by periods, at least two, none empty.
+ */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/i;
+/** The scheme as written: WHATWG URL parsing lower-cases it and accepts what RFC 3986 would not. */
+const SCHEME = /^([^:/?#]+):/;
 
 export function redirectUriRefusal(value: string): string | undefined {
   if (!URL.canParse(value)) return 'redirect_uri must be an absolute URL';
@@ -60,8 +72,14 @@ export function redirectUriRefusal(value: string): string | undefined {
   if (url.hash || value.includes('#')) return 'redirect_uri must not contain a fragment';
   if (url.username || url.password) return 'redirect_uri must not carry credentials';
   if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:')
-    return LOOPBACK.has(url.hostname) ? undefined : 'redirect_uri must use https (http only for a loopback address)';
-  if (BROWSER_SCHEMES.has(url.protocol)) return `redirect_uri must not use the ${url.protocol} scheme`;
-  return undefined;
+  if (url.protocol === 'http:') return isLoopback(url.hostname) ? undefined : REDIRECT_URI_RULE;
+  const scheme = SCHEME.exec(value)?.[1] ?? '';
+  return PRIVATE_USE_SCHEME.test(scheme) ? undefined : REDIRECT_URI_RULE;
+}
+
+/** RFC 8252 section 7.3 names the loopback IP literals; 'localhost' is accepted as well (section 8.3 only advises against it). */
+function isLoopback(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '[::1]') return true;
+  // The URL parser has already normalised IPv4 literals (0x7f.1, 2130706433) to dotted decimal.
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
