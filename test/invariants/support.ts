@@ -42,11 +42,13 @@ export function outcome(reply: { status: number; body?: unknown }): string {
 }
 
 /** How many replies had each outcome, for an exact assertion: `expect(tally(replies)).toEqual({ '200': 1, '400 invalid_grant': 31 })`. */
-export function tally(replies: readonly { status: number; body?: unknown }[], classify = outcome): Record<string, number> {
+export function tally<R extends { status: number; body?: unknown }>(replies: readonly R[], classify: (reply: R) => string = outcome) {
+  return countOf(replies.map(classify));
+}
+
+/** How often each value occurs (rows by purpose, sessions by status, ...). */
+export function countOf(values: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const reply of replies) {
-    const key = classify(reply);
-    counts[key] = (counts[key] ?? 0) + 1;
-  }
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
   return counts;
 }
