@@ -30,6 +30,7 @@ import { issuerUrls, vctOf } from './issuance/metadata/metadata.js';
 import { createKeyChains } from './key-chains/index.js';
 import type { KeyChainService } from './key-chains/service.js';
 import type { SigningService } from './key-chains/signing.js';
+import { checkMasterSecret } from './master-secret-check.js';
 import { migrationsFor } from './migrations/index.js';
 import { createSealer } from './platform/crypto/sealed.js';
 import { connect, type Db } from './platform/db/connect.js';
@@ -131,6 +132,9 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     country: config.CERTIFICATE_COUNTRY,
   });
   const { keyChains, signing } = keys;
+  // One read of one row, made while the rest is assembled; awaited before the service answers anyone.
+  const masterSecretChecked = checkMasterSecret(kysely, config.MASTER_SECRET, () => keyChains.sealedKeyOpens());
+  masterSecretChecked.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
   const tenancy = createTenancy({
     db: kysely,
     audit,
@@ -321,13 +325,15 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
 
-  // Ready first: building the route tables overlaps the scrypt check too. A failed check closes what
-  // ready started (the scheduler).
+  // Ready first: building the route tables overlaps the scrypt check and the master secret check too.
+  // A failed check closes what ready started (the scheduler); a wrong master secret is reported first.
   await app.ready();
-  await bootstrapClientReady.catch(async (err: unknown) => {
+  const checks = await Promise.allSettled([masterSecretChecked, bootstrapClientReady]);
+  const failed = checks.find((check): check is PromiseRejectedResult => check.status === 'rejected');
+  if (failed) {
     await app.close();
-    throw err;
-  });
+    throw failed.reason;
+  }
   return {
     app,
     db,

@@ -119,6 +119,21 @@ export class KeyChainService {
     return { sealedJwk: sealed, externalKeyId: row.external_key_id, context: sealingContext(row.tenant_id, row.id) };
   }
 
+  /**
+   * Whether a private key sealed in the database opens with this MASTER_SECRET; undefined when no
+   * key is sealed here. One query; for the start-up check of a database made before it kept a check value.
+   */
+  async sealedKeyOpens(): Promise<boolean | undefined> {
+    const row = await store.anySealedKey(this.db);
+    if (!row) return undefined;
+    try {
+      this.provider('db').publicJwk({ sealedJwk: row.active_jwk, externalKeyId: null, context: sealingContext(row.tenant_id, row.id) });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   toKeyChain(row: KeyChainRow): KeyChain {
     const provider = this.provider(row.kms_provider);
     const jwk = (which: 'active' | 'root' | 'previous') => {

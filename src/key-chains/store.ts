@@ -49,6 +49,11 @@ export function keyChainsDue(db: Executor, now: string) {
     .execute();
 }
 
+/** One private key sealed in the database (any tenant's), or undefined when none is stored here. */
+export function anySealedKey(db: Executor) {
+  return db.selectFrom('key_chains').select(['tenant_id', 'id', 'active_jwk']).where('kms_provider', '=', 'db').limit(1).executeTakeFirst();
+}
+
 /** Drops a previous key once it has expired (only if it is still the one that expired). */
 export async function forgetPreviousKey(db: Executor, tenantId: string, id: string, expiry: string) {
   await db

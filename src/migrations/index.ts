@@ -12,6 +12,7 @@ import { clientFirstToken } from './0008-client-first-token.js';
 import { registrarConfigs } from './0009-registrar-configs.js';
 import { identityProviderTokenCutoff } from './0010-identity-provider-token-cutoff.js';
 import { schemaMetadata } from './0012-schema-metadata.js';
+import { serviceSettings } from './0013-service-settings.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0009-registrar-configs': registrarConfigs,
   '0010-identity-provider-token-cutoff': identityProviderTokenCutoff,
   '0012-schema-metadata': schemaMetadata,
+  '0013-service-settings': serviceSettings,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

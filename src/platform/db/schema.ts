@@ -75,6 +75,13 @@ export interface AuthFailuresTable {
   count: number;
 }
 
+/** Settings of the service as a whole (no tenant): one row per name. */
+export interface ServiceSettingsTable {
+  name: string;
+  value: string;
+  created_at: Timestamp;
+}
+
 export interface JobLeasesTable {
   name: string;
   holder: string;
@@ -306,6 +313,7 @@ export interface Database {
   users: UsersTable;
   audit_log: AuditLogTable;
   auth_failures: AuthFailuresTable;
+  service_settings: ServiceSettingsTable;
   job_leases: JobLeasesTable;
   key_chains: KeyChainsTable;
   credential_configs: CredentialConfigsTable;

@@ -1,0 +1,57 @@
+// A MASTER_SECRET that is not the one a database was created with stops the start (exit 78, one
+// line), instead of a service that starts and fails with a 500 at the first signature, when it
+// cannot open the keys sealed under the other secret.
+//
+// The database keeps a check value: a constant sealed under a key derived from MASTER_SECRET,
+// written at the first start. Every later start opens it: one read of one row, made while the rest of
+// the service is assembled. A database made before the check value existed is judged by one of its
+// sealed keys, and gets the check value when that opens.
+
+import { createSealer } from './platform/crypto/sealed.js';
+import { type Executor, nowIso } from './platform/db/values.js';
+import { StartUpError } from './start-up-errors.js';
+
+const NAME = 'master-secret-check';
+const CHECKED = 'MASTER_SECRET opens the data of this database';
+
+export const wrongMasterSecret = () =>
+  new StartUpError(
+    'config',
+    'MASTER_SECRET: not the secret this database was created with (the data sealed under that secret does not open); start with the original MASTER_SECRET',
+  );
+
+/**
+ * Resolves when MASTER_SECRET opens this database's data (and the check value is stored); rejects with
+ * the configuration error otherwise. `sealedKeyOpens` says whether a key sealed by an earlier version
+ * opens (undefined: no key is stored, the database holds nothing sealed).
+ */
+export async function checkMasterSecret(db: Executor, masterSecret: string, sealedKeyOpens: () => Promise<boolean | undefined>) {
+  const sealer = createSealer(masterSecret, NAME);
+  const opens = (sealed: string) => {
+    try {
+      return sealer.open(sealed, NAME) === CHECKED;
+    } catch {
+      return false;
+    }
+  };
+  const stored = await storedCheck(db);
+  if (stored !== undefined) {
+    if (!opens(stored)) throw wrongMasterSecret();
+    return;
+  }
+  if ((await sealedKeyOpens()) === false) throw wrongMasterSecret();
+  // Instances starting at once on a new database each try; the first write stands, and an instance
+  // that lost the race (perhaps started with another secret) is judged by the value that won.
+  const written = await db
+    .insertInto('service_settings')
+    .values({ name: NAME, value: sealer.seal(CHECKED, NAME), created_at: nowIso() })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .returning('name')
+    .executeTakeFirst();
+  if (!written && !opens((await storedCheck(db)) ?? '')) throw wrongMasterSecret();
+}
+
+async function storedCheck(db: Executor): Promise<string | undefined> {
+  const row = await db.selectFrom('service_settings').select('value').where('name', '=', NAME).executeTakeFirst();
+  return row?.value;
+}

@@ -1,0 +1,149 @@
+// A MASTER_SECRET that is not the one the database was created with stops the start with one line
+// naming MASTER_SECRET and exit code 78, instead of a service that starts and answers 500 at its
+// first signature (the keys sealed under the other secret do not open). On SQLite and PostgreSQL.
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { migrationsFor } from '../../src/migrations/index.js';
+import { connect } from '../../src/platform/db/connect.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { start } from '../../src/server.js';
+import { StartUpError } from '../../src/start-up-errors.js';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { run, runUntilExit, stop } from '../support/process.js';
+import { ROOT_ID, startService } from '../support/service.js';
+
+const WRONG_SECRET_LINE =
+  'svc: MASTER_SECRET: not the secret this database was created with (the data sealed under that secret does not open); start with the original MASTER_SECRET';
+const STACK_TRACE = /^\s+at /m;
+
+const databases: TestDatabase[] = [];
+afterAll(async () => {
+  for (const database of databases) await database.drop();
+});
+async function database() {
+  const made = await freshDatabase();
+  databases.push(made);
+  return made;
+}
+const secret = () => randomBytes(32).toString('base64url');
+
+async function call(port: number, method: string, path: string, options: { token?: string; body?: unknown } = {}) {
+  const reply = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: {
+      ...(options.token && { authorization: `Bearer ${options.token}` }),
+      ...(options.body !== undefined && { 'content-type': 'application/json' }),
+    },
+    ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+  });
+  return { status: reply.status, body: (await reply.json().catch(() => undefined)) as any };
+}
+
+async function token(port: number, clientId: string, clientSecret: string): Promise<string> {
+  const reply = await call(port, 'POST', '/api/oauth2/token', {
+    body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
+  });
+  expect(reply.status).toBe(200);
+  return reply.body.access_token;
+}
+
+/** Signs with the tenant's trust list key (opened from its sealed JWK): the first signature a wrong secret used to fail. */
+async function signTrustList(port: number, tenantToken: string, id: string) {
+  return call(port, 'POST', '/api/trust-list', {
+    token: tenantToken,
+    body: { id, entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
+  });
+}
+
+describe('npm start with another MASTER_SECRET than the database was created with', () => {
+  it('exits 78 with one line naming MASTER_SECRET; the original secret starts and signs as before', async () => {
+    const { env } = await database();
+    const rootSecret = secret();
+    const original = secret();
+    const envWith = (masterSecret: string) => ({
+      ...env,
+      PORT: '0',
+      MASTER_SECRET: masterSecret,
+      AUTH_CLIENT_ID: ROOT_ID,
+      AUTH_CLIENT_SECRET: rootSecret,
+    });
+
+    const first = await run(envWith(original));
+    const tenant = await call(first.port, 'POST', '/api/tenant', {
+      token: await token(first.port, ROOT_ID, rootSecret),
+      body: { id: 'acme', name: 'Acme', roles: ['issuance:manage'] },
+    });
+    expect(tenant.status).toBe(201);
+    const { clientId, secret: clientSecret } = tenant.body.client;
+    expect((await signTrustList(first.port, await token(first.port, clientId, clientSecret), 'first')).status).toBe(201);
+    expect(await stop(first)).toBe(0);
+
+    const failure = await runUntilExit(envWith(secret()));
+    expect(failure.code).toBe(78);
+    expect(failure.output.trim()).toBe(WRONG_SECRET_LINE);
+    expect(failure.output).not.toMatch(STACK_TRACE);
+
+    const again = await run(envWith(original));
+    try {
+      const signed = await signTrustList(again.port, await token(again.port, clientId, clientSecret), 'again');
+      expect(signed.status).toBe(201);
+    } finally {
+      expect(await stop(again)).toBe(0);
+    }
+  });
+});
+
+describe('the master secret check at start-up', () => {
+  const attempt = (env: Record<string, string>) =>
+    start({ NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }, () => {});
+  const refusal = (started: Promise<{ stop(): Promise<void> }>) =>
+    started.then(
+      async (instance) => {
+        await instance.stop();
+        return 'started';
+      },
+      (err: unknown) => (err instanceof StartUpError ? `${err.exitCode} ${err.message}` : `not a start-up error: ${String(err)}`),
+    );
+  const WRONG = `78 ${WRONG_SECRET_LINE.replace(/^svc: /, '')}`;
+
+  it('judges a database of an earlier version (no check value) by its sealed keys, and then stores the check value', async () => {
+    const base = await startService();
+    try {
+      await base.tenant('acme');
+      // As an earlier version left it: sealed keys, no check value.
+      await base.db.deleteFrom('service_settings').execute();
+
+      expect(await refusal(startService({ MASTER_SECRET: secret() }, { besides: base }))).toBe(WRONG);
+      expect(await base.db.selectFrom('service_settings').selectAll().execute()).toEqual([]);
+
+      const upgraded = await startService({}, { besides: base });
+      await upgraded.stop();
+      const stored = await base.db.selectFrom('service_settings').select('name').execute();
+      expect(stored).toEqual([{ name: 'master-secret-check' }]);
+      // Now the check value decides, without the keys.
+      expect(await refusal(startService({ MASTER_SECRET: secret() }, { besides: base }))).toBe(WRONG);
+    } finally {
+      await base.stop();
+    }
+  });
+
+  it('lets exactly one of two instances started at once on a new database with different secrets run', async () => {
+    const { env } = await database();
+    // Migrated first: the race under test is the one for the check value.
+    const db = await connect(loadConfig({ NODE_ENV: 'test', ...env }));
+    await migrate(db, migrationsFor(db.dialect));
+    await db.close();
+
+    // Root clients of their own, so that nothing but the master secret sets the two apart.
+    const starts = ['root-a', 'root-b'].map((rootId) =>
+      attempt({ ...env, MASTER_SECRET: secret(), AUTH_CLIENT_ID: rootId, AUTH_CLIENT_SECRET: secret() }),
+    );
+    const outcomes = await Promise.allSettled(starts);
+    for (const outcome of outcomes) if (outcome.status === 'fulfilled') await outcome.value.close();
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const [failed] = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
+    expect(failed?.reason).toBeInstanceOf(StartUpError);
+    expect(`${failed?.reason.exitCode} ${failed?.reason.message}`).toBe(WRONG);
+  });
+});
