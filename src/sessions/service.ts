@@ -2,13 +2,13 @@
 // sessions through this service; it keeps personal data encrypted, logs what happened, and
 // publishes every status change to subscribers on all instances.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Selectable } from 'kysely';
+import type { Selectable, Updateable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { SessionsTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, inTransaction, nowIso, parseJson, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, inTransaction, nowIso, parseJson, takesRowLocks, toBool } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import { notFound } from '../platform/http/problem.js';
 import {
@@ -44,9 +44,17 @@ export interface SessionChange {
 
 /** Conditions for a compare-and-set update: the change applies only while they still hold. */
 export interface SessionExpectation {
+  /** An expired session (past its expiry, whatever its row says) has the status `expired`. */
   statuses?: readonly SessionStatus[];
   consumed?: boolean;
+  /** Any further condition on the session as locked. */
+  holds?: (current: SessionState) => boolean;
 }
+
+const meets = (session: SessionState, { statuses, consumed, holds }: SessionExpectation) =>
+  (statuses === undefined || statuses.includes(session.status)) &&
+  (consumed === undefined || session.consumed === consumed) &&
+  (holds === undefined || holds(session));
 
 export interface SessionListOptions {
   kind?: SessionKind;
@@ -147,38 +155,54 @@ export class SessionService {
   }
 
   /**
-   * Applies `change` if the session still meets `expected` (a compare-and-set, so two wallets racing
-   * for one offer cannot both win). Returns the new state, or undefined when the condition failed.
+   * Applies `change` if the session still meets `expected`, deciding under a lock on the session's row
+   * (PostgreSQL: SELECT ... FOR UPDATE; SQLite: its one writer), so that two requests racing for one
+   * offer cannot both win and a change merged into the metadata or personal data never overwrites one
+   * made meanwhile. `change` may be computed from the session as locked (appending to a list, say).
+   * Returns the new state, or undefined when the session is gone or the condition failed.
    */
-  async update(tenantId: string, id: string, change: SessionChange, expected: SessionExpectation = {}, db: Executor = this.db) {
-    const before = await this.find(tenantId, id, db);
-    if (!before) return undefined;
-    const now = nowIso();
-    const applied = await store.updateSession(
-      tenantDb(db, tenantId),
-      id,
-      {
-        ...(change.status && { status: change.status }),
-        ...(change.consumed !== undefined && {
-          consumed: toBool(change.consumed),
-          ...(change.consumed && !before.consumed && { consumed_at: now }),
-        }),
-        ...(change.errorReason !== undefined && { error_reason: change.errorReason }),
-        ...(change.public && { public_data: JSON.stringify({ ...before.public, ...change.public }) }),
-        ...(change.private && before.private && { private_data: this.sealer.sealJson({ ...before.private, ...change.private }, id) }),
-        updated_at: now,
-      },
-      expected,
-    );
-    if (!applied) return undefined;
-    const after = this.toState(applied);
-    if (after.status !== before.status) await this.publish(db, after, before.status);
-    return after;
+  async update(
+    tenantId: string,
+    id: string,
+    change: SessionChange | ((current: SessionState) => SessionChange),
+    expected: SessionExpectation = {},
+    db: Executor = this.db,
+  ): Promise<SessionState | undefined> {
+    return inTransaction(db, async (trx) => {
+      const row = await store.lockSession(tenantDb(trx, tenantId), id, takesRowLocks(trx));
+      const before = row && this.toState(row);
+      if (!before || !meets(before, expected)) return undefined;
+      const columns = this.changedColumns(before, typeof change === 'function' ? change(before) : change);
+      const applied = await store.updateSession(tenantDb(trx, tenantId), id, columns);
+      if (!applied) return undefined;
+      const after = this.toState(applied);
+      if (after.status !== before.status) await this.publish(trx, after, before.status);
+      return after;
+    });
   }
 
-  /** Counts one more wrong transaction code; returns the new count. */
-  incrementTxCodeFailures(tenantId: string, id: string, db: Executor = this.db) {
-    return store.incrementTxCodeFailures(tenantDb(db, tenantId), id);
+  /** The columns `change` sets on the session `before`: metadata and personal data merged key by key. */
+  private changedColumns(before: SessionState, change: SessionChange): Updateable<SessionsTable> {
+    const now = nowIso();
+    return {
+      ...(change.status && { status: change.status }),
+      ...(change.consumed !== undefined && {
+        consumed: toBool(change.consumed),
+        ...(change.consumed && !before.consumed && { consumed_at: now }),
+      }),
+      ...(change.errorReason !== undefined && { error_reason: change.errorReason }),
+      ...(change.public && { public_data: JSON.stringify({ ...before.public, ...change.public }) }),
+      ...(change.private && before.private && { private_data: this.sealer.sealJson({ ...before.private, ...change.private }, before.id) }),
+      updated_at: now,
+    };
+  }
+
+  /**
+   * Counts one more wrong transaction code while fewer than `max` were counted (one statement); the
+   * new count, or undefined when the offer had no attempt left (or was redeemed meanwhile).
+   */
+  countTxCodeFailure(tenantId: string, id: string, max: number, db: Executor = this.db) {
+    return store.countTxCodeFailure(tenantDb(db, tenantId), id, max);
   }
 
   async log(
@@ -272,7 +296,7 @@ export class SessionService {
     let expired = 0;
     for (const { id, status } of await store.listLapsed(db, now)) {
       // Compare-and-set on the status read, so a flow finishing at this moment is not overwritten.
-      const applied = await store.updateSession(db, id, { status: 'expired', updated_at: now }, { statuses: [status] });
+      const applied = await store.updateSession(db, id, { status: 'expired', updated_at: now }, [status]);
       if (!applied) continue;
       expired++;
       const state = await this.find(tenantId, id);

@@ -6,33 +6,40 @@ import { OPEN_STATUSES, type SessionStatus } from './model.js';
 
 export const findSession = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
 
+/** The session, its row locked until the transaction ends where the engine has row locks (`forUpdate`). */
+export function lockSession(db: TenantDb, id: string, forUpdate: boolean) {
+  const query = db.selectFrom('sessions').selectAll().where('id', '=', id);
+  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
+}
+
 /** Inserts the session and returns the row as stored. */
 export function insertSession(db: TenantDb, row: Omit<Insertable<SessionsTable>, 'tenant_id'>) {
   return db.insertInto('sessions', row).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Updates only while the row still matches `expected` (status and/or consumed): a compare-and-set. */
-export async function updateSession(
-  db: TenantDb,
-  id: string,
-  changes: Updateable<SessionsTable>,
-  expected: { statuses?: readonly string[]; consumed?: boolean } = {},
-) {
+/** Updates only while the row still has one of `statuses`: a compare-and-set. */
+export async function updateSession(db: TenantDb, id: string, changes: Updateable<SessionsTable>, statuses?: readonly string[]) {
   let query = db.updateTable('sessions').set(changes).where('id', '=', id);
-  if (expected.statuses) query = query.where('status', 'in', expected.statuses);
-  if (expected.consumed !== undefined) query = query.where('consumed', '=', expected.consumed ? 1 : 0);
+  if (statuses) query = query.where('status', 'in', statuses);
   // The row as updated (undefined when the condition failed), so no second read is needed.
   return query.returningAll().executeTakeFirst();
 }
 
-export async function incrementTxCodeFailures(db: TenantDb, id: string) {
+/**
+ * Counts one more wrong transaction code, in one statement and only while the offer has attempts
+ * left and is unredeemed: the count returned is this guess's place (1 to `max`), undefined when no
+ * attempt was left. So however many guesses race, at most `max` are ever counted as evaluated.
+ */
+export async function countTxCodeFailure(db: TenantDb, id: string, max: number) {
   const row = await db
     .updateTable('sessions')
     .set((eb) => ({ tx_code_failed_attempts: eb('tx_code_failed_attempts', '+', 1) }))
     .where('id', '=', id)
+    .where('tx_code_failed_attempts', '<', max)
+    .where('consumed', '=', 0)
     .returning('tx_code_failed_attempts')
     .executeTakeFirst();
-  return row?.tx_code_failed_attempts ?? 0;
+  return row?.tx_code_failed_attempts;
 }
 
 export async function insertHandle(db: Executor, row: { hash: string; purpose: string; session_id: string; expires_at: string }) {

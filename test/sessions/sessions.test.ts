@@ -163,7 +163,7 @@ describe('one session', () => {
 
   it('follows consumption, failures and errors', async () => {
     const session = await create({ kind: 'presentation', public: { notifications: [{ event: 'credential_accepted' }] } });
-    await sessions().incrementTxCodeFailures('acme', session.id);
+    await sessions().countTxCodeFailure('acme', session.id, 5);
     await sessions().update('acme', session.id, { consumed: true });
     await sessions().update('acme', session.id, { status: 'failed', errorReason: 'the wallet declined' });
     const reply = await svc.call('GET', `/api/session/${session.id}`, { token: acme });

@@ -20,11 +20,12 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
   ) {}
 
   async redeem({ issuer, grant, dpopKey }: GrantCall<PreAuthorizedCodeRequest>): Promise<TokenResponse> {
+    // The proof first: a wallet told to retry with a DPoP nonce has spent no transaction code attempt.
+    const jkt = await dpopKey();
     const session = await this.findSession(issuer, grant);
     this.checkUsable(session, issuer);
     await this.checkTxCode(session, issuer, grant.tx_code);
-    const jkt = await dpopKey();
-    await this.consume(session);
+    await this.consume(session, issuer);
     return this.tokens.issue(issuer, session, { jkt, refreshable: false });
   }
 
@@ -38,35 +39,51 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
     if (session.status === 'expired') throw invalidGrant('the offer has expired');
     if (session.consumed) throw invalidGrant('the pre-authorized code has already been used');
     if (session.status === 'failed' || session.txCodeFailedAttempts >= settings.txCodeMaxAttempts) {
-      throw invalidGrant('the offer is locked after too many wrong transaction codes');
+      throw invalidGrant(LOCKED);
     }
   }
 
-  /** A wrong code counts against the offer; the last allowed mistake locks it for good. */
+  /**
+   * A wrong code counts against the offer, in one statement that counts it only while attempts are
+   * left; the last allowed mistake locks the offer for good. However many guesses race, at most
+   * txCodeMaxAttempts are answered "wrong", and the redemption of a right one (`consume`) holds only
+   * while fewer mistakes were counted before it.
+   */
   private async checkTxCode(session: SessionState, { settings }: Issuer, given: string | undefined) {
     const expected = issuancePrivate(session)?.txCodeHash;
     if (!expected) return;
     if (!given) throw invalidRequest('tx_code is required for this offer');
     if (sameSecret(hashHandle(given), expected)) return;
-    const failures = await this.sessions.incrementTxCodeFailures(session.tenantId, session.id);
+    const max = settings.txCodeMaxAttempts;
+    const failures = await this.sessions.countTxCodeFailure(session.tenantId, session.id, max);
+    if (failures === undefined) throw invalidGrant(LOCKED);
     await this.sessions.log(session.id, 'warn', 'wrong transaction code', { attempt: failures });
-    if (failures >= settings.txCodeMaxAttempts) {
+    if (failures >= max) {
       await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: 'too many wrong transaction codes' });
       await this.sessions.dropHandles(session.id, HANDLE.preAuthorizedCode);
       throw invalidGrant('wrong transaction code; the offer is now locked');
     }
-    throw invalidGrant(`wrong transaction code (${settings.txCodeMaxAttempts - failures} attempt(s) left)`);
+    throw invalidGrant(`wrong transaction code (${max - failures} attempt(s) left)`);
   }
 
-  /** One redemption only: the compare-and-set on `consumed` lets exactly one of two racing wallets through. */
-  private async consume(session: SessionState) {
+  /**
+   * One redemption only, decided under the session's row lock: the offer is unredeemed, not failed,
+   * and (with a transaction code) fewer wrong codes were counted than allowed. So exactly one of two
+   * racing wallets gets through, and never one that guessed after the lock-out.
+   */
+  private async consume(session: SessionState, { settings }: Issuer) {
     const consumed = await this.sessions.update(
       session.tenantId,
       session.id,
       { consumed: true, status: 'fetched' },
-      { consumed: false, statuses: ['active', 'fetched'] },
+      { consumed: false, statuses: ['active', 'fetched'], holds: (current) => current.txCodeFailedAttempts < settings.txCodeMaxAttempts },
     );
-    if (!consumed) throw invalidGrant('the pre-authorized code has already been used');
+    if (!consumed) {
+      const current = await this.sessions.find(session.tenantId, session.id);
+      throw invalidGrant(current?.consumed ? 'the pre-authorized code has already been used' : LOCKED);
+    }
     await this.sessions.log(session.id, 'info', 'pre-authorized code redeemed');
   }
 }
+
+const LOCKED = 'the offer is locked after too many wrong transaction codes';

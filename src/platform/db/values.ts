@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 import type { Database } from './schema.js';
 
 /** The database or an open transaction: stores take either, so services decide what is atomic. */
@@ -19,3 +19,10 @@ export function isUniqueViolation(err: unknown): boolean {
 export function inTransaction<T>(db: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
   return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
+
+/**
+ * Whether the engine takes row locks (SELECT ... FOR UPDATE): PostgreSQL. SQLite has no such clause and
+ * needs none: it runs one writer at a time, and this service gives it one connection, so a transaction
+ * there already excludes every other.
+ */
+export const takesRowLocks = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;
