@@ -13,6 +13,7 @@ import { registrarConfigs } from './0009-registrar-configs.js';
 import { identityProviderTokenCutoff } from './0010-identity-provider-token-cutoff.js';
 import { schemaMetadata } from './0012-schema-metadata.js';
 import { serviceSettings } from './0013-service-settings.js';
+import { configurationsTaken } from './0014-configurations-taken.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0010-identity-provider-token-cutoff': identityProviderTokenCutoff,
   '0012-schema-metadata': schemaMetadata,
   '0013-service-settings': serviceSettings,
+  '0014-configurations-taken': configurationsTaken,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -25,7 +25,7 @@ import type { CredentialEncryption, WalletAnswer } from './encryption.js';
 import type { CredentialMinter } from './minter.js';
 import { carriesKeyAttestation, verifyKeyProofs } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
-import { handledConfigurations, recordIssued } from './store.js';
+import { recordIssued, releaseConfiguration, takeConfiguration, takenConfigurations } from './store.js';
 
 export type CredentialResult =
   | { status: 200; body: { credentials: { credential: string }[]; notification_id: string } }
@@ -60,15 +60,20 @@ export class CredentialEndpoint {
     const offered = issuancePublic(session);
     const parsed = parseCredentialRequest(body, issuer.settings.batchSize);
     const config = await this.grantedConfiguration(session, offered, parsed);
-    await this.checkNotYetIssued(session, config);
     const holderJwks = await this.holderKeys(issuer, config, parsed);
-    const personal = issuancePrivate(session);
-    const source = personal?.credentialPayload.credentialClaims[config.id];
-    const claims = await this.claims.obtain(session, config, source, holderJwks, personal?.authorizationResult);
-    if (!claims.ready) return this.defer(session, config, holderJwks, claims.message);
-    const credentials = await this.mint(issuer, session, config, claims.claims, holderJwks);
-    const notificationId = await this.complete(session, offered, config);
-    return { status: 200, body: { credentials: credentials.map((credential) => ({ credential })), notification_id: notificationId } };
+    await this.take(session, config);
+    try {
+      const personal = issuancePrivate(session);
+      const source = personal?.credentialPayload.credentialClaims[config.id];
+      const claims = await this.claims.obtain(session, config, source, holderJwks, personal?.authorizationResult);
+      if (!claims.ready) return await this.defer(session, config, holderJwks, claims.message);
+      const credentials = await this.mint(issuer, session, config, claims.claims, holderJwks);
+      const notificationId = await this.complete(session, offered, config);
+      return { status: 200, body: { credentials: credentials.map((credential) => ({ credential })), notification_id: notificationId } };
+    } catch (err) {
+      await releaseConfiguration(this.db, session.tenantId, session.id, config.id);
+      throw err;
+    }
   }
 
   private checkSessionUsable(session: SessionState) {
@@ -99,8 +104,13 @@ export class CredentialEndpoint {
     return config;
   }
 
-  private async checkNotYetIssued(session: SessionState, config: CredentialConfiguration) {
-    if ((await handledConfigurations(this.db, session.tenantId, session.id)).has(config.id)) {
+  /**
+   * Each configuration once per offer (and so at most batchSize credentials of it): taken in one
+   * statement before anything is made, so of racing requests exactly one goes on. Given back if its
+   * request fails before a credential or deferred transaction exists.
+   */
+  private async take(session: SessionState, config: CredentialConfiguration) {
+    if (!(await takeConfiguration(this.db, session.tenantId, session.id, config.id))) {
       throw invalidCredentialRequest(`'${config.id}' has already been issued for this offer`);
     }
   }
@@ -167,8 +177,8 @@ export class CredentialEndpoint {
   private async complete(session: SessionState, offered: IssuancePublicData, config: CredentialConfiguration): Promise<string> {
     const notificationId = await recordIssued(this.db, session.tenantId, session.id, config.id, config.config.format);
     await this.sessions.log(session.id, 'info', 'credential issued', { credentialConfigurationId: config.id });
-    const handled = await handledConfigurations(this.db, session.tenantId, session.id);
-    if (grantedConfigurationIds(offered).every((id) => handled.has(id))) {
+    const taken = await takenConfigurations(this.db, session.tenantId, session.id);
+    if (grantedConfigurationIds(offered).every((id) => taken.has(id))) {
       await this.sessions.update(session.tenantId, session.id, { status: 'completed' });
     }
     return notificationId;

@@ -1,5 +1,5 @@
-// The queries of the credential endpoint: what a session was issued (for the notification endpoint
-// and so that each configuration is issued once per offer) and the deferred transactions it opens.
+// The queries of the credential endpoint: which configurations of an offer were taken (each once per
+// offer) and what a session was issued (for the notification endpoint).
 import { randomUUID } from 'node:crypto';
 import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, nowIso } from '../../platform/db/values.js';
@@ -21,14 +21,33 @@ export async function recordIssued(db: Executor, tenantId: string, sessionId: st
   return notificationId;
 }
 
-/** Configurations of the session already issued or deferred: each is issued once per offer. */
-export async function handledConfigurations(db: Executor, tenantId: string, sessionId: string): Promise<Set<string>> {
-  const scoped = tenantDb(db, tenantId);
-  const rows = await scoped
-    .selectFrom('issued_credentials')
+/**
+ * Takes a configuration of the offer for one credential request: true for exactly one of any number
+ * of racing requests (the primary key decides, in one statement), false once it was taken.
+ */
+export async function takeConfiguration(db: Executor, tenantId: string, sessionId: string, configurationId: string): Promise<boolean> {
+  const taken = await tenantDb(db, tenantId)
+    .insertInto('configurations_taken', { session_id: sessionId, credential_configuration_id: configurationId, created_at: nowIso() })
+    .onConflict((conflict) => conflict.columns(['session_id', 'credential_configuration_id']).doNothing())
+    .executeTakeFirst();
+  return taken.numInsertedOrUpdatedRows === 1n;
+}
+
+/** Gives a configuration back when its request failed before anything was made for it, so the wallet may ask again. */
+export async function releaseConfiguration(db: Executor, tenantId: string, sessionId: string, configurationId: string) {
+  await tenantDb(db, tenantId)
+    .deleteFrom('configurations_taken')
+    .where('session_id', '=', sessionId)
+    .where('credential_configuration_id', '=', configurationId)
+    .execute();
+}
+
+/** Configurations of the session taken so far (issued, deferred, or being made). */
+export async function takenConfigurations(db: Executor, tenantId: string, sessionId: string): Promise<Set<string>> {
+  const rows = await tenantDb(db, tenantId)
+    .selectFrom('configurations_taken')
     .select('credential_configuration_id')
     .where('session_id', '=', sessionId)
-    .unionAll(scoped.selectFrom('deferred_transactions').select('credential_configuration_id').where('session_id', '=', sessionId))
     .execute();
   return new Set(rows.map((r) => r.credential_configuration_id));
 }

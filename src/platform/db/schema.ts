@@ -220,6 +220,14 @@ export interface DeferredTransactionsTable {
   expires_at: Timestamp;
 }
 
+/** A configuration of an offer that a credential request took (issued or deferred): once per offer. */
+export interface ConfigurationsTakenTable {
+  tenant_id: string;
+  session_id: string;
+  credential_configuration_id: string;
+  created_at: Timestamp;
+}
+
 export interface IssuedCredentialsTable {
   id: string;
   tenant_id: string;
@@ -325,6 +333,7 @@ export interface Database {
   session_logs: SessionLogsTable;
   nonces: NoncesTable;
   deferred_transactions: DeferredTransactionsTable;
+  configurations_taken: ConfigurationsTakenTable;
   issued_credentials: IssuedCredentialsTable;
   status_lists: StatusListsTable;
   status_entries: StatusEntriesTable;
@@ -346,6 +355,7 @@ export type TenantTable =
   | 'sessions'
   | 'nonces'
   | 'deferred_transactions'
+  | 'configurations_taken'
   | 'issued_credentials'
   | 'status_lists'
   | 'status_entries'
