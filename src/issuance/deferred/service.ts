@@ -16,7 +16,7 @@ import { invalidTransactionId } from '../errors.js';
 import type { IssuerDirectory } from '../issuers.js';
 import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
 import { parseDeferredRequest } from './schemas.js';
-import { type DeferredStatus, findTransaction, setTransactionStatus } from './store.js';
+import { type DeferredStatus, findTransaction, moveTransaction } from './store.js';
 
 export interface DeferredTransactionResult {
   transactionId: string;
@@ -55,9 +55,12 @@ export class DeferredService {
       holderJwks,
       sessionId: row.session_id,
     });
-    await setTransactionStatus(this.db, tenantId, transactionId, 'ready', {
+    // Made before the move, which alone decides: a completion or failure that raced this one leaves
+    // these credentials unused, and the integrator is told the transaction moved on.
+    const moved = await moveTransaction(this.db, tenantId, transactionId, 'pending', 'ready', {
       credentials: this.sealer.sealJson(credentials, transactionId),
     });
+    if (!moved) throw await this.notPending(tenantId, transactionId);
     await this.sessions.log(row.session_id, 'info', 'deferred credential ready', { transactionId, by: ctx.principal.clientId });
     return { transactionId, status: 'ready' };
   }
@@ -65,7 +68,9 @@ export class DeferredService {
   async fail(ctx: RequestContext, tenantId: string, transactionId: string): Promise<DeferredTransactionResult> {
     const row = await this.pending(tenantId, transactionId);
     const message = 'the issuer failed this transaction';
-    await setTransactionStatus(this.db, tenantId, transactionId, 'failed', { message });
+    if (!(await moveTransaction(this.db, tenantId, transactionId, 'pending', 'failed', { message }))) {
+      throw await this.notPending(tenantId, transactionId);
+    }
     await this.sessions.log(row.session_id, 'warn', 'deferred credential failed', { transactionId, by: ctx.principal.clientId });
     await this.sessions.update(tenantId, row.session_id, { status: 'failed', errorReason: 'deferred issuance failed' });
     return { transactionId, status: 'failed', message };
@@ -76,6 +81,12 @@ export class DeferredService {
     if (!row) throw notFound('deferred transaction', transactionId);
     if (row.status !== 'pending') throw conflict(`the transaction is ${row.status}, not pending`);
     return row;
+  }
+
+  /** The conflict to answer when a move from pending lost to another one. */
+  private async notPending(tenantId: string, transactionId: string) {
+    const row = await findTransaction(this.db, tenantId, transactionId);
+    return conflict(`the transaction is ${row?.status ?? 'gone'}, not pending`);
   }
 
   /**
@@ -97,7 +108,10 @@ export class DeferredService {
       return { status: 202 as const, body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL_SECONDS } };
     if (row.status !== 'ready' || !row.credentials) throw invalidTransactionId(`the transaction is ${row.status}`);
     const credentials = this.sealer.openJson<string[]>(row.credentials, transactionId);
-    await setTransactionStatus(this.db, tenantId, transactionId, 'retrieved', { credentials: null });
+    // Handed out once: of racing polls, only the one that moves the transaction gets the credentials.
+    if (!(await moveTransaction(this.db, tenantId, transactionId, 'ready', 'retrieved', { credentials: null }))) {
+      throw invalidTransactionId('the transaction is retrieved');
+    }
     const config = await this.configs.get(tenantId, row.credential_configuration_id);
     await recordIssued(this.db, tenantId, sessionId, config.id, config.config.format);
     await this.sessions.log(sessionId, 'info', 'deferred credential retrieved', { transactionId });

@@ -48,16 +48,25 @@ export async function findTransaction(db: Executor, tenantId: string, transactio
   return { ...row, status: (expired ? 'expired' : row.status) as DeferredStatus };
 }
 
-export async function setTransactionStatus(
+/**
+ * Moves the transaction on from `from` (and, from pending, only before its expiry), in one statement:
+ * of racing moves exactly one applies (true).
+ */
+export async function moveTransaction(
   db: Executor,
   tenantId: string,
   transactionId: string,
-  status: DeferredStatus,
+  from: DeferredStatus,
+  to: DeferredStatus,
   extra: { credentials?: string | null; message?: string } = {},
 ) {
-  await tenantDb(db, tenantId)
+  const now = nowIso();
+  let query = tenantDb(db, tenantId)
     .updateTable('deferred_transactions')
-    .set({ status, updated_at: nowIso(), ...extra })
+    .set({ status: to, updated_at: now, ...extra })
     .where('hash', '=', hashHandle(transactionId))
-    .execute();
+    .where('status', '=', from);
+  if (from === 'pending') query = query.where('expires_at', '>', now);
+  const result = await query.executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }

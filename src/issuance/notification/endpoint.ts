@@ -27,8 +27,10 @@ export class NotificationEndpoint {
       ...(description !== undefined && { description }),
       receivedAt: new Date().toISOString(),
     };
-    const notifications = [...issuancePublic(session).notifications, notification];
-    await this.sessions.update(request.tenantId, session.id, { public: { notifications } });
+    // Appended to the list as it is under the session's lock, so notifications racing each other all stay.
+    await this.sessions.update(request.tenantId, session.id, (current) => ({
+      public: { notifications: [...issuancePublic(current).notifications, notification] },
+    }));
     const level = event === 'credential_accepted' ? 'info' : 'warn';
     await this.sessions.log(session.id, level, `wallet notification: ${event}`, { notificationId });
   }
