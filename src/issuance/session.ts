@@ -37,6 +37,8 @@ export const IssuancePublicSchema = z.object({
 
 /** The pushed authorization request the wallet made last (authorization code flow); encrypted with the personal data. */
 export const AuthorizationRequestSchema = z.object({
+  /** Names this push: an interactive authorization runs for one pushed request, and a new push ends it. Absent in requests pushed by earlier versions. */
+  requestId: z.string().optional(),
   clientId: z.string(),
   redirectUri: z.string(),
   codeChallenge: z.string(),
@@ -73,8 +75,9 @@ export const IssuancePrivateSchema = z.object({
   authorizationResult: AuthorizationResultSchema.optional(),
   /** Interactive authorization under way: its steps and what the current one waits for. */
   interactiveAuthorization: InteractiveStateSchema.optional(),
-  /** The sub of the external authorization server's token that opened the session. */
+  /** The sub and client_id of the external authorization server's token that opened the session: a token with the same jti must name both. */
   externalSubject: z.string().optional(),
+  externalClientId: z.string().optional(),
 });
 
 export type IssuancePublic = z.input<typeof IssuancePublicSchema>;

@@ -18,7 +18,7 @@ import type { SessionService } from '../../sessions/service.js';
 import { ASYMMETRIC_ALGORITHMS, jwtProblem, UpstreamFailure, type UpstreamProviders } from '../chained-as/upstream.js';
 import { invalidToken } from '../errors.js';
 import type { Issuer } from '../issuers.js';
-import type { AuthorizationResult, IssuancePrivate, IssuancePublic } from '../session.js';
+import { type AuthorizationResult, type IssuancePrivate, type IssuancePublic, issuancePrivate } from '../session.js';
 
 /** The purpose of the session handle that finds the session of an external token. */
 export const EXTERNAL_TOKEN_HANDLE = 'external_access_token';
@@ -111,7 +111,7 @@ export class ExternalAccessTokens {
   async sessionOf(issuer: Issuer, token: ExternalToken, scheme: string): Promise<SessionState> {
     const handle = tokenHandle(token);
     const existing = await this.sessions.findByHandle(EXTERNAL_TOKEN_HANDLE, handle);
-    if (existing) return checkTenant(existing, issuer, scheme);
+    if (existing) return checkOwner(existing, issuer, token, scheme);
     const granted = await this.granted(issuer, token.claims);
     if (!granted.ids.length) throw invalidToken('the access token grants no credential configuration of this issuer', scheme);
     try {
@@ -119,7 +119,7 @@ export class ExternalAccessTokens {
     } catch (err) {
       // Two first requests at once: the other one opened the session (the handle is unique).
       const raced = await this.sessions.findByHandle(EXTERNAL_TOKEN_HANDLE, handle);
-      if (raced) return checkTenant(raced, issuer, scheme);
+      if (raced) return checkOwner(raced, issuer, token, scheme);
       throw err;
     }
   }
@@ -143,6 +143,7 @@ export class ExternalAccessTokens {
       credentialPayload: { credentialClaims: {} },
       authorizationResult,
       externalSubject: token.subject,
+      externalClientId: token.clientId,
     };
     return inTransaction(this.db, async (trx) => {
       const created = await this.sessions.create(
@@ -196,9 +197,18 @@ function serverOf(issuer: Issuer, raw: string): string | undefined {
 /** One session per token: the server and its jti name it (only the hash is stored). */
 const tokenHandle = (token: ExternalToken) => createHash('sha256').update(`${token.server}\n${token.jti}`).digest('base64url');
 
-/** A token names its audience, so another tenant's session can only be reached by a token made for both. */
-function checkTenant(session: SessionState, issuer: Issuer, scheme: string): SessionState {
+/**
+ * The session a token's (server, jti) names is the token's only if it was opened for the same user and
+ * client: a token of the same server that reuses a jti (a server's fault, or a forged one it signed for
+ * someone else) reaches nobody else's claims. A token names its audience, so another tenant's session
+ * can only be reached by a token made for both.
+ */
+function checkOwner(session: SessionState, issuer: Issuer, token: ExternalToken, scheme: string): SessionState {
   if (session.tenantId !== issuer.tenantId) throw invalidToken('the access token belongs to another credential issuer', scheme);
+  const opener = issuancePrivate(session);
+  if (opener?.externalSubject !== token.subject || (opener.externalClientId ?? token.clientId) !== token.clientId) {
+    throw invalidToken('the jti of this access token was used by another token of its server', scheme);
+  }
   return session;
 }
 

@@ -30,7 +30,19 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
     if (request) checkAttestedInstance(request, attested, 'refresh token');
     const jkt = checkBinding(session, await dpopKey());
     await this.rotate(issuer, token);
+    await this.bindToFirstProof(session, jkt);
     return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: issuancePublic(session).authorizedByDetails });
+  }
+
+  /**
+   * Tokens redeemed as Bearer and refreshed with a DPoP proof: from now on the refresh tokens are bound
+   * to that key (RFC 9449 section 5), as if the code had been redeemed with it. Only the request that
+   * rotated the token gets here, so the first proof binds.
+   */
+  private async bindToFirstProof(session: SessionState, jkt: string | undefined) {
+    if (jkt === undefined || issuancePrivate(session)?.refreshJkt !== undefined) return;
+    await this.sessions.update(session.tenantId, session.id, { private: { refreshJkt: jkt } });
+    await this.sessions.log(session.id, 'info', 'refresh tokens bound to the DPoP key of the refresh request');
   }
 
   private async findToken(issuer: Issuer, token: string): Promise<SessionState> {
