@@ -1,7 +1,8 @@
 // The pushed authorization request endpoint (RFC 9126; OpenID4VCI 1.0 section 5.1.4). `push` lists the
 // steps in the order they apply; each enforces one rule and fails with the error that rule names. The
 // request is kept with the offer's session, and the wallet gets a single-use request_uri for it. A
-// new request for the same offer replaces the one before (its request_uri and code stop working).
+// new request for the same offer replaces the one before: its request_uri and code stop working, and
+// an interactive authorization running for it ends (its auth_session and web_session with it).
 import { randomBytes } from 'node:crypto';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
 import { type Executor, inTransaction } from '../../platform/db/values.js';
@@ -18,7 +19,7 @@ import {
 } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
-import { type AuthorizationRequest, issuancePublic } from '../session.js';
+import { type AuthorizationRequest, issuancePrivate, issuancePublic } from '../session.js';
 import type { DpopProofs } from '../token/dpop.js';
 import { offerRefusal } from './offer-session.js';
 import {
@@ -28,6 +29,7 @@ import {
   REQUEST_URI_LIFETIME_SECONDS,
   REQUEST_URI_PREFIX,
   redirectUriRefusal,
+  STEP_HANDLE,
 } from './schemas.js';
 import { type AuthorizationServerRole, BUILTIN_SERVER } from './server-role.js';
 import type { WalletAttestations } from './wallet-attestation.js';
@@ -70,6 +72,7 @@ export class PushedAuthorizationEndpoint {
     const byScope = await this.scopeConfigurations(issuer, offered, params.scope);
     const dpopJkt = await this.dpopKey(issuer, request, params);
     return this.store(session, {
+      requestId: randomBytes(16).toString('base64url'),
       clientId: params.client_id,
       redirectUri: params.redirect_uri,
       codeChallenge,
@@ -111,22 +114,41 @@ export class PushedAuthorizationEndpoint {
     return jkt;
   }
 
-  /** Keeps the request with the offer (only while it is unredeemed) and hands out a fresh request_uri for it. */
+  /**
+   * Keeps the request with the offer (only while it is unredeemed) and hands out a fresh request_uri
+   * for it. Whatever ran for the request before ends in the same transaction: its request_uri, its
+   * code, and an interactive authorization with its handles, so no step done for one request ever
+   * authorizes another.
+   */
   private async store(session: SessionState, authorizationRequest: AuthorizationRequest): Promise<PushResponse> {
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Math.min(Date.now() + REQUEST_URI_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
     await inTransaction(this.db, async (trx) => {
+      let endedFlow = false;
       const stored = await this.sessions.update(
         session.tenantId,
         session.id,
-        { private: { authorizationRequest } },
+        (current) => {
+          endedFlow = issuancePrivate(current)?.interactiveAuthorization !== undefined;
+          return { private: { authorizationRequest, interactiveAuthorization: undefined } };
+        },
         { consumed: false, statuses: ['active', 'fetched'] },
         trx,
       );
       if (!stored) throw invalidRequest('the credential offer is no longer valid');
       const { handles } = this.server;
-      await this.sessions.dropHandles(session.id, handles.requestUri, trx);
-      await this.sessions.dropHandles(session.id, handles.code, trx);
+      for (const purpose of [handles.requestUri, handles.code, STEP_HANDLE.authSession, STEP_HANDLE.webSession]) {
+        await this.sessions.dropHandles(session.id, purpose, trx);
+      }
+      if (endedFlow) {
+        await this.sessions.log(
+          session.id,
+          'warn',
+          'interactive authorization ended: a new authorization request was pushed',
+          undefined,
+          trx,
+        );
+      }
       await this.sessions.addHandle(session.id, handles.requestUri, secret, expiresAt, trx);
       await this.sessions.log(session.id, 'info', 'authorization request pushed', { clientId: authorizationRequest.clientId }, trx);
     });

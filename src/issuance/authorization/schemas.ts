@@ -10,6 +10,15 @@ export const AUTHORIZATION_HANDLE = {
   refreshToken: 'refresh_token',
 } as const;
 
+/**
+ * Handles of the steps an interactive authorization runs for one pushed request (each single use):
+ * they die when another request is pushed for the offer.
+ */
+export const STEP_HANDLE = {
+  authSession: 'iae_auth_session',
+  webSession: 'iae_web_session',
+} as const;
+
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 export const REQUEST_URI_LIFETIME_SECONDS = 60;
 /** RFC 6749 section 4.1.2 recommends at most ten minutes; a wallet redeems the code at once. */

@@ -76,8 +76,9 @@ export class InteractiveAuthorizationEndpoint {
       clientId: request.clientId,
       steps: actions.map((a) => a.type),
     });
-    if (!actions.length) return { status: 'ok', code: await this.progress.finish(session, EMPTY_RESULT) };
+    if (!actions.length) return { status: 'ok', code: await this.progress.finish(session, request.requestId, EMPTY_RESULT) };
     const state: InteractiveState = {
+      ...(request.requestId && { requestId: request.requestId }),
       clientId: request.clientId,
       codeChallenge: request.codeChallenge,
       ...(request.attestationJkt && { attestationJkt: request.attestationJkt }),

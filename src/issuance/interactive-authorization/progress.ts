@@ -6,14 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { type Executor, inTransaction } from '../../platform/db/values.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import type { SessionState } from '../../sessions/model.js';
-import type { SessionService } from '../../sessions/service.js';
+import type { SessionExpectation, SessionService } from '../../sessions/service.js';
 import type { EmbeddedPresentationState, EmbeddedPresentations } from '../../verification/embedded/presentations.js';
 import { issueCode } from '../authorization/authorize.js';
 import { AUTHORIZATION_HANDLE, REQUEST_URI_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
 import { mergeClaims } from '../credential-request/claims.js';
 import { invalidRequest } from '../errors.js';
 import type { Issuer } from '../issuers.js';
-import { type AuthorizationResult, issuancePrivate } from '../session.js';
+import { type AuthorizationRequest, type AuthorizationResult, issuancePrivate } from '../session.js';
 import { currentAction } from './actions.js';
 import {
   AUTH_SESSION_LIFETIME_SECONDS,
@@ -28,8 +28,15 @@ import {
 export type InteractivePresentations = Pick<EmbeddedPresentations, 'request' | 'verify'>;
 
 const random = () => randomBytes(32).toString('base64url');
-/** Only an offer still unredeemed moves on. */
-const UNREDEEMED = { consumed: false, statuses: ['active', 'fetched'] as ('active' | 'fetched')[] };
+/**
+ * Only an offer still unredeemed moves on, and only while the authorization request the flow runs for
+ * is still the offer's: decided under the session's lock, so a request pushed meanwhile always wins.
+ */
+const stillFor = (requestId: string | undefined): SessionExpectation => ({
+  consumed: false,
+  statuses: ['active', 'fetched'],
+  holds: (current) => issuancePrivate(current)?.authorizationRequest?.requestId === requestId,
+});
 
 /** A handle's expiry: its lifetime, but never beyond the offer's. */
 const expiryOf = (session: SessionState, seconds: number) =>
@@ -78,17 +85,20 @@ export class InteractiveProgress {
   async advance(issuer: Issuer, session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<InteractiveAnswer> {
     const next = { ...state, step: state.step + 1, pending: undefined };
     if (next.step < next.actions.length) return this.start(issuer, session, next, result);
-    return { status: 'ok', code: await this.finish(session, result) };
+    return { status: 'ok', code: await this.finish(session, state.requestId, result) };
   }
 
-  /** Every step is done: the result stays with the session for the claim sources, and a code is issued. */
-  async finish(session: SessionState, result: AuthorizationResult): Promise<string> {
+  /**
+   * Every step is done: the result stays with the session for the claim sources, and a code is issued
+   * for the request `requestId`, which must still be the session's.
+   */
+  async finish(session: SessionState, requestId: string | undefined, result: AuthorizationResult): Promise<string> {
     return inTransaction(this.db, async (trx) => {
       const stored = await this.sessions.update(
         session.tenantId,
         session.id,
         { private: { interactiveAuthorization: undefined, authorizationResult: result } },
-        UNREDEEMED,
+        stillFor(requestId),
         trx,
       );
       if (!stored) throw invalidRequest('the credential offer is no longer valid');
@@ -153,7 +163,7 @@ export class InteractiveProgress {
         session.tenantId,
         session.id,
         { private: { interactiveAuthorization: state, authorizationResult: result } },
-        UNREDEEMED,
+        stillFor(state.requestId),
         trx,
       );
       if (!stored) throw invalidRequest('the credential offer is no longer valid');
@@ -207,15 +217,19 @@ export function withWebResult(result: AuthorizationResult, claims: Record<string
 
 /**
  * The flow under way in the session, while the authorization request it runs for is still the
- * session's (a request pushed since replaced it, and with it the client and PKCE the code is bound to).
+ * session's: the very request pushed (a new push ends the flow, so this is a second guard), with the
+ * client and PKCE the code will be bound to.
  */
 export function flowOf(session: SessionState): InteractiveState | undefined {
   const personal = issuancePrivate(session);
   const state = personal?.interactiveAuthorization;
   const request = personal?.authorizationRequest;
-  if (!state || !request || request.clientId !== state.clientId || request.codeChallenge !== state.codeChallenge) return undefined;
-  return state;
+  return state && request && runsFor(state, request) ? state : undefined;
 }
+
+/** Whether the flow `state` runs for the pushed request `request`. */
+export const runsFor = (state: InteractiveState, request: AuthorizationRequest) =>
+  state.requestId === request.requestId && state.clientId === request.clientId && state.codeChallenge === request.codeChallenge;
 
 export const pendingPresentation = (state: InteractiveState): EmbeddedPresentationState | undefined =>
   state.pending?.kind === 'presentation' ? state.pending : undefined;

@@ -2,12 +2,10 @@
 // requests, the answers, and the progress kept with the offer's session. Form values arrive as
 // strings (a repeated parameter as an array, which fails here).
 import { z } from 'zod';
+import { STEP_HANDLE } from '../authorization/schemas.js';
 
 /** Session handles of the flow: each a hashed secret; auth_session and web_session are single use. */
-export const IAE_HANDLE = {
-  authSession: 'iae_auth_session',
-  webSession: 'iae_web_session',
-} as const;
+export const IAE_HANDLE = STEP_HANDLE;
 
 /** The interaction types of the draft, and the iaeActions type each one carries out. */
 export const INTERACTION_TYPE = {
@@ -84,6 +82,8 @@ const PendingWebSchema = z.object({
  * that step waits for.
  */
 export const InteractiveStateSchema = z.object({
+  /** The pushed authorization request the flow runs for (AuthorizationRequest.requestId). */
+  requestId: z.string().optional(),
   clientId: z.string(),
   codeChallenge: z.string(),
   attestationJkt: z.string().optional(),

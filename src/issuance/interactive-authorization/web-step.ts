@@ -18,7 +18,7 @@ import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, issuancePrivate } from '../session.js';
 import { currentAction, type IaeAction, type InteractiveActions } from './actions.js';
-import { flowOf, type InteractiveProgress, withWebResult } from './progress.js';
+import { flowOf, type InteractiveProgress, runsFor, withWebResult } from './progress.js';
 import {
   IAE_HANDLE,
   type InteractiveState,
@@ -145,7 +145,7 @@ export class WebSteps {
     const outcome = withWebResult(issuancePrivate(session)?.authorizationResult ?? { claims: {}, steps: [] }, claims, action.label);
     await this.sessions.log(session.id, 'info', 'interactive authorization: web result verified', { step: state.step + 1 });
     if (state.step + 1 >= state.actions.length) {
-      return authorizationResponseUrl(request, issuer, { code: await this.progress.finish(session, outcome) });
+      return authorizationResponseUrl(request, issuer, { code: await this.progress.finish(session, state.requestId, outcome) });
     }
     return authorizationResponseUrl(request, issuer, { auth_session: await this.progress.webCompleted(session, state, outcome) });
   }
@@ -153,12 +153,7 @@ export class WebSteps {
 
 /** The request_uri the authorization endpoint took is the web step's: the flow waits for the browser, for the same authorization request. */
 function webStepOf(state: InteractiveState, request: AuthorizationRequest): boolean {
-  return (
-    state.pending?.kind === 'web' &&
-    !state.pending.completed &&
-    state.clientId === request.clientId &&
-    state.codeChallenge === request.codeChallenge
-  );
+  return state.pending?.kind === 'web' && !state.pending.completed && runsFor(state, request);
 }
 
 /** Meant for this endpoint, recent, short-lived, not expired. */
