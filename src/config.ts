@@ -69,6 +69,15 @@ export const CONFIG_KEYS = {
     description:
       'folder of configuration files (one folder per tenant) imported at every start, before the service listens; see Configuration as files',
   },
+  CONFIG_IMPORT_ENV_ALLOW: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*(\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*$/, 'must be environment variable names separated by commas')
+      .transform((v) => v.split(',').map((name) => name.trim())),
+    description:
+      'environment variables that {"env": NAME} references of CONFIG_IMPORT files may read besides those starting with SVC_IMPORT_, separated by commas; the service\'s own secrets (MASTER_SECRET, AUTH_CLIENT_SECRET, DB_PASSWORD, DATABASE_URL, OIDC_CLIENT_SECRET, METRICS_TOKEN) are never readable and refused here',
+  },
   DB_TYPE: { schema: z.enum(['sqlite', 'postgres']), default: 'sqlite', description: 'storage engine' },
   DATABASE_URL: {
     schema: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
@@ -211,6 +220,21 @@ export const CONFIG_KEYS = {
   OTEL_SERVICE_NAME: { schema: z.string().min(1).max(200), default: 'svc', description: 'service.name of the spans' },
 } satisfies Record<string, KeySpec>;
 
+/**
+ * The service's own secrets: no configuration file may read them through an {"env"} reference (see
+ * config-files/environment.ts). Every key marked secret, and the four that must stay so whatever
+ * becomes of the marks.
+ */
+export const SERVICE_SECRET_KEYS: ReadonlySet<string> = new Set([
+  'MASTER_SECRET',
+  'AUTH_CLIENT_SECRET',
+  'DB_PASSWORD',
+  'DATABASE_URL',
+  ...Object.entries(CONFIG_KEYS as Record<string, KeySpec>)
+    .filter(([, spec]) => spec.secret)
+    .map(([key]) => key),
+]);
+
 type Keys = typeof CONFIG_KEYS;
 type Value<K extends keyof Keys> = z.output<Keys[K]['schema']>;
 export type Config = {
@@ -265,6 +289,10 @@ function crossKeyProblems(config: Config): string[] {
   }
   if ((config.AUTH_CLIENT_ID === undefined) !== (config.AUTH_CLIENT_SECRET === undefined)) {
     problems.push('AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither');
+  }
+  const secrets = (config.CONFIG_IMPORT_ENV_ALLOW ?? []).filter((name) => SERVICE_SECRET_KEYS.has(name));
+  if (secrets.length) {
+    problems.push(`CONFIG_IMPORT_ENV_ALLOW: ${secrets.join(', ')}: a secret of the service, never readable by configuration files`);
   }
   return problems;
 }

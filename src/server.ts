@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type Services } from './app.js';
 import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from './config.js';
-import { ConfigImportError } from './config-files/service.js';
+import { ConfigImportError, type ImportEnvironment, importEnvironment } from './config-files/service.js';
 import { firstRunAnnouncement, prepareSecrets } from './first-run.js';
 import type { Db } from './platform/db/connect.js';
 import { databaseFailure, listenFailure, StartUpError } from './start-up-errors.js';
@@ -30,7 +30,9 @@ export async function start(
     // The metrics port is opened while the app is built.
     throw failure === err && config.METRICS_PORT ? listenFailure({ HOST: config.HOST, PORT: config.METRICS_PORT }, err) : failure;
   });
-  if (config.CONFIG_IMPORT) await importConfiguration(app, services, config.CONFIG_IMPORT, env);
+  if (config.CONFIG_IMPORT) {
+    await importConfiguration(app, services, config.CONFIG_IMPORT, importEnvironment(env, config.CONFIG_IMPORT_ENV_ALLOW));
+  }
   const clientUnused = generated.client !== undefined && !(await services.clients.hasObtainedToken(generated.client.id));
   const announcement = firstRunAnnouncement(config, generated, clientUnused);
   try {
@@ -49,7 +51,7 @@ export async function start(
 }
 
 /** The configuration files of CONFIG_IMPORT, written before the service answers anyone. */
-async function importConfiguration(app: FastifyInstance, services: Services, dir: string, env: Record<string, string | undefined>) {
+async function importConfiguration(app: FastifyInstance, services: Services, dir: string, env: ImportEnvironment) {
   try {
     const summary = await services.configFiles.importFolder(dir, env);
     app.log.info({ configImport: { dir, ...summary } }, 'configuration files imported');

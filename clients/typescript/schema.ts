@@ -1037,7 +1037,7 @@ export interface paths {
         };
         /**
          * Export a tenant's configuration as import files, without secrets
-         * @description The tenant's configuration in the layout that CONFIG_IMPORT reads: tenant.json, clients/, key-chains/, issuer.json, attribute-providers/, webhook-endpoints/, credential-configs/, presentation-configs/, trust-lists/. No secret leaves the service: client secrets, header values of attribute providers and webhooks, and private keys of imported key chains are given as {"env": "NAME"} references, listed in `environment`. Generated key chains are exported as the request that generates a chain like them.
+         * @description The tenant's configuration in the layout that CONFIG_IMPORT reads: tenant.json, clients/, key-chains/, issuer.json, attribute-providers/, webhook-endpoints/, credential-configs/, presentation-configs/, trust-lists/. No secret leaves the service: client secrets, header values of attribute providers and webhooks, and private keys of imported key chains are given as {"env": "SVC_IMPORT_..."} references, listed in `environment`. Generated key chains are exported as the request that generates a chain like them.
          *
          *     Requires one of the roles: `tenants:manage`.
          */

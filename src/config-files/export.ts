@@ -6,6 +6,7 @@ import type { HttpEndpoint } from '../http-endpoints/schemas.js';
 import type { KeyChain } from '../key-chains/model.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { PresentationConfiguration } from '../presentation-configs/service.js';
+import { IMPORT_ENV_PREFIX } from './environment.js';
 import type { ConfigServices } from './import.js';
 import { KINDS } from './layout.js';
 
@@ -27,12 +28,12 @@ export class ConfigExporter {
     const s = this.services;
     const tenant = await s.tenants.get(tenantId);
     const environment: string[] = [];
-    /** An environment variable named after what it holds: ACME_CLIENT_APP_SECRET. */
+    /** An environment variable named after what it holds, with the prefix the import reads: SVC_IMPORT_ACME_CLIENT_APP_SECRET. */
     const secret = (...parts: string[]) => {
-      const env = [tenantId, ...parts]
+      const env = `${IMPORT_ENV_PREFIX}${[tenantId, ...parts]
         .join('_')
         .toUpperCase()
-        .replace(/[^A-Z0-9]+/g, '_');
+        .replace(/[^A-Z0-9]+/g, '_')}`;
       environment.push(env);
       return { env };
     };

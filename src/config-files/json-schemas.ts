@@ -7,7 +7,8 @@ import { type FileKind, KeyChainFile, KINDS } from './layout.js';
 type Node = Record<string, unknown>;
 
 const REFERENCE = {
-  description: 'instead of the value: an environment variable that holds it, or a file (relative to this one) that holds it',
+  description:
+    "instead of the value: an environment variable that holds it (its name starting with SVC_IMPORT_, or listed in CONFIG_IMPORT_ENV_ALLOW), or a file that holds it (relative to this one, inside this tenant's folder)",
   oneOf: [
     { type: 'object', properties: { env: { type: 'string', minLength: 1 } }, required: ['env'], additionalProperties: false },
     { type: 'object', properties: { file: { type: 'string', minLength: 1 } }, required: ['file'], additionalProperties: false },

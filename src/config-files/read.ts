@@ -2,9 +2,10 @@
 // references to the environment and to other files resolved. Nothing is written here; every problem
 // of every file is collected, each naming the file and the field.
 import { createPrivateKey } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { z } from 'zod';
+import type { ImportEnvironment } from './environment.js';
 import { type ConfigFile, type Decoding, type FileKind, FOLDER_KINDS, KINDS, type KindKey, type TenantFolder } from './layout.js';
 
 /** One thing wrong, as the operator reads it: `acme/clients/app.json: roles.0: Invalid option`. */
@@ -24,16 +25,24 @@ const V4_HINT = 'a version-4 file: `npm run convert-v4 -- <folder>` rewrites it 
 
 interface Reader {
   root: string;
-  env: Record<string, string | undefined>;
+  env: ImportEnvironment;
   problems: Problem[];
 }
 
+/** The tenant folder being read: a {"file"} reference may name only what lies inside it. */
+interface TenantScope {
+  reader: Reader;
+  id: string;
+  /** The folder's real path (links followed), which every referenced file's real path must be inside. */
+  realDir: string;
+}
+
 /** Reads every tenant folder under `root`; throws a ConfigImportError naming every problem found. */
-export function readImportFolder(root: string, env: Record<string, string | undefined>): TenantFolder[] {
+export function readImportFolder(root: string, env: ImportEnvironment): TenantFolder[] {
   const reader: Reader = { root: resolve(root), env, problems: [] };
   const tenants = visibleEntries(reader.root)
     .filter((name) => statSync(join(reader.root, name)).isDirectory())
-    .map((name) => readTenant(reader, name))
+    .map((name) => readTenant({ reader, id: name, realDir: realpathSync(join(reader.root, name)) }))
     .filter((tenant): tenant is TenantFolder => tenant !== undefined);
   if (reader.problems.length) throw new ConfigImportError(reader.problems);
   return tenants;
@@ -44,7 +53,8 @@ const visibleEntries = (dir: string) =>
     .filter((name) => !name.startsWith('.'))
     .sort();
 
-function readTenant(reader: Reader, id: string): TenantFolder | undefined {
+function readTenant(scope: TenantScope): TenantFolder | undefined {
+  const { reader, id } = scope;
   const dir = join(reader.root, id);
   const known = new Set(Object.values(KINDS).map((kind) => kind.path));
   for (const name of visibleEntries(dir)) {
@@ -60,20 +70,20 @@ function readTenant(reader: Reader, id: string): TenantFolder | undefined {
     reader.problems.push(`${id}/${KINDS.tenant.path}: missing; every tenant folder needs one`);
     return undefined;
   }
-  const tenant = readFile(reader, KINDS.tenant, join(dir, KINDS.tenant.path), { key: 'id', value: id });
+  const tenant = readFile(scope, KINDS.tenant, join(dir, KINDS.tenant.path), { key: 'id', value: id });
   const issuerPath = join(dir, KINDS.issuer.path);
-  const issuer = existsSync(issuerPath) ? readFile(reader, KINDS.issuer, issuerPath) : undefined;
-  const folder = Object.fromEntries(FOLDER_KINDS.map((key) => [key, readFolder(reader, key, join(dir, KINDS[key].path))]));
+  const issuer = existsSync(issuerPath) ? readFile(scope, KINDS.issuer, issuerPath) : undefined;
+  const folder = Object.fromEntries(FOLDER_KINDS.map((key) => [key, readFolder(scope, key, join(dir, KINDS[key].path))]));
   if (!tenant) return undefined;
   return { id, tenant, ...(issuer && { issuer }), ...folder } as TenantFolder;
 }
 
-function readFolder(reader: Reader, key: KindKey, dir: string): ConfigFile<KindKey>[] {
+function readFolder(scope: TenantScope, key: KindKey, dir: string): ConfigFile<KindKey>[] {
   if (!existsSync(dir)) return [];
   const kind: FileKind = KINDS[key];
   return visibleEntries(dir)
     .filter((name) => name.endsWith('.json'))
-    .map((name) => readFile(reader, kind, join(dir, name), { key: kind.idKey ?? 'id', value: name.slice(0, -'.json'.length) }))
+    .map((name) => readFile(scope, kind, join(dir, name), { key: kind.idKey ?? 'id', value: name.slice(0, -'.json'.length) }))
     .filter((file): file is ConfigFile<KindKey> => file !== undefined);
 }
 
@@ -81,7 +91,8 @@ function readFolder(reader: Reader, key: KindKey, dir: string): ConfigFile<KindK
  * One file: parsed, its id taken from the file name when absent (and refused when it differs),
  * references resolved, then checked by the kind's schema.
  */
-function readFile(reader: Reader, kind: FileKind, file: string, id?: { key: string; value: string }): ConfigFile<KindKey> | undefined {
+function readFile(scope: TenantScope, kind: FileKind, file: string, id?: { key: string; value: string }): ConfigFile<KindKey> | undefined {
+  const { reader } = scope;
   const path = relative(reader.root, file);
   const fail = (problems: string[]) => {
     const v4 = problems.some((p) => p.includes(V4_REFUSAL));
@@ -103,7 +114,7 @@ function readFile(reader: Reader, kind: FileKind, file: string, id?: { key: stri
   }
   const problems: string[] = [];
   for (const [at, decoding] of Object.entries(kind.references)) {
-    resolveReferences(reader, body, at.split('.'), [], decoding, dirname(file), problems);
+    resolveReferences(scope, body, at.split('.'), [], decoding, dirname(file), problems);
   }
   if (problems.length) return fail(problems);
   const parsed = kind.schema.safeParse(body);
@@ -128,7 +139,7 @@ const isReference = (value: unknown): value is { env: string } | { file: string 
 
 /** Replaces each {"env"} or {"file"} found along `rest` (under `at`) by the value it names. */
 function resolveReferences(
-  reader: Reader,
+  scope: TenantScope,
   holder: Record<string, unknown> | unknown[],
   rest: string[],
   at: string[],
@@ -145,11 +156,11 @@ function resolveReferences(
     const value = container[key];
     const field = [...at, key];
     if (further.length) {
-      if (typeof value === 'object' && value !== null) resolveReferences(reader, value as never, further, field, decoding, dir, problems);
+      if (typeof value === 'object' && value !== null) resolveReferences(scope, value as never, further, field, decoding, dir, problems);
       continue;
     }
     if (!isReference(value)) continue;
-    const text = referencedText(reader, value, dir);
+    const text = referencedText(scope, value, dir);
     if (typeof text !== 'string') problems.push(`${field.join('.')}: ${text.problem}`);
     else {
       const decoded = decoding === 'jwk' ? decodePrivateKey(text) : text;
@@ -159,20 +170,39 @@ function resolveReferences(
   }
 }
 
-function referencedText(reader: Reader, ref: { env: string } | { file: string }, dir: string): string | { problem: string } {
-  if ('env' in ref) {
-    const value = reader.env[ref.env];
-    return value === undefined || value === '' ? { problem: `environment variable ${ref.env} is not set` } : value;
-  }
-  const target = resolve(dir, ref.file);
-  const inside = relative(reader.root, target);
-  if (inside.startsWith('..') || isAbsolute(inside)) return { problem: `file ${ref.file} is outside the import folder` };
+function referencedText(scope: TenantScope, ref: { env: string } | { file: string }, dir: string): string | { problem: string } {
+  if ('env' in ref) return scope.reader.env.read(ref.env);
+  const real = realFileInside(scope, ref.file, resolve(dir, ref.file));
+  if (typeof real !== 'string') return real;
   try {
     // Trailing line breaks are how editors end files, not part of a secret.
-    return readFileSync(target, 'utf8').replace(/\s+$/, '');
+    return readFileSync(real, 'utf8').replace(/\s+$/, '');
   } catch (err) {
     return { problem: `cannot read file ${ref.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }
+}
+
+/**
+ * The real path of a referenced file, links followed, when it lies inside the referencing tenant's
+ * own folder: a link (or ../) out of it would let one tenant's files read another tenant's secrets,
+ * or anything the service may read. The real path is what is read, so a link changed after the check
+ * is not followed again.
+ */
+function realFileInside(scope: TenantScope, named: string, target: string): string | { problem: string } {
+  let real: string;
+  try {
+    real = realpathSync(target);
+  } catch (err) {
+    return { problem: `cannot read file ${named}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+  }
+  const inside = relative(scope.realDir, real);
+  if (!inside || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    return {
+      problem: `file ${named} is outside the folder of tenant '${scope.id}' (links followed): a file may name only files in its own tenant's folder`,
+    };
+  }
+  if (!statSync(real).isFile()) return { problem: `file ${named} is not a regular file` };
+  return real;
 }
 
 /** A private key given as a JWK (JSON) or as PEM (PKCS#8 or SEC 1), as the JWK the import request takes. */

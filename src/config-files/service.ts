@@ -1,10 +1,12 @@
 // Configuration as files: a folder imported at start-up (CONFIG_IMPORT), and a tenant's
 // configuration exported in the same layout.
 import { statSync } from 'node:fs';
+import type { ImportEnvironment } from './environment.js';
 import { type ConfigExport, ConfigExporter } from './export.js';
 import { ConfigImporter, type ConfigServices, type ImportSummary } from './import.js';
 import { ConfigImportError, readImportFolder } from './read.js';
 
+export { type ImportEnvironment, importEnvironment } from './environment.js';
 export type { ConfigServices, ImportSummary } from './import.js';
 export { ConfigImportError } from './read.js';
 
@@ -19,9 +21,9 @@ export class ConfigFileService {
 
   /**
    * Every file of the folder is read and checked before anything is written; `env` supplies the
-   * values of {"env": "NAME"} references.
+   * values of {"env": "NAME"} references, as far as the operator allows them (importEnvironment).
    */
-  async importFolder(dir: string, env: Record<string, string | undefined>): Promise<ImportSummary> {
+  async importFolder(dir: string, env: ImportEnvironment): Promise<ImportSummary> {
     if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigImportError([`${dir}: no such folder`]);
     return this.importer.importTenants(readImportFolder(dir, env));
   }

@@ -40,7 +40,7 @@ function acmeFiles(): Record<string, unknown> {
     },
     'acme/clients/acme-app.json': {
       roles: ['issuance:manage', 'issuance:offer', 'presentation:manage'],
-      secret: { env: 'ACME_APP_SECRET' },
+      secret: { env: 'SVC_IMPORT_ACME_APP_SECRET' },
       allowedIssuanceConfigs: ['pid'],
     },
     'acme/clients/acme-ops.json': { roles: ['presentation:request'], secret: { file: '../ops-secret.txt' } },
@@ -53,7 +53,7 @@ function acmeFiles(): Record<string, unknown> {
     'acme/attribute-providers/crm.json': {
       name: 'CRM',
       url: 'https://crm.example.com/claims',
-      auth: { type: 'header', header: { name: 'X-Api-Key', value: { env: 'ACME_CRM_KEY' } } },
+      auth: { type: 'header', header: { name: 'X-Api-Key', value: { env: 'SVC_IMPORT_ACME_CRM_KEY' } } },
     },
     'acme/webhook-endpoints/hook.json': { name: 'Hook', url: 'https://hooks.example.com/svc', auth: { type: 'none' } },
     'acme/credential-configs/pid.json': {
@@ -70,7 +70,7 @@ function acmeFiles(): Record<string, unknown> {
   };
 }
 
-const acmeEnv = { ACME_APP_SECRET: APP_SECRET, ACME_CRM_KEY: CRM_KEY };
+const acmeEnv = { SVC_IMPORT_ACME_APP_SECRET: APP_SECRET, SVC_IMPORT_ACME_CRM_KEY: CRM_KEY };
 
 /** Every row of the tenant's configuration, and the size of the audit log: what an import may change. */
 async function snapshot(service: TestService, tenantId: string) {
@@ -199,7 +199,7 @@ describe('configuration files', () => {
       const changed = writeFolder(files);
       const before = await snapshot(base, 'acme');
 
-      await importing(changed, { ...acmeEnv, ACME_APP_SECRET: 'a-new-app-secret-0123456789' });
+      await importing(changed, { ...acmeEnv, SVC_IMPORT_ACME_APP_SECRET: 'a-new-app-secret-0123456789' });
 
       // A replaced secret ends the tokens issued under the old one, as rotate-secret does (the import
       // ran on another instance: this one learns of it within a second).
@@ -251,16 +251,16 @@ describe('configuration files', () => {
       for (const secret of [APP_SECRET, OPS_SECRET, CRM_KEY, PRIVATE_JWK.d as string, 'PRIVATE KEY']) {
         expect(reply.text).not.toContain(secret);
       }
-      expect(reply.body.files['acme/clients/acme-app.json'].secret).toEqual({ env: 'ACME_CLIENT_ACME_APP_SECRET' });
-      expect(reply.body.files['acme/key-chains/imported.json'].privateJwk).toEqual({ env: 'ACME_KEY_IMPORTED_PRIVATE_JWK' });
+      expect(reply.body.files['acme/clients/acme-app.json'].secret).toEqual({ env: 'SVC_IMPORT_ACME_CLIENT_ACME_APP_SECRET' });
+      expect(reply.body.files['acme/key-chains/imported.json'].privateJwk).toEqual({ env: 'SVC_IMPORT_ACME_KEY_IMPORTED_PRIVATE_JWK' });
       expect(reply.body.files['acme/attribute-providers/crm.json'].auth.header.value).toEqual({
-        env: 'ACME_ATTRIBUTE_PROVIDER_CRM_HEADER',
+        env: 'SVC_IMPORT_ACME_ATTRIBUTE_PROVIDER_CRM_HEADER',
       });
       expect(reply.body.environment.sort()).toEqual([
-        'ACME_ATTRIBUTE_PROVIDER_CRM_HEADER',
-        'ACME_CLIENT_ACME_APP_SECRET',
-        'ACME_CLIENT_ACME_OPS_SECRET',
-        'ACME_KEY_IMPORTED_PRIVATE_JWK',
+        'SVC_IMPORT_ACME_ATTRIBUTE_PROVIDER_CRM_HEADER',
+        'SVC_IMPORT_ACME_CLIENT_ACME_APP_SECRET',
+        'SVC_IMPORT_ACME_CLIENT_ACME_OPS_SECRET',
+        'SVC_IMPORT_ACME_KEY_IMPORTED_PRIVATE_JWK',
       ]);
     });
 
@@ -268,10 +268,10 @@ describe('configuration files', () => {
       const exported = (await base.call('GET', '/api/config/export?tenantId=acme', { token: root })).body;
       const fresh = await startService({
         CONFIG_IMPORT: writeFolder(exported.files),
-        ACME_CLIENT_ACME_APP_SECRET: APP_SECRET,
-        ACME_CLIENT_ACME_OPS_SECRET: OPS_SECRET,
-        ACME_ATTRIBUTE_PROVIDER_CRM_HEADER: CRM_KEY,
-        ACME_KEY_IMPORTED_PRIVATE_JWK: JSON.stringify(PRIVATE_JWK),
+        SVC_IMPORT_ACME_CLIENT_ACME_APP_SECRET: APP_SECRET,
+        SVC_IMPORT_ACME_CLIENT_ACME_OPS_SECRET: OPS_SECRET,
+        SVC_IMPORT_ACME_ATTRIBUTE_PROVIDER_CRM_HEADER: CRM_KEY,
+        SVC_IMPORT_ACME_KEY_IMPORTED_PRIVATE_JWK: JSON.stringify(PRIVATE_JWK),
       });
       try {
         const again = await fresh.call('GET', '/api/config/export?tenantId=acme', { token: await fresh.rootToken() });
@@ -315,7 +315,7 @@ describe('configuration files', () => {
     const dir = writeFolder({
       'beta/tenant.json': { name: 'Beta' },
       'beta/clients/short.json': { roles: ['issuance:manage'], secret: 'short' },
-      'beta/clients/unset.json': { roles: ['issuance:manage'], secret: { env: 'BETA_UNSET_SECRET' } },
+      'beta/clients/unset.json': { roles: ['issuance:manage'], secret: { env: 'SVC_IMPORT_BETA_UNSET_SECRET' } },
       'beta/clients/renamed.json': { clientId: 'other', roles: ['issuance:manage'], secret: APP_SECRET },
       'beta/webhook-endpoints/hook.json': { name: 'Hook', url: 'ftp://example.com', auth: { type: 'none' }, extra: 1 },
       'beta/credentials/pid.json': {},
@@ -324,7 +324,7 @@ describe('configuration files', () => {
     const err = await refusal(dir);
     expect(err.exitCode).toBe(EXIT_CODES.configImport);
     expect(err.message).toMatch(/beta\/clients\/short\.json: secret: [^;]*16/);
-    expect(err.message).toContain('beta/clients/unset.json: secret: environment variable BETA_UNSET_SECRET is not set');
+    expect(err.message).toContain('beta/clients/unset.json: secret: environment variable SVC_IMPORT_BETA_UNSET_SECRET is not set');
     expect(err.message).toContain('beta/clients/renamed.json: clientId: is "other", but the file is named for \'renamed\'');
     expect(err.message).toMatch(/beta\/webhook-endpoints\/hook\.json: url: [^;]*http[^;]*; extra: unknown field/);
     expect(err.message).toContain('beta/credentials: not part of the layout');
@@ -364,17 +364,17 @@ describe('configuration files', () => {
     const files = {
       'zeta/tenant.json': { name: 'Zeta' },
       'zeta/clients/zeta-app.json': { roles: ['issuance:manage'], secret: APP_SECRET },
-      'zeta/issuer.json': issuerFile({ env: 'ZETA_UPSTREAM_SECRET' }),
+      'zeta/issuer.json': issuerFile({ env: 'SVC_IMPORT_ZETA_UPSTREAM_SECRET' }),
     };
     const dir = writeFolder(files);
     const unset = await refusal(dir);
     expect(unset.exitCode).toBe(EXIT_CODES.configImport);
     expect(unset.message).toBe(
-      `CONFIG_IMPORT ${dir}: zeta/issuer.json: chainedAuthorizationServer.clientSecret: environment variable ZETA_UPSTREAM_SECRET is not set`,
+      `CONFIG_IMPORT ${dir}: zeta/issuer.json: chainedAuthorizationServer.clientSecret: environment variable SVC_IMPORT_ZETA_UPSTREAM_SECRET is not set`,
     );
     expectProblem(await base.call('GET', '/api/tenant/zeta', { token: root }), 404);
 
-    await importing(dir, { ZETA_UPSTREAM_SECRET: 'upstream-secret-1' });
+    await importing(dir, { SVC_IMPORT_ZETA_UPSTREAM_SECRET: 'upstream-secret-1' });
     const token = await base.token('zeta-app', APP_SECRET);
     const shown = (await base.call('GET', '/api/issuer/config', { token })).body.chainedAuthorizationServer;
     expect(shown).toMatchObject({ issuer: 'https://login.example.com', clientId: 'svc', clientSecretSet: true });
@@ -390,7 +390,7 @@ describe('configuration files', () => {
 
     // The same secret again writes nothing (sealing is randomized: it is compared in the clear).
     const before = await snapshot(base, 'zeta');
-    await importing(dir, { ZETA_UPSTREAM_SECRET: 'upstream-secret-1' });
+    await importing(dir, { SVC_IMPORT_ZETA_UPSTREAM_SECRET: 'upstream-secret-1' });
     expect(await snapshot(base, 'zeta')).toEqual(before);
 
     // Another secret, from a file beside issuer.json, replaces it; a missing file is refused naming the field.
