@@ -4,6 +4,7 @@ import { Oauth2Client } from '@openid4vc/oauth2';
 import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
+import { authorizeRequest, pushAuthorizationRequest } from '../support/authorization.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import {
@@ -67,33 +68,10 @@ const offer = async (ids = ['pid', 'email'], token = acme, extra: Record<string,
 
 const url = (tenant: string, path: string) => `${svc.url}/issuers/${tenant}/${path}`;
 
-/** A pushed authorization request by hand, with sensible defaults any field can override (undefined drops it). */
-async function par(issuerState: string, fields: Record<string, string | undefined> = {}, options: { tenant?: string; dpop?: string } = {}) {
-  const { challenge } = pkce();
-  const form = Object.fromEntries(
-    Object.entries({
-      client_id: 'raw-wallet',
-      response_type: 'code',
-      redirect_uri: WALLET_REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      state: 'xyz',
-      issuer_state: issuerState,
-      scope: 'pid_scope',
-      ...fields,
-    }).filter((entry): entry is [string, string] => entry[1] !== undefined),
-  );
-  return svc.call('POST', `/issuers/${options.tenant ?? 'acme'}/par`, {
-    form,
-    ...(options.dpop && { headers: { dpop: options.dpop } }),
-  });
-}
+const par = (issuerState: string, fields: Record<string, string | undefined> = {}, options: { tenant?: string; dpop?: string } = {}) =>
+  pushAuthorizationRequest(svc, options.tenant ?? 'acme', issuerState, fields, options.dpop ? { dpop: options.dpop } : {});
 
-async function authorize(query: Record<string, string>, tenant = 'acme') {
-  const response = await fetch(`${url(tenant, 'authorize')}?${new URLSearchParams(query)}`, { redirect: 'manual' });
-  const location = response.headers.get('location');
-  return { status: response.status, location: location ? new URL(location) : undefined, body: await response.text() };
-}
+const authorize = (query: Record<string, string>, tenant = 'acme') => authorizeRequest(svc, tenant, query);
 
 /** Offer, PAR and authorization by hand: a code and what the token request needs to redeem it. */
 async function codeFor(options: { ids?: string[]; fields?: Record<string, string | undefined>; dpopKey?: HolderKey } = {}) {
