@@ -7,7 +7,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, nowIso, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, inTransaction, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { StatusListConfig } from '../tenants/schemas.js';
@@ -197,47 +197,64 @@ export class StatusListService {
     if (input.capacity !== undefined && input.capacity > limits.capacity) {
       throw invalidFields([{ field: 'capacity', message: `must be at most ${limits.capacity} (STATUS_MAX_CAPACITY)` }]);
     }
-    if ((await store.countLists(this.scoped(tenantId))) >= limits.listsPerTenant) {
-      throw conflict(
-        `the tenant has ${limits.listsPerTenant} status lists, as many as it may hold (STATUS_MAX_LISTS_PER_TENANT); delete an unused one first`,
-      );
-    }
-    return this.open(ctx, tenantId, input);
+    const belowLimit = async (trx: Executor) => (await store.countLists(this.scoped(tenantId, trx))) < limits.listsPerTenant;
+    const created = await this.open(ctx, tenantId, input, belowLimit);
+    if (created) return created;
+    throw conflict(
+      `the tenant has ${limits.listsPerTenant} status lists, as many as it may hold (STATUS_MAX_LISTS_PER_TENANT); delete an unused one first`,
+    );
   }
 
-  /** Creates a list; also when every list a credential may use is full, which no limit on the number of lists refuses. */
-  private async open(ctx: RequestContext | undefined, tenantId: string, input: StatusListInput): Promise<StatusList> {
+  /**
+   * Creates a list if `wanted` says so. `wanted` reads the tenant's lists in the transaction that
+   * inserts, after taking the tenant's list-opening lock (store.lockListOpening): so concurrent
+   * requests decide one after the other, each seeing the lists the others opened. Undefined when
+   * `wanted` declined. (A list opened because every list a credential may use is full is never
+   * refused by the limit on the number of lists.)
+   */
+  private async open(
+    ctx: RequestContext | undefined,
+    tenantId: string,
+    input: StatusListInput,
+    wanted: (trx: Executor) => Promise<boolean>,
+  ): Promise<StatusList | undefined> {
+    // Read before the transaction: on SQLite its one connection is the transaction's until it ends.
     await this.checkReferences(tenantId, input);
     const config = await this.effectiveConfig(tenantId);
     const bits = input.bits ?? config.bits;
     const capacity = input.capacity ?? config.capacity;
-    const id = randomUUID();
-    const now = nowIso();
-    await store.insertList(this.scoped(tenantId), {
-      id,
-      credential_configuration_id: input.credentialConfigurationId || null,
-      key_chain_id: input.keyChainId || null,
-      bits,
-      capacity,
-      ttl: config.ttl,
-      immediate_update: toBool(config.immediateUpdate),
-      enable_aggregation: toBool(config.enableAggregation),
-      used_entries: 0,
-      permutation_key: newPermutationKey(),
-      bitset: Buffer.alloc(byteLength(capacity, bits)),
-      version: 0,
-      token_jwt: null,
-      token_cwt: null,
-      token_version: null,
-      token_seq: 0,
-      token_issued_at: null,
-      token_expires_at: null,
-      created_at: now,
-      updated_at: now,
+    return inTransaction(this.deps.db, async (trx) => {
+      await store.lockListOpening(trx, tenantId);
+      if (!(await wanted(trx))) return undefined;
+      const scoped = this.scoped(tenantId, trx);
+      const id = randomUUID();
+      const now = nowIso();
+      await store.insertList(scoped, {
+        id,
+        credential_configuration_id: input.credentialConfigurationId || null,
+        key_chain_id: input.keyChainId || null,
+        bits,
+        capacity,
+        ttl: config.ttl,
+        immediate_update: toBool(config.immediateUpdate),
+        enable_aggregation: toBool(config.enableAggregation),
+        used_entries: 0,
+        permutation_key: newPermutationKey(),
+        bitset: Buffer.alloc(byteLength(capacity, bits)),
+        version: 0,
+        token_jwt: null,
+        token_cwt: null,
+        token_version: null,
+        token_seq: 0,
+        token_issued_at: null,
+        token_expires_at: null,
+        created_at: now,
+        updated_at: now,
+      });
+      const list = this.view((await store.findMeta(scoped, id)) as store.StatusListMeta);
+      await this.deps.audit.record(ctx ?? SYSTEM, { tenantId, actionType: 'status_list.created', after: auditView(list) }, trx);
+      return list;
     });
-    const list = await this.get(tenantId, id);
-    await this.deps.audit.record(ctx ?? SYSTEM, { tenantId, actionType: 'status_list.created', after: auditView(list) });
-    return list;
   }
 
   async update(ctx: RequestContext, tenantId: string, id: string, input: StatusListUpdate): Promise<StatusList> {
@@ -299,12 +316,12 @@ export class StatusListService {
     issuerChainId: string | undefined,
     sessionId: string | null,
   ): Promise<StatusEntry> {
+    const usableLists = (db: Executor) =>
+      issuerChainId
+        ? store.openListsSignedBy(this.scoped(tenantId, db), configurationId, issuerChainId)
+        : store.openLists(this.scoped(tenantId, db), configurationId);
     for (let round = 0; round < ALLOCATION_ROUNDS; round++) {
-      const scoped = this.scoped(tenantId);
-      const lists = issuerChainId
-        ? await store.openListsSignedBy(scoped, configurationId, issuerChainId)
-        : await store.openLists(scoped, configurationId);
-      for (const list of lists) {
+      for (const list of await usableLists(this.deps.db)) {
         const idx = await this.deps.db.transaction().execute(async (trx) => {
           const scoped = this.scoped(tenantId, trx);
           const slot = await store.claimSlot(scoped, list.id);
@@ -322,8 +339,11 @@ export class StatusListService {
         if (idx !== undefined) return { listId: list.id, idx, uri: this.uri(tenantId, list.id) };
       }
       // Every list the configuration may use is full: roll over to a new one, shared unless the
-      // credentials' own key chain signs it.
-      await this.open(undefined, tenantId, issuerChainId ? { credentialConfigurationId: configurationId, keyChainId: issuerChainId } : {});
+      // credentials' own key chain signs it. Of the allocations that find them full at once, the
+      // first opens it; the others, deciding after it under the lock, find its free entries and
+      // take them in their next round.
+      const rollover = issuerChainId ? { credentialConfigurationId: configurationId, keyChainId: issuerChainId } : {};
+      await this.open(undefined, tenantId, rollover, async (trx) => (await usableLists(trx)).length === 0);
     }
     throw new Error(`no status list entry could be allocated for '${configurationId}'`);
   }

@@ -2,6 +2,7 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
 import type { StatusEntriesTable, StatusListsTable } from '../platform/db/schema.js';
 import type { TenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, takesRowLocks } from '../platform/db/values.js';
 
 export type StatusListRow = Selectable<StatusListsTable>;
 /** A list without its bitset and tokens: what listings and freshness checks read. */
@@ -26,6 +27,16 @@ const META = [
   'created_at',
   'updated_at',
 ] as const;
+
+/**
+ * Makes the decisions to open a tenant's lists (its limit on lists, the roll-over when all are full)
+ * one at a time, until the caller's transaction ends: on PostgreSQL a transaction-scoped advisory
+ * lock on the tenant, taken before the decision reads the lists. SQLite needs none: its one
+ * connection runs one transaction at a time.
+ */
+export async function lockListOpening(trx: Executor, tenantId: string) {
+  if (takesRowLocks(trx)) await sql`select pg_advisory_xact_lock(hashtext('status-list-opening'), hashtext(${tenantId}))`.execute(trx);
+}
 
 export async function insertList(db: TenantDb, row: Omit<Insertable<StatusListsTable>, 'tenant_id'>) {
   await db.insertInto('status_lists', row).execute();
