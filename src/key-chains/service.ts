@@ -364,7 +364,17 @@ export class KeyChainService {
    * published until its certificate expires, so what it signed keeps verifying.
    */
   async rotate(ctx: RequestContext, tenantId: string, id: string): Promise<KeyChain> {
-    const row = await this.row(tenantId, id);
+    const rotated = await this.rotateUnlessChanged(ctx, await this.row(tenantId, id));
+    if (!rotated) throw conflict('the key chain changed while it was being rotated; try again');
+    return rotated;
+  }
+
+  /**
+   * Rotates the chain as `row` shows it, if it is still so when the new key is stored (a
+   * compare-and-set on updated_at); undefined when it changed meanwhile, say rotated by another run.
+   */
+  private async rotateUnlessChanged(ctx: RequestContext, row: KeyChainRow): Promise<KeyChain | undefined> {
+    const { tenant_id: tenantId, id } = row;
     if (row.chain_type === 'imported')
       throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
     const before = this.toKeyChain(row);
@@ -385,7 +395,7 @@ export class KeyChainService {
       last_rotated_at: now,
       updated_at: now,
     });
-    if (!rotated) throw conflict('the key chain changed while it was being rotated; try again');
+    if (!rotated) return undefined;
     this.forgetResolved(tenantId);
     const after = await this.get(tenantId, id);
     await this.audit.record(ctx, { tenantId, actionType: 'key_chain.rotated', before: auditView(before), after: auditView(after) });
@@ -444,15 +454,21 @@ export class KeyChainService {
     }
   }
 
-  /** The scheduled job: rotate chains whose interval has passed; forget previous keys past their expiry. */
+  /**
+   * The scheduled job: rotate chains whose interval has passed; forget previous keys past their expiry.
+   * A chain is rotated only as it was when found due (its updated_at), so two runs that overlap (one
+   * outlasting its lease, or one run by hand) rotate it once: the later finds it changed and leaves it.
+   */
   async rotateDue(now = new Date()) {
     const failures: unknown[] = [];
     for (const due of await store.keyChainsDue(this.db, now.toISOString())) {
       const since = Date.parse(due.last_rotated_at ?? due.created_at);
       try {
         if (fromBool(due.rotation_enabled) && since + due.rotation_interval_days * DAY <= now.getTime()) {
+          const row = await this.row(due.tenant_id, due.id);
+          if (row.updated_at !== due.updated_at) continue;
           const ctx = { principal: { ...SCHEDULER, tenantId: due.tenant_id }, requestId: `rotation-${randomUUID()}` };
-          await this.rotate(ctx, due.tenant_id, due.id);
+          await this.rotateUnlessChanged(ctx, row);
         } else if (due.previous_key_expiry && Date.parse(due.previous_key_expiry) < now.getTime()) {
           await store.forgetPreviousKey(this.db, due.tenant_id, due.id, due.previous_key_expiry);
           this.forgetResolved(due.tenant_id);

@@ -44,7 +44,16 @@ export async function deleteKeyChain(db: TenantDb, id: string) {
 export function keyChainsDue(db: Executor, now: string) {
   return db
     .selectFrom('key_chains')
-    .select(['tenant_id', 'id', 'rotation_enabled', 'rotation_interval_days', 'last_rotated_at', 'created_at', 'previous_key_expiry'])
+    .select([
+      'tenant_id',
+      'id',
+      'rotation_enabled',
+      'rotation_interval_days',
+      'last_rotated_at',
+      'created_at',
+      'updated_at',
+      'previous_key_expiry',
+    ])
     .where((eb) => eb.or([eb('rotation_enabled', '=', 1), eb('previous_key_expiry', '<', now)]))
     .execute();
 }
