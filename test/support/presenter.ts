@@ -82,10 +82,9 @@ export async function presentSdJwt(
   return `${withoutKb}${kbJwt}`;
 }
 
-/** Sends the vp_token to the response endpoint as the request asks (encrypted for direct_post.jwt). */
-export async function submit(request: ResolvedRequest, vpToken: Record<string, string[]>) {
-  const client = presentationClient();
-  const response = await client.createOpenid4vpAuthorizationResponse({
+/** The wallet's answer to the request, encrypted for direct_post.jwt: made by the client, not yet sent. */
+function authorizationResponse(client: Openid4vpClient, request: ResolvedRequest, vpToken: Record<string, string[]>) {
+  return client.createOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: request.payload as never,
     authorizationResponsePayload: { vp_token: vpToken as never } as never,
     ...(request.responseMode === 'direct_post.jwt' && {
@@ -98,6 +97,12 @@ export async function submit(request: ResolvedRequest, vpToken: Record<string, s
       },
     }),
   });
+}
+
+/** Sends the vp_token to the response endpoint as the request asks (encrypted for direct_post.jwt). */
+export async function submit(request: ResolvedRequest, vpToken: Record<string, string[]>) {
+  const client = presentationClient();
+  const response = await authorizationResponse(client, request, vpToken);
   const submitted = await client.submitOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: request.payload as never,
     authorizationResponsePayload: response.authorizationResponsePayload,
@@ -105,6 +110,17 @@ export async function submit(request: ResolvedRequest, vpToken: Record<string, s
   });
   const text = await submitted.response.text();
   return { status: submitted.response.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
+}
+
+/**
+ * The form fields the wallet would post to response_uri (`response` for direct_post.jwt, else
+ * vp_token and state), for a test that posts them itself: to several instances, or many at once.
+ */
+export async function responseForm(request: ResolvedRequest, vpToken: Record<string, string[]>): Promise<Record<string, string>> {
+  const response = await authorizationResponse(presentationClient(), request, vpToken);
+  if (response.jarm) return { response: response.jarm.responseJwt };
+  const fields = Object.entries(response.authorizationResponsePayload as Record<string, unknown>);
+  return Object.fromEntries(fields.map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]));
 }
 
 export interface DcApiRequest {
