@@ -170,6 +170,29 @@ describe('an external authorization server', () => {
     expect((await sessionsOfAcme()).length).toBe(before + 1);
   });
 
+  it('a second token reusing a jti reaches the session of the first only for the same sub and client_id', async () => {
+    const jti = randomUUID();
+    const first = await requestCredential(await accessToken({ jti }));
+    expect(first.ok, first.ok ? '' : first.error).toBe(true);
+    const [opened] = (await sessionsOfAcme()).filter((s) => s.externalSubject === 'erika' && s.status === 'completed');
+    for (const [name, claims] of [
+      ['another sub', { jti, sub: 'mallory', given_name: 'Mallory' }],
+      ['another client_id', { jti, client_id: 'other-wallet' }],
+    ] as const) {
+      const token = await accessToken(claims);
+      const reply = await svc.call('POST', '/issuers/acme/credential', {
+        headers: { authorization: `Bearer ${token}` },
+        body: { credential_configuration_id: 'pid' },
+      });
+      expect(reply.status, name).toBe(401);
+      expect(reply.body, name).toMatchObject({ error: 'invalid_token', error_description: expect.stringMatching(/jti/) });
+    }
+    // The first user's session is untouched; the same token still reaches it (and finds pid issued).
+    const again = await requestCredential(await accessToken({ jti }));
+    expect(again.ok ? 'issued' : again.error).toMatch(/already been issued/);
+    expect((await svc.running.services.sessions.get('acme', opened.id)).status).toBe('completed');
+  });
+
   it('refuses a DPoP-bound token without a proof of its key, or with another key', async () => {
     const key = await holderKey();
     const token = await accessToken({ cnf: { jkt: await calculateJwkThumbprint(key.publicJwk) } });

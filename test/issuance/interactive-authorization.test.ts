@@ -6,7 +6,7 @@
 // @openid4vc/openid4vci and @openid4vc/oauth2 0.4.6 have no interactive authorization client, so the
 // wallet's requests are made by hand in the draft's shapes.
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PID_VCT } from '../support/fixtures.js';
@@ -23,6 +23,7 @@ let other: string;
 let rootCertificate: string;
 let integrator: CryptoKeyPair;
 let integratorJwk: JWK;
+let kycJwk: JWK;
 let pid: Issued;
 
 const INTEGRATOR_PAGE = 'https://integrator.example/membership';
@@ -70,6 +71,7 @@ beforeAll(async () => {
   other = (await svc.tenant('other')).token;
   integrator = (await generateKeyPair('ES256', { extractable: true })) as CryptoKeyPair;
   integratorJwk = await exportJWK(integrator.publicKey);
+  kycJwk = await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey);
   for (const token of [acme, other]) {
     const statusConfig = await svc.call('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
     expect(statusConfig.status, statusConfig.text).toBe(200);
@@ -91,6 +93,13 @@ beforeAll(async () => {
     membership('membership', 'membership_scope', actions),
     // Web step first, and a presentation answered in the clear (iae_post) rather than encrypted.
     membership('web-first', 'web_first_scope', [actions[1], { ...actions[0], responseMode: 'iae_post' }]),
+    // One step each, for the attack of a flow that switches requests: the wallet completes the
+    // integrator's web step or the PID presentation, never the KYC page (whose key it does not have).
+    membership('web-only', 'web_only_scope', [actions[1]]),
+    membership('pid-only', 'pid_only_scope', [actions[0]]),
+    membership('kyc', 'kyc_scope', [
+      { type: 'redirect-to-web', url: 'https://kyc.example/check', callbackKey: kycJwk, label: 'identity check' },
+    ]),
   ]) {
     const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body });
     expect(created.status, created.text).toBe(201);
@@ -206,6 +215,8 @@ async function throughPresentation(issued: Issued = pid, kb: { aud?: string; non
 
 /** The wallet opens the authorization endpoint with the web step's request_uri; the browser is sent to the integrator's page. */
 const openWebStep = (requestUri: string) => openSharedWebStep(`${svc.url}/issuers/acme/authorize`, CLIENT_ID, requestUri);
+
+const pkceChallenge = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
 /** The integrator's signed result for the page it was opened with. */
 const signResult = (page: URL, payload: Record<string, unknown> = {}, options: { key?: CryptoKey; typ?: string } = {}) =>
@@ -665,5 +676,92 @@ describe('interactive authorization: refusals', () => {
       expect(back.location?.searchParams.get('code')).toBeNull();
       expect(back.location?.searchParams.get('state')).toBe('wallet-state');
     });
+  });
+});
+
+describe('interactive authorization: a flow is bound to the request it started for', () => {
+  /** An offer of an easy configuration and the KYC one, and a first request for the easy one alone. */
+  async function startEasyThenSwitch(easy: 'web-only' | 'pid-only') {
+    const created = await svc.call('POST', '/api/issuer/offer', {
+      token: acme,
+      body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: [easy, 'kyc'] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const issuerState = created.body.credentialOffer.grants.authorization_code.issuer_state as string;
+    const started = await start({ issuerState, scope: easy === 'web-only' ? 'web_only_scope' : 'pid_only_scope' });
+    expect(started.reply.status, started.reply.text).toBe(200);
+    /** The attacker's second push: the same client and PKCE challenge, now for the KYC configuration. */
+    const pushForKyc = () =>
+      svc.call('POST', '/issuers/acme/par', {
+        form: {
+          client_id: CLIENT_ID,
+          response_type: 'code',
+          redirect_uri: WALLET_REDIRECT_URI,
+          code_challenge: pkceChallenge(started.verifier),
+          code_challenge_method: 'S256',
+          issuer_state: issuerState,
+          authorization_details: JSON.stringify([{ type: 'openid_credential', credential_configuration_id: 'kyc' }]),
+        },
+      });
+    return { ...started, session: created.body.session as string, pushForKyc };
+  }
+
+  it('a web step completed after the same client pushed a request for another configuration issues no code', async () => {
+    const flow = await startEasyThenSwitch('web-only');
+    const page = await openWebStep(flow.reply.body.request_uri);
+    const pushed = await flow.pushForKyc();
+    expect(pushed.status, pushed.text).toBe(201);
+
+    const back = await postResult(page, await signResult(page));
+    expect(back.status).toBe(400);
+    expect(back.body.error_description).toMatch(/web_session is unknown, expired or already used/);
+    const logs = await logsOf(flow.session);
+    expect(logs).toContain('interactive authorization ended: a new authorization request was pushed');
+    expect(logs).not.toContain('authorization code issued');
+    const live = await svc.db
+      .selectFrom('session_handles')
+      .select('purpose')
+      .where('session_id', '=', flow.session)
+      .where('purpose', 'not like', '%:spent')
+      .execute();
+    // No auth_session, web_session or code of the ended flow is left: only the offer's and the new request_uri.
+    expect(live.map((h) => h.purpose).sort()).toEqual(['credential_offer', 'issuer_state', 'request_uri']);
+
+    // The KYC request itself goes nowhere without its own step.
+    const authorize = await fetch(
+      `${svc.url}/issuers/acme/authorize?${new URLSearchParams({ client_id: CLIENT_ID, request_uri: pushed.body.request_uri })}`,
+      { redirect: 'manual' },
+    );
+    expect(new URL(authorize.headers.get('location') as string).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('a presentation step answered after such a push issues no code either', async () => {
+    const flow = await startEasyThenSwitch('pid-only');
+    const request = await openRequest(flow.reply.body.openid4vp_request);
+    expect((await flow.pushForKyc()).status).toBe(201);
+    const answer = await present(flow.reply.body.auth_session, request);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error_description).toMatch(/auth_session is unknown/);
+    expect(await logsOf(flow.session)).not.toContain('authorization code issued');
+  });
+
+  it('a flow left alone still ends in a code for exactly what it asked', async () => {
+    const flow = await startEasyThenSwitch('web-only');
+    const page = await openWebStep(flow.reply.body.request_uri);
+    const back = await postResult(page, await signResult(page));
+    expect(back.status, JSON.stringify(back.body)).toBe(303);
+    const code = back.location?.searchParams.get('code') as string;
+    const token = await svc.call('POST', '/issuers/acme/token', {
+      form: {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: flow.verifier,
+        redirect_uri: WALLET_REDIRECT_URI,
+        client_id: CLIENT_ID,
+      },
+    });
+    expect(token.status, token.text).toBe(200);
+    const stored = await svc.running.services.sessions.get('acme', flow.session);
+    expect(stored.public.authorized).toEqual(['web-only']);
   });
 });

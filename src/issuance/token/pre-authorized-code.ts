@@ -37,7 +37,7 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
 
   private checkUsable(session: SessionState, { settings }: Issuer) {
     if (session.status === 'expired') throw invalidGrant('the offer has expired');
-    if (session.consumed) throw invalidGrant('the pre-authorized code has already been used');
+    if (session.consumed) throw invalidGrant(USED);
     if (session.status === 'failed' || session.txCodeFailedAttempts >= settings.txCodeMaxAttempts) {
       throw invalidGrant(LOCKED);
     }
@@ -56,7 +56,7 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
     if (sameSecret(hashHandle(given), expected)) return;
     const max = settings.txCodeMaxAttempts;
     const failures = await this.sessions.countTxCodeFailure(session.tenantId, session.id, max);
-    if (failures === undefined) throw invalidGrant(LOCKED);
+    if (failures === undefined) throw await this.refusal(session);
     await this.sessions.log(session.id, 'warn', 'wrong transaction code', { attempt: failures });
     if (failures >= max) {
       await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: 'too many wrong transaction codes' });
@@ -78,12 +78,16 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
       { consumed: true, status: 'fetched' },
       { consumed: false, statuses: ['active', 'fetched'], holds: (current) => current.txCodeFailedAttempts < settings.txCodeMaxAttempts },
     );
-    if (!consumed) {
-      const current = await this.sessions.find(session.tenantId, session.id);
-      throw invalidGrant(current?.consumed ? 'the pre-authorized code has already been used' : LOCKED);
-    }
+    if (!consumed) throw await this.refusal(session);
     await this.sessions.log(session.id, 'info', 'pre-authorized code redeemed');
+  }
+
+  /** Why a guess or redemption lost its race (the database decided; this only names the reason). */
+  private async refusal(session: SessionState) {
+    const current = await this.sessions.find(session.tenantId, session.id);
+    return invalidGrant(current?.consumed ? USED : LOCKED);
   }
 }
 
 const LOCKED = 'the offer is locked after too many wrong transaction codes';
+const USED = 'the pre-authorized code has already been used';
