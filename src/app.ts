@@ -43,6 +43,7 @@ import { installInputGuards } from './platform/http/input-guards.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
 import { documentProblems, SECURITY_SCHEMES, TAGS } from './platform/http/openapi.js';
 import { OutboundClient } from './platform/http/outbound-client.js';
+import { OwnUrlsFirst } from './platform/http/own-urls.js';
 import { Problem } from './platform/http/problem.js';
 import { installSecurityHeaders } from './platform/http/security-headers.js';
 import { EventStreams } from './platform/http/sse.js';
@@ -241,6 +242,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     trust: trustLists,
     signing,
     outbound,
+    statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
     statusListCache: caches.fetchedStatusList,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
   });

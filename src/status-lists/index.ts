@@ -6,7 +6,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { App } from '../platform/http/types.js';
 import type { TenantService } from '../tenants/service.js';
 import type { StampedCache } from './cache.js';
-import { statusListRoutes } from './routes.js';
+import { ownStatusListTokens, statusListRoutes } from './routes.js';
 import { type StatusListDeps, StatusListService } from './service.js';
 
 export type StatusListNeeds = StatusListDeps & {
@@ -23,6 +23,8 @@ export function createStatusLists(needs: StatusListNeeds) {
   const { tenants, caches, trustCache, db } = needs;
   return {
     statusLists,
+    /** The routes of the service's own documents that its verifier reads in-process (OwnUrlsFirst). */
+    ownDocuments: [ownStatusListTokens(statusLists)],
     routes: (app: App) =>
       statusListRoutes(app, { statusLists, tenants, caches, trustCache, tenantExists: (tenantId) => tenants.exists(db, tenantId) }),
   };

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { Role } from '../platform/auth/roles.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import type { OwnRoute } from '../platform/http/own-urls.js';
 import { notFound } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
 import { StatusListConfigSchema } from '../tenants/schemas.js';
@@ -14,6 +15,8 @@ import { CWT_MEDIA_TYPE, JWT_MEDIA_TYPE } from './token.js';
 const manage = { roles: ['issuance:manage'] as Role[], tenant: 'required' } as const;
 const caches = { roles: ['issuance:manage', 'presentation:manage'] as Role[], tenant: 'required' } as const;
 const tags = ['status lists'];
+
+const STATUS_LIST_TOKEN_PATH = '/issuers/:tenantId/status-lists/:listId';
 
 const Bits = z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)]);
 
@@ -278,7 +281,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
   );
 
   app.get(
-    '/issuers/:tenantId/status-lists/:listId',
+    STATUS_LIST_TOKEN_PATH,
     {
       config: { access: { public: true } },
       schema: {
@@ -290,14 +293,28 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
     },
     async (request, reply) => {
       const { tenantId, listId } = request.params;
-      const token = await statusLists.token(tenantId, listId);
-      const maxAge = Math.max(0, Math.floor((Date.parse(token.expiresAt) - Date.now()) / 1000));
-      reply
-        .header('cache-control', `public, max-age=${maxAge}`)
-        .header('vary', 'accept')
-        .header('expires', new Date(token.expiresAt).toUTCString());
-      if (wantsCwt(request.headers.accept)) return reply.type(CWT_MEDIA_TYPE).send(Buffer.from(token.cwt));
-      return reply.type(JWT_MEDIA_TYPE).send(token.jwt);
+      const served = await servedToken(statusLists, tenantId, listId, request.headers.accept);
+      return reply.headers(served.headers).type(served.contentType).send(served.body);
     },
   );
+}
+
+/**
+ * What GET /issuers/{tenantId}/status-lists/{listId} answers. The route sends it, and the service's
+ * verifier reads it in-process when a credential it is shown names one of the service's own lists.
+ */
+async function servedToken(statusLists: StatusListService, tenantId: string, listId: string, accept: string | undefined) {
+  const token = await statusLists.token(tenantId, listId);
+  const maxAge = Math.max(0, Math.floor((Date.parse(token.expiresAt) - Date.now()) / 1000));
+  const headers = { 'cache-control': `public, max-age=${maxAge}`, vary: 'accept', expires: new Date(token.expiresAt).toUTCString() };
+  if (wantsCwt(accept)) return { contentType: CWT_MEDIA_TYPE, body: Buffer.from(token.cwt), headers };
+  return { contentType: JWT_MEDIA_TYPE, body: token.jwt, headers };
+}
+
+/** The status list tokens as the service's own URLs (OwnUrlsFirst): read in-process, exactly as served. */
+export function ownStatusListTokens(statusLists: StatusListService): OwnRoute {
+  return {
+    path: STATUS_LIST_TOKEN_PATH,
+    serve: (params, headers) => servedToken(statusLists, params.tenantId as string, params.listId as string, headers.accept),
+  };
 }

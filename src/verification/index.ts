@@ -4,6 +4,7 @@
 import type { SigningService } from '../key-chains/signing.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
+import type { UrlReader } from '../platform/http/own-urls.js';
 import type { App } from '../platform/http/types.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
@@ -27,8 +28,10 @@ export interface VerificationNeeds {
   registrationCertificates: RegistrationCertificateSource;
   trust: TrustAnchors;
   signing: SigningService;
-  /** Calls webhooks and fetches other issuers' status lists, within the outbound address policy. */
+  /** Calls webhooks within the outbound address policy. */
   outbound: OutboundClient;
+  /** Reads the status lists credentials name: this service's own in-process, other issuers' through the outbound client. */
+  statusListReader: UrlReader;
   /** Where status list tokens fetched to check credentials are kept (Caches.fetchedStatusList, behind /api/cache). */
   statusListCache: StampedCache<FetchedStatusList>;
   /** Delays before each retry of a failed presentation webhook delivery. */
@@ -50,7 +53,7 @@ export function createVerification(needs: VerificationNeeds) {
     requests,
     annexC.offers,
   );
-  const status = new StatusListChecker({ outbound, cache: needs.statusListCache });
+  const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
   const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks);
   return {

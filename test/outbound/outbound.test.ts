@@ -1,8 +1,8 @@
 // Outgoing calls (attribute providers, per-offer claim webhooks, issuance and verifier webhooks,
-// status lists of presented credentials) go only where the outbound policy allows: no loopback,
-// private, link-local or other non-public address while OUTBOUND_ALLOW_PRIVATE is false, never the
-// cloud metadata address, never a redirect to another origin (which would carry the API key there),
-// and never more than the size cap. A URL naming a refused address is refused when it is stored; a
+// status lists of presented credentials but this service's own, which it reads without the network)
+// go only where the outbound policy allows: no loopback, private, link-local or other non-public
+// address while OUTBOUND_ALLOW_PRIVATE is false, never the cloud metadata address, never a redirect
+// to another origin (which would carry the API key there), and never more than the size cap. A URL naming a refused address is refused when it is stored; a
 // name is judged by what it resolves to when it is called, and the failure lands in the session log.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -308,20 +308,58 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
       expect(target.received.length).toBe(before);
     });
 
-    it("rejects a credential whose status list is at a refused address (the issuer's own, on loopback here)", async () => {
+    it("reads this service's own status list in-process, and refuses another issuer's at a loopback address", async () => {
       const withStatus = await svc.call('PATCH', '/api/issuer/credentials/pid', { token, body: { statusManagement: true } });
       expect(withStatus.status, withStatus.text).toBe(200);
-      const { credential, holder } = await issueCredential(svc, token, 'pid', { given_name: 'Erika' });
-      const request = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
-      const resolved = await resolveRequest(request.body.uri);
-      const reply = await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, ['given_name'])] });
-      expect(reply.status).toBe(400);
-      expect(reply.body.error).toBe('invalid_request');
-      const session = await svc.running.services.sessions.get('shop', request.body.session);
-      expect(session.status).toBe('failed');
-      expect(session.errorReason).toMatch(
-        /^status: the status list at http:\/\/127\.0\.0\.1:\d+\/\S+ could not be fetched \(refused: 127\.0\.0\.1 is a loopback address \(OUTBOUND_ALLOW_PRIVATE is false\)\)$/,
-      );
+      const present = async (issued: { credential: string; holder: Parameters<typeof presentSdJwt>[1] }) => {
+        const request = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
+        const resolved = await resolveRequest(request.body.uri);
+        const reply = await submit(resolved, { pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name'])] });
+        return { reply, session: await svc.running.services.sessions.get('shop', request.body.session) };
+      };
+
+      // Its own list is under PUBLIC_URL, on loopback here: read without the network, so not refused.
+      const own = await present(await issueCredential(svc, token, 'pid', { given_name: 'Erika' }));
+      expect(own.reply.status, JSON.stringify(own.reply.body)).toBe(200);
+      expect(own.session.status).toBe('completed');
+
+      // Another issuer on loopback, trusted by this tenant, still answering: its list is refused by the policy.
+      const remote = await startService();
+      try {
+        const remoteToken = await setUpIssuer(remote, 'remote');
+        const remoteStatus = await remote.call('PATCH', '/api/issuer/credentials/pid', {
+          token: remoteToken,
+          body: { statusManagement: true },
+        });
+        expect(remoteStatus.status, remoteStatus.text).toBe(200);
+        const certificates: string[] = [];
+        for (const chain of ['default-attestation', 'default-statusList']) {
+          const pem = await remote.call('GET', `/api/key-chain/${chain}/certificate`, { token: remoteToken });
+          certificates.push((pem.text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).at(-1) as string);
+        }
+        const trust = await svc.call('PUT', '/api/trust-list/issuers', {
+          token,
+          body: {
+            entities: [
+              { type: 'internal', keyChainId: 'default-attestation' },
+              { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
+              { type: 'external', name: 'Remote issuer', certificates },
+            ],
+          },
+        });
+        expect(trust.status, trust.text).toBe(200);
+        const issued = await issueCredential(remote, remoteToken, 'pid', { given_name: 'Erika' });
+        const refused = await present(issued);
+        expect(refused.reply.status).toBe(400);
+        expect(refused.reply.body.error).toBe('invalid_request');
+        expect(refused.session.status).toBe('failed');
+        expect(refused.session.errorReason).toMatch(
+          /^status: the status list at http:\/\/127\.0\.0\.1:\d+\/\S+ could not be fetched \(refused: 127\.0\.0\.1 is a loopback address \(OUTBOUND_ALLOW_PRIVATE is false\)\)$/,
+        );
+        expect(refused.session.errorReason).toContain(`at ${remote.url}/issuers/remote/status-lists/`);
+      } finally {
+        await remote.stop();
+      }
     });
   });
 });

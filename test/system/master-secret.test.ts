@@ -10,6 +10,7 @@ import { migrate } from '../../src/platform/db/migrate.js';
 import { start } from '../../src/server.js';
 import { StartUpError } from '../../src/start-up-errors.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { type RequestOptions, request } from '../support/http.js';
 import { run, runUntilExit, stop } from '../support/process.js';
 import { ROOT_ID, startService } from '../support/service.js';
 
@@ -28,17 +29,8 @@ async function database() {
 }
 const secret = () => randomBytes(32).toString('base64url');
 
-async function call(port: number, method: string, path: string, options: { token?: string; body?: unknown } = {}) {
-  const reply = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: {
-      ...(options.token && { authorization: `Bearer ${options.token}` }),
-      ...(options.body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
-  });
-  return { status: reply.status, body: (await reply.json().catch(() => undefined)) as any };
-}
+const call = (port: number, method: string, path: string, options?: RequestOptions) =>
+  request(`http://127.0.0.1:${port}`, method, path, options);
 
 async function token(port: number, clientId: string, clientSecret: string): Promise<string> {
   const reply = await call(port, 'POST', '/api/oauth2/token', {

@@ -4,8 +4,10 @@
 import { createServer, type Server } from 'node:http';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundClient } from '../../src/platform/http/outbound-client.js';
+import { OutboundClient, OutboundRefused } from '../../src/platform/http/outbound-client.js';
+import { OwnUrlsFirst } from '../../src/platform/http/own-urls.js';
 import { StampedCache } from '../../src/status-lists/cache.js';
+import { ownStatusListTokens } from '../../src/status-lists/routes.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
 import { StatusListChecker } from '../../src/verification/status/checker.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
@@ -67,13 +69,30 @@ async function issue(service: TestService, token: string): Promise<Issued> {
   return { credential, holder: key.privateJwk, sessionId: offer.body.session, status: payload.status.status_list };
 }
 
-/** One presentation to `tenant`'s verifier; the wallet's answer and the session as it ends. */
-async function present(tenant: string, token: string, issued: Issued) {
-  const offer = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
+/** One presentation to `tenant`'s verifier (of `service`); the wallet's answer and the session as it ends. */
+async function present(tenant: string, token: string, issued: Issued, service = svc) {
+  const offer = await service.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
   expect(offer.status, offer.text).toBe(201);
   const resolved = await resolveRequest(offer.body.uri);
   const reply = await submit(resolved, { pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name'])] });
-  return { reply, state: await svc.running.services.sessions.get(tenant, offer.body.session) };
+  return { reply, state: await service.running.services.sessions.get(tenant, offer.body.session) };
+}
+
+/** The last certificate of a key chain's chain (its root): what another tenant lists to trust it. */
+async function rootCertificate(service: TestService, token: string, keyChainId: string): Promise<string> {
+  const chain = await service.call('GET', `/api/key-chain/${keyChainId}/certificate`, { token });
+  expect(chain.status, chain.text).toBe(200);
+  return (chain.text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).at(-1) as string;
+}
+
+async function setStatus(service: TestService, token: string, sessionId: string, status: number) {
+  const changed = await service.call('POST', '/api/session/revoke', { token, body: { sessionId, status } });
+  expect(changed.status, changed.text).toBe(200);
+  expect(changed.body.updatedEntries).toBe(1);
+}
+
+async function clearStatusCache(service: TestService, token: string) {
+  expect((await service.call('DELETE', '/api/cache/status-list', { token })).status).toBe(204);
 }
 
 function expectAccepted(result: Awaited<ReturnType<typeof present>>) {
@@ -99,12 +118,8 @@ describe('status of presented SD-JWT VCs', () => {
     const issued = await issue(svc, token);
     expect(issued.status.uri).toMatch(new RegExp(`^${svc.url}/issuers/acme/status-lists/`));
     const stats = async () => (await svc.call('GET', '/api/cache/stats', { token })).body.fetchedStatusList;
-    const clearCache = async () => expect((await svc.call('DELETE', '/api/cache/status-list', { token })).status).toBe(204);
-    const revoke = async (status: number) => {
-      const changed = await svc.call('POST', '/api/session/revoke', { token, body: { sessionId: issued.sessionId, status } });
-      expect(changed.status, changed.text).toBe(200);
-      expect(changed.body.updatedEntries).toBe(1);
-    };
+    const clearCache = () => clearStatusCache(svc, token);
+    const revoke = (status: number) => setStatus(svc, token, issued.sessionId, status);
 
     expectAccepted(await present('acme', token, issued));
     expect(await stats()).toMatchObject({ entries: 1, misses: 1 });
@@ -144,8 +159,7 @@ describe('status of presented SD-JWT VCs', () => {
     try {
       const remoteToken = await setUpTenant(remote, 'remote', [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER]);
       issued = await issue(remote, remoteToken);
-      const chain = await remote.call('GET', '/api/key-chain/default-attestation/certificate', { token: remoteToken });
-      root = (chain.text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).at(-1) as string;
+      root = await rootCertificate(remote, remoteToken, 'default-attestation');
     } finally {
       await remote.stop();
     }
@@ -177,7 +191,7 @@ describe('StatusListChecker', () => {
 
   it('caches a token until the earlier of its exp and ttl, per tenant', async () => {
     const cache = new StampedCache<any>();
-    const checker = new StatusListChecker({ cache, outbound });
+    const checker = new StatusListChecker({ cache, reader: outbound });
     const now = new Date();
     await checker.check('checker', { status_list: issued.status }, { trustedCertificates: trusted, now });
     await checker.check('checker', { status_list: issued.status }, { trustedCertificates: trusted, now: new Date(now.getTime() + 30_000) });
@@ -208,7 +222,7 @@ describe('StatusListChecker', () => {
     const hanging: Server = createServer(() => {});
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
     const { port } = hanging.address() as { port: number };
-    const checker = new StatusListChecker({ timeoutMs: 300, outbound });
+    const checker = new StatusListChecker({ timeoutMs: 300, reader: outbound });
     const context = { trustedCertificates: trusted, now: new Date() };
     try {
       const started = Date.now();
@@ -226,5 +240,96 @@ describe('StatusListChecker', () => {
     // The same token under another address: its sub names the real one.
     const aliased = issued.status.uri.replace('127.0.0.1', 'localhost');
     expect(await rejection(checker.check('checker', { status_list: { idx: 0, uri: aliased } }, context))).toMatch(/sub is not/);
+  });
+});
+
+describe('its own status lists, in production (PUBLIC_URL on loopback, which the outbound policy refuses)', () => {
+  let production: TestService;
+  beforeAll(async () => {
+    production = await startService({ NODE_ENV: 'production' });
+    expect(production.running.config.OUTBOUND_ALLOW_PRIVATE).toBe(false);
+  });
+  afterAll(() => production.stop());
+
+  it('reads them in-process: a presentation verifies with its status checked, and is rejected once revoked', async () => {
+    const token = await setUpTenant(production, 'acme', [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER]);
+    const issued = await issue(production, token);
+    expect(issued.status.uri).toMatch(new RegExp(`^${production.url}/issuers/acme/status-lists/`));
+
+    expectAccepted(await present('acme', token, issued, production));
+    // The status was checked: the list was read once and is kept.
+    expect((await production.call('GET', '/api/cache/stats', { token })).body.fetchedStatusList).toMatchObject({ entries: 1, misses: 1 });
+
+    await setStatus(production, token, issued.sessionId, 1);
+    await clearStatusCache(production, token);
+    expectRejected(await present('acme', token, issued, production), /^status: revoked$/);
+  });
+
+  it("reads another tenant's list as that tenant's, and a list that is gone fails as its 404 over HTTP does", async () => {
+    const issuerToken = await setUpTenant(production, 'issuer', [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER]);
+    const issued = await issue(production, issuerToken);
+    const certificates = [
+      await rootCertificate(production, issuerToken, 'default-attestation'),
+      await rootCertificate(production, issuerToken, 'default-statusList'),
+    ];
+    const token = await setUpTenant(production, 'relying', [{ type: 'external', name: 'Issuer tenant', certificates }]);
+    expectAccepted(await present('relying', token, issued, production));
+
+    const removed = await production.call('DELETE', '/api/tenant/issuer', { token: await production.rootToken() });
+    expect(removed.status, removed.text).toBe(204);
+    expect((await fetch(issued.status.uri)).status).toBe(404);
+    await clearStatusCache(production, token);
+    const gone = await present('relying', token, issued, production);
+    expectRejected(gone, /answered HTTP 404$/);
+    expect(gone.state.errorReason).toBe(`status: the status list at ${issued.status.uri} answered HTTP 404`);
+  });
+});
+
+describe('OwnUrlsFirst', () => {
+  let token: string;
+  let issued: Issued;
+  let own: OwnUrlsFirst;
+  beforeAll(async () => {
+    token = await setUpTenant(svc, 'own-urls', [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER]);
+    issued = await issue(svc, token);
+    // Behind it an outbound client that refuses loopback, where this service is: only what it answers itself gets through.
+    own = new OwnUrlsFirst(svc.url, new OutboundClient({ allowPrivate: false }), [ownStatusListTokens(svc.running.services.statusLists)]);
+  });
+
+  it('answers a status list URL of this service with the status, content type and bytes of its HTTP route', async () => {
+    for (const accept of ['application/statuslist+jwt', 'application/statuslist+cwt', undefined]) {
+      const headers: Record<string, string> = accept ? { accept } : {};
+      const overHttp = await fetch(issued.status.uri, { headers });
+      const inProcess = await own.request(issued.status.uri, { headers });
+      expect(inProcess.status).toBe(200);
+      expect(overHttp.status).toBe(200);
+      expect(inProcess.headers['content-type']).toBe(overHttp.headers.get('content-type'));
+      expect(inProcess.body.equals(Buffer.from(await overHttp.arrayBuffer()))).toBe(true);
+    }
+  });
+
+  it("answers 404 for a list that does not exist, also for another tenant's list under this tenant's path, as HTTP does", async () => {
+    const listId = issued.status.uri.split('/').at(-1) as string;
+    for (const uri of [`${svc.url}/issuers/own-urls/status-lists/no-such-list`, `${svc.url}/issuers/acme/status-lists/${listId}`]) {
+      const overHttp = await fetch(uri);
+      const inProcess = await own.request(uri);
+      expect([inProcess.status, overHttp.status]).toEqual([404, 404]);
+      expect(JSON.parse(inProcess.body.toString())).toEqual(await overHttp.json());
+    }
+  });
+
+  it('sends every other URL to the outbound client: other routes and origins, and other methods', async () => {
+    const listPath = new URL(issued.status.uri).pathname;
+    const other = new URL(svc.url);
+    other.port = String(Number(other.port) + 1);
+    for (const [uri, method] of [
+      [`${svc.url}/health`, 'GET'],
+      [`${svc.url}/issuers/own-urls/status-lists`, 'GET'],
+      [`${other.origin}${listPath}`, 'GET'],
+      [issued.status.uri.replace('127.0.0.1', 'localhost'), 'GET'],
+      [issued.status.uri, 'POST'],
+    ] as const) {
+      await expect(own.request(uri, { method }), uri).rejects.toThrow(OutboundRefused);
+    }
   });
 });

@@ -74,12 +74,16 @@ function titleFor(status: number): string {
   );
 }
 
+/** A problem as protocol endpoints answer it: as OAuth does; their own steps choose precise error codes. */
+export function oauthErrorBody(problem: Problem) {
+  const error = problem.status >= 500 ? 'server_error' : ((problem.extra.error as string | undefined) ?? 'invalid_request');
+  return { error, error_description: problem.detail ?? problem.title };
+}
+
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem) {
   reply.headers(problem.headers);
   if (problem instanceof OAuthError || !isManagementPath(request.url) || request.routeOptions.config?.errorFormat === 'oauth') {
-    // Protocol endpoints answer as OAuth does; their own steps choose precise error codes.
-    const error = problem.status >= 500 ? 'server_error' : ((problem.extra.error as string | undefined) ?? 'invalid_request');
-    return reply.code(problem.status).send({ error, error_description: problem.detail ?? problem.title });
+    return reply.code(problem.status).send(oauthErrorBody(problem));
   }
   return reply
     .code(problem.status)

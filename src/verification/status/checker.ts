@@ -12,10 +12,12 @@
 // anchors reaches this step, so only an issuer the tenant trusts chooses the address; still, it is
 // fetched through the outbound client (http(s) only, public addresses unless OUTBOUND_ALLOW_PRIVATE,
 // no cross-origin redirects, bounded time and size), and nothing of the answer is echoed beyond a reason.
+// A list of this service itself (under PUBLIC_URL) is read in-process instead (OwnUrlsFirst), so that
+// a deployment verifies its own credentials wherever PUBLIC_URL leads from inside it.
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
 import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
-import type { OutboundClient } from '../../platform/http/outbound-client.js';
+import type { UrlReader } from '../../platform/http/own-urls.js';
 import { type FetchedStatusList, StampedCache, tenantKey } from '../../status-lists/cache.js';
 import { PresentationRejected } from '../errors.js';
 import type { VerifiedSdJwt } from '../formats/sd-jwt-vc.js';
@@ -38,7 +40,8 @@ export interface StatusCheckContext {
 }
 
 export interface StatusListCheckerOptions {
-  outbound: OutboundClient;
+  /** The outbound client, or OwnUrlsFirst in front of it. */
+  reader: UrlReader;
   /** Where verified tokens are kept; registered with /api/cache so that it can be inspected and cleared. */
   cache?: StampedCache<FetchedStatusList>;
   timeoutMs?: number;
@@ -50,12 +53,12 @@ const STAMP = 'fetched';
 export class StatusListChecker {
   private readonly cache: StampedCache<FetchedStatusList>;
   private readonly timeoutMs: number;
-  private readonly outbound: OutboundClient;
+  private readonly reader: UrlReader;
   /** Fetches under way, so that concurrent presentations of one list fetch it once. */
   private readonly inFlight = new Map<string, Promise<FetchedStatusList>>();
 
   constructor(options: StatusListCheckerOptions) {
-    this.outbound = options.outbound;
+    this.reader = options.reader;
     this.cache = options.cache ?? new StampedCache<FetchedStatusList>(1_000);
     this.timeoutMs = options.timeoutMs ?? FETCH_TIMEOUT_MS;
   }
@@ -151,7 +154,7 @@ export class StatusListChecker {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw reject('the status list uri is not an http(s) URL');
     try {
-      const response = await this.outbound.request(url, {
+      const response = await this.reader.request(url, {
         headers: { accept: STATUS_LIST_JWT },
         timeoutMs: this.timeoutMs,
         maxBytes: MAX_TOKEN_BYTES,
