@@ -199,7 +199,7 @@ export const CONFIG_KEYS = {
     default: 'true',
     productionDefault: 'false',
     description:
-      'let webhooks, attribute providers and status list fetches reach loopback, private, link-local and other non-public addresses (a local webhook in development); cloud metadata addresses are refused regardless',
+      'let webhooks, attribute providers and status list fetches (of other issuers: the service reads its own lists in-process) reach loopback, private, link-local and other non-public addresses (a local webhook in development); cloud metadata addresses are refused regardless',
   },
   METRICS_TOKEN: {
     schema: z.string().min(16, 'must be at least 16 characters'),
