@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
-import { exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { type LoginProvider, loginAt, startLoginProvider } from '../support/oidc-provider.js';
@@ -125,7 +125,7 @@ async function get(url: string) {
 }
 
 /** PAR by hand at the chained server (with DPoP), then its authorization endpoint: the provider URL it sends the user to. */
-async function startLogin(issuerState: string, options: { headers?: Record<string, string> } = {}) {
+async function startLogin(issuerState: string | undefined, options: { headers?: Record<string, string> } = {}) {
   const key = await holderKey();
   const { verifier, challenge } = pkce();
   const parUrl = chainedUrl('par');
@@ -137,7 +137,7 @@ async function startLogin(issuerState: string, options: { headers?: Record<strin
       code_challenge: challenge,
       code_challenge_method: 'S256',
       state: 'wallet-state',
-      issuer_state: issuerState,
+      ...(issuerState !== undefined && { issuer_state: issuerState }),
       scope: 'pid_scope',
     },
     headers: { dpop: await dpopProof(key, parUrl), ...options.headers },
@@ -347,6 +347,39 @@ describe('chained authorization server: the whole flow with a wallet', () => {
     const incomplete = await offer({ credentialConfigurationIds: ['pid-strict'] });
     const flow = await walletFlow(incomplete.uri, { configurationId: 'pid-strict', scope: 'pid_strict_scope', user: 'max' });
     await expect(flow.credential()).rejects.toThrow(/credential_request_denied|family_name/);
+  });
+
+  it('a wallet-initiated request (no issuer_state): the login at the provider identifies the person, and the credential carries its claims', async () => {
+    const { key, verifier, providerUrl } = await startLogin(undefined);
+    const back = await get((await loginAt(providerUrl.toString(), 'erika')).toString());
+    const code = back.location?.searchParams.get('code') as string;
+    expect(code, back.text).toEqual(expect.any(String));
+    const tokenUrl = chainedUrl('token');
+    const token = await svc.call('POST', new URL(tokenUrl).pathname, {
+      form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: 'raw-wallet' },
+      headers: { dpop: await dpopProof(key, tokenUrl) },
+    });
+    expect(token.status, token.text).toBe(200);
+    const credentialUrl = `${svc.url}/issuers/acme/credential`;
+    const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
+    const proof = await new SignJWT({ aud: `${svc.url}/issuers/acme`, iat: Math.floor(Date.now() / 1000), nonce: c_nonce })
+      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
+      .sign(await importJWK(key.privateJwk, 'ES256'));
+    const issued = await svc.call('POST', '/issuers/acme/credential', {
+      headers: {
+        authorization: `DPoP ${token.body.access_token}`,
+        dpop: await dpopProof(key, credentialUrl, { accessToken: token.body.access_token }),
+      },
+      body: { credential_configuration_id: 'pid', proofs: { jwt: [proof] } },
+    });
+    expect(issued.status, issued.text).toBe(200);
+    const { claims } = await verifySdJwtIndependently(issued.body.credentials[0].credential, rootCertificate);
+    expect(claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann', birth: { date: '1964-08-12' } });
+    // No offer made the session: the request opened one of its own.
+    const [row] = await svc.db.selectFrom('sessions').select('id').where('public_data', 'like', '%"wallet-initiated"%').execute();
+    const opened = (await svc.call('GET', `/api/session/${row?.id}`, { token: acme })).body;
+    expect(opened).toMatchObject({ status: 'completed', credentialConfigurationIds: ['pid'] });
+    expect(await logsOf(opened.id)).toEqual(expect.arrayContaining(['wallet-initiated authorization request', 'upstream login succeeded']));
   });
 
   it('a refresh token of the chained server is redeemed at its token endpoint', async () => {

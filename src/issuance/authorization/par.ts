@@ -19,7 +19,7 @@ import {
 } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
-import { type AuthorizationRequest, issuancePrivate, issuancePublic } from '../session.js';
+import { type AuthorizationRequest, type IssuancePrivate, type IssuancePublic, issuancePrivate, issuancePublic } from '../session.js';
 import type { DpopProofs } from '../token/dpop.js';
 import { offerRefusal } from './offer-session.js';
 import {
@@ -35,6 +35,9 @@ import { type AuthorizationServerRole, BUILTIN_SERVER } from './server-role.js';
 import type { WalletAttestations } from './wallet-attestation.js';
 
 export type PushRequest = ClientRequest;
+
+/** The session's responseType when a wallet started from the metadata, with no offer. */
+export const WALLET_INITIATED = 'wallet-initiated';
 
 export interface PushResponse {
   request_uri: string;
@@ -66,12 +69,14 @@ export class PushedAuthorizationEndpoint {
     checkRedirectUri(params);
     checkResource(issuer, params);
     checkCredentialsNamed(params);
-    const session = await this.findOffer(issuer, params.issuer_state);
-    const offered = issuancePublic(session).credentialConfigurationIds;
-    const byDetails = detailsConfigurations(issuer, offered, params.authorization_details);
-    const byScope = await this.scopeConfigurations(issuer, offered, params.scope);
+    const offer = params.issuer_state === undefined ? undefined : await this.findOffer(issuer, params.issuer_state);
+    const requestable = offer ? { ids: issuancePublic(offer).credentialConfigurationIds, of: 'this credential offer' } : await this.all(issuer);
+    const byDetails = detailsConfigurations(issuer, requestable, params.authorization_details);
+    const byScope = await this.scopeConfigurations(issuer, requestable.ids, params.scope);
+    const credentialConfigurationIds = [...new Set([...byDetails, ...byScope])];
+    if (!offer) await this.checkIdentifiable(issuer, credentialConfigurationIds);
     const dpopJkt = await this.dpopKey(issuer, request, params);
-    return this.store(session, {
+    const authorizationRequest: AuthorizationRequest = {
       requestId: randomBytes(16).toString('base64url'),
       clientId: params.client_id,
       redirectUri: params.redirect_uri,
@@ -79,8 +84,51 @@ export class PushedAuthorizationEndpoint {
       ...(params.state !== undefined && { state: params.state }),
       ...(dpopJkt && { dpopJkt }),
       ...(attested && { attestationJkt: attested.instanceJkt }),
-      credentialConfigurationIds: [...new Set([...byDetails, ...byScope])],
+      credentialConfigurationIds,
       byDetails,
+    };
+    return offer ? this.store(offer, authorizationRequest) : this.storeWalletInitiated(issuer, authorizationRequest);
+  }
+
+  /** Without an offer the wallet may ask for any configuration of the issuer (as its metadata lists them). */
+  private async all({ tenantId }: Issuer) {
+    return { ids: (await this.configs.list(tenantId)).map((config) => config.id), of: 'this credential issuer' };
+  }
+
+  /**
+   * A wallet-initiated request (OpenID4VCI 1.0 section 3) names no offer, so no integrator said whom
+   * it is for: each configuration must be one this server identifies the person for by itself.
+   */
+  private async checkIdentifiable({ tenantId }: Issuer, ids: string[]) {
+    for (const id of ids) {
+      const config = await this.configs.find(tenantId, id);
+      const refusal = config && this.server.walletInitiatedRefusal(config);
+      if (refusal) throw invalidRequest(refusal);
+    }
+  }
+
+  /**
+   * A session of its own for a wallet-initiated request, as an offer would have opened (its claims
+   * come from the steps that identify the person), with the request stored in the same transaction.
+   */
+  private async storeWalletInitiated({ tenantId, settings }: Issuer, request: AuthorizationRequest): Promise<PushResponse> {
+    const configs = await Promise.all(request.credentialConfigurationIds.map((id) => this.configs.find(tenantId, id)));
+    const metadata: IssuancePublic = {
+      flow: 'authorization_code',
+      responseType: WALLET_INITIATED,
+      credentialConfigurationIds: request.credentialConfigurationIds,
+      webhookEndpointId: configs.find((config) => config?.webhookEndpointId)?.webhookEndpointId ?? null,
+      notifications: [],
+    };
+    const personal: IssuancePrivate = { offer: {}, credentialPayload: { credentialClaims: {} } };
+    return inTransaction(this.db, async (trx) => {
+      const session = await this.sessions.create(
+        { tenantId, kind: 'issuance', clientId: null, lifetimeSeconds: settings.offerLifetimeSeconds, public: metadata, private: personal },
+        trx,
+      );
+      const details = { clientId: request.clientId, credentialConfigurationIds: request.credentialConfigurationIds };
+      await this.sessions.log(session.id, 'info', 'wallet-initiated authorization request', details, trx);
+      return this.store(session, request, trx);
     });
   }
 
@@ -120,10 +168,10 @@ export class PushedAuthorizationEndpoint {
    * code, and an interactive authorization with its handles, so no step done for one request ever
    * authorizes another.
    */
-  private async store(session: SessionState, authorizationRequest: AuthorizationRequest): Promise<PushResponse> {
+  private async store(session: SessionState, authorizationRequest: AuthorizationRequest, db = this.db): Promise<PushResponse> {
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Math.min(Date.now() + REQUEST_URI_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
-    await inTransaction(this.db, async (trx) => {
+    await inTransaction(db, async (trx) => {
       let endedFlow = false;
       const stored = await this.sessions.update(
         session.tenantId,
@@ -189,8 +237,8 @@ function checkResource(issuer: Issuer, params: PushedAuthorizationRequest) {
   }
 }
 
-/** Each authorization detail names one configuration of the offer (OpenID4VCI 1.0 section 5.1.1). */
-function detailsConfigurations(issuer: Issuer, offered: string[], raw: string | undefined): string[] {
+/** Each authorization detail names one configuration of the offer, or of the issuer without one (OpenID4VCI 1.0 section 5.1.1). */
+function detailsConfigurations(issuer: Issuer, requestable: { ids: string[]; of: string }, raw: string | undefined): string[] {
   if (raw === undefined) return [];
   let json: unknown;
   try {
@@ -203,8 +251,8 @@ function detailsConfigurations(issuer: Issuer, offered: string[], raw: string | 
     throw invalidAuthorizationDetails('authorization_details must be an array of {type: openid_credential, credential_configuration_id}');
   }
   for (const detail of details.data) {
-    if (!offered.includes(detail.credential_configuration_id)) {
-      throw invalidAuthorizationDetails(`'${detail.credential_configuration_id}' is not part of this credential offer`);
+    if (!requestable.ids.includes(detail.credential_configuration_id)) {
+      throw invalidAuthorizationDetails(`'${detail.credential_configuration_id}' is not a credential configuration of ${requestable.of}`);
     }
     const locations = detail.locations;
     if (locations !== undefined && !(Array.isArray(locations) && locations.includes(issuer.urls.issuer))) {

@@ -33,7 +33,8 @@ export const PushedAuthorizationRequestSchema = z.object({
   code_challenge: z.string().max(MAX).optional(),
   code_challenge_method: z.string().max(MAX).optional(),
   state: z.string().max(MAX).optional(),
-  issuer_state: z.string().min(1).max(MAX),
+  // Optional (OpenID4VCI 1.0 section 5.1.3): without it the wallet starts from the issuer's metadata.
+  issuer_state: z.string().min(1).max(MAX).optional(),
   authorization_details: z.string().max(20_000).optional(),
   scope: z.string().max(MAX).optional(),
   resource: z.string().max(MAX).optional(),

@@ -2,6 +2,7 @@
 // (chained-as/). Each hands out its own session handles, so that neither redeems what the other
 // issued: an offer bound to the chained server cannot be authorized at the built-in one (which would
 // skip the upstream login), and a request_uri or code of one is unknown at the other.
+import type { CredentialConfiguration } from '../../credential-configs/service.js';
 import { HANDLE } from '../credential-offer/schemas.js';
 import type { Issuer } from '../issuers.js';
 import { AUTHORIZATION_HANDLE } from './schemas.js';
@@ -16,6 +17,11 @@ export interface AuthorizationServerRole {
   disabled(issuer: Issuer): string | undefined;
   /** Purposes of the session handles it keeps: the offer's issuer_state, its request_uri and its codes. */
   handles: { issuerState: string; requestUri: string; code: string };
+  /**
+   * Why this server cannot identify, without an offer (issuer_state), the person a configuration is
+   * issued to (a wallet-initiated request, OpenID4VCI 1.0 section 3); undefined when it can.
+   */
+  walletInitiatedRefusal(config: CredentialConfiguration): string | undefined;
 }
 
 /** The built-in server while the issuer setting builtinAuthorizationServerEnabled is false. */
@@ -25,4 +31,9 @@ export const BUILTIN_SERVER: AuthorizationServerRole = {
   identifier: (issuer) => issuer.urls.issuer,
   disabled: (issuer) => (issuer.settings.builtinAuthorizationServerEnabled ? undefined : BUILTIN_SERVER_DISABLED),
   handles: { issuerState: HANDLE.issuerState, requestUri: AUTHORIZATION_HANDLE.requestUri, code: AUTHORIZATION_HANDLE.code },
+  // Interactive authorization steps (a PID presentation, the integrator's web page) identify the person.
+  walletInitiatedRefusal: (config) =>
+    config.iaeActions?.length
+      ? undefined
+      : `issuer_state is required for '${config.id}': it has no interactive authorization steps, so without a credential offer nothing identifies the person it is for`,
 };

@@ -19,4 +19,9 @@ export const chainedServerRole = (publicUrl: string): AuthorizationServerRole =>
   disabled: (issuer: Issuer) =>
     issuer.settings.chainedAuthorizationServer?.enabled ? undefined : 'this issuer has no enabled chained authorization server',
   handles: { issuerState: CHAINED_HANDLE.issuerState, requestUri: CHAINED_HANDLE.requestUri, code: CHAINED_HANDLE.code },
+  // The login at the upstream provider identifies the person; it runs no interactive authorization steps.
+  walletInitiatedRefusal: (config) =>
+    config.iaeActions?.length
+      ? `'${config.id}' has interactive authorization steps, which the chained authorization server does not run: use the issuer's own authorization server`
+      : undefined,
 });

@@ -1,0 +1,133 @@
+// Wallet-initiated issuance at the built-in authorization server (OpenID4VCI 1.0 section 3): the
+// wallet starts from the issuer's metadata with no offer, so no issuer_state (optional in section
+// 5.1.3). The request is taken when the configurations' interactive authorization steps identify the
+// person; refused, saying why, when nothing would. (The chained server's case, where the upstream
+// login identifies the person, is in chained-as.test.ts.)
+import 'reflect-metadata';
+import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postWebResult, signWebResult } from '../support/iae.js';
+import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
+import { startService, type TestService } from '../support/service.js';
+import { holderKey, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
+
+const CLIENT_ID = 'metadata-wallet';
+let svc: TestService;
+let admin: string;
+let integrator: CryptoKeyPair;
+let rootCertificate: string;
+
+beforeAll(async () => {
+  svc = await startService();
+  admin = (await svc.tenant('acme')).token;
+  integrator = (await generateKeyPair('ES256', { extractable: true })) as CryptoKeyPair;
+  const fields = [{ path: ['member_level'], type: 'string', mandatory: true }];
+  for (const body of [
+    {
+      id: 'membership',
+      config: { format: 'dc+sd-jwt', scope: 'membership_scope' },
+      vct: 'urn:example:membership',
+      fields,
+      iaeActions: [{ type: 'redirect-to-web', url: 'https://integrator.example/join', callbackKey: await exportJWK(integrator.publicKey) }],
+    },
+    { id: 'plain', config: { format: 'dc+sd-jwt', scope: 'plain_scope' }, vct: 'urn:example:plain', fields },
+  ]) {
+    const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body });
+    expect(created.status, created.text).toBe(201);
+  }
+  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate;
+});
+afterAll(() => svc.stop());
+
+/** The parameters of an authorization request without issuer_state, for `scope`. */
+function requestWithoutOffer(scope: string, challenge = pkce().challenge) {
+  return {
+    client_id: CLIENT_ID,
+    response_type: 'code',
+    redirect_uri: WALLET_REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'from-metadata',
+    scope,
+  };
+}
+
+describe('wallet-initiated authorization (no issuer_state)', () => {
+  it("runs the configuration's interactive steps, which identify the person, and issues with what they produced", async () => {
+    const { verifier, challenge } = pkce();
+    const started = await svc.call('POST', '/issuers/acme/iae', {
+      form: { ...requestWithoutOffer('membership_scope', challenge), interaction_types_supported: 'redirect_to_web' },
+    });
+    expect(started.status, started.text).toBe(200);
+    expect(started.body).toMatchObject({ status: 'require_interaction', type: 'redirect_to_web' });
+    const opened = await fetch(
+      `${svc.url}/issuers/acme/authorize?${new URLSearchParams({ client_id: CLIENT_ID, request_uri: started.body.request_uri })}`,
+      { redirect: 'manual' },
+    );
+    expect(opened.status).toBe(302);
+    const page = new URL(opened.headers.get('location') as string);
+    const back = await postWebResult(page, await signWebResult(page, integrator.privateKey, { claims: { member_level: 'gold' } }));
+    expect(back.status, back.text).toBe(303);
+    expect(back.location?.searchParams.get('state')).toBe('from-metadata');
+    const code = back.location?.searchParams.get('code') as string;
+
+    const token = await svc.call('POST', '/issuers/acme/token', {
+      form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: CLIENT_ID },
+    });
+    expect(token.status, token.text).toBe(200);
+    const key = await holderKey();
+    const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
+    const proof = await new SignJWT({ aud: `${svc.url}/issuers/acme`, iat: Math.floor(Date.now() / 1000), nonce: c_nonce })
+      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
+      .sign(await importJWK(key.privateJwk, 'ES256'));
+    const issued = await svc.call('POST', '/issuers/acme/credential', {
+      headers: { authorization: `Bearer ${token.body.access_token}` },
+      body: { credential_configuration_id: 'membership', proofs: { jwt: [proof] } },
+    });
+    expect(issued.status, issued.text).toBe(200);
+    const { claims } = await verifySdJwtIndependently(issued.body.credentials[0].credential, rootCertificate);
+    expect(claims.member_level).toBe('gold');
+
+    const [row] = await svc.db.selectFrom('sessions').select('id').where('public_data', 'like', '%"wallet-initiated"%').execute();
+    const logs = ((await svc.call('GET', `/api/session/${row?.id}/logs`, { token: admin })).body as { message: string }[]).map(
+      (l) => l.message,
+    );
+    expect(logs).toEqual(
+      expect.arrayContaining(['wallet-initiated authorization request', 'interactive authorization completed', 'credential issued']),
+    );
+  });
+
+  it('refuses a configuration nothing would identify the person for, saying so; one the issuer lacks is unknown', async () => {
+    const before = await svc.db.selectFrom('sessions').select('id').execute();
+    const plain = await svc.call('POST', '/issuers/acme/par', { form: requestWithoutOffer('plain_scope') });
+    expect(plain.status).toBe(400);
+    expect(plain.body).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringMatching(/issuer_state is required for 'plain'/),
+    });
+    const unknown = await svc.call('POST', '/issuers/acme/par', {
+      form: {
+        ...requestWithoutOffer('membership_scope'),
+        authorization_details: JSON.stringify([{ type: 'openid_credential', credential_configuration_id: 'nothing-here' }]),
+      },
+    });
+    expect(unknown.body).toMatchObject({
+      error: 'invalid_authorization_details',
+      error_description: "'nothing-here' is not a credential configuration of this credential issuer",
+    });
+    // A refused request opens no session.
+    expect(await svc.db.selectFrom('sessions').select('id').execute()).toHaveLength(before.length);
+  });
+
+  it('a pushed wallet-initiated request goes on at the interactive authorization endpoint, not at the plain authorization endpoint', async () => {
+    const pushed = await svc.call('POST', '/issuers/acme/par', { form: requestWithoutOffer('membership_scope') });
+    expect(pushed.status, pushed.text).toBe(201);
+    const authorize = await fetch(
+      `${svc.url}/issuers/acme/authorize?${new URLSearchParams({ client_id: CLIENT_ID, request_uri: pushed.body.request_uri })}`,
+      { redirect: 'manual' },
+    );
+    const location = new URL(authorize.headers.get('location') as string);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('error_description')).toMatch(/requires interactive authorization/);
+  });
+});
