@@ -64,6 +64,25 @@ export interface UserAdmin {
 export interface ProviderAdmin {
   clients: ClientAdmin;
   users: UserAdmin;
+  /**
+   * Makes at the provider what clients and users need there and a new realm lacks (Keycloak: the
+   * service's realm roles), at every start; several instances may do it at once.
+   */
+  prepare(): Promise<void>;
+}
+
+/**
+ * The admin client (OIDC_CLIENT_ID) may not do what the service needs at the provider: what it may
+ * not do, and what to give it, for a start-up failure the operator can act on.
+ */
+export class AdminPermissionMissing extends Error {
+  constructor(
+    readonly action: string,
+    readonly grant: string,
+  ) {
+    super(`may not ${action} at the identity provider: give it ${grant}`);
+    this.name = 'AdminPermissionMissing';
+  }
 }
 
 /** A problem that came from the provider, with the status the provider answered (0: no answer, or no admin token). */

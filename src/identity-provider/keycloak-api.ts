@@ -1,7 +1,7 @@
 // Calls to Keycloak's admin REST API of one realm, as its admin client (OIDC_CLIENT_ID): a refused
 // token (401) is renewed and the call made once more; whatever else goes wrong becomes a problem
 // naming Keycloak's own message (providerProblem). Realm roles named as this service's roles are
-// how clients and users hold their roles.
+// how clients and users hold their roles; the service makes those a realm lacks at start-up.
 import { ROLES, type Role } from '../platform/auth/roles.js';
 import {
   jsonObjectOf,
@@ -11,7 +11,7 @@ import {
   type OutboundResponse,
 } from '../platform/http/outbound-client.js';
 import { Problem } from '../platform/http/problem.js';
-import { providerProblem } from './admin.js';
+import { AdminPermissionMissing, ProviderProblem, providerProblem } from './admin.js';
 import type { AdminToken } from './admin-token.js';
 
 /** Keycloak's RoleRepresentation, as far as role mappings need it. */
@@ -19,6 +19,18 @@ interface RoleRepresentation {
   id: string;
   name: string;
 }
+
+/** The description a realm role made by the service gets (the spec's role meanings), for whoever reads the realm. */
+const ROLE_DESCRIPTIONS: Record<Role, string> = {
+  'presentation:manage': 'svc: manages presentation resources',
+  'presentation:request': 'svc: creates presentation offers',
+  'issuance:manage': 'svc: manages issuance resources',
+  'issuance:offer': 'svc: creates issuance offers',
+  'clients:manage': 'svc: manages client resources',
+  'users:manage': 'svc: manages human users',
+  'tenants:manage': 'svc: manages tenants',
+  'registrar:manage': 'svc: manages registrar configuration and operations',
+};
 
 type Method = NonNullable<OutboundRequest['method']>;
 
@@ -86,6 +98,45 @@ export class KeycloakApi {
     });
   }
 
+  /**
+   * Makes the service's realm roles the realm lacks. One list of the realm roles when none is missing
+   * (any realm-management role may list them); its ids are kept, so mapping those roles later needs
+   * no lookup. A role another instance made meanwhile (Keycloak's 409) is there all the same. Making
+   * one needs manage-realm: without it, AdminPermissionMissing says so.
+   */
+  async ensureRealmRoles(): Promise<void> {
+    const listed = await this.asAdmin('list realm roles', 'a role of the realm-management client (view-realm)', () =>
+      this.call('listing realm roles', 'GET', '/roles'),
+    );
+    for (const role of Array.isArray(listed.body) ? (listed.body as RoleRepresentation[]) : []) {
+      if (typeof role?.id === 'string' && (ROLES as readonly string[]).includes(role.name)) {
+        this.roles.set(role.name as Role, { id: role.id, name: role.name });
+      }
+    }
+    // One after the other: a client that may not make roles is refused once, not once per role.
+    for (const role of ROLES.filter((r) => !this.roles.has(r))) await this.createRealmRole(role);
+  }
+
+  private async createRealmRole(role: Role): Promise<void> {
+    try {
+      await this.asAdmin('create realm roles', 'the realm-management role manage-realm', () =>
+        this.call(`creating realm role '${role}'`, 'POST', '/roles', { name: role, description: ROLE_DESCRIPTIONS[role] }),
+      );
+    } catch (err) {
+      if (!(err instanceof ProviderProblem && err.providerStatus === 409)) throw err;
+    }
+  }
+
+  /** Keycloak's 403: the admin client lacks the realm-management role the call needs. */
+  private async asAdmin<T>(action: string, grant: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof ProviderProblem && err.providerStatus === 403) throw new AdminPermissionMissing(action, grant);
+      throw err;
+    }
+  }
+
   /** The service's roles among the realm roles mapped to a user (a client's service account included). */
   async realmRolesOf(userId: string): Promise<Role[]> {
     const reply = await this.call('reading role mappings', 'GET', `/users/${encodeURIComponent(userId)}/role-mappings/realm`);
@@ -114,10 +165,11 @@ export class KeycloakApi {
     const reply = await this.call('looking up a realm role', 'GET', `/roles/${encodeURIComponent(role)}`, undefined, true);
     const found = reply.body as RoleRepresentation | undefined;
     if (reply.status === 404 || typeof found?.id !== 'string') {
+      // Made at start-up: this one was deleted at the realm since.
       throw new Problem(
         502,
         'Bad Gateway',
-        `the identity provider has no realm role '${role}'; create realm roles named as this service's roles (${ROLES.join(', ')})`,
+        `the identity provider has no realm role '${role}' (deleted since the service started?); the service makes it again at its next start`,
       );
     }
     const representation = { id: found.id, name: found.name };

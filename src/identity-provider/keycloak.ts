@@ -1,5 +1,6 @@
 // The Keycloak adapter: the admin API of the realm the issuer names, reached where the service
-// reaches the provider (OIDC_INTERNAL_ISSUER_URL when set).
+// reaches the provider (OIDC_INTERNAL_ISSUER_URL when set). Preparing the realm makes the service's
+// realm roles it lacks.
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { ProviderAdmin } from './admin.js';
 import type { AdminToken } from './admin-token.js';
@@ -17,5 +18,9 @@ export function keycloakAdmin(options: {
   const base = keycloakAdminBase(options.reachableIssuer);
   if (!base) return undefined;
   const api = new KeycloakApi(options.outbound, base, options.token);
-  return { clients: new KeycloakClients(api, options.tenantClaim), users: new KeycloakUsers(api, options.tenantClaim) };
+  return {
+    clients: new KeycloakClients(api, options.tenantClaim),
+    users: new KeycloakUsers(api, options.tenantClaim),
+    prepare: () => api.ensureRealmRoles(),
+  };
 }

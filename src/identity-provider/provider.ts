@@ -1,15 +1,17 @@
 // External mode (OIDC set): management tokens come from an OpenID Provider (typically Keycloak), not
-// from /api/oauth2/token. At start-up the provider's discovery document is read and its admin client
-// (OIDC_CLIENT_ID) must obtain a token with a refresh token, as the spec requires; any failure stops
-// the start with the reason. Tokens are then verified against the provider's JWKS.
+// from /api/oauth2/token. At start-up the provider's discovery document is read, its admin client
+// (OIDC_CLIENT_ID) must obtain a token with a refresh token, as the spec requires, and, with an admin
+// adapter, makes what the provider lacks (Keycloak: the service's realm roles); any failure stops the
+// start with the reason. Tokens are then verified against the provider's JWKS.
 import { createRemoteJWKSet, customFetch, errors, type JWTPayload, jwtVerify } from 'jose';
 import type { Config } from '../config.js';
 import type { Principal } from '../platform/auth/principal.js';
 import { ROLES, type Role } from '../platform/auth/roles.js';
 import { InvalidTokenError, TOKEN_AUDIENCE, type TokenVerifier, type VerifiedToken } from '../platform/auth/tokens.js';
 import { jsonObjectOf, type OutboundClient } from '../platform/http/outbound-client.js';
+import { Problem } from '../platform/http/problem.js';
 import { StartUpError } from '../start-up-errors.js';
-import type { ProviderAdmin } from './admin.js';
+import { AdminPermissionMissing, type ProviderAdmin } from './admin.js';
 import { AdminToken, type TokenAnswer } from './admin-token.js';
 import { keycloakAdmin } from './keycloak.js';
 
@@ -53,7 +55,20 @@ export async function connectIdentityProvider(config: ExternalConfig, outbound: 
     first,
   );
   const admin = keycloakAdmin({ reachableIssuer: reachableIssuer(config), tenantClaim: config.OIDC_SUB, outbound, token });
+  await admin?.prepare().catch((err: unknown) => {
+    throw preparationFailure(config, err);
+  });
   return { metadata, verifier: externalVerifier(config, metadata, outbound), admin };
+}
+
+/** One line naming the admin client: what it may not do and what to give it, or what the provider answered. */
+function preparationFailure(config: ExternalConfig, err: unknown): unknown {
+  const client = `OIDC_CLIENT_ID: the admin client '${config.OIDC_CLIENT_ID}'`;
+  if (err instanceof AdminPermissionMissing) return new StartUpError('identityProvider', `${client} ${err.message}`);
+  if (err instanceof Problem) {
+    return new StartUpError('identityProvider', `${client} could not make the service's roles at the identity provider: ${err.detail}`);
+  }
+  return err;
 }
 
 /**

@@ -2,11 +2,13 @@
 // service's adapter calls, over one in-memory realm: clients (confidential, service account, secret,
 // protocol mappers), users (attributes, required actions, temporary password), realm roles and realm
 // role mappings. Paths, bodies and status codes are Keycloak's: 201 with a Location header on create,
-// 204 on update and delete, 409 on a duplicate clientId or username, 404 for what does not exist,
-// 401 for an admin token the realm does not know. The OpenID Provider in oidc-provider.ts serves it
-// beside its token endpoint, so a client made here obtains real tokens there.
+// 204 on update and delete, 409 on a duplicate clientId, username or role name, 404 for what does not
+// exist, 401 for an admin token the realm does not know, 403 for one whose client lacks the
+// realm-management role the call needs (as Keycloak's RolePermissions, ClientPermissions and
+// UserPermissions decide). A new realm has Keycloak's own realm roles only, none of the service's.
+// The OpenID Provider in oidc-provider.ts serves it beside its token endpoint, so a client made here
+// obtains real tokens there.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROLES } from '../../src/platform/auth/roles.js';
 
 export interface FakeClient {
   id: string;
@@ -32,18 +34,97 @@ export interface FakeUser {
   realmRoles: Set<string>;
 }
 
+export interface FakeRole {
+  id: string;
+  name: string;
+  description?: string;
+  composite: false;
+  clientRole: false;
+  containerId: string;
+}
+
+/** The realm-management client's roles that the admin API's checks name (realm-admin holds them all). */
+export type RealmManagementRole =
+  | 'realm-admin'
+  | 'manage-realm'
+  | 'view-realm'
+  | 'manage-clients'
+  | 'view-clients'
+  | 'manage-users'
+  | 'view-users'
+  | 'query-users';
+
+/**
+ * Admin access tokens the realm honours, each with the realm-management roles its client held when it
+ * was issued: Keycloak decides an admin call by the roles in the token (its resource_access), so a
+ * role given to the client later counts from its next token on.
+ */
+export class AdminTokens extends Set<string> {
+  private readonly granted = new Map<string, ReadonlySet<RealmManagementRole>>();
+
+  constructor(private readonly heldNow: () => ReadonlySet<RealmManagementRole>) {
+    super();
+  }
+
+  override add(token: string): this {
+    this.granted.set(token, new Set(this.heldNow()));
+    return super.add(token);
+  }
+
+  override delete(token: string): boolean {
+    this.granted.delete(token);
+    return super.delete(token);
+  }
+
+  override clear(): void {
+    this.granted.clear();
+    super.clear();
+  }
+
+  rolesOf(token: string): ReadonlySet<RealmManagementRole> {
+    return this.granted.get(token) ?? new Set();
+  }
+}
+
 export class KeycloakRealm {
   readonly clients = new Map<string, FakeClient>();
   readonly users = new Map<string, FakeUser>();
-  readonly roles = new Map<string, { id: string; name: string }>(ROLES.map((name) => [name, { id: crypto.randomUUID(), name }]));
+  /** Realm roles by name: a new realm's own ones at first (offline_access, uma_authorization, default-roles-{realm}). */
+  readonly roles = new Map<string, FakeRole>();
   /** Every admin call, as `METHOD path` (query left out), for tests that assert what was called. */
   readonly calls: string[] = [];
+  /**
+   * The realm-management roles of the admin client's service account; tokens issued from now on carry
+   * these. By default what the README asks the operator to give it.
+   */
+  adminClientRoles = new Set<RealmManagementRole>(['manage-clients', 'manage-users', 'manage-realm']);
   /** Admin access tokens the realm honours. */
-  readonly adminTokens = new Set<string>();
+  readonly adminTokens = new AdminTokens(() => this.adminClientRoles);
   /** The realm's password policy: length(n). */
   passwordMinLength = 8;
+  /** Calls (`METHOD path`) answered only once this many of them are waiting, as `holdUntil` set them. */
+  private readonly holds = new Map<string, { count: number; waiting: (() => void)[] }>();
 
-  constructor(readonly name: string) {}
+  constructor(readonly name: string) {
+    for (const own of ['offline_access', 'uma_authorization', `default-roles-${name}`]) this.addRole(own);
+  }
+
+  /** A realm role, as made by hand in the admin console; returns it (an existing one is left as it is). */
+  addRole(name: string, description?: string): FakeRole {
+    const existing = this.roles.get(name);
+    if (existing) return existing;
+    const role: FakeRole = { id: crypto.randomUUID(), name, description, composite: false, clientRole: false, containerId: this.name };
+    this.roles.set(name, role);
+    return role;
+  }
+
+  /**
+   * From now on, the call `METHOD path` (as in `calls`) is answered only when `count` of them are
+   * waiting, then all at once: so that instances starting together all read before any of them writes.
+   */
+  holdUntil(call: string, count: number): void {
+    this.holds.set(call, { count, waiting: [] });
+  }
 
   clientByClientId(clientId: string): FakeClient | undefined {
     return [...this.clients.values()].find((c) => c.clientId === clientId);
@@ -76,9 +157,27 @@ export class KeycloakRealm {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!token || !this.adminTokens.has(token)) return send(res, 401, { error: 'HTTP 401 Unauthorized' });
     const body = await readJson(req);
+    const method = req.method ?? 'GET';
     const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-    const answer = this.route(req.method ?? 'GET', segments, url.searchParams, body);
+    const granted = this.adminTokens.rolesOf(token);
+    const needed = neededRoles(method, segments);
+    if (!granted.has('realm-admin') && !needed.some((role) => granted.has(role))) {
+      return send(res, 403, { error: 'HTTP 403 Forbidden' });
+    }
+    await this.held(`${method} ${url.pathname}`);
+    const answer = this.route(method, segments, url.searchParams, body);
     send(res, answer.status, answer.body, answer.location && `${this.baseUrl(req)}${answer.location}`);
+  }
+
+  private async held(call: string): Promise<void> {
+    const hold = this.holds.get(call);
+    if (!hold) return;
+    await new Promise<void>((resolve) => {
+      hold.waiting.push(resolve);
+      if (hold.waiting.length < hold.count) return;
+      this.holds.delete(call);
+      for (const release of hold.waiting) release();
+    });
   }
 
   private baseUrl(req: IncomingMessage) {
@@ -110,6 +209,7 @@ export class KeycloakRealm {
         return { status: 201, location: `/clients/${client.id}/protocol-mappers/models/${client.protocolMappers.at(-1)?.id}` };
       }
     }
+    if (kind === 'roles' && !id) return method === 'GET' ? this.listRoles(query) : method === 'POST' ? this.createRole(body) : NOT_ALLOWED;
     if (kind === 'roles' && id && !sub && method === 'GET') {
       const role = this.roles.get(id);
       return role ? { status: 200, body: role } : { status: 404, body: { error: 'Could not find role' } };
@@ -123,6 +223,23 @@ export class KeycloakRealm {
       if (sub === 'role-mappings' && sub2 === 'realm' && !sub3) return this.realmRoleMappings(method, user, body);
     }
     return { status: 404, body: { error: 'RESTEASY003210: Could not find resource for full path' } };
+  }
+
+  /** Every realm role, unless `first` and `max` ask for a page (Keycloak's RoleContainerResource.getRoles). */
+  private listRoles(query: URLSearchParams): Answer {
+    const all = [...this.roles.values()];
+    const first = query.get('first');
+    const max = query.get('max');
+    const page = first !== null && max !== null ? all.slice(Number(first), Number(first) + Number(max)) : all;
+    return { status: 200, body: page };
+  }
+
+  private createRole(body: any): Answer {
+    if (typeof body?.name !== 'string' || !body.name) return { status: 400, body: { errorMessage: 'Role name is missing' } };
+    if (this.roles.has(body.name)) return { status: 409, body: { errorMessage: `Role with name ${body.name} already exists` } };
+    const role = this.addRole(body.name, typeof body.description === 'string' ? body.description : undefined);
+    // Keycloak's Location names the new role by its name, not its id.
+    return { status: 201, location: `/roles/${encodeURIComponent(role.name)}` };
   }
 
   private findClients(query: URLSearchParams): Answer {
@@ -251,6 +368,30 @@ export class KeycloakRealm {
     return { status: 204 };
   }
 }
+
+/**
+ * The realm-management roles of which a call needs one (realm-admin aside): listing realm roles any
+ * of them; reading one view-realm or manage-realm, making one manage-realm; clients and users their
+ * view or manage role (query-users for the list of users).
+ */
+function neededRoles(method: string, [kind, id]: string[]): RealmManagementRole[] {
+  const reading = method === 'GET';
+  if (kind === 'roles' && !id && reading) return ANY_ADMIN_ROLE;
+  if (kind === 'roles') return reading ? ['view-realm', 'manage-realm'] : ['manage-realm'];
+  if (kind === 'clients') return reading ? ['view-clients', 'manage-clients'] : ['manage-clients'];
+  if (kind === 'users' && !id && reading) return ['query-users', 'view-users', 'manage-users'];
+  if (kind === 'users') return reading ? ['view-users', 'manage-users'] : ['manage-users'];
+  return ANY_ADMIN_ROLE; // a path Keycloak does not have: its 404, for any admin
+}
+const ANY_ADMIN_ROLE: RealmManagementRole[] = [
+  'manage-realm',
+  'view-realm',
+  'manage-clients',
+  'view-clients',
+  'manage-users',
+  'view-users',
+  'query-users',
+];
 
 interface Answer {
   status: number;
