@@ -33,6 +33,8 @@ export const IssuancePublicSchema = z.object({
   tokensRevoked: z.boolean().optional(),
   /** A session opened by an access token of an external authorization server: that server. */
   externalIssuer: z.string().optional(),
+  /** How many times the session's tokens were refreshed: the round of the latest refreshed access token. */
+  refreshes: z.number().int().min(0).optional(),
 });
 
 /** The pushed authorization request the wallet made last (authorization code flow); encrypted with the personal data. */

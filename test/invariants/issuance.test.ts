@@ -286,8 +286,8 @@ describe('notifications', () => {
 });
 
 describe('refresh tokens and DPoP', () => {
-  /** The authorization code flow as Bearer (no DPoP anywhere): the refresh token. */
-  async function bearerRefreshToken() {
+  /** The authorization code flow as Bearer (no DPoP anywhere): its tokens. */
+  async function codeFlowTokens() {
     const made = await svc.call('POST', '/api/issuer/offer', {
       token: admin,
       body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], credentialClaims: INLINE },
@@ -304,8 +304,9 @@ describe('refresh tokens and DPoP', () => {
     });
     expect(token.status, token.text).toBe(200);
     expect(token.body.token_type).toBe('Bearer');
-    return token.body.refresh_token as string;
+    return token.body as { access_token: string; refresh_token: string };
   }
+  const bearerRefreshToken = async () => (await codeFlowTokens()).refresh_token;
   const refresh = async (refreshToken: string, key?: HolderKey) =>
     svc.call('POST', '/issuers/acme/token', {
       form: { grant_type: 'refresh_token', refresh_token: refreshToken },
@@ -332,6 +333,42 @@ describe('refresh tokens and DPoP', () => {
     const proven = await refresh(next, key);
     expect(proven.status, proven.text).toBe(200);
     expect(proven.body.token_type).toBe('DPoP');
+  });
+
+  it('each refreshed access token obtains each configuration once more (16 parallel requests each), the first one never again', async () => {
+    const first = await codeFlowTokens();
+    expect((await credentialRequest(svc, first.access_token, [await keyProof(await holderKey())])).status).toBe(200);
+    let refreshToken = first.refresh_token;
+    for (const round of [1, 2]) {
+      const refreshed = await refresh(refreshToken);
+      expect(refreshed.status, refreshed.text).toBe(200);
+      refreshToken = refreshed.body.refresh_token;
+      const proofs = await proofSets(16, 1);
+      const replies = await race(instances.all, 16, (instance, i) =>
+        credentialRequest(instance, refreshed.body.access_token, proofs[i] as string[]),
+      );
+      expect(tally(replies), `round ${round}`).toEqual({ '200': 1, '400 invalid_credential_request': 15 });
+    }
+    const again = await credentialRequest(svc, first.access_token, [await keyProof(await holderKey())]);
+    expect(again.body).toMatchObject({
+      error: 'invalid_credential_request',
+      error_description: expect.stringMatching(/already been issued/),
+    });
+    const [session] = await svc.db
+      .selectFrom('configurations_taken')
+      .select(['session_id', 'round'])
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .execute();
+    const rounds = await svc.db
+      .selectFrom('configurations_taken')
+      .select('round')
+      .where('session_id', '=', session?.session_id as string)
+      .execute();
+    expect(rounds.map((r) => r.round).sort()).toEqual([0, 1, 2]);
+    // A credential of its own each time: its own status entry and notification.
+    expect(await rowsOf('issued_credentials', session?.session_id as string)).toBe(3);
+    expect(await rowsOf('status_entries', session?.session_id as string)).toBe(3);
   });
 
   it('a Bearer refresh token stays usable as Bearer until a proof binds it', async () => {

@@ -70,7 +70,9 @@ export class PushedAuthorizationEndpoint {
     checkResource(issuer, params);
     checkCredentialsNamed(params);
     const offer = params.issuer_state === undefined ? undefined : await this.findOffer(issuer, params.issuer_state);
-    const requestable = offer ? { ids: issuancePublic(offer).credentialConfigurationIds, of: 'this credential offer' } : await this.all(issuer);
+    const requestable = offer
+      ? { ids: issuancePublic(offer).credentialConfigurationIds, of: 'this credential offer' }
+      : await this.all(issuer);
     const byDetails = detailsConfigurations(issuer, requestable, params.authorization_details);
     const byScope = await this.scopeConfigurations(issuer, requestable.ids, params.scope);
     const credentialConfigurationIds = [...new Set([...byDetails, ...byScope])];

@@ -25,7 +25,7 @@ import type { CredentialEncryption, WalletAnswer } from './encryption.js';
 import type { CredentialMinter } from './minter.js';
 import { carriesKeyAttestation, verifyKeyProofs } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
-import { recordIssued, releaseConfiguration, takeConfiguration, takenConfigurations } from './store.js';
+import { recordIssued, releaseConfiguration, type TakenConfiguration, takeConfiguration, takenConfigurations } from './store.js';
 
 export type CredentialResult =
   | { status: 200; body: { credentials: { credential: string }[]; notification_id: string } }
@@ -49,19 +49,20 @@ export class CredentialEndpoint {
 
   /** The request as JSON, or as the JWE `encryptedBody` (application/jwt); the answer encrypted when the request asks for it. */
   async answer(request: ResourceRequest, encryptedBody?: string): Promise<WalletAnswer> {
-    const { issuer, session } = await this.access.authenticate(request);
+    const { issuer, session, token } = await this.access.authenticate(request);
     const opened = await this.encryption.openRequest(issuer, request.body, encryptedBody);
-    const result = await this.issue(issuer, session, opened.body);
+    const result = await this.issue(issuer, session, token.round, opened.body);
     return this.encryption.answer(result.status, result.body, opened.responseEncryption);
   }
 
-  private async issue(issuer: Issuer, session: SessionState, body: Record<string, unknown>): Promise<CredentialResult> {
+  private async issue(issuer: Issuer, session: SessionState, round: number, body: Record<string, unknown>): Promise<CredentialResult> {
     this.checkSessionUsable(session);
     const offered = issuancePublic(session);
     const parsed = parseCredentialRequest(body, issuer.settings.batchSize);
     const config = await this.grantedConfiguration(session, offered, parsed);
     const holderJwks = await this.holderKeys(issuer, config, parsed);
-    await this.take(session, config);
+    const taken = { sessionId: session.id, configurationId: config.id, round };
+    await this.take(session, taken);
     try {
       const personal = issuancePrivate(session);
       const source = personal?.credentialPayload.credentialClaims[config.id];
@@ -71,7 +72,7 @@ export class CredentialEndpoint {
       const notificationId = await this.complete(session, offered, config);
       return { status: 200, body: { credentials: credentials.map((credential) => ({ credential })), notification_id: notificationId } };
     } catch (err) {
-      await releaseConfiguration(this.db, session.tenantId, session.id, config.id);
+      await releaseConfiguration(this.db, session.tenantId, taken);
       throw err;
     }
   }
@@ -105,13 +106,14 @@ export class CredentialEndpoint {
   }
 
   /**
-   * Each configuration once per offer (and so at most batchSize credentials of it): taken in one
-   * statement before anything is made, so of racing requests exactly one goes on. Given back if its
-   * request fails before a credential or deferred transaction exists.
+   * Each configuration once per offer and access token round (so at most batchSize credentials of it
+   * for the code's token, and again for each refreshed one): taken in one statement before anything
+   * is made, so of racing requests exactly one goes on. Given back if its request fails before a
+   * credential or deferred transaction exists.
    */
-  private async take(session: SessionState, config: CredentialConfiguration) {
-    if (!(await takeConfiguration(this.db, session.tenantId, session.id, config.id))) {
-      throw invalidCredentialRequest(`'${config.id}' has already been issued for this offer`);
+  private async take(session: SessionState, taken: TakenConfiguration) {
+    if (!(await takeConfiguration(this.db, session.tenantId, taken))) {
+      throw invalidCredentialRequest(`'${taken.configurationId}' has already been issued for this access token`);
     }
   }
 

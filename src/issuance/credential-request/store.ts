@@ -21,28 +21,41 @@ export async function recordIssued(db: Executor, tenantId: string, sessionId: st
   return notificationId;
 }
 
+/** A configuration of an offer in one round of its grant (0: the code's, n: the n-th refresh's). */
+export interface TakenConfiguration {
+  sessionId: string;
+  configurationId: string;
+  round: number;
+}
+
 /**
  * Takes a configuration of the offer for one credential request: true for exactly one of any number
- * of racing requests (the primary key decides, in one statement), false once it was taken.
+ * of racing requests of the same round (the primary key decides, in one statement), false once taken.
  */
-export async function takeConfiguration(db: Executor, tenantId: string, sessionId: string, configurationId: string): Promise<boolean> {
-  const taken = await tenantDb(db, tenantId)
-    .insertInto('configurations_taken', { session_id: sessionId, credential_configuration_id: configurationId, created_at: nowIso() })
-    .onConflict((conflict) => conflict.columns(['session_id', 'credential_configuration_id']).doNothing())
+export async function takeConfiguration(db: Executor, tenantId: string, taken: TakenConfiguration): Promise<boolean> {
+  const result = await tenantDb(db, tenantId)
+    .insertInto('configurations_taken', {
+      session_id: taken.sessionId,
+      credential_configuration_id: taken.configurationId,
+      round: taken.round,
+      created_at: nowIso(),
+    })
+    .onConflict((conflict) => conflict.columns(['session_id', 'credential_configuration_id', 'round']).doNothing())
     .executeTakeFirst();
-  return taken.numInsertedOrUpdatedRows === 1n;
+  return result.numInsertedOrUpdatedRows === 1n;
 }
 
 /** Gives a configuration back when its request failed before anything was made for it, so the wallet may ask again. */
-export async function releaseConfiguration(db: Executor, tenantId: string, sessionId: string, configurationId: string) {
+export async function releaseConfiguration(db: Executor, tenantId: string, taken: TakenConfiguration) {
   await tenantDb(db, tenantId)
     .deleteFrom('configurations_taken')
-    .where('session_id', '=', sessionId)
-    .where('credential_configuration_id', '=', configurationId)
+    .where('session_id', '=', taken.sessionId)
+    .where('credential_configuration_id', '=', taken.configurationId)
+    .where('round', '=', taken.round)
     .execute();
 }
 
-/** Configurations of the session taken so far (issued, deferred, or being made). */
+/** Configurations of the session taken so far, in any round (issued, deferred, or being made). */
 export async function takenConfigurations(db: Executor, tenantId: string, sessionId: string): Promise<Set<string>> {
   const rows = await tenantDb(db, tenantId)
     .selectFrom('configurations_taken')

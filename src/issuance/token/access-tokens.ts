@@ -10,6 +10,11 @@ export interface IssuanceAccessToken {
   tenantId: string;
   /** Thumbprint of the DPoP key the token is bound to. */
   jkt?: string;
+  /**
+   * Which grant of the session the token carries: 0 for the code's (or pre-authorized code's), n for
+   * the n-th refresh. Each round may obtain each configuration once (OpenID4VCI 1.0 section 14.5).
+   */
+  round: number;
 }
 
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'at+jwt' })).toString('base64url');
@@ -24,6 +29,8 @@ interface Claims {
   /** RFC 9068 section 2.2: each token is its own, even two issued in the same second for one session and key. */
   jti: string;
   cnf?: { jkt: string };
+  /** IssuanceAccessToken.round, when not 0. */
+  round?: number;
 }
 
 export class IssuanceTokens {
@@ -44,6 +51,7 @@ export class IssuanceTokens {
       exp: iat + lifetimeSeconds,
       jti: randomBytes(12).toString('base64url'),
       ...(token.jkt && { cnf: { jkt: token.jkt } }),
+      ...(token.round > 0 && { round: token.round }),
     };
     const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
     return `${signingInput}.${this.mac(signingInput).toString('base64url')}`;
@@ -58,7 +66,12 @@ export class IssuanceTokens {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
     if (claims.iss !== issuer || claims.aud !== issuer || !(claims.exp > Date.now() / 1000)) return undefined;
-    return { sessionId: claims.sub, tenantId: claims.tenant, ...(claims.cnf?.jkt && { jkt: claims.cnf.jkt }) };
+    return {
+      sessionId: claims.sub,
+      tenantId: claims.tenant,
+      round: Number.isSafeInteger(claims.round) ? (claims.round as number) : 0,
+      ...(claims.cnf?.jkt && { jkt: claims.cnf.jkt }),
+    };
   }
 
   private mac(signingInput: string): Buffer {

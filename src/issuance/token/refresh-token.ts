@@ -30,19 +30,26 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
     if (request) checkAttestedInstance(request, attested, 'refresh token');
     const jkt = checkBinding(session, await dpopKey());
     await this.rotate(issuer, token);
-    await this.bindToFirstProof(session, jkt);
-    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: issuancePublic(session).authorizedByDetails });
+    const round = await this.nextRound(session, jkt);
+    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: issuancePublic(session).authorizedByDetails, round });
   }
 
   /**
-   * Tokens redeemed as Bearer and refreshed with a DPoP proof: from now on the refresh tokens are bound
-   * to that key (RFC 9449 section 5), as if the code had been redeemed with it. Only the request that
-   * rotated the token gets here, so the first proof binds.
+   * Counts the refresh (under the session's lock): its access token is the next round, which may
+   * obtain each granted configuration once more (OpenID4VCI 1.0 section 14.5). Tokens redeemed as
+   * Bearer and refreshed with a DPoP proof are bound to that key from now on (RFC 9449 section 5), as
+   * if the code had been redeemed with it; only the request that rotated the token gets here, so the
+   * first proof binds.
    */
-  private async bindToFirstProof(session: SessionState, jkt: string | undefined) {
-    if (jkt === undefined || issuancePrivate(session)?.refreshJkt !== undefined) return;
-    await this.sessions.update(session.tenantId, session.id, { private: { refreshJkt: jkt } });
-    await this.sessions.log(session.id, 'info', 'refresh tokens bound to the DPoP key of the refresh request');
+  private async nextRound(session: SessionState, jkt: string | undefined): Promise<number> {
+    let binds = false;
+    const counted = await this.sessions.update(session.tenantId, session.id, (current) => {
+      binds = jkt !== undefined && issuancePrivate(current)?.refreshJkt === undefined;
+      return { public: { refreshes: (issuancePublic(current).refreshes ?? 0) + 1 }, ...(binds && { private: { refreshJkt: jkt } }) };
+    });
+    if (!counted) throw invalidGrant('the issuance session of this refresh token has ended');
+    if (binds) await this.sessions.log(session.id, 'info', 'refresh tokens bound to the DPoP key of the refresh request');
+    return issuancePublic(counted).refreshes ?? 0;
   }
 
   private async findToken(issuer: Issuer, token: string): Promise<SessionState> {

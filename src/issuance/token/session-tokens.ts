@@ -24,6 +24,8 @@ export interface Grant {
   refreshable: boolean;
   /** Configurations granted by authorization_details (their identifier is their id: one dataset each). */
   byDetails?: string[];
+  /** The refresh that made this grant (IssuanceAccessToken.round); 0 or absent for the first. */
+  round?: number;
 }
 
 export class SessionTokens {
@@ -35,7 +37,11 @@ export class SessionTokens {
   async issue({ urls, settings, tenantId }: Issuer, session: SessionState, grant: Grant): Promise<TokenResponse> {
     const lifetime = settings.accessTokenLifetimeSeconds;
     const { jkt } = grant;
-    const accessToken = this.tokens.sign({ sessionId: session.id, tenantId, ...(jkt && { jkt }) }, urls.issuer, lifetime);
+    const accessToken = this.tokens.sign(
+      { sessionId: session.id, tenantId, round: grant.round ?? 0, ...(jkt && { jkt }) },
+      urls.issuer,
+      lifetime,
+    );
     const refreshToken = grant.refreshable ? await this.newRefreshToken(session, settings.refreshTokenLifetimeSeconds) : undefined;
     return {
       access_token: accessToken,

@@ -55,7 +55,7 @@ export class WalletAccessCheck {
   private async authenticateExternal(request: ResourceRequest, issuer: Issuer, scheme: string, raw: string): Promise<WalletAccess> {
     const external = await this.external.verify(issuer, raw, scheme);
     if (!external) throw invalidToken('the access token is invalid or expired', scheme);
-    const binding = { sessionId: '', tenantId: issuer.tenantId, ...(external.jkt && { jkt: external.jkt }) };
+    const binding = { sessionId: '', tenantId: issuer.tenantId, round: 0, ...(external.jkt && { jkt: external.jkt }) };
     await this.checkBinding(request, issuer, binding, scheme, raw);
     const session = await this.external.sessionOf(issuer, external, scheme);
     if (issuancePublic(session).tokensRevoked) throw invalidToken('the session of this access token is no longer valid', scheme);

@@ -225,6 +225,8 @@ export interface ConfigurationsTakenTable {
   tenant_id: string;
   session_id: string;
   credential_configuration_id: string;
+  /** The access token's round: 0 for the first grant, n for the n-th refresh. */
+  round: number;
   created_at: Timestamp;
 }
 
