@@ -7,6 +7,7 @@ import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jw
 import { lazy } from '../../platform/lazy.js';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationContext } from './context.js';
+import { checkDisclosureReferences, presentedDisclosures } from './sd-jwt-disclosures.js';
 
 const reject = (reason: string) => new PresentationRejected(reason);
 const sdJwtVc = lazy(() => import('@sd-jwt/sd-jwt-vc'));
@@ -94,6 +95,8 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
   } catch (err) {
     throw reject(`credential: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // With the issuer's signature verified: the Disclosures match the signed digests one to one, which @sd-jwt does not check.
+  checkDisclosureReferences(decodeJwt(presentation.split('~')[0] as string), presentedDisclosures(presentation));
   checkKeyBinding(presentation, context);
   const exp = payload.exp as number | undefined;
   if (exp !== undefined && exp < context.now.getTime() / 1000) throw reject('credential: expired');
