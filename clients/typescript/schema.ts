@@ -3072,7 +3072,7 @@ export interface paths {
         put?: never;
         /**
          * Pushed authorization request (RFC 9126) of the chained authorization server
-         * @description As the built-in PAR endpoint (/issuers/{tenantId}/par), for credential offers whose authorization_server is this chained server: form-encoded client_id, response_type=code, redirect_uri (https; http only to a loopback address; or a private-use scheme in reverse-domain form such as com.example.wallet:/cb; no fragment), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state of such an offer (an offer of the built-in server is unknown here, and the other way round), authorization_details and/or scope. An optional DPoP header (dpop, DPoP: the same header) or dpop_jkt binds the coming token request to that key. Wallet attestation (OAuth-Client-Attestation and OAuth-Client-Attestation-PoP, the PoP aud being this server's identifier) as the issuer settings require. Answers 201 {request_uri, expires_in} (single use, 60 seconds). Errors use the OAuth shape {error, error_description}.
+         * @description As the built-in PAR endpoint (/issuers/{tenantId}/par), for credential offers whose authorization_server is this chained server: form-encoded client_id, response_type=code, redirect_uri (https; http only to a loopback address; or a private-use scheme in reverse-domain form such as com.example.wallet:/cb; no fragment), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state of such an offer (an offer of the built-in server is unknown here, and the other way round), authorization_details and/or scope. Without issuer_state the request is wallet-initiated (OpenID4VCI 1.0 section 3): the login at the upstream provider identifies the person, so it may name any configuration of the issuer without interactive authorization steps. An optional DPoP header (dpop, DPoP: the same header) or dpop_jkt binds the coming token request to that key. Wallet attestation (OAuth-Client-Attestation and OAuth-Client-Attestation-PoP, the PoP aud being this server's identifier) as the issuer settings require. Answers 201 {request_uri, expires_in} (single use, 60 seconds). Errors use the OAuth shape {error, error_description}.
          *
          *     Public: no access token.
          */
@@ -9387,6 +9387,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/authorize-challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authorization challenge endpoint (interactive authorization, current draft): a presentation and/or a web step, ending with an authorization code
+         * @description Authorization Challenge Endpoint for interactive authorization as the OpenID4VCI 1.1 draft of June 2026 specifies it (section 6, a profile of OAuth 2.0 for First-Party Applications, draft-ietf-oauth-first-party-apps-03 section 5), advertised as authorization_challenge_endpoint. Form-encoded; answers application/json; errors use the OAuth shape {error, error_description}.
+         *
+         *     First request: interaction_types_supported (comma-separated, see below) with either the parameters of a pushed authorization request (as /par takes them: client_id, response_type=code, redirect_uri, code_challenge with S256, state, issuer_state, authorization_details and/or scope, optional DPoP) or client_id and the request_uri of a request pushed before (single use). Client authentication as at PAR: wallet attestation headers, required when the issuer settings say so; a flow started by an attested wallet instance continues only with attestations of that instance. The server runs the iaeActions of the requested credential configurations in order; a flow is bound to the authorization request it started for (a new push for the offer ends it). missing_interaction_type (400) when the wallet does not list a type the actions need. Every later request of the flow goes to the endpoint it started at, with the latest auth_session (single use, distinct per answer, bound to the client, good for 300 seconds); the other endpoint does not know it. Interaction types: urn:openid:dcp:ia:openid4vp_presentation and urn:openid:dcp:ia:auth_via_web.
+         *
+         *     Each step is asked for with 401 {error: insufficient_authorization, interaction_type_required, auth_session, ...}. An auth_session that is unknown, expired, used, or of a flow started at the interactive authorization endpoint: 400 invalid_session.
+         *
+         *     - urn:openid:dcp:ia:openid4vp_presentation: The presentation step carries openid4vp_request: {request}, a signed OpenID4VP request object (x509_hash client_id of the presentation configuration's access certificate, response_mode ia_post.jwt or ia_post as the action asks (encrypted by default; client_metadata.jwks then holds an ephemeral ECDH-ES key), nonce, dcql_query, expected_origins: [the origin of this endpoint], verifier_info). The wallet answers with a follow-up: auth_session and openid4vp_response, a JSON object: {response: <JWE to that key, ECDH-ES with A128GCM or A256GCM, of {vp_token}>} when encrypted, {vp_token} when plain, or {error, error_description}. dc+sd-jwt presentations only; the KB-JWT aud must be ia: followed by the origin of this endpoint (the draft's derived origin, e.g. ia:https://issuer.example) and its nonce the request's: a presentation bound to the other endpoint is refused. Verified like any presentation: issuer trust (the tenant's trust lists), signature, key binding, status list, DCQL. A failing or declined presentation ends the flow: access_denied (400); a new first request starts over.
+         *
+         *     - urn:openid:dcp:ia:auth_via_web: The web step carries request_uri and expires_in (60 s): the wallet opens the authorization endpoint with client_id and that request_uri in the browser; it redirects to the integrator's page (see POST /issuers/{tenantId}/iae/web-result). Afterwards the browser comes back to the wallet's redirect_uri with code (last step) or auth_session; with auth_session the wallet sends a follow-up to this endpoint: auth_session and code_verifier (PKCE of the first request).
+         *
+         *     After the last step: 200 {authorization_code}. The authorization code (single use, 60 s) is for the token endpoint (authorization_code grant with the code_verifier and redirect_uri of the first request). What the steps produced (verified disclosed claims, the web result claims) is laid over the credential fields' defaults and sent to the attribute provider or webhook as `authorization`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/challenge": {
         parameters: {
             query?: never;
@@ -9572,18 +9627,18 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Interactive authorization endpoint: authorization with a presentation and/or a web step, ending with an authorization code
-         * @description OpenID4VCI 1.1 (draft) interactive authorization endpoint, advertised as interactive_authorization_endpoint. Form-encoded; answers 200 application/json; errors use the OAuth shape {error, error_description}.
+         * Interactive authorization endpoint (earlier drafts): authorization with a presentation and/or a web step, ending with an authorization code
+         * @description Interactive Authorization Endpoint of the OpenID4VCI 1.1 drafts before June 2026, advertised as interactive_authorization_endpoint and kept for the wallets that implement them; the current draft moved interactive authorization to the authorization challenge endpoint (POST /issuers/{tenantId}/authorize-challenge). Form-encoded; answers 200 application/json; errors use the OAuth shape {error, error_description}.
          *
-         *     First request: interaction_types_supported (comma-separated: openid4vp_presentation, redirect_to_web) with either the parameters of a pushed authorization request (as /par takes them: client_id, response_type=code, redirect_uri, code_challenge with S256, state, issuer_state, authorization_details and/or scope, optional DPoP) or client_id and the request_uri of a request pushed before (single use). Client authentication as at PAR: wallet attestation headers, required when the issuer settings say so; a flow started by an attested wallet instance continues only with attestations of that instance.
+         *     First request: interaction_types_supported (comma-separated, see below) with either the parameters of a pushed authorization request (as /par takes them: client_id, response_type=code, redirect_uri, code_challenge with S256, state, issuer_state, authorization_details and/or scope, optional DPoP) or client_id and the request_uri of a request pushed before (single use). Client authentication as at PAR: wallet attestation headers, required when the issuer settings say so; a flow started by an attested wallet instance continues only with attestations of that instance. The server runs the iaeActions of the requested credential configurations in order; a flow is bound to the authorization request it started for (a new push for the offer ends it). missing_interaction_type (400) when the wallet does not list a type the actions need. Every later request of the flow goes to the endpoint it started at, with the latest auth_session (single use, distinct per answer, bound to the client, good for 300 seconds); the other endpoint does not know it. Interaction types, in either spelling: the URNs of the March 2026 draft (urn:openid:dcp:iae:openid4vp_presentation, urn:openid:dcp:iae:redirect_to_web) or the bare names of the drafts before (openid4vp_presentation, redirect_to_web); each answer names its type as the wallet listed it.
          *
-         *     The server runs the iaeActions of the requested credential configurations in order. missing_interaction_type (400) when the wallet does not support a type the actions need. Each step is answered {status: require_interaction, type, auth_session} (auth_session: single use, distinct per answer, bound to the client, good for 300 seconds):
+         *     Each step is answered {status: require_interaction, type, auth_session, ...}. An auth_session that is unknown, expired, used, or of a flow started at the authorization challenge endpoint: 400 invalid_request.
          *
-         *     - type openid4vp_presentation with openid4vp_request: {request}, a signed OpenID4VP request object (x509_hash client_id of the presentation configuration's access certificate, response_mode iae_post.jwt (default; client_metadata.jwks holds an ephemeral ECDH-ES key) or iae_post as the action says, nonce, dcql_query, expected_origins: [the origin of this endpoint], expected_url: this endpoint, verifier_info). The wallet answers with a follow-up request: auth_session and openid4vp_response, a JSON object: {response: <JWE to that key, ECDH-ES with A128GCM or A256GCM, of {vp_token}>} for iae_post.jwt, {vp_token} for iae_post, or {error, error_description}. dc+sd-jwt presentations only; the KB-JWT aud must be iae: followed by this endpoint's URL and its nonce the request's. Verified like any presentation: issuer trust (the tenant's trust lists), signature, key binding, status list, DCQL. A failing or declined presentation ends the flow: access_denied (400); a new first request starts over.
+         *     - openid4vp_presentation: The presentation step carries openid4vp_request: {request}, a signed OpenID4VP request object (x509_hash client_id of the presentation configuration's access certificate, response_mode iae_post.jwt or iae_post as the action asks (encrypted by default; client_metadata.jwks then holds an ephemeral ECDH-ES key), nonce, dcql_query, expected_origins: [the origin of this endpoint], verifier_info). The wallet answers with a follow-up: auth_session and openid4vp_response, a JSON object: {response: <JWE to that key, ECDH-ES with A128GCM or A256GCM, of {vp_token}>} when encrypted, {vp_token} when plain, or {error, error_description}. dc+sd-jwt presentations only; the KB-JWT aud must be iae: followed by this endpoint's URL and its nonce the request's: a presentation bound to the other endpoint is refused. Verified like any presentation: issuer trust (the tenant's trust lists), signature, key binding, status list, DCQL. A failing or declined presentation ends the flow: access_denied (400); a new first request starts over. The request also names this endpoint in expected_url.
          *
-         *     - type redirect_to_web with request_uri and expires_in (60 s): the wallet opens the authorization endpoint with client_id and that request_uri in the browser; it redirects to the integrator's page (see POST /issuers/{tenantId}/iae/web-result). Afterwards the browser comes back to the wallet's redirect_uri with code (last step) or auth_session; with auth_session the wallet sends a follow-up: auth_session and code_verifier (PKCE of the first request).
+         *     - redirect_to_web: The web step carries request_uri and expires_in (60 s): the wallet opens the authorization endpoint with client_id and that request_uri in the browser; it redirects to the integrator's page (see POST /issuers/{tenantId}/iae/web-result). Afterwards the browser comes back to the wallet's redirect_uri with code (last step) or auth_session; with auth_session the wallet sends a follow-up to this endpoint: auth_session and code_verifier (PKCE of the first request).
          *
-         *     After the last step: {status: ok, code}, an authorization code (single use, 60 s) for the token endpoint (authorization_code grant with the code_verifier and redirect_uri of the first request). What the steps produced (verified disclosed claims, the web result claims) is laid over the credential fields' defaults and sent to the attribute provider or webhook as `authorization`.
+         *     After the last step: {status: ok, code}. The authorization code (single use, 60 s) is for the token endpoint (authorization_code grant with the code_verifier and redirect_uri of the first request). What the steps produced (verified disclosed claims, the web result claims) is laid over the credential fields' defaults and sent to the attribute provider or webhook as `authorization`.
          */
         post: {
             parameters: {
@@ -9627,12 +9682,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Web step result: the integrator's signed result ends a redirect_to_web step and sends the browser back to the wallet
+         * Web step result: the integrator's signed result ends a web step (auth_via_web, redirect_to_web) and sends the browser back to the wallet
          * @description Where the integrator's page ends a web step of interactive authorization. The page was opened with query parameters web_session (single use, 600 s), callback_uri (this URL) and session (the issuance session id).
          *
          *     Form-encoded, one parameter: result, a compact JWS signed with the private key whose public key is the step's callbackKey (header typ iae-web-result+jwt, alg ES256/ES384/ES512 matching the key's curve, no crit); claims: aud = this URL, web_session, iat (within the last 600 s), exp (not past, at most 600 s after iat), and either claims (an object laid over the credential's field defaults) or error (the user did not complete the step) with an optional error_description.
          *
-         *     A result that is not signed by that key, names an unknown, expired or used web_session, another aud, or is stale, is refused 400 invalid_request and changes nothing. Otherwise 303 to the wallet's redirect_uri with code (after the last step), or with auth_session (the wallet continues at the interactive authorization endpoint), or with error=access_denied (error result), each with state and iss (RFC 9207).
+         *     A result that is not signed by that key, names an unknown, expired or used web_session, another aud, or is stale, is refused 400 invalid_request and changes nothing. Otherwise 303 to the wallet's redirect_uri with code (after the last step), or with auth_session (the wallet continues at the endpoint the flow started at), or with error=access_denied (error result), each with state and iss (RFC 9207).
          */
         post: {
             parameters: {
@@ -9849,7 +9904,7 @@ export interface paths {
         put?: never;
         /**
          * Pushed authorization request (RFC 9126), required before the authorization endpoint
-         * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to a loopback address: localhost, 127.0.0.0/8 or [::1]; or a private-use scheme of a native wallet in reverse-domain form such as com.example.wallet:/cb, per RFC 8252; no fragment; any other scheme is invalid_request), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a wallet provider anchor: walletProviders of the issuer settings or a walletIssuance entity of the trust lists of the tenant, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
+         * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to a loopback address: localhost, 127.0.0.0/8 or [::1]; or a private-use scheme of a native wallet in reverse-domain form such as com.example.wallet:/cb, per RFC 8252; no fragment; any other scheme is invalid_request), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). Without issuer_state the request is wallet-initiated (OpenID4VCI 1.0 section 3): it may name any configuration of the issuer whose interactive authorization steps identify the person (then run at the interactive authorization endpoint); any other is invalid_request saying why. An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a wallet provider anchor: walletProviders of the issuer settings or a walletIssuance entity of the trust lists of the tenant, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
          */
         post: {
             parameters: {

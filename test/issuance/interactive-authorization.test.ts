@@ -1,5 +1,8 @@
-// Interactive authorization (OpenID4VCI 1.1 draft, interactive authorization endpoint) end to end
-// over HTTP: a membership credential whose configuration asks for a PID presentation and a web step.
+// Interactive authorization (OpenID4VCI 1.1 draft) end to end over HTTP, at both of its endpoints:
+// the Authorization Challenge Endpoint of the June 2026 draft (urn:openid:dcp:ia: types, ia_post,
+// 401 insufficient_authorization, KB-JWT aud ia:<origin>) and the Interactive Authorization Endpoint
+// of the drafts before (bare and urn:openid:dcp:iae: types, iae_post, KB-JWT aud iae:<endpoint URL>).
+// A membership credential whose configuration asks for a PID presentation and a web step.
 // The test is the wallet (the PID comes from this service's pre-authorized flow; the request object is
 // verified with jose against its x5c; the presentation is built with @sd-jwt/sd-jwt-vc and jose) and
 // the integrator (its page is where the browser is sent; it signs the step's result with its own key).
@@ -65,6 +68,14 @@ interface Issued {
 }
 
 const iaeUrl = (tenant = 'acme') => `${svc.url}/issuers/${tenant}/iae`;
+const aceUrl = (tenant = 'acme') => `${svc.url}/issuers/${tenant}/authorize-challenge`;
+/** The two endpoints: the current draft's authorization challenge endpoint and the earlier drafts' interactive authorization endpoint. */
+type Endpoint = 'authorize-challenge' | 'iae';
+/** The interaction types as the June 2026 draft spells them (authorization challenge endpoint) and as the March 2026 one did (IAE). */
+const IA_TYPES = 'urn:openid:dcp:ia:openid4vp_presentation,urn:openid:dcp:ia:auth_via_web';
+const IAE_URN_TYPES = 'urn:openid:dcp:iae:openid4vp_presentation,urn:openid:dcp:iae:redirect_to_web';
+/** The key binding audience each endpoint's draft asks for: ia: + the endpoint's origin, iae: + the endpoint's URL. */
+const audienceOf = (endpoint: Endpoint) => (endpoint === 'iae' ? `iae:${iaeUrl()}` : `ia:${new URL(svc.url).origin}`);
 beforeAll(async () => {
   svc = await startService();
   acme = (await svc.tenant('acme')).token;
@@ -140,8 +151,13 @@ async function offer(id = 'membership') {
   };
 }
 
-const iae = (form: Record<string, string>, options: { tenant?: string; headers?: Record<string, string> } = {}) =>
-  svc.call('POST', `/issuers/${options.tenant ?? 'acme'}/iae`, { form, ...(options.headers && { headers: options.headers }) });
+const iae = (form: Record<string, string>, options: { tenant?: string; headers?: Record<string, string>; endpoint?: Endpoint } = {}) =>
+  svc.call('POST', `/issuers/${options.tenant ?? 'acme'}/${options.endpoint ?? 'iae'}`, {
+    form,
+    ...(options.headers && { headers: options.headers }),
+  });
+/** A request to the authorization challenge endpoint. */
+const ace = (form: Record<string, string>) => iae(form, { endpoint: 'authorize-challenge' });
 
 /** The first request: the authorization request as PAR takes it, and the interaction types. */
 async function start(
@@ -152,6 +168,7 @@ async function start(
     headers?: Record<string, string>;
     issuerState?: string;
     redirectUri?: string;
+    endpoint?: Endpoint;
   } = {},
 ) {
   const created = options.issuerState ? { session: '', issuerState: options.issuerState } : await offer(options.id);
@@ -168,40 +185,51 @@ async function start(
       scope: options.scope ?? 'membership_scope',
       interaction_types_supported: options.types ?? 'openid4vp_presentation,redirect_to_web',
     },
-    { ...(options.headers && { headers: options.headers }) },
+    { ...(options.headers && { headers: options.headers }), ...(options.endpoint && { endpoint: options.endpoint }) },
   );
   return { ...created, verifier, reply };
 }
 
-/** What a wallet checks of the embedded OpenID4VP request: the x5c signature, the x509_hash client_id, iae_post, the expected origin. */
-async function openRequest(openid4vpRequest: { request: string }): Promise<ResolvedRequest> {
-  const request = await verifyIaeRequest(openid4vpRequest, iaeUrl());
+/**
+ * What a wallet checks of the embedded OpenID4VP request: the x5c signature, the x509_hash client_id,
+ * the endpoint's response mode (iae_post at the IAE, ia_post at the authorization challenge endpoint),
+ * the expected origin, and expected_url where the IAE drafts had it.
+ */
+async function openRequest(openid4vpRequest: { request: string }, endpoint: Endpoint = 'iae'): Promise<ResolvedRequest> {
+  const request = await verifyIaeRequest(openid4vpRequest, endpoint === 'iae' ? iaeUrl() : aceUrl());
   const { payload } = request;
-  expect(payload).toMatchObject({ response_type: 'vp_token', expected_origins: [new URL(svc.url).origin], expected_url: iaeUrl() });
-  expect(['iae_post.jwt', 'iae_post']).toContain(payload.response_mode);
-  if (payload.response_mode === 'iae_post.jwt') expect(payload.client_metadata.jwks.keys[0]).toMatchObject({ kty: 'EC', use: 'enc' });
+  expect(payload).toMatchObject({ response_type: 'vp_token', expected_origins: [new URL(svc.url).origin] });
+  if (endpoint === 'iae') {
+    expect(payload.expected_url).toBe(iaeUrl());
+    expect(['iae_post.jwt', 'iae_post']).toContain(payload.response_mode);
+  } else {
+    expect(payload.expected_url).toBeUndefined();
+    expect(['ia_post.jwt', 'ia_post']).toContain(payload.response_mode);
+  }
+  if (payload.response_mode.endsWith('.jwt')) expect(payload.client_metadata.jwks.keys[0]).toMatchObject({ kty: 'EC', use: 'enc' });
   expect(payload.response_uri).toBeUndefined();
   expect(payload.dcql_query).toEqual(PID_QUERY);
   return request;
 }
 
-/** The wallet's follow-up with its presentation of `issued` (KB-JWT aud iae:<endpoint> unless told otherwise). */
+/** The wallet's follow-up with its presentation of `issued` (KB-JWT aud the endpoint's, unless told otherwise). */
 async function present(
   authSession: string,
   request: ResolvedRequest,
   issued: Issued = pid,
   kb: { aud?: string; nonce?: string } = {},
   headers?: Record<string, string>,
-  options: { plain?: boolean } = {},
+  options: { plain?: boolean; endpoint?: Endpoint } = {},
 ) {
+  const endpoint = options.endpoint ?? 'iae';
   const presentation = await presentSdJwt(issued.credential, issued.holder, request, ['given_name', 'family_name'], {
-    aud: `iae:${iaeUrl()}`,
+    aud: audienceOf(endpoint),
     ...kb,
   });
   const response = { vp_token: { pid: [presentation] } };
-  const encrypted = request.responseMode === 'iae_post.jwt' && !options.plain;
+  const encrypted = request.responseMode.endsWith('.jwt') && !options.plain;
   const openid4vpResponse = encrypted ? { response: await encryptIaeResponse(request, response) } : response;
-  return iae({ auth_session: authSession, openid4vp_response: JSON.stringify(openid4vpResponse) }, { headers });
+  return iae({ auth_session: authSession, openid4vp_response: JSON.stringify(openid4vpResponse) }, { headers, endpoint });
 }
 
 /** Start, present the PID: the answer to the presentation (the web step, if it was accepted). */
@@ -258,6 +286,30 @@ describe('interactive authorization: metadata and configuration', () => {
   it('advertises the interactive authorization endpoint in the authorization server metadata', async () => {
     const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as.interactive_authorization_endpoint).toBe(iaeUrl());
+  });
+
+  it('advertises both endpoints: the current draft’s authorization challenge endpoint and the earlier drafts’ one', async () => {
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    expect(as).toMatchObject({ authorization_challenge_endpoint: aceUrl(), interactive_authorization_endpoint: iaeUrl() });
+  });
+
+  it('while the built-in authorization server is disabled, neither endpoint is advertised nor starts a flow', async () => {
+    expect((await svc.call('PUT', '/api/issuer/config', { token: other, body: { builtinAuthorizationServerEnabled: false } })).status).toBe(
+      200,
+    );
+    try {
+      const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/other')).body;
+      expect(as).not.toHaveProperty('authorization_challenge_endpoint');
+      expect(as).not.toHaveProperty('interactive_authorization_endpoint');
+      const refused = await iae(
+        { interaction_types_supported: IA_TYPES, client_id: CLIENT_ID },
+        { tenant: 'other', endpoint: 'authorize-challenge' },
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/disabled/) });
+    } finally {
+      expect((await svc.call('PUT', '/api/issuer/config', { token: other, body: {} })).status).toBe(200);
+    }
   });
 
   it('types iaeActions: a presentation names a presentation configuration, a web step a URL and a public callback key', async () => {
@@ -763,5 +815,216 @@ describe('interactive authorization: a flow is bound to the request it started f
     expect(token.status, token.text).toBe(200);
     const stored = await svc.running.services.sessions.get('acme', flow.session);
     expect(stored.public.authorized).toEqual(['web-only']);
+  });
+});
+
+describe('interactive authorization at the authorization challenge endpoint (OpenID4VCI 1.1 draft of June 2026)', () => {
+  it('runs presentation then web step in the draft’s shapes and spellings, and the credential carries what both produced', async () => {
+    const started = await start({ endpoint: 'authorize-challenge', types: IA_TYPES });
+    expect(started.reply.status, started.reply.text).toBe(401);
+    expect(started.reply.headers.get('cache-control')).toBe('no-store');
+    expect(started.reply.body).toEqual({
+      error: 'insufficient_authorization',
+      interaction_type_required: 'urn:openid:dcp:ia:openid4vp_presentation',
+      auth_session: expect.any(String),
+      openid4vp_request: { request: expect.any(String) },
+    });
+    const request = await openRequest(started.reply.body.openid4vp_request, 'authorize-challenge');
+    expect(request.responseMode).toBe('ia_post.jwt');
+
+    const web = await present(started.reply.body.auth_session, request, pid, {}, undefined, { endpoint: 'authorize-challenge' });
+    expect(web.status, web.text).toBe(401);
+    expect(web.body).toEqual({
+      error: 'insufficient_authorization',
+      interaction_type_required: 'urn:openid:dcp:ia:auth_via_web',
+      auth_session: expect.any(String),
+      request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:/),
+      expires_in: expect.any(Number),
+    });
+    expect(web.body.auth_session).not.toBe(started.reply.body.auth_session);
+
+    const page = await openWebStep(web.body.request_uri);
+    expect(page.origin + page.pathname).toBe(INTEGRATOR_PAGE);
+    const back = await postResult(page, await signResult(page));
+    expect(back.status, JSON.stringify(back.body)).toBe(303);
+    expect(back.location?.searchParams.get('state')).toBe('wallet-state');
+    const code = back.location?.searchParams.get('code') as string;
+    expect(code).toBeTruthy();
+
+    const credential = await redeem(code, started.verifier);
+    expect((await verifySdJwtIndependently(credential, rootCertificate)).claims).toMatchObject({
+      given_name: 'Erika',
+      family_name: 'Mustermann',
+      member_level: 'gold',
+    });
+    const started_ = (await logEntriesOf(started.session)).find((entry) => entry.message === 'interactive authorization started');
+    expect(started_?.details).toMatchObject({ endpoint: 'authorization-challenge' });
+  });
+
+  it('web step first: the browser returns with an auth_session, the intermediate request proves PKCE, an ia_post presentation ends in authorization_code', async () => {
+    const started = await start({ endpoint: 'authorize-challenge', types: IA_TYPES, id: 'web-first', scope: 'web_first_scope' });
+    expect(started.reply.status, started.reply.text).toBe(401);
+    expect(started.reply.body).toMatchObject({ interaction_type_required: 'urn:openid:dcp:ia:auth_via_web' });
+    const page = await openWebStep(started.reply.body.request_uri);
+    const back = await postResult(page, await signResult(page));
+    expect(back.status, JSON.stringify(back.body)).toBe(303);
+    const authSession = back.location?.searchParams.get('auth_session') as string;
+    expect(authSession).toBeTruthy();
+
+    const wrongVerifier = await ace({ auth_session: authSession, code_verifier: pkce().verifier });
+    expect(wrongVerifier.status).toBe(400);
+    expect(wrongVerifier.body.error_description).toMatch(/code_verifier/);
+    const next = await ace({ auth_session: authSession, code_verifier: started.verifier });
+    expect(next.status, next.text).toBe(401);
+    expect(next.body).toMatchObject({
+      error: 'insufficient_authorization',
+      interaction_type_required: 'urn:openid:dcp:ia:openid4vp_presentation',
+    });
+    const request = await openRequest(next.body.openid4vp_request, 'authorize-challenge');
+    expect(request.responseMode).toBe('ia_post');
+    const done = await present(next.body.auth_session, request, pid, {}, undefined, { endpoint: 'authorize-challenge' });
+    expect(done.status, done.text).toBe(200);
+    expect(done.body).toEqual({ authorization_code: expect.any(String) });
+    const credential = await redeem(done.body.authorization_code, started.verifier, 'web-first');
+    expect((await verifySdJwtIndependently(credential, rootCertificate)).claims).toMatchObject({ member_level: 'gold' });
+  });
+
+  it('takes only the current draft’s type names, and the interactive authorization endpoint only the earlier ones', async () => {
+    for (const types of ['openid4vp_presentation,redirect_to_web', IAE_URN_TYPES]) {
+      const started = await start({ endpoint: 'authorize-challenge', types });
+      expect(started.reply.status, types).toBe(400);
+      expect(started.reply.body.error).toBe('missing_interaction_type');
+      expect(started.reply.body.error_description).toMatch(/urn:openid:dcp:ia:openid4vp_presentation/);
+    }
+    const current = await start({ types: IA_TYPES });
+    expect(current.reply.status).toBe(400);
+    expect(current.reply.body.error).toBe('missing_interaction_type');
+    expect(current.reply.body.error_description).toMatch(/urn:openid:dcp:iae:openid4vp_presentation or openid4vp_presentation/);
+  });
+
+  it('an auth_session used, expired or unknown is invalid_session', async () => {
+    const started = await start({ endpoint: 'authorize-challenge', types: IA_TYPES });
+    const request = await openRequest(started.reply.body.openid4vp_request, 'authorize-challenge');
+    const options = { endpoint: 'authorize-challenge' } as const;
+    const first = await present(started.reply.body.auth_session, request, pid, {}, undefined, options);
+    expect(first.status, first.text).toBe(401);
+    const replayed = await present(started.reply.body.auth_session, request, pid, {}, undefined, options);
+    expect(replayed.status).toBe(400);
+    expect(replayed.body).toMatchObject({ error: 'invalid_session', error_description: expect.stringMatching(/already used/) });
+    const guessed = await ace({ auth_session: 'guessed', code_verifier: pkce().verifier });
+    expect(guessed.status).toBe(400);
+    expect(guessed.body.error).toBe('invalid_session');
+  });
+
+  it('a request pushed for the same offer meanwhile ends the flow under way', async () => {
+    const started = await start({ endpoint: 'authorize-challenge', types: IA_TYPES });
+    const request = await openRequest(started.reply.body.openid4vp_request, 'authorize-challenge');
+    const pushed = await svc.call('POST', '/issuers/acme/par', {
+      form: {
+        client_id: CLIENT_ID,
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        issuer_state: started.issuerState,
+        scope: 'membership_scope',
+      },
+    });
+    expect(pushed.status, pushed.text).toBe(201);
+    const stale = await present(started.reply.body.auth_session, request, pid, {}, undefined, { endpoint: 'authorize-challenge' });
+    expect(stale.status).toBe(400);
+    expect(stale.body.error).toBe('invalid_session');
+    expect(await logsOf(started.session)).not.toContain('authorization code issued');
+  });
+});
+
+describe('interactive authorization endpoint with the urn:openid:dcp:iae: spellings (OpenID4VCI 1.1 draft of March 2026)', () => {
+  it('runs presentation then web step, answering each type as the wallet listed it', async () => {
+    const started = await start({ types: IAE_URN_TYPES });
+    expect(started.reply.status, started.reply.text).toBe(200);
+    expect(started.reply.body).toEqual({
+      status: 'require_interaction',
+      type: 'urn:openid:dcp:iae:openid4vp_presentation',
+      auth_session: expect.any(String),
+      openid4vp_request: { request: expect.any(String) },
+    });
+    const request = await openRequest(started.reply.body.openid4vp_request);
+    expect(request.responseMode).toBe('iae_post.jwt');
+    const web = await present(started.reply.body.auth_session, request);
+    expect(web.status, web.text).toBe(200);
+    expect(web.body).toMatchObject({
+      status: 'require_interaction',
+      type: 'urn:openid:dcp:iae:redirect_to_web',
+      request_uri: expect.any(String),
+    });
+    const page = await openWebStep(web.body.request_uri);
+    const back = await postResult(page, await signResult(page));
+    expect(back.status, JSON.stringify(back.body)).toBe(303);
+    const credential = await redeem(back.location?.searchParams.get('code') as string, started.verifier);
+    expect((await verifySdJwtIndependently(credential, rootCertificate)).claims).toMatchObject({
+      given_name: 'Erika',
+      member_level: 'gold',
+    });
+  });
+
+  it('a wallet that lists one type in each spelling gets each in its own', async () => {
+    const started = await start({ types: 'openid4vp_presentation,urn:openid:dcp:iae:redirect_to_web' });
+    expect(started.reply.body).toMatchObject({ status: 'require_interaction', type: 'openid4vp_presentation' });
+    const web = await present(started.reply.body.auth_session, await openRequest(started.reply.body.openid4vp_request));
+    expect(web.status, web.text).toBe(200);
+    expect(web.body.type).toBe('urn:openid:dcp:iae:redirect_to_web');
+  });
+});
+
+describe('interactive authorization: a flow stays with the endpoint it started at', () => {
+  it('refuses a presentation bound to the other endpoint’s audience, at either endpoint and in either spelling', async () => {
+    const cases: { endpoint: Endpoint; types: string; aud: string }[] = [
+      { endpoint: 'authorize-challenge', types: IA_TYPES, aud: audienceOf('iae') },
+      // The draft's dc+sd-jwt binding is the derived origin; the full URL its example shows is not taken.
+      { endpoint: 'authorize-challenge', types: IA_TYPES, aud: `ia:${aceUrl()}` },
+      { endpoint: 'iae', types: IAE_URN_TYPES, aud: audienceOf('authorize-challenge') },
+      { endpoint: 'iae', types: 'openid4vp_presentation,redirect_to_web', aud: audienceOf('authorize-challenge') },
+    ];
+    for (const { endpoint, types, aud } of cases) {
+      const started = await start({ endpoint, types });
+      const request = await openRequest(started.reply.body.openid4vp_request, endpoint);
+      const answer = await present(started.reply.body.auth_session, request, pid, { aud }, undefined, { endpoint });
+      expect(answer.status, `${endpoint} ${aud}`).toBe(400);
+      expect(answer.body).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/aud/) });
+      expect(await logsOf(started.session)).toContain('interactive authorization stopped');
+    }
+  });
+
+  it('takes an auth_session only at the endpoint its flow started at, which still takes it afterwards', async () => {
+    const atAce = await start({ endpoint: 'authorize-challenge', types: IA_TYPES });
+    const atIae = await start({ types: IAE_URN_TYPES });
+    const aceRequest = await openRequest(atAce.reply.body.openid4vp_request, 'authorize-challenge');
+    const iaeRequest = await openRequest(atIae.reply.body.openid4vp_request);
+
+    const aceSessionAtIae = await present(atAce.reply.body.auth_session, aceRequest, pid, { aud: audienceOf('iae') });
+    expect(aceSessionAtIae.status).toBe(400);
+    expect(aceSessionAtIae.body).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringMatching(/auth_session is unknown/),
+    });
+    const iaeSessionAtAce = await present(
+      atIae.reply.body.auth_session,
+      iaeRequest,
+      pid,
+      { aud: audienceOf('authorize-challenge') },
+      undefined,
+      {
+        endpoint: 'authorize-challenge',
+      },
+    );
+    expect(iaeSessionAtAce.status).toBe(400);
+    expect(iaeSessionAtAce.body.error).toBe('invalid_session');
+
+    const aceNext = await present(atAce.reply.body.auth_session, aceRequest, pid, {}, undefined, { endpoint: 'authorize-challenge' });
+    expect(aceNext.status, aceNext.text).toBe(401);
+    expect(aceNext.body.interaction_type_required).toBe('urn:openid:dcp:ia:auth_via_web');
+    const iaeNext = await present(atIae.reply.body.auth_session, iaeRequest);
+    expect(iaeNext.status, iaeNext.text).toBe(200);
+    expect(iaeNext.body.type).toBe('urn:openid:dcp:iae:redirect_to_web');
   });
 });

@@ -1,6 +1,7 @@
-// The wallet's and the integrator's side of interactive authorization (the IAE endpoint): what a
-// wallet checks of the OpenID4VP request a presentation step embeds, its encrypted answer
-// (iae_post.jwt), and the integrator's page that ends a web step with a signed result.
+// The wallet's and the integrator's side of interactive authorization (the authorization challenge
+// endpoint and the earlier drafts' IAE): what a wallet checks of the OpenID4VP request a presentation
+// step embeds, its encrypted answer (ia_post.jwt, iae_post.jwt), and the integrator's page that ends a
+// web step with a signed result.
 import { createHash } from 'node:crypto';
 import { CompactEncrypt, compactVerify, decodeProtectedHeader, importJWK, importX509, type JWK, SignJWT } from 'jose';
 import { expect } from 'vitest';
@@ -10,7 +11,7 @@ import type { ResolvedRequest } from './presenter.js';
  * The embedded OpenID4VP request as a wallet takes it: typ, the signature by its x5c leaf and the
  * x509_hash client_id naming that leaf. The caller checks what it expects of the payload.
  */
-export async function verifyIaeRequest(openid4vpRequest: { request: string }, iaeUrl: string): Promise<ResolvedRequest> {
+export async function verifyIaeRequest(openid4vpRequest: { request: string }, endpointUrl: string): Promise<ResolvedRequest> {
   const jwt = openid4vpRequest.request;
   const header = decodeProtectedHeader(jwt);
   expect(header.typ).toBe('oauth-authz-req+jwt');
@@ -21,7 +22,7 @@ export async function verifyIaeRequest(openid4vpRequest: { request: string }, ia
   return {
     clientId: payload.client_id,
     nonce: payload.nonce,
-    responseUri: iaeUrl,
+    responseUri: endpointUrl,
     responseMode: payload.response_mode,
     dcqlQuery: payload.dcql_query,
     transactionData: [],
@@ -29,7 +30,7 @@ export async function verifyIaeRequest(openid4vpRequest: { request: string }, ia
   };
 }
 
-/** iae_post.jwt: the response as a JWE (ECDH-ES, A128GCM) to the request's encryption key. */
+/** ia_post.jwt / iae_post.jwt: the response as a JWE (ECDH-ES, A128GCM) to the request's encryption key. */
 export async function encryptIaeResponse(request: ResolvedRequest, response: Record<string, unknown>) {
   const jwk = request.payload.client_metadata.jwks.keys[0] as JWK;
   return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(response)))

@@ -1,10 +1,12 @@
-// The interactive authorization endpoint (OpenID4VCI 1.1 draft). The first request carries the
-// authorization request as PAR takes it (or the request_uri of one pushed before) and the
-// interaction types the wallet supports; the server runs the iaeActions of the requested
-// configurations in order, answering each with `require_interaction` and a single-use auth_session,
-// and after the last one with `ok` and an authorization code for the token endpoint. A follow-up
-// request names its auth_session and carries what the interaction asked for. `initial` and
-// `followUp` list their steps in the order they apply; each fails with the error its rule names.
+// Interactive authorization (OpenID4VCI 1.1 draft): the wallet's requests at either face (faces.ts:
+// the Authorization Challenge Endpoint of the current draft, the Interactive Authorization Endpoint of
+// the drafts before). The first request carries the authorization request as PAR takes it (or the
+// request_uri of one pushed before) and the interaction types the wallet supports; the server runs
+// the iaeActions of the requested configurations in order, asking for each interaction with a
+// single-use auth_session, and after the last one answers an authorization code for the token
+// endpoint. A follow-up (intermediate) request names its auth_session and carries what the interaction
+// asked for; it is taken only at the endpoint the flow started at. `initial` and `followUp` list their
+// steps in the order they apply; each fails with the error its rule names.
 import { createHash } from 'node:crypto';
 import { sameSecret } from '../../platform/crypto/secrets.js';
 import { OAuthError } from '../../platform/http/problem.js';
@@ -21,20 +23,11 @@ import { invalidRequest, invalidRequestUri } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, type AuthorizationResult, issuancePrivate } from '../session.js';
-import type { IaeAction, InteractiveActions } from './actions.js';
+import type { InteractiveActions } from './actions.js';
+import { type Face, type FlowAnswer, spelledTypes } from './faces.js';
 import { flowOf, type InteractivePresentations, type InteractiveProgress, pendingPresentation, withPresentation } from './progress.js';
-import {
-  FollowUpRequestSchema,
-  IAE_AUDIENCE_PREFIX,
-  IAE_HANDLE,
-  INTERACTION_TYPE,
-  InitialRequestSchema,
-  type InteractiveAnswer,
-  type InteractiveState,
-} from './schemas.js';
+import { FollowUpRequestSchema, IAE_HANDLE, InitialRequestSchema, type InteractiveState } from './schemas.js';
 
-/** The draft's own error: the wallet does not support an interaction the flow needs. */
-const missingInteractionType = (description: string) => new OAuthError(400, 'missing_interaction_type', description);
 /** A step refused (a presentation that fails verification, a declined interaction): the flow ends. */
 export const accessDenied = (description: string) => new OAuthError(400, 'access_denied', description);
 const invalidClient = (description: string) => new OAuthError(401, 'invalid_client', description);
@@ -53,32 +46,38 @@ export class InteractiveAuthorizationEndpoint {
   ) {}
 
   /**
-   * A follow-up names its auth_session; anything else is a first request. This endpoint belongs to the
+   * A follow-up names its auth_session; anything else is a first request. Both endpoints belong to the
    * built-in server: while that is disabled, neither starts nor continues a flow (invalid_request).
    */
-  async handle(call: ClientRequest): Promise<InteractiveAnswer> {
+  async handle(face: Face, call: ClientRequest): Promise<FlowAnswer> {
     const disabled = BUILTIN_SERVER.disabled(await this.issuers.get(call.tenantId));
     if (disabled) throw invalidRequest(disabled);
-    return call.body.auth_session === undefined ? this.initial(call) : this.followUp(call);
+    return call.body.auth_session === undefined ? this.initial(face, call) : this.followUp(face, call);
   }
 
-  /** interaction types, the authorization request (pushed now or before), its actions, the types they need; then the first step. */
-  async initial(call: ClientRequest): Promise<InteractiveAnswer> {
+  /**
+   * interaction types, the authorization request (pushed now or before), its actions, the types they
+   * need in the face's spellings; then the first step.
+   */
+  async initial(face: Face, call: ClientRequest): Promise<FlowAnswer> {
     const issuer = await this.issuers.get(call.tenantId);
     const params = parseOAuthParams(InitialRequestSchema, call.body);
-    const supported = interactionTypes(params.interaction_types_supported);
+    const listed = interactionTypes(params.interaction_types_supported);
     const requestUri = params.request_uri ?? (await this.par.push(call)).request_uri;
     const { session, request } = await this.takeRequestUri(issuer, requestUri);
     if (params.request_uri !== undefined) await this.checkPushedClient(issuer, call, request, params.client_id);
     const actions = await this.actions.of(issuer.tenantId, request.credentialConfigurationIds);
-    checkInteractionTypes(actions, supported);
+    const spelled = spelledTypes(face, actions, listed);
     await this.sessions.log(session.id, 'info', 'interactive authorization started', {
       clientId: request.clientId,
+      endpoint: face.name,
       steps: actions.map((a) => a.type),
     });
-    if (!actions.length) return { status: 'ok', code: await this.progress.finish(session, request.requestId, EMPTY_RESULT) };
+    if (!actions.length) return { kind: 'authorized', code: await this.progress.finish(session, request.requestId, EMPTY_RESULT) };
     const state: InteractiveState = {
       ...(request.requestId && { requestId: request.requestId }),
+      face: face.name,
+      interactionTypes: spelled,
       clientId: request.clientId,
       codeChallenge: request.codeChallenge,
       ...(request.attestationJkt && { attestationJkt: request.attestationJkt }),
@@ -88,11 +87,11 @@ export class InteractiveAuthorizationEndpoint {
     return this.progress.start(issuer, session, state, EMPTY_RESULT);
   }
 
-  /** auth_session, the client it belongs to, then the answer to the interaction under way. */
-  async followUp(call: ClientRequest): Promise<InteractiveAnswer> {
+  /** auth_session (of a flow started at this face), the client it belongs to, then the answer to the interaction under way. */
+  async followUp(face: Face, call: ClientRequest): Promise<FlowAnswer> {
     const issuer = await this.issuers.get(call.tenantId);
     const params = parseOAuthParams(FollowUpRequestSchema, call.body);
-    const { session, state } = await this.findAuthSession(issuer, params.auth_session);
+    const { session, state } = await this.findAuthSession(face, issuer, params.auth_session);
     await this.checkSameClient(issuer, call, state, params.client_id);
     const result = issuancePrivate(session)?.authorizationResult ?? EMPTY_RESULT;
     const presentation = pendingPresentation(state);
@@ -100,8 +99,8 @@ export class InteractiveAuthorizationEndpoint {
       if (params.openid4vp_response === undefined)
         throw invalidRequest('openid4vp_response is required: the presentation step is under way');
       const response = parseResponse(params.openid4vp_response);
-      await this.spendAuthSession(params.auth_session);
-      const credentials = await this.verifiedPresentation(issuer, session, presentation, response);
+      await this.spendAuthSession(face, params.auth_session);
+      const credentials = await this.verifiedPresentation(face, issuer, session, presentation, response);
       await this.sessions.log(session.id, 'info', 'interactive authorization: presentation verified', { credentials: credentials.length });
       const outcome = withPresentation(result, presentation.presentationConfigId, credentials);
       return this.progress.advance(issuer, session, state, outcome);
@@ -109,7 +108,7 @@ export class InteractiveAuthorizationEndpoint {
     if (state.pending?.kind !== 'web' || !state.pending.completed)
       throw invalidRequest('the web step is not completed yet: the user finishes it in the browser first');
     checkCodeVerifier(state, params.code_verifier);
-    await this.spendAuthSession(params.auth_session);
+    await this.spendAuthSession(face, params.auth_session);
     return this.progress.advance(issuer, session, state, result);
   }
 
@@ -133,20 +132,27 @@ export class InteractiveAuthorizationEndpoint {
     checkInstance(request.attestationJkt, attested);
   }
 
-  /** auth_session names a flow of this issuer that waits for the wallet; it is spent only once the answer is complete. */
-  private async findAuthSession(issuer: Issuer, authSession: string): Promise<{ session: SessionState; state: InteractiveState }> {
+  /**
+   * auth_session names a flow of this issuer, started at this endpoint, that waits for the wallet; it
+   * is spent only once the answer is complete. Another endpoint's flow is unknown here and stays as it
+   * is: its presentation is bound to that endpoint, and its answers are in that endpoint's draft.
+   */
+  private async findAuthSession(
+    face: Face,
+    issuer: Issuer,
+    authSession: string,
+  ): Promise<{ session: SessionState; state: InteractiveState }> {
     const session = await this.sessions.findByHandle(IAE_HANDLE.authSession, authSession);
     const state = session?.tenantId === issuer.tenantId ? flowOf(session) : undefined;
-    if (!session || !state?.pending) throw invalidRequest('auth_session is unknown, expired or already used');
+    if (!session || !state?.pending || state.face !== face.name) throw face.unknownSession();
     const refusal = offerRefusal(session);
     if (refusal) throw invalidRequest(refusal);
     return { session, state };
   }
 
   /** Exactly one request consumes an auth_session. */
-  private async spendAuthSession(authSession: string) {
-    if (!(await this.sessions.spendHandle(IAE_HANDLE.authSession, authSession)))
-      throw invalidRequest('auth_session is unknown, expired or already used');
+  private async spendAuthSession(face: Face, authSession: string) {
+    if (!(await this.sessions.spendHandle(IAE_HANDLE.authSession, authSession))) throw face.unknownSession();
   }
 
   /** Every request of a flow comes from the client that started it, authenticated as at PAR; an attested flow stays with its wallet instance. */
@@ -158,10 +164,11 @@ export class InteractiveAuthorizationEndpoint {
 
   /**
    * The wallet's OpenID4VP response, verified by the verification pipeline against the request of
-   * this step (nonce, key binding audience `iae:` + this endpoint, issuer trust, status, DCQL). A
+   * this step (nonce, the key binding audience of the flow's endpoint, issuer trust, status, DCQL). A
    * refusal or a failing presentation ends the flow with access_denied.
    */
   private async verifiedPresentation(
+    face: Face,
     issuer: Issuer,
     session: SessionState,
     presentation: NonNullable<ReturnType<typeof pendingPresentation>>,
@@ -172,9 +179,10 @@ export class InteractiveAuthorizationEndpoint {
         const described = typeof response.error_description === 'string' ? `: ${response.error_description.slice(0, 200)}` : '';
         throw new PresentationRejected(`the wallet answered ${String(response.error).slice(0, 100)}${described}`);
       }
+      const endpoint = face.endpoint(issuer.urls);
       return await this.presentations.verify(issuer.tenantId, presentation, response, {
-        audience: `${IAE_AUDIENCE_PREFIX}${issuer.urls.iae}`,
-        responseUri: issuer.urls.iae,
+        audience: face.audience(endpoint),
+        responseUri: endpoint,
       });
     } catch (err) {
       if (!(err instanceof PresentationRejected)) throw err;
@@ -192,12 +200,6 @@ function interactionTypes(value: string): Set<string> {
       .map((t) => t.trim())
       .filter(Boolean),
   );
-}
-
-function checkInteractionTypes(actions: IaeAction[], supported: Set<string>) {
-  const missing = [...new Set(actions.map((a) => INTERACTION_TYPE[a.type]))].filter((t) => !supported.has(t));
-  if (missing.length)
-    throw missingInteractionType(`interaction_types_supported lacks ${missing.join(', ')}, which this authorization needs`);
 }
 
 /** A flow started with a client attestation continues only with attestations of the same wallet instance. */

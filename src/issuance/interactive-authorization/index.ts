@@ -1,4 +1,4 @@
-// Interactive authorization (OpenID4VCI 1.1 draft): the endpoint, the web step and the hook that
+// Interactive authorization (OpenID4VCI 1.1 draft): its two endpoints (faces.ts), the web step and the hook that
 // keeps the plain authorization endpoint from granting configurations with iaeActions.
 import type { CredentialConfigService } from '../../credential-configs/service.js';
 import type { Executor } from '../../platform/db/values.js';

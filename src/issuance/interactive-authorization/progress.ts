@@ -14,15 +14,9 @@ import { mergeClaims } from '../credential-request/claims.js';
 import { invalidRequest } from '../errors.js';
 import type { Issuer } from '../issuers.js';
 import { type AuthorizationRequest, type AuthorizationResult, issuancePrivate } from '../session.js';
-import { currentAction } from './actions.js';
-import {
-  AUTH_SESSION_LIFETIME_SECONDS,
-  IAE_HANDLE,
-  type IAE_RESPONSE_MODES,
-  INTERACTION_TYPE,
-  type InteractiveAnswer,
-  type InteractiveState,
-} from './schemas.js';
+import { currentAction, type IaeAction } from './actions.js';
+import { FACES, type FlowAnswer, typeNameOf } from './faces.js';
+import { AUTH_SESSION_LIFETIME_SECONDS, IAE_HANDLE, type InteractiveState } from './schemas.js';
 
 /** What verification offers interactive authorization: an OpenID4VP request and the check of its answer. */
 export type InteractivePresentations = Pick<EmbeddedPresentations, 'request' | 'verify'>;
@@ -49,43 +43,34 @@ export class InteractiveProgress {
     private readonly presentations: InteractivePresentations,
   ) {}
 
-  /** The step `state.step` begins: what it needs from the wallet, with a fresh auth_session. */
-  async start(issuer: Issuer, session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<InteractiveAnswer> {
+  /** The step `state.step` begins: what it needs from the wallet, with a fresh auth_session, named as the wallet named its type. */
+  async start(issuer: Issuer, session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<FlowAnswer> {
     const action = currentAction(state);
     const authSession = random();
+    const type = typeNameOf(FACES[state.face], state.interactionTypes, action.type);
     if (action.type === 'openid4vp-presentation') {
-      const { request, state: presentation } = await this.presentationRequest(
-        issuer,
-        session,
-        action.presentationConfigId,
-        action.responseMode,
-      );
+      const { request, state: presentation } = await this.presentationRequest(issuer, session, state, action);
       await this.save(session, { ...state, pending: { kind: 'presentation', ...presentation } }, result, { authSession });
       await this.sessions.log(session.id, 'info', 'interactive authorization: presentation requested', stepDetails(state, action.label));
-      return {
-        status: 'require_interaction',
-        type: INTERACTION_TYPE[action.type],
-        auth_session: authSession,
-        openid4vp_request: { request },
-      };
+      return { kind: 'presentation', type, authSession, openid4vpRequest: { request } };
     }
     const requestUri = random();
     await this.save(session, { ...state, pending: { kind: 'web', completed: false } }, result, { authSession, requestUri });
     await this.sessions.log(session.id, 'info', 'interactive authorization: web step offered', stepDetails(state, action.label));
     return {
-      status: 'require_interaction',
-      type: INTERACTION_TYPE[action.type],
-      auth_session: authSession,
-      request_uri: `${REQUEST_URI_PREFIX}${requestUri}`,
-      expires_in: Math.round((Date.parse(expiryOf(session, REQUEST_URI_LIFETIME_SECONDS)) - Date.now()) / 1000),
+      kind: 'web',
+      type,
+      authSession,
+      requestUri: `${REQUEST_URI_PREFIX}${requestUri}`,
+      expiresIn: Math.round((Date.parse(expiryOf(session, REQUEST_URI_LIFETIME_SECONDS)) - Date.now()) / 1000),
     };
   }
 
   /** The current step is done: the next one starts, or after the last one the wallet gets its authorization code. */
-  async advance(issuer: Issuer, session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<InteractiveAnswer> {
+  async advance(issuer: Issuer, session: SessionState, state: InteractiveState, result: AuthorizationResult): Promise<FlowAnswer> {
     const next = { ...state, step: state.step + 1, pending: undefined };
     if (next.step < next.actions.length) return this.start(issuer, session, next, result);
-    return { status: 'ok', code: await this.finish(session, state.requestId, result) };
+    return { kind: 'authorized', code: await this.finish(session, state.requestId, result) };
   }
 
   /**
@@ -125,23 +110,27 @@ export class InteractiveProgress {
   }
 
   /**
-   * The OpenID4VP request of a presentation step. A step that cannot be requested (its presentation
-   * configuration deleted or changed since) is the tenant's fault, not the wallet's: the flow ends,
-   * the session log says why, and the wallet is told only that the issuer failed.
+   * The OpenID4VP request of a presentation step, answered back to the flow's endpoint: the action's
+   * choice of an encrypted (the default) or plain response, in that face's response mode. A step that
+   * cannot be requested (its presentation configuration deleted or changed since) is the tenant's
+   * fault, not the wallet's: the flow ends, the session log says why, and the wallet is told only that
+   * the issuer failed.
    */
   private async presentationRequest(
     issuer: Issuer,
     session: SessionState,
-    presentationConfigId: string,
-    responseMode: (typeof IAE_RESPONSE_MODES)[number] = 'iae_post.jwt',
+    state: InteractiveState,
+    action: Extract<IaeAction, { type: 'openid4vp-presentation' }>,
   ) {
+    const face = FACES[state.face];
+    const endpoint = face.endpoint(issuer.urls);
     try {
       return await this.presentations.request({
         tenantId: issuer.tenantId,
-        presentationConfigId,
-        responseMode,
-        expectedOrigin: new URL(issuer.urls.iae).origin,
-        expectedUrl: issuer.urls.iae,
+        presentationConfigId: action.presentationConfigId,
+        responseMode: face.responseMode(action.responseMode !== 'iae_post'),
+        expectedOrigin: new URL(endpoint).origin,
+        ...(face.expectedUrl && { expectedUrl: endpoint }),
         lifetimeSeconds: AUTH_SESSION_LIFETIME_SECONDS,
       });
     } catch (err) {

@@ -1,22 +1,12 @@
-// Interactive authorization (OpenID4VCI 1.1 draft, interactive authorization endpoint): the wallet's
-// requests, the answers, and the progress kept with the offer's session. Form values arrive as
-// strings (a repeated parameter as an array, which fails here).
+// Interactive authorization (OpenID4VCI 1.1 draft; see faces.ts for the drafts each endpoint
+// speaks): the wallet's requests and the progress kept with the offer's session. Form values arrive
+// as strings (a repeated parameter as an array, which fails here).
 import { z } from 'zod';
 import { STEP_HANDLE } from '../authorization/schemas.js';
 
 /** Session handles of the flow: each a hashed secret; auth_session and web_session are single use. */
 export const IAE_HANDLE = STEP_HANDLE;
 
-/** The interaction types of the draft, and the iaeActions type each one carries out. */
-export const INTERACTION_TYPE = {
-  'openid4vp-presentation': 'openid4vp_presentation',
-  'redirect-to-web': 'redirect_to_web',
-} as const;
-
-/** The OpenID4VP response modes whose answer comes back in the wallet's next request to this endpoint, plain or encrypted. */
-export const IAE_RESPONSE_MODES = ['iae_post.jwt', 'iae_post'] as const;
-/** Prefix of the key binding audience that binds a presentation to this endpoint (the draft's format-specific binding sections). */
-export const IAE_AUDIENCE_PREFIX = 'iae:';
 /** The typ the integrator's signed web result carries. */
 export const WEB_RESULT_TYPE = 'iae-web-result+jwt';
 
@@ -65,7 +55,8 @@ const PendingPresentationSchema = z.object({
   nonce: z.string(),
   dcqlQuery: z.record(z.string(), z.unknown()),
   transactionData: z.array(z.record(z.string(), z.unknown())).optional(),
-  responseMode: z.enum(['iae_post', 'iae_post.jwt']),
+  /** The face's spelling: ia_post(.jwt) at the authorization challenge endpoint, iae_post(.jwt) at the interactive authorization endpoint. */
+  responseMode: z.enum(['iae_post', 'iae_post.jwt', 'ia_post', 'ia_post.jwt']),
   encryptionKey: z.record(z.string(), z.unknown()).optional(),
 });
 
@@ -84,6 +75,10 @@ const PendingWebSchema = z.object({
 export const InteractiveStateSchema = z.object({
   /** The pushed authorization request the flow runs for (AuthorizationRequest.requestId). */
   requestId: z.string().optional(),
+  /** The endpoint the flow started at: every request of the flow goes there (flows stored before there were two began at the IAE). */
+  face: z.enum(['authorization-challenge', 'iae']).default('iae'),
+  /** The name the wallet listed for each interaction type the flow needs: the answers use it. */
+  interactionTypes: z.partialRecord(z.enum(['openid4vp-presentation', 'redirect-to-web']), z.string()).optional(),
   clientId: z.string(),
   codeChallenge: z.string(),
   attestationJkt: z.string().optional(),
@@ -93,9 +88,3 @@ export const InteractiveStateSchema = z.object({
 });
 export type InteractiveState = z.output<typeof InteractiveStateSchema>;
 export type PendingPresentation = z.output<typeof PendingPresentationSchema>;
-
-/** The answers of the endpoint (200, application/json). */
-export type InteractiveAnswer =
-  | { status: 'ok'; code: string }
-  | { status: 'require_interaction'; type: 'openid4vp_presentation'; auth_session: string; openid4vp_request: { request: string } }
-  | { status: 'require_interaction'; type: 'redirect_to_web'; auth_session: string; request_uri: string; expires_in: number };

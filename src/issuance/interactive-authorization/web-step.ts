@@ -1,10 +1,12 @@
-// The web step of interactive authorization (redirect_to_web). The wallet opens the authorization
-// endpoint with the request_uri the step handed out; the user agent goes on to the integrator's page
-// with a single-use web_session. The page ends the step by posting a result that the integrator
-// signs with the key configured for the step: a JWS bound to this callback (aud), to the web_session
-// (so to this flow and step), short-lived, and accepted once. Nothing else completes the step: an
-// unsigned or otherwise signed post is refused. The user agent then returns to the wallet's
-// redirect_uri with the authorization code (after the last step) or an auth_session to continue.
+// The web step of interactive authorization (urn:openid:dcp:ia:auth_via_web at the authorization
+// challenge endpoint, redirect_to_web at the interactive authorization endpoint; both share it). The
+// wallet opens the authorization endpoint with the request_uri the step handed out; the user agent
+// goes on to the integrator's page with a single-use web_session. The page ends the step by posting a
+// result that the integrator signs with the key configured for the step: a JWS bound to this callback
+// (aud), to the web_session (so to this flow and step), short-lived, and accepted once. Nothing else
+// completes the step: an unsigned or otherwise signed post is refused. The user agent then returns to
+// the wallet's redirect_uri with the authorization code (after the last step) or an auth_session to
+// continue at the endpoint the flow started at.
 //
 // The same hook keeps the plain authorization endpoint from granting a configuration with iaeActions.
 import { randomBytes } from 'node:crypto';
@@ -56,11 +58,11 @@ export class WebSteps {
       if (state && webStepOf(state, request)) return { granted: false, continueAt: await this.openPage(session, state) };
       const requiring = await this.actions.requiring(session.tenantId, request.credentialConfigurationIds);
       if (requiring.length) {
-        const endpoint = this.issuers.urls(session.tenantId).iae;
+        const urls = this.issuers.urls(session.tenantId);
         return {
           granted: false,
           error: 'invalid_request',
-          description: `credential configuration '${requiring[0]}' requires interactive authorization: use the interactive_authorization_endpoint ${endpoint}`,
+          description: `credential configuration '${requiring[0]}' requires interactive authorization: use the authorization_challenge_endpoint ${urls.authorizationChallenge} (or the interactive_authorization_endpoint ${urls.iae})`,
         };
       }
       return next(session, request);

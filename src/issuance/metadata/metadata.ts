@@ -19,7 +19,12 @@ export interface IssuerUrls {
   authorize: string;
   /** Challenges for wallet attestation proofs (attestation-based client authentication). */
   challenge: string;
-  /** The interactive authorization endpoint (OpenID4VCI 1.1 draft) and where a web step's signed result is posted. */
+  /**
+   * Interactive authorization (OpenID4VCI 1.1 draft): the Authorization Challenge Endpoint of the
+   * current draft, the Interactive Authorization Endpoint of the drafts before, and where a web step's
+   * signed result is posted.
+   */
+  authorizationChallenge: string;
   iae: string;
   iaeWebResult: string;
   nonce: string;
@@ -42,6 +47,8 @@ export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
     par: `${issuer}/par`,
     authorize: `${issuer}/authorize`,
     challenge: `${issuer}/challenge`,
+    // The path of First-Party Apps' and OpenID4VCI's examples, beside /authorize.
+    authorizationChallenge: `${issuer}/authorize-challenge`,
     iae: `${issuer}/iae`,
     iaeWebResult: `${issuer}/iae/web-result`,
     nonce: `${issuer}/nonce`,
@@ -163,7 +170,7 @@ export function authorizationServers(urls: IssuerUrls, settings: IssuerSettings)
 /**
  * The built-in server's metadata (RFC 8414). While the issuer settings disable it, it serves only its
  * token endpoint (pre-authorized codes, refresh tokens of sessions it authorized before): the
- * authorization, PAR and interactive authorization endpoints and the authorization_code grant are left out.
+ * authorization, PAR, authorization challenge and interactive authorization endpoints and the authorization_code grant are left out.
  */
 export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings) {
   const authorizing = settings.builtinAuthorizationServerEnabled;
@@ -174,6 +181,9 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
       authorization_endpoint: urls.authorize,
       pushed_authorization_request_endpoint: urls.par,
       require_pushed_authorization_requests: true,
+      // Interactive authorization: the current draft's endpoint (OpenID4VCI 1.1 draft of June 2026,
+      // section 13.3, from OAuth 2.0 for First-Party Applications) and the earlier drafts' one.
+      authorization_challenge_endpoint: urls.authorizationChallenge,
       interactive_authorization_endpoint: urls.iae,
     }),
     response_types_supported: ['code'],

@@ -45,8 +45,8 @@ export interface EmbeddedRequestInput {
   responseMode: EmbeddedResponseMode;
   /** expected_origins of the request: the origin of the endpoint that carries it. */
   expectedOrigin: string;
-  /** expected_url of the request: the endpoint that carries it. */
-  expectedUrl: string;
+  /** expected_url of the request, where the carrying protocol's draft has one: the endpoint that carries it. */
+  expectedUrl?: string;
   lifetimeSeconds: number;
 }
 
@@ -92,7 +92,7 @@ export class EmbeddedPresentations {
       nonce: state.nonce,
       dcqlQuery: state.dcqlQuery,
       expectedOrigins: [input.expectedOrigin],
-      expectedUrl: input.expectedUrl,
+      ...(input.expectedUrl && { expectedUrl: input.expectedUrl }),
       ...(encryption && { encryptionJwk: { ...(await exportJWK(encryption.publicKey)), kid: 'response-encryption' } }),
       lifetimeSeconds: input.lifetimeSeconds,
       ...(state.transactionData && { transactionData: state.transactionData }),

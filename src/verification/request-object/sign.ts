@@ -9,8 +9,12 @@ export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';
 /** Appendix A.2: the response comes back through the DC API, encrypted (dc_api.jwt). */
 export type DcApiResponseMode = 'dc_api.jwt';
-/** OpenID4VCI interactive authorization: the response comes back in the wallet's next request to that endpoint (encrypted with .jwt). */
-export type EmbeddedResponseMode = 'iae_post' | 'iae_post.jwt';
+/**
+ * OpenID4VCI interactive authorization: the response comes back in the wallet's next request to that
+ * endpoint (encrypted with .jwt): ia_post at the authorization challenge endpoint (the draft of June
+ * 2026), iae_post at the interactive authorization endpoint (the drafts before).
+ */
+export type EmbeddedResponseMode = 'iae_post' | 'iae_post.jwt' | 'ia_post' | 'ia_post.jwt';
 
 /** The client identifier the access certificate stands for (OpenID4VP 1.0 section 5.9). */
 export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: string): string {
