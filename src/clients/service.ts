@@ -450,15 +450,27 @@ export class ClientService {
     this.bootstrapClientId = clientId;
     const provider = this.providerFor('AUTH_CLIENT_ID');
     const roles: Role[] = ['tenants:manage', 'clients:manage'];
-    const existing = await store.findClient(this.db, null, clientId);
+    const existing =
+      (await store.findClient(this.db, null, clientId)) ?? (await this.insertBootstrapRecord(clientId, secret, roles, provider));
     if (existing && existing.tenant_id !== null) {
       throw new StartUpError(
         'config',
         `AUTH_CLIENT_ID: client '${clientId}' exists and belongs to tenant '${existing.tenant_id}'; name a client id of its own`,
       );
     }
-    if (!existing) {
-      const now = nowIso();
+    if (existing) await this.alignBootstrapRecord(existing, secret, roles, provider);
+    if (provider)
+      await this.ensureSecretAtProvider({ clientId, tenantId: null, roles, description: BOOTSTRAP_DESCRIPTION }, secret, provider, this.db);
+  }
+
+  /**
+   * Makes the bootstrap client; undefined when it is made now. Instances starting at once on a new
+   * database both try: the primary key lets one insert, and the other gets the row it made (to align
+   * with its own settings, as at any later start).
+   */
+  private async insertBootstrapRecord(clientId: string, secret: string, roles: Role[], provider?: ClientAdmin) {
+    const now = nowIso();
+    try {
       await store.insertClient(this.db, {
         id: clientId,
         tenant_id: null,
@@ -470,11 +482,11 @@ export class ClientService {
         created_at: now,
         updated_at: now,
       });
-    } else {
-      await this.alignBootstrapRecord(existing, secret, roles, provider);
+      return undefined;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      return store.findClient(this.db, null, clientId);
     }
-    if (provider)
-      await this.ensureSecretAtProvider({ clientId, tenantId: null, roles, description: BOOTSTRAP_DESCRIPTION }, secret, provider, this.db);
   }
 
   /**
