@@ -10944,28 +10944,28 @@ export interface components {
         IaeAction: components["schemas"]["IaePresentationAction"] | components["schemas"]["IaeWebAction"];
         /** @description a step of interactive authorization (OpenID4VCI interactive authorization endpoint), run in order before the authorization code */
         IaeActionInput: components["schemas"]["IaePresentationActionInput"] | components["schemas"]["IaeWebActionInput"];
-        /** @description the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults */
+        /** @description the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation) or the authorization challenge endpoint (urn:openid:dcp:ia:openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults */
         IaePresentationAction: {
             /** @description a name for the step, shown in session logs */
             label?: string;
             /** @description a presentation configuration of the tenant: its DCQL query (dc+sd-jwt credentials), access key chain, registration certificate and transaction data make the OpenID4VP request; the presentation is verified like any other (issuer trust from the tenant's trust lists, status, key binding, DCQL) */
             presentationConfigId: string;
             /**
-             * @description default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint
+             * @description default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint. At the authorization challenge endpoint these are sent as ia_post.jwt and ia_post
              * @enum {string}
              */
             responseMode?: "iae_post.jwt" | "iae_post";
             /** @constant */
             type: "openid4vp-presentation";
         };
-        /** @description the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults */
+        /** @description the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation) or the authorization challenge endpoint (urn:openid:dcp:ia:openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults */
         IaePresentationActionInput: {
             /** @description a name for the step, shown in session logs */
             label?: string;
             /** @description a presentation configuration of the tenant: its DCQL query (dc+sd-jwt credentials), access key chain, registration certificate and transaction data make the OpenID4VP request; the presentation is verified like any other (issuer trust from the tenant's trust lists, status, key binding, DCQL) */
             presentationConfigId: string;
             /**
-             * @description default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint
+             * @description default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint. At the authorization challenge endpoint these are sent as ia_post.jwt and ia_post
              * @enum {string}
              */
             responseMode?: "iae_post.jwt" | "iae_post";

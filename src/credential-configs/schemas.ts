@@ -204,12 +204,12 @@ const IaePresentationActionSchema = z
       .enum(['iae_post.jwt', 'iae_post'])
       .optional()
       .describe(
-        'default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint',
+        'default iae_post.jwt: the wallet encrypts its response (ECDH-ES, A128GCM or A256GCM) to a key of the request, as HAIP asks of presentations; iae_post: plain, over TLS to the endpoint. At the authorization challenge endpoint these are sent as ia_post.jwt and ia_post',
       ),
     label: IaeLabel,
   })
   .describe(
-    "the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults",
+    "the wallet presents credentials to the interactive authorization endpoint (interaction type openid4vp_presentation) or the authorization challenge endpoint (urn:openid:dcp:ia:openid4vp_presentation); the verified disclosed claims are laid over the credential's field defaults",
   )
   .meta({ id: 'IaePresentationAction' });
 

@@ -26,6 +26,8 @@ const PID = {
   ],
 };
 const INLINE = { pid: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann' } } };
+/** An offer whose claims come from the attribute provider (which answers `providerAnswer`). */
+const FROM_REGISTRY = { credentialClaims: { pid: { type: 'attributeProvider', attributeProviderId: 'registry' } } };
 const BATCH = 3;
 const TX_CODE_ATTEMPTS = 5;
 
@@ -149,21 +151,11 @@ describe('each configuration once per offer', () => {
     const { session, code } = await offer();
     const token = await accessToken(code);
     providerAnswer.status = 500;
-    const refused = await svc.call('POST', '/api/issuer/offer', {
-      token: admin,
-      body: {
-        response_type: 'uri',
-        flow: 'pre_authorized_code',
-        credentialConfigurationIds: ['pid'],
-        credentialClaims: { pid: { type: 'attributeProvider', attributeProviderId: 'registry' } },
-      },
-    });
-    expect(refused.status, refused.text).toBe(201);
-    const failing = refused.body.credentialOffer.grants[PRE_AUTHORIZED_GRANT]['pre-authorized_code'] as string;
-    const failed = await credentialRequest(svc, await accessToken(failing), [await keyProof(await holderKey())]);
+    const failing = await offer(FROM_REGISTRY);
+    const failed = await credentialRequest(svc, await accessToken(failing.code), [await keyProof(await holderKey())]);
     providerAnswer.status = 202;
     expect(failed.status).toBe(400);
-    expect(await rowsOf('configurations_taken', refused.body.session)).toBe(0);
+    expect(await rowsOf('configurations_taken', failing.session)).toBe(0);
     // The unrelated offer is untouched by that, and issues once.
     expect((await credentialRequest(svc, token, [await keyProof(await holderKey())])).status).toBe(200);
     expect(await rowsOf('configurations_taken', session)).toBe(1);
@@ -210,20 +202,11 @@ describe('the transaction code lock-out', () => {
 describe('deferred transactions', () => {
   /** A credential request whose claims are pending: its transaction id and access token. */
   async function deferred() {
-    const made = await svc.call('POST', '/api/issuer/offer', {
-      token: admin,
-      body: {
-        response_type: 'uri',
-        flow: 'pre_authorized_code',
-        credentialConfigurationIds: ['pid'],
-        credentialClaims: { pid: { type: 'attributeProvider', attributeProviderId: 'registry' } },
-      },
-    });
-    expect(made.status, made.text).toBe(201);
-    const token = await accessToken(made.body.credentialOffer.grants[PRE_AUTHORIZED_GRANT]['pre-authorized_code']);
+    const made = await offer(FROM_REGISTRY);
+    const token = await accessToken(made.code);
     const reply = await credentialRequest(svc, token, [await keyProof(await holderKey())]);
     expect(reply.status, reply.text).toBe(202);
-    return { session: made.body.session as string, token, transactionId: reply.body.transaction_id as string };
+    return { session: made.session, token, transactionId: reply.body.transaction_id as string };
   }
   const complete = (instance: TestService, transactionId: string) =>
     instance.call('POST', `/api/issuer/deferred/${transactionId}/complete`, {
