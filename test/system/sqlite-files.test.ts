@@ -1,6 +1,7 @@
 // The SQLite files as an operator finds them in DATA_DIR: readable by the owner only, whatever the
 // umask, and no larger than their data once a large status list is deleted. A SQLite service is
 // started whichever engine the suite runs on.
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,9 @@ const dataDir = () => {
   dirs.push(dir);
   return dir;
 };
-const sqlite = (dir: string) => startService({ DB_TYPE: 'sqlite', DATABASE_URL: '', DATA_DIR: dir });
+// One master secret for every start: a folder is reopened by a later start, which must hold its secret.
+const MASTER_SECRET = randomBytes(32).toString('base64url');
+const sqlite = (dir: string) => startService({ DB_TYPE: 'sqlite', DATABASE_URL: '', DATA_DIR: dir, MASTER_SECRET });
 const FILES = ['svc.db', 'svc.db-wal', 'svc.db-shm'];
 const modeOf = (file: string) => statSync(file).mode & 0o777;
 
