@@ -110,6 +110,8 @@ describe('a presentation session takes one response', () => {
     const messages = async () =>
       (await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', sessionId).execute()).map((log) => log.message);
     expect(countOf(await messages())['presentation verified']).toBe(1);
+    // The losers found the session answered: they leave its log without a rejection.
+    expect(countOf(await messages())['presentation rejected']).toBeUndefined();
     const webhookDeliveries = async () => countOf(await messages())['webhook delivered'] ?? 0;
     await expect.poll(webhookDeliveries, { timeout: 5000 }).toBe(1);
     // A second delivery would have started with a second completion, before the replies came back.

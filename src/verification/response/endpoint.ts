@@ -205,8 +205,9 @@ export class ResponseEndpoint {
     return { redirect_uri: redirect.toString() };
   }
 
+  /** Fails a session not yet answered; a response that lost the race to an accepted one leaves the winner's session and log alone. */
   private async fail(session: SessionState, reason: string) {
-    await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false });
-    await this.sessions.log(session.id, 'warn', 'presentation rejected', { reason });
+    const failed = await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false });
+    if (failed) await this.sessions.log(session.id, 'warn', 'presentation rejected', { reason });
   }
 }
