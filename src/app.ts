@@ -26,7 +26,7 @@ import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
-import { issuerUrls, vctOf } from './issuance/metadata/metadata.js';
+import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
 import type { KeyChainService } from './key-chains/service.js';
 import type { SigningService } from './key-chains/signing.js';

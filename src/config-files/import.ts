@@ -10,7 +10,7 @@ import type { ClientService } from '../clients/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { AuthInput } from '../http-endpoints/schemas.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
-import type { IssuerSettingsService } from '../issuance/settings.js';
+import type { IssuerSettingsService } from '../issuance/settings/service.js';
 import type { KeyChain } from '../key-chains/model.js';
 import type { KeyChainService, UpdateKeyChain } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';

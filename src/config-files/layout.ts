@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { CreateBody as ClientBody } from '../clients/routes.js';
 import { CreateBody as CredentialConfigBody } from '../credential-configs/schemas.js';
 import { CreateEndpointBody } from '../http-endpoints/schemas.js';
-import { IssuerSettingsSchema } from '../issuance/settings.js';
+import { IssuerSettingsSchema } from '../issuance/settings/service.js';
 import {
   CreateBody as KeyChainCreateBody,
   ImportBody as KeyChainImportBody,

@@ -2,7 +2,7 @@
 // The zod schemas here are the validation, the TypeScript types and the OpenAPI document at once.
 import { z } from 'zod';
 import { webUrl } from '../platform/http/web-urls.js';
-import { SchemaMetaConfigSchema } from '../schema-metadata/schemas.js';
+import { SchemaMetaConfigSchema } from './schema-meta.js';
 
 export const FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
 export type CredentialFormat = (typeof FORMATS)[number];

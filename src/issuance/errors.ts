@@ -3,6 +3,8 @@ import { OAuthError } from '../platform/http/problem.js';
 // The error codes of OAuth 2.0 (RFC 6749, 6750, 9449) and OpenID4VCI 1.0, each a small constructor
 // so that every protocol step fails with the precise code its rule names.
 export const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
+/** Client authentication failed (RFC 6749 section 5.2): 401, as for any client that did not authenticate. */
+export const invalidClient = (description: string) => new OAuthError(401, 'invalid_client', description);
 export const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
 export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
 export const invalidDpopProof = (description: string) => new OAuthError(400, 'invalid_dpop_proof', description);

@@ -1,7 +1,10 @@
 // The issuance feature: what it needs from the rest of the service, and the services and routes it
 // builds from that. One folder per protocol concept (credential-offer, authorization, token, nonce,
 // credential-request, deferred, notification, metadata, formats), each with its schemas, logic,
-// queries and routes.
+// queries and routes. Imports run downward only: what several concepts share lies at the ground of
+// this folder (handles.ts, grants.ts, urls.ts, claim-sources.ts, client-request.ts, session.ts,
+// issuers.ts, settings/), and access/ holds the resource access the credential, deferred credential
+// and notification endpoints check, below the token endpoint that issues it.
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
@@ -13,12 +16,15 @@ import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { SessionService } from '../sessions/service.js';
+import { IssuanceTokens } from './access/access-tokens.js';
+import { DpopNonces, DpopProofs } from './access/dpop.js';
+import { ExternalAccessTokens } from './access/external-access-tokens.js';
+import { WalletAccessCheck } from './access/wallet-access.js';
 import { AuthorizationEndpoint, userOfTheOffer } from './authorization/authorize.js';
 import { PushedAuthorizationEndpoint } from './authorization/par.js';
 import { authorizationRoutes } from './authorization/routes.js';
 import { WalletAttestations } from './authorization/wallet-attestation.js';
 import { createChainedAuthorization } from './chained-as/index.js';
-import { UpstreamProviders } from './chained-as/upstream.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
 import { ClaimSources } from './credential-request/claims.js';
@@ -35,18 +41,15 @@ import { nonceRoutes } from './nonce/routes.js';
 import { NonceStore } from './nonce/store.js';
 import { NotificationEndpoint } from './notification/endpoint.js';
 import { notificationRoutes } from './notification/routes.js';
-import { issuerSettingsRoutes } from './routes.js';
-import { IssuerSettingsService } from './settings.js';
-import { IssuanceTokens } from './token/access-tokens.js';
+import { issuerSettingsRoutes } from './settings/routes.js';
+import { IssuerSettingsService } from './settings/service.js';
 import { AuthorizationCodeGrant } from './token/authorization-code.js';
-import { DpopNonces, DpopProofs } from './token/dpop.js';
 import { TokenEndpoint } from './token/endpoint.js';
-import { ExternalAccessTokens } from './token/external-access-tokens.js';
 import { PreAuthorizedCodeGrant } from './token/pre-authorized-code.js';
 import { RefreshTokenGrant } from './token/refresh-token.js';
 import { tokenRoutes } from './token/routes.js';
 import { SessionTokens } from './token/session-tokens.js';
-import { WalletAccessCheck } from './token/wallet-access.js';
+import { UpstreamProviders } from './upstream-providers.js';
 import { IssuanceWebhooks } from './webhooks.js';
 
 export interface IssuanceNeeds {

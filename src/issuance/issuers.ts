@@ -3,8 +3,8 @@
 // ISSUER_CACHE_MS: a change made on another instance is seen within that bound, one made here at once.
 import { TtlCache } from '../platform/ttl-cache.js';
 import { notFoundIssuer } from './errors.js';
-import { type IssuerUrls, issuerUrls } from './metadata/metadata.js';
-import type { IssuerSettings, IssuerSettingsService } from './settings.js';
+import type { IssuerSettings, IssuerSettingsService } from './settings/service.js';
+import { type IssuerUrls, issuerUrls } from './urls.js';
 
 export const ISSUER_CACHE_MS = 1_000;
 

@@ -2,9 +2,7 @@
 // URL a DPoP proof must name, and no caching of protocol answers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { attestationHeaders } from './authorization/wallet-attestation.js';
-import type { ClientRequest } from './client-request.js';
-import type { ResourceRequest } from './token/wallet-access.js';
+import { attestationHeaders, type ClientRequest, type ResourceRequest } from './client-request.js';
 
 export const TenantParams = z.object({ tenantId: z.string() });
 export const WALLET_TAGS = ['wallet: OpenID4VCI'];

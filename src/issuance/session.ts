@@ -3,8 +3,48 @@
 // anonymization). Read through `issuancePublic` and `issuancePrivate`, so no step casts session data.
 import { z } from 'zod';
 import type { SessionState } from '../sessions/model.js';
-import { ClaimSourceSchema } from './credential-offer/schemas.js';
-import { InteractiveStateSchema } from './interactive-authorization/schemas.js';
+import { ClaimSourceSchema } from './claim-sources.js';
+
+const PendingPresentationSchema = z.object({
+  kind: z.literal('presentation'),
+  presentationConfigId: z.string(),
+  clientId: z.string(),
+  nonce: z.string(),
+  dcqlQuery: z.record(z.string(), z.unknown()),
+  transactionData: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** The face's spelling: ia_post(.jwt) at the authorization challenge endpoint, iae_post(.jwt) at the interactive authorization endpoint. */
+  responseMode: z.enum(['iae_post', 'iae_post.jwt', 'ia_post', 'ia_post.jwt']),
+  encryptionKey: z.record(z.string(), z.unknown()).optional(),
+});
+
+const PendingWebSchema = z.object({
+  kind: z.literal('web'),
+  /** Set when the integrator's signed result arrived and more steps follow: the wallet continues with auth_session and code_verifier. */
+  completed: z.boolean().default(false),
+});
+
+/**
+ * The progress of interactive authorization, kept encrypted with the offer's session: the client
+ * and authorization request it belongs to, the actions it runs (fixed when it starts, so that a
+ * configuration changed meanwhile does not change a flow under way), the step under way and what
+ * that step waits for.
+ */
+export const InteractiveStateSchema = z.object({
+  /** The pushed authorization request the flow runs for (AuthorizationRequest.requestId). */
+  requestId: z.string().optional(),
+  /** The endpoint the flow started at: every request of the flow goes there (flows stored before there were two began at the IAE). */
+  face: z.enum(['authorization-challenge', 'iae']).default('iae'),
+  /** The name the wallet listed for each interaction type the flow needs: the answers use it. */
+  interactionTypes: z.partialRecord(z.enum(['openid4vp-presentation', 'redirect-to-web']), z.string()).optional(),
+  clientId: z.string(),
+  codeChallenge: z.string(),
+  attestationJkt: z.string().optional(),
+  actions: z.array(z.record(z.string(), z.unknown())),
+  step: z.number().int().min(0),
+  pending: z.discriminatedUnion('kind', [PendingPresentationSchema, PendingWebSchema]).optional(),
+});
+export type InteractiveState = z.output<typeof InteractiveStateSchema>;
+export type PendingPresentation = z.output<typeof PendingPresentationSchema>;
 
 const NotificationSchema = z.object({
   notificationId: z.string(),

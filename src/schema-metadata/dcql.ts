@@ -3,8 +3,8 @@
 // the schema's first level are the namespaces and the second their data elements, as DCQL's mdoc
 // paths are [namespace, element]. Schemas come from outside: depth and count are bounded.
 
+import type { SchemaFormat } from '../credential-configs/schema-meta.js';
 import { isJsonObject } from '../platform/json.js';
-import type { SchemaFormat } from './schemas.js';
 
 export type ClaimPath = (string | null)[];
 export interface SchemaClaim {

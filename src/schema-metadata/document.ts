@@ -2,9 +2,11 @@
 // SchemaMetaConfig and, where the config leaves them out, from a credential configuration: its
 // format, its type (vct or docType) and the JSON Schema derived from its fields. Every mistake is
 // reported with the field of the request that causes it, before anything is sent to the registrar.
+
+import type { SchemaFormat, SchemaMetaConfig } from '../credential-configs/schema-meta.js';
 import type { ClaimsSchema } from '../credential-configs/service.js';
 import type { FieldError } from '../platform/http/problem.js';
-import type { SchemaFormat, SchemaMetaConfig, SchemaMetaPayload } from './schemas.js';
+import type { SchemaMetaPayload } from './schemas.js';
 
 /** What the payload needs of a credential configuration, resolved by the caller. */
 export interface ConfigurationFacts {

@@ -5,7 +5,8 @@
 import { X509Certificate } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import { z } from 'zod';
-import { SCHEMA_FORMATS, SCHEMA_METADATA_JWT_TYPE } from './schemas.js';
+import { SCHEMA_FORMATS } from '../credential-configs/schema-meta.js';
+import { SCHEMA_METADATA_JWT_TYPE } from './schemas.js';
 
 const ALGORITHMS = ['ES256', 'ES384', 'ES512'];
 /** A chain longer than this is not an access certificate chain; refused before any parsing cost. */

@@ -4,6 +4,7 @@
 // their answers checked. Everything a request can get wrong is checked before the registrar is called.
 import { decodeJwt } from 'jose';
 import type { AuditService } from '../audit/service.js';
+import { type SchemaFormat, type SchemaMetaConfig, SchemaMetaConfigSchema } from '../credential-configs/schema-meta.js';
 import type { CredentialConfigService, CredentialConfiguration } from '../credential-configs/service.js';
 import { claimsSchema } from '../credential-configs/service.js';
 import { type Signer, type SigningService, signJwtWith } from '../key-chains/signing.js';
@@ -19,9 +20,6 @@ import {
   type PublishInput,
   type PublishVersionInput,
   SCHEMA_METADATA_JWT_TYPE,
-  type SchemaFormat,
-  type SchemaMetaConfig,
-  SchemaMetaConfigSchema,
   type SchemaMetadataRecord,
   SchemaMetadataRecordSchema,
   type SchemaMetaPayload,

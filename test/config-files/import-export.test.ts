@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClientSecret } from '../../src/issuance/chained-as/settings.js';
+import { openClientSecret } from '../../src/issuance/settings/chained-as.js';
 import { createSealer } from '../../src/platform/crypto/sealed.js';
 import { EXIT_CODES, StartUpError } from '../../src/start-up-errors.js';
 import { engine } from '../support/database.js';

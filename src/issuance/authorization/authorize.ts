@@ -7,11 +7,12 @@ import type { Executor } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import { invalidRequest, invalidRequestUri } from '../errors.js';
+import { AUTHORIZATION_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, issuancePrivate } from '../session.js';
 import { offerRefusal } from './offer-session.js';
-import { AUTHORIZATION_HANDLE, AuthorizationQuerySchema, CODE_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from './schemas.js';
+import { AuthorizationQuerySchema, CODE_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from './schemas.js';
 import { BUILTIN_SERVER } from './server-role.js';
 
 export type AuthorizationDecision =

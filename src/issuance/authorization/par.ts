@@ -8,6 +8,7 @@ import type { CredentialConfigService } from '../../credential-configs/service.j
 import { type Executor, inTransaction } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
+import type { DpopProofs } from '../access/dpop.js';
 import type { ClientRequest } from '../client-request.js';
 import {
   invalidAuthorizationDetails,
@@ -17,10 +18,10 @@ import {
   invalidTarget,
   unsupportedResponseType,
 } from '../errors.js';
+import { STEP_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, type IssuancePrivate, type IssuancePublic, issuancePrivate, issuancePublic } from '../session.js';
-import type { DpopProofs } from '../token/dpop.js';
 import { offerRefusal } from './offer-session.js';
 import {
   AuthorizationDetailsSchema,
@@ -29,7 +30,6 @@ import {
   REQUEST_URI_LIFETIME_SECONDS,
   REQUEST_URI_PREFIX,
   redirectUriRefusal,
-  STEP_HANDLE,
 } from './schemas.js';
 import { type AuthorizationServerRole, BUILTIN_SERVER } from './server-role.js';
 import type { WalletAttestations } from './wallet-attestation.js';

@@ -3,22 +3,6 @@
 // Form and query values arrive as strings (a repeated parameter as an array, which fails here).
 import { z } from 'zod';
 
-/** Session handles of the flow: each a hashed, single-use secret (request_uri and code live 60 s, refresh tokens per the issuer settings). */
-export const AUTHORIZATION_HANDLE = {
-  requestUri: 'request_uri',
-  code: 'authorization_code',
-  refreshToken: 'refresh_token',
-} as const;
-
-/**
- * Handles of the steps an interactive authorization runs for one pushed request (each single use):
- * they die when another request is pushed for the offer.
- */
-export const STEP_HANDLE = {
-  authSession: 'iae_auth_session',
-  webSession: 'iae_web_session',
-} as const;
-
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 export const REQUEST_URI_LIFETIME_SECONDS = 60;
 /** RFC 6749 section 4.1.2 recommends at most ten minutes; a wallet redeems the code at once. */

@@ -3,9 +3,8 @@
 // issued: an offer bound to the chained server cannot be authorized at the built-in one (which would
 // skip the upstream login), and a request_uri or code of one is unknown at the other.
 import type { CredentialConfiguration } from '../../credential-configs/service.js';
-import { HANDLE } from '../credential-offer/schemas.js';
+import { AUTHORIZATION_HANDLE, OFFER_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
-import { AUTHORIZATION_HANDLE } from './schemas.js';
 
 export interface AuthorizationServerRole {
   /** The server's identifier: the audience of client attestation proofs sent to it. */
@@ -30,7 +29,7 @@ const BUILTIN_SERVER_DISABLED = "this issuer's built-in authorization server is 
 export const BUILTIN_SERVER: AuthorizationServerRole = {
   identifier: (issuer) => issuer.urls.issuer,
   disabled: (issuer) => (issuer.settings.builtinAuthorizationServerEnabled ? undefined : BUILTIN_SERVER_DISABLED),
-  handles: { issuerState: HANDLE.issuerState, requestUri: AUTHORIZATION_HANDLE.requestUri, code: AUTHORIZATION_HANDLE.code },
+  handles: { issuerState: OFFER_HANDLE.issuerState, requestUri: AUTHORIZATION_HANDLE.requestUri, code: AUTHORIZATION_HANDLE.code },
   // Interactive authorization steps (a PID presentation, the integrator's web page) identify the person.
   walletInitiatedRefusal: (config) =>
     config.iaeActions?.length

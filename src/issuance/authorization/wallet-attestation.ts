@@ -9,9 +9,11 @@ import { z } from 'zod';
 import { certificateKey, chainsToTrusted, MAX_CHAIN_LENGTH } from '../../platform/crypto/certificate-chains.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
 import { OAuthError } from '../../platform/http/problem.js';
+import type { AttestationHeaders } from '../client-request.js';
+import { invalidClient } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import type { NonceStore } from '../nonce/store.js';
-import type { IssuerSettings } from '../settings.js';
+import type { IssuerSettings } from '../settings/service.js';
 
 export const ATTESTATION_AUTH_METHOD = 'attest_jwt_client_auth';
 export const ATTESTATION_ALGORITHMS = EC_JWS_ALGORITHMS;
@@ -23,18 +25,9 @@ export const CHALLENGE_LIFETIME_SECONDS = 300;
 const POP_MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;
 
-/** The draft's headers, as fastify names them (lower case). */
-export const ATTESTATION_HEADER = 'oauth-client-attestation';
-export const POP_HEADER = 'oauth-client-attestation-pop';
+/** The draft's challenge header, as fastify names it (lower case); client-request.ts reads the others. */
 const CHALLENGE_HEADER = 'oauth-client-attestation-challenge';
 
-export interface AttestationHeaders {
-  attestation?: string;
-  pop?: string;
-}
-
-/** Client authentication failed (RFC 6749 section 5.2): 401, as for any client that did not authenticate. */
-export const invalidClient = (description: string) => new OAuthError(401, 'invalid_client', description);
 /** The proof lacks a challenge this server issued; the answer carries a fresh one to retry with. */
 const useAttestationChallenge = (description: string, challenge: string) =>
   new OAuthError(400, 'use_attestation_challenge', description, { [CHALLENGE_HEADER]: challenge });
@@ -66,18 +59,6 @@ export interface WalletAttestation {
   clientId: string;
   /** RFC 7638 thumbprint of the wallet instance key. */
   instanceJkt: string;
-}
-
-/** The attestation headers of a request; each at most once (the draft allows precisely one of each). */
-export function attestationHeaders(headers: Record<string, string | string[] | undefined>): AttestationHeaders {
-  const one = (name: string) => {
-    const value = headers[name];
-    if (Array.isArray(value)) throw invalidClient(`send ${name} once`);
-    return value;
-  };
-  const attestation = one(ATTESTATION_HEADER);
-  const pop = one(POP_HEADER);
-  return { ...(attestation !== undefined && { attestation }), ...(pop !== undefined && { pop }) };
 }
 
 export class WalletAttestations {

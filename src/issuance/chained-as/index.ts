@@ -7,17 +7,18 @@ import type { Sealer } from '../../platform/crypto/sealed.js';
 import type { Executor } from '../../platform/db/values.js';
 import type { App } from '../../platform/http/types.js';
 import type { SessionService } from '../../sessions/service.js';
+import type { DpopProofs } from '../access/dpop.js';
 import { PushedAuthorizationEndpoint } from '../authorization/par.js';
 import type { WalletAttestations } from '../authorization/wallet-attestation.js';
+import { CHAINED_HANDLE } from '../handles.js';
 import type { IssuerDirectory } from '../issuers.js';
 import { AuthorizationCodeGrant } from '../token/authorization-code.js';
-import type { DpopProofs } from '../token/dpop.js';
 import { TokenEndpoint, type TokenGrants } from '../token/endpoint.js';
 import type { SessionTokens } from '../token/session-tokens.js';
-import { CHAINED_HANDLE, chainedServerRole } from './handles.js';
+import type { UpstreamProviders } from '../upstream-providers.js';
 import { ChainedLogin, noChainedServer } from './login.js';
 import { chainedAuthorizationRoutes } from './routes.js';
-import type { UpstreamProviders } from './upstream.js';
+import { chainedServerRole } from './server-role.js';
 
 export interface ChainedAuthorizationNeeds {
   db: Executor;

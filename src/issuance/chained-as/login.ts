@@ -16,13 +16,13 @@ import type { SessionService } from '../../sessions/service.js';
 import { offerRefusal } from '../authorization/offer-session.js';
 import { AuthorizationQuerySchema, CODE_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
 import { invalidRequest, invalidRequestUri } from '../errors.js';
+import { CHAINED_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, type AuthorizationResult, AuthorizationResultSchema, issuancePrivate } from '../session.js';
-import { CHAINED_HANDLE } from './handles.js';
-import { type ChainedAuthorizationServerSettings, openClientSecret } from './settings.js';
-import { type UpstreamClaims, UpstreamFailure, type UpstreamProviders } from './upstream.js';
-import { chainedUrls } from './urls.js';
+import { type ChainedAuthorizationServerSettings, openClientSecret } from '../settings/chained-as.js';
+import { type UpstreamClaims, UpstreamFailure, type UpstreamProviders } from '../upstream-providers.js';
+import { chainedUrls } from '../urls.js';
 
 /** How long the user has to log in at the upstream provider. */
 export const LOGIN_LIFETIME_SECONDS = 600;

@@ -3,8 +3,9 @@
 // challenge endpoint is the built-in one's: challenges belong to the issuer, either server takes them.
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
+import { AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
 import type { Issuer } from '../issuers.js';
-import type { ChainedUrls } from './urls.js';
+import type { ChainedUrls } from '../urls.js';
 
 export function chainedServerMetadata({ urls, settings }: Issuer, chained: ChainedUrls) {
   return {
@@ -15,7 +16,7 @@ export function chainedServerMetadata({ urls, settings }: Issuer, chained: Chain
     require_pushed_authorization_requests: true,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', ...(settings.refreshTokenLifetimeSeconds > 0 ? ['refresh_token'] : [])],
+    grant_types_supported: [AUTHORIZATION_CODE_GRANT, ...(settings.refreshTokenLifetimeSeconds > 0 ? [REFRESH_TOKEN_GRANT] : [])],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     token_endpoint_auth_methods_supported: settings.walletAttestationRequired

@@ -4,16 +4,17 @@ import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
 import type { PushedAuthorizationEndpoint } from '../authorization/par.js';
 import { unsupportedGrantType } from '../errors.js';
+import { AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
 import type { IssuerDirectory } from '../issuers.js';
 import { clientRequest, noStore, ProtocolBody, TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { TokenEndpoint } from '../token/endpoint.js';
+import { CHAINED_PATH, chainedUrls } from '../urls.js';
 import type { ChainedLogin } from './login.js';
 import { chainedServerMetadata } from './metadata.js';
-import { CHAINED_PATH, chainedUrls } from './urls.js';
 
 const config = { access: { public: true }, errorFormat: 'oauth' } as const;
 const base = `/api/issuers/:tenantId/${CHAINED_PATH}`;
-const GRANTS = new Set(['authorization_code', 'refresh_token']);
+const GRANTS = new Set([AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT]);
 
 export interface ChainedEndpoints {
   issuers: IssuerDirectory;

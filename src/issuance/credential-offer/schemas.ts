@@ -1,24 +1,9 @@
-// The management request that creates an offer, and where the claims of each offered credential
-// come from.
+// The management request that creates an offer.
 import { z } from 'zod';
-
-const HeaderAuth = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('none') }),
-  z.strictObject({ type: z.literal('header'), header: z.strictObject({ name: z.string().min(1), value: z.string().min(1) }) }),
-]);
+import { ClaimSourceSchema } from '../claim-sources.js';
 
 /** The W3C Digital Credentials API protocol identifier of OpenID4VCI 1.0 issuance. */
 export const DC_API_PROTOCOL = 'openid4vci-v1';
-
-export const ClaimSourceSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('inline'), claims: z.record(z.string(), z.unknown()) }),
-  z.strictObject({ type: z.literal('attributeProvider'), attributeProviderId: z.string().min(1) }),
-  z.strictObject({
-    type: z.literal('webhook'),
-    webhook: z.strictObject({ url: z.url({ protocol: /^https?$/ }), auth: HeaderAuth.optional() }),
-  }),
-]);
-export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
 
 export const OfferBody = z
   .strictObject({
@@ -84,7 +69,3 @@ export const OfferResponse = z.object({
     ),
 });
 export type CreatedOffer = z.infer<typeof OfferResponse>;
-
-export const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
-/** The session handles of an offer: what the wallet redeems (pre-authorized code, or issuer_state in its authorization request), and where it fetches the offer. */
-export const HANDLE = { preAuthorizedCode: 'pre-authorized_code', issuerState: 'issuer_state', offer: 'credential_offer' } as const;

@@ -16,12 +16,13 @@ import type { OutboundClient } from '../../platform/http/outbound-client.js';
 import { badRequest, type FieldError, forbidden, unlessNotFound } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
 import { hashHandle } from '../../sessions/service.js';
-import { CHAINED_HANDLE } from '../chained-as/handles.js';
-import { mergeClaims } from '../credential-request/claims.js';
+import { type ClaimSource, mergeClaims } from '../claim-sources.js';
+import { PRE_AUTHORIZED_GRANT } from '../grants.js';
+import { CHAINED_HANDLE, OFFER_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { authorizationServers } from '../metadata/metadata.js';
 import { type IssuancePrivate, type IssuancePublic, issuancePrivate } from '../session.js';
-import { type ClaimSource, type CreatedOffer, DC_API_PROTOCOL, HANDLE, type OfferRequest, PRE_AUTHORIZED_GRANT } from './schemas.js';
+import { type CreatedOffer, DC_API_PROTOCOL, type OfferRequest } from './schemas.js';
 
 /** iso-18013-7 (Annex C) is a way to ask for a presentation; it has no issuance counterpart. */
 function checkSupported(input: OfferRequest) {
@@ -232,7 +233,7 @@ export class OfferService {
         trx,
       );
       if (grant.handle) await this.sessions.addHandle(created.id, grant.handle, grant.secret, created.expiresAt, trx);
-      await this.sessions.addHandle(created.id, HANDLE.offer, offerHandle, created.expiresAt, trx);
+      await this.sessions.addHandle(created.id, OFFER_HANDLE.offer, offerHandle, created.expiresAt, trx);
       const details = { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId };
       await this.sessions.log(created.id, 'info', 'offer created', details, trx);
       return created;
@@ -245,7 +246,7 @@ export class OfferService {
 
   /** The offer behind credential_offer_uri; fetching it moves the session to `fetched`. */
   async byReference(tenantId: string, handle: string): Promise<Record<string, unknown> | undefined> {
-    const session = await this.sessions.findByHandle(HANDLE.offer, handle);
+    const session = await this.sessions.findByHandle(OFFER_HANDLE.offer, handle);
     if (!session || session.tenantId !== tenantId || session.status === 'expired') return undefined;
     await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
     return issuancePrivate(session)?.offer;
@@ -267,11 +268,11 @@ function offerGrant(input: OfferRequest, target: { server: string; urls: Issuer[
     return { handle: issuerStateHandle(target.server, target.urls), secret, grants: { authorization_code: grant } };
   }
   const grant = { 'pre-authorized_code': secret, ...txCodeDescription(input) };
-  return { handle: HANDLE.preAuthorizedCode, secret, grants: { [PRE_AUTHORIZED_GRANT]: grant } };
+  return { handle: OFFER_HANDLE.preAuthorizedCode, secret, grants: { [PRE_AUTHORIZED_GRANT]: grant } };
 }
 
 function issuerStateHandle(server: string, urls: Issuer['urls']): string | undefined {
-  if (server === urls.issuer) return HANDLE.issuerState;
+  if (server === urls.issuer) return OFFER_HANDLE.issuerState;
   if (server === urls.chainedAuthorizationServer) return CHAINED_HANDLE.issuerState;
   return undefined;
 }

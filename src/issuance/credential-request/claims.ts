@@ -6,21 +6,11 @@ import type { HttpEndpointService, ResolvedEndpoint } from '../../http-endpoints
 import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
 import { isJsonObject } from '../../platform/json.js';
 import type { SessionService } from '../../sessions/service.js';
-import type { ClaimSource } from '../credential-offer/schemas.js';
+import { type ClaimSource, mergeClaims } from '../claim-sources.js';
 import { credentialRequestDenied } from '../errors.js';
 import type { AuthorizationResult } from '../session.js';
 
 const PROVIDER_TIMEOUT_MS = 5_000;
-
-/** Given claims over the fields' defaults, object by object (an mdoc namespace keeps the defaults it does not override). */
-export function mergeClaims(defaults: Record<string, unknown>, given: Record<string, unknown>): Record<string, unknown> {
-  const merged: Record<string, unknown> = { ...defaults };
-  for (const [key, value] of Object.entries(given)) {
-    const base = merged[key];
-    merged[key] = isJsonObject(base) && isJsonObject(value) ? mergeClaims(base, value) : value;
-  }
-  return merged;
-}
 
 /** The claim names a configuration declares, as a tree: a leaf takes any value, a node only its declared members. */
 type DeclaredNames = Map<string, DeclaredNames | 'any'>;

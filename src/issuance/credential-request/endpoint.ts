@@ -9,7 +9,8 @@ import type { Sealer } from '../../platform/crypto/sealed.js';
 import type { Executor } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
-import { insertTransaction } from '../deferred/store.js';
+import type { WalletAccessCheck } from '../access/wallet-access.js';
+import type { ResourceRequest } from '../client-request.js';
 import {
   credentialRequestDenied,
   invalidCredentialRequest,
@@ -19,8 +20,8 @@ import {
 import type { Issuer } from '../issuers.js';
 import type { NonceStore } from '../nonce/store.js';
 import { grantedConfigurationIds, type IssuancePublicData, issuancePrivate, issuancePublic } from '../session.js';
-import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
 import type { ClaimSources } from './claims.js';
+import { insertTransaction } from './deferred-store.js';
 import type { CredentialEncryption, WalletAnswer } from './encryption.js';
 import type { CredentialMinter } from './minter.js';
 import { carriesKeyAttestation, verifyKeyProofs } from './proofs.js';

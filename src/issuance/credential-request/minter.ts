@@ -8,7 +8,7 @@ import type { SigningService } from '../../key-chains/signing.js';
 import { lazy } from '../../platform/lazy.js';
 import type { Metrics } from '../../platform/observability/metrics.js';
 import { credentialRequestDenied } from '../errors.js';
-import { type IssuerUrls, vctOf } from '../metadata/metadata.js';
+import { type IssuerUrls, vctOf } from '../urls.js';
 
 const mdocFormat = lazy(() => import('../formats/mdoc.js'));
 const sdJwtVcFormat = lazy(() => import('../formats/sd-jwt-vc.js'));

@@ -7,16 +7,17 @@ import type { Sealer } from '../../platform/crypto/sealed.js';
 import type { Executor } from '../../platform/db/values.js';
 import { conflict, notFound } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
-import { mergeClaims } from '../credential-request/claims.js';
+import type { WalletAccessCheck } from '../access/wallet-access.js';
+import { mergeClaims } from '../claim-sources.js';
+import type { ResourceRequest } from '../client-request.js';
+import { type DeferredStatus, findTransaction, moveTransaction } from '../credential-request/deferred-store.js';
 import type { CredentialEncryption, WalletAnswer } from '../credential-request/encryption.js';
 import { DEFERRED_INTERVAL_SECONDS } from '../credential-request/endpoint.js';
 import type { CredentialMinter } from '../credential-request/minter.js';
 import { recordIssued } from '../credential-request/store.js';
 import { invalidTransactionId } from '../errors.js';
 import type { IssuerDirectory } from '../issuers.js';
-import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
 import { parseDeferredRequest } from './schemas.js';
-import { type DeferredStatus, findTransaction, moveTransaction } from './store.js';
 
 export interface DeferredTransactionResult {
   transactionId: string;

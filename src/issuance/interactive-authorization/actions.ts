@@ -5,7 +5,7 @@ import { type IaeAction, IaeActionSchema } from '../../credential-configs/schema
 import type { CredentialConfigService } from '../../credential-configs/service.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import { underWebUrlPolicy } from '../../platform/http/web-urls.js';
-import type { InteractiveState } from './schemas.js';
+import type { InteractiveState } from '../session.js';
 
 export type { IaeAction };
 

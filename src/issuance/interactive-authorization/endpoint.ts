@@ -15,22 +15,22 @@ import type { SessionService } from '../../sessions/service.js';
 import { PresentationRejected } from '../../verification/errors.js';
 import { offerRefusal } from '../authorization/offer-session.js';
 import type { PushedAuthorizationEndpoint } from '../authorization/par.js';
-import { AUTHORIZATION_HANDLE, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
+import { REQUEST_URI_PREFIX } from '../authorization/schemas.js';
 import { BUILTIN_SERVER } from '../authorization/server-role.js';
 import type { WalletAttestation, WalletAttestations } from '../authorization/wallet-attestation.js';
 import type { ClientRequest } from '../client-request.js';
-import { invalidRequest, invalidRequestUri } from '../errors.js';
+import { invalidClient, invalidRequest, invalidRequestUri } from '../errors.js';
+import { AUTHORIZATION_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
-import { type AuthorizationRequest, type AuthorizationResult, issuancePrivate } from '../session.js';
+import { type AuthorizationRequest, type AuthorizationResult, type InteractiveState, issuancePrivate } from '../session.js';
 import type { InteractiveActions } from './actions.js';
 import { type Face, type FlowAnswer, spelledTypes } from './faces.js';
 import { flowOf, type InteractivePresentations, type InteractiveProgress, pendingPresentation, withPresentation } from './progress.js';
-import { FollowUpRequestSchema, IAE_HANDLE, InitialRequestSchema, type InteractiveState } from './schemas.js';
+import { FollowUpRequestSchema, IAE_HANDLE, InitialRequestSchema } from './schemas.js';
 
 /** A step refused (a presentation that fails verification, a declined interaction): the flow ends. */
 export const accessDenied = (description: string) => new OAuthError(400, 'access_denied', description);
-const invalidClient = (description: string) => new OAuthError(401, 'invalid_client', description);
 
 const EMPTY_RESULT: AuthorizationResult = { claims: {}, steps: [] };
 

@@ -18,7 +18,7 @@
 import { OAuthError } from '../../platform/http/problem.js';
 import type { EmbeddedResponseMode } from '../../verification/request-object/sign.js';
 import { invalidRequest } from '../errors.js';
-import type { IssuerUrls } from '../metadata/metadata.js';
+import type { IssuerUrls } from '../urls.js';
 import type { IaeAction } from './actions.js';
 
 export type FaceName = 'authorization-challenge' | 'iae';

@@ -9,14 +9,15 @@ import type { SessionState } from '../../sessions/model.js';
 import type { SessionExpectation, SessionService } from '../../sessions/service.js';
 import type { EmbeddedPresentationState, EmbeddedPresentations } from '../../verification/embedded/presentations.js';
 import { issueCode } from '../authorization/authorize.js';
-import { AUTHORIZATION_HANDLE, REQUEST_URI_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
-import { mergeClaims } from '../credential-request/claims.js';
+import { REQUEST_URI_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
+import { mergeClaims } from '../claim-sources.js';
 import { invalidRequest } from '../errors.js';
+import { AUTHORIZATION_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
-import { type AuthorizationRequest, type AuthorizationResult, issuancePrivate } from '../session.js';
+import { type AuthorizationRequest, type AuthorizationResult, type InteractiveState, issuancePrivate } from '../session.js';
 import { currentAction, type IaeAction } from './actions.js';
 import { FACES, type FlowAnswer, typeNameOf } from './faces.js';
-import { AUTH_SESSION_LIFETIME_SECONDS, IAE_HANDLE, type InteractiveState } from './schemas.js';
+import { AUTH_SESSION_LIFETIME_SECONDS, IAE_HANDLE } from './schemas.js';
 
 /** What verification offers interactive authorization: an OpenID4VP request and the check of its answer. */
 export type InteractivePresentations = Pick<EmbeddedPresentations, 'request' | 'verify'>;

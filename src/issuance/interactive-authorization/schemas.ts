@@ -1,8 +1,9 @@
 // Interactive authorization (OpenID4VCI 1.1 draft; see faces.ts for the drafts each endpoint
 // speaks): the wallet's requests and the progress kept with the offer's session. Form values arrive
-// as strings (a repeated parameter as an array, which fails here).
+// as strings (a repeated parameter as an array, which fails here). The progress of a flow is kept
+// with the offer's session (session.ts: InteractiveStateSchema).
 import { z } from 'zod';
-import { STEP_HANDLE } from '../authorization/schemas.js';
+import { STEP_HANDLE } from '../handles.js';
 
 /** Session handles of the flow: each a hashed secret; auth_session and web_session are single use. */
 export const IAE_HANDLE = STEP_HANDLE;
@@ -47,44 +48,3 @@ export const WebResultClaimsSchema = z.object({
   error: z.string().min(1).max(100).optional(),
   error_description: z.string().max(500).optional(),
 });
-
-const PendingPresentationSchema = z.object({
-  kind: z.literal('presentation'),
-  presentationConfigId: z.string(),
-  clientId: z.string(),
-  nonce: z.string(),
-  dcqlQuery: z.record(z.string(), z.unknown()),
-  transactionData: z.array(z.record(z.string(), z.unknown())).optional(),
-  /** The face's spelling: ia_post(.jwt) at the authorization challenge endpoint, iae_post(.jwt) at the interactive authorization endpoint. */
-  responseMode: z.enum(['iae_post', 'iae_post.jwt', 'ia_post', 'ia_post.jwt']),
-  encryptionKey: z.record(z.string(), z.unknown()).optional(),
-});
-
-const PendingWebSchema = z.object({
-  kind: z.literal('web'),
-  /** Set when the integrator's signed result arrived and more steps follow: the wallet continues with auth_session and code_verifier. */
-  completed: z.boolean().default(false),
-});
-
-/**
- * The progress of interactive authorization, kept encrypted with the offer's session: the client
- * and authorization request it belongs to, the actions it runs (fixed when it starts, so that a
- * configuration changed meanwhile does not change a flow under way), the step under way and what
- * that step waits for.
- */
-export const InteractiveStateSchema = z.object({
-  /** The pushed authorization request the flow runs for (AuthorizationRequest.requestId). */
-  requestId: z.string().optional(),
-  /** The endpoint the flow started at: every request of the flow goes there (flows stored before there were two began at the IAE). */
-  face: z.enum(['authorization-challenge', 'iae']).default('iae'),
-  /** The name the wallet listed for each interaction type the flow needs: the answers use it. */
-  interactionTypes: z.partialRecord(z.enum(['openid4vp-presentation', 'redirect-to-web']), z.string()).optional(),
-  clientId: z.string(),
-  codeChallenge: z.string(),
-  attestationJkt: z.string().optional(),
-  actions: z.array(z.record(z.string(), z.unknown())),
-  step: z.number().int().min(0),
-  pending: z.discriminatedUnion('kind', [PendingPresentationSchema, PendingWebSchema]).optional(),
-});
-export type InteractiveState = z.output<typeof InteractiveStateSchema>;
-export type PendingPresentation = z.output<typeof PendingPresentationSchema>;

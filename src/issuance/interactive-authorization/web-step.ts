@@ -18,12 +18,11 @@ import { offerRefusal } from '../authorization/offer-session.js';
 import { invalidRequest } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
-import { type AuthorizationRequest, issuancePrivate } from '../session.js';
+import { type AuthorizationRequest, type InteractiveState, issuancePrivate } from '../session.js';
 import { currentAction, type IaeAction, type InteractiveActions } from './actions.js';
 import { flowOf, type InteractiveProgress, runsFor, withWebResult } from './progress.js';
 import {
   IAE_HANDLE,
-  type InteractiveState,
   WEB_RESULT_MAX_LIFETIME_SECONDS,
   WEB_RESULT_TYPE,
   WEB_SESSION_LIFETIME_SECONDS,

@@ -3,64 +3,14 @@
 import type { JWK } from 'jose';
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
-import { chainedIdentifier } from '../chained-as/urls.js';
-import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import { CONTENT_ENCRYPTION_ALGORITHMS, ENCRYPTION_ALGORITHM } from '../credential-request/encryption.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
-import type { IssuerSettings } from '../settings.js';
+import { AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
+import type { IssuerSettings } from '../settings/service.js';
+import { type IssuerUrls, vctOf } from '../urls.js';
 
 /** COSE algorithm identifiers that OpenID4VCI 1.0 uses for mso_mdoc signing algorithms. */
 const COSE_ALGORITHMS: Record<string, number> = { ES256: -7, ES384: -35, ES512: -36 };
-
-export interface IssuerUrls {
-  issuer: string;
-  token: string;
-  par: string;
-  authorize: string;
-  /** Challenges for wallet attestation proofs (attestation-based client authentication). */
-  challenge: string;
-  /**
-   * Interactive authorization (OpenID4VCI 1.1 draft): the Authorization Challenge Endpoint of the
-   * current draft, the Interactive Authorization Endpoint of the drafts before, and where a web step's
-   * signed result is posted.
-   */
-  authorizationChallenge: string;
-  iae: string;
-  iaeWebResult: string;
-  nonce: string;
-  credential: string;
-  deferred: string;
-  notification: string;
-  jwks: string;
-  types: string;
-  /** Token Status List aggregation (draft-ietf-oauth-status-list section 9.1). */
-  statusListAggregation: string;
-  /** Identifier of the tenant's chained authorization server (chained-as/), when it has one. */
-  chainedAuthorizationServer: string;
-}
-
-export function issuerUrls(publicUrl: string, tenantId: string): IssuerUrls {
-  const issuer = `${publicUrl}/issuers/${encodeURIComponent(tenantId)}`;
-  return {
-    issuer,
-    token: `${issuer}/token`,
-    par: `${issuer}/par`,
-    authorize: `${issuer}/authorize`,
-    challenge: `${issuer}/challenge`,
-    // The path of First-Party Apps' and OpenID4VCI's examples, beside /authorize.
-    authorizationChallenge: `${issuer}/authorize-challenge`,
-    iae: `${issuer}/iae`,
-    iaeWebResult: `${issuer}/iae/web-result`,
-    nonce: `${issuer}/nonce`,
-    credential: `${issuer}/credential`,
-    deferred: `${issuer}/deferred-credential`,
-    notification: `${issuer}/notification`,
-    jwks: `${issuer}/jwks.json`,
-    types: `${issuer}/types`,
-    statusListAggregation: `${issuer}/status-lists`,
-    chainedAuthorizationServer: chainedIdentifier(publicUrl, tenantId),
-  };
-}
 
 /** Claim descriptions for credential_metadata.claims, flattened from nested field definitions. */
 export function claimsDescription(fields: FieldDefinition[], format: string, parent: (string | number | null)[] = []) {
@@ -78,12 +28,6 @@ export function claimsDescription(fields: FieldDefinition[], format: string, par
       );
   }
   return claims;
-}
-
-/** The vct of an SD-JWT VC configuration: the given URI, or the URL where the service hosts the type. */
-export function vctOf(config: CredentialConfiguration, urls: IssuerUrls): string {
-  if (typeof config.vct === 'string') return config.vct;
-  return `${urls.types}/${encodeURIComponent(config.id)}`;
 }
 
 function configurationSupported(config: CredentialConfiguration, urls: IssuerUrls, algorithm: string) {
@@ -191,8 +135,8 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
     authorization_response_iss_parameter_supported: true,
     grant_types_supported: [
       PRE_AUTHORIZED_GRANT,
-      ...(authorizing ? ['authorization_code'] : []),
-      ...(settings.refreshTokenLifetimeSeconds > 0 ? ['refresh_token'] : []),
+      ...(authorizing ? [AUTHORIZATION_CODE_GRANT] : []),
+      ...(settings.refreshTokenLifetimeSeconds > 0 ? [REFRESH_TOKEN_GRANT] : []),
     ],
     'pre-authorized_grant_anonymous_access_supported': true,
     // A public client (none) only while the issuer does not require wallet attestation.

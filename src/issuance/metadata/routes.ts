@@ -12,7 +12,7 @@ import type { CredentialEncryption } from '../credential-request/encryption.js';
 import { notFoundIssuer } from '../errors.js';
 import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';
 import { TenantParams, WALLET_TAGS } from '../routes-support.js';
-import type { IssuerSettingsService } from '../settings.js';
+import type { IssuerSettingsService } from '../settings/service.js';
 import { authorizationServerMetadata, credentialIssuerMetadata } from './metadata.js';
 
 export interface MetadataSources {

@@ -2,10 +2,11 @@
 // credential; the event is kept on the issued credential and in the session for the integrator.
 import type { Executor } from '../../platform/db/values.js';
 import type { SessionService } from '../../sessions/service.js';
+import type { WalletAccessCheck } from '../access/wallet-access.js';
+import type { ResourceRequest } from '../client-request.js';
 import { setNotificationEvent } from '../credential-request/store.js';
 import { invalidNotificationId } from '../errors.js';
 import { type IssuanceNotification, issuancePublic } from '../session.js';
-import type { ResourceRequest, WalletAccessCheck } from '../token/wallet-access.js';
 import { parseNotificationRequest } from './schemas.js';
 
 export class NotificationEndpoint {

@@ -1,13 +1,14 @@
 // The token endpoint of the built-in authorization server (OpenID4VCI 1.0 section 6): the grant the
 // body names, each in its own file, redeemed with the wallet's DPoP key when it sent a proof. The
 // client attestation, when sent (or required), is verified first, for every grant (HAIP).
+
+import type { DpopProofs } from '../access/dpop.js';
 import { type AuthorizationServerRole, BUILTIN_SERVER } from '../authorization/server-role.js';
 import type { WalletAttestations } from '../authorization/wallet-attestation.js';
-import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import { unsupportedGrantType } from '../errors.js';
+import { AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
 import type { IssuerDirectory } from '../issuers.js';
 import type { AuthorizationCodeGrant } from './authorization-code.js';
-import type { DpopProofs } from './dpop.js';
 import type { TokenRequest } from './grant.js';
 import type { PreAuthorizedCodeGrant } from './pre-authorized-code.js';
 import type { RefreshTokenGrant } from './refresh-token.js';
@@ -35,7 +36,7 @@ export class TokenEndpoint {
     const grant = parseTokenRequest(request.body);
     // A disabled server grants nothing by authorization code (RFC 6749 section 5.2: unsupported_grant_type);
     // pre-authorized codes and the refresh tokens of sessions it authorized before are still redeemed.
-    const disabled = grant.grant_type === 'authorization_code' && this.server.disabled(issuer);
+    const disabled = grant.grant_type === AUTHORIZATION_CODE_GRANT && this.server.disabled(issuer);
     if (disabled) throw unsupportedGrantType(disabled);
     const clientId = 'client_id' in grant ? grant.client_id : undefined;
     const attested = await this.attestations.check(issuer, clientId, request.attestation, this.server.identifier(issuer));
@@ -43,9 +44,9 @@ export class TokenEndpoint {
     switch (grant.grant_type) {
       case PRE_AUTHORIZED_GRANT:
         return this.grants.preAuthorizedCode.redeem({ ...call, grant });
-      case 'authorization_code':
+      case AUTHORIZATION_CODE_GRANT:
         return this.grants.authorizationCode.redeem({ ...call, grant });
-      case 'refresh_token':
+      case REFRESH_TOKEN_GRANT:
         return this.grants.refreshToken.redeem({ ...call, grant });
     }
   }

@@ -5,8 +5,8 @@
 import { sameSecret } from '../../platform/crypto/secrets.js';
 import type { SessionState } from '../../sessions/model.js';
 import { hashHandle, type SessionService } from '../../sessions/service.js';
-import { HANDLE } from '../credential-offer/schemas.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
+import { OFFER_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
 import { issuancePrivate } from '../session.js';
 import type { GrantCall, TokenGrant } from './grant.js';
@@ -30,7 +30,7 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
   }
 
   private async findSession(issuer: Issuer, grant: PreAuthorizedCodeRequest): Promise<SessionState> {
-    const session = await this.sessions.findByHandle(HANDLE.preAuthorizedCode, grant['pre-authorized_code']);
+    const session = await this.sessions.findByHandle(OFFER_HANDLE.preAuthorizedCode, grant['pre-authorized_code']);
     if (!session || session.tenantId !== issuer.tenantId) throw invalidGrant('the pre-authorized code is unknown or expired');
     return session;
   }
@@ -60,7 +60,7 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
     await this.sessions.log(session.id, 'warn', 'wrong transaction code', { attempt: failures });
     if (failures >= max) {
       await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: 'too many wrong transaction codes' });
-      await this.sessions.dropHandles(session.id, HANDLE.preAuthorizedCode);
+      await this.sessions.dropHandles(session.id, OFFER_HANDLE.preAuthorizedCode);
       throw invalidGrant('wrong transaction code; the offer is now locked');
     }
     throw invalidGrant(`wrong transaction code (${max - failures} attempt(s) left)`);

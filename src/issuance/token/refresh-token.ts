@@ -4,8 +4,8 @@
 // 4.14.2). `redeem` lists the steps in the order they apply.
 import type { SessionState } from '../../sessions/model.js';
 import { type SessionService, spentHandle } from '../../sessions/service.js';
-import { AUTHORIZATION_HANDLE } from '../authorization/schemas.js';
 import { invalidGrant } from '../errors.js';
+import { AUTHORIZATION_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
 import { issuancePrivate, issuancePublic } from '../session.js';
 import { checkAttestedInstance } from './authorization-code.js';

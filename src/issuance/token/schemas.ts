@@ -1,8 +1,8 @@
 // The token request (RFC 6749 sections 4.1.3 and 6 form bodies; OpenID4VCI 1.0 section 6.1 for the
 // pre-authorized code grant). Parsed here so each grant reads typed fields.
 import { z } from 'zod';
-import { PRE_AUTHORIZED_GRANT } from '../credential-offer/schemas.js';
 import { unsupportedGrantType } from '../errors.js';
+import { AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
 import { parseOAuthParams } from '../oauth-params.js';
 
 const MAX = 2048;
@@ -21,7 +21,7 @@ export type PreAuthorizedCodeRequest = z.infer<typeof PreAuthorizedCodeRequest>;
  * client authenticating with a wallet attestation is named by it and may leave client_id out.
  */
 const AuthorizationCodeRequest = z.object({
-  grant_type: z.literal('authorization_code'),
+  grant_type: z.literal(AUTHORIZATION_CODE_GRANT),
   code: z.string().min(1).max(MAX),
   // Every authorization request here carried a PKCE challenge, so every code needs its verifier (RFC 7636 section 4.1 form).
   code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'must be 43 to 128 unreserved characters (RFC 7636)'),
@@ -31,7 +31,7 @@ const AuthorizationCodeRequest = z.object({
 export type AuthorizationCodeRequest = z.infer<typeof AuthorizationCodeRequest>;
 
 const RefreshTokenRequest = z.object({
-  grant_type: z.literal('refresh_token'),
+  grant_type: z.literal(REFRESH_TOKEN_GRANT),
   refresh_token: z.string().min(1).max(MAX),
   client_id: z.string().min(1).max(200).optional(),
 });
@@ -39,8 +39,8 @@ export type RefreshTokenRequest = z.infer<typeof RefreshTokenRequest>;
 
 const GRANTS = {
   [PRE_AUTHORIZED_GRANT]: PreAuthorizedCodeRequest,
-  authorization_code: AuthorizationCodeRequest,
-  refresh_token: RefreshTokenRequest,
+  [AUTHORIZATION_CODE_GRANT]: AuthorizationCodeRequest,
+  [REFRESH_TOKEN_GRANT]: RefreshTokenRequest,
 } as const;
 export const GRANT_TYPES = Object.keys(GRANTS);
 

@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
-import { AUTHORIZATION_HANDLE } from '../authorization/schemas.js';
+import type { IssuanceTokens } from '../access/access-tokens.js';
+import { AUTHORIZATION_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
-import type { IssuanceTokens } from './access-tokens.js';
 
 export interface TokenResponse {
   access_token: string;

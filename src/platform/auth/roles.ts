@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Principal } from './principal.js';
 
 export const ROLES = [
   'presentation:manage',
@@ -23,6 +22,6 @@ export const SERVICE_ROLES: readonly Role[] = ['tenants:manage', 'clients:manage
  * of, only roles it holds itself, so that clients:manage or users:manage alone cannot reach the
  * tenant's other roles.
  */
-export function rolesBeyond(caller: Principal, roles: readonly Role[]): Role[] {
+export function rolesBeyond(caller: { tenantId: string | null; roles: readonly Role[] }, roles: readonly Role[]): Role[] {
   return caller.tenantId ? roles.filter((role) => !caller.roles.includes(role)) : [];
 }

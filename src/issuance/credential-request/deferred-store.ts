@@ -1,5 +1,6 @@
 // The deferred_transactions table: a credential whose claims were not ready, found by the hash of
-// its transaction id (the id itself is a bearer secret of the wallet).
+// its transaction id (the id itself is a bearer secret of the wallet). The credential endpoint opens
+// a transaction here; the deferred credential endpoint (deferred/) redeems it.
 import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, nowIso } from '../../platform/db/values.js';
 import { hashHandle } from '../../sessions/service.js';

@@ -15,13 +15,12 @@ import type { CredentialConfigService } from '../../credential-configs/service.j
 import { type Executor, inTransaction } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
-import { ASYMMETRIC_ALGORITHMS, jwtProblem, UpstreamFailure, type UpstreamProviders } from '../chained-as/upstream.js';
 import { invalidToken } from '../errors.js';
+import { EXTERNAL_TOKEN_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
 import { type AuthorizationResult, type IssuancePrivate, type IssuancePublic, issuancePrivate } from '../session.js';
+import { ASYMMETRIC_ALGORITHMS, jwtProblem, UpstreamFailure, type UpstreamProviders } from '../upstream-providers.js';
 
-/** The purpose of the session handle that finds the session of an external token. */
-export const EXTERNAL_TOKEN_HANDLE = 'external_access_token';
 const CLOCK_TOLERANCE_SECONDS = 60;
 /** A longer-lived token is still taken, but its session (and the token with it) ends after this. */
 const MAX_SESSION_SECONDS = 24 * 3600;

@@ -8,7 +8,7 @@ import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, 
 import { sameSecret } from '../../platform/crypto/secrets.js';
 import { invalidDpopProof, invalidRequest, useDpopNonce } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
-import type { IssuerSettings } from '../settings.js';
+import type { IssuerSettings } from '../settings/service.js';
 
 const MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;

@@ -4,21 +4,13 @@
 // were not revoked (a replayed code or refresh token).
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
+import type { ResourceRequest } from '../client-request.js';
 import { invalidToken } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { issuancePublic } from '../session.js';
 import type { IssuanceAccessToken, IssuanceTokens } from './access-tokens.js';
 import type { DpopProofs } from './dpop.js';
 import type { ExternalAccessTokens } from './external-access-tokens.js';
-
-/** A request to a wallet resource endpoint, as the routes hand it over. */
-export interface ResourceRequest {
-  tenantId: string;
-  authorization?: string;
-  dpop?: string;
-  url: string;
-  body: Record<string, unknown>;
-}
 
 export interface WalletAccess {
   issuer: Issuer;

@@ -1,7 +1,7 @@
 // The issuer settings of a tenant, through the management API.
-import { contextOf, tenantOf } from '../platform/http/access.js';
-import type { App } from '../platform/http/types.js';
-import { IssuerSettingsSchema, type IssuerSettingsService, shownSettings } from './settings.js';
+import { contextOf, tenantOf } from '../../platform/http/access.js';
+import type { App } from '../../platform/http/types.js';
+import { IssuerSettingsSchema, type IssuerSettingsService, shownSettings } from './service.js';
 
 const tags = ['issuance'];
 

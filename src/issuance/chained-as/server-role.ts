@@ -1,17 +1,9 @@
-// The session handles of the chained authorization server: its own purposes, so that the built-in
-// server never accepts an offer bound to the chained one (that would skip the upstream login), nor a
-// request_uri or code the chained one handed out.
+// The chained authorization server in the role the shared endpoints (PAR, token) give it: its
+// identifier, when it is disabled, and its own session handles (handles.ts says why they are its own).
 import type { AuthorizationServerRole } from '../authorization/server-role.js';
+import { CHAINED_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
-import { chainedIdentifier } from './urls.js';
-
-export const CHAINED_HANDLE = {
-  issuerState: 'chained_as:issuer_state',
-  requestUri: 'chained_as:request_uri',
-  code: 'chained_as:authorization_code',
-  /** The state of the login at the upstream provider: single use, it finds the session at the callback. */
-  upstreamState: 'chained_as:upstream_state',
-} as const;
+import { chainedIdentifier } from '../urls.js';
 
 export const chainedServerRole = (publicUrl: string): AuthorizationServerRole => ({
   identifier: (issuer: Issuer) => chainedIdentifier(publicUrl, issuer.tenantId),

@@ -6,11 +6,11 @@
 // key sets are kept for a few minutes, a failure to read them 10 s; a token signed with a key not yet
 // seen fetches the key set again.
 // The same reading of metadata and keys serves external authorization servers (RFC 8414 metadata,
-// RFC 9068 access tokens: token/external-access-tokens.ts).
+// RFC 9068 access tokens: access/external-access-tokens.ts).
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
-import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
-import { TtlCache } from '../../platform/ttl-cache.js';
+import { jsonObjectOf, type OutboundClient } from '../platform/http/outbound-client.js';
+import { TtlCache } from '../platform/ttl-cache.js';
 
 const CACHE_MS = 5 * 60_000;
 /**

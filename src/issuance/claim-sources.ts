@@ -1,0 +1,31 @@
+// Where the claims of an offered credential come from (inline in the offer, an attribute provider or
+// a webhook asked at issuance; by default the fields' default values), and how given claims lie over
+// those defaults. The offer records the sources in its session; the credential, deferred credential
+// and interactive authorization steps merge what they get.
+import { z } from 'zod';
+import { isJsonObject } from '../platform/json.js';
+
+const HeaderAuth = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  z.strictObject({ type: z.literal('header'), header: z.strictObject({ name: z.string().min(1), value: z.string().min(1) }) }),
+]);
+
+export const ClaimSourceSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('inline'), claims: z.record(z.string(), z.unknown()) }),
+  z.strictObject({ type: z.literal('attributeProvider'), attributeProviderId: z.string().min(1) }),
+  z.strictObject({
+    type: z.literal('webhook'),
+    webhook: z.strictObject({ url: z.url({ protocol: /^https?$/ }), auth: HeaderAuth.optional() }),
+  }),
+]);
+export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
+
+/** Given claims over the fields' defaults, object by object (an mdoc namespace keeps the defaults it does not override). */
+export function mergeClaims(defaults: Record<string, unknown>, given: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...defaults };
+  for (const [key, value] of Object.entries(given)) {
+    const base = merged[key];
+    merged[key] = isJsonObject(base) && isJsonObject(value) ? mergeClaims(base, value) : value;
+  }
+  return merged;
+}
