@@ -6,11 +6,11 @@ import type { PushedAuthorizationEndpoint } from '../authorization/par.js';
 import { unsupportedGrantType } from '../errors.js';
 import { AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
 import type { IssuerDirectory } from '../issuers.js';
+import { chainedServerMetadata } from '../metadata/metadata.js';
 import { clientRequest, noStore, ProtocolBody, TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { TokenEndpoint } from '../token/endpoint.js';
 import { CHAINED_PATH, chainedUrls } from '../urls.js';
 import type { ChainedLogin } from './login.js';
-import { chainedServerMetadata } from './metadata.js';
 
 const config = { access: { public: true }, errorFormat: 'oauth' } as const;
 const base = `/api/issuers/:tenantId/${CHAINED_PATH}`;

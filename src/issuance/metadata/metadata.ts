@@ -1,13 +1,15 @@
 // Credential issuer metadata (OpenID4VCI 1.0 section 12.2) and authorization server metadata
-// (RFC 8414) of a tenant, derived from its credential configurations and issuer settings.
+// (RFC 8414) of a tenant's authorization servers (the built-in and the chained one), derived from
+// its credential configurations and issuer settings.
 import type { JWK } from 'jose';
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
 import { CONTENT_ENCRYPTION_ALGORITHMS, ENCRYPTION_ALGORITHM } from '../credential-request/encryption.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
 import { AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
+import type { Issuer } from '../issuers.js';
 import type { IssuerSettings } from '../settings/service.js';
-import { type IssuerUrls, vctOf } from '../urls.js';
+import { type ChainedUrls, type IssuerUrls, vctOf } from '../urls.js';
 
 /** COSE algorithm identifiers that OpenID4VCI 1.0 uses for mso_mdoc signing algorithms. */
 const COSE_ALGORITHMS: Record<string, number> = { ES256: -7, ES384: -35, ES512: -36 };
@@ -112,33 +114,25 @@ export function authorizationServers(urls: IssuerUrls, settings: IssuerSettings)
 }
 
 /**
- * The built-in server's metadata (RFC 8414). While the issuer settings disable it, it serves only its
- * token endpoint (pre-authorized codes, refresh tokens of sessions it authorized before): the
- * authorization, PAR, authorization challenge and interactive authorization endpoints and the authorization_code grant are left out.
+ * What every authorization server of an issuer publishes alike (RFC 8414): PKCE S256, the iss
+ * parameter, the client attestation (required or not, as the issuer settings say), DPoP, and the
+ * issuer's challenge endpoint (challenges belong to the issuer: either server takes them). `own` is
+ * what sets the server apart: its identifier, endpoints, grant types (refresh tokens come with them
+ * while the issuer issues refresh tokens) and any field of its own.
  */
-export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings) {
-  const authorizing = settings.builtinAuthorizationServerEnabled;
+function authorizationServerBody(
+  urls: IssuerUrls,
+  settings: IssuerSettings,
+  own: { issuer: string; endpoints: Record<string, unknown>; grantTypes: string[]; fields?: Record<string, unknown> },
+) {
   return {
-    issuer: urls.issuer,
-    token_endpoint: urls.token,
-    ...(authorizing && {
-      authorization_endpoint: urls.authorize,
-      pushed_authorization_request_endpoint: urls.par,
-      require_pushed_authorization_requests: true,
-      // Interactive authorization: the current draft's endpoint (OpenID4VCI 1.1 draft of June 2026,
-      // section 13.3, from OAuth 2.0 for First-Party Applications) and the earlier drafts' one.
-      authorization_challenge_endpoint: urls.authorizationChallenge,
-      interactive_authorization_endpoint: urls.iae,
-    }),
+    issuer: own.issuer,
+    ...own.endpoints,
     response_types_supported: ['code'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
-    grant_types_supported: [
-      PRE_AUTHORIZED_GRANT,
-      ...(authorizing ? [AUTHORIZATION_CODE_GRANT] : []),
-      ...(settings.refreshTokenLifetimeSeconds > 0 ? [REFRESH_TOKEN_GRANT] : []),
-    ],
-    'pre-authorized_grant_anonymous_access_supported': true,
+    grant_types_supported: [...own.grantTypes, ...(settings.refreshTokenLifetimeSeconds > 0 ? [REFRESH_TOKEN_GRANT] : [])],
+    ...own.fields,
     // A public client (none) only while the issuer does not require wallet attestation.
     token_endpoint_auth_methods_supported: settings.walletAttestationRequired
       ? [ATTESTATION_AUTH_METHOD]
@@ -147,7 +141,54 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
     client_attestation_signing_alg_values_supported: ATTESTATION_ALGORITHMS,
     client_attestation_pop_signing_alg_values_supported: ATTESTATION_ALGORITHMS,
     dpop_signing_alg_values_supported: PROOF_ALGORITHMS,
-    status_list_aggregation_endpoint: urls.statusListAggregation,
     ...(settings.dpopRequired && { dpop_bound_access_tokens_required: true }),
   };
+}
+
+/** The endpoints of the authorization code flow, where pushed authorization requests are required. */
+const pushedAuthorization = (authorize: string, par: string) => ({
+  authorization_endpoint: authorize,
+  pushed_authorization_request_endpoint: par,
+  require_pushed_authorization_requests: true,
+});
+
+/**
+ * The built-in server's metadata (RFC 8414). While the issuer settings disable it, it serves only its
+ * token endpoint (pre-authorized codes, refresh tokens of sessions it authorized before): the
+ * authorization, PAR, authorization challenge and interactive authorization endpoints and the authorization_code grant are left out.
+ */
+export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings) {
+  const authorizing = settings.builtinAuthorizationServerEnabled;
+  return authorizationServerBody(urls, settings, {
+    issuer: urls.issuer,
+    endpoints: {
+      token_endpoint: urls.token,
+      ...(authorizing && {
+        ...pushedAuthorization(urls.authorize, urls.par),
+        // Interactive authorization: the current draft's endpoint (OpenID4VCI 1.1 draft of June 2026,
+        // section 13.3, from OAuth 2.0 for First-Party Applications) and the earlier drafts' one.
+        authorization_challenge_endpoint: urls.authorizationChallenge,
+        interactive_authorization_endpoint: urls.iae,
+      }),
+    },
+    grantTypes: [PRE_AUTHORIZED_GRANT, ...(authorizing ? [AUTHORIZATION_CODE_GRANT] : [])],
+    fields: {
+      'pre-authorized_grant_anonymous_access_supported': true,
+      status_list_aggregation_endpoint: urls.statusListAggregation,
+    },
+  });
+}
+
+/**
+ * The chained authorization server's metadata (RFC 8414): PAR required, the authorization code grant
+ * (and refresh tokens), the query response mode; DPoP and wallet attestation as the built-in server
+ * has them.
+ */
+export function chainedServerMetadata({ urls, settings }: Issuer, chained: ChainedUrls) {
+  return authorizationServerBody(urls, settings, {
+    issuer: chained.identifier,
+    endpoints: { token_endpoint: chained.token, ...pushedAuthorization(chained.authorize, chained.par) },
+    grantTypes: [AUTHORIZATION_CODE_GRANT],
+    fields: { response_modes_supported: ['query'] },
+  });
 }

@@ -1,8 +1,8 @@
 // The endpoint the integrator's page posts an Annex C answer to, under the session's unguessable
 // handle, with CORS for the session's expected origin only (as the dc-api-response endpoint).
-import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
+import { allowSessionOrigin, sessionOriginPreflight } from '../browser-origin.js';
 
 /** base64url of a DeviceResponse with a few documents fits easily; a larger body is refused unread. */
 const MAX_RESPONSE_CHARS = 512 * 1024;
@@ -24,24 +24,8 @@ export interface AnnexCResponder {
 
 export function annexCRoutes(app: App, responder: AnnexCResponder) {
   const tags = ['wallet: ISO 18013-7'];
-  const allowOrigin = async (handle: string, origin: string | undefined, reply: FastifyReply) => {
-    const expected = await responder.browserOrigin(handle);
-    if (origin && expected && origin === expected) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
-  };
-
-  app.options(
-    '/presentations/:handle/annex-c-response',
-    { schema: { tags, summary: 'CORS preflight for the page of the session origin', params: Handle } },
-    async (request, reply) => {
-      await allowOrigin(request.params.handle, request.headers.origin, reply);
-      return reply
-        .header('access-control-allow-methods', 'POST')
-        .header('access-control-allow-headers', 'content-type')
-        .header('access-control-max-age', '600')
-        .code(204)
-        .send();
-    },
-  );
+  const browserOrigin = (handle: string) => responder.browserOrigin(handle);
+  sessionOriginPreflight(app, '/presentations/:handle/annex-c-response', { tags, params: Handle }, browserOrigin);
 
   app.post(
     '/presentations/:handle/annex-c-response',
@@ -64,7 +48,7 @@ export function annexCRoutes(app: App, responder: AnnexCResponder) {
       },
     },
     async (request, reply) => {
-      await allowOrigin(request.params.handle, request.headers.origin, reply);
+      await allowSessionOrigin(browserOrigin, request.params.handle, request.headers.origin, reply);
       return reply.header('cache-control', 'no-store').send(await responder.respond(request.params.handle, request.body));
     },
   );

@@ -1,8 +1,8 @@
 // The response endpoints, under /presentations/{per-session value}: the wallet's direct_post, and
 // the integrator's page posting a DC API answer (with CORS for the session's origin only).
-import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
+import { allowSessionOrigin, sessionOriginPreflight } from '../browser-origin.js';
 import type { ResponseEndpoint } from './endpoint.js';
 
 const DcApiResponseBody = z.object({
@@ -31,23 +31,8 @@ export function responseRoutes(app: App, responses: ResponseEndpoint) {
 
   // The integrator's page posts the wallet's answer from the browser, so the endpoint answers CORS
   // requests, for the one origin the session was created for and nothing else.
-  const allowOrigin = async (handle: string, origin: string | undefined, reply: FastifyReply) => {
-    const expected = await responses.browserOrigin(handle);
-    if (origin && expected && origin === expected) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
-  };
-  app.options(
-    '/presentations/:handle/dc-api-response',
-    { schema: { tags, summary: 'CORS preflight for the page of the session origin', params: Handle } },
-    async (request, reply) => {
-      await allowOrigin(request.params.handle, request.headers.origin, reply);
-      return reply
-        .header('access-control-allow-methods', 'POST')
-        .header('access-control-allow-headers', 'content-type')
-        .header('access-control-max-age', '600')
-        .code(204)
-        .send();
-    },
-  );
+  const browserOrigin = (handle: string) => responses.browserOrigin(handle);
+  sessionOriginPreflight(app, '/presentations/:handle/dc-api-response', { tags, params: Handle }, browserOrigin);
 
   app.post(
     '/presentations/:handle/dc-api-response',
@@ -60,7 +45,7 @@ export function responseRoutes(app: App, responses: ResponseEndpoint) {
       },
     },
     async (request, reply) => {
-      await allowOrigin(request.params.handle, request.headers.origin, reply);
+      await allowSessionOrigin(browserOrigin, request.params.handle, request.headers.origin, reply);
       return reply.header('cache-control', 'no-store').send(await responses.respond(request.params.handle, request.body, 'dc-api'));
     },
   );
