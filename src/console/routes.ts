@@ -37,7 +37,10 @@ export function consoleRoutes(app: FastifyInstance, dir: string, provider?: { pu
     let contents: Buffer;
     try {
       contents = await readFile(join(dir, name));
-    } catch {
+    } catch (err) {
+      // Only a missing file means the console was not built; any other failure (permissions, a
+      // directory in its place) is an error of its own and is answered and logged as one.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       throw new Problem(503, 'Service Unavailable', 'the console is not built: npm start and npm run build build it (dist/console)');
     }
     // Revalidated on every load, so a new build is picked up at once.

@@ -236,6 +236,16 @@ async function streamStatus(request: FastifyRequest, reply: FastifyReply, deps: 
     unsubscribe();
     throw err;
   }
+  // The session as it is now: undefined once it is gone, 'unread' when the database did not answer
+  // (logged; the stream stays open and the next heartbeat looks again, for a failed read is no news).
+  const lookAgain = async (): Promise<SessionState | undefined | 'unread'> => {
+    try {
+      return await sessions.find(tenantId, id);
+    } catch (err) {
+      request.log.warn({ err, sessionId: id }, 'session event stream: the session could not be read; looking again at the next heartbeat');
+      return 'unread';
+    }
+  };
   // Expiry is a matter of time, not of a write: look again when it is due (later than a timer can
   // wait, it is left to the clean-up job).
   const untilExpiry = Date.parse(state.expiresAt) - Date.now() + 50;
@@ -243,7 +253,8 @@ async function streamStatus(request: FastifyRequest, reply: FastifyReply, deps: 
     untilExpiry < MAX_TIMER_MS
       ? setTimeout(
           async () => {
-            const now = await sessions.find(tenantId, id).catch(() => undefined);
+            const now = await lookAgain();
+            if (now === 'unread') return;
             if (now) forward(statusEvent(now, last ?? null));
             else stream?.end();
           },
@@ -253,8 +264,8 @@ async function streamStatus(request: FastifyRequest, reply: FastifyReply, deps: 
   // A notification can be lost (the listener of another instance reconnecting, say): looking at the
   // session again at every heartbeat bounds how late a stream can learn of a change.
   const reconcile = setInterval(async () => {
-    const now = await sessions.find(tenantId, id).catch(() => undefined);
-    if (now) forward(statusEvent(now, last ?? null));
+    const now = await lookAgain();
+    if (now && now !== 'unread') forward(statusEvent(now, last ?? null));
   }, streams.heartbeatSeconds * 1000);
   stream.onClose(() => {
     unsubscribe();

@@ -1,6 +1,6 @@
 // The session event stream: server-sent events authenticated by a token in the query string.
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deriveKey } from '../../src/platform/crypto/derive.js';
 import type { NewSession } from '../../src/sessions/service.js';
 import { startService, type TestService } from '../support/service.js';
@@ -90,6 +90,18 @@ describe('event stream', () => {
     await stream.waitForEnd(4000);
     expect(stream.statuses().map((e) => e.status)).toEqual(['active', 'expired']);
     expect(stream.statuses()[1].previousStatus).toBe('active');
+  });
+
+  it('stays open when the session cannot be read as its expiry falls due, and reports the expiry once it can', async () => {
+    const session = await create({ lifetimeSeconds: 1 });
+    const stream = await openStream(eventsUrl(session.id, acme));
+    await stream.waitFor(() => stream.statuses().length === 1);
+    // The database fails every read until well after the expiry check ran (50 ms after expiry).
+    const failing = vi.spyOn(sessions(), 'find').mockRejectedValue(new Error('connection terminated unexpectedly'));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(Date.parse(session.expiresAt) + 300 - Date.now(), 0)));
+    failing.mockRestore();
+    await stream.waitForEnd(4000);
+    expect(stream.statuses().map((e) => e.status)).toEqual(['active', 'expired']);
   });
 
   it('sends one event and ends for a session already finished; a reconnecting EventSource is told to stop', async () => {

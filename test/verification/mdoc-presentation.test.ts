@@ -284,4 +284,24 @@ describe('rejected mdoc presentations fail the session closed', () => {
       );
     }
   });
+
+  it('names a trust anchor it cannot read when it refuses, and leaves it out when another one is trusted (verified directly)', async () => {
+    const root = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate as string;
+    const request = {
+      clientId: 'x509_san_dns:verifier.example',
+      nonce: 'n-0S6_WzA2Mj',
+      responseUri: 'https://verifier.example/response',
+      responseMode: 'direct_post',
+      payload: {},
+    } as unknown as ResolvedRequest;
+    const { vpToken } = await presentMdoc(request);
+    const presentation = vpToken.mdl?.[0] as string;
+    const context = { ...request, transactionData: [], now: new Date() };
+    const broken = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----';
+    await expect(verifyMdocPresentation(presentation, { ...context, trustedCertificates: [broken] })).rejects.toThrow(
+      /Issuer certificate must be valid.*; trusted certificate 1 of 1 could not be read \(.+\) and was left out$/,
+    );
+    const [verified] = await verifyMdocPresentation(presentation, { ...context, trustedCertificates: [broken, root] });
+    expect(verified?.claims[NS]?.family_name).toBe('Mustermann');
+  });
 });

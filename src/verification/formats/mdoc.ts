@@ -152,6 +152,21 @@ function msoStatus(document: Document): VerifiedMdoc['status'] {
 const describe = (check: VerificationAssessment) =>
   `${CATEGORY[check.category] ?? check.category}: ${check.check}${check.reason && check.reason !== check.check ? ` (${check.reason})` : ''}`;
 
+/** The trust anchors as DER, and a note for each that cannot be read as an X.509 certificate (left out). */
+function readTrustAnchors(pems: string[]) {
+  const trustedCertificates: Uint8Array[] = [];
+  const unreadable: string[] = [];
+  pems.forEach((pem, index) => {
+    try {
+      trustedCertificates.push(new Uint8Array(new X509Certificate(pem).raw));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      unreadable.push(`trusted certificate ${index + 1} of ${pems.length} could not be read (${why}) and was left out`);
+    }
+  });
+  return { trustedCertificates, unreadable };
+}
+
 /**
  * `sessionTranscript`, when given, replaces the OpenID4VP one the context implies: ISO 18013-7
  * Annex C binds the device signature to its own handover (annex-c/transcript.ts).
@@ -169,13 +184,9 @@ export async function verifyMdocPresentation(
     if (err instanceof PresentationRejected) throw err;
     throw reject(`mdoc: malformed document (${err instanceof Error ? err.message : String(err)})`);
   }
-  const trustedCertificates = context.trustedCertificates.flatMap((pem) => {
-    try {
-      return [new Uint8Array(new X509Certificate(pem).raw)];
-    } catch {
-      return [];
-    }
-  });
+  const { trustedCertificates, unreadable } = readTrustAnchors(context.trustedCertificates);
+  // An anchor that cannot be read trusts nothing; a refusal says so, since a missing anchor may be why.
+  const refuse = (reason: string) => reject(unreadable.length ? `${reason}; ${unreadable.join('; ')}` : reason);
   const transcript = sessionTranscript ?? (await oid4vpSessionTranscript(context));
   const checks: VerificationAssessment[] = [];
   try {
@@ -193,12 +204,12 @@ export async function verifyMdocPresentation(
     );
   } catch (err) {
     const failedSoFar = checks.filter((c) => c.status === 'FAILED');
-    if (failedSoFar.length) throw reject(failedSoFar.map(describe).join('; '));
-    throw reject(`mdoc: the DeviceResponse could not be verified (${err instanceof Error ? err.message : String(err)})`);
+    if (failedSoFar.length) throw refuse(failedSoFar.map(describe).join('; '));
+    throw refuse(`mdoc: the DeviceResponse could not be verified (${err instanceof Error ? err.message : String(err)})`);
   }
   // Every failed check is named, the first one first.
   const failed = checks.filter((c) => c.status === 'FAILED');
-  if (failed.length) throw reject(failed.map(describe).join('; '));
+  if (failed.length) throw refuse(failed.map(describe).join('; '));
   // The checks a verified document must have passed: a library change that skipped one fails closed.
   for (const required of [
     'Device signature must be valid',
@@ -207,7 +218,7 @@ export async function verifyMdocPresentation(
     'The MSO must be valid at the time of verification',
   ]) {
     const passed = checks.filter((c) => c.status === 'PASSED' && c.check === required).length;
-    if (passed < documents.length) throw reject(`mdoc: the check '${required}' did not run for every document`);
+    if (passed < documents.length) throw refuse(`mdoc: the check '${required}' did not run for every document`);
   }
   return documents.map((document) => {
     // fromEntries defines own properties, so an element named __proto__ stays an element
