@@ -2,16 +2,23 @@
 // at start-up is reused until shortly before it expires; then, or when the admin API refuses it,
 // it is renewed with its refresh token, and by client credentials again when that fails (a refresh
 // token expires too). Concurrent callers share one renewal.
-import { jsonObjectOf, type OutboundClient } from '../platform/http/outbound-client.js';
+import { z } from 'zod';
+import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/http/outbound-client.js';
 
 /** Renewed this long before its expiry, so a token never runs out on the way to the provider. */
 const EXPIRY_MARGIN_MS = 30_000;
 
-export interface TokenAnswer {
-  access_token: string;
-  refresh_token?: string;
-  expires_in?: number;
-}
+/**
+ * The provider's token answer (RFC 6749 section 5.1) as far as the admin client uses it. An
+ * expires_in or refresh_token of the wrong type is taken as absent (the token is then renewed after
+ * a minute, by client credentials), as a provider that leaves them out.
+ */
+export const TokenAnswerSchema = z.looseObject({
+  access_token: z.string(),
+  refresh_token: z.string().optional().catch(undefined),
+  expires_in: z.number().optional().catch(undefined),
+});
+export type TokenAnswer = z.infer<typeof TokenAnswerSchema>;
 
 export class AdminToken {
   private current: { token: string; refreshToken?: string; expiresAt: number };
@@ -61,11 +68,12 @@ export class AdminToken {
       body: new URLSearchParams(form).toString(),
     });
     const body = jsonObjectOf(reply);
-    if (!reply.ok || typeof body?.access_token !== 'string') {
-      const reason = typeof body?.error === 'string' ? body.error : `HTTP ${reply.status}`;
+    const answer = readAnswer(TokenAnswerSchema, body);
+    if (!reply.ok || 'wrong' in answer) {
+      const reason = typeof body?.error === 'string' ? body.error : reply.ok && 'wrong' in answer ? answer.wrong : `HTTP ${reply.status}`;
       throw new Error(`the admin client '${clientId}' got no token (${reason})`);
     }
-    return body as unknown as TokenAnswer;
+    return answer.value;
   }
 }
 

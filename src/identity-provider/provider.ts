@@ -8,11 +8,11 @@ import type { Config } from '../config.js';
 import type { Principal } from '../platform/auth/principal.js';
 import { ROLES, type Role } from '../platform/auth/roles.js';
 import { InvalidTokenError, TOKEN_AUDIENCE, type TokenVerifier, type VerifiedToken } from '../platform/auth/tokens.js';
-import { jsonObjectOf, type OutboundClient } from '../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/http/outbound-client.js';
 import { Problem } from '../platform/http/problem.js';
 import { StartUpError } from '../start-up-errors.js';
 import { AdminPermissionMissing, type ProviderAdmin } from './admin.js';
-import { AdminToken, type TokenAnswer } from './admin-token.js';
+import { AdminToken, type TokenAnswer, TokenAnswerSchema } from './admin-token.js';
 import { keycloakAdmin } from './keycloak.js';
 
 const CLOCK_SKEW_SECONDS = 30;
@@ -122,20 +122,23 @@ async function checkAdminClient(config: ExternalConfig, metadata: ProviderMetada
       throw new StartUpError('identityProvider', `OIDC: the provider's token endpoint could not be reached: ${err.message}`);
     });
   const body = jsonObjectOf(reply);
-  if (!reply.ok || typeof body?.access_token !== 'string') {
+  const answer = readAnswer(TokenAnswerSchema, body);
+  if (!reply.ok || 'wrong' in answer) {
     const reason =
       typeof body?.error === 'string'
         ? `${body.error}${body.error_description ? `: ${body.error_description}` : ''}`
-        : `HTTP ${reply.status}`;
+        : reply.ok && 'wrong' in answer
+          ? answer.wrong
+          : `HTTP ${reply.status}`;
     throw new StartUpError('identityProvider', `OIDC_CLIENT_ID: the admin client '${config.OIDC_CLIENT_ID}' got no token (${reason})`);
   }
-  if (typeof body.refresh_token !== 'string') {
+  if (answer.value.refresh_token === undefined) {
     throw new StartUpError(
       'identityProvider',
       `OIDC_CLIENT_ID: the admin client '${config.OIDC_CLIENT_ID}' gets no refresh token with client credentials; enable it at the provider (Keycloak: "Use refresh tokens for client credentials grant")`,
     );
   }
-  return body as unknown as TokenAnswer;
+  return answer.value;
 }
 
 function externalVerifier(config: ExternalConfig, metadata: ProviderMetadata, outbound: OutboundClient): TokenVerifier {

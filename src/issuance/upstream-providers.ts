@@ -9,7 +9,7 @@
 // RFC 9068 access tokens: access/external-access-tokens.ts).
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
-import { jsonObjectOf, type OutboundClient } from '../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/http/outbound-client.js';
 import { TtlCache } from '../platform/ttl-cache.js';
 
 const CACHE_MS = 5 * 60_000;
@@ -30,6 +30,9 @@ const ID_TOKEN_MAX_AGE = '10m';
 const CLOCK_TOLERANCE_SECONDS = 60;
 /** Asymmetric algorithms only: HS* would make the client secret a signing key, none no signature at all. */
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** A JWK Set (RFC 7517 section 5): its keys, each with its key type; jose reads the rest. */
+const KeySetSchema: z.ZodType<JSONWebKeySet> = z.object({ keys: z.array(z.looseObject({ kty: z.string() })) });
 
 /** Something about the upstream provider failed: `reason` is for the session log, `unavailable` when it did not answer usefully. */
 export class UpstreamFailure extends Error {
@@ -199,9 +202,9 @@ export class UpstreamProviders {
 
   private keySet(jwksUri: string): Promise<JSONWebKeySet> {
     return this.keySets.get(jwksUri, async () => {
-      const answer = await this.getJson(jwksUri, 'jwks_uri');
-      if (!Array.isArray(answer?.keys)) throw new UpstreamFailure('jwks_uri answered no key set', true);
-      return answer as unknown as JSONWebKeySet;
+      const answer = readAnswer(KeySetSchema, await this.getJson(jwksUri, 'jwks_uri'));
+      if ('wrong' in answer) throw new UpstreamFailure(`jwks_uri answered no key set (${answer.wrong})`, true);
+      return answer.value;
     });
   }
 

@@ -12,6 +12,7 @@
 import dns from 'node:dns';
 import http from 'node:http';
 import type { LookupFunction } from 'node:net';
+import type { z } from 'zod';
 import { isJsonObject } from '../json.js';
 import { requireOnFirstUse } from '../lazy.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
@@ -65,6 +66,17 @@ export function jsonOf(reply: Pick<OutboundResponse, 'body'>): unknown {
 export function jsonObjectOf(reply: Pick<OutboundResponse, 'body'>): Record<string, unknown> | undefined {
   const value = jsonOf(reply);
   return isJsonObject(value) ? value : undefined;
+}
+
+/**
+ * What an upstream server's JSON answer holds, read by `schema`: the value, or what is wrong with it
+ * (the first field at fault, and why) for an error message that names it.
+ */
+export function readAnswer<T>(schema: z.ZodType<T>, body: unknown): { value: T } | { wrong: string } {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return { value: parsed.data };
+  const issue = parsed.error.issues[0];
+  return { wrong: issue ? `${issue.path.join('.') || 'the body'}: ${issue.message}` : 'unreadable' };
 }
 
 export class OutboundClient {

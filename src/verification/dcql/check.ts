@@ -1,6 +1,13 @@
 // Whether the verified credentials satisfy the request's DCQL query (claims, values, credential
 // sets), decided by the dcql library over what was actually verified.
-import { DcqlPresentationResult, DcqlPresentationResultError, DcqlQuery } from 'dcql';
+import {
+  type DcqlCredentialPresentation,
+  type DcqlMdocCredential,
+  DcqlPresentationResult,
+  DcqlPresentationResultError,
+  DcqlQuery,
+  type DcqlSdJwtVcCredential,
+} from 'dcql';
 import { PresentationRejected } from '../errors.js';
 
 export interface VerifiedForDcql {
@@ -11,26 +18,34 @@ export interface VerifiedForDcql {
   claims: Record<string, unknown>;
 }
 
+/**
+ * The verified credential as the dcql library reads a presentation. Its claims are JSON by origin
+ * (disclosures and the issuer-signed payload, or mdoc elements converted to JSON values), which is
+ * what the library's types say; it checks them against the query's claims itself.
+ */
+function asDcqlCredential(c: VerifiedForDcql): DcqlCredentialPresentation {
+  return c.format === 'dc+sd-jwt'
+    ? {
+        credential_format: 'dc+sd-jwt',
+        vct: c.vct as string,
+        claims: c.claims as DcqlSdJwtVcCredential['claims'],
+        cryptographic_holder_binding: true,
+      }
+    : {
+        credential_format: 'mso_mdoc',
+        doctype: c.docType as string,
+        namespaces: c.claims as DcqlMdocCredential['namespaces'],
+        cryptographic_holder_binding: true,
+      };
+}
+
 export function checkDcql(query: Record<string, unknown>, presented: Record<string, VerifiedForDcql[]>) {
-  const dcqlQuery = DcqlQuery.parse(query as never);
-  const presentation = Object.fromEntries(
-    Object.entries(presented).map(([id, credentials]) => [
-      id,
-      credentials.map((c) =>
-        c.format === 'dc+sd-jwt'
-          ? { credential_format: 'dc+sd-jwt' as const, vct: c.vct as string, claims: c.claims as never, cryptographic_holder_binding: true }
-          : {
-              credential_format: 'mso_mdoc' as const,
-              doctype: c.docType as string,
-              namespaces: c.claims as never,
-              cryptographic_holder_binding: true,
-            },
-      ),
-    ]),
-  );
+  // DcqlQuery.parse validates the query (as it did when its configuration was saved): the type only names what it checks.
+  const dcqlQuery = DcqlQuery.parse(query as DcqlQuery.Input);
+  const presentation = Object.fromEntries(Object.entries(presented).map(([id, credentials]) => [id, credentials.map(asDcqlCredential)]));
   let result: DcqlPresentationResult;
   try {
-    result = DcqlPresentationResult.fromDcqlPresentation(presentation as never, { dcqlQuery });
+    result = DcqlPresentationResult.fromDcqlPresentation(presentation, { dcqlQuery });
   } catch (err) {
     // What was presented does not fit the query's shape (several credentials for a query without
     // `multiple`, say): the wallet's fault, a rejection like any other, not a server error.
