@@ -178,7 +178,7 @@ describe('a revocation through the API', () => {
     });
   });
 
-  // SQLite serves one instance (DESIGN.md); PostgreSQL is where several instances share the database.
+  // SQLite serves one instance; PostgreSQL is where several instances share the database.
   it(`is served ${engine === 'postgres' ? 'by another instance, which signs it; the first then serves that token' : 'from the stored token once signed'}`, async () => {
     const token = await setUpTenant('instances');
     const issued = await issue(token);

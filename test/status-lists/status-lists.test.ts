@@ -323,7 +323,7 @@ describe('status lists', () => {
     expect(first).not.toEqual(Array.from({ length: 100 }, (_, i) => i));
   });
 
-  // SQLite serves one instance (DESIGN.md); PostgreSQL is where several instances share the database.
+  // SQLite serves one instance; PostgreSQL is where several instances share the database.
   it(`gives 1,000 concurrent allocations ${engine === 'postgres' ? 'on two instances ' : ''}1,000 distinct indexes`, async () => {
     await svc.tenant('concurrent');
     const second = engine === 'postgres' ? await startService({}, { besides: svc }) : svc;
