@@ -25,7 +25,7 @@ export class AdminToken {
   private renewal: Promise<string> | undefined;
 
   constructor(
-    private readonly outbound: OutboundClient,
+    private readonly outbound: Pick<OutboundClient, 'request'>,
     private readonly tokenEndpoint: string,
     private readonly credentials: { clientId: string; secret: string },
     first: TokenAnswer,

@@ -8,12 +8,12 @@ import type { OutboundClient } from '../../src/platform/http/outbound-client.js'
 /** A token endpoint that answers each request with the next body, 200. */
 function tokenEndpoint(...bodies: unknown[]) {
   const forms: string[] = [];
-  const outbound = {
-    request: async (_url: string, init: { body?: string }) => {
-      forms.push(init.body ?? '');
+  const outbound: Pick<OutboundClient, 'request'> = {
+    request: async (_url, init) => {
+      forms.push(init?.body ?? '');
       return { status: 200, ok: true, headers: {}, body: Buffer.from(JSON.stringify(bodies.shift())) };
     },
-  } as unknown as OutboundClient;
+  };
   return { outbound, forms };
 }
 

@@ -107,6 +107,15 @@ const presentMdoc = (request: MdocRequest, options: Partial<MdocPresentationOpti
     ...options,
   });
 
+/** A request for the tests that call the verifier directly, without a session. */
+const DIRECT_REQUEST: MdocRequest = {
+  clientId: 'x509_san_dns:verifier.example',
+  nonce: 'n-0S6_WzA2Mj',
+  responseUri: 'https://verifier.example/response',
+  responseMode: 'direct_post',
+  payload: {},
+};
+
 describe('mso_mdoc presentations', () => {
   it('uses the OpenID4VP 1.0 session transcript (B.2.6.1), checked by hand', async () => {
     const offer = await request();
@@ -267,13 +276,7 @@ describe('rejected mdoc presentations fail the session closed', () => {
 
   it('an mdoc outside its validity window (verified directly at another time)', async () => {
     const root = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate as string;
-    const request = {
-      clientId: 'x509_san_dns:verifier.example',
-      nonce: 'n-0S6_WzA2Mj',
-      responseUri: 'https://verifier.example/response',
-      responseMode: 'direct_post',
-      payload: {},
-    } as unknown as ResolvedRequest;
+    const request = DIRECT_REQUEST;
     const { vpToken } = await presentMdoc(request);
     const context = { ...request, trustedCertificates: [root], transactionData: [], now: new Date() };
     const [verified] = await verifyMdocPresentation(vpToken.mdl?.[0] as string, context);
@@ -287,13 +290,7 @@ describe('rejected mdoc presentations fail the session closed', () => {
 
   it('names a trust anchor it cannot read when it refuses, and leaves it out when another one is trusted (verified directly)', async () => {
     const root = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate as string;
-    const request = {
-      clientId: 'x509_san_dns:verifier.example',
-      nonce: 'n-0S6_WzA2Mj',
-      responseUri: 'https://verifier.example/response',
-      responseMode: 'direct_post',
-      payload: {},
-    } as unknown as ResolvedRequest;
+    const request = DIRECT_REQUEST;
     const { vpToken } = await presentMdoc(request);
     const presentation = vpToken.mdl?.[0] as string;
     const context = { ...request, transactionData: [], now: new Date() };
