@@ -31,7 +31,8 @@ export class WalletAccessCheck {
     const issuer = await this.issuers.get(request.tenantId);
     const match = /^(Bearer|DPoP)\s+(\S+)$/i.exec(request.authorization ?? '');
     if (!match) throw invalidToken('an access token is required');
-    const [, scheme, raw] = match as unknown as [string, string, string];
+    // Both groups take part in every match: the defaults only tell the type checker so.
+    const [, scheme = '', raw = ''] = match;
     const token = this.tokens.verify(raw, issuer.urls.issuer);
     if (!token) return this.authenticateExternal(request, issuer, scheme, raw);
     if (token.tenantId !== request.tenantId) throw invalidToken('the access token is invalid or expired', scheme);
