@@ -13,7 +13,6 @@ const onSignal = (signal: string) => {
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGINT', () => onSignal('SIGINT'));
 
-// Without top-level await: the build loads this bundle as CommonJS, whose compiled code V8 can cache.
 start(process.env).then(
   (service) => {
     let stopping = false;
