@@ -46,7 +46,8 @@ describe('SQLite files', () => {
       if (!existsSync(join(dir, file))) writeFileSync(join(dir, file), '');
       chmodSync(join(dir, file), 0o644);
     }
-    const svc = await sqlite(dir);
+    // With the first start's master secret: the database refuses any other.
+    const svc = await startService({ DB_TYPE: 'sqlite', DATABASE_URL: '', DATA_DIR: dir }, { besides: first });
     try {
       for (const file of FILES) expect(modeOf(join(dir, file)).toString(8), file).toBe('600');
     } finally {
