@@ -113,7 +113,8 @@ describe('the compiled service', () => {
     expect(offer.status, offer.text).toBe(201);
     const key = await holderKey();
     const { response } = await receiveCredentials(offer.body.uri, { keys: [key] });
-    const credential = (response.credentialResponse.credentials?.[0] as { credential: string }).credential;
+    const [issued] = (response.credentialResponse.credentials ?? []) as { credential: string }[];
+    const credential = issued?.credential ?? '';
     expect(registry.requests).toBe(1);
     expect(disclosed(credential)).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann' });
 
