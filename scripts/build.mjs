@@ -3,7 +3,7 @@
 // behind `lazy()` imports, tracing, the PostgreSQL driver), one ES module graph; then starts the
 // service once so that Node's compile cache (dist/compile-cache) holds the bundle's compiled code.
 // Packages are bundled too: loading a few files instead of a few thousand halves the time to the
-// first answer. Left outside are the packages that read their own files at run time.
+// first answer. Left outside: pg's optional native binding, which the service does not install.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const ENTRY = root('src/main.ts');
 const DIST = root('dist');
 const OUTFILE = join(DIST, 'main.js');
-const EXTERNAL = ['better-sqlite3', 'pg-native'];
+const EXTERNAL = ['pg-native'];
 /**
  * Packages that bundled CommonJS code requires at load time but uses only on rare paths: each is
  * replaced by a stand-in that requires the real package from node_modules at its first use, so a
