@@ -1,4 +1,5 @@
 import { ConfigError } from './config.js';
+import { keepMemoryReducerWorking } from './platform/memory-reducer.js';
 import { start } from './server.js';
 import { EXIT_CODES, StartUpError } from './start-up-errors.js';
 
@@ -12,6 +13,8 @@ const onSignal = (signal: string) => {
 };
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGINT', () => onSignal('SIGINT'));
+
+keepMemoryReducerWorking();
 
 start(process.env).then(
   (service) => {
