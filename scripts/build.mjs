@@ -6,6 +6,7 @@
 // first answer. Left outside: pg's optional native binding, which the service does not install.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +43,15 @@ const COMMONJS_NAMES = [
   'const require = __svcCreateRequire(import.meta.url), __filename = import.meta.filename, __dirname = import.meta.dirname;',
 ].join('');
 
+/**
+ * Packages the service's own code loads from node_modules at run time, past the bundle: the RE2
+ * engine of claim patterns (required at its first use, src/platform/lazy.ts) and Swagger UI's files,
+ * which the explorer serves (src/platform/http/explorer.ts).
+ */
+const READ_AT_RUN_TIME = ['re2js', 'swagger-ui-dist'];
+
 export async function buildService() {
+  runtimeDependenciesDeclared();
   const { build, stop } = await import('esbuild');
   await buildConsole(build);
   const result = await build({
@@ -121,6 +130,26 @@ async function writeCompileCache() {
     child.kill('SIGTERM');
     await exited;
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * package.json's dependencies are what the compiled service loads from node_modules at run time, and
+ * nothing else: the image keeps those alone (`npm prune --omit=dev`), so a package the bundle holds
+ * is a devDependency. A package the service would load at run time but only a devDependency names
+ * (missing from the image), or a dependency it would never load (dead weight in it), fails the build.
+ */
+function runtimeDependenciesDeclared() {
+  const declared = Object.keys(JSON.parse(readFileSync(root('package.json'), 'utf8')).dependencies ?? {});
+  const needed = [...READ_AT_RUN_TIME, ...LOADED_ON_FIRST_USE.filter((name) => !isBuiltin(name))];
+  const missing = needed.filter((name) => !declared.includes(name));
+  const unused = declared.filter((name) => !needed.includes(name));
+  if (missing.length > 0 || unused.length > 0) {
+    const lines = [
+      ...missing.map((name) => `${name}: loaded from node_modules at run time, so a dependency (not a devDependency)`),
+      ...unused.map((name) => `${name}: bundled, so a devDependency (the image keeps only what is loaded at run time)`),
+    ];
+    throw new Error(`package.json:\n${lines.join('\n')}`);
   }
 }
 
