@@ -24,6 +24,9 @@ const EXTERNAL = ['pg-native'];
  * Zod validates and serializes every route (app.ts). Node's own modules too, which it compiles at
  * their first load: HTTPS (with TLS) at the first outbound https: call, HTTP/2 never (Fastify's
  * server module and prom-client's push gateway name them, with or without the node: prefix).
+ * Measured on Node 24 (three starts each, 30 s idle): without the packages' stand-ins the idle
+ * service holds 2.5 MiB more (91.2 against 88.7 MiB) and answers no sooner; the Node modules' gain
+ * (10 ms on Node 20) is within this machine's noise.
  */
 const LOADED_ON_FIRST_USE = [
   'yaml',
