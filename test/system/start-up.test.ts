@@ -1,5 +1,6 @@
 // Start-up and shutdown as an operator meets them: the compiled service started by `npm start`, the
 // addresses it settles on, and one clear line with a distinct exit code for each way it can fail.
+import { spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -67,9 +68,11 @@ describe("Node's compile cache (scripts/dist-main.mjs)", () => {
   });
 
   it('goes to DATA_DIR for a user who cannot write it in dist/, and the next start takes it from there', async (context) => {
-    // Another user than the one who built: only root can start one here.
-    if (process.getuid?.() !== 0) context.skip();
     const nobody = { uid: 65534, gid: 65534 };
+    // Another user than the one who built: only root can start one, and only where that user can
+    // reach this checkout and this Node.
+    const reachable = () => spawnSync(process.execPath, ['-e', '0'], { cwd: root, ...nobody }).status === 0;
+    if (process.getuid?.() !== 0 || !reachable()) context.skip();
     const dir = dataDir();
     chownSync(dir, nobody.uid, nobody.gid);
     const first = await startOnce({ DATA_DIR: dir }, nobody);
