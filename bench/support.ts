@@ -1,11 +1,14 @@
 // Shared by the benchmarks: the compiled service as its own process (as `npm start` runs it, and so
 // that client and server do not share an event loop), a fresh database, and small statistics
-// helpers. BENCH_PROFILE=1 writes the service's CPU profile to /tmp/prof.
+// helpers. BENCH_PROFILE=1 writes the service's CPU profile to /tmp/prof. BENCH_GC=<ms> runs a full
+// garbage collection in the service every <ms> milliseconds, so that a native finalizer that would
+// crash the process (a collected SQLite statement, say) runs during the benchmark, not hours later.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runtimeSettings } from '../scripts/build.mjs';
 import { freshDatabase } from '../test/support/database.js';
 
 export interface BenchService {
@@ -31,16 +34,18 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
   const secret = randomBytes(24).toString('base64url');
   const url = `http://127.0.0.1:${port}`;
   const spawned = performance.now();
+  // The runtime settings of `npm start` (package.json), as the build and the Dockerfile use them.
+  const runtime = runtimeSettings();
   const child: ChildProcess = spawn(
     process.execPath,
-    // The runtime settings of `npm start` (package.json).
-    ['--max-semi-space-size=4', ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), 'dist/main.js'],
+    [...runtime.nodeFlags, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), 'dist/main.js'],
     {
       cwd: root,
       env: {
         ...process.env,
         ...database.env,
-        MALLOC_MMAP_THRESHOLD_: '131072',
+        ...runtime.env,
+        ...(process.env.BENCH_GC && { NODE_OPTIONS: withPeriodicGc(Number(process.env.BENCH_GC)) }),
         DATA_DIR: dataDir,
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -55,6 +60,10 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
       stdio: ['ignore', 'inherit', 'inherit'],
     },
   );
+  let exit: string | undefined;
+  child.once('exit', (code, signal) => {
+    exit = signal ?? `exit code ${code}`;
+  });
   for (let i = 0; i < 2000; i++) {
     if (
       await fetch(`${url}/health`)
@@ -77,6 +86,8 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
     rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024,
     cpuMs: () => processCpuMs(child.pid as number),
     stop: async () => {
+      // A service that died under load (a signal, a crash) fails the benchmark instead of going unnoticed.
+      if (exit !== undefined) throw new Error(`the service stopped during the benchmark: ${exit}`);
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
@@ -84,6 +95,12 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
       await database.drop();
     },
   };
+}
+
+/** NODE_OPTIONS for a service that collects all garbage every `ms` milliseconds. */
+function withPeriodicGc(ms: number): string {
+  const timer = `setInterval(() => globalThis.gc(), ${ms}).unref();`;
+  return [process.env.NODE_OPTIONS ?? '', '--expose-gc', `--import=data:text/javascript,${encodeURIComponent(timer)}`].join(' ').trim();
 }
 
 /** utime + stime of a process from /proc (fields 14 and 15, in clock ticks of 10 ms on Linux). */

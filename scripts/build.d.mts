@@ -1,5 +1,5 @@
-// Types of build.mjs, for the TypeScript that imports it (tests).
-export declare const OUTFILE: string;
+// Types of build.mjs, for the TypeScript that imports it (tests, benchmarks).
 export declare function buildService(): Promise<void>;
 export declare function buildConsole(build: typeof import('esbuild').build): Promise<void>;
-export declare function buildIsStale(): Promise<boolean>;
+/** `npm start`'s environment variables and node flags (package.json's start script). */
+export declare function runtimeSettings(): { env: Record<string, string>; nodeFlags: string[] };

@@ -1,9 +1,10 @@
 'use strict';
 // `npm start`: runs the compiled service in this very process (so a signal sent to npm reaches the
-// server), rebuilding it first only when a source changed since the last build. CommonJS, as dist/
-// is: an ES module entry would cost Node another 20-30 ms of loader set-up at every start.
+// server), rebuilding it first only when a source changed since the last build. dist/main.js is an ES
+// module with top-level await, so it is imported, not required.
 const { readdirSync, statSync } = require('node:fs');
 const { join } = require('node:path');
+const { pathToFileURL } = require('node:url');
 
 const root = join(__dirname, '..');
 const ENTRY = join(root, 'dist', 'main.js');
@@ -15,7 +16,7 @@ const ENTRY = join(root, 'dist', 'main.js');
 function buildIsStale() {
   const built = mtime(ENTRY);
   if (built === undefined) return true;
-  const inputs = ['package-lock.json', 'scripts/build.mjs', 'scripts/dist-main.cjs'].map((file) => mtime(join(root, file)) ?? 0);
+  const inputs = ['package-lock.json', 'scripts/build.mjs', 'scripts/dist-main.mjs'].map((file) => mtime(join(root, file)) ?? 0);
   const sources = ['src', 'console', 'clients/typescript'].map((dir) => newest(join(root, dir)));
   return Math.max(...inputs, ...sources) > built;
 }
@@ -38,8 +39,5 @@ function mtime(path) {
   }
 }
 
-if (buildIsStale()) {
-  import('./build.mjs').then(({ buildService }) => buildService()).then(() => require(ENTRY));
-} else {
-  require(ENTRY);
-}
+const built = buildIsStale() ? import('./build.mjs').then(({ buildService }) => buildService()) : Promise.resolve();
+built.then(() => import(pathToFileURL(ENTRY).href));

@@ -1,4 +1,5 @@
 import { ConfigError } from './config.js';
+import { keepMemoryReducerWorking } from './platform/memory-reducer.js';
 import { start } from './server.js';
 import { EXIT_CODES, StartUpError } from './start-up-errors.js';
 
@@ -13,7 +14,8 @@ const onSignal = (signal: string) => {
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGINT', () => onSignal('SIGINT'));
 
-// Without top-level await: the build loads this bundle as CommonJS, whose compiled code V8 can cache.
+keepMemoryReducerWorking();
+
 start(process.env).then(
   (service) => {
     let stopping = false;

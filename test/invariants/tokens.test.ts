@@ -3,7 +3,7 @@
 // real server, over two instances of one PostgreSQL database (one instance on SQLite), and the test
 // states exactly how many requests won, how the others lost, and what the database kept. PostgreSQL is
 // the run that can catch a read-then-write: on SQLite the one process runs a request's queries
-// synchronously (better-sqlite3), so requests interleave only where one waits on I/O in between.
+// synchronously (node:sqlite), so requests interleave only where one waits on I/O in between.
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';

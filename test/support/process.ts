@@ -16,9 +16,17 @@ export interface Exited {
 }
 
 /** Starts `command` (default: the compiled service) and waits until it listens (and has printed `until`). */
-export function run(env: Record<string, string>, options: { until?: string; command?: string[] } = {}): Promise<Started> {
+export function run(
+  env: Record<string, string>,
+  options: { until?: string; command?: string[]; uid?: number; gid?: number } = {},
+): Promise<Started> {
   const [program, ...args] = options.command ?? [process.execPath, 'scripts/start.cjs'];
-  const child = spawn(program as string, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env } });
+  const child = spawn(program as string, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    uid: options.uid,
+    gid: options.gid,
+  });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));

@@ -1,11 +1,12 @@
 // Start-up and shutdown as an operator meets them: the compiled service started by `npm start`, the
 // addresses it settles on, and one clear line with a distinct exit code for each way it can fail.
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runtimeSettings } from '../../scripts/build.mjs';
 import { root, run, runUntilExit, stop } from '../support/process.js';
 
 const dirs: string[] = [];
@@ -46,36 +47,47 @@ describe('npm start', () => {
   });
 });
 
-describe('code cache (scripts/dist-main.cjs)', () => {
-  // Flags no other test uses, so this test owns the cache folder they select.
-  const flags = ['--max-semi-space-size=8', '--stack-size=900'];
-  const folder = join(
-    root,
-    'dist',
-    'v8-cache',
-    createHash('sha256')
-      .update([process.version, process.arch, ...flags, ''].join('\n'))
-      .digest('hex')
-      .slice(0, 16),
-  );
-  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+describe("Node's compile cache (scripts/dist-main.mjs)", () => {
+  const { env: runtimeEnv, nodeFlags } = runtimeSettings();
+  // Node says, for each module, whether V8 took its cached code.
+  const ACCEPTED = /V8 code cache for ESM file:\S*\/service\.js was accepted/;
+  const startOnce = async (env: Record<string, string>, options: { uid?: number; gid?: number } = {}) => {
+    const started = await run(
+      { ...runtimeEnv, PORT: '0', NODE_DEBUG_NATIVE: 'COMPILE_CACHE', ...env },
+      { command: [process.execPath, ...nodeFlags, 'dist/main.js'], ...options },
+    );
+    expect((await fetch(`http://127.0.0.1:${started.port}/health`)).status).toBe(200);
+    expect(await stop(started)).toBe(0);
+    return started.output();
+  };
 
-  it('is written by a run that found none, and taken as it is by the next', async () => {
-    rmSync(folder, { recursive: true, force: true });
-    const startOnce = async () => {
-      const started = await run({ DATA_DIR: dataDir(), PORT: '0' }, { command: [process.execPath, ...flags, 'dist/main.js'] });
-      expect((await fetch(`http://127.0.0.1:${started.port}/health`)).status).toBe(200);
-      expect(await stop(started)).toBe(0);
-    };
-    await startOnce();
-    // The bundle's entry, by its content-hashed name.
-    const bundle = readdirSync(folder).find((name) => /^service-\w+\.js\.bin$/.test(name));
-    expect(bundle).toBeDefined();
-    const service = join(folder, bundle as string);
-    const written = statSync(service).mtimeMs;
-    // A cache V8 refused would be written again at exit.
-    await startOnce();
-    expect(statSync(service).mtimeMs).toBe(written);
+  it("is in dist/ after the build: a start takes the bundle's compiled code from it", async () => {
+    const output = await startOnce({ DATA_DIR: dataDir() });
+    expect(output).toMatch(ACCEPTED);
+    expect(output).toContain(join(root, 'dist', 'compile-cache'));
+  });
+
+  it('goes to DATA_DIR for a user who cannot write it in dist/, and the next start takes it from there', async (context) => {
+    const nobody = { uid: 65534, gid: 65534 };
+    // Another user than the one who built: only root can start one, and only where that user can
+    // reach this checkout and this Node.
+    const reachable = () => spawnSync(process.execPath, ['-e', '0'], { cwd: root, ...nobody }).status === 0;
+    if (process.getuid?.() !== 0 || !reachable()) context.skip();
+    const dir = dataDir();
+    chownSync(dir, nobody.uid, nobody.gid);
+    const first = await startOnce({ DATA_DIR: dir }, nobody);
+    expect(first).not.toMatch(ACCEPTED);
+    expect(readdirSync(join(dir, 'compile-cache')).length).toBe(1);
+    const second = await startOnce({ DATA_DIR: dir }, nobody);
+    expect(second).toMatch(ACCEPTED);
+    expect(second).toContain(join(dir, 'compile-cache'));
+  });
+
+  it('dist/main.js runs with the settings of `npm start` when started by itself (the Dockerfile does)', () => {
+    const shebang = readFileSync(join(root, 'dist', 'main.js'), 'utf8').split('\n')[0];
+    const settings = [...Object.entries(runtimeEnv).map(([name, value]) => `${name}=${value}`), 'node', ...nodeFlags];
+    expect(shebang).toBe(`#!/usr/bin/env -S ${settings.join(' ')}`);
+    expect(statSync(join(root, 'dist', 'main.js')).mode & 0o111).toBe(0o111);
   });
 });
 

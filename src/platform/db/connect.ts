@@ -1,9 +1,9 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import SQLite from 'better-sqlite3';
 import { Kysely, type LogEvent, type Logger, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
+import { openNodeSqlite } from './node-sqlite.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -54,21 +54,22 @@ export async function connect(config: Config, onQuery?: QueryListener): Promise<
 function connectSqlite(file: string, log?: Logger): Db {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   ownerOnly(file, { create: true });
-  const database = new SQLite(file);
+  const database = openNodeSqlite(file);
+  const pragma = (setting: string) => database.exec(`PRAGMA ${setting}`);
   // Only takes effect before the first table is created: in a database made before this line, it
   // stays off (VACUUM with the service stopped would switch it on).
-  database.pragma('auto_vacuum = INCREMENTAL');
-  database.pragma('journal_mode = WAL');
+  pragma('auto_vacuum = INCREMENTAL');
+  pragma('journal_mode = WAL');
   // SQLite creates the -wal and -shm files with the database file's mode; those left by a start
   // before this rule are tightened here.
   for (const suffix of ['-wal', '-shm']) ownerOnly(`${file}${suffix}`, { create: false });
-  database.pragma('synchronous = NORMAL');
-  database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...(log && { log }) });
+  pragma('synchronous = NORMAL');
+  pragma('foreign_keys = ON');
+  pragma('busy_timeout = 5000');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }), ...(log && { log }) });
   const reclaimSpace = async () => {
-    database.pragma('incremental_vacuum');
-    database.pragma('wal_checkpoint(TRUNCATE)');
+    pragma('incremental_vacuum');
+    pragma('wal_checkpoint(TRUNCATE)');
   };
   return { kysely, dialect: 'sqlite', reclaimSpace, close: () => kysely.destroy() };
 }
@@ -99,30 +100,4 @@ function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, log?: Logge
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log && { log }) });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return { kysely, dialect: 'postgres', postgres: settings, poolStats, reclaimSpace: async () => {}, close: () => kysely.destroy() };
-}
-
-/**
- * Kysely prepares every query anew, and preparing costs more than running a simple indexed query;
- * the statements of a service are few and repeat, so each SQL text is prepared once. (better-sqlite3
- * runs a statement to completion synchronously, so sharing one is safe.)
- */
-function withStatementCache(database: SQLite.Database): SQLite.Database {
-  const statements = new Map<string, SQLite.Statement>();
-  return new Proxy(database, {
-    get(target, property) {
-      if (property !== 'prepare') {
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      }
-      return (sql: string) => {
-        let statement = statements.get(sql);
-        if (!statement) {
-          statement = target.prepare(sql);
-          if (statements.size >= 2_000) statements.clear();
-          statements.set(sql, statement);
-        }
-        return statement;
-      };
-    },
-  });
 }

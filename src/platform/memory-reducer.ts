@@ -1,0 +1,15 @@
+// Node 24's V8 (13.6) reads a process that never allocates on its C++ heap (cppgc) as one that
+// allocates fast, so its memory reducer never gives an idle service's memory back; only its watchdog
+// does, 100 s after the last full collection (nodejs/node#66564: the embedder allocation rate is
+// exactly 0, which V8 takes for the highest). Node allocates there for node:vm scripts alone, which
+// the service otherwise never compiles: an empty one at start, and again every 30 s (the reading
+// decays back to 0 over a long idle), keeps the rate small but not 0. Measured idle: the young
+// generation shrinks to 1 MiB and the resident set from 101 to 90 MiB.
+import { Script } from 'node:vm';
+
+const EVERY_MS = 30_000;
+
+export function keepMemoryReducerWorking(): void {
+  new Script('');
+  setInterval(() => new Script(''), EVERY_MS).unref();
+}
