@@ -5,6 +5,7 @@
 const { readdirSync, statSync } = require('node:fs');
 const { join } = require('node:path');
 const { pathToFileURL } = require('node:url');
+const { runUnderPinnedNode, supported } = require('./runtime.cjs');
 
 const root = join(__dirname, '..');
 const ENTRY = join(root, 'dist', 'main.js');
@@ -39,5 +40,11 @@ function mtime(path) {
   }
 }
 
-const built = buildIsStale() ? import('./build.mjs').then(({ buildService }) => buildService()) : Promise.resolve();
-built.then(() => import(pathToFileURL(ENTRY).href));
+function start() {
+  const built = buildIsStale() ? import('./build.mjs').then(({ buildService }) => buildService()) : Promise.resolve();
+  built.then(() => import(pathToFileURL(ENTRY).href));
+}
+
+// On a Node too old for the service, the same start under the pinned Node, with the same flags.
+if (supported()) start();
+else runUnderPinnedNode(process.execArgv, [__filename, ...process.argv.slice(2)]);
