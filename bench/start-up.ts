@@ -1,6 +1,6 @@
 // Start-up and memory of the compiled service, as `npm start` runs it: time from spawning the
 // process to its first answer, resident memory when idle after set-up, and after 1,000 issuance
-// flows; medians of several fresh starts. Budgets (DESIGN.md): first answer <= 0.5 s, idle <= 80 MiB,
+// flows; medians of several fresh starts. Budgets: first answer <= 0.5 s, idle <= 80 MiB,
 // under load <= 200 MiB.
 // Idle memory is read twice: 2 s after set-up, and once V8's memory reducer has run. It gives back the
 // heap that start-up and set-up grew (the young generation's 8 MiB above all), in a service waiting
