@@ -34,3 +34,15 @@ export const PID_ADULT_QUERY = {
     },
   ],
 };
+
+/** The mDL's adult check: the family name, and age_over_18 true. */
+export const MDL_ADULT_QUERY = {
+  credentials: [
+    {
+      id: 'mdl',
+      format: 'mso_mdoc',
+      meta: { doctype_value: MDL_DOC_TYPE },
+      claims: [{ path: [MDL_NAMESPACE, 'family_name'] }, { path: [MDL_NAMESPACE, 'age_over_18'], values: [true] }],
+    },
+  ],
+};

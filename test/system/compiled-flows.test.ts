@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { MDL_ADULT_QUERY, MDL_DOC_TYPE, MDL_NAMESPACE, mdl, PID_VCT } from '../support/fixtures.js';
 import { type RequestOptions, request } from '../support/http.js';
 import { presentMdoc } from '../support/mdoc-wallet.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
@@ -25,7 +26,7 @@ x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 const PID = {
   id: 'pid',
   config: { format: 'dc+sd-jwt' },
-  vct: 'urn:eudi:pid:1',
+  vct: PID_VCT,
   statusManagement: true,
   fields: [
     { path: ['given_name'], type: 'string', mandatory: true },
@@ -33,28 +34,12 @@ const PID = {
   ],
 };
 const PID_QUERY = {
-  credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] }, claims: [{ path: ['given_name'] }] }],
+  credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [PID_VCT] }, claims: [{ path: ['given_name'] }] }],
 };
-const DOC_TYPE = 'org.iso.18013.5.1.mDL';
-const NS = 'org.iso.18013.5.1';
-const MDL = {
-  id: 'mdl',
-  config: { format: 'mso_mdoc', docType: DOC_TYPE },
-  fields: [
-    { path: ['family_name'], type: 'string', namespace: NS },
-    { path: ['age_over_18'], type: 'boolean', namespace: NS },
-  ],
-};
-const MDL_QUERY = {
-  credentials: [
-    {
-      id: 'mdl',
-      format: 'mso_mdoc',
-      meta: { doctype_value: DOC_TYPE },
-      claims: [{ path: [NS, 'family_name'] }, { path: [NS, 'age_over_18'], values: [true] }],
-    },
-  ],
-};
+const DOC_TYPE = MDL_DOC_TYPE;
+const NS = MDL_NAMESPACE;
+const MDL = mdl(['family_name', 'age_over_18']);
+const MDL_QUERY = MDL_ADULT_QUERY;
 
 let database: TestDatabase;
 let started: Started;

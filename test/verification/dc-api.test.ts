@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MDL_DOC_TYPE, MDL_NAMESPACE, mdl as mdlConfiguration, PID, PID_ADULT_QUERY } from '../support/fixtures.js';
+import { MDL_ADULT_QUERY, MDL_DOC_TYPE, MDL_NAMESPACE, mdl as mdlConfiguration, PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { presentMdoc } from '../support/mdoc-wallet.js';
 import { type DcApiRequest, dcApiResponse, presentSdJwt, resolveDcApiRequest } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
@@ -16,16 +16,7 @@ const DOC_TYPE = MDL_DOC_TYPE;
 const NS = MDL_NAMESPACE;
 const MDL = mdlConfiguration(['family_name', 'age_over_18']);
 const PID_QUERY = PID_ADULT_QUERY;
-const MDL_QUERY = {
-  credentials: [
-    {
-      id: 'mdl',
-      format: 'mso_mdoc',
-      meta: { doctype_value: DOC_TYPE },
-      claims: [{ path: [NS, 'family_name'] }, { path: [NS, 'age_over_18'], values: [true] }],
-    },
-  ],
-};
+const MDL_QUERY = MDL_ADULT_QUERY;
 
 let svc: TestService;
 let admin: string;

@@ -4,7 +4,7 @@
 // new request for the same offer replaces the one before: its request_uri and code stop working, and
 // an interactive authorization running for it ends (its auth_session and web_session with it).
 import { randomBytes } from 'node:crypto';
-import type { CredentialConfigService } from '../../credential-configs/service.js';
+import type { CredentialConfigService, CredentialConfiguration } from '../../credential-configs/service.js';
 import { type Executor, inTransaction } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
@@ -76,7 +76,7 @@ export class PushedAuthorizationEndpoint {
     const byDetails = detailsConfigurations(issuer, requestable, params.authorization_details);
     const byScope = await this.scopeConfigurations(issuer, requestable.ids, params.scope);
     const credentialConfigurationIds = [...new Set([...byDetails, ...byScope])];
-    if (!offer) await this.checkIdentifiable(issuer, credentialConfigurationIds);
+    const identified = offer ? [] : await this.identifiable(issuer, credentialConfigurationIds);
     const dpopJkt = await this.dpopKey(issuer, request, params);
     const authorizationRequest: AuthorizationRequest = {
       requestId: randomBytes(16).toString('base64url'),
@@ -89,7 +89,7 @@ export class PushedAuthorizationEndpoint {
       credentialConfigurationIds,
       byDetails,
     };
-    return offer ? this.store(offer, authorizationRequest) : this.storeWalletInitiated(issuer, authorizationRequest);
+    return offer ? this.store(offer, authorizationRequest) : this.storeWalletInitiated(issuer, authorizationRequest, identified);
   }
 
   /** Without an offer the wallet may ask for any configuration of the issuer (as its metadata lists them). */
@@ -101,25 +101,32 @@ export class PushedAuthorizationEndpoint {
    * A wallet-initiated request (OpenID4VCI 1.0 section 3) names no offer, so no integrator said whom
    * it is for: each configuration must be one this server identifies the person for by itself.
    */
-  private async checkIdentifiable({ tenantId }: Issuer, ids: string[]) {
+  private async identifiable({ tenantId }: Issuer, ids: string[]): Promise<CredentialConfiguration[]> {
+    const configs: CredentialConfiguration[] = [];
     for (const id of ids) {
       const config = await this.configs.find(tenantId, id);
-      const refusal = config && this.server.walletInitiatedRefusal(config);
+      if (!config) continue;
+      const refusal = this.server.walletInitiatedRefusal(config);
       if (refusal) throw invalidRequest(refusal);
+      configs.push(config);
     }
+    return configs;
   }
 
   /**
    * A session of its own for a wallet-initiated request, as an offer would have opened (its claims
    * come from the steps that identify the person), with the request stored in the same transaction.
    */
-  private async storeWalletInitiated({ tenantId, settings }: Issuer, request: AuthorizationRequest): Promise<PushResponse> {
-    const configs = await Promise.all(request.credentialConfigurationIds.map((id) => this.configs.find(tenantId, id)));
+  private async storeWalletInitiated(
+    { tenantId, settings }: Issuer,
+    request: AuthorizationRequest,
+    configs: CredentialConfiguration[],
+  ): Promise<PushResponse> {
     const metadata: IssuancePublic = {
       flow: 'authorization_code',
       responseType: WALLET_INITIATED,
       credentialConfigurationIds: request.credentialConfigurationIds,
-      webhookEndpointId: configs.find((config) => config?.webhookEndpointId)?.webhookEndpointId ?? null,
+      webhookEndpointId: configs.find((config) => config.webhookEndpointId)?.webhookEndpointId ?? null,
       notifications: [],
     };
     const personal: IssuancePrivate = { offer: {}, credentialPayload: { credentialClaims: {} } };
