@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redeemCode } from '../support/authorization.js';
 import { signWebResult } from '../support/iae.js';
 import { startService, type TestService } from '../support/service.js';
 import { pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
@@ -172,15 +173,7 @@ describe('interactive authorization under parallel requests', () => {
     const code = raced.status === 303 ? raced.location?.searchParams.get('code') : undefined;
     if (code) {
       // The result won the race, so its code is for one-step alone, and a push after it dropped it or left it.
-      const token = await svc.call('POST', '/issuers/acme/token', {
-        form: {
-          grant_type: 'authorization_code',
-          code,
-          code_verifier: flow.verifier,
-          redirect_uri: WALLET_REDIRECT_URI,
-          client_id: CLIENT_ID,
-        },
-      });
+      const token = await redeemCode(svc, 'acme', code, flow.verifier, CLIENT_ID);
       if (token.status === 200) {
         const stored = await svc.running.services.sessions.get('acme', flow.session);
         expect(stored.public.authorized).toEqual(['one-step']);

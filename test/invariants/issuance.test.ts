@@ -6,11 +6,10 @@
 // what the database kept.
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
-import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeRequest, pushAuthorizationRequest } from '../support/authorization.js';
+import { authorizeRequest, pushAuthorizationRequest, redeemCode } from '../support/authorization.js';
 import { startService, type TestService } from '../support/service.js';
-import { dpopProof, type HolderKey, holderKey, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { dpopProof, type HolderKey, holderKey, pkce, keyProof as proofFor } from '../support/wallet.js';
 import { countOf, type Instances, instancesOf, race, tally } from './support.js';
 
 const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
@@ -98,10 +97,7 @@ async function accessToken(code: string) {
 
 /** A key proof of `key` for `nonce` (else a fresh c_nonce), made before any race starts. */
 async function keyProof(key: HolderKey, nonce?: string) {
-  const cNonce = nonce ?? (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
-  return new SignJWT({ aud: issuerUrl(), iat: Math.floor(Date.now() / 1000), nonce: cNonce })
-    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
-    .sign(await importJWK(key.privateJwk, 'ES256'));
+  return proofFor(key, issuerUrl(), nonce ?? (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce);
 }
 
 const credentialRequest = (instance: TestService, token: string, proofs: string[]) =>
@@ -282,9 +278,7 @@ describe('refresh tokens and DPoP', () => {
     expect(pushed.status, pushed.text).toBe(201);
     const answer = await authorizeRequest(svc, 'acme', { client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
     const code = answer.location?.searchParams.get('code') as string;
-    const token = await svc.call('POST', '/issuers/acme/token', {
-      form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: 'raw-wallet' },
-    });
+    const token = await redeemCode(svc, 'acme', code, verifier);
     expect(token.status, token.text).toBe(200);
     expect(token.body.token_type).toBe('Bearer');
     return token.body as { access_token: string; refresh_token: string };

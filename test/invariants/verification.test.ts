@@ -4,7 +4,7 @@
 // Each race runs on both instances of one PostgreSQL database (one instance on SQLite), and states
 // exactly how many requests won.
 import { createServer, type Server } from 'node:http';
-import { importJWK, type JWK, SignJWT } from 'jose';
+import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Scheduler } from '../../src/platform/jobs/scheduler.js';
 import { PID, PID_ADULT_QUERY } from '../support/fixtures.js';
@@ -18,7 +18,7 @@ import {
   responseForm,
 } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
-import { holderKey, issueCredential } from '../support/wallet.js';
+import { holderKey, issueCredential, keyProof } from '../support/wallet.js';
 import { countOf, type Instances, instancesOf, race, tally } from './support.js';
 
 let svc: TestService;
@@ -203,9 +203,7 @@ describe('status list indexes are handed out once', () => {
     expect(token.status, token.text).toBe(200);
     const nonce = (await svc.call('POST', `/issuers/${TENANT}/nonce`)).body.c_nonce as string;
     const key = await holderKey();
-    const proof = await new SignJWT({ aud: `${svc.url}/issuers/${TENANT}`, iat: Math.floor(Date.now() / 1000), nonce })
-      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
-      .sign(await importJWK(key.privateJwk, 'ES256'));
+    const proof = await keyProof(key, `${svc.url}/issuers/${TENANT}`, nonce);
     return { accessToken: token.body.access_token as string, body: { credential_configuration_id: 'pid', proofs: { jwt: [proof] } } };
   }
 

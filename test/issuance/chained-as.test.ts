@@ -6,14 +6,14 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
-import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { type LoginProvider, loginAt, startLoginProvider } from '../support/oidc-provider.js';
 import { expectFieldErrors, expectProblem } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
-import { dpopProof, type HolderKey, holderKey, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { dpopProof, type HolderKey, holderKey, keyProof, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
 import { attestationHeaders, walletInstance, walletProvider } from '../support/wallet-provider.js';
 
 let svc: TestService;
@@ -362,9 +362,7 @@ describe('chained authorization server: the whole flow with a wallet', () => {
     expect(token.status, token.text).toBe(200);
     const credentialUrl = `${svc.url}/issuers/acme/credential`;
     const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
-    const proof = await new SignJWT({ aud: `${svc.url}/issuers/acme`, iat: Math.floor(Date.now() / 1000), nonce: c_nonce })
-      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
-      .sign(await importJWK(key.privateJwk, 'ES256'));
+    const proof = await keyProof(key, `${svc.url}/issuers/acme`, c_nonce);
     const issued = await svc.call('POST', '/issuers/acme/credential', {
       headers: {
         authorization: `DPoP ${token.body.access_token}`,

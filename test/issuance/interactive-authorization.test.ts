@@ -12,6 +12,7 @@ import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redeemCode } from '../support/authorization.js';
 import { PID_VCT } from '../support/fixtures.js';
 import { encryptIaeResponse, openWebStep as openSharedWebStep, postWebResult, signWebResult, verifyIaeRequest } from '../support/iae.js';
 import { presentSdJwt, type ResolvedRequest } from '../support/presenter.js';
@@ -803,15 +804,7 @@ describe('interactive authorization: a flow is bound to the request it started f
     const back = await postResult(page, await signResult(page));
     expect(back.status, JSON.stringify(back.body)).toBe(303);
     const code = back.location?.searchParams.get('code') as string;
-    const token = await svc.call('POST', '/issuers/acme/token', {
-      form: {
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: flow.verifier,
-        redirect_uri: WALLET_REDIRECT_URI,
-        client_id: CLIENT_ID,
-      },
-    });
+    const token = await redeemCode(svc, 'acme', code, flow.verifier, CLIENT_ID);
     expect(token.status, token.text).toBe(200);
     const stored = await svc.running.services.sessions.get('acme', flow.session);
     expect(stored.public.authorized).toEqual(['web-only']);

@@ -4,12 +4,13 @@
 // person; refused, saying why, when nothing would. (The chained server's case, where the upstream
 // login identifies the person, is in chained-as.test.ts.)
 import 'reflect-metadata';
-import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redeemCode } from '../support/authorization.js';
 import { postWebResult, signWebResult } from '../support/iae.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
-import { holderKey, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
+import { holderKey, keyProof, pkce, WALLET_REDIRECT_URI } from '../support/wallet.js';
 
 const CLIENT_ID = 'metadata-wallet';
 let svc: TestService;
@@ -71,15 +72,11 @@ describe('wallet-initiated authorization (no issuer_state)', () => {
     expect(back.location?.searchParams.get('state')).toBe('from-metadata');
     const code = back.location?.searchParams.get('code') as string;
 
-    const token = await svc.call('POST', '/issuers/acme/token', {
-      form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: CLIENT_ID },
-    });
+    const token = await redeemCode(svc, 'acme', code, verifier, CLIENT_ID);
     expect(token.status, token.text).toBe(200);
     const key = await holderKey();
     const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
-    const proof = await new SignJWT({ aud: `${svc.url}/issuers/acme`, iat: Math.floor(Date.now() / 1000), nonce: c_nonce })
-      .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
-      .sign(await importJWK(key.privateJwk, 'ES256'));
+    const proof = await keyProof(key, `${svc.url}/issuers/acme`, c_nonce);
     const issued = await svc.call('POST', '/issuers/acme/credential', {
       headers: { authorization: `Bearer ${token.body.access_token}` },
       body: { credential_configuration_id: 'membership', proofs: { jwt: [proof] } },

@@ -48,3 +48,10 @@ export async function authorizeRequest(
   const location = response.headers.get('location');
   return { status: response.status, location: location ? new URL(location) : undefined, body: await response.text() };
 }
+
+/** The authorization code with its PKCE verifier at the built-in token endpoint of `tenant`, as client `clientId`. */
+export function redeemCode(svc: Pick<TestService, 'call'>, tenant: string, code: string, verifier: string, clientId = 'raw-wallet') {
+  return svc.call('POST', `/issuers/${tenant}/token`, {
+    form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: clientId },
+  });
+}

@@ -32,6 +32,13 @@ export async function dpopProof(key: HolderKey, url: string, options: { accessTo
     .sign(await importJWK(key.privateJwk, 'ES256'));
 }
 
+/** A jwt key proof (OpenID4VCI 1.0 appendix F.1) of `key` for the credential issuer `issuer` and its c_nonce `nonce`. */
+export async function keyProof(key: HolderKey, issuer: string, nonce: string) {
+  return new SignJWT({ aud: issuer, iat: Math.floor(Date.now() / 1000), nonce })
+    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
+    .sign(await importJWK(key.privateJwk, 'ES256'));
+}
+
 /** Signs with whichever holder key the signer names (the client asks for proofs and DPoP proofs). */
 export function walletClient(keys: HolderKey[]) {
   return new Openid4vciClient({ callbacks: issuanceCallbacks(keys, 'test-wallet') });
