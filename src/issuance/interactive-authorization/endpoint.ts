@@ -20,14 +20,14 @@ import { BUILTIN_SERVER } from '../authorization/server-role.js';
 import type { WalletAttestation, WalletAttestations } from '../authorization/wallet-attestation.js';
 import type { ClientRequest } from '../client-request.js';
 import { invalidClient, invalidRequest, invalidRequestUri } from '../errors.js';
-import { AUTHORIZATION_HANDLE } from '../handles.js';
+import { AUTHORIZATION_HANDLE, STEP_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, type AuthorizationResult, type InteractiveState, issuancePrivate } from '../session.js';
 import type { InteractiveActions } from './actions.js';
 import { type Face, type FlowAnswer, spelledTypes } from './faces.js';
 import { flowOf, type InteractivePresentations, type InteractiveProgress, pendingPresentation, withPresentation } from './progress.js';
-import { FollowUpRequestSchema, IAE_HANDLE, InitialRequestSchema } from './schemas.js';
+import { FollowUpRequestSchema, InitialRequestSchema } from './schemas.js';
 
 /** A step refused (a presentation that fails verification, a declined interaction): the flow ends. */
 export const accessDenied = (description: string) => new OAuthError(400, 'access_denied', description);
@@ -142,7 +142,7 @@ export class InteractiveAuthorizationEndpoint {
     issuer: Issuer,
     authSession: string,
   ): Promise<{ session: SessionState; state: InteractiveState }> {
-    const session = await this.sessions.findByHandle(IAE_HANDLE.authSession, authSession);
+    const session = await this.sessions.findByHandle(STEP_HANDLE.authSession, authSession);
     const state = session?.tenantId === issuer.tenantId ? flowOf(session) : undefined;
     if (!session || !state?.pending || state.face !== face.name) throw face.unknownSession();
     const refusal = offerRefusal(session);
@@ -152,7 +152,7 @@ export class InteractiveAuthorizationEndpoint {
 
   /** Exactly one request consumes an auth_session. */
   private async spendAuthSession(face: Face, authSession: string) {
-    if (!(await this.sessions.spendHandle(IAE_HANDLE.authSession, authSession))) throw face.unknownSession();
+    if (!(await this.sessions.spendHandle(STEP_HANDLE.authSession, authSession))) throw face.unknownSession();
   }
 
   /** Every request of a flow comes from the client that started it, authenticated as at PAR; an attested flow stays with its wallet instance. */

@@ -12,12 +12,12 @@ import { issueCode } from '../authorization/authorize.js';
 import { REQUEST_URI_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
 import { mergeClaims } from '../claim-sources.js';
 import { invalidRequest } from '../errors.js';
-import { AUTHORIZATION_HANDLE } from '../handles.js';
+import { AUTHORIZATION_HANDLE, STEP_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
 import { type AuthorizationRequest, type AuthorizationResult, type InteractiveState, issuancePrivate } from '../session.js';
 import { currentAction, type IaeAction } from './actions.js';
 import { FACES, type FlowAnswer, typeNameOf } from './faces.js';
-import { AUTH_SESSION_LIFETIME_SECONDS, IAE_HANDLE } from './schemas.js';
+import { AUTH_SESSION_LIFETIME_SECONDS } from './schemas.js';
 
 /** What verification offers interactive authorization: an OpenID4VP request and the check of its answer. */
 export type InteractivePresentations = Pick<EmbeddedPresentations, 'request' | 'verify'>;
@@ -160,7 +160,7 @@ export class InteractiveProgress {
       await this.dropHandles(session.id, trx);
       await this.sessions.addHandle(
         session.id,
-        IAE_HANDLE.authSession,
+        STEP_HANDLE.authSession,
         handles.authSession,
         expiryOf(session, AUTH_SESSION_LIFETIME_SECONDS),
         trx,
@@ -173,8 +173,8 @@ export class InteractiveProgress {
   }
 
   private async dropHandles(sessionId: string, trx: Executor) {
-    await this.sessions.dropHandles(sessionId, IAE_HANDLE.authSession, trx);
-    await this.sessions.dropHandles(sessionId, IAE_HANDLE.webSession, trx);
+    await this.sessions.dropHandles(sessionId, STEP_HANDLE.authSession, trx);
+    await this.sessions.dropHandles(sessionId, STEP_HANDLE.webSession, trx);
     await this.sessions.dropHandles(sessionId, AUTHORIZATION_HANDLE.requestUri, trx);
   }
 }

@@ -3,10 +3,6 @@
 // as strings (a repeated parameter as an array, which fails here). The progress of a flow is kept
 // with the offer's session (session.ts: InteractiveStateSchema).
 import { z } from 'zod';
-import { STEP_HANDLE } from '../handles.js';
-
-/** Session handles of the flow: each a hashed secret; auth_session and web_session are single use. */
-export const IAE_HANDLE = STEP_HANDLE;
 
 /** The typ the integrator's signed web result carries. */
 export const WEB_RESULT_TYPE = 'iae-web-result+jwt';

@@ -16,13 +16,13 @@ import type { SessionService } from '../../sessions/service.js';
 import { type AuthorizeUser, authorizationResponseUrl } from '../authorization/authorize.js';
 import { offerRefusal } from '../authorization/offer-session.js';
 import { invalidRequest } from '../errors.js';
+import { STEP_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { parseOAuthParams } from '../oauth-params.js';
 import { type AuthorizationRequest, type InteractiveState, issuancePrivate } from '../session.js';
 import { currentAction, type IaeAction, type InteractiveActions } from './actions.js';
 import { flowOf, type InteractiveProgress, runsFor, withWebResult } from './progress.js';
 import {
-  IAE_HANDLE,
   WEB_RESULT_MAX_LIFETIME_SECONDS,
   WEB_RESULT_TYPE,
   WEB_SESSION_LIFETIME_SECONDS,
@@ -73,8 +73,8 @@ export class WebSteps {
     const action = currentAction(state) as WebAction;
     const webSession = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Math.min(Date.now() + WEB_SESSION_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
-    await this.sessions.dropHandles(session.id, IAE_HANDLE.webSession);
-    await this.sessions.addHandle(session.id, IAE_HANDLE.webSession, webSession, expiresAt);
+    await this.sessions.dropHandles(session.id, STEP_HANDLE.webSession);
+    await this.sessions.addHandle(session.id, STEP_HANDLE.webSession, webSession, expiresAt);
     await this.sessions.log(session.id, 'info', 'interactive authorization: web step opened', {
       step: state.step + 1,
       ...(action.label && { label: action.label }),
@@ -110,14 +110,14 @@ export class WebSteps {
     // Refused before the web_session is spent, so a result the integrator corrects can still end the step.
     if (Buffer.byteLength(JSON.stringify(claims.data.claims ?? {})) > MAX_CLAIMS_BYTES)
       throw refuse(`result: claims exceed ${MAX_CLAIMS_BYTES} bytes`);
-    if (!(await this.sessions.spendHandle(IAE_HANDLE.webSession, claims.data.web_session)))
+    if (!(await this.sessions.spendHandle(STEP_HANDLE.webSession, claims.data.web_session)))
       throw refuse('result: web_session is unknown, expired or already used');
     return this.continueFlow(issuer, session, state, action, claims.data);
   }
 
   /** web_session names a web step of this issuer that is open. */
   private async findStep(issuer: Issuer, webSession: string) {
-    const session = await this.sessions.findByHandle(IAE_HANDLE.webSession, webSession);
+    const session = await this.sessions.findByHandle(STEP_HANDLE.webSession, webSession);
     const state = session?.tenantId === issuer.tenantId ? flowOf(session) : undefined;
     if (!session || state?.pending?.kind !== 'web' || state.pending.completed)
       throw refuse('result: web_session is unknown, expired or already used');
