@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditService } from '../audit/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { Principal, RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction } from '../platform/db/values.js';
 import { prepare } from './entities.js';
@@ -20,6 +21,7 @@ export interface ResignerDeps {
   keyChains: KeyChainService;
   signer: TrustListSigner;
   trusted: TrustedCertificates;
+  clock: Clock;
 }
 
 export class TrustListResigner {
@@ -76,7 +78,7 @@ export class TrustListResigner {
   }
 
   /** The scheduled job: re-sign every list whose NextUpdate is within the margin. */
-  async resignDue(now = new Date()) {
+  async resignDue(now = this.deps.clock.now()) {
     const failures: unknown[] = [];
     for (const due of await store.listsDue(this.db, loteDateTime(now))) {
       try {
@@ -118,7 +120,7 @@ export class TrustListResigner {
         await this.refresh(tenantId, ref.id, ctx);
       } catch {
         // The rotation stands; the scheduled job retries the list at its next round.
-        await store.resignSoon(tenantDb(this.db, tenantId), ref.id, loteDateTime(new Date()));
+        await store.resignSoon(tenantDb(this.db, tenantId), ref.id, loteDateTime(this.deps.clock.now()));
       }
     }
   }

@@ -35,7 +35,13 @@ export class TrustListService {
   ) {
     this.signer = new TrustListSigner(deps);
     this.trusted = new TrustedCertificates(db, deps.keyChains);
-    this.resigner = new TrustListResigner(db, { audit: deps.audit, keyChains: deps.keyChains, signer: this.signer, trusted: this.trusted });
+    this.resigner = new TrustListResigner(db, {
+      audit: deps.audit,
+      keyChains: deps.keyChains,
+      signer: this.signer,
+      trusted: this.trusted,
+      clock: deps.clock,
+    });
   }
 
   /** The certificates a tenant's verifier trusts, cached briefly; /api/cache reports and clears it. */
@@ -54,7 +60,7 @@ export class TrustListService {
   }
 
   /** The scheduled job: see TrustListResigner.resignDue. */
-  resignDue(now = new Date()) {
+  resignDue(now?: Date) {
     return this.resigner.resignDue(now);
   }
 

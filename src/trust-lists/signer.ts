@@ -1,6 +1,7 @@
 // Building and signing a list: the LoTE of a prepared input at a sequence number, issued now, signed
 // as a JWS with the tenant's trustList key chain, and the times at which it must be signed again.
 import type { SigningService } from '../key-chains/signing.js';
+import type { Clock } from '../platform/clock.js';
 import type { Prepared } from './entities.js';
 import { buildLote, type LoteDocument, loteDateTime, trustedEntity } from './lote.js';
 
@@ -20,6 +21,8 @@ export interface TrustListSignerDeps {
   tenantName(tenantId: string): Promise<string>;
   validitySeconds?: number;
   resignMarginSeconds?: number;
+  /** ListIssueDateTime is its time, in whole seconds. */
+  clock: Clock;
 }
 
 export interface Built {
@@ -63,7 +66,7 @@ export class TrustListSigner {
 
   /** The LoTE of a prepared input at a sequence number, issued now. */
   async build(tenantId: string, id: string, prepared: Prepared, sequenceNumber: number): Promise<Built> {
-    const issuedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const issuedAt = new Date(Math.floor(this.deps.clock.now().getTime() / 1000) * 1000);
     const nextUpdate = new Date(issuedAt.getTime() + this.validityMs);
     const data = buildLote(
       {

@@ -220,7 +220,7 @@ describe('a registration certificate given as jwt or id', () => {
 
     // One that expires after it was saved is not sent.
     await saveConfig('given', { jwt: await givenCertificate(REGISTERED, 1) });
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    svc.clock.advance(1_100);
     const expired = await offer('given');
     expectProblem(expired, 409);
     expect(problemOf(expired).detail).toContain('(registration_cert.jwt) expired at');

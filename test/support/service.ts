@@ -7,6 +7,7 @@ import { ROLES, type Role } from '../../src/platform/auth/roles.js';
 import type { Database } from '../../src/platform/db/schema.js';
 import { type RunningService, start } from '../../src/server.js';
 import type { KnownPath, Method, Operation, RequestBodyOf, SuccessBodyOf } from './api-types.js';
+import { TestClock } from './clock.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { type Reply, type RequestOptions, request } from './http.js';
 
@@ -18,6 +19,8 @@ export interface TestService {
   /** The database and secrets of this service, for starting another instance beside it. */
   shared: SharedSetup;
   running: RunningService;
+  /** The time of the services that expire things: a test moves it forward instead of waiting. */
+  clock: TestClock;
   /** Direct access to the service's database, for asserting what is (and is not) stored. */
   db: Kysely<Database>;
   /**
@@ -72,6 +75,7 @@ export async function startService(env: Record<string, string> = {}, options: St
   };
   // The port is chosen first so that PUBLIC_URL (issuer identifiers, wallet URLs) names the real address.
   const port = env.PORT ?? String(await freePort());
+  const clock = new TestClock();
   const running = await start(
     {
       NODE_ENV: 'test',
@@ -84,6 +88,7 @@ export async function startService(env: Record<string, string> = {}, options: St
       ...env,
     },
     () => {},
+    { clock },
   );
   const raw = (method: string, path: string, options?: RequestOptions) => request(running.url, method, path, options);
   // The types are the document's; what runs is the same request as raw's.
@@ -102,6 +107,7 @@ export async function startService(env: Record<string, string> = {}, options: St
     rootSecret,
     shared: { env: setup, rootSecret },
     running,
+    clock,
     db: running.db.kysely,
     call,
     raw,

@@ -308,7 +308,7 @@ describe('re-signing', () => {
 
   it('re-signs on schedule before NextUpdate passes, without a new version', async () => {
     const list = await create(acme, { id: 'scheduled', entities: ENTITIES() });
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // a new ListIssueDateTime (whole seconds)
+    svc.clock.advance(1100); // a new ListIssueDateTime (whole seconds)
     await svc.db
       .updateTable('trust_lists')
       .set({ resign_at: new Date(Date.now() - 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') })

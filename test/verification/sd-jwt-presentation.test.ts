@@ -106,7 +106,7 @@ describe('rejected presentations fail the session closed', () => {
     const short = { ...PID, id: 'pid-short', lifeTime: 1 };
     expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: short })).status).toBe(201);
     const expiring = await issueCredential(svc, admin, 'pid-short', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    svc.clock.advance(2100);
     expectRejected(
       await attempt(async (r) => ({ pid: [await presentSdJwt(expiring.credential, expiring.holder, r, ['given_name', 'age_over_18'])] })),
       /credential|expired|exp/,
