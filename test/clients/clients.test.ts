@@ -291,7 +291,7 @@ describe('GET /api/client', () => {
     expect(betaList.body.every((c: { tenantId: string }) => c.tenantId === 'beta')).toBe(true);
     expect(betaList.body.map((c: { clientId: string }) => c.clientId)).toEqual(expect.arrayContaining(['beta-admin', 'beta-listed']));
 
-    const all = await svc.raw('GET', '/api/client', { token: root });
+    const all = await svc.call('GET', '/api/client', { token: root });
     expect(all.status).toBe(200);
     const allIds = all.body.map((c: { clientId: string }) => c.clientId);
     const rows = await svc.db.selectFrom('clients').select('id').execute();
@@ -343,8 +343,8 @@ describe('secrets', () => {
       await svc.call('GET', '/api/tenant', { token: root }),
       await svc.call('GET', '/api/tenant/alpha', { token: root }),
       await svc.call('PATCH', '/api/tenant/alpha', { token: root, body: { description: 'still alpha' } }),
-      await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: root }),
-      await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: alpha.token }),
+      await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: root }),
+      await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: alpha.token }),
     ];
     for (const reply of replies) {
       expect(reply.status, reply.text).toBeLessThan(500);
@@ -608,7 +608,7 @@ describe('tokens follow the current client', () => {
   it('lets a client delete itself, after which its token fails', async () => {
     const token = await svc.client(alpha.token, 'alpha-self', ['clients:manage']);
     expect((await deleteClient(token, 'alpha-self')).status).toBe(204);
-    expectProblem(await svc.raw('GET', '/api/client', { token }), 401);
+    expectProblem(await svc.call('GET', '/api/client', { token }), 401);
   });
 
   it('lets root delete a client of any tenant', async () => {
@@ -643,7 +643,7 @@ describe('no escalation of privilege', () => {
     expect(problemOf(reply).detail).toContain('issuance:manage');
     expect(await clientRow('alpha-admin')).toEqual(rowBefore);
     expect((await tokenReply('alpha-admin', alpha.secret)).status).toBe(200);
-    expect((await svc.raw('GET', '/api/client', { token: alpha.token })).status).toBe(200);
+    expect((await svc.call('GET', '/api/client', { token: alpha.token })).status).toBe(200);
     const entries = await auditEntries(alpha.token);
     expect(entries.some((e) => e.actionType === 'client.secret_rotated' && e.after?.clientId === 'alpha-admin')).toBe(false);
   });

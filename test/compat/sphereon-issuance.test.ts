@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 const offer = async (configurationId: string, claims: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
-  const reply = await svc.raw('POST', '/api/issuer/offer', {
+  const reply = await svc.call('POST', '/api/issuer/offer', {
     token: admin,
     body: {
       response_type: 'uri',

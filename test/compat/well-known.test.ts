@@ -10,7 +10,7 @@ let admin: string;
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  const created = await svc.raw('POST', '/api/issuer/credentials', {
+  const created = await svc.call('POST', '/api/issuer/credentials', {
     token: admin,
     body: { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', fields: [{ path: ['given_name'], type: 'string' }] },
   });

@@ -174,7 +174,7 @@ describe('create, read, list', () => {
       ['PATCH', { description: 'x' }],
       ['DELETE', undefined],
     ] as const) {
-      const reply = await svc.raw(method, `${PATH}/nope`, { token: acme, body });
+      const reply = await svc.call(method, `${PATH}/nope`, { token: acme, body });
       expect(reply.status, method).toBe(404);
       expect(problemOf(reply).detail).toBe("credential configuration 'nope' does not exist");
     }
@@ -426,10 +426,10 @@ describe('key chains in use', () => {
     const refused = await svc.call('DELETE', '/api/key-chain/in-use', { token: acme });
     expect(refused.status).toBe(409);
     expect(problemOf(refused).detail).toBe("key chain 'in-use' is in use: credential configuration 'kc-user'");
-    expect((await svc.raw('GET', '/api/key-chain/in-use', { token: acme })).status).toBe(200);
+    expect((await svc.call('GET', '/api/key-chain/in-use', { token: acme })).status).toBe(200);
 
     expect((await patch(acme, 'kc-user', { keyChainId: null })).status).toBe(200);
-    expect((await svc.raw('DELETE', '/api/key-chain/in-use', { token: acme })).status).toBe(204);
+    expect((await svc.call('DELETE', '/api/key-chain/in-use', { token: acme })).status).toBe(204);
   });
 });
 
@@ -467,9 +467,9 @@ describe('audit', () => {
   it('records create, update and delete with before and after', async () => {
     const rid = `audit-${Date.now()}`;
     const headers = { 'x-request-id': rid };
-    await svc.raw('POST', PATH, { token: acme, headers, body: { id: 'audited', config: { format: 'dc+sd-jwt' }, fields: [] } });
-    await svc.raw('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
-    await svc.raw('DELETE', `${PATH}/audited`, { token: acme, headers });
+    await svc.call('POST', PATH, { token: acme, headers, body: { id: 'audited', config: { format: 'dc+sd-jwt' }, fields: [] } });
+    await svc.call('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
+    await svc.call('DELETE', `${PATH}/audited`, { token: acme, headers });
     const entries = (await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: acme })).body.filter(
       (e: { requestId: string }) => e.requestId === rid,
     );

@@ -67,7 +67,7 @@ describe('catastrophic patterns', () => {
   it('keep GET /health answering while offers with them are processed concurrently', async () => {
     const offers = cases.map(([, , i, code]) => offer(configId(i), code));
     const started = performance.now();
-    const health = await svc.raw('GET', '/health');
+    const health = await svc.call('GET', '/health');
     const healthMs = performance.now() - started;
     const replies = await Promise.all(offers);
     expect(health.status).toBe(200);
@@ -102,7 +102,7 @@ describe('patterns a linear-time engine cannot run', () => {
   });
 
   it('are refused on update as well', async () => {
-    const reply = await svc.raw('PATCH', `/api/issuer/credentials/${configId(0)}`, {
+    const reply = await svc.call('PATCH', `/api/issuer/credentials/${configId(0)}`, {
       token: admin,
       body: { fields: [{ path: ['code'], type: 'string', constraints: { pattern: '(?=a)a' } }] },
     });

@@ -17,7 +17,7 @@ beforeAll(async () => {
   admin = (await ext.tenant('fuzz')).token;
   await ext.tenant('fuzz-target');
   await ext.client(admin, 'fuzz-client', ['issuance:offer']);
-  const user = await ext.svc.raw('POST', '/api/user', { token: admin, body: { username: 'fuzz-user', roles: [] } });
+  const user = await ext.svc.call('POST', '/api/user', { token: admin, body: { username: 'fuzz-user', roles: [] } });
   userId = user.body.id;
 });
 afterAll(() => ext?.stop());

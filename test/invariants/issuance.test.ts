@@ -40,7 +40,7 @@ const providerAnswer = { status: 202, body: { message: 'checking records' } as u
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  const status = await svc.raw('PUT', '/api/status-list-config', { token: admin, body: { bits: 1, immediateUpdate: false, ttl: 60 } });
+  const status = await svc.call('PUT', '/api/status-list-config', { token: admin, body: { bits: 1, immediateUpdate: false, ttl: 60 } });
   expect(status.status, status.text).toBe(200);
   const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID });
   expect(created.status, created.text).toBe(201);
@@ -53,7 +53,7 @@ beforeAll(async () => {
     res.writeHead(providerAnswer.status, { 'content-type': 'application/json' }).end(JSON.stringify(providerAnswer.body));
   });
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const registry = await svc.raw('POST', '/api/issuer/attribute-providers', {
+  const registry = await svc.call('POST', '/api/issuer/attribute-providers', {
     token: admin,
     body: {
       id: 'registry',
@@ -205,7 +205,7 @@ describe('deferred transactions', () => {
     return { session: made.session, token, transactionId: reply.body.transaction_id as string };
   }
   const complete = (instance: TestService, transactionId: string) =>
-    instance.raw('POST', `/api/issuer/deferred/${transactionId}/complete`, {
+    instance.call('POST', `/api/issuer/deferred/${transactionId}/complete`, {
       token: admin,
       body: { claims: { given_name: 'Erika', family_name: 'Mustermann' } },
     });
@@ -234,7 +234,7 @@ describe('deferred transactions', () => {
   it('completions racing failures: exactly one of them applies', async () => {
     const { transactionId } = await deferred();
     const replies = await race(instances.all, 16, (instance, i) =>
-      i % 2 ? instance.raw('POST', `/api/issuer/deferred/${transactionId}/fail`, { token: admin }) : complete(instance, transactionId),
+      i % 2 ? instance.call('POST', `/api/issuer/deferred/${transactionId}/fail`, { token: admin }) : complete(instance, transactionId),
     );
     expect(tally(replies)).toEqual({ '200': 1, '409': 15 });
     const row = await svc.db.selectFrom('deferred_transactions').select('status').where('id', '=', transactionId).executeTakeFirst();

@@ -55,7 +55,7 @@ describe('a presentation session takes one response', () => {
 
   beforeAll(async () => {
     admin = (await svc.tenant('verifier')).token;
-    expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
+    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
     const trust = await svc.call('POST', '/api/trust-list', {
       token: admin,
       body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -183,7 +183,7 @@ describe('status list indexes are handed out once', () => {
     admin = (await svc.tenant(TENANT)).token;
     const config = await svc.call('PUT', '/api/status-list-config', { token: admin, body: { capacity: CAPACITY } });
     expect(config.status, config.text).toBe(200);
-    const pid = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: { ...PID, statusManagement: true } });
+    const pid = await svc.call('POST', '/api/issuer/credentials', { token: admin, body: { ...PID, statusManagement: true } });
     expect(pid.status, pid.text).toBe(201);
   });
 

@@ -131,7 +131,7 @@ describe('authorization code flow: metadata and offers', () => {
     const stored = await svc.db.selectFrom('session_handles').select('hash').where('session_id', '=', created.session).execute();
     expect(stored.map((h) => h.hash)).not.toContain(created.issuerState);
 
-    const withTxCode = await svc.raw('POST', '/api/issuer/offer', {
+    const withTxCode = await svc.call('POST', '/api/issuer/offer', {
       token: acme,
       body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], tx_code: '1234' },
     });
@@ -619,7 +619,7 @@ describe('token endpoint: refresh_token grant', () => {
     expect((await refresh(issued.refresh_token)).body.error).toBe('invalid_grant');
 
     const deleted = await tokens();
-    expect((await svc.raw('DELETE', `/api/session/${deleted.session}`, { token: acme })).status).toBeLessThan(300);
+    expect((await svc.call('DELETE', `/api/session/${deleted.session}`, { token: acme })).status).toBeLessThan(300);
     expect((await refresh(deleted.refresh_token)).body.error).toBe('invalid_grant');
   });
 
@@ -768,7 +768,7 @@ describe('builtinAuthorizationServerEnabled false', () => {
     expect(refusedAuthorize.status).toBe(400);
     expect(refusedAuthorize.location).toBeUndefined();
     expect(JSON.parse(refusedAuthorize.body)).toEqual({ error: 'invalid_request', error_description: disabled });
-    const refusedIae = await svc.raw('POST', '/issuers/closed/iae', {
+    const refusedIae = await svc.call('POST', '/issuers/closed/iae', {
       form: { interaction_types_supported: 'redirect_to_web', client_id: 'raw-wallet', request_uri: pushed.body.request_uri },
     });
     expect(refusedIae.status).toBe(400);

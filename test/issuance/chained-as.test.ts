@@ -57,7 +57,7 @@ beforeAll(async () => {
     ],
     users: { erika: ERIKA, max: { given_name: 'Max' } },
   });
-  const created = await svc.raw('POST', '/api/issuer/credentials', {
+  const created = await svc.call('POST', '/api/issuer/credentials', {
     token: acme,
     body: {
       id: 'pid',
@@ -73,7 +73,7 @@ beforeAll(async () => {
     },
   });
   expect(created.status, created.text).toBe(201);
-  const strict = await svc.raw('POST', '/api/issuer/credentials', {
+  const strict = await svc.call('POST', '/api/issuer/credentials', {
     token: acme,
     body: {
       id: 'pid-strict',
@@ -177,7 +177,7 @@ describe('chained authorization server: metadata and offers', () => {
   it('is an authorization server of its own, listed in the credential issuer metadata beside the built-in one', async () => {
     const issuerMetadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(issuerMetadata.authorization_servers).toEqual([`${svc.url}/issuers/acme`, chainedId()]);
-    const as = await svc.raw('GET', '/.well-known/oauth-authorization-server/api/issuers/acme/chained-as-vp');
+    const as = await svc.call('GET', '/.well-known/oauth-authorization-server/api/issuers/acme/chained-as-vp');
     expect(as.status, as.text).toBe(200);
     expect(as.body).toMatchObject({
       issuer: chainedId(),
@@ -216,7 +216,7 @@ describe('chained authorization server: metadata and offers', () => {
       },
     });
     expect(interactive.status, interactive.text).toBe(201);
-    const withSteps = await svc.raw('POST', '/api/issuer/offer', {
+    const withSteps = await svc.call('POST', '/api/issuer/offer', {
       token: acme,
       body: {
         response_type: 'uri',
@@ -226,7 +226,7 @@ describe('chained authorization server: metadata and offers', () => {
       },
     });
     expectFieldErrors(withSteps, ['body.authorization_server']);
-    const unknown = await svc.raw('POST', '/api/issuer/offer', {
+    const unknown = await svc.call('POST', '/api/issuer/offer', {
       token: acme,
       body: {
         response_type: 'uri',
@@ -330,7 +330,7 @@ describe('chained authorization server: the whole flow with a wallet', () => {
 
     const logs = await logsOf(created.session);
     expect(logs).toEqual(expect.arrayContaining(['upstream login started', 'upstream login succeeded', 'authorization code issued']));
-    const session = (await svc.raw('GET', `/api/session/${created.session}`, { token: acme })).body;
+    const session = (await svc.call('GET', `/api/session/${created.session}`, { token: acme })).body;
     expect(session.status).toBe('completed');
   });
 
@@ -375,7 +375,7 @@ describe('chained authorization server: the whole flow with a wallet', () => {
     expect(claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann', birth: { date: '1964-08-12' } });
     // No offer made the session: the request opened one of its own.
     const [row] = await svc.db.selectFrom('sessions').select('id').where('public_data', 'like', '%"wallet-initiated"%').execute();
-    const opened = (await svc.raw('GET', `/api/session/${row?.id}`, { token: acme })).body;
+    const opened = (await svc.call('GET', `/api/session/${row?.id}`, { token: acme })).body;
     expect(opened).toMatchObject({ status: 'completed', credentialConfigurationIds: ['pid'] });
     expect(await logsOf(opened.id)).toEqual(expect.arrayContaining(['wallet-initiated authorization request', 'upstream login succeeded']));
   });
@@ -669,7 +669,7 @@ describe('chained authorization server: settings', () => {
     expect(shown.body.chainedAuthorizationServer).toMatchObject({ issuer: provider.issuer, clientId: 'svc', clientSecretSet: true });
     expect(shown.body.chainedAuthorizationServer.clientSecret).toBeUndefined();
     expect(shown.text).not.toContain(CLIENT_SECRET);
-    const audit = await svc.raw('GET', '/api/admin/audit-logs', { token: acme });
+    const audit = await svc.call('GET', '/api/admin/audit-logs', { token: acme });
     expect(audit.status, audit.text).toBe(200);
     expect(audit.text).toContain('chainedAuthorizationServer');
     expect(audit.text).not.toContain(CLIENT_SECRET);
@@ -731,7 +731,7 @@ describe('chained authorization server: settings', () => {
       expect(as.body).toMatchObject({ error: 'invalid_request' });
       const par = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', { form: { client_id: 'x' } });
       expect(par.status).toBe(404);
-      const refused = await svc.raw('POST', '/api/issuer/offer', {
+      const refused = await svc.call('POST', '/api/issuer/offer', {
         token: acme,
         body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], authorization_server: chainedId() },
       });

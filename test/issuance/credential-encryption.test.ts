@@ -46,7 +46,7 @@ beforeAll(async () => {
       );
   });
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const made = await svc.raw('POST', '/api/issuer/attribute-providers', {
+  const made = await svc.call('POST', '/api/issuer/attribute-providers', {
     token: acme,
     body: {
       id: 'registry',
@@ -65,8 +65,8 @@ afterAll(async () => {
 const metadataOf = async (tenant = 'acme') => (await svc.raw('GET', `/.well-known/openid-credential-issuer/issuers/${tenant}`)).body;
 
 async function setEncryptionRequired(required: boolean) {
-  const current = (await svc.raw('GET', '/api/issuer/config', { token: acme })).body;
-  const reply = await svc.raw('PUT', '/api/issuer/config', { token: acme, body: { ...current, credentialEncryptionRequired: required } });
+  const current = (await svc.call('GET', '/api/issuer/config', { token: acme })).body;
+  const reply = await svc.call('PUT', '/api/issuer/config', { token: acme, body: { ...current, credentialEncryptionRequired: required } });
   expect(reply.status, reply.text).toBe(200);
 }
 
@@ -137,7 +137,7 @@ function expectError(reply: { status: number; body: any; text: string; contentTy
 describe('credential request and response encryption', () => {
   it("advertises the tenant's encryption key and the supported algorithms", async () => {
     const metadata = await metadataOf();
-    const encryptKey = (await svc.raw('GET', '/api/key-chain/default-encrypt', { token: acme })).body.activeJwk;
+    const encryptKey = (await svc.call('GET', '/api/key-chain/default-encrypt', { token: acme })).body.activeJwk;
     expect(metadata.credential_request_encryption).toEqual({
       jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: encryptKey.x, y: encryptKey.y, kid: encryptKey.kid, use: 'enc', alg: 'ECDH-ES' }] },
       enc_values_supported: ['A128GCM', 'A256GCM'],
@@ -259,7 +259,7 @@ describe('credential request and response encryption', () => {
 
   it('accepts a request encrypted to the previous key for a while after a rotation', async () => {
     const before = (await metadataOf()).credential_request_encryption.jwks.keys[0] as JWK;
-    const rotated = await svc.raw('POST', '/api/key-chain/default-encrypt/rotate', { token: acme });
+    const rotated = await svc.call('POST', '/api/key-chain/default-encrypt/rotate', { token: acme });
     expect(rotated.status, rotated.text).toBe(200);
     expect(rotated.body.activeJwk.kid).not.toBe(before.kid);
     const token = await accessToken();
@@ -351,7 +351,7 @@ describe('the deferred credential endpoint, encrypted', () => {
     expect(plain.status, plain.text).toBe(202);
     expect(plain.body.transaction_id).toBe(transactionId);
 
-    const completed = await svc.raw('POST', `/api/issuer/deferred/${transactionId}/complete`, {
+    const completed = await svc.call('POST', `/api/issuer/deferred/${transactionId}/complete`, {
       token: acme,
       body: { claims: { given_name: 'Max', family_name: 'Mustermann' } },
     });

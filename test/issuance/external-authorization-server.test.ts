@@ -110,7 +110,7 @@ async function requestCredential(token: string, options: { key?: HolderKey; dpop
   }
 }
 
-const sessionsOfAcme = async () => (await svc.raw('GET', '/api/session?type=issuance&pageSize=100', { token: acme })).body.items as any[];
+const sessionsOfAcme = async () => (await svc.call('GET', '/api/session?type=issuance&pageSize=100', { token: acme })).body.items as any[];
 
 describe('an external authorization server', () => {
   it('is listed in authorization_servers of the issuer metadata', async () => {
@@ -130,7 +130,7 @@ describe('an external authorization server', () => {
     expect(claims.client_id).toBeUndefined();
     const [session] = (await sessionsOfAcme()).filter((s) => s.externalIssuer === provider.issuer);
     expect(session).toMatchObject({ consumed: true, status: 'completed', externalSubject: 'erika', credentialConfigurationIds: ['pid'] });
-    const logs = (await svc.raw('GET', `/api/session/${session.id}/logs`, { token: acme })).body;
+    const logs = (await svc.call('GET', `/api/session/${session.id}/logs`, { token: acme })).body;
     expect(JSON.stringify(logs)).toContain(provider.issuer);
   });
 
@@ -180,7 +180,7 @@ describe('an external authorization server', () => {
       ['another client_id', { jti, client_id: 'other-wallet' }],
     ] as const) {
       const token = await accessToken(claims);
-      const reply = await svc.raw('POST', '/issuers/acme/credential', {
+      const reply = await svc.call('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${token}` },
         body: { credential_configuration_id: 'pid' },
       });
@@ -253,7 +253,7 @@ describe('an external authorization server', () => {
     });
     expect(disabled.status, disabled.text).toBe(200);
     try {
-      const refused = await svc.raw('POST', '/issuers/acme/credential', {
+      const refused = await svc.call('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${token}` },
         body: { credential_configuration_id: 'pid' },
       });

@@ -64,14 +64,14 @@ beforeAll(async () => {
   issuer = `${svc.url}/issuers/acme`;
   integrator = (await generateKeyPair('ES256', { extractable: true })) as CryptoKeyPair;
   const integratorJwk = await exportJWK(integrator.publicKey);
-  const statusConfig = await svc.raw('PUT', '/api/status-list-config', { token: acme, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
+  const statusConfig = await svc.call('PUT', '/api/status-list-config', { token: acme, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
   expect(statusConfig.status, statusConfig.text).toBe(200);
   const trust = await svc.raw('POST', '/api/trust-list', {
     token: acme,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER] },
   });
   expect(trust.status, trust.text).toBe(201);
-  const check = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
+  const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
   expect(check.status, check.text).toBe(201);
   const membership = {
     id: 'membership',
@@ -95,7 +95,7 @@ beforeAll(async () => {
   rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
 
   // The PID the wallet presents later: issued by this service's pre-authorized flow, before the HAIP settings apply.
-  const offer = await svc.raw('POST', '/api/issuer/offer', {
+  const offer = await svc.call('POST', '/api/issuer/offer', {
     token: acme,
     body: {
       response_type: 'uri',
@@ -168,7 +168,7 @@ const keyId = (jwk: JWK) => `${jwk.x}.${jwk.y}`;
 describe('HAIP authorization code flow', () => {
   it('offer, attested PAR with DPoP, IAE (presentation and web step), token, batch with key attestations, refresh, notification, refresh reuse refused', async () => {
     // The metadata a HAIP wallet reads before it starts.
-    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({
       interactive_authorization_endpoint: iaeUrl(),
       pushed_authorization_request_endpoint: url('par'),

@@ -85,7 +85,7 @@ beforeAll(async () => {
   integratorJwk = await exportJWK(integrator.publicKey);
   kycJwk = await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey);
   for (const token of [acme, other]) {
-    const statusConfig = await svc.raw('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
+    const statusConfig = await svc.call('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
     expect(statusConfig.status, statusConfig.text).toBe(200);
     const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: PID_CONFIG });
     expect(created.status, created.text).toBe(201);
@@ -95,7 +95,7 @@ beforeAll(async () => {
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER] },
   });
   expect(trust.status, trust.text).toBe(201);
-  const check = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
+  const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
   expect(check.status, check.text).toBe(201);
   const actions = [
     { type: 'openid4vp-presentation', presentationConfigId: 'pid-check', label: 'PID' },
@@ -123,7 +123,7 @@ afterAll(() => svc.stop());
 
 /** A PID from `token`'s tenant, by the pre-authorized flow, to a fresh holder key. */
 async function issuePid(token: string): Promise<Issued> {
-  const offer = await svc.raw('POST', '/api/issuer/offer', {
+  const offer = await svc.call('POST', '/api/issuer/offer', {
     token,
     body: {
       response_type: 'uri',
@@ -280,7 +280,7 @@ async function redeem(code: string, verifier: string, configurationId = 'members
 }
 
 const logEntriesOf = async (session: string) =>
-  (await svc.raw('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string; details?: unknown }[];
+  (await svc.call('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string; details?: unknown }[];
 const logsOf = async (session: string) => (await logEntriesOf(session)).map((l) => l.message);
 
 describe('interactive authorization: metadata and configuration', () => {
@@ -290,7 +290,7 @@ describe('interactive authorization: metadata and configuration', () => {
   });
 
   it('advertises both endpoints: the current draft’s authorization challenge endpoint and the earlier drafts’ one', async () => {
-    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({ authorization_challenge_endpoint: aceUrl(), interactive_authorization_endpoint: iaeUrl() });
   });
 
@@ -299,7 +299,7 @@ describe('interactive authorization: metadata and configuration', () => {
       200,
     );
     try {
-      const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/other')).body;
+      const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/other')).body;
       expect(as).not.toHaveProperty('authorization_challenge_endpoint');
       expect(as).not.toHaveProperty('interactive_authorization_endpoint');
       const refused = await iae(
@@ -521,12 +521,12 @@ describe('interactive authorization: refusals', () => {
   });
 
   it("a presentation step whose presentation configuration is gone ends the flow as the issuer's fault, naming it only in the session log", async () => {
-    const check = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'gone-check', dcql_query: PID_QUERY } });
+    const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'gone-check', dcql_query: PID_QUERY } });
     expect(check.status, check.text).toBe(201);
     const actions = [{ type: 'openid4vp-presentation', presentationConfigId: 'gone-check', label: 'PID' }];
     const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body: membership('gone', 'gone_scope', actions) });
     expect(created.status, created.text).toBe(201);
-    const deleted = await svc.raw('DELETE', '/api/verifier/config/gone-check', { token: acme });
+    const deleted = await svc.call('DELETE', '/api/verifier/config/gone-check', { token: acme });
     expect(deleted.status, deleted.text).toBe(204);
 
     const started = await start({ id: 'gone', scope: 'gone_scope' });
@@ -539,10 +539,10 @@ describe('interactive authorization: refusals', () => {
 
   it('refuses a presentation of a revoked credential (status list)', async () => {
     const revoked = await issuePid(acme);
-    const changed = await svc.raw('POST', '/api/session/revoke', { token: acme, body: { sessionId: revoked.sessionId, status: 1 } });
+    const changed = await svc.call('POST', '/api/session/revoke', { token: acme, body: { sessionId: revoked.sessionId, status: 1 } });
     expect(changed.status, changed.text).toBe(200);
     // Earlier presentations cached the status list token for its ttl: the verifier sees the change once it is cleared.
-    expect((await svc.raw('DELETE', '/api/cache/status-list', { token: acme })).status).toBe(204);
+    expect((await svc.call('DELETE', '/api/cache/status-list', { token: acme })).status).toBe(204);
     const { answer } = await throughPresentation(revoked);
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/status: revoked/) });
@@ -616,7 +616,7 @@ describe('interactive authorization: refusals', () => {
   it('a request pushed for the same offer meanwhile ends the flow under way', async () => {
     const started = await start();
     const request = await openRequest(started.reply.body.openid4vp_request);
-    const pushed = await svc.raw('POST', '/issuers/acme/par', {
+    const pushed = await svc.call('POST', '/issuers/acme/par', {
       form: {
         client_id: CLIENT_ID,
         response_type: 'code',
@@ -912,7 +912,7 @@ describe('interactive authorization at the authorization challenge endpoint (Ope
   it('a request pushed for the same offer meanwhile ends the flow under way', async () => {
     const started = await start({ endpoint: 'authorize-challenge', types: IA_TYPES });
     const request = await openRequest(started.reply.body.openid4vp_request, 'authorize-challenge');
-    const pushed = await svc.raw('POST', '/issuers/acme/par', {
+    const pushed = await svc.call('POST', '/issuers/acme/par', {
       form: {
         client_id: CLIENT_ID,
         response_type: 'code',

@@ -82,7 +82,7 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     expect(metadata.status_list_aggregation_endpoint).toBe(`${svc.url}/issuers/acme/status-lists`);
     expect(as.status_list_aggregation_endpoint).toBe(metadata.status_list_aggregation_endpoint);
     expect((await fetch(metadata.status_list_aggregation_endpoint)).status).toBe(200);
-    expect((await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/nobody')).status).toBe(404);
+    expect((await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/nobody')).status).toBe(404);
   });
 
   it('shows a change of the configurations or the issuer settings in the metadata at once', async () => {
@@ -91,13 +91,13 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     const extra = { ...PID, id: 'pid-extra', vct: 'urn:example:extra' };
     expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: extra })).status).toBe(201);
     expect(Object.keys((await metadata()).credential_configurations_supported)).toContain('pid-extra');
-    expect((await svc.raw('DELETE', '/api/issuer/credentials/pid-extra', { token: admin })).status).toBe(204);
+    expect((await svc.call('DELETE', '/api/issuer/credentials/pid-extra', { token: admin })).status).toBe(204);
     expect(Object.keys((await metadata()).credential_configurations_supported)).not.toContain('pid-extra');
-    const settings = (await svc.raw('GET', '/api/issuer/config', { token: admin })).body;
+    const settings = (await svc.call('GET', '/api/issuer/config', { token: admin })).body;
     const display = [{ name: 'Acme issuer', locale: 'en' }];
-    expect((await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { ...settings, display } })).status).toBe(200);
+    expect((await svc.call('PUT', '/api/issuer/config', { token: admin, body: { ...settings, display } })).status).toBe(200);
     expect((await metadata()).display).toEqual(display);
-    expect((await svc.raw('PUT', '/api/issuer/config', { token: admin, body: settings })).status).toBe(200);
+    expect((await svc.call('PUT', '/api/issuer/config', { token: admin, body: settings })).status).toBe(200);
   });
 
   it('issues a credential a wallet library receives, verifiable with an independent SD-JWT library', async () => {
@@ -168,11 +168,11 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     const created = await offer();
     const form = { grant_type: GRANT, 'pre-authorized_code': codeOf(created) };
     const [first, second] = await Promise.all([
-      svc.raw('POST', '/issuers/acme/token', { form }),
-      svc.raw('POST', '/issuers/acme/token', { form }),
+      svc.call('POST', '/issuers/acme/token', { form }),
+      svc.call('POST', '/issuers/acme/token', { form }),
     ]);
     expect([first.status, second.status].sort()).toEqual([200, 400]);
-    const third = await svc.raw('POST', '/issuers/acme/token', { form });
+    const third = await svc.call('POST', '/issuers/acme/token', { form });
     expect(third.body).toMatchObject({ error: 'invalid_grant' });
   });
 
@@ -221,7 +221,7 @@ describe('credential request failures', () => {
     svc.raw('POST', '/issuers/acme/credential', { headers: { authorization: `Bearer ${token}` }, body });
 
   it('refuses a request without an access token or with a forged one', async () => {
-    expect((await svc.raw('POST', '/issuers/acme/credential', { body: { credential_configuration_id: 'pid' } })).status).toBe(401);
+    expect((await svc.call('POST', '/issuers/acme/credential', { body: { credential_configuration_id: 'pid' } })).status).toBe(401);
     const forged = await request('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl', { credential_configuration_id: 'pid' });
     expect(forged.status).toBe(401);
     expect(forged.headers.get('www-authenticate')).toContain('invalid_token');
@@ -370,7 +370,7 @@ describe('credential request failures', () => {
       expect([400, 401], name).toContain(reply.status);
       expect(['invalid_dpop_proof', 'invalid_token'], name).toContain(reply.body.error);
     }
-    const good = await svc.raw('POST', '/issuers/acme/credential', {
+    const good = await svc.call('POST', '/issuers/acme/credential', {
       headers: { authorization: `DPoP ${bound}`, dpop: await resourceProof() },
       body,
     });
@@ -388,7 +388,7 @@ describe('credential request failures', () => {
 
 describe('offers', () => {
   it('refuses configurations outside the client allow-list with 403', async () => {
-    const created = await svc.raw('POST', '/api/client', {
+    const created = await svc.call('POST', '/api/client', {
       token: admin,
       body: { clientId: 'acme-limited', roles: ['issuance:offer'], allowedIssuanceConfigs: ['other'] },
     });

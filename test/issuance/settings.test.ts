@@ -10,7 +10,7 @@ const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  const created = await svc.raw('POST', '/api/issuer/credentials', {
+  const created = await svc.call('POST', '/api/issuer/credentials', {
     token: admin,
     body: {
       id: 'badge',
@@ -33,7 +33,7 @@ const offer = async (body: Record<string, unknown> = {}) =>
 
 describe('issuer settings', () => {
   it('starts from documented defaults', async () => {
-    const reply = await svc.raw('GET', '/api/issuer/config', { token: admin });
+    const reply = await svc.call('GET', '/api/issuer/config', { token: admin });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       display: [],
@@ -67,14 +67,14 @@ describe('issuer settings', () => {
       body: { display: [{ name: 'ACME Issuer', locale: 'en' }], batchSize: 2, txCodeMaxAttempts: 2 },
     });
     expect(put.status).toBe(200);
-    expect((await svc.raw('GET', '/api/issuer/config', { token: admin })).body).toMatchObject({
+    expect((await svc.call('GET', '/api/issuer/config', { token: admin })).body).toMatchObject({
       batchSize: 2,
       txCodeMaxAttempts: 2,
       dpopRequired: false,
     });
-    const metadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(metadata).toMatchObject({ display: [{ name: 'ACME Issuer', locale: 'en' }], batch_credential_issuance: { batch_size: 2 } });
-    const audit = (await svc.raw('GET', '/api/admin/audit-logs?limit=5', { token: admin })).body;
+    const audit = (await svc.call('GET', '/api/admin/audit-logs?limit=5', { token: admin })).body;
     expect(audit[0]).toMatchObject({
       actionType: 'issuer_settings.updated',
       changedFields: expect.arrayContaining(['batchSize', 'display', 'txCodeMaxAttempts']),

@@ -31,7 +31,7 @@ const CLAIMS = { pid: { type: 'inline', claims: { given_name: 'Erika', family_na
 beforeAll(async () => {
   svc = await startService();
   acme = (await svc.tenant('acme')).token;
-  const created = await svc.raw('POST', '/api/issuer/credentials', {
+  const created = await svc.call('POST', '/api/issuer/credentials', {
     token: acme,
     body: {
       id: 'pid',
@@ -123,7 +123,7 @@ const challenge = async () => {
 describe('wallet attestation: metadata and challenge endpoint', () => {
   it('advertises attest_jwt_client_auth, the challenge endpoint and the signing algorithms', async () => {
     await settings();
-    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({
       token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
       challenge_endpoint: `${issuer}/challenge`,
@@ -141,7 +141,7 @@ describe('wallet attestation: metadata and challenge endpoint', () => {
     expect(reply.headers.get('cache-control')).toBe('no-store');
     expect(reply.body.attestation_challenge).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(await challenge()).not.toBe(reply.body.attestation_challenge);
-    expect((await svc.raw('POST', '/issuers/nobody/challenge')).status).toBe(404);
+    expect((await svc.call('POST', '/issuers/nobody/challenge')).status).toBe(404);
   });
 
   it('refuses a wallet provider anchor that is not a certificate', async () => {
@@ -364,7 +364,7 @@ describe("wallet providers listed in the tenant's trust lists", () => {
       token: acme,
       body: { id: 'wallet-providers', entities: [{ type: 'external', name: trusted.name, certificates: [trusted.caPem], serviceType }] },
     });
-  const unlist = async () => expect((await svc.raw('DELETE', '/api/trust-list/wallet-providers', { token: acme })).status).toBe(204);
+  const unlist = async () => expect((await svc.call('DELETE', '/api/trust-list/wallet-providers', { token: acme })).status).toBe(204);
 
   it('accepts attestations of a walletIssuance entity at once, and no longer once the list drops it', async () => {
     const reply = await svc.raw('PUT', '/api/issuer/config', {

@@ -38,7 +38,7 @@ async function create(token: string, body: Record<string, unknown>) {
 
 describe('tenant defaults', () => {
   it('gives a new tenant one default key chain per usage type', async () => {
-    const reply = await svc.raw('GET', '/api/key-chain', { token: acme });
+    const reply = await svc.call('GET', '/api/key-chain', { token: acme });
     expect(reply.status).toBe(200);
     const byUsage = Object.fromEntries(reply.body.map((k: any) => [k.usageType, k]));
     expect(Object.keys(byUsage).sort()).toEqual(['access', 'attestation', 'encrypt', 'statusList', 'trustList']);
@@ -49,19 +49,19 @@ describe('tenant defaults', () => {
   });
 
   it('filters by usage type', async () => {
-    const reply = await svc.raw('GET', '/api/key-chain?usageType=access', { token: acme });
-    expect(reply.body.map((k: any) => k.id)).toEqual(['default-access']);
+    const reply = await svc.call('GET', '/api/key-chain?usageType=access', { token: acme });
+    expect(reply.body.map((k) => k.id)).toEqual(['default-access']);
   });
 
   it('never returns private key material', async () => {
-    const reply = await svc.raw('GET', '/api/key-chain', { token: acme });
+    const reply = await svc.call('GET', '/api/key-chain', { token: acme });
     expect(reply.text).not.toMatch(/"d":/);
   });
 });
 
 describe('certificates', () => {
   it('issues an internal chain whose leaf verifies against its root, with the ISO 18013-5 profiles', async () => {
-    const chain = await svc.raw('GET', '/api/key-chain/default-attestation/certificate', { token: acme });
+    const chain = await svc.call('GET', '/api/key-chain/default-attestation/certificate', { token: acme });
     expect(chain.status).toBe(200);
     expect(chain.headers.get('content-type')).toContain('application/pem-certificate-chain');
     const [leafPem, rootPem] = pemBlocks(chain.text);
@@ -127,7 +127,7 @@ describe('signing', () => {
       const jwt = await signing.signJwt('acme', { usageType }, { typ: 'JWT' }, { sub: usageType, iat: Math.floor(Date.now() / 1000) });
       const header = decodeProtectedHeader(jwt);
       expect(header.alg).toBe('ES256');
-      const published = await svc.raw('GET', `/api/key-chain/default-${usageType}/certificate`, { token: acme });
+      const published = await svc.call('GET', `/api/key-chain/default-${usageType}/certificate`, { token: acme });
       const [leafPem] = pemBlocks(published.text);
       expect(x5cToPem((header.x5c as string[])[0] as string).replace(/\s/g, '')).toBe((leafPem as string).replace(/\s/g, ''));
       const { payload } = await jwtVerify(jwt, await importX509(leafPem as string, 'ES256'));
@@ -238,7 +238,7 @@ describe('rotation', () => {
     const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
     const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);
     await svc.raw('POST', '/api/key-chain/import', { token: acme, body: { id: 'imported-rot', usageType: 'access', privateJwk: jwk } });
-    expect((await svc.raw('POST', '/api/key-chain/imported-rot/rotate', { token: acme })).status).toBe(409);
+    expect((await svc.call('POST', '/api/key-chain/imported-rot/rotate', { token: acme })).status).toBe(409);
   });
 });
 
@@ -313,7 +313,7 @@ describe('import and certificates from outside', () => {
     expect(patched.body.activeJwk.kid).toBe(created.activeJwk.kid);
 
     const foreign = await issue(keys.publicKey, 'Someone else');
-    const refused = await svc.raw('PATCH', '/api/key-chain/registrar-cert', {
+    const refused = await svc.call('PATCH', '/api/key-chain/registrar-cert', {
       token: acme,
       body: { certificate: foreign.toString('pem') },
     });
@@ -507,7 +507,7 @@ describe('deletion and isolation', () => {
       expect(reply.status, `${method} ${path}`).toBe(404);
     }
     const list = (await svc.call('GET', '/api/key-chain', { token: other })).body;
-    expect(list.map((k: any) => k.id)).not.toContain('acme-only');
+    expect(list.map((k) => k.id)).not.toContain('acme-only');
     expect((await svc.call('GET', '/api/key-chain/acme-only', { token: acme })).body.description).toBe('mine');
   });
 });

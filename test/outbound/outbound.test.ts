@@ -111,7 +111,7 @@ async function setUpIssuer(svc: TestService, tenant: string) {
 }
 
 async function offer(svc: TestService, token: string, body: Record<string, unknown>) {
-  const reply = await svc.raw('POST', '/api/issuer/offer', {
+  const reply = await svc.call('POST', '/api/issuer/offer', {
     token,
     body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], ...body },
   });

@@ -41,7 +41,7 @@ afterAll(() => svc.stop());
 const save = (token: string, body: unknown) => svc.raw('POST', PATH, { token, body });
 const get = (token: string, id: string) => svc.call('GET', `${PATH}/${id}`, { token });
 const patch = (token: string, id: string, body: unknown) => svc.raw('PATCH', `${PATH}/${id}`, { token, body });
-const remove = (token: string, id: string) => svc.raw('DELETE', `${PATH}/${id}`, { token });
+const remove = (token: string, id: string) => svc.call('DELETE', `${PATH}/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
   return createdBody(await save(token, body));
@@ -132,7 +132,7 @@ describe('create, read, list', () => {
   });
 
   it("lists the tenant's configurations in creation order", async () => {
-    const reply = await svc.raw('GET', PATH, { token: acme });
+    const reply = await svc.call('GET', PATH, { token: acme });
     expect(reply.status).toBe(200);
     const ids = reply.body.map((c: { id: string }) => c.id);
     expect(ids.indexOf('full')).toBeLessThan(ids.indexOf('minimal'));
@@ -145,7 +145,7 @@ describe('create, read, list', () => {
       ['PATCH', { description: 'x' }],
       ['DELETE', undefined],
     ] as const) {
-      const reply = await svc.raw(method, `${PATH}/nope`, { token: acme, body });
+      const reply = await svc.call(method, `${PATH}/nope`, { token: acme, body });
       expect(reply.status, method).toBe(404);
       expect(problemOf(reply).detail).toBe("presentation configuration 'nope' does not exist");
     }
@@ -161,7 +161,7 @@ describe('POST with an existing id', () => {
     expect(reply.body).toEqual({ ...DEFAULTS, ...body, tenantId: 'acme', createdAt: first.createdAt, updatedAt: expect.any(String) });
     expect(Date.parse(reply.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(first.updatedAt));
     expect((await get(acme, 'upsert')).body).toEqual(reply.body);
-    const ids = (await svc.raw('GET', PATH, { token: acme })).body.map((c: { id: string }) => c.id);
+    const ids = (await svc.call('GET', PATH, { token: acme })).body.map((c: { id: string }) => c.id);
     expect(ids.filter((id: string) => id === 'upsert')).toHaveLength(1);
   });
 
@@ -602,7 +602,7 @@ describe('access', () => {
     expect((await svc.call('GET', PATH, { token: requester })).status).toBe(403);
     expect((await save(requester, MINIMAL)).status).toBe(403);
     expect((await save(manager, MINIMAL)).status).toBe(201);
-    expect((await svc.raw('GET', PATH, { token: await svc.rootToken() })).status).toBe(403);
+    expect((await svc.call('GET', PATH, { token: await svc.rootToken() })).status).toBe(403);
   });
 });
 
@@ -613,8 +613,8 @@ describe('audit', () => {
     const webhook = { url: 'https://rp.example.com/audit', auth: { type: 'header', header: { name: 'X-Key', value: SECRET } } };
     await svc.raw('POST', PATH, { token: acme, headers, body: { ...MINIMAL, id: 'audited', webhook } });
     await svc.raw('POST', PATH, { token: acme, headers, body: { ...MINIMAL, id: 'audited', description: 'replaced', webhook } });
-    await svc.raw('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
-    await svc.raw('DELETE', `${PATH}/audited`, { token: acme, headers });
+    await svc.call('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
+    await svc.call('DELETE', `${PATH}/audited`, { token: acme, headers });
     const entries = (await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: acme })).body.filter(
       (e: { requestId: string }) => e.requestId === rid,
     );

@@ -110,7 +110,7 @@ describe('POST /api/registrar/access-certificate', () => {
   });
 
   it('signs request objects with the registrar-issued certificate: x5c carries it and the x509_hash client id is its hash', async () => {
-    const chain = (await svc.raw('GET', '/api/key-chain/default-access', { token })).body;
+    const chain = (await svc.call('GET', '/api/key-chain/default-access', { token })).body;
     const der = derOf(chain.activeCertificate);
     const offer = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid' } });
     expect(offer.status, offer.text).toBe(201);

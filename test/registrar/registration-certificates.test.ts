@@ -69,7 +69,7 @@ beforeAll(async () => {
   svc = await startService();
   registrar = await startRegistrarFake(ACCOUNT);
   token = (await svc.tenant('rp')).token;
-  const config = await svc.raw('POST', '/api/registrar/config', {
+  const config = await svc.call('POST', '/api/registrar/config', {
     token,
     body: { registrarUrl: registrar.url, oidcUrl: registrar.oidcUrl, ...ACCOUNT, registrationCertificateDefaults: DEFAULTS },
   });

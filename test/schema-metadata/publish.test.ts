@@ -229,9 +229,9 @@ describe('catalog', () => {
         token,
       },
     );
-    expect(one.body.map((r: any) => [r.id, r.version])).toEqual([[published.id, '1.1.0']]);
+    expect(one.body.map((r) => [r.id, r.version])).toEqual([[published.id, '1.1.0']]);
     const versions = await svc.call('GET', `/api/schema-metadata/${published.id}/versions`, { token });
-    expect(versions.body.map((r: any) => r.version)).toEqual(['2.0.0', '1.1.0', '1.0.0']);
+    expect(versions.body.map((r) => r.version)).toEqual(['2.0.0', '1.1.0', '1.0.0']);
     const jwt = await svc.call('GET', `/api/schema-metadata/${published.id}/versions/1.0.0/jwt`, { token });
     expect(jwt.status).toBe(200);
     expect(jwt.headers.get('content-type')).toContain('application/jwt');
@@ -251,7 +251,7 @@ describe('catalog', () => {
     const reply = await svc.call('GET', '/api/schema-metadata/vocabularies', { token });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body.version).toBe('2026-05-07');
-    expect(reply.body.tags.map((t: any) => t.code)).toContain('age-verification');
+    expect(reply.body.tags.map((t) => t.code)).toContain('age-verification');
   });
 
   it('lists what the tenant published as mine', async () => {
@@ -259,7 +259,7 @@ describe('catalog', () => {
     const mine = await svc.call('GET', '/api/schema-metadata/mine', { token });
     expect(mine.status, mine.text).toBe(200);
     expect(mine.body).toHaveLength(5);
-    expect(mine.body.every((r: any) => r.id !== 'foreign')).toBe(true);
+    expect(mine.body.every((r) => r.id !== 'foreign')).toBe(true);
     registrar.catalog = [];
   });
 
@@ -330,8 +330,8 @@ describe('the payload of a credential configuration', () => {
 
   it('needs a schemaMeta, and hosts the vct of a configuration without one', async () => {
     await configure(token, { ...PID, id: 'hosted', vct: undefined });
-    expectProblem(await svc.raw('GET', '/api/issuer/credentials/hosted/schema-metadata', { token }), 409);
-    const patched = await svc.raw('PATCH', '/api/issuer/credentials/hosted', {
+    expectProblem(await svc.call('GET', '/api/issuer/credentials/hosted/schema-metadata', { token }), 409);
+    const patched = await svc.call('PATCH', '/api/issuer/credentials/hosted', {
       token,
       body: { schemaMeta: { version: '1.0.0', attestationLoS: 'iso_18045_basic', bindingType: 'claim' } },
     });
@@ -343,7 +343,7 @@ describe('the payload of a credential configuration', () => {
     const wrong = await svc.raw('PATCH', '/api/issuer/credentials/hosted', { token, body: { schemaMeta: { version: 'one' } } });
     expectProblem(wrong, 400);
     expect(fieldsOf(wrong)).toEqual(expect.arrayContaining(['body.schemaMeta.version', 'body.schemaMeta.attestationLoS']));
-    expectProblem(await svc.raw('GET', '/api/issuer/credentials/missing/schema-metadata', { token }), 404);
+    expectProblem(await svc.call('GET', '/api/issuer/credentials/missing/schema-metadata', { token }), 404);
 
     // A schemaMeta stored before it was checked (any object was kept then) is a 409, not a 500.
     const stored = svc.db.selectFrom('credential_configs').where('tenant_id', '=', 'publisher').where('id', '=', 'hosted');
@@ -354,7 +354,7 @@ describe('the payload of a credential configuration', () => {
       .where('tenant_id', '=', 'publisher')
       .where('id', '=', 'hosted')
       .execute();
-    const legacy = await svc.raw('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
+    const legacy = await svc.call('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
     expectProblem(legacy, 409);
     expect(problemOf(legacy).detail).toContain('schemaMeta.version');
   });

@@ -104,7 +104,7 @@ describe('retention', () => {
     }
     expect(await svc.db.selectFrom('session_handles').selectAll().where('session_id', '=', old.id).execute()).toEqual([]);
     const logs = await svc.call('GET', `/api/session/${old.id}/logs`, { token });
-    expect(logs.body.map((l: any) => l.message)).toEqual(['credential issued']);
+    expect(logs.body.map((l) => l.message)).toEqual(['credential issued']);
 
     const reply = await svc.call('GET', `/api/session/${old.id}`, { token });
     expect(reply.status).toBe(200);
@@ -163,6 +163,6 @@ describe('expiry', () => {
       },
     ]);
     expect((await row(done.id))?.status).toBe('completed');
-    expect((await svc.call('GET', `/api/session?status=expired`, { token })).body.items.map((s: any) => s.id)).toEqual([open.id]);
+    expect((await svc.call('GET', `/api/session?status=expired`, { token })).body.items.map((s) => s.id)).toEqual([open.id]);
   });
 });

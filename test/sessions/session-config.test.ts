@@ -83,7 +83,7 @@ describe('session storage configuration', () => {
     await svc.call('DELETE', '/api/session-config', { token: acme });
     await put({ ttlSeconds: 240 });
     const entries = (await svc.call('GET', '/api/admin/audit-logs', { token: acme })).body.filter(
-      (e: any) => e.actionType === 'session_config.updated',
+      (e) => e.actionType === 'session_config.updated',
     );
     expect(entries[0]).toMatchObject({
       tenantId: 'acme',

@@ -127,8 +127,8 @@ describe('listing', () => {
   it("lists only the caller's tenant", async () => {
     const mine = await create();
     const reply = await svc.call('GET', '/api/session?pageSize=100', { token: other });
-    expect(reply.body.items.map((s: any) => s.id)).not.toContain(mine.id);
-    expect((await svc.call('GET', '/api/session?pageSize=100', { token: acme })).body.items.map((s: any) => s.id)).toContain(mine.id);
+    expect(reply.body.items.map((s) => s.id)).not.toContain(mine.id);
+    expect((await svc.call('GET', '/api/session?pageSize=100', { token: acme })).body.items.map((s) => s.id)).toContain(mine.id);
   });
 });
 
@@ -266,7 +266,7 @@ describe('deleting', () => {
     expect((await svc.call('DELETE', `/api/session/${session.id}`, { token: acme })).status).toBe(404);
 
     const audit = await svc.call('GET', '/api/admin/audit-logs', { token: acme });
-    expect(audit.body.find((e: any) => e.actionType === 'session.deleted' && e.before?.id === session.id)).toMatchObject({
+    expect(audit.body.find((e) => e.actionType === 'session.deleted' && e.before?.id === session.id)).toMatchObject({
       tenantId: 'acme',
       actorId: 'acme-admin',
       before: { id: session.id, type: 'issuance', status: 'active' },

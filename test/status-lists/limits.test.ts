@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
-const lists = async (token: string) => (await svc.raw('GET', '/api/status-lists', { token })).body as { id: string }[];
+const lists = async (token: string) => (await svc.call('GET', '/api/status-lists', { token })).body as { id: string }[];
 
 function expectRefused(reply: { status: number; body: unknown }, field: string) {
   expect(reply.status).toBe(400);

@@ -30,7 +30,7 @@ afterAll(() => svc.stop());
 async function setUpTenant(id: string, statusListConfig?: Record<string, unknown>) {
   const { token } = await svc.tenant(id);
   if (statusListConfig) {
-    const put = await svc.raw('PUT', '/api/status-list-config', { token, body: statusListConfig });
+    const put = await svc.call('PUT', '/api/status-list-config', { token, body: statusListConfig });
     expect(put.status, put.text).toBe(200);
   }
   const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: config('pid') });
@@ -40,7 +40,7 @@ async function setUpTenant(id: string, statusListConfig?: Record<string, unknown
 
 /** Runs the pre-authorized flow; returns the session id and the credential's status reference. */
 async function issue(token: string, configurationId = 'pid') {
-  const offer = await svc.raw('POST', '/api/issuer/offer', {
+  const offer = await svc.call('POST', '/api/issuer/offer', {
     token,
     body: {
       response_type: 'uri',

@@ -59,6 +59,9 @@ export type RequestBodyOf<Op> = Op extends { requestBody: { content: { 'applicat
     ? B
     : never;
 
+/** The JSON body a path and method take, by template or concrete path. */
+export type BodyOf<P extends string, M extends Method> = RequestBodyOf<Operation<P, M>>;
+
 /** The body of the operation's success answer (200, 201 or 202; a 204 has none). */
 export type SuccessBodyOf<Op> = Op extends { responses: infer R }
   ? 200 extends keyof R

@@ -1,5 +1,10 @@
 // The credential and presentation configurations most tests share: an SD-JWT VC PID with given
 // name, family name and an age-over-18 flag, an mdoc mDL, and the DCQL query an adult check sends.
+// Each is checked against the request body the OpenAPI document gives for it.
+import type { BodyOf, Schemas } from './api-types.js';
+
+type CredentialConfigInput = BodyOf<'/api/issuer/credentials', 'POST'>;
+type DcqlQuery = Schemas['DcqlQueryInput'];
 
 export const PID_VCT = 'urn:eudi:pid:1';
 export const MDL_DOC_TYPE = 'org.iso.18013.5.1.mDL';
@@ -14,14 +19,15 @@ export const PID = {
     { path: ['family_name'], type: 'string', mandatory: true },
     { path: ['age_over_18'], type: 'boolean' },
   ],
-};
+} satisfies CredentialConfigInput;
 
 /** An mDL with the given data elements (strings, except age_over_* flags). */
-export const mdl = (elements: string[]) => ({
-  id: 'mdl',
-  config: { format: 'mso_mdoc', docType: MDL_DOC_TYPE },
-  fields: elements.map((name) => ({ path: [name], type: name.startsWith('age_over_') ? 'boolean' : 'string', namespace: MDL_NAMESPACE })),
-});
+export const mdl = (elements: string[]) =>
+  ({
+    id: 'mdl',
+    config: { format: 'mso_mdoc', docType: MDL_DOC_TYPE },
+    fields: elements.map((name) => ({ path: [name], type: name.startsWith('age_over_') ? 'boolean' : 'string', namespace: MDL_NAMESPACE })),
+  }) satisfies CredentialConfigInput;
 
 /** The adult check: the given name, and age_over_18 true. */
 export const PID_ADULT_QUERY = {
@@ -33,7 +39,7 @@ export const PID_ADULT_QUERY = {
       claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
     },
   ],
-};
+} satisfies DcqlQuery;
 
 /** The mDL's adult check: the family name, and age_over_18 true. */
 export const MDL_ADULT_QUERY = {
@@ -45,4 +51,4 @@ export const MDL_ADULT_QUERY = {
       claims: [{ path: [MDL_NAMESPACE, 'family_name'] }, { path: [MDL_NAMESPACE, 'age_over_18'], values: [true] }],
     },
   ],
-};
+} satisfies DcqlQuery;

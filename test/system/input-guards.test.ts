@@ -77,7 +77,7 @@ describe('NUL characters', () => {
   });
 
   it('answers NUL in a protocol path or form in the OAuth shape', async () => {
-    const path = await svc.raw('GET', '/issuers/a%00b/jwks.json');
+    const path = await svc.call('GET', '/issuers/a%00b/jwks.json');
     expect(path.status).toBe(400);
     expect(path.body).toEqual({
       error: 'invalid_request',

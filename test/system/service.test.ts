@@ -10,20 +10,20 @@ afterAll(() => svc.stop());
 describe('service endpoints', () => {
   it('reports liveness and readiness', async () => {
     expect((await svc.call('GET', '/health')).body).toEqual({ status: 'ok' });
-    const ready = await svc.raw('GET', '/health/ready');
+    const ready = await svc.call('GET', '/health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: 'ok', checks: { database: 'ok' } });
   });
 
   it('reports the version from package.json to an authenticated client', async () => {
-    const reply = await svc.raw('GET', '/api/version', { token: await svc.rootToken() });
+    const reply = await svc.call('GET', '/api/version', { token: await svc.rootToken() });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ name: 'svc', version: '5.0.0', apiVersion: '5.0' });
-    expect((await svc.raw('GET', '/api/version')).status).toBe(401);
+    expect((await svc.call('GET', '/api/version')).status).toBe(401);
   });
 
   it('returns the front-end configuration, without a token: observability and how to log in', async () => {
-    const reply = await svc.raw('GET', '/api/frontend-config');
+    const reply = await svc.call('GET', '/api/frontend-config');
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       observability: { enabled: true, url: 'https://telemetry.example.com/v1' },

@@ -41,7 +41,7 @@ async function countRows(table: 'clients' | 'users' | 'audit_log', tenantId: str
 }
 
 async function auditEntries(): Promise<any[]> {
-  const reply = await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: root });
+  const reply = await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: root });
   expect(reply.status).toBe(200);
   return reply.body;
 }
@@ -91,7 +91,7 @@ describe('POST /api/tenant', () => {
 
     const token = await tokenReply('acme-admin', secret);
     expect(token.status, token.text).toBe(200);
-    const own = await svc.raw('GET', '/api/client', { token: token.body.access_token });
+    const own = await svc.call('GET', '/api/client', { token: token.body.access_token });
     expect(own.status).toBe(200);
     expect(own.body.map((c: { clientId: string }) => c.clientId)).toEqual(['acme-admin']);
     expect((await tokenReply('acme-admin', `${secret}x`)).status).toBe(401);
@@ -194,7 +194,7 @@ describe('POST /api/tenant', () => {
   });
 
   it('requires an access token', async () => {
-    const reply = await svc.raw('POST', '/api/tenant', { body: { id: 'anonymous', name: 'Anonymous' } });
+    const reply = await svc.call('POST', '/api/tenant', { body: { id: 'anonymous', name: 'Anonymous' } });
     expectProblem(reply, 401);
     expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer /);
     expect(await tenantRow('anonymous')).toBeUndefined();
@@ -354,7 +354,7 @@ describe('PATCH /api/tenant/{id}', () => {
     expect(reply.body.clients).toEqual([expect.objectContaining({ clientId: 'reroled-admin', roles: ['users:manage', 'issuance:offer'] })]);
     expect(keysNamed(reply.body, 'secret')).toEqual([]);
 
-    const client = await svc.raw('GET', '/api/client/reroled-admin', { token: root });
+    const client = await svc.call('GET', '/api/client/reroled-admin', { token: root });
     expect(client.status).toBe(200);
     expect(client.body).toMatchObject({ clientId: 'reroled-admin', tenantId: 'reroled', roles: ['users:manage', 'issuance:offer'] });
     const row = await clientRow('reroled-admin');
@@ -366,7 +366,7 @@ describe('PATCH /api/tenant/{id}', () => {
   it('re-creates a deleted admin client with a new secret', async () => {
     const created = await createTenant({ id: 'phoenix', name: 'Phoenix', roles: ['clients:manage'] });
     const oldSecret = created.body.client.secret as string;
-    expect((await svc.raw('DELETE', '/api/client/phoenix-admin', { token: root })).status).toBe(204);
+    expect((await svc.call('DELETE', '/api/client/phoenix-admin', { token: root })).status).toBe(204);
     expect(await clientRow('phoenix-admin')).toBeUndefined();
 
     const reply = await patchTenant('phoenix', { roles: ['clients:manage', 'users:manage'] });
@@ -387,7 +387,7 @@ describe('PATCH /api/tenant/{id}', () => {
     expect((await tokenReply('phoenix-admin', oldSecret)).status).toBe(401);
     const token = await tokenReply('phoenix-admin', secret);
     expect(token.status).toBe(200);
-    expect((await svc.raw('GET', '/api/user', { token: token.body.access_token })).status).toBe(200);
+    expect((await svc.call('GET', '/api/user', { token: token.body.access_token })).status).toBe(200);
   });
 
   it('creates the admin client for a tenant that was created without roles', async () => {
@@ -458,10 +458,10 @@ describe('DELETE /api/tenant/{id}', () => {
     expectProblem(await getTenant('doomed'), 404);
     // the deleted tenant's credentials and tokens no longer work; the other tenant's do
     expect((await tokenReply('doomed-admin', doomed.secret)).status).toBe(401);
-    const stale = await svc.raw('GET', '/api/client', { token: doomed.token });
+    const stale = await svc.call('GET', '/api/client', { token: doomed.token });
     expectProblem(stale, 401);
     expect(stale.headers.get('www-authenticate')).toContain('invalid_token');
-    expect((await svc.raw('GET', '/api/client', { token: survivor.token })).status).toBe(200);
+    expect((await svc.call('GET', '/api/client', { token: survivor.token })).status).toBe(200);
 
     // the deletion itself is audited outside the deleted tenant
     const entry = (await auditEntries()).find((e) => e.actionType === 'tenant.deleted' && e.before?.id === 'doomed');
@@ -539,7 +539,7 @@ describe('access to the tenant endpoints', () => {
     const token = await svc.token('tenant-operator', created.body.secret);
     const reply = await svc.call('POST', '/api/tenant', { token, body: { id: 'by-operator', name: 'By operator' } });
     expect(reply.status, reply.text).toBe(201);
-    expect((await svc.raw('GET', '/api/tenant/by-operator', { token })).status).toBe(200);
+    expect((await svc.call('GET', '/api/tenant/by-operator', { token })).status).toBe(200);
   });
 });
 

@@ -90,9 +90,9 @@ describe('create and read', () => {
     expect(certificates(revocation)).toEqual([{ val: derOf((await keyChain('default-statusList')).activeCertificate) }]);
     expect(certificates(outside)).toEqual([{ val: derOf(externalPem) }]);
 
-    expect((await svc.raw('GET', `/api/trust-list/${list.id}`, { token: acme })).body).toEqual(list);
-    const all = (await svc.raw('GET', '/api/trust-list', { token: acme })).body;
-    expect(all.map((l: any) => l.id)).toContain(list.id);
+    expect((await svc.call('GET', `/api/trust-list/${list.id}`, { token: acme })).body).toEqual(list);
+    const all = (await svc.call('GET', '/api/trust-list', { token: acme })).body;
+    expect(all.map((l) => l.id)).toContain(list.id);
   });
 
   it('signs the list as a JWS that verifies with jose against the x5c chain the key chain publishes', async () => {
@@ -101,12 +101,12 @@ describe('create and read', () => {
     expect(header).toMatchObject({ typ: 'trustlist+jwt', alg: 'ES256' });
     expect(payload.LoTE).toEqual(list.data.LoTE);
     expect(payload.exp * 1000).toBe(Date.parse(list.data.LoTE.ListAndSchemeInformation.NextUpdate));
-    const published = await svc.raw('GET', '/api/key-chain/default-trustList/certificate', { token: acme });
+    const published = await svc.call('GET', '/api/key-chain/default-trustList/certificate', { token: acme });
     expect(header.x5c).toEqual(pemBlocks(published.text).map(derOf));
   });
 
   it('takes a named signing key chain and extra scheme information', async () => {
-    await svc.raw('POST', '/api/key-chain', { token: acme, body: { id: 'tl-second', usageType: 'trustList', type: 'internalChain' } });
+    await svc.call('POST', '/api/key-chain', { token: acme, body: { id: 'tl-second', usageType: 'trustList', type: 'internalChain' } });
     const list = await create(acme, {
       id: 'explicit',
       keyChainId: 'tl-second',
@@ -144,9 +144,9 @@ describe('versions', () => {
     expect(old.body).toMatchObject({ sequenceNumber: 1, jwt: first.jwt, entityConfig: ENTITIES().slice(0, 1), data: first.data });
     expect((await verify(old.body.jwt)).payload.LoTE.ListAndSchemeInformation.LoTESequenceNumber).toBe(1);
 
-    const third = await svc.raw('PUT', '/api/trust-list/versioned', { token: acme, body: { id: 'versioned', entities: [] } });
+    const third = await svc.call('PUT', '/api/trust-list/versioned', { token: acme, body: { id: 'versioned', entities: [] } });
     expect(third.body.sequenceNumber).toBe(3);
-    expect((await svc.raw('GET', '/api/trust-list/versioned/versions/nope', { token: acme })).status).toBe(404);
+    expect((await svc.call('GET', '/api/trust-list/versioned/versions/nope', { token: acme })).status).toBe(404);
   });
 
   it('exports the input, which recreates the list elsewhere and updates it in place', async () => {
@@ -160,7 +160,7 @@ describe('versions', () => {
       ],
     };
     const list = await create(acme, body);
-    const exported = await svc.raw('GET', '/api/trust-list/exported/export', { token: acme });
+    const exported = await svc.call('GET', '/api/trust-list/exported/export', { token: acme });
     expect(exported.status).toBe(200);
     expect(exported.body).toEqual({ ...body, keyChainId: 'default-trustList' });
 
@@ -171,10 +171,10 @@ describe('versions', () => {
     expect(copy.data.LoTE.TrustedEntitiesList).toEqual(list.data.LoTE.TrustedEntitiesList);
     expect(copy.data.LoTE.TrustedEntitiesList[0].TrustedEntityInformation.TETradeName).toEqual([{ lang: 'en', value: 'ACME' }]);
 
-    const put = await svc.raw('PUT', '/api/trust-list/exported', { token: acme, body: exported.body });
+    const put = await svc.call('PUT', '/api/trust-list/exported', { token: acme, body: exported.body });
     expect(put.status, put.text).toBe(200);
     expect(put.body.sequenceNumber).toBe(2);
-    expect((await svc.raw('GET', '/api/trust-list/exported/export', { token: acme })).body).toEqual(exported.body);
+    expect((await svc.call('GET', '/api/trust-list/exported/export', { token: acme })).body).toEqual(exported.body);
   });
 });
 
@@ -215,7 +215,7 @@ describe('validation', () => {
     const renamed = await svc.raw('PUT', '/api/trust-list/validated', { token: acme, body: { id: 'other-id', entities: [] } });
     expect(renamed.status).toBe(400);
     expect(renamed.body.errors[0].field).toBe('body.id');
-    expect((await svc.raw('POST', '/api/trust-list', { token: acme, body: { id: 'validated', entities: [] } })).status).toBe(409);
+    expect((await svc.call('POST', '/api/trust-list', { token: acme, body: { id: 'validated', entities: [] } })).status).toBe(409);
   });
 });
 
@@ -241,7 +241,7 @@ describe('isolation and publication', () => {
       body: { keyChainId: 'tl-second', entities: [{ type: 'internal', keyChainId: 'tl-second' }] },
     });
     expect(fieldsOf(foreign).sort()).toEqual(['body.entities.0.keyChainId', 'body.keyChainId']);
-    expect((await svc.raw('GET', '/issuers/other/trust-lists/acme-only')).status).toBe(404);
+    expect((await svc.call('GET', '/issuers/other/trust-lists/acme-only')).status).toBe(404);
   });
 
   it('serves the signed list publicly as application/jwt, cacheable until NextUpdate', async () => {
@@ -297,7 +297,7 @@ describe('re-signing', () => {
     expect((await verify(after.jwt)).payload.LoTE).toEqual(after.data.LoTE);
     expect(list.sequenceNumber).toBe(1);
     const audit = (await svc.call('GET', '/api/admin/audit-logs?limit=100', { token: acme })).body;
-    const entry = audit.find((e: any) => e.actionType === 'trust_list.updated' && e.after?.id === 'rotated-entity');
+    const entry = audit.find((e) => e.actionType === 'trust_list.updated' && e.after?.id === 'rotated-entity');
     expect(entry).toMatchObject({
       actorType: 'system',
       actorId: 'system:trust-lists',
@@ -316,7 +316,7 @@ describe('re-signing', () => {
       .where('id', '=', 'scheduled')
       .execute();
     await expect
-      .poll(async () => (await svc.raw('GET', '/api/trust-list/scheduled', { token: acme })).body.jwt, { timeout: 5000 })
+      .poll(async () => (await svc.call('GET', '/api/trust-list/scheduled', { token: acme })).body.jwt, { timeout: 5000 })
       .not.toBe(list.jwt);
     const after = (await svc.raw('GET', '/api/trust-list/scheduled', { token: acme })).body;
     const info = after.data.LoTE.ListAndSchemeInformation;

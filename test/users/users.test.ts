@@ -26,7 +26,7 @@ const unique = (prefix: string) => `${prefix}-${++counter}`;
 const createUser = (token: string, body: unknown) => svc.raw('POST', '/api/user', { token, body });
 const getUser = (token: string, id: string) => svc.call('GET', `/api/user/${id}`, { token });
 const patchUser = (token: string, id: string, body: unknown) => svc.raw('PATCH', `/api/user/${id}`, { token, body });
-const deleteUser = (token: string, id: string) => svc.raw('DELETE', `/api/user/${id}`, { token });
+const deleteUser = (token: string, id: string) => svc.call('DELETE', `/api/user/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
   return createdBody<{ id: string; username: string; email: string | null; temporaryPassword: string; [k: string]: unknown }>(

@@ -89,7 +89,7 @@ interface AnnexCOffer {
 }
 
 const offer = async (body: Record<string, unknown> = {}, token = admin): Promise<AnnexCOffer> => {
-  const reply = await svc.raw('POST', '/api/verifier/offer', {
+  const reply = await svc.call('POST', '/api/verifier/offer', {
     token,
     body: { response_type: 'iso-18013-7', requestId: 'mdl-check', expected_origin: ORIGIN, ...body },
   });
@@ -333,13 +333,13 @@ describe('the iso-18013-7 offer', () => {
     });
     expect(noOrigin.status).toBe(400);
     expect(fieldsOf(noOrigin)).toEqual(['body.expected_origin']);
-    const sdJwt = await svc.raw('POST', '/api/verifier/offer', {
+    const sdJwt = await svc.call('POST', '/api/verifier/offer', {
       token: admin,
       body: { response_type: 'iso-18013-7', requestId: 'adult', expected_origin: ORIGIN },
     });
     expect(sdJwt.status).toBe(400);
     expect(sdJwt.text).toMatch(/mso_mdoc only/);
-    const withTransactionData = await svc.raw('POST', '/api/verifier/offer', {
+    const withTransactionData = await svc.call('POST', '/api/verifier/offer', {
       token: admin,
       body: {
         response_type: 'iso-18013-7',
@@ -533,7 +533,7 @@ describe('the Annex C response', () => {
     const revoked = await issueCredential(svc, admin, 'mdl', MDL_CLAIMS);
     const changed = await svc.call('POST', '/api/session/revoke', { token: admin, body: { sessionId: revoked.session, status: 1 } });
     expect(changed.status, changed.text).toBe(200);
-    expect((await svc.raw('DELETE', '/api/cache/status-list', { token: admin })).status).toBe(204);
+    expect((await svc.call('DELETE', '/api/cache/status-list', { token: admin })).status).toBe(204);
     const made = await offer();
     await expectFailed(made, await walletResponse(made, { credential: revoked.credential, holder: revoked.holder }), /^status: revoked$/);
   });

@@ -26,7 +26,7 @@ let mdl: { credential: string; holder: import('jose').JWK };
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  for (const body of [PID, MDL]) expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
+  for (const body of [PID, MDL]) expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
   const trust = await svc.call('POST', '/api/trust-list', {
     token: admin,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -84,7 +84,7 @@ describe('the dc-api offer', () => {
 
   it('needs expected_origin, an https origin (http outside production)', async () => {
     for (const expected_origin of [undefined, 'https://shop.example.com/page', 'javascript:alert(1)', 'shop.example.com']) {
-      const reply = await svc.raw('POST', '/api/verifier/offer', {
+      const reply = await svc.call('POST', '/api/verifier/offer', {
         token: admin,
         body: { response_type: 'dc-api', requestId: 'adult', ...(expected_origin && { expected_origin }) },
       });

@@ -129,7 +129,7 @@ const offer = async (requestId = 'adult') => {
 };
 const session = (id: string) => svc.running.services.sessions.get('acme', id);
 const logsOf = async (id: string) =>
-  (await svc.raw('GET', `/api/session/${id}/logs`, { token: admin })).body as { message: string; details?: Record<string, unknown> }[];
+  (await svc.call('GET', `/api/session/${id}/logs`, { token: admin })).body as { message: string; details?: Record<string, unknown> }[];
 
 /** The response to the redirect flow's request, refused: the session failed with `reason`, which its log names too. */
 async function expectRefused(made: { session: string }, reply: { status: number; body: Record<string, any> }, reason: RegExp) {

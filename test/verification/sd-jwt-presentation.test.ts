@@ -16,7 +16,7 @@ const issue = (tenantToken: string, claims: Record<string, unknown>) => issueCre
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
+  expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
   const trust = await svc.call('POST', '/api/trust-list', {
     token: admin,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -104,7 +104,7 @@ describe('rejected presentations fail the session closed', () => {
 
   it('a credential past its exp', async () => {
     const short = { ...PID, id: 'pid-short', lifeTime: 1 };
-    expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: short })).status).toBe(201);
+    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: short })).status).toBe(201);
     const expiring = await issueCredential(svc, admin, 'pid-short', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
     svc.clock.advance(2100);
     expectRejected(
@@ -115,7 +115,7 @@ describe('rejected presentations fail the session closed', () => {
 
   it('an issuer no trust list of the tenant names', async () => {
     const other = (await svc.tenant('globex')).token;
-    expect((await svc.raw('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
+    expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
     const foreign = await issue(other, { given_name: 'Eve', family_name: 'Mallory', age_over_18: true });
     expectRejected(
       await attempt(async (r) => ({ pid: [await presentSdJwt(foreign.credential, foreign.holder, r, ['given_name', 'age_over_18'])] })),
@@ -125,7 +125,7 @@ describe('rejected presentations fail the session closed', () => {
 
   it('an issuer the tenant lists only as a wallet provider (walletIssuance): wallet providers are not trusted for credentials', async () => {
     const other = (await svc.tenant('initech')).token;
-    expect((await svc.raw('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
+    expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
     const listed = await issue(other, { given_name: 'Eve', family_name: 'Mallory', age_over_18: true });
     const chain = await svc.call('GET', '/api/key-chain/default-attestation/certificate', { token: other });
     expect(chain.status, chain.text).toBe(200);
