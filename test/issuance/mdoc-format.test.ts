@@ -9,7 +9,6 @@ import {
   X509Certificate as NodeX509,
   sign as nodeSign,
   verify as nodeVerify,
-  webcrypto,
 } from 'node:crypto';
 import {
   CoseKey,
@@ -41,7 +40,7 @@ import type { Signer } from '../../src/key-chains/signing.js';
 import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
 import { startService, type TestService } from '../support/service.js';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
 const DOC_TYPE = 'org.iso.18013.5.1.mDL';
 const NS = 'org.iso.18013.5.1';

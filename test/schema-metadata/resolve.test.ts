@@ -13,7 +13,7 @@ import { expectProblem, fieldsOf } from '../support/problems.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
 let svc: TestService;
 let registrar: RegistrarFake;

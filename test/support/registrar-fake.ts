@@ -91,7 +91,7 @@ async function text(req: IncomingMessage): Promise<string> {
 
 // ---- Relying parties, access certificates, registration certificates ----
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGNING = { name: 'ECDSA', hash: 'SHA-256' } as const;

@@ -6,7 +6,7 @@ import { randomUUID, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 const DAY_MS = 86_400_000;

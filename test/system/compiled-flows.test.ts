@@ -21,7 +21,7 @@ import { run, type Started, stop } from '../support/process.js';
 import { ALL_TENANT_ROLES, freePort, ROOT_ID } from '../support/service.js';
 import { holderKey, issueCredential, receiveCredentials } from '../support/wallet.js';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
 const PID = {
   id: 'pid',

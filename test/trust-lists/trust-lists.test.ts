@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
 let svc: TestService;
 let acme: string;
