@@ -3,6 +3,7 @@
 // helpers. BENCH_PROFILE=1 writes the service's CPU profile to /tmp/prof. BENCH_GC=<ms> runs a full
 // garbage collection in the service every <ms> milliseconds, so that a native finalizer that would
 // crash the process (a collected SQLite statement, say) runs during the benchmark, not hours later.
+// BENCH_NODE_FLAGS='--flag ...' adds node flags to `npm start`'s, to weigh one before adopting it.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -38,7 +39,7 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
   const runtime = runtimeSettings();
   const child: ChildProcess = spawn(
     process.execPath,
-    [...runtime.nodeFlags, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), 'dist/main.js'],
+    [...runtime.nodeFlags, ...flagsToTry(), ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), 'dist/main.js'],
     {
       cwd: root,
       env: {
@@ -104,6 +105,8 @@ function withPeriodicGc(ms: number): string {
 }
 
 /** utime + stime of a process from /proc (fields 14 and 15, in clock ticks of 10 ms on Linux). */
+const flagsToTry = () => (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+
 function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10;
