@@ -39,7 +39,12 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
   const runtime = runtimeSettings();
   const child: ChildProcess = spawn(
     process.execPath,
-    [...runtime.nodeFlags, ...flagsToTry(), ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), 'dist/main.js'],
+    [
+      ...runtime.nodeFlags,
+      ...flagsToTry(),
+      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
+      'dist/main.js',
+    ],
     {
       cwd: root,
       env: {
