@@ -81,7 +81,9 @@ export interface IssuanceNeeds {
 export function createIssuance(needs: IssuanceNeeds) {
   const { db, sessions, credentialConfigs: configs, sealer, publicUrl } = needs;
   const settingsSealer = createSealer(needs.masterSecret, 'issuer-settings-secrets');
-  const settings = new IssuerSettingsService(db, needs.audit, settingsSealer);
+  const settings = new IssuerSettingsService(db, needs.audit, settingsSealer, (ctx, tenantId, trx) =>
+    needs.keyChains.ensureDefault(ctx, tenantId, 'federation', trx),
+  );
   const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.trustedWalletProviders);
   const nonces = new NonceStore(db);
   const tokens = new IssuanceTokens(needs.masterSecret);
