@@ -1,0 +1,56 @@
+// The federation trust a tenant places in issuers, as the verifier uses it: the mode of its
+// federation settings, its trust anchors, and the resolver that decides (cached per tenant).
+import type { JWK } from 'jose';
+import { isJsonObject } from '../platform/json.js';
+import { FederationRefused } from './entity-statement.js';
+import type { ResolvedTrust, TrustAnchorRef, TrustChainResolver } from './resolver.js';
+import type { FederationMode, FederationSettings } from './settings.js';
+
+export interface FederationTrust {
+  mode: FederationMode;
+  /** The anchors of the settings, used when a credential query names none. */
+  trustAnchors: TrustAnchorRef[];
+  /**
+   * The key that signed an issuer's credential: `kid` among the jwks of the openid_credential_issuer
+   * metadata the issuer's trust chain to one of `anchorIds` resolves to. Throws FederationRefused.
+   */
+  issuerKey(issuer: string, kid: string, anchorIds: string[]): Promise<{ jwk: JWK; trust: ResolvedTrust }>;
+}
+
+export class FederationTrustSource {
+  constructor(
+    private readonly resolver: TrustChainResolver,
+    private readonly settingsOf: (tenantId: string) => Promise<FederationSettings | null>,
+  ) {}
+
+  /** Undefined when the tenant takes no part in a federation. */
+  async trustFor(tenantId: string): Promise<FederationTrust | undefined> {
+    const settings = await this.settingsOf(tenantId);
+    if (!settings) return undefined;
+    const configured = new Map(settings.trustAnchors.map((anchor) => [anchor.entityId, anchor]));
+    return {
+      mode: settings.mode,
+      trustAnchors: settings.trustAnchors,
+      issuerKey: async (issuer, kid, anchorIds) => {
+        // An anchor named by a query is read where the settings say, when they list it.
+        const anchors = anchorIds.map((entityId) => configured.get(entityId) ?? { entityId });
+        const trust = await this.resolver.resolve(tenantId, issuer, anchors, settings.cacheTtlSeconds);
+        const issuerMetadata = trust.metadata.openid_credential_issuer;
+        const jwks = isJsonObject(issuerMetadata) ? issuerMetadata.jwks : undefined;
+        const keys = isJsonObject(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as JWK[]) : [];
+        const jwk = keys.find((key) => key.kid === kid);
+        if (!jwk)
+          throw new FederationRefused(
+            'credential key',
+            `kid ${kid} is not a key of the issuer's resolved openid_credential_issuer metadata`,
+          );
+        return { jwk, trust };
+      },
+    };
+  }
+
+  /** A tenant's settings changed: its kept decisions are forgotten (anchors or lifetimes may differ). */
+  forget(tenantId: string) {
+    this.resolver.forget(tenantId);
+  }
+}
