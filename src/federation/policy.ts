@@ -87,6 +87,8 @@ function checkConsistent(policy: ParameterPolicy, where: string) {
       throw refuse(`${where}: value is not a subset of subset_of`);
     if ('superset_of' in policy && !(policy.superset_of as unknown[]).every((v) => contains(asArray(value), v)))
       throw refuse(`${where}: value is not a superset of superset_of`);
+    if ('add' in policy && !(policy.add as unknown[]).every((v) => contains(asArray(value), v)))
+      throw refuse(`${where}: add is not a subset of value`);
   }
   if ('add' in policy && 'subset_of' in policy && !(policy.add as unknown[]).every((v) => contains(policy.subset_of as unknown[], v)))
     throw refuse(`${where}: add is not a subset of subset_of`);
