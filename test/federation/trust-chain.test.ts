@@ -37,6 +37,7 @@ async function federationSettings(settings: Record<string, unknown>) {
 function buildFederation() {
   issuer.authorityHints = [intermediate.id];
   issuer.signConfigurationWith = undefined;
+  issuer.subordinates.clear();
   issuer.metadata = { openid_credential_issuer: { credential_issuer: issuer.id, jwks: { keys: [credentialKey.publicJwk] } } };
   intermediate.authorityHints = [anchor.id];
   intermediate.subordinates.clear();
@@ -196,6 +197,36 @@ describe('every other outcome refuses, naming the step', () => {
       metadata_policy: { openid_credential_issuer: { credential_issuer: { regexp: '^x', essential: true } } },
     });
     await expectAccepted(await present('fed', await foreignCredential()));
+  });
+});
+
+describe('what an issuer controls is bounded', () => {
+  it('a chain with more intermediates than allowed is refused', async () => {
+    await federationSettings({ mode: 'federation-only' });
+    // issuer -> intermediate -> hop0 -> ... -> hop4 -> anchor: five intermediates, one too many.
+    let below: TestEntity = intermediate;
+    for (let i = 0; i < 5; i++) {
+      const hop = await fed.entity(`hop${i}`);
+      below.authorityHints = [hop.id];
+      hop.subordinate(below);
+      below = hop;
+    }
+    below.authorityHints = [anchor.id];
+    anchor.subordinate(below);
+    expectRefused(await present('fed', await foreignCredential()), /trust chain: more than 4 intermediates/);
+  });
+
+  it('authority hints that loop end, refused', async () => {
+    await federationSettings({ mode: 'federation-only' });
+    intermediate.authorityHints = [issuer.id];
+    issuer.subordinate(intermediate);
+    expectRefused(await present('fed', await foreignCredential()), /OpenID Federation: trust chain: no authority_hints/);
+  });
+
+  it('a statement larger than allowed is not read', async () => {
+    await federationSettings({ mode: 'federation-only' });
+    issuer.metadata = { ...issuer.metadata, padding: { data: 'x'.repeat(70 * 1024) } };
+    expectRefused(await present('fed', await foreignCredential()), /issuer entity configuration: .* could not be read/);
   });
 });
 
