@@ -271,6 +271,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     presentations: verification.embeddedPresentations,
     trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
+    federation: federation.trust,
   });
   issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
   const configFileFeature = createConfigFiles({

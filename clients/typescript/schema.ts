@@ -10898,14 +10898,14 @@ export interface components {
              */
             authorityHints: string[];
             /**
-             * @description how long a resolved trust chain is kept (never beyond the expiry of its statements); 0: resolved each time
+             * @description how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time
              * @default 300
              */
             cacheTtlSeconds: number;
             /** @description the entity identifier of this issuer; default the credential issuer identifier */
             entityId?: string;
             /**
-             * @description which trust decides for the verifier: federation-only (OpenID Federation trust chains), lote-only (the X.509 chains of the LoTE trust lists), hybrid (federation first, LoTE when the issuer does not resolve)
+             * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)
              * @default hybrid
              * @enum {string}
              */
@@ -10948,14 +10948,14 @@ export interface components {
              */
             authorityHints: string[];
             /**
-             * @description how long a resolved trust chain is kept (never beyond the expiry of its statements); 0: resolved each time
+             * @description how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time
              * @default 300
              */
             cacheTtlSeconds: number;
             /** @description the entity identifier of this issuer; default the credential issuer identifier */
             entityId?: string;
             /**
-             * @description which trust decides for the verifier: federation-only (OpenID Federation trust chains), lote-only (the X.509 chains of the LoTE trust lists), hybrid (federation first, LoTE when the issuer does not resolve)
+             * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)
              * @default hybrid
              * @enum {string}
              */

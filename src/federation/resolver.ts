@@ -25,6 +25,12 @@ export const MAX_STATEMENT_BYTES = 64 * 1024;
 export const FETCH_TIMEOUT_MS = 3_000;
 /** Resolved chains kept per instance, at most. */
 const MAX_CACHED = 2_000;
+/**
+ * How long a refusal is kept at most (within cacheTtlSeconds): an entity that is not in the federation
+ * (an authorization server without an entity configuration, say) is not asked again on every request,
+ * and one that joins is seen soon.
+ */
+const REFUSAL_TTL_MS = 30_000;
 
 export interface TrustAnchorRef {
   entityId: string;
@@ -82,7 +88,8 @@ export class TrustChainResolver {
         if (entry?.value === value) entry.until = Math.min(entry.until, trust.expiresAt * 1000);
       },
       () => {
-        if (this.cache.get(key)?.value === value) this.cache.delete(key); // a refusal is decided afresh next time
+        const entry = this.cache.get(key);
+        if (entry?.value === value) entry.until = Math.min(entry.until, Date.now() + REFUSAL_TTL_MS);
       },
     );
     while (this.cache.size > MAX_CACHED) {

@@ -25,7 +25,7 @@ export const FederationSettingsSchema = z
       .enum(FEDERATION_MODES)
       .default('hybrid')
       .describe(
-        'which trust decides for the verifier: federation-only (OpenID Federation trust chains), lote-only (the X.509 chains of the LoTE trust lists), hybrid (federation first, LoTE when the issuer does not resolve)',
+        'which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)',
       ),
     entityId: EntityId().optional().describe('the entity identifier of this issuer; default the credential issuer identifier'),
     authorityHints: z
@@ -46,7 +46,9 @@ export const FederationSettingsSchema = z
       .min(0)
       .max(86_400)
       .default(300)
-      .describe('how long a resolved trust chain is kept (never beyond the expiry of its statements); 0: resolved each time'),
+      .describe(
+        'how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time',
+      ),
   })
   .meta({
     id: 'FederationSettings',

@@ -10,6 +10,8 @@ export interface FederationTrust {
   mode: FederationMode;
   /** The anchors of the settings, used when a credential query names none. */
   trustAnchors: TrustAnchorRef[];
+  /** An entity's trust chain to one of `anchorIds` (default: the settings' anchors), with its resolved metadata. Throws FederationRefused. */
+  resolve(entityId: string, anchorIds?: string[]): Promise<ResolvedTrust>;
   /**
    * The key that signed an issuer's credential: `kid` among the jwks of the openid_credential_issuer
    * metadata the issuer's trust chain to one of `anchorIds` resolves to. Throws FederationRefused.
@@ -26,15 +28,23 @@ export class FederationTrustSource {
   /** Undefined when the tenant takes no part in a federation. */
   async trustFor(tenantId: string): Promise<FederationTrust | undefined> {
     const settings = await this.settingsOf(tenantId);
-    if (!settings) return undefined;
+    return settings ? this.trustWith(tenantId, settings) : undefined;
+  }
+
+  /** The trust of a tenant whose settings are at hand. */
+  trustWith(tenantId: string, settings: FederationSettings): FederationTrust {
     const configured = new Map(settings.trustAnchors.map((anchor) => [anchor.entityId, anchor]));
+    const resolve = (entityId: string, anchorIds = settings.trustAnchors.map((anchor) => anchor.entityId)) => {
+      // An anchor named by a query is read where the settings say, when they list it.
+      const anchors = anchorIds.map((id) => configured.get(id) ?? { entityId: id });
+      return this.resolver.resolve(tenantId, entityId, anchors, settings.cacheTtlSeconds);
+    };
     return {
       mode: settings.mode,
       trustAnchors: settings.trustAnchors,
+      resolve,
       issuerKey: async (issuer, kid, anchorIds) => {
-        // An anchor named by a query is read where the settings say, when they list it.
-        const anchors = anchorIds.map((entityId) => configured.get(entityId) ?? { entityId });
-        const trust = await this.resolver.resolve(tenantId, issuer, anchors, settings.cacheTtlSeconds);
+        const trust = await resolve(issuer, anchorIds);
         const issuerMetadata = trust.metadata.openid_credential_issuer;
         const jwks = isJsonObject(issuerMetadata) ? issuerMetadata.jwks : undefined;
         const keys = isJsonObject(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as JWK[]) : [];
