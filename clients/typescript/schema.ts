@@ -10902,7 +10902,7 @@ export interface components {
              * @default 300
              */
             cacheTtlSeconds: number;
-            /** @description the entity identifier of this issuer; default the credential issuer identifier */
+            /** @description the entity identifier of this issuer (iss and sub of its entity configuration, and iss of its credentials with sdJwtTrustFormat federation); default the credential issuer identifier. The entity configuration is served at {credential_issuer}/.well-known/openid-federation: another entityId needs {entityId}/.well-known/openid-federation routed there (a reverse proxy) */
             entityId?: string;
             /**
              * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)
@@ -10952,7 +10952,7 @@ export interface components {
              * @default 300
              */
             cacheTtlSeconds: number;
-            /** @description the entity identifier of this issuer; default the credential issuer identifier */
+            /** @description the entity identifier of this issuer (iss and sub of its entity configuration, and iss of its credentials with sdJwtTrustFormat federation); default the credential issuer identifier. The entity configuration is served at {credential_issuer}/.well-known/openid-federation: another entityId needs {entityId}/.well-known/openid-federation routed there (a reverse proxy) */
             entityId?: string;
             /**
              * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)

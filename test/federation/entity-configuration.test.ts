@@ -101,6 +101,10 @@ describe('the entity configuration', () => {
     const claims = await selfSigned((await entityConfiguration()).text);
     expect([claims.iss, claims.sub]).toEqual([entityId, entityId]);
     expect(claims.metadata.oauth_authorization_server).toBeUndefined();
+    // Verifiers resolve the chain from a credential's iss: credentials with federation trust name the entity.
+    expect((await putSettings({ federation: { ...FEDERATION, entityId } })).status).toBe(200);
+    const { credential } = await issueCredential(svc, admin, 'pid', { given_name: 'Erika', family_name: 'Mustermann' });
+    expect(decodeJwt(credential.split('~')[0] as string).iss).toBe(entityId);
     expect((await putSettings({ federation: FEDERATION })).status).toBe(200);
   });
 
