@@ -121,6 +121,7 @@ export class TrustChainResolver {
 
   /** The leaf's metadata through the path: its immediate superior's metadata, then every superior's policy, the anchor's first. */
   private resolvedFrom(leaf: EntityStatement, path: Path): ResolvedTrust {
+    checkPathLengths(path.statements);
     const [immediate] = path.statements;
     const policies = [...path.statements].reverse().map((s) => ({ policy: s.metadata_policy, crit: s.metadata_policy_crit ?? [] }));
     const metadata = applyPolicy(withSuperiorMetadata((leaf.metadata ?? {}) as Metadata, immediate?.metadata), combinePolicies(policies));
@@ -218,4 +219,20 @@ export class TrustChainResolver {
       throw new FederationRefused(step, `${url} answered ${type || 'no content type'}, not ${ENTITY_STATEMENT_MEDIA_TYPE}`);
     return reply.body.toString('utf8').trim();
   }
+}
+
+/**
+ * constraints.max_path_length (section 6.2.1): how many intermediates a superior allows between itself
+ * and the chain's subject. The statement at index i (the one about the issuer first) is made by the
+ * superior with i intermediates below it.
+ */
+function checkPathLengths(statements: EntityStatement[]) {
+  statements.forEach((statement, intermediatesBelow) => {
+    const max = statement.constraints?.max_path_length;
+    if (typeof max === 'number' && intermediatesBelow > max)
+      throw new FederationRefused(
+        'constraints',
+        `${statement.iss} allows at most ${max} intermediates below it, the chain has ${intermediatesBelow}`,
+      );
+  });
 }

@@ -181,6 +181,17 @@ describe('every other outcome refuses, naming the step', () => {
     expectRefused(await present('fed', await foreignCredential()), /credential key: kid issuer-credential-key/);
   });
 
+  it("the anchor's constraints allow no intermediate (max_path_length 0)", async () => {
+    await federationSettings({ mode: 'federation-only' });
+    anchor.subordinate(intermediate, { constraints: { max_path_length: 1 } });
+    await expectAccepted(await present('fed', await foreignCredential()));
+    anchor.subordinate(intermediate, { constraints: { max_path_length: 0 } });
+    expectRefused(
+      await present('fed', await foreignCredential()),
+      /constraints: .*anchor allows at most 0 intermediates below it, the chain has 1/,
+    );
+  });
+
   it('a policy the metadata does not satisfy (one_of), and a critical operator svc does not understand', async () => {
     await federationSettings({ mode: 'federation-only' });
     anchor.subordinate(intermediate, {

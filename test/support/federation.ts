@@ -27,6 +27,7 @@ export interface Subordinate {
   metadata?: Record<string, unknown>;
   metadata_policy?: Record<string, unknown>;
   metadata_policy_crit?: string[];
+  constraints?: { max_path_length?: number };
   /** Seconds from now; negative: expired. */
   expiresIn?: number;
 }
