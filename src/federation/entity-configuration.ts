@@ -17,7 +17,7 @@ export interface EntityConfigurationInput {
   federationJwks: { keys: JWK[] };
   /** The credential issuer metadata, without jwks. */
   issuerMetadata: Record<string, unknown>;
-  /** The keys credentials are signed with. */
+  /** The keys credentials (and their status lists) are signed with. */
   credentialJwks: { keys: JWK[] };
   /** The built-in authorization server's metadata, when it authorizes. */
   authorizationServerMetadata?: Record<string, unknown>;

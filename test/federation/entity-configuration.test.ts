@@ -89,8 +89,11 @@ describe('the entity configuration', () => {
     const metadata = claims.metadata.openid_credential_issuer;
     expect(metadata.credential_issuer).toBe(issuer);
     expect(Object.keys(metadata.credential_configurations_supported)).toEqual(['pid']);
+    // The keys that sign credentials and their status lists.
     const attestation = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.activeJwk;
-    expect(metadata.jwks.keys.map((k: JWK) => k.kid)).toEqual([attestation.kid]);
+    const statusList = (await svc.call('GET', '/api/key-chain/default-statusList', { token: admin })).body.activeJwk;
+    expect(metadata.jwks.keys.map((k: JWK) => k.kid).sort()).toEqual([attestation.kid, statusList.kid].sort());
+    expect(claims.jwks.keys.map((k: JWK) => k.kid)).not.toContain(attestation.kid);
     expect(claims.metadata.oauth_authorization_server.issuer).toBe(issuer);
   });
 

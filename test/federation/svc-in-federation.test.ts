@@ -74,7 +74,7 @@ beforeAll(async () => {
   issuerId = `${svc.url}/issuers/issuer`;
   const created = await svc.call('POST', '/api/issuer/credentials', {
     token: issuerToken,
-    body: { ...PID, sdJwtTrustFormat: 'federation' },
+    body: { ...PID, sdJwtTrustFormat: 'federation', statusManagement: true },
   });
   expect(created.status, created.text).toBe(201);
   const settings = await svc.call('PUT', '/api/issuer/config', {
@@ -115,29 +115,50 @@ describe("svc's entity configuration, resolved by an independent resolver", () =
 });
 
 describe('a credential svc issues with federation trust', () => {
-  it('is verified through the chain by a verifier tenant that trusts the anchor', async () => {
-    const issued = await issueCredential(svc, issuerToken, 'pid', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
-    expect(decodeProtectedHeader(issued.credential.split('~')[0] as string).x5c).toBeUndefined();
-    const verifier = (await svc.tenant('verifier')).token;
+  let verifier: string;
+  beforeAll(async () => {
+    verifier = (await svc.tenant('verifier')).token;
     const settings = await svc.call('PUT', '/api/issuer/config', {
       token: verifier,
-      body: { federation: { role: 'leaf', mode: 'federation-only', trustAnchors: [{ entityId: anchor.id }] } },
+      body: { federation: { role: 'leaf', mode: 'federation-only', trustAnchors: [{ entityId: anchor.id }], cacheTtlSeconds: 0 } },
     });
     expect(settings.status, settings.text).toBe(200);
     const query = {
       credentials: [{ ...PID_ADULT_QUERY.credentials[0], trusted_authorities: [{ type: 'openid_federation', values: [anchor.id] }] }],
     };
     expect((await svc.call('POST', '/api/verifier/config', { token: verifier, body: { id: 'fed', dcql_query: query } })).status).toBe(201);
+  });
+
+  async function present(issued: { credential: string; holder: JWK }) {
     const offer = await svc.call('POST', '/api/verifier/offer', { token: verifier, body: { response_type: 'uri', requestId: 'fed' } });
     const resolved = await resolveRequest(offer.body.uri);
     const reply = await submit(resolved, {
       pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name', 'age_over_18'])],
     });
+    return { reply, session: await svc.running.services.sessions.get('verifier', offer.body.session) };
+  }
+
+  it('is verified through the chain, its status list signer trusted through the same chain, by a tenant without trust lists', async () => {
+    const issued = await issueCredential(svc, issuerToken, 'pid', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
+    const payload = decodeJwt(issued.credential.split('~')[0] as string) as { status?: { status_list?: unknown } };
+    expect(payload.status?.status_list).toBeDefined();
+    expect(decodeProtectedHeader(issued.credential.split('~')[0] as string).x5c).toBeUndefined();
+    const { reply, session } = await present(issued);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    const session = await svc.running.services.sessions.get('verifier', offer.body.session);
     expect(session.status).toBe('completed');
     expect(session.private?.credentials).toEqual([
       expect.objectContaining({ issuer: issuerId, authority: { type: 'openid_federation', values: [anchor.id] } }),
     ]);
+  });
+
+  it('is refused once revoked: the status list was read and trusted', async () => {
+    const issued = await issueCredential(svc, issuerToken, 'pid', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
+    const revoked = await svc.call('POST', '/api/session/revoke', { token: issuerToken, body: { sessionId: issued.session, status: 1 } });
+    expect(revoked.status, revoked.text).toBe(200);
+    // The verifier keeps fetched status lists up to their ttl: cleared to read the change now.
+    expect((await svc.call('DELETE', '/api/cache/status-list', { token: verifier })).status).toBe(204);
+    const { reply, session } = await present(issued);
+    expect(reply.status).toBe(400);
+    expect(session.errorReason).toBe('status: revoked');
   });
 });

@@ -96,7 +96,8 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
         federation,
         federationJwks: await signing.jwks(issuer.tenantId, ['federation']),
         issuerMetadata: await issuerMetadata(issuer.tenantId),
-        credentialJwks: await signing.jwks(issuer.tenantId, ['attestation']),
+        // The keys its credentials and their status lists are signed with: a verifier trusts both through the chain.
+        credentialJwks: await signing.jwks(issuer.tenantId, ['attestation', 'statusList']),
         ...(issuer.settings.builtinAuthorizationServerEnabled && {
           authorizationServerMetadata: authorizationServerMetadata(issuer.urls, issuer.settings),
         }),

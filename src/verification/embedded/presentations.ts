@@ -12,6 +12,7 @@ import type { SigningService } from '../../key-chains/signing.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
 import { PresentationRejected } from '../errors.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
+import { federationStatusSigner } from '../formats/issuer-trust.js';
 import { federationAnchorsOf, type PresentationConfigurations, type RegistrationCertificateSource, type TrustAnchors } from '../ports.js';
 import {
   clientIdFor,
@@ -135,7 +136,8 @@ export class EmbeddedPresentations {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          await this.status.check(tenantId, credential.status, { trustedCertificates, now });
+          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
+          await this.status.check(tenantId, credential.status, { trustedCertificates, now, signerVouchedFor });
           verified.push({ queryId, ...credential });
         }
       }

@@ -7,7 +7,8 @@ import type { KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { FederationRefused } from '../../federation/entity-statement.js';
 import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
-import { ecPublicKey } from '../../platform/crypto/ec-jws.js';
+import { ecPublicKey, ecThumbprint } from '../../platform/crypto/ec-jws.js';
+import { isJsonObject } from '../../platform/json.js';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationContext } from './context.js';
 
@@ -81,4 +82,31 @@ export async function trustedIssuerKey(presentation: string, context: Presentati
       throw reject(`${federationRefusal.message}; LoTE: ${reason}`);
     }
   }
+}
+
+/**
+ * For a credential accepted through an OpenID Federation chain: whether a status list signer's
+ * certificate holds a key of the issuer's resolved openid_credential_issuer metadata (the chain, cached,
+ * is the one the credential was accepted through). Undefined for credentials trusted otherwise.
+ */
+export function federationStatusSigner(
+  credential: { issuer: string; authority?: TrustedIssuerKey['authority'] },
+  context: Pick<PresentationContext, 'federation'>,
+): ((certificate: string) => Promise<boolean>) | undefined {
+  const { authority } = credential;
+  const federation = context.federation;
+  if (!authority || !federation) return undefined;
+  return async (certificate) => {
+    let keys: unknown[] = [];
+    try {
+      const issuerMetadata = (await federation.resolve(credential.issuer, authority.values)).metadata.openid_credential_issuer;
+      const jwks = isJsonObject(issuerMetadata) ? issuerMetadata.jwks : undefined;
+      keys = isJsonObject(jwks) && Array.isArray(jwks.keys) ? jwks.keys : [];
+    } catch (err) {
+      if (err instanceof FederationRefused) return false;
+      throw err;
+    }
+    const signer = ecThumbprint(certificateKey(certificate).export({ format: 'jwk' }) as Record<string, unknown>);
+    return keys.some((key) => isJsonObject(key) && key.kty === 'EC' && ecThumbprint(key) === signer);
+  };
 }

@@ -12,6 +12,7 @@ import type { VerifiedForDcql } from '../dcql/check.js';
 import { invalidRequest, PresentationRejected, unknownRequest } from '../errors.js';
 import type { PresentationContext } from '../formats/context.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
+import { federationStatusSigner } from '../formats/issuer-trust.js';
 import { federationAnchorsOf, type TrustAnchors } from '../ports.js';
 import { encodeTransactionData } from '../request-object/sign.js';
 import {
@@ -154,7 +155,8 @@ export class ResponseEndpoint {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          await this.status.check(answerable.session.tenantId, credential.status, context);
+          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
+          await this.status.check(answerable.session.tenantId, credential.status, { ...context, signerVouchedFor });
           verified.push({ queryId, ...credential });
         }
       }
