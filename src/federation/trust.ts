@@ -2,6 +2,7 @@
 // federation settings, its trust anchors, and the resolver that decides (cached per tenant).
 import type { JWK } from 'jose';
 import { isJsonObject } from '../platform/json.js';
+import { TtlCache } from '../platform/ttl-cache.js';
 import { FederationRefused } from './entity-statement.js';
 import type { ResolvedTrust, TrustAnchorRef, TrustChainResolver } from './resolver.js';
 import type { FederationMode, FederationSettings } from './settings.js';
@@ -19,7 +20,12 @@ export interface FederationTrust {
   issuerKey(issuer: string, kid: string, anchorIds: string[]): Promise<{ jwk: JWK; trust: ResolvedTrust }>;
 }
 
+/** Settings are read at most this often per tenant (every presentation needs them); a change made here is seen at once. */
+const SETTINGS_CACHE_MS = 1_000;
+
 export class FederationTrustSource {
+  private readonly settings = new TtlCache<FederationSettings | null>(SETTINGS_CACHE_MS);
+
   constructor(
     private readonly resolver: TrustChainResolver,
     private readonly settingsOf: (tenantId: string) => Promise<FederationSettings | null>,
@@ -27,7 +33,7 @@ export class FederationTrustSource {
 
   /** Undefined when the tenant takes no part in a federation. */
   async trustFor(tenantId: string): Promise<FederationTrust | undefined> {
-    const settings = await this.settingsOf(tenantId);
+    const settings = await this.settings.get(tenantId, () => this.settingsOf(tenantId));
     return settings ? this.trustWith(tenantId, settings) : undefined;
   }
 
@@ -61,6 +67,7 @@ export class FederationTrustSource {
 
   /** A tenant's settings changed: its kept decisions are forgotten (anchors or lifetimes may differ). */
   forget(tenantId: string) {
+    this.settings.forget(tenantId);
     this.resolver.forget(tenantId);
   }
 }
