@@ -5,7 +5,6 @@
 // this folder (handles.ts, grants.ts, urls.ts, claim-sources.ts, client-request.ts, session.ts,
 // issuers.ts, settings/), and access/ holds the resource access the credential, deferred credential
 // and notification endpoints check, below the token endpoint that issues it.
-
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { FederationTrustSource } from '../federation/trust.js';

@@ -54,8 +54,10 @@ export type KeyChainUsageCheck = (db: Executor, tenantId: string, keyChainId: st
 /** Called after a rotation, so that features re-sign what they serve (status lists, trust lists). */
 export type RotationListener = (tenantId: string, keyChainId: string) => Promise<void>;
 
-/** What a new tenant gets: one key chain per usage type, each its tenant's default. */
-/** The key chains every tenant starts with. A federation key chain is made when the tenant first takes part in a federation. */
+/**
+ * What a new tenant gets: one key chain per usage type, each its tenant's default; but a federation
+ * key chain only when the tenant first takes part in a federation (ensureDefault).
+ */
 const TENANT_DEFAULTS: Partial<Record<UsageType, 'standalone' | 'internalChain'>> = {
   attestation: 'internalChain',
   access: 'standalone',

@@ -147,7 +147,8 @@ export class ResponseEndpoint {
   /** Every presentation by the verifier of its query's format (signature, issuer trust, holder binding, transaction data), then its status. */
   private async verifyPresentations(answerable: Answerable, vpToken: Record<string, string[]>): Promise<VerifiedCredential[]> {
     const context = await this.contextOf(answerable);
-    const queries = (answerable.secrets.dcqlQuery.credentials as { id: string; format: string; trusted_authorities?: unknown }[]) ?? [];
+    const queries =
+      (answerable.secrets.dcqlQuery.credentials as { id: string; format: string; trusted_authorities?: unknown }[] | undefined) ?? [];
     const verified: VerifiedCredential[] = [];
     for (const [queryId, presentations] of Object.entries(vpToken)) {
       const query = queries.find((q) => q.id === queryId);
