@@ -131,6 +131,15 @@ describe('a credential whose issuer resolves to a trusted anchor', () => {
     await federationSettings({ mode: 'federation-only' });
     await expectAccepted(await present('plain', await foreignCredential()));
   });
+
+  it("reads the anchor's entity configuration where the settings say", async () => {
+    const entityConfigurationUri = `${anchor.id}/.well-known/openid-federation?from=settings`;
+    await federationSettings({ mode: 'federation-only', trustAnchors: [{ entityId: anchor.id, entityConfigurationUri }] });
+    fed.requests.length = 0;
+    await expectAccepted(await present('fed', await foreignCredential()));
+    expect(fed.requests).toContain('/anchor/.well-known/openid-federation?from=settings');
+    expect(fed.requests).not.toContain('/anchor/.well-known/openid-federation');
+  });
 });
 
 describe('every other outcome refuses, naming the step', () => {
