@@ -22,6 +22,7 @@ import type { ConfigFileService } from './config-files/service.js';
 import { consoleRoutes } from './console/routes.js';
 import { createCredentialConfigs } from './credential-configs/index.js';
 import type { CredentialConfigService } from './credential-configs/service.js';
+import { createFederation } from './federation/index.js';
 import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
@@ -233,13 +234,18 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     outbound,
     trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
   });
+  // The settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
+  const federation = createFederation({ outbound, settingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation });
   const verification = createVerification({
     db: kysely,
     publicUrl: config.PUBLIC_URL,
     sessions,
     configs: presentationConfigs,
     registrationCertificates: registrarFeature.registrationCertificates,
-    trust: trustLists,
+    trust: {
+      trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
+      federationTrust: (tenantId) => federation.trust.trustFor(tenantId),
+    },
     signing,
     outbound,
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
@@ -265,7 +271,9 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     presentations: verification.embeddedPresentations,
     trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
+    federation: federation.trust,
   });
+  issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
   const configFileFeature = createConfigFiles({
     db: kysely,
     tenants,

@@ -3175,7 +3175,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    usageType?: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+                    usageType?: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                 };
                 header?: never;
                 path?: never;
@@ -3267,7 +3267,7 @@ export interface paths {
                          */
                         type: "standalone" | "internalChain";
                         /** @enum {string} */
-                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                     };
                 };
             };
@@ -3849,7 +3849,7 @@ export interface paths {
                             organization?: string;
                         };
                         /** @enum {string} */
-                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                     };
                 };
             };
@@ -9343,6 +9343,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/.well-known/openid-federation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issuer's OpenID Federation entity configuration (application/entity-statement+jwt), when the issuer settings set federation */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/authorize": {
         parameters: {
             query?: never;
@@ -10840,6 +10876,106 @@ export interface components {
         } & {
             [key: string]: unknown;
         });
+        /**
+         * @example {
+         *       "role": "leaf",
+         *       "mode": "hybrid",
+         *       "authorityHints": [
+         *         "https://federation.example.eu"
+         *       ],
+         *       "trustAnchors": [
+         *         {
+         *           "entityId": "https://federation.example.eu"
+         *         }
+         *       ],
+         *       "cacheTtlSeconds": 300
+         *     }
+         */
+        FederationSettings: {
+            /**
+             * @description the immediate superiors (intermediates or trust anchors) that issue subordinate statements about this issuer
+             * @default []
+             */
+            authorityHints: string[];
+            /**
+             * @description how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time
+             * @default 300
+             */
+            cacheTtlSeconds: number;
+            /** @description the entity identifier of this issuer (iss and sub of its entity configuration, and iss of its credentials with sdJwtTrustFormat federation); default the credential issuer identifier. The entity configuration is served at {credential_issuer}/.well-known/openid-federation: another entityId needs {entityId}/.well-known/openid-federation routed there (a reverse proxy) */
+            entityId?: string;
+            /**
+             * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)
+             * @default hybrid
+             * @enum {string}
+             */
+            mode: "hybrid" | "federation-only" | "lote-only";
+            /**
+             * @description the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)
+             * @constant
+             */
+            role: "leaf";
+            /**
+             * @description the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)
+             * @default []
+             */
+            trustAnchors: {
+                /** @description where the anchor's entity configuration is read; default {entityId}/.well-known/openid-federation */
+                entityConfigurationUri?: string;
+                /** @description an entity identifier: https URL (http outside production) */
+                entityId: string;
+            }[];
+        };
+        /**
+         * @example {
+         *       "role": "leaf",
+         *       "mode": "hybrid",
+         *       "authorityHints": [
+         *         "https://federation.example.eu"
+         *       ],
+         *       "trustAnchors": [
+         *         {
+         *           "entityId": "https://federation.example.eu"
+         *         }
+         *       ],
+         *       "cacheTtlSeconds": 300
+         *     }
+         */
+        FederationSettingsInput: {
+            /**
+             * @description the immediate superiors (intermediates or trust anchors) that issue subordinate statements about this issuer
+             * @default []
+             */
+            authorityHints: string[];
+            /**
+             * @description how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time
+             * @default 300
+             */
+            cacheTtlSeconds: number;
+            /** @description the entity identifier of this issuer (iss and sub of its entity configuration, and iss of its credentials with sdJwtTrustFormat federation); default the credential issuer identifier. The entity configuration is served at {credential_issuer}/.well-known/openid-federation: another entityId needs {entityId}/.well-known/openid-federation routed there (a reverse proxy) */
+            entityId?: string;
+            /**
+             * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)
+             * @default hybrid
+             * @enum {string}
+             */
+            mode: "hybrid" | "federation-only" | "lote-only";
+            /**
+             * @description the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)
+             * @constant
+             */
+            role: "leaf";
+            /**
+             * @description the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)
+             * @default []
+             */
+            trustAnchors: {
+                /** @description where the anchor's entity configuration is read; default {entityId}/.well-known/openid-federation */
+                entityConfigurationUri?: string;
+                /** @description an entity identifier: https URL (http outside production) */
+                entityId: string;
+            }[];
+        };
         /** @description JSON Schema keywords that restrict the value; each applies to the types named in its description */
         FieldConstraints: {
             /** @description every type but object, array and image: the allowed values */
@@ -11050,6 +11186,11 @@ export interface components {
              * @default false
              */
             dpopRequired: boolean;
+            /**
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part
+             * @default null
+             */
+            federation: components["schemas"]["FederationSettings"] | null;
             /** @default 300 */
             nonceLifetimeSeconds: number;
             /**
@@ -11143,6 +11284,11 @@ export interface components {
              * @default false
              */
             dpopRequired: boolean;
+            /**
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part
+             * @default null
+             */
+            federation: components["schemas"]["FederationSettingsInput"] | null;
             /** @default 300 */
             nonceLifetimeSeconds: number;
             /**
@@ -11253,7 +11399,7 @@ export interface components {
             /** @enum {string} */
             usage: "sign" | "encrypt";
             /** @enum {string} */
-            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
         };
         KeyChainInput: {
             /** @description PEM: leaf, then intermediates */
@@ -11316,7 +11462,7 @@ export interface components {
             /** @enum {string} */
             usage: "sign" | "encrypt";
             /** @enum {string} */
-            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
         };
         ManagedUser: {
             createdAt: string;

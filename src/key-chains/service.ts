@@ -54,8 +54,11 @@ export type KeyChainUsageCheck = (db: Executor, tenantId: string, keyChainId: st
 /** Called after a rotation, so that features re-sign what they serve (status lists, trust lists). */
 export type RotationListener = (tenantId: string, keyChainId: string) => Promise<void>;
 
-/** What a new tenant gets: one key chain per usage type, each its tenant's default. */
-const TENANT_DEFAULTS: Record<UsageType, 'standalone' | 'internalChain'> = {
+/**
+ * What a new tenant gets: one key chain per usage type, each its tenant's default; but a federation
+ * key chain only when the tenant first takes part in a federation (ensureDefault).
+ */
+const TENANT_DEFAULTS: Partial<Record<UsageType, 'standalone' | 'internalChain'>> = {
   attestation: 'internalChain',
   access: 'standalone',
   statusList: 'standalone',
@@ -445,13 +448,26 @@ export class KeyChainService {
   /** Tenant initialisation: a default key chain per usage type, in the tenant's creating transaction. */
   async createTenantDefaults(db: Executor, tenantId: string, ctx: RequestContext) {
     for (const usageType of USAGE_TYPES) {
+      const type = TENANT_DEFAULTS[usageType];
+      if (!type) continue;
       await this.create(
         ctx,
         tenantId,
-        { id: `default-${usageType}`, usageType, type: TENANT_DEFAULTS[usageType], description: `default ${usageType} key`, default: true },
+        { id: `default-${usageType}`, usageType, type, description: `default ${usageType} key`, default: true },
         db,
       );
     }
+  }
+
+  /** A default key chain of `usageType` for the tenant, made (standalone, `default-{usageType}`) when it has none. */
+  async ensureDefault(ctx: RequestContext, tenantId: string, usageType: UsageType, db: Executor = this.db) {
+    if (await store.findDefaultKeyChain(tenantDb(db, tenantId), usageType)) return;
+    await this.create(
+      ctx,
+      tenantId,
+      { id: `default-${usageType}`, usageType, type: 'standalone', description: `default ${usageType} key`, default: true },
+      db,
+    );
   }
 
   /**

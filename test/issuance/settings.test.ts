@@ -51,6 +51,7 @@ describe('issuer settings', () => {
       walletProviders: [],
       credentialEncryptionRequired: false,
       chainedAuthorizationServer: null,
+      federation: null,
     });
   });
 

@@ -167,7 +167,15 @@ export class CredentialEndpoint {
     holderJwks: JWK[],
   ) {
     try {
-      return await this.minter.mint({ urls: issuer.urls, tenantId: issuer.tenantId, config, claims, holderJwks, sessionId: session.id });
+      return await this.minter.mint({
+        urls: issuer.urls,
+        tenantId: issuer.tenantId,
+        config,
+        claims,
+        holderJwks,
+        sessionId: session.id,
+        federationEntityId: issuer.settings.federation?.entityId,
+      });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       await this.sessions.log(session.id, 'error', 'credential could not be issued', { reason });

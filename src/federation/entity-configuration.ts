@@ -1,0 +1,48 @@
+// The issuer's entity configuration (OpenID Federation 1.0 section 3.1 and 5): what a verifier reads
+// first when it resolves a trust chain from a credential's iss. Its jwks are the tenant's federation
+// keys, which sign it; the credential issuer metadata inside carries the keys credentials are signed
+// with, so that a credential's kid is found in the metadata the chain vouches for.
+import type { JWK } from 'jose';
+import { type Signer, signJwtWith } from '../key-chains/signing.js';
+import { ENTITY_STATEMENT_TYP } from './entity-statement.js';
+import type { FederationSettings } from './settings.js';
+
+/** How long a served entity configuration is valid: verifiers read it again after this at the latest. */
+export const ENTITY_CONFIGURATION_LIFETIME_SECONDS = 86_400;
+
+export interface EntityConfigurationInput {
+  credentialIssuer: string;
+  federation: FederationSettings;
+  /** The federation keys: the jwks of the statement, one of which signs it. */
+  federationJwks: { keys: JWK[] };
+  /** The credential issuer metadata, without jwks. */
+  issuerMetadata: Record<string, unknown>;
+  /** The keys credentials (and their status lists) are signed with. */
+  credentialJwks: { keys: JWK[] };
+  /** The built-in authorization server's metadata, when it authorizes. */
+  authorizationServerMetadata?: Record<string, unknown>;
+}
+
+export const entityIdOf = (credentialIssuer: string, federation: FederationSettings) => federation.entityId ?? credentialIssuer;
+
+export function entityConfigurationClaims(input: EntityConfigurationInput, now = Math.floor(Date.now() / 1000)) {
+  const entityId = entityIdOf(input.credentialIssuer, input.federation);
+  return {
+    iss: entityId,
+    sub: entityId,
+    iat: now,
+    exp: now + ENTITY_CONFIGURATION_LIFETIME_SECONDS,
+    jwks: input.federationJwks,
+    // Section 3.1: a leaf names its superiors; an empty list is not allowed, so none is left out.
+    ...(input.federation.authorityHints.length > 0 && { authority_hints: input.federation.authorityHints }),
+    metadata: {
+      openid_credential_issuer: { ...input.issuerMetadata, jwks: input.credentialJwks },
+      ...(input.authorizationServerMetadata && { oauth_authorization_server: input.authorizationServerMetadata }),
+    },
+  };
+}
+
+/** The signed entity configuration; `signer` must hold a key of `federationJwks`. */
+export function signEntityConfiguration(signer: Signer, input: EntityConfigurationInput) {
+  return signJwtWith(signer, { typ: ENTITY_STATEMENT_TYP }, entityConfigurationClaims(input), { x5c: false });
+}
