@@ -96,7 +96,7 @@ try {
     let n = 0;
     const perSecond = await throughput(changes, 8, async () => {
       const i = n++;
-      const reply = await svc.call('POST', '/api/session/revoke', {
+      const reply = await svc.raw('POST', '/api/session/revoke', {
         token,
         body: { sessionId: sessions[i % sessions.length], status: (i / sessions.length) & 1 ? 0 : 1 },
       });

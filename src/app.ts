@@ -33,6 +33,7 @@ import type { KeyChainService } from './key-chains/service.js';
 import type { SigningService } from './key-chains/signing.js';
 import { checkMasterSecret } from './master-secret-check.js';
 import { migrationsFor } from './migrations/index.js';
+import { type Clock, systemClock } from './platform/clock.js';
 import { createSealer } from './platform/crypto/sealed.js';
 import { connect, type Db } from './platform/db/connect.js';
 import { migrate } from './platform/db/migrate.js';
@@ -98,14 +99,19 @@ export interface BuiltApp {
   services: Services;
 }
 
-export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
+export interface BuildOptions {
+  /** The time of the services that stamp and expire things; the system clock unless a test moves it. */
+  clock?: Clock;
+}
+
+export async function buildApp(config: ReadyConfig, options: BuildOptions = {}): Promise<BuiltApp> {
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
     ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME)
     : NO_TRACING;
   const db = await connect(config, tracing.enabled ? tracing.query : undefined);
   try {
     await migrate(db, migrationsFor(db.dialect));
-    return await assemble(config, db, tracing);
+    return await assemble(config, db, tracing, options.clock ?? systemClock);
   } catch (err) {
     await db.close();
     await tracing.shutdown();
@@ -117,7 +123,7 @@ export async function buildApp(config: ReadyConfig): Promise<BuiltApp> {
  * Each feature builds its services and routes from what it declares it needs; this function only
  * hands each what it asks for, in an order where everything exists before it is handed on.
  */
-async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<BuiltApp> {
+async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Clock): Promise<BuiltApp> {
   const kysely = db.kysely;
   const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
   const audit = new AuditService(kysely);
@@ -195,6 +201,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     publicUrl: config.PUBLIC_URL,
     country: config.CERTIFICATE_COUNTRY,
     tenantName: async (tenantId) => (await tenants.summary(tenantId)).name,
+    clock,
   });
   const { trustLists } = trustListFeature;
   const statusListFeature = createStatusLists({
@@ -223,6 +230,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     keyChains,
     presentationConfigs,
     publicUrl: config.PUBLIC_URL,
+    clock,
   });
   const schemaMetadata = createSchemaMetadata({
     db: kysely,
@@ -251,6 +259,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
     statusListCache: caches.fetchedStatusList,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+    clock,
   });
   const issuance = createIssuance({
     db: kysely,

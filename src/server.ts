@@ -2,7 +2,7 @@
 // both start the service through here.
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type Services } from './app.js';
+import { type BuildOptions, buildApp, type Services } from './app.js';
 import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from './config.js';
 import { ConfigImportError, type ImportEnvironment, importEnvironment } from './config-files/service.js';
 import { firstRunAnnouncement, prepareSecrets } from './first-run.js';
@@ -22,10 +22,11 @@ export interface RunningService {
 export async function start(
   env: Record<string, string | undefined>,
   announce: (text: string) => void = (t) => process.stdout.write(t),
+  options: BuildOptions = {},
 ): Promise<RunningService> {
   const { config: withSecrets, generated } = prepareSecrets(loadConfig(env));
   const config = await settleAddresses(withSecrets);
-  const { app, db, services } = await buildApp(config).catch((err) => {
+  const { app, db, services } = await buildApp(config, options).catch((err) => {
     const failure = databaseFailure(config, err);
     // The metrics port is opened while the app is built.
     throw failure === err && config.METRICS_PORT ? listenFailure({ HOST: config.HOST, PORT: config.METRICS_PORT }, err) : failure;

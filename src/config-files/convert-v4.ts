@@ -74,8 +74,9 @@ function getOrCreate<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 
 /** A credential configuration file (config.format of version 4 or 5) that carries a version-4 key. */
 export function isVersion4(document: unknown): document is Json {
-  if (!isJsonObject(document) || !isJsonObject(document.config) || !FORMATS.includes(document.config.format as never)) return false;
+  if (!isJsonObject(document)) return false;
   const config = document.config;
+  if (!isJsonObject(config) || !FORMATS.some((format) => format === config.format)) return false;
   return TOP_LEVEL_V4.some((key) => key in document) || CONFIG_V4.some((key) => key in config);
 }
 

@@ -55,7 +55,7 @@ const keyChainSchema = z.custom().transform((file, ctx) => {
   const schema = KeyChainFile[keyChainForm(file as Record<string, unknown>)];
   const parsed = schema.safeParse(file);
   if (parsed.success) return parsed.data;
-  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined } as never);
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined });
   return z.NEVER;
 });
 

@@ -137,6 +137,9 @@ const isReference = (value: unknown): value is { env: string } | { file: string 
   return keys.length === 1 && (keys[0] === 'env' || keys[0] === 'file') && typeof Object.values(value)[0] === 'string';
 };
 
+/** An object or an array: what a path of a reference can go on into. */
+const isContainer = (value: unknown): value is Record<string, unknown> | unknown[] => typeof value === 'object' && value !== null;
+
 /** Replaces each {"env"} or {"file"} found along `rest` (under `at`) by the value it names. */
 function resolveReferences(
   scope: TenantScope,
@@ -156,7 +159,7 @@ function resolveReferences(
     const value = container[key];
     const field = [...at, key];
     if (further.length) {
-      if (typeof value === 'object' && value !== null) resolveReferences(scope, value as never, further, field, decoding, dir, problems);
+      if (isContainer(value)) resolveReferences(scope, value, further, field, decoding, dir, problems);
       continue;
     }
     if (!isReference(value)) continue;

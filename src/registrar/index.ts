@@ -2,6 +2,7 @@
 // issues for key chains, and the registration certificates of presentation configurations.
 import type { AuditService } from '../audit/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
@@ -22,11 +23,13 @@ export interface RegistrarNeeds {
   keyChains: KeyChainService;
   presentationConfigs: PresentationConfigService;
   publicUrl: string;
+  /** Whether a registration certificate has expired. */
+  clock: Clock;
 }
 
 export function createRegistrar(needs: RegistrarNeeds) {
   const registrar = new RegistrarService(needs.db, needs.sealer, needs.outbound, needs.audit);
-  const registrationCertificates = new RegistrationCertificates(registrar, needs.presentationConfigs, needs.audit);
+  const registrationCertificates = new RegistrationCertificates(registrar, needs.presentationConfigs, needs.audit, needs.clock);
   const accessCertificates = new AccessCertificates(registrar, needs.keyChains, new URL(needs.publicUrl).hostname);
   return {
     registrar,

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import { nowIso } from '../platform/db/values.js';
 import { conflict, Problem } from '../platform/http/problem.js';
 import type { RegistrationCertCache } from '../presentation-configs/schemas.js';
@@ -24,15 +25,17 @@ export class RegistrationCertificates {
     private readonly registrar: RegistrarService,
     private readonly configs: PresentationConfigService,
     private readonly audit: AuditService,
+    private readonly clock: Clock,
   ) {}
 
   /** The certificate (a compact JWT) for a request made from `config`; undefined when it asks for none. */
   async forRequest(tenantId: string, config: Configuration): Promise<string | undefined> {
     const request = config.registration_cert;
     if (!request) return undefined;
-    if (request.jwt) return current(request.jwt, config.id);
+    const now = this.clock.now();
+    if (request.jwt) return current(request.jwt, config.id, now);
     const cached = config.registrationCertCache;
-    if (cached?.fingerprint === fingerprintOf(config) && stillValid(cached.expiresAt ?? null)) return cached.jwt;
+    if (cached?.fingerprint === fingerprintOf(config) && stillValid(cached.expiresAt ?? null, now)) return cached.jwt;
     return (await this.obtain(tenantId, config)).jwt;
   }
 
@@ -68,7 +71,7 @@ export class RegistrationCertificates {
       const rpId = await relyingPartyId(this.registrar, tenantId);
       const obtained =
         (config.registration_cert?.id && (await this.listed(tenantId, rpId, config))) || (await this.create(tenantId, rpId, config));
-      const cache = cacheOf(obtained, fingerprintOf(config));
+      const cache = cacheOf(obtained, fingerprintOf(config), this.clock.now());
       await this.configs.storeRegistrationCertCache(tenantId, config.id, config.registration_cert ?? null, cache);
       return cache;
     } catch (err) {
@@ -118,7 +121,7 @@ function obtainedFrom(answer: unknown): Obtained {
   return { id: typeof id === 'string' ? id : null, jwt };
 }
 
-function cacheOf(obtained: Obtained, fingerprint: string): RegistrationCertCache {
+function cacheOf(obtained: Obtained, fingerprint: string, now: Date): RegistrationCertCache {
   let claims: { iat?: number; exp?: number };
   try {
     claims = decodeJwt(obtained.jwt);
@@ -127,27 +130,28 @@ function cacheOf(obtained: Obtained, fingerprint: string): RegistrationCertCache
   }
   const time = (seconds: number | undefined) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : null);
   const expiresAt = time(claims.exp);
-  if (!stillValid(expiresAt))
+  if (!stillValid(expiresAt, now))
     throw new Problem(502, 'Bad Gateway', `the registration certificate the registrar answered expires at ${expiresAt}`);
   return { jwt: obtained.jwt, id: obtained.id, issuedAt: time(claims.iat), expiresAt, obtainedAt: nowIso(), fingerprint };
 }
 
 /** A certificate given as registration_cert.jwt, checked on save, may have expired since. */
-function current(jwt: string, configId: string): string {
+function current(jwt: string, configId: string, now: Date): string {
   let exp: number | undefined;
   try {
     exp = decodeJwt(jwt).exp;
   } catch {
     return jwt; // its form was checked on save; a payload without a readable exp has no expiry to enforce here
   }
-  if (typeof exp === 'number' && exp * 1000 <= Date.now())
+  if (typeof exp === 'number' && exp * 1000 <= now.getTime())
     throw conflict(
       `the registration certificate of presentation configuration '${configId}' (registration_cert.jwt) expired at ${new Date(exp * 1000).toISOString()}`,
     );
   return jwt;
 }
 
-const stillValid = (expiresAt: string | null) => expiresAt === null || Date.parse(expiresAt) - RENEW_BEFORE_EXPIRY_MS > Date.now();
+const stillValid = (expiresAt: string | null, now: Date) =>
+  expiresAt === null || Date.parse(expiresAt) - RENEW_BEFORE_EXPIRY_MS > now.getTime();
 
 /** What the certificate was obtained for: another request or another DCQL query needs another certificate. */
 const fingerprintOf = (config: Configuration) =>

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
 import { TrustListExportSchema, TrustListInputSchema, TrustListSchema, TrustListVersionSchema } from './schemas.js';
-import { TRUST_LIST_JWT_TYPE, type TrustListService } from './service.js';
+import type { TrustListService } from './service.js';
+import { TRUST_LIST_JWT_TYPE } from './signer.js';
 
 const Params = z.object({ id: z.string() });
 const VersionParams = z.object({ id: z.string(), versionId: z.string() });

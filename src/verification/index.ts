@@ -2,6 +2,7 @@
 // it builds from that. One folder per protocol concept (presentation-request, request-object,
 // response, formats, dcql, status), each with its schemas, logic and routes.
 import type { SigningService } from '../key-chains/signing.js';
+import type { Clock } from '../platform/clock.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { UrlReader } from '../platform/http/own-urls.js';
@@ -36,6 +37,8 @@ export interface VerificationNeeds {
   statusListCache: StampedCache<FetchedStatusList>;
   /** Delays before each retry of a failed presentation webhook delivery. */
   webhookRetryDelaysMs: readonly number[];
+  /** The time a presentation is checked at (its credentials' expiry, validity of certificates, KB-JWT age). */
+  clock: Clock;
 }
 
 export function createVerification(needs: VerificationNeeds) {
@@ -55,7 +58,7 @@ export function createVerification(needs: VerificationNeeds) {
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
-  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks);
+  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock);
   return {
     /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */
     embeddedPresentations: new EmbeddedPresentations(
@@ -65,6 +68,7 @@ export function createVerification(needs: VerificationNeeds) {
       needs.signing,
       needs.trust,
       status,
+      needs.clock,
     ),
     routes(app: App) {
       presentationRequestRoutes(app, offers);

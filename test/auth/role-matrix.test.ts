@@ -2,6 +2,7 @@
 // lack its role: the documented role list and the enforced one must agree, for future endpoints too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES, type Role } from '../../src/platform/auth/roles.js';
+import { problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -25,7 +26,7 @@ interface Operation {
 }
 
 async function operations(): Promise<Operation[]> {
-  const doc = (await svc.call('GET', '/api/openapi.json')).body;
+  const doc = (await svc.raw('GET', '/api/openapi.json')).body;
   const found: Operation[] = [];
   for (const [path, methods] of Object.entries<Record<string, { description?: string; security?: unknown }>>(doc.paths)) {
     if (!path.startsWith('/api/')) continue;
@@ -55,8 +56,8 @@ async function operations(): Promise<Operation[]> {
 /** Calls an operation with `token` where the operation takes it. */
 function callAs(op: Operation, token?: string) {
   const body = ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined;
-  if (op.tokenInQuery) return svc.call(op.method, token === undefined ? op.path : `${op.path}?token=${token}`, { body });
-  return svc.call(op.method, op.path, { token, body });
+  if (op.tokenInQuery) return svc.raw(op.method, token === undefined ? op.path : `${op.path}?token=${token}`, { body });
+  return svc.raw(op.method, op.path, { token, body });
 }
 
 describe('role matrix', () => {
@@ -98,7 +99,9 @@ describe('role matrix', () => {
       const reply = await callAs(op, root);
       expect(reply.status, `${op.method} ${op.path}`).toBe(403);
       // The reason names the real fix (a tenant's client), not a role the service client cannot get.
-      expect(reply.body.detail, `${op.method} ${op.path}`).toContain('this is a tenant operation: use a token of a client of the tenant');
+      expect(problemOf(reply).detail, `${op.method} ${op.path}`).toContain(
+        'this is a tenant operation: use a token of a client of the tenant',
+      );
     }
   });
 
@@ -117,14 +120,14 @@ describe('role matrix', () => {
     for (const op of ops) {
       if (op.roles === 'public') continue;
       const misplaced = op.tokenInQuery
-        ? await svc.call(op.method, op.path, { token })
-        : await svc.call(op.method, `${op.path}?token=${token}`, { body: ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined });
+        ? await svc.raw(op.method, op.path, { token })
+        : await svc.raw(op.method, `${op.path}?token=${token}`, { body: ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined });
       expect(misplaced.status, `${op.method} ${op.path}`).toBe(401);
     }
   });
 
   it('documents the event stream with its own security scheme', async () => {
-    const doc = (await svc.call('GET', '/api/openapi.json')).body;
+    const doc = (await svc.raw('GET', '/api/openapi.json')).body;
     expect(doc.components.securitySchemes.queryToken).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' });
     expect(doc.paths['/api/session/{id}/events'].get.security).toEqual([{ queryToken: [] }]);
     expect(doc.paths['/api/session/{id}'].get.security).toEqual([{ oauth2: [] }, { bearer: [] }]);

@@ -1,6 +1,7 @@
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveKey } from '../../src/platform/crypto/derive.js';
+import { problemOf } from '../support/problems.js';
 import { ROOT_ID, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -66,7 +67,7 @@ describe('POST /api/oauth2/token', () => {
   });
 
   it('rejects other grant types and missing credentials', async () => {
-    const grant = await svc.call('POST', '/api/oauth2/token', {
+    const grant = await svc.raw('POST', '/api/oauth2/token', {
       body: { grant_type: 'password', client_id: ROOT_ID, client_secret: svc.rootSecret },
     });
     expect(grant.status).toBe(400);
@@ -147,18 +148,18 @@ describe('bearer tokens on the management API', () => {
 
   it('rejects a wrong audience', async () => {
     const reply = await expect401(`Bearer ${await forge({}, { aud: 'another-service' })}`, 'invalid_token');
-    expect(reply.body.detail).toContain('aud');
+    expect(problemOf(reply).detail).toContain('aud');
   });
 
   it('rejects a wrong issuer', async () => {
     const reply = await expect401(`Bearer ${await forge({}, { iss: 'someone-else' })}`, 'invalid_token');
-    expect(reply.body.detail).toContain('iss');
+    expect(problemOf(reply).detail).toContain('iss');
   });
 
   it('rejects an expired token beyond the clock-skew allowance, accepts one within it', async () => {
     const now = Math.floor(Date.now() / 1000);
     const reply = await expect401(`Bearer ${await forge({}, { exp: now - 120 })}`, 'invalid_token');
-    expect(reply.body.detail).toBe('the access token has expired');
+    expect(problemOf(reply).detail).toBe('the access token has expired');
     const skewed = await svc.call('GET', '/api/tenant', { headers: { authorization: `Bearer ${await forge({}, { exp: now - 5 })}` } });
     expect(skewed.status).toBe(200);
   });
@@ -166,10 +167,10 @@ describe('bearer tokens on the management API', () => {
   it('rejects a token not bound to a generation of its client, as tokens of earlier versions were', async () => {
     for (const client_gen of [undefined, '', 42]) {
       const reply = await expect401(`Bearer ${await forge({ client_gen })}`, 'invalid_token');
-      expect(reply.body.detail).toBe('the access token has no client_gen claim; get a new token');
+      expect(problemOf(reply).detail).toBe('the access token has no client_gen claim; get a new token');
     }
     const stale = await expect401(`Bearer ${await forge({ client_gen: 'a-generation-the-client-never-had' })}`, 'invalid_token');
-    expect(stale.body.detail).toBe('the access token was issued before its client was re-created or its secret replaced');
+    expect(problemOf(stale).detail).toBe('the access token was issued before its client was re-created or its secret replaced');
   });
 
   it('rejects a garbage token', async () => {
@@ -182,6 +183,6 @@ describe('bearer tokens on the management API', () => {
     expect((await svc.call('GET', '/api/version', { token })).status).toBe(200);
     expect((await svc.call('DELETE', '/api/client/short-lived', { token: admin.token })).status).toBe(204);
     const reply = await expect401(`Bearer ${token}`, 'invalid_token');
-    expect(reply.body.detail).toBe('the client of this access token no longer exists');
+    expect(problemOf(reply).detail).toBe('the client of this access token no longer exists');
   });
 });

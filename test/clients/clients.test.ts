@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createdBody, expectProblem, fieldsOf } from '../support/problems.js';
+import { createdBody, expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { ROOT_ID, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -31,11 +31,11 @@ function keysNamed(value: unknown, name: string, path = '$'): string[] {
 }
 
 const path = (id: string, rest = '') => `/api/client/${encodeURIComponent(id)}${rest}`;
-const createClient = (token: string, body: Record<string, unknown>) => svc.call('POST', '/api/client', { token, body });
-const getClient = (token: string, id: string) => svc.call('GET', path(id), { token });
-const patchClient = (token: string, id: string, body: unknown) => svc.call('PATCH', path(id), { token, body });
-const deleteClient = (token: string, id: string) => svc.call('DELETE', path(id), { token });
-const rotate = (token: string, id: string) => svc.call('POST', path(id, '/rotate-secret'), { token });
+const createClient = (token: string, body: Record<string, unknown>) => svc.raw('POST', '/api/client', { token, body });
+const getClient = (token: string, id: string) => svc.raw('GET', path(id), { token });
+const patchClient = (token: string, id: string, body: unknown) => svc.raw('PATCH', path(id), { token, body });
+const deleteClient = (token: string, id: string) => svc.raw('DELETE', path(id), { token });
+const rotate = (token: string, id: string) => svc.raw('POST', path(id, '/rotate-secret'), { token });
 const tokenReply = (clientId: string, secret: string) =>
   svc.call('POST', '/api/oauth2/token', { body: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret } });
 const clientRow = (id: string) => svc.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
@@ -257,7 +257,7 @@ describe('POST /api/client', () => {
       ['DELETE', path('alpha-app')],
       ['POST', path('alpha-app', '/rotate-secret')],
     ]) {
-      expectProblem(await svc.call(method as string, url as string, { token: offerer }), 403);
+      expectProblem(await svc.raw(method as string, url as string, { token: offerer }), 403);
     }
     expectProblem(await patchClient(offerer, 'alpha-app', { roles: ['users:manage'] }), 403);
     expect(await clientRow('alpha-app')).toMatchObject({ roles: JSON.stringify(['issuance:offer', 'presentation:request']) });
@@ -276,7 +276,7 @@ describe('GET /api/client', () => {
     const betaApp = await created(beta.token, { clientId: 'beta-listed', roles: ['issuance:offer'] });
     expect(betaApp.tenantId).toBe('beta');
 
-    const alphaList = await svc.call('GET', '/api/client', { token: alphaManager });
+    const alphaList = await svc.raw('GET', '/api/client', { token: alphaManager });
     expect(alphaList.status).toBe(200);
     const alphaIds = alphaList.body.map((c: { clientId: string }) => c.clientId);
     expect(alphaIds).toEqual(expect.arrayContaining(['alpha-admin', 'alpha-manager']));
@@ -287,11 +287,11 @@ describe('GET /api/client', () => {
     const alphaRows = await svc.db.selectFrom('clients').select('id').where('tenant_id', '=', 'alpha').execute();
     expect([...alphaIds].sort()).toEqual(alphaRows.map((r) => r.id).sort());
 
-    const betaList = await svc.call('GET', '/api/client', { token: beta.token });
+    const betaList = await svc.raw('GET', '/api/client', { token: beta.token });
     expect(betaList.body.every((c: { tenantId: string }) => c.tenantId === 'beta')).toBe(true);
     expect(betaList.body.map((c: { clientId: string }) => c.clientId)).toEqual(expect.arrayContaining(['beta-admin', 'beta-listed']));
 
-    const all = await svc.call('GET', '/api/client', { token: root });
+    const all = await svc.raw('GET', '/api/client', { token: root });
     expect(all.status).toBe(200);
     const allIds = all.body.map((c: { clientId: string }) => c.clientId);
     const rows = await svc.db.selectFrom('clients').select('id').execute();
@@ -318,7 +318,7 @@ describe('GET /api/client', () => {
     });
     const missing = await getClient(alphaManager, 'no-such-client');
     expectProblem(missing, 404);
-    expect(missing.body.detail).toContain('no-such-client');
+    expect(problemOf(missing).detail).toContain('no-such-client');
     expectProblem(await getClient(alphaManager, ROOT_ID), 404);
     expect((await getClient(root, 'alpha-admin')).status).toBe(200);
   });
@@ -339,12 +339,12 @@ describe('secrets', () => {
       await getClient(root, 'alpha-quiet'),
       await svc.call('GET', '/api/client', { token: alpha.token }),
       await svc.call('GET', '/api/client', { token: root }),
-      await svc.call('GET', path('alpha-quiet', '/secret'), { token: alpha.token }),
+      await svc.raw('GET', path('alpha-quiet', '/secret'), { token: alpha.token }),
       await svc.call('GET', '/api/tenant', { token: root }),
       await svc.call('GET', '/api/tenant/alpha', { token: root }),
       await svc.call('PATCH', '/api/tenant/alpha', { token: root, body: { description: 'still alpha' } }),
-      await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: root }),
-      await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: alpha.token }),
+      await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: root }),
+      await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: alpha.token }),
     ];
     for (const reply of replies) {
       expect(reply.status, reply.text).toBeLessThan(500);
@@ -358,16 +358,16 @@ describe('secrets', () => {
   it('answers GET /api/client/{id}/secret with 410 pointing to rotate-secret', async () => {
     await created(alpha.token, { clientId: 'alpha-gone', roles: ['issuance:offer'] });
     const hashBefore = (await clientRow('alpha-gone'))?.secret_hash;
-    const reply = await svc.call('GET', path('alpha-gone', '/secret'), { token: alpha.token });
+    const reply = await svc.raw('GET', path('alpha-gone', '/secret'), { token: alpha.token });
     expectProblem(reply, 410);
     expect(reply.body).toMatchObject({ title: 'Gone', rotate: '/api/client/alpha-gone/rotate-secret' });
-    expect(reply.body.detail).toContain('rotate-secret');
+    expect(problemOf(reply).detail).toContain('rotate-secret');
     expect(reply.body).not.toHaveProperty('secret');
     expect((await clientRow('alpha-gone'))?.secret_hash).toBe(hashBefore);
 
-    expectProblem(await svc.call('GET', path('no-such-client', '/secret'), { token: alpha.token }), 404);
-    expectProblem(await svc.call('GET', path('beta-admin', '/secret'), { token: alpha.token }), 404);
-    expectProblem(await svc.call('GET', path('alpha-gone', '/secret'), { token: root }), 410);
+    expectProblem(await svc.raw('GET', path('no-such-client', '/secret'), { token: alpha.token }), 404);
+    expectProblem(await svc.raw('GET', path('beta-admin', '/secret'), { token: alpha.token }), 404);
+    expectProblem(await svc.raw('GET', path('alpha-gone', '/secret'), { token: root }), 410);
   });
 
   it('rotates a secret: the new one works, the old one fails', async () => {
@@ -436,7 +436,7 @@ describe('tenant isolation', () => {
     const rotated = await rotate(alphaManager, 'beta-victim');
     expectProblem(rotated, 404);
     expect(rotated.body).not.toHaveProperty('secret');
-    expectProblem(await svc.call('GET', path('beta-victim', '/secret'), { token: alphaManager }), 404);
+    expectProblem(await svc.raw('GET', path('beta-victim', '/secret'), { token: alphaManager }), 404);
     expectProblem(await deleteClient(alphaManager, 'beta-victim'), 404);
 
     expect(await clientRow('beta-victim')).toEqual(rowBefore);
@@ -595,7 +595,7 @@ describe('tokens follow the current client', () => {
     expect((await patchClient(alpha.token, 'alpha-flex', { roles: ['users:manage'] })).status).toBe(200);
     const refused = await svc.call('GET', '/api/client', { token });
     expectProblem(refused, 403);
-    expect(refused.body.detail).toContain('clients:manage');
+    expect(problemOf(refused).detail).toContain('clients:manage');
     expectProblem(await createClient(token, { clientId: 'alpha-by-flex', roles: ['issuance:offer'] }), 403);
     expect(await clientRow('alpha-by-flex')).toBeUndefined();
     expect((await svc.call('GET', '/api/user', { token })).status).toBe(200);
@@ -608,7 +608,7 @@ describe('tokens follow the current client', () => {
   it('lets a client delete itself, after which its token fails', async () => {
     const token = await svc.client(alpha.token, 'alpha-self', ['clients:manage']);
     expect((await deleteClient(token, 'alpha-self')).status).toBe(204);
-    expectProblem(await svc.call('GET', '/api/client', { token }), 401);
+    expectProblem(await svc.raw('GET', '/api/client', { token }), 401);
   });
 
   it('lets root delete a client of any tenant', async () => {
@@ -623,7 +623,7 @@ describe('no escalation of privilege', () => {
   it('lets a tenant client grant only roles it holds itself', async () => {
     const refused = await createClient(alphaManager, { clientId: 'alpha-would-issue', roles: ['issuance:manage'] });
     expectProblem(refused, 403);
-    expect(refused.body.detail).toContain('issuance:manage');
+    expect(problemOf(refused).detail).toContain('issuance:manage');
     expect(await clientRow('alpha-would-issue')).toBeUndefined();
 
     const peer = await createClient(alphaManager, { clientId: 'alpha-peer-manager', roles: ['clients:manage'] });
@@ -639,11 +639,11 @@ describe('no escalation of privilege', () => {
     expectProblem(reply, 403);
     expect(reply.body).not.toHaveProperty('secret');
     expect(reply.text).not.toMatch(/[A-Za-z0-9_-]{43}/);
-    expect(reply.body.detail).toContain("client 'alpha-admin' holds more than the caller");
-    expect(reply.body.detail).toContain('issuance:manage');
+    expect(problemOf(reply).detail).toContain("client 'alpha-admin' holds more than the caller");
+    expect(problemOf(reply).detail).toContain('issuance:manage');
     expect(await clientRow('alpha-admin')).toEqual(rowBefore);
     expect((await tokenReply('alpha-admin', alpha.secret)).status).toBe(200);
-    expect((await svc.call('GET', '/api/client', { token: alpha.token })).status).toBe(200);
+    expect((await svc.raw('GET', '/api/client', { token: alpha.token })).status).toBe(200);
     const entries = await auditEntries(alpha.token);
     expect(entries.some((e) => e.actionType === 'client.secret_rotated' && e.after?.clientId === 'alpha-admin')).toBe(false);
   });
@@ -664,7 +664,7 @@ describe('no escalation of privilege', () => {
     for (const body of [{ roles: ['clients:manage'] }, { roles: ['clients:manage'], description: 'taken over' }]) {
       const reply = await patchClient(alphaManager, 'alpha-stronger', body);
       expectProblem(reply, 403);
-      expect(reply.body.detail).toContain('users:manage');
+      expect(problemOf(reply).detail).toContain('users:manage');
     }
     const removed = await deleteClient(alphaManager, 'alpha-stronger');
     expectProblem(removed, 403);
@@ -676,7 +676,7 @@ describe('no escalation of privilege', () => {
   it('names the roles beyond the caller in the refusal of a grant', async () => {
     const reply = await createClient(alphaManager, { clientId: 'alpha-would-manage-users', roles: ['clients:manage', 'users:manage'] });
     expectProblem(reply, 403);
-    expect(reply.body.errors).toEqual([{ field: 'body.roles', message: 'the caller lacks users:manage' }]);
+    expect(problemOf(reply).errors).toEqual([{ field: 'body.roles', message: 'the caller lacks users:manage' }]);
   });
 
   it('keeps a client restricted to some configurations from granting or unlocking others', async () => {
@@ -698,7 +698,7 @@ describe('no escalation of privilege', () => {
       allowedIssuanceConfigs: ['pid', 'mdl'],
     });
     expectProblem(wider, 403);
-    expect(wider.body.errors).toEqual([
+    expect(problemOf(wider).errors).toEqual([
       { field: 'body.allowedIssuanceConfigs', message: "outside the caller's allowedIssuanceConfigs: mdl" },
     ]);
     expect(await clientRow('alpha-unlocked')).toBeUndefined();
@@ -720,7 +720,7 @@ describe('no escalation of privilege', () => {
     await created(alpha.token, { clientId: 'alpha-unrestricted-offerer', roles: ['issuance:offer'] });
     const rotated = await rotate(limited, 'alpha-unrestricted-offerer');
     expectProblem(rotated, 403);
-    expect(rotated.body.detail).toContain('allowedIssuanceConfigs');
+    expect(problemOf(rotated).detail).toContain('allowedIssuanceConfigs');
     expect(rotated.body).not.toHaveProperty('secret');
   });
 

@@ -11,7 +11,7 @@ import { deriveKey } from '../../src/platform/crypto/derive.js';
 import { connect } from '../../src/platform/db/connect.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { freshDatabase } from '../support/database.js';
-import { expectProblem } from '../support/problems.js';
+import { expectProblem, problemOf } from '../support/problems.js';
 import { ROOT_ID, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -26,7 +26,7 @@ const generationOf = async (service: TestService, clientId: string) =>
   (await service.db.selectFrom('clients').select('token_generation').where('id', '=', clientId).executeTakeFirst())?.token_generation;
 
 async function createClient(token: string, body: Record<string, unknown>) {
-  const reply = await svc.call('POST', '/api/client', { token, body });
+  const reply = await svc.raw('POST', '/api/client', { token, body });
   expect(reply.status, reply.text).toBe(201);
   return reply.body as { secret: string };
 }
@@ -39,7 +39,7 @@ async function rotate(token: string, id: string): Promise<string> {
 
 /** The answer a stale token gets: 401 with an invalid_token challenge. */
 async function expectStale(service: TestService, token: string, path = '/api/client') {
-  const reply = await service.call('GET', path, { token });
+  const reply = await service.raw('GET', path, { token });
   expectProblem(reply, 401);
   expect(reply.headers.get('www-authenticate')).toContain('error="invalid_token"');
   return reply;
@@ -55,7 +55,7 @@ describe('a deleted client', () => {
     const second = await createClient(admin, { clientId: 'gen-reborn', roles: ['clients:manage', 'issuance:manage', 'users:manage'] });
     for (const path of ['/api/client', '/api/session', '/api/user']) {
       const reply = await expectStale(svc, oldToken, path);
-      expect(reply.body.detail).toBe('the access token was issued before its client was re-created or its secret replaced');
+      expect(problemOf(reply).detail).toBe('the access token was issued before its client was re-created or its secret replaced');
     }
     const newToken = await svc.token('gen-reborn', second.secret);
     expect((await svc.call('GET', '/api/client', { token: newToken })).status).toBe(200);
@@ -195,7 +195,7 @@ describe('upgrading a database from before token generations', () => {
         .setExpirationTime('1h')
         .sign(deriveKey(masterSecret, 'management-token'));
       const refused = await expectStale(upgraded, legacy, '/api/tenant');
-      expect(refused.body.detail).toBe('the access token has no client_gen claim; get a new token');
+      expect(problemOf(refused).detail).toBe('the access token has no client_gen claim; get a new token');
       expect((await upgraded.call('GET', '/api/tenant', { token: await upgraded.rootToken() })).status).toBe(200);
     } finally {
       await upgraded.stop();

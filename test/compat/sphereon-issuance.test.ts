@@ -38,7 +38,7 @@ beforeAll(async () => {
   proxy.target = svc.url;
   admin = (await svc.tenant('acme')).token;
   for (const config of [PID, MDL]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body: config });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: config });
     expect(created.status, created.text).toBe(201);
   }
 });
@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 const offer = async (configurationId: string, claims: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token: admin,
     body: {
       response_type: 'uri',
@@ -111,7 +111,7 @@ describe("Sphereon's oid4vci-client 0.20.1", () => {
 
 describe('tolerated and refused deviations at issuance', () => {
   const tokenFor = (created: { credentialOffer: any }, form: Record<string, string>) =>
-    svc.call('POST', '/issuers/acme/token', {
+    svc.raw('POST', '/issuers/acme/token', {
       form: { grant_type: GRANT, 'pre-authorized_code': created.credentialOffer.grants[GRANT]['pre-authorized_code'], ...form },
     });
 
@@ -135,13 +135,13 @@ describe('tolerated and refused deviations at issuance', () => {
     const token = await tokenFor(created, {});
     expect(token.status, token.text).toBe(200);
     const key = await holderKey();
-    const nonce = async () => (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce as string;
+    const nonce = async () => (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce as string;
     const proof = async (aud: string, c_nonce: string) =>
       new SignJWT({ aud, nonce: c_nonce, iat: Math.floor(Date.now() / 1000) })
         .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
         .sign(await importJWK(key.privateJwk, 'ES256'));
     const credential = (body: Record<string, unknown>) =>
-      svc.call('POST', '/issuers/acme/credential', {
+      svc.raw('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${token.body.access_token}` },
         body: { credential_configuration_id: 'pid', ...body },
       });

@@ -89,8 +89,7 @@ beforeAll(async () => {
   svc = await startService({ PUBLIC_URL: proxy.url });
   proxy.target = svc.url;
   admin = (await svc.tenant('acme')).token;
-  for (const config of CONFIGS)
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: config })).status).toBe(201);
+  for (const config of CONFIGS) expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: config })).status).toBe(201);
   const trust = await svc.call('POST', '/api/trust-list', {
     token: admin,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -169,7 +168,7 @@ describe("Sphereon's did-auth-siop 0.20.1", () => {
 
     const state = resolved.request.payload.state as string;
     const response = await encryptResponse({ state, vp_token: vpToken }, resolved.request.payload.client_metadata);
-    const reply = await svc.call('POST', pathOf(resolved.request.responseUri), { form: { response, state } });
+    const reply = await svc.raw('POST', pathOf(resolved.request.responseUri), { form: { response, state } });
     expect(reply.status, reply.text).toBe(200);
     const done = await session(offer.session);
     expect(done.status).toBe('completed');
@@ -188,7 +187,7 @@ describe('state beside the encrypted response', () => {
     const { inner, state } = bend({ ...(built.response.payload as Record<string, unknown>) });
     const form: Record<string, string> = { response: await encryptResponse(inner, resolved.request.payload.client_metadata) };
     if (state !== undefined) form.state = state;
-    const reply = await svc.call('POST', pathOf(resolved.request.responseUri), { form });
+    const reply = await svc.raw('POST', pathOf(resolved.request.responseUri), { form });
     return { reply, state: await session(offer.session) };
   }
 
@@ -218,7 +217,7 @@ describe('vp_token of DCQL drafts before 1.0', () => {
     const offer = await request('adult', { responseMode: 'direct_post' });
     const resolved = await sphereonResolve(offer.uri);
     const vp_token = JSON.stringify({ pid: await presentPid(resolved) });
-    const reply = await svc.call('POST', pathOf(resolved.request.responseUri), {
+    const reply = await svc.raw('POST', pathOf(resolved.request.responseUri), {
       form: { vp_token, state: resolved.request.payload.state },
     });
     expect(reply.status).toBe(400);

@@ -10,7 +10,7 @@ let admin: string;
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  const created = await svc.call('POST', '/api/issuer/credentials', {
+  const created = await svc.raw('POST', '/api/issuer/credentials', {
     token: admin,
     body: { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', fields: [{ path: ['given_name'], type: 'string' }] },
   });
@@ -20,7 +20,7 @@ afterAll(() => svc.stop());
 
 const SUFFIXES = ['openid-credential-issuer', 'oauth-authorization-server'];
 const both = (suffix: string, tenant = 'acme') =>
-  Promise.all([svc.call('GET', `/.well-known/${suffix}/issuers/${tenant}`), svc.call('GET', `/issuers/${tenant}/.well-known/${suffix}`)]);
+  Promise.all([svc.raw('GET', `/.well-known/${suffix}/issuers/${tenant}`), svc.raw('GET', `/issuers/${tenant}/.well-known/${suffix}`)]);
 
 describe('metadata at the compatibility locations', () => {
   for (const suffix of SUFFIXES) {
@@ -43,7 +43,7 @@ describe('metadata at the compatibility locations', () => {
 
   it('shows a settings change at both locations at once', async () => {
     const display = [{ name: 'ACME Issuer', locale: 'en' }];
-    const put = await svc.call('PUT', '/api/issuer/config', { token: admin, body: { display, dpopRequired: true } });
+    const put = await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { display, dpopRequired: true } });
     expect(put.status, put.text).toBe(200);
     const [primary, compat] = await both('openid-credential-issuer');
     expect(primary.body.display).toEqual(display);
@@ -55,11 +55,11 @@ describe('metadata at the compatibility locations', () => {
 
   it('serves no openid-configuration: svc is an OAuth authorization server, not an OpenID Provider', async () => {
     for (const path of ['/issuers/acme/.well-known/openid-configuration', '/.well-known/openid-configuration/issuers/acme'])
-      expect((await svc.call('GET', path)).status).toBe(404);
+      expect((await svc.raw('GET', path)).status).toBe(404);
   });
 
   it('documents the compatibility locations in the OpenAPI document', async () => {
-    const paths = (await svc.call('GET', '/api/openapi.json')).body.paths as Record<string, { get?: { summary?: string } }>;
+    const paths = (await svc.raw('GET', '/api/openapi.json')).body.paths as Record<string, { get?: { summary?: string } }>;
     for (const suffix of SUFFIXES)
       expect(paths[`/issuers/{tenantId}/.well-known/${suffix}`]?.get?.summary).toMatch(/compatibility location/);
   });

@@ -159,7 +159,7 @@ describe('npm run convert-v4', () => {
     writeFolder({ 'acme/tenant.json': { name: 'ACME' } }, out);
     const service = await startService({ CONFIG_IMPORT: out });
     try {
-      const metadata = await service.call('GET', '/.well-known/openid-credential-issuer/issuers/acme');
+      const metadata = await service.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme');
       expect(Object.keys(metadata.body.credential_configurations_supported).sort()).toEqual(['badge', 'mdl', 'pid']);
     } finally {
       await service.stop();

@@ -203,14 +203,14 @@ describe('configuration files', () => {
 
       // A replaced secret ends the tokens issued under the old one, as rotate-secret does (the import
       // ran on another instance: this one learns of it within a second).
-      await expect.poll(async () => (await base.call('GET', '/api/issuer/credentials/pid', { token: app })).status).toBe(401);
+      await expect.poll(async () => (await base.raw('GET', '/api/issuer/credentials/pid', { token: app })).status).toBe(401);
       await expect(base.token('acme-app', APP_SECRET)).rejects.toThrow(/401/);
       app = await base.token('acme-app', 'a-new-app-secret-0123456789');
-      expect((await base.call('GET', '/api/issuer/credentials/pid', { token: app })).body).toMatchObject({
+      expect((await base.raw('GET', '/api/issuer/credentials/pid', { token: app })).body).toMatchObject({
         description: 'changed',
         keyBinding: false,
       });
-      expect((await base.call('GET', '/api/tenant/acme', { token: root })).body).toMatchObject({
+      expect((await base.raw('GET', '/api/tenant/acme', { token: root })).body).toMatchObject({
         description: null,
         statusListConfig: { bits: 4 },
       });
@@ -224,7 +224,7 @@ describe('configuration files', () => {
     });
 
     it('exports the tenant in the same layout without any secret', async () => {
-      const reply = await base.call('GET', '/api/config/export?tenantId=acme', { token: root });
+      const reply = await base.raw('GET', '/api/config/export?tenantId=acme', { token: root });
       expect(reply.status, reply.text).toBe(200);
       expect(Object.keys(reply.body.files).sort()).toEqual(
         [

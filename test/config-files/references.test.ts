@@ -139,7 +139,7 @@ describe('{"env"} references', () => {
       SVC_IMPORT_ENVIN_APP_SECRET: APP_SECRET,
     });
     const token = await base.token('envin-app', APP_SECRET);
-    const offered = await base.call('POST', '/api/issuer/offer', {
+    const offered = await base.raw('POST', '/api/issuer/offer', {
       token,
       body: {
         response_type: 'uri',
@@ -151,7 +151,7 @@ describe('{"env"} references', () => {
     expect(offered.status, offered.text).toBe(201);
     // The wallet fetching the offer is a status change, which the webhook endpoint is told of.
     const offerUri = new URL(decodeURIComponent(offered.body.uri.split('credential_offer_uri=')[1]));
-    expect((await base.call('GET', offerUri.pathname)).status).toBe(200);
+    expect((await base.raw('GET', offerUri.pathname)).status).toBe(200);
     await expect.poll(() => deliveries.map((headers) => headers.authorization), { timeout: 5000 }).toContain(HOOK_TOKEN);
   });
 });

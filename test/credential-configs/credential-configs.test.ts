@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIELD_TYPES } from '../../src/credential-configs/schemas.js';
 import { claimsSchema, defaultClaims, validateClaims } from '../../src/credential-configs/service.js';
-import { createdBody, expectFieldErrors } from '../support/problems.js';
+import { createdBody, expectFieldErrors, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -21,15 +21,15 @@ beforeAll(async () => {
     [globex, '/api/issuer/attribute-providers', 'globex-crm', { name: 'CRM', url: 'https://globex.example.com/', auth: { type: 'none' } }],
   ];
   for (const [token, path, id, body] of setup) {
-    const reply = await svc.call('POST', path, { token, body: { id, ...body } });
+    const reply = await svc.raw('POST', path, { token, body: { id, ...body } });
     if (reply.status !== 201) throw new Error(`${path}: ${reply.status} ${reply.text}`);
   }
 });
 afterAll(() => svc.stop());
 
-const create = (token: string, body: unknown) => svc.call('POST', PATH, { token, body });
+const create = (token: string, body: unknown) => svc.raw('POST', PATH, { token, body });
 const get = (token: string, id: string) => svc.call('GET', `${PATH}/${id}`, { token });
-const patch = (token: string, id: string, body: unknown) => svc.call('PATCH', `${PATH}/${id}`, { token, body });
+const patch = (token: string, id: string, body: unknown) => svc.raw('PATCH', `${PATH}/${id}`, { token, body });
 const remove = (token: string, id: string) => svc.call('DELETE', `${PATH}/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
@@ -163,7 +163,7 @@ describe('create, read, list', () => {
   it('refuses a duplicate id in the tenant, and accepts the same id in another tenant', async () => {
     const duplicate = await create(acme, { ...MDL, description: 'again' });
     expect(duplicate.status).toBe(409);
-    expect(duplicate.body.detail).toBe("credential configuration 'mdl' already exists");
+    expect(problemOf(duplicate).detail).toBe("credential configuration 'mdl' already exists");
     expect((await get(acme, 'mdl')).body.description).toBeNull();
     expect((await create(globex, MDL)).status).toBe(201);
   });
@@ -174,9 +174,9 @@ describe('create, read, list', () => {
       ['PATCH', { description: 'x' }],
       ['DELETE', undefined],
     ] as const) {
-      const reply = await svc.call(method, `${PATH}/nope`, { token: acme, body });
+      const reply = await svc.raw(method, `${PATH}/nope`, { token: acme, body });
       expect(reply.status, method).toBe(404);
-      expect(reply.body.detail).toBe("credential configuration 'nope' does not exist");
+      expect(problemOf(reply).detail).toBe("credential configuration 'nope' does not exist");
     }
   });
 });
@@ -254,7 +254,7 @@ describe('validation', () => {
       keyChainId: 'default-access',
       fields: [{ path: ['a'], type: 'string' }],
     });
-    expect(reply.body.errors).toEqual([
+    expect(problemOf(reply).errors).toEqual([
       { field: 'body.config.docType', message: 'is required when config.format is mso_mdoc' },
       { field: 'body.fields.0.namespace', message: 'is required on every field when config.format is mso_mdoc' },
       {
@@ -262,7 +262,7 @@ describe('validation', () => {
         message: "key chain 'default-access' has usage type access; credentials are signed with attestation key chains",
       },
     ]);
-    expect(reply.body.detail).toContain('body.config.docType: is required when config.format is mso_mdoc');
+    expect(problemOf(reply).detail).toContain('body.config.docType: is required when config.format is mso_mdoc');
   });
 
   const LEGACY_ERRORS = [
@@ -283,7 +283,7 @@ describe('validation', () => {
   it('refuses each version-4 key, naming its replacement', async () => {
     const reply = await create(acme, { ...base, ...legacy });
     expect(reply.status).toBe(400);
-    expect(reply.body.errors).toEqual(LEGACY_ERRORS);
+    expect(problemOf(reply).errors).toEqual(LEGACY_ERRORS);
     for (const [key, value] of Object.entries({ claims: {}, disclosureFrame: {}, schema: {} })) {
       const one = await create(acme, { ...base, [key]: value });
       expect(one.body.errors, key).toEqual(LEGACY_ERRORS.filter((e) => e.field === `body.${key}`));
@@ -293,7 +293,7 @@ describe('validation', () => {
   it('refuses the version-4 keys on PATCH too', async () => {
     const reply = await patch(acme, 'mdl', legacy);
     expect(reply.status).toBe(400);
-    expect(reply.body.errors).toEqual(LEGACY_ERRORS);
+    expect(problemOf(reply).errors).toEqual(LEGACY_ERRORS);
   });
 });
 
@@ -425,11 +425,11 @@ describe('key chains in use', () => {
     await created(acme, { id: 'kc-user', config: { format: 'dc+sd-jwt' }, fields: [], keyChainId: 'in-use' });
     const refused = await svc.call('DELETE', '/api/key-chain/in-use', { token: acme });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toBe("key chain 'in-use' is in use: credential configuration 'kc-user'");
-    expect((await svc.call('GET', '/api/key-chain/in-use', { token: acme })).status).toBe(200);
+    expect(problemOf(refused).detail).toBe("key chain 'in-use' is in use: credential configuration 'kc-user'");
+    expect((await svc.raw('GET', '/api/key-chain/in-use', { token: acme })).status).toBe(200);
 
     expect((await patch(acme, 'kc-user', { keyChainId: null })).status).toBe(200);
-    expect((await svc.call('DELETE', '/api/key-chain/in-use', { token: acme })).status).toBe(204);
+    expect((await svc.raw('DELETE', '/api/key-chain/in-use', { token: acme })).status).toBe(204);
   });
 });
 
@@ -467,10 +467,10 @@ describe('audit', () => {
   it('records create, update and delete with before and after', async () => {
     const rid = `audit-${Date.now()}`;
     const headers = { 'x-request-id': rid };
-    await svc.call('POST', PATH, { token: acme, headers, body: { id: 'audited', config: { format: 'dc+sd-jwt' }, fields: [] } });
-    await svc.call('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
-    await svc.call('DELETE', `${PATH}/audited`, { token: acme, headers });
-    const entries = (await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: acme })).body.filter(
+    await svc.raw('POST', PATH, { token: acme, headers, body: { id: 'audited', config: { format: 'dc+sd-jwt' }, fields: [] } });
+    await svc.raw('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
+    await svc.raw('DELETE', `${PATH}/audited`, { token: acme, headers });
+    const entries = (await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: acme })).body.filter(
       (e: { requestId: string }) => e.requestId === rid,
     );
     expect(entries.map((e: { actionType: string }) => e.actionType).sort()).toEqual([
@@ -492,7 +492,7 @@ describe('audit', () => {
 
 describe('OpenAPI', () => {
   it('documents the field model and the removed version-4 keys', async () => {
-    const doc = (await svc.call('GET', '/api/openapi.json')).body;
+    const doc = (await svc.raw('GET', '/api/openapi.json')).body;
     const post = doc.paths['/api/issuer/credentials'].post;
     expect(post.description).toContain('issuance:manage');
     const body = post.requestBody.content['application/json'].schema;

@@ -2,7 +2,7 @@
 // backtracking engine take exponential time are harmless, and what such an engine cannot run
 // (backreferences, lookaround) is refused when the configuration is saved.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -23,9 +23,9 @@ const configuration = (id: string, pattern: string) => ({
   vct: `urn:example:${id}`,
   fields: [{ path: ['code'], type: 'string', mandatory: true, constraints: { pattern } }],
 });
-const create = (body: unknown) => svc.call('POST', '/api/issuer/credentials', { token: admin, body });
+const create = (body: unknown) => svc.raw('POST', '/api/issuer/credentials', { token: admin, body });
 const offer = (id: string, code: string) =>
-  svc.call('POST', '/api/issuer/offer', {
+  svc.raw('POST', '/api/issuer/offer', {
     token: admin,
     body: {
       response_type: 'uri',
@@ -57,7 +57,9 @@ describe('catastrophic patterns', () => {
       expect(reply.status, reply.text).toBe(201);
     } else {
       expectProblem(reply, 400);
-      expect(reply.body.errors).toEqual([{ field: `body.credentialClaims.${configId(i)}.claims.code`, message: `must match ${pattern}` }]);
+      expect(problemOf(reply).errors).toEqual([
+        { field: `body.credentialClaims.${configId(i)}.claims.code`, message: `must match ${pattern}` },
+      ]);
     }
     expect(elapsed).toBeLessThan(OFFER_BOUND_MS);
   });
@@ -65,7 +67,7 @@ describe('catastrophic patterns', () => {
   it('keep GET /health answering while offers with them are processed concurrently', async () => {
     const offers = cases.map(([, , i, code]) => offer(configId(i), code));
     const started = performance.now();
-    const health = await svc.call('GET', '/health');
+    const health = await svc.raw('GET', '/health');
     const healthMs = performance.now() - started;
     const replies = await Promise.all(offers);
     expect(health.status).toBe(200);
@@ -100,7 +102,7 @@ describe('patterns a linear-time engine cannot run', () => {
   });
 
   it('are refused on update as well', async () => {
-    const reply = await svc.call('PATCH', `/api/issuer/credentials/${configId(0)}`, {
+    const reply = await svc.raw('PATCH', `/api/issuer/credentials/${configId(0)}`, {
       token: admin,
       body: { fields: [{ path: ['code'], type: 'string', constraints: { pattern: '(?=a)a' } }] },
     });
@@ -111,7 +113,7 @@ describe('patterns a linear-time engine cannot run', () => {
   it('a pattern that is no regular expression is named as such', async () => {
     const reply = await create(configuration('broken', '([a-z'));
     expectProblem(reply, 400);
-    expect(reply.body.errors).toEqual([
+    expect(problemOf(reply).errors).toEqual([
       { field: 'body.fields.0.constraints.pattern', message: expect.stringMatching(/^is not a valid regular expression: /) },
     ]);
   });

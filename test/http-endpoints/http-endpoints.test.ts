@@ -2,7 +2,7 @@
 // runs against both paths.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpEndpointService } from '../../src/http-endpoints/service.js';
-import { createdBody, expectFieldErrors } from '../support/problems.js';
+import { createdBody, expectFieldErrors, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -49,10 +49,10 @@ const KINDS: Kind[] = [
 const stamps = { createdAt: expect.any(String), updatedAt: expect.any(String) };
 
 describe.each(KINDS)('$path', (kind) => {
-  const create = (token: string, body: unknown) => svc.call('POST', kind.path, { token, body });
-  const get = (token: string, id: string) => svc.call('GET', `${kind.path}/${id}`, { token });
-  const patch = (token: string, id: string, body: unknown) => svc.call('PATCH', `${kind.path}/${id}`, { token, body });
-  const remove = (token: string, id: string) => svc.call('DELETE', `${kind.path}/${id}`, { token });
+  const create = (token: string, body: unknown) => svc.raw('POST', kind.path, { token, body });
+  const get = (token: string, id: string) => svc.raw('GET', `${kind.path}/${id}`, { token });
+  const patch = (token: string, id: string, body: unknown) => svc.raw('PATCH', `${kind.path}/${id}`, { token, body });
+  const remove = (token: string, id: string) => svc.raw('DELETE', `${kind.path}/${id}`, { token });
   const row = (tenantId: string, id: string) =>
     svc.db.selectFrom(kind.table).selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
   const withHeader = (id: string) => ({
@@ -89,7 +89,7 @@ describe.each(KINDS)('$path', (kind) => {
       };
       expect(reply.body).toEqual(expected);
       expect((await get(acme, 'partner')).body).toEqual(reply.body);
-      const list = await svc.call('GET', kind.path, { token: acme });
+      const list = await svc.raw('GET', kind.path, { token: acme });
       expect(list.body.find((e: { id: string }) => e.id === 'partner')).toEqual(reply.body);
       for (const text of [reply.text, list.text, (await get(acme, 'partner')).text]) expect(text).not.toContain(SECRET);
 
@@ -164,16 +164,16 @@ describe.each(KINDS)('$path', (kind) => {
         ['PATCH', { name: 'x' }],
         ['DELETE', undefined],
       ] as const) {
-        const reply = await svc.call(method, `${kind.path}/nope`, { token: acme, body });
+        const reply = await svc.raw(method, `${kind.path}/nope`, { token: acme, body });
         expect(reply.status, method).toBe(404);
-        expect(reply.body.detail).toBe(`${kind.label} 'nope' does not exist`);
+        expect(problemOf(reply).detail).toBe(`${kind.label} 'nope' does not exist`);
       }
     });
 
     it('refuses a duplicate id, and accepts it in another tenant', async () => {
       const reply = await create(acme, { ...withHeader('partner'), name: 'Other' });
       expect(reply.status).toBe(409);
-      expect(reply.body.detail).toBe(`${kind.label} 'partner' already exists`);
+      expect(problemOf(reply).detail).toBe(`${kind.label} 'partner' already exists`);
       expect((await get(acme, 'partner')).body.name).toBe('Partner');
       expect((await create(globex, withHeader('partner'))).status).toBe(201);
     });
@@ -219,9 +219,9 @@ describe.each(KINDS)('$path', (kind) => {
         ['PATCH', { name: 'Theirs' }],
         ['DELETE', undefined],
       ] as const) {
-        expect((await svc.call(method, `${kind.path}/acme-only`, { token: globex, body })).status, method).toBe(404);
+        expect((await svc.raw(method, `${kind.path}/acme-only`, { token: globex, body })).status, method).toBe(404);
       }
-      const theirs = (await svc.call('GET', kind.path, { token: globex })).body.map((e: { id: string }) => e.id);
+      const theirs = (await svc.raw('GET', kind.path, { token: globex })).body.map((e: { id: string }) => e.id);
       expect(theirs).not.toContain('acme-only');
       expect((await get(acme, 'acme-only')).body.name).toBe('Mine');
     });
@@ -231,7 +231,7 @@ describe.each(KINDS)('$path', (kind) => {
     it('refuses to delete one that a credential configuration refers to, until it no longer does', async () => {
       await created(acme, { id: 'referenced', name: 'Referenced', url: 'https://ref.example.com/', auth: { type: 'none' } });
       const configId = `uses-${kind.audit}`;
-      const config = await svc.call('POST', '/api/issuer/credentials', {
+      const config = await svc.raw('POST', '/api/issuer/credentials', {
         token: acme,
         body: { id: configId, config: { format: 'dc+sd-jwt' }, fields: [], [kind.reference]: 'referenced' },
       });
@@ -239,10 +239,10 @@ describe.each(KINDS)('$path', (kind) => {
 
       const refused = await remove(acme, 'referenced');
       expect(refused.status).toBe(409);
-      expect(refused.body.detail).toBe(`${kind.label} 'referenced' is in use: credential configuration '${configId}'`);
+      expect(problemOf(refused).detail).toBe(`${kind.label} 'referenced' is in use: credential configuration '${configId}'`);
       expect((await get(acme, 'referenced')).status).toBe(200);
 
-      await svc.call('PATCH', `/api/issuer/credentials/${configId}`, { token: acme, body: { [kind.reference]: null } });
+      await svc.raw('PATCH', `/api/issuer/credentials/${configId}`, { token: acme, body: { [kind.reference]: null } });
       expect((await remove(acme, 'referenced')).status).toBe(204);
     });
   });
@@ -251,15 +251,15 @@ describe.each(KINDS)('$path', (kind) => {
     it('records create, update and delete without the header value', async () => {
       const rid = `audit-${kind.audit}-${Date.now()}`;
       const headers = { 'x-request-id': rid };
-      await svc.call('POST', kind.path, { token: acme, headers, body: withHeader('audited') });
-      await svc.call('PATCH', `${kind.path}/audited`, {
+      await svc.raw('POST', kind.path, { token: acme, headers, body: withHeader('audited') });
+      await svc.raw('PATCH', `${kind.path}/audited`, {
         token: acme,
         headers,
         body: { auth: { type: 'header', header: { name: HEADER, value: 'second-secret-value' } } },
       });
-      await svc.call('PATCH', `${kind.path}/audited`, { token: acme, headers, body: { name: 'Renamed' } });
-      await svc.call('DELETE', `${kind.path}/audited`, { token: acme, headers });
-      const log = await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: acme });
+      await svc.raw('PATCH', `${kind.path}/audited`, { token: acme, headers, body: { name: 'Renamed' } });
+      await svc.raw('DELETE', `${kind.path}/audited`, { token: acme, headers });
+      const log = await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: acme });
       expect(log.text).not.toContain(SECRET);
       expect(log.text).not.toContain('second-secret-value');
       const entries = log.body.filter((e: { requestId: string }) => e.requestId === rid).reverse();
@@ -283,7 +283,7 @@ describe.each(KINDS)('$path', (kind) => {
 
 describe('OpenAPI', () => {
   it('documents both kinds with the masked auth', async () => {
-    const doc = (await svc.call('GET', '/api/openapi.json')).body;
+    const doc = (await svc.raw('GET', '/api/openapi.json')).body;
     for (const name of ['AttributeProvider', 'WebhookEndpoint']) {
       const schema = doc.components.schemas[name];
       expect(schema.required).toEqual(['id', 'tenantId', 'name', 'description', 'url', 'auth', 'createdAt', 'updatedAt']);

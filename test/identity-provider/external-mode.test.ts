@@ -13,7 +13,7 @@ import { ConfigError } from '../../src/config.js';
 import { start } from '../../src/server.js';
 import { StartUpError } from '../../src/start-up-errors.js';
 import { ADMIN_CLIENT, startOpenIdProvider, type TestProvider } from '../support/oidc-provider.js';
-import { expectProblem } from '../support/problems.js';
+import { expectProblem, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 const CLIENTS = [
@@ -51,7 +51,7 @@ describe('external mode: tokens from the identity provider', () => {
       expect(created.status, created.text).toBe(201);
     }
     const acme = await op.token('acme-admin');
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body: PID });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body: PID });
     expect(created.status, created.text).toBe(201);
     expect((await svc.call('GET', '/api/issuer/credentials', { token: acme })).body.map((c: { id: string }) => c.id)).toEqual(['pid']);
 
@@ -62,12 +62,12 @@ describe('external mode: tokens from the identity provider', () => {
 
     // A role the token lacks: 403; a tenant operation with the service's client: 403 saying so.
     expectProblem(
-      await svc.call('POST', '/api/issuer/credentials', { token: await op.token('acme-offers'), body: { ...PID, id: 'x' } }),
+      await svc.raw('POST', '/api/issuer/credentials', { token: await op.token('acme-offers'), body: { ...PID, id: 'x' } }),
       403,
     );
     const service = await svc.call('GET', '/api/issuer/credentials', { token: ops });
     expectProblem(service, 403);
-    expect(service.body.detail).toContain('tenant operation');
+    expect(problemOf(service).detail).toContain('tenant operation');
   });
 
   it('refuses tokens of the wrong audience or issuer, expired ones, and a forged signature', async () => {
@@ -93,7 +93,7 @@ describe('external mode: tokens from the identity provider', () => {
     for (const [payload, reason] of cases) {
       const reply = await svc.call('GET', '/api/issuer/credentials', { token: await op.mint(payload) });
       expectProblem(reply, 401);
-      expect(reply.body.detail).toContain(reason);
+      expect(problemOf(reply).detail).toContain(reason);
     }
     const token = await op.mint(claims);
     const [header, payload] = token.split('.');
@@ -119,7 +119,7 @@ describe('external mode: tokens from the identity provider', () => {
       body: { id: 'initech', name: 'Initech', roles: ['issuance:manage'] },
     });
     expectProblem(withRoles, 409);
-    expect(withRoles.body.detail).toContain(op.issuer);
+    expect(problemOf(withRoles).detail).toContain(op.issuer);
     expect((await svc.call('GET', '/api/tenant/initech', { token: ops })).status).toBe(404);
     const client = await svc.call('POST', '/api/client', { token: ops, body: { clientId: 'local', roles: ['tenants:manage'] } });
     expectProblem(client, 409);
@@ -131,7 +131,7 @@ describe('external mode: tokens from the identity provider', () => {
       body: { grant_type: 'client_credentials', client_id: 'ops', client_secret: 'x' },
     });
     expectProblem(reply, 404);
-    expect(reply.body.detail).toContain(op.issuer);
+    expect(problemOf(reply).detail).toContain(op.issuer);
     const frontend = await svc.call('GET', '/api/frontend-config');
     expect(frontend.status).toBe(200);
     expect(frontend.body.auth).toEqual({
@@ -153,7 +153,7 @@ describe('external mode: tokens from the identity provider', () => {
       expect((await matching.call('GET', '/api/tenant', { token })).status).toBe(200);
       const refused = await mismatched.call('GET', '/api/tenant', { token });
       expectProblem(refused, 401);
-      expect(refused.body.detail).toContain('OIDC_ALGORITHM');
+      expect(problemOf(refused).detail).toContain('OIDC_ALGORITHM');
     } finally {
       await matching.stop();
       await mismatched.stop();

@@ -10,7 +10,7 @@ import { start } from '../../src/server.js';
 import { StartUpError } from '../../src/start-up-errors.js';
 import { type ExternalService, startExternalService } from '../support/external-service.js';
 import { ADMIN_CLIENT, clientCredentialsToken, startOpenIdProvider } from '../support/oidc-provider.js';
-import { createdBody, expectProblem } from '../support/problems.js';
+import { createdBody, expectProblem, problemOf } from '../support/problems.js';
 import { ROOT_ID } from '../support/service.js';
 
 const PID = { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', fields: [{ path: ['given_name'], type: 'string' }] };
@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => ext?.stop());
 
-const call = (method: string, path: string, token: string, body?: unknown) => ext.svc.call(method, path, { token, body });
+const call = (method: string, path: string, token: string, body?: unknown) => ext.svc.raw(method, path, { token, body });
 const providerToken = (clientId: string, secret: string) => clientCredentialsToken(ext.op.issuer, clientId, secret);
 const realmClient = (clientId: string) => ext.op.realm?.clientByClientId(clientId);
 const clientRow = (id: string) => ext.svc.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
@@ -112,7 +112,7 @@ describe('/api/client at the provider', () => {
     expect((await providerToken('acme-rotated', client.secret)).token).toBeUndefined();
     const refused = await call('GET', '/api/issuer/credentials', old);
     expectProblem(refused, 401);
-    expect(refused.body.detail).toContain('secret replaced');
+    expect(problemOf(refused).detail).toContain('secret replaced');
     const fresh = await ext.token('acme-rotated', rotated.body.secret);
     expect((await call('GET', '/api/issuer/credentials', fresh)).status).toBe(200);
     expect(JSON.stringify(await clientRow('acme-rotated'))).not.toContain(rotated.body.secret);
@@ -127,7 +127,7 @@ describe('/api/client at the provider', () => {
     expect(realmClient('acme-gone')).toBeUndefined();
     const refused = await call('GET', '/api/issuer/credentials', token);
     expectProblem(refused, 401);
-    expect(refused.body.detail).toContain('acme-gone');
+    expect(problemOf(refused).detail).toContain('acme-gone');
     expect((await providerToken('acme-gone', client.secret)).token).toBeUndefined();
   });
 
@@ -150,7 +150,7 @@ describe('/api/client at the provider', () => {
     ext.op.realm?.clients.set(byHand.id, { ...byHand, serviceAccountsEnabled: true, protocolMappers: [] });
     const duplicate = await call('POST', '/api/client', acme.token, { clientId: 'acme-by-hand', roles: ['issuance:offer'] });
     expectProblem(duplicate, 409);
-    expect(duplicate.body.detail).toContain('already exists');
+    expect(problemOf(duplicate).detail).toContain('already exists');
     expect(await clientRow('acme-by-hand')).toBeUndefined();
   });
 
@@ -160,7 +160,7 @@ describe('/api/client at the provider', () => {
     try {
       const create = await call('POST', '/api/client', acme.token, { clientId: 'acme-unmade', roles: ['issuance:offer'] });
       expectProblem(create, 502);
-      expect(create.body.detail).toContain('identity provider');
+      expect(problemOf(create).detail).toContain('identity provider');
       expect(await clientRow('acme-unmade')).toBeUndefined();
       expectProblem(await call('POST', '/api/client/acme-stays/rotate-secret', acme.token), 502);
       expectProblem(await call('DELETE', '/api/client/acme-stays', acme.token), 502);

@@ -17,7 +17,7 @@ beforeAll(async () => {
   admin = (await ext.tenant('fuzz')).token;
   await ext.tenant('fuzz-target');
   await ext.client(admin, 'fuzz-client', ['issuance:offer']);
-  const user = await ext.svc.call('POST', '/api/user', { token: admin, body: { username: 'fuzz-user', roles: [] } });
+  const user = await ext.svc.raw('POST', '/api/user', { token: admin, body: { username: 'fuzz-user', roles: [] } });
   userId = user.body.id;
 });
 afterAll(() => ext?.stop());
@@ -38,7 +38,7 @@ interface Operation {
 }
 
 async function operations(): Promise<{ operations: Operation[]; generator: Generator }> {
-  const doc = (await ext.svc.call('GET', '/api/openapi.json')).body;
+  const doc = (await ext.svc.raw('GET', '/api/openapi.json')).body;
   const generator = new Generator(doc.components?.schemas ?? {});
   const found: Operation[] = [];
   for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {

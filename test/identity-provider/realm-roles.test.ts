@@ -42,7 +42,7 @@ async function providerToken(op: TestProvider, clientId: string, secret: string)
 async function expectRolesWork(svc: TestService, op: TestProvider, root: { id: string; secret: string }, tenantId: string) {
   const roles: Role[] = ['issuance:manage', 'clients:manage'];
   const rootToken = await providerToken(op, root.id, root.secret);
-  const tenant = createdBody(await svc.call('POST', '/api/tenant', { token: rootToken, body: { id: tenantId, name: tenantId, roles } }));
+  const tenant = createdBody(await svc.raw('POST', '/api/tenant', { token: rootToken, body: { id: tenantId, name: tenantId, roles } }));
   const realm = realmOf(op);
   const account = realm.serviceAccountOf(realm.clientByClientId(tenant.client.clientId) as never);
   expect([...(account?.realmRoles ?? [])].sort()).toEqual([...roles].sort());

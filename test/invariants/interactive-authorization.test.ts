@@ -40,7 +40,7 @@ beforeAll(async () => {
     membership('two-steps', 'two_steps_scope', [step('form'), step('consent')]),
     membership('kyc', 'kyc_scope', [step('identity check', kycKey, 'https://kyc.example/check')]),
   ]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body });
     expect(created.status, created.text).toBe(201);
   }
   instances = await instancesOf(svc);
@@ -52,14 +52,14 @@ afterAll(async () => {
 
 /** An authorization code offer of `ids` and a first interactive request for the configuration of `scope`: the web step's request_uri. */
 async function startFlow(ids: string[], scope: string) {
-  const offer = await svc.call('POST', '/api/issuer/offer', {
+  const offer = await svc.raw('POST', '/api/issuer/offer', {
     token: admin,
     body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ids },
   });
   expect(offer.status, offer.text).toBe(201);
   const issuerState = offer.body.credentialOffer.grants.authorization_code.issuer_state as string;
   const { verifier, challenge } = pkce();
-  const started = await svc.call('POST', '/issuers/acme/iae', {
+  const started = await svc.raw('POST', '/issuers/acme/iae', {
     form: {
       client_id: CLIENT_ID,
       response_type: 'code',

@@ -40,11 +40,11 @@ const providerAnswer = { status: 202, body: { message: 'checking records' } as u
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  const status = await svc.call('PUT', '/api/status-list-config', { token: admin, body: { bits: 1, immediateUpdate: false, ttl: 60 } });
+  const status = await svc.raw('PUT', '/api/status-list-config', { token: admin, body: { bits: 1, immediateUpdate: false, ttl: 60 } });
   expect(status.status, status.text).toBe(200);
-  const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID });
   expect(created.status, created.text).toBe(201);
-  const settings = await svc.call('PUT', '/api/issuer/config', {
+  const settings = await svc.raw('PUT', '/api/issuer/config', {
     token: admin,
     body: { batchSize: BATCH, txCodeMaxAttempts: TX_CODE_ATTEMPTS },
   });
@@ -53,7 +53,7 @@ beforeAll(async () => {
     res.writeHead(providerAnswer.status, { 'content-type': 'application/json' }).end(JSON.stringify(providerAnswer.body));
   });
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const registry = await svc.call('POST', '/api/issuer/attribute-providers', {
+  const registry = await svc.raw('POST', '/api/issuer/attribute-providers', {
     token: admin,
     body: {
       id: 'registry',
@@ -75,7 +75,7 @@ const issuerUrl = () => `${svc.url}/issuers/acme`;
 
 /** A pre-authorized offer of pid through the management API: its session and code. */
 async function offer(body: Record<string, unknown> = {}) {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token: admin,
     body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], credentialClaims: INLINE, ...body },
   });
@@ -85,7 +85,7 @@ async function offer(body: Record<string, unknown> = {}) {
 }
 
 const tokenRequest = (instance: TestService, code: string, txCode?: string) =>
-  instance.call('POST', '/issuers/acme/token', {
+  instance.raw('POST', '/issuers/acme/token', {
     form: { grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': code, ...(txCode !== undefined && { tx_code: txCode }) },
   });
 
@@ -97,11 +97,11 @@ async function accessToken(code: string) {
 
 /** A key proof of `key` for `nonce` (else a fresh c_nonce), made before any race starts. */
 async function keyProof(key: HolderKey, nonce?: string) {
-  return proofFor(key, issuerUrl(), nonce ?? (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce);
+  return proofFor(key, issuerUrl(), nonce ?? (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce);
 }
 
 const credentialRequest = (instance: TestService, token: string, proofs: string[]) =>
-  instance.call('POST', '/issuers/acme/credential', {
+  instance.raw('POST', '/issuers/acme/credential', {
     headers: { authorization: `Bearer ${token}` },
     body: { credential_configuration_id: 'pid', proofs: { jwt: proofs } },
   });
@@ -113,7 +113,7 @@ const rowsOf = async (table: 'issued_credentials' | 'status_entries' | 'configur
 async function proofSets(requests: number, keysEach: number) {
   return Promise.all(
     Array.from({ length: requests }, async () => {
-      const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
+      const { c_nonce } = (await svc.raw('POST', '/issuers/acme/nonce')).body;
       return Promise.all(Array.from({ length: keysEach }, async () => keyProof(await holderKey(), c_nonce)));
     }),
   );
@@ -205,12 +205,12 @@ describe('deferred transactions', () => {
     return { session: made.session, token, transactionId: reply.body.transaction_id as string };
   }
   const complete = (instance: TestService, transactionId: string) =>
-    instance.call('POST', `/api/issuer/deferred/${transactionId}/complete`, {
+    instance.raw('POST', `/api/issuer/deferred/${transactionId}/complete`, {
       token: admin,
       body: { claims: { given_name: 'Erika', family_name: 'Mustermann' } },
     });
   const poll = (instance: TestService, token: string, transactionId: string) =>
-    instance.call('POST', '/issuers/acme/deferred-credential', {
+    instance.raw('POST', '/issuers/acme/deferred-credential', {
       headers: { authorization: `Bearer ${token}` },
       body: { transaction_id: transactionId },
     });
@@ -234,7 +234,7 @@ describe('deferred transactions', () => {
   it('completions racing failures: exactly one of them applies', async () => {
     const { transactionId } = await deferred();
     const replies = await race(instances.all, 16, (instance, i) =>
-      i % 2 ? instance.call('POST', `/api/issuer/deferred/${transactionId}/fail`, { token: admin }) : complete(instance, transactionId),
+      i % 2 ? instance.raw('POST', `/api/issuer/deferred/${transactionId}/fail`, { token: admin }) : complete(instance, transactionId),
     );
     expect(tally(replies)).toEqual({ '200': 1, '409': 15 });
     const row = await svc.db.selectFrom('deferred_transactions').select('status').where('id', '=', transactionId).executeTakeFirst();
@@ -250,13 +250,13 @@ describe('notifications', () => {
     expect(issued.status, issued.text).toBe(200);
     const events = ['credential_accepted', 'credential_deleted'];
     const replies = await race(instances.all, 16, (instance, i) =>
-      instance.call('POST', '/issuers/acme/notification', {
+      instance.raw('POST', '/issuers/acme/notification', {
         headers: { authorization: `Bearer ${token}` },
         body: { notification_id: issued.body.notification_id, event: events[i % 2] },
       }),
     );
     expect(tally(replies)).toEqual({ '204': 16 });
-    const view = await svc.call('GET', `/api/session/${session}`, { token: admin });
+    const view = await svc.raw('GET', `/api/session/${session}`, { token: admin });
     expect(countOf(view.body.notifications.map((n: { event: string }) => n.event))).toEqual({
       credential_accepted: 8,
       credential_deleted: 8,
@@ -267,7 +267,7 @@ describe('notifications', () => {
 describe('refresh tokens and DPoP', () => {
   /** The authorization code flow as Bearer (no DPoP anywhere): its tokens. */
   async function codeFlowTokens() {
-    const made = await svc.call('POST', '/api/issuer/offer', {
+    const made = await svc.raw('POST', '/api/issuer/offer', {
       token: admin,
       body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], credentialClaims: INLINE },
     });
@@ -285,7 +285,7 @@ describe('refresh tokens and DPoP', () => {
   }
   const bearerRefreshToken = async () => (await codeFlowTokens()).refresh_token;
   const refresh = async (refreshToken: string, key?: HolderKey) =>
-    svc.call('POST', '/issuers/acme/token', {
+    svc.raw('POST', '/issuers/acme/token', {
       form: { grant_type: 'refresh_token', refresh_token: refreshToken },
       ...(key && { headers: { dpop: await dpopProof(key, `${issuerUrl()}/token`) } }),
     });

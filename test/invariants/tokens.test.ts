@@ -49,9 +49,9 @@ beforeAll(async () => {
   for (const [tenant, body] of Object.entries(settings)) {
     const token = (await svc.tenant(tenant)).token;
     admins[tenant] = token;
-    const created = await svc.call('POST', '/api/issuer/credentials', { token, body: PID });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: PID });
     expect(created.status, created.text).toBe(201);
-    const put = await svc.call('PUT', '/api/issuer/config', { token, body });
+    const put = await svc.raw('PUT', '/api/issuer/config', { token, body });
     expect(put.status, put.text).toBe(200);
   }
   // Started once the tenants are set up, so that nothing depends on how fast settings reach another instance.
@@ -65,7 +65,7 @@ afterAll(async () => {
 const issuerOf = (tenant: string) => `${svc.url}/issuers/${tenant}`;
 
 async function offer(flow: 'pre_authorized_code' | 'authorization_code', tenant = 'acme') {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token: admins[tenant],
     body: { response_type: 'uri', flow, credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
   });
@@ -83,7 +83,7 @@ const offers = (count: number, flow: 'pre_authorized_code' | 'authorization_code
   Promise.all(Array.from({ length: count }, () => offer(flow, tenant)));
 
 const tokenRequest = (instance: TestService, form: Record<string, string>, headers: Record<string, string> = {}, tenant = 'acme') =>
-  instance.call('POST', `/issuers/${tenant}/token`, { form, headers });
+  instance.raw('POST', `/issuers/${tenant}/token`, { form, headers });
 
 const preAuthorizedGrant = (code: string) => ({ grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': code });
 
@@ -92,7 +92,7 @@ const credentialRequest = (
   instance: TestService,
   accessToken: string,
   body: Record<string, unknown> = { credential_configuration_id: 'pid' },
-) => instance.call('POST', '/issuers/acme/credential', { headers: { authorization: `Bearer ${accessToken}` }, body });
+) => instance.raw('POST', '/issuers/acme/credential', { headers: { authorization: `Bearer ${accessToken}` }, body });
 
 /** Offer, PAR and the authorization endpoint by hand: a code of client raw-wallet, its PKCE verifier and its session. */
 async function authorizationCode() {
@@ -272,7 +272,7 @@ describe('single use under concurrency: proofs and nonces', () => {
           credentialConfigurationId: 'pid',
         })
       ).jwt;
-    const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce as string;
+    const nonce = (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce as string;
     const proofs = await Promise.all(keys.map((_, i) => keyProof(i, nonce)));
     const replies = await race(instances.all, 16, (instance, i) =>
       credentialRequest(instance, accessTokens[i] as string, { credential_configuration_id: 'pid', proofs: { jwt: [proofs[i]] } }),
@@ -287,7 +287,7 @@ describe('single use under concurrency: proofs and nonces', () => {
     const retried = await Promise.all(
       statuses.map(async (status, i) => {
         if (status === 'completed') return undefined;
-        const fresh = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce as string;
+        const fresh = (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce as string;
         return credentialRequest(svc, accessTokens[i] as string, {
           credential_configuration_id: 'pid',
           proofs: { jwt: [await keyProof(i, fresh)] },
@@ -317,7 +317,7 @@ describe('single use under concurrency: wallet attestation', () => {
 
   it('one attestation challenge in the proofs of 16 pushed requests at once (each proof its own jti) is accepted once', async () => {
     const created = await offers(16, 'authorization_code', 'challenged');
-    const challenge = (await svc.call('POST', '/issuers/challenged/challenge')).body.attestation_challenge as string;
+    const challenge = (await svc.raw('POST', '/issuers/challenged/challenge')).body.attestation_challenge as string;
     const instance = await walletInstance();
     const headers = await Promise.all(
       created.map(() => attestationHeaders(provider, instance, CLIENT_ID, issuerOf('challenged'), { pop: { challenge } })),

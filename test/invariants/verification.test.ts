@@ -17,6 +17,7 @@ import {
   resolveRequest,
   responseForm,
 } from '../support/presenter.js';
+import { problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, issueCredential, keyProof } from '../support/wallet.js';
 import { countOf, type Instances, instancesOf, race, tally } from './support.js';
@@ -54,7 +55,7 @@ describe('a presentation session takes one response', () => {
 
   beforeAll(async () => {
     admin = (await svc.tenant('verifier')).token;
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
     const trust = await svc.call('POST', '/api/trust-list', {
       token: admin,
       body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -128,7 +129,7 @@ describe('a presentation session takes one response', () => {
     ['x509_san_dns', 'direct_post'],
   ] as const) {
     it(`${RESPONSES} valid ${responseMode} responses at once: one accepted with its redirect_uri, the others refused`, async () => {
-      const offer = await svc.call('POST', '/api/verifier/offer', {
+      const offer = await svc.raw('POST', '/api/verifier/offer', {
         token: admin,
         body: { response_type: 'uri', requestId: 'adult', clientIdPrefix, responseMode, webhook: { url: hookUrl } },
       });
@@ -139,7 +140,7 @@ describe('a presentation session takes one response', () => {
       );
       const path = new URL(resolved.responseUri).pathname;
 
-      const replies = await race(instances.all, RESPONSES, (instance, i) => instance.call('POST', path, { form: forms[i] }));
+      const replies = await race(instances.all, RESPONSES, (instance, i) => instance.raw('POST', path, { form: forms[i] }));
 
       const winner = await expectOneWinner(offer.body.session, replies);
       const responseCode = new URL(winner.body.redirect_uri).searchParams.get('response_code');
@@ -150,7 +151,7 @@ describe('a presentation session takes one response', () => {
   }
 
   it(`${RESPONSES} valid DC API responses at once (dc-api-response): one accepted, the others refused`, async () => {
-    const offer = await svc.call('POST', '/api/verifier/offer', {
+    const offer = await svc.raw('POST', '/api/verifier/offer', {
       token: admin,
       body: { response_type: 'dc-api', requestId: 'adult-dc', expected_origin: ORIGIN, webhook: { url: hookUrl } },
     });
@@ -164,7 +165,7 @@ describe('a presentation session takes one response', () => {
     );
     const path = new URL(offer.body.responseUri).pathname;
 
-    const replies = await race(instances.all, RESPONSES, (instance, i) => instance.call('POST', path, { body: bodies[i] }));
+    const replies = await race(instances.all, RESPONSES, (instance, i) => instance.raw('POST', path, { body: bodies[i] }));
 
     const winner = await expectOneWinner(offer.body.session, replies);
     expect(winner.body).toEqual({});
@@ -182,13 +183,13 @@ describe('status list indexes are handed out once', () => {
     admin = (await svc.tenant(TENANT)).token;
     const config = await svc.call('PUT', '/api/status-list-config', { token: admin, body: { capacity: CAPACITY } });
     expect(config.status, config.text).toBe(200);
-    const pid = await svc.call('POST', '/api/issuer/credentials', { token: admin, body: { ...PID, statusManagement: true } });
+    const pid = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: { ...PID, statusManagement: true } });
     expect(pid.status, pid.text).toBe(201);
   });
 
   /** A redeemed pre-authorized offer and a proof for its credential request: all but the request itself. */
   async function readyToIssue() {
-    const offer = await svc.call('POST', '/api/issuer/offer', {
+    const offer = await svc.raw('POST', '/api/issuer/offer', {
       token: admin,
       body: {
         response_type: 'uri',
@@ -199,9 +200,9 @@ describe('status list indexes are handed out once', () => {
     });
     expect(offer.status, offer.text).toBe(201);
     const code = offer.body.credentialOffer.grants[GRANT]['pre-authorized_code'];
-    const token = await svc.call('POST', `/issuers/${TENANT}/token`, { form: { grant_type: GRANT, 'pre-authorized_code': code } });
+    const token = await svc.raw('POST', `/issuers/${TENANT}/token`, { form: { grant_type: GRANT, 'pre-authorized_code': code } });
     expect(token.status, token.text).toBe(200);
-    const nonce = (await svc.call('POST', `/issuers/${TENANT}/nonce`)).body.c_nonce as string;
+    const nonce = (await svc.raw('POST', `/issuers/${TENANT}/nonce`)).body.c_nonce as string;
     const key = await holderKey();
     const proof = await keyProof(key, `${svc.url}/issuers/${TENANT}`, nonce);
     return { accessToken: token.body.access_token as string, body: { credential_configuration_id: 'pid', proofs: { jwt: [proof] } } };
@@ -212,7 +213,7 @@ describe('status list indexes are handed out once', () => {
     const ready = await Promise.all(Array.from({ length: BURST }, readyToIssue));
     const replies = await race(instances.all, BURST, (instance, i) => {
       const { accessToken, body } = ready[i] as Awaited<ReturnType<typeof readyToIssue>>;
-      return instance.call('POST', `/issuers/${TENANT}/credential`, { token: accessToken, body });
+      return instance.raw('POST', `/issuers/${TENANT}/credential`, { token: accessToken, body });
     });
     expect(tally(replies)).toEqual({ '200': BURST });
     return replies.map((reply) => {
@@ -290,7 +291,7 @@ describe('status list indexes are handed out once', () => {
     );
     expect(tally(replies)).toEqual({ '201': 3, '409': 9 });
     for (const refused of replies.filter((reply) => reply.status === 409))
-      expect(refused.body.detail).toContain('STATUS_MAX_LISTS_PER_TENANT');
+      expect(problemOf(refused).detail).toContain('STATUS_MAX_LISTS_PER_TENANT');
     const stored = await svc.db.selectFrom('status_lists').select('id').where('tenant_id', '=', 'list-limit').execute();
     expect(stored).toHaveLength(3);
   });

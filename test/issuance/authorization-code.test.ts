@@ -5,6 +5,7 @@ import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { authorizeRequest, pushAuthorizationRequest } from '../support/authorization.js';
+import { problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import {
@@ -43,16 +44,16 @@ beforeAll(async () => {
       ['pid', 'pid_scope'],
       ['email', 'email_scope'],
     ] as const) {
-      const created = await svc.call('POST', '/api/issuer/credentials', { token, body: configuration(id, scope) });
+      const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: configuration(id, scope) });
       expect(created.status, created.text).toBe(201);
     }
   }
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
 });
 afterAll(() => svc.stop());
 
 const offer = async (ids = ['pid', 'email'], token = acme, extra: Record<string, unknown> = {}) => {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token,
     body: {
       response_type: 'uri',
@@ -87,7 +88,7 @@ async function codeFor(options: { ids?: string[]; fields?: Record<string, string
 }
 
 async function token(form: Record<string, string>, dpop?: string, tenant = 'acme') {
-  return svc.call('POST', `/issuers/${tenant}/token`, { form, ...(dpop && { headers: { dpop } }) });
+  return svc.raw('POST', `/issuers/${tenant}/token`, { form, ...(dpop && { headers: { dpop } }) });
 }
 
 const codeGrant = (code: string, verifier: string, extra: Record<string, string> = {}) => ({
@@ -103,7 +104,7 @@ const verifySdJwt = (credential: string) => verifySdJwtIndependently(credential,
 
 describe('authorization code flow: metadata and offers', () => {
   it('publishes the authorization server metadata of PAR, PKCE S256, refresh tokens and RFC 9207', async () => {
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({
       issuer: url('acme', '').slice(0, -1),
       token_endpoint: url('acme', 'token'),
@@ -130,23 +131,23 @@ describe('authorization code flow: metadata and offers', () => {
     const stored = await svc.db.selectFrom('session_handles').select('hash').where('session_id', '=', created.session).execute();
     expect(stored.map((h) => h.hash)).not.toContain(created.issuerState);
 
-    const withTxCode = await svc.call('POST', '/api/issuer/offer', {
+    const withTxCode = await svc.raw('POST', '/api/issuer/offer', {
       token: acme,
       body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], tx_code: '1234' },
     });
     expect(withTxCode.status).toBe(400);
-    expect(withTxCode.body.errors).toEqual([expect.objectContaining({ field: 'body.tx_code' })]);
+    expect(problemOf(withTxCode).errors).toEqual([expect.objectContaining({ field: 'body.tx_code' })]);
 
     const multi = (await svc.tenant('multi')).token;
-    await svc.call('POST', '/api/issuer/credentials', { token: multi, body: configuration('pid', 'pid_scope') });
-    const put = await svc.call('PUT', '/api/issuer/config', {
+    await svc.raw('POST', '/api/issuer/credentials', { token: multi, body: configuration('pid', 'pid_scope') });
+    const put = await svc.raw('PUT', '/api/issuer/config', {
       token: multi,
       body: { authorizationServers: [{ issuer: 'https://as.example.com' }] },
     });
     expect(put.status, put.text).toBe(200);
     const named = await offer(['pid'], multi);
     expect(named.credentialOffer.grants.authorization_code.authorization_server).toBe(url('multi', '').slice(0, -1));
-    const external = await svc.call('POST', '/api/issuer/offer', {
+    const external = await svc.raw('POST', '/api/issuer/offer', {
       token: multi,
       body: {
         response_type: 'uri',
@@ -162,7 +163,7 @@ describe('authorization code flow: metadata and offers', () => {
       issuer_state: expect.any(String),
       authorization_server: 'https://as.example.com',
     });
-    const preAuthorized = await svc.call('POST', '/api/issuer/offer', {
+    const preAuthorized = await svc.raw('POST', '/api/issuer/offer', {
       token: multi,
       body: {
         response_type: 'uri',
@@ -173,7 +174,7 @@ describe('authorization code flow: metadata and offers', () => {
       },
     });
     expect(preAuthorized.status).toBe(400);
-    expect(preAuthorized.body.errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
+    expect(problemOf(preAuthorized).errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
   });
 });
 
@@ -261,27 +262,27 @@ describe('authorization code flow with a wallet library', () => {
     ]);
     const auth = { authorization: `Bearer ${issued.body.access_token}` };
     const proof = async () => {
-      const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+      const nonce = (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce;
       return new SignJWT({ aud: url('acme', '').slice(0, -1), nonce, iat: Math.floor(Date.now() / 1000) })
         .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
         .sign(await importJWK(key.privateJwk, 'ES256'));
     };
-    const byConfiguration = await svc.call('POST', '/issuers/acme/credential', {
+    const byConfiguration = await svc.raw('POST', '/issuers/acme/credential', {
       headers: auth,
       body: { credential_configuration_id: 'email', proofs: { jwt: [await proof()] } },
     });
     expect(byConfiguration.body.error).toBe('invalid_credential_request');
-    const notGranted = await svc.call('POST', '/issuers/acme/credential', {
+    const notGranted = await svc.raw('POST', '/issuers/acme/credential', {
       headers: auth,
       body: { credential_configuration_id: 'pid', proofs: { jwt: [await proof()] } },
     });
     expect(notGranted.body.error).toBe('unknown_credential_configuration');
-    const unknown = await svc.call('POST', '/issuers/acme/credential', {
+    const unknown = await svc.raw('POST', '/issuers/acme/credential', {
       headers: auth,
       body: { credential_identifier: 'pid', proofs: { jwt: [await proof()] } },
     });
     expect(unknown.body.error).toBe('unknown_credential_identifier');
-    const received = await svc.call('POST', '/issuers/acme/credential', {
+    const received = await svc.raw('POST', '/issuers/acme/credential', {
       headers: auth,
       body: { credential_identifier: 'email', proofs: { jwt: [await proof()] } },
     });
@@ -516,7 +517,7 @@ describe('token endpoint: authorization_code grant', () => {
     expect(second.body.error).toBe('invalid_grant');
     const refresh = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
     expect(refresh.body.error).toBe('invalid_grant');
-    const credential = await svc.call('POST', '/issuers/acme/credential', {
+    const credential = await svc.raw('POST', '/issuers/acme/credential', {
       headers: { authorization: `Bearer ${first.body.access_token}` },
       body: { credential_configuration_id: 'pid' },
     });
@@ -588,7 +589,7 @@ describe('token endpoint: refresh_token grant', () => {
     expect(replay.body.error).toBe('invalid_grant');
     // The chain is dead: the newest refresh token and the access tokens too.
     expect((await refresh(second.body.refresh_token)).body.error).toBe('invalid_grant');
-    const credential = await svc.call('POST', '/issuers/acme/credential', {
+    const credential = await svc.raw('POST', '/issuers/acme/credential', {
       headers: { authorization: `Bearer ${second.body.access_token}` },
       body: { credential_configuration_id: 'pid' },
     });
@@ -618,14 +619,14 @@ describe('token endpoint: refresh_token grant', () => {
     expect((await refresh(issued.refresh_token)).body.error).toBe('invalid_grant');
 
     const deleted = await tokens();
-    expect((await svc.call('DELETE', `/api/session/${deleted.session}`, { token: acme })).status).toBeLessThan(300);
+    expect((await svc.raw('DELETE', `/api/session/${deleted.session}`, { token: acme })).status).toBeLessThan(300);
     expect((await refresh(deleted.refresh_token)).body.error).toBe('invalid_grant');
   });
 
   it('refreshTokenLifetimeSeconds 0 issues no refresh token and drops the grant from the metadata', async () => {
     const solo = (await svc.tenant('solo')).token;
-    await svc.call('POST', '/api/issuer/credentials', { token: solo, body: configuration('pid', 'pid_scope') });
-    expect((await svc.call('PUT', '/api/issuer/config', { token: solo, body: { refreshTokenLifetimeSeconds: 0 } })).status).toBe(200);
+    await svc.raw('POST', '/api/issuer/credentials', { token: solo, body: configuration('pid', 'pid_scope') });
+    expect((await svc.raw('PUT', '/api/issuer/config', { token: solo, body: { refreshTokenLifetimeSeconds: 0 } })).status).toBe(200);
     const created = await offer(['pid'], solo);
     const { verifier, challenge } = pkce();
     const pushed = await par(created.issuerState, { code_challenge: challenge }, { tenant: 'solo' });
@@ -634,7 +635,7 @@ describe('token endpoint: refresh_token grant', () => {
     const issued = await token(codeGrant(code, verifier), undefined, 'solo');
     expect(issued.status, issued.text).toBe(200);
     expect(issued.body.refresh_token).toBeUndefined();
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/solo')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/solo')).body;
     expect(as.grant_types_supported).not.toContain('refresh_token');
   });
 });
@@ -647,9 +648,9 @@ describe('DPoP server nonces (dpopNonceRequired)', () => {
       ['pid', 'pid_scope'],
       ['email', 'email_scope'],
     ] as const) {
-      await svc.call('POST', '/api/issuer/credentials', { token: strict, body: configuration(id, scope) });
+      await svc.raw('POST', '/api/issuer/credentials', { token: strict, body: configuration(id, scope) });
     }
-    expect((await svc.call('PUT', '/api/issuer/config', { token: strict, body: { dpopNonceRequired: true } })).status).toBe(200);
+    expect((await svc.raw('PUT', '/api/issuer/config', { token: strict, body: { dpopNonceRequired: true } })).status).toBe(200);
   });
 
   it('a wallet library retries with the nonce at PAR, token and credential endpoints', async () => {
@@ -696,7 +697,7 @@ describe('DPoP server nonces (dpopNonceRequired)', () => {
     const issued = await token(codeGrant(code, verifier), await dpopProof(key, url('strict', 'token'), { claims: { nonce } }), 'strict');
     expect(issued.status, issued.text).toBe(200);
 
-    const credential = await svc.call('POST', '/issuers/strict/credential', {
+    const credential = await svc.raw('POST', '/issuers/strict/credential', {
       headers: {
         authorization: `DPoP ${issued.body.access_token}`,
         dpop: await dpopProof(key, url('strict', 'credential'), { accessToken: issued.body.access_token }),
@@ -711,20 +712,20 @@ describe('DPoP server nonces (dpopNonceRequired)', () => {
 
 describe('builtinAuthorizationServerEnabled false', () => {
   let closed: string;
-  const settings = (body: Record<string, unknown>) => svc.call('PUT', '/api/issuer/config', { token: closed, body });
+  const settings = (body: Record<string, unknown>) => svc.raw('PUT', '/api/issuer/config', { token: closed, body });
   const offerReply = (body: Record<string, unknown>) =>
-    svc.call('POST', '/api/issuer/offer', {
+    svc.raw('POST', '/api/issuer/offer', {
       token: closed,
       body: { response_type: 'uri', credentialConfigurationIds: ['pid'], credentialClaims: { pid: CLAIMS }, ...body },
     });
-  const expectRefusedServer = (reply: { status: number; text: string; body: any }) => {
+  const expectRefusedServer = (reply: { status: number; text: string; body: unknown }) => {
     expect(reply.status, reply.text).toBe(400);
-    expect(reply.body.errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
+    expect(problemOf(reply).errors).toEqual([expect.objectContaining({ field: 'body.authorization_server' })]);
   };
 
   beforeAll(async () => {
     closed = (await svc.tenant('closed')).token;
-    await svc.call('POST', '/api/issuer/credentials', { token: closed, body: configuration('pid', 'pid_scope') });
+    await svc.raw('POST', '/api/issuer/credentials', { token: closed, body: configuration('pid', 'pid_scope') });
   });
 
   it('refuses authorization code offers, PAR, authorization, interactive authorization and the authorization_code grant; pre-authorized codes and refresh tokens still work', async () => {
@@ -754,7 +755,7 @@ describe('builtinAuthorizationServerEnabled false', () => {
     // Offers: an authorization code offer has no server left (default) and may not name the built-in one.
     const byDefault = await offerReply({ flow: 'authorization_code' });
     expectRefusedServer(byDefault);
-    expect(byDefault.body.detail).toContain('no enabled authorization server serves the authorization code flow');
+    expect(problemOf(byDefault).detail).toContain('no enabled authorization server serves the authorization code flow');
     const named = await offerReply({ flow: 'authorization_code', authorization_server: url('closed', '').slice(0, -1) });
     expectRefusedServer(named);
     expect(named.text).toContain('the built-in authorization server is disabled');
@@ -767,7 +768,7 @@ describe('builtinAuthorizationServerEnabled false', () => {
     expect(refusedAuthorize.status).toBe(400);
     expect(refusedAuthorize.location).toBeUndefined();
     expect(JSON.parse(refusedAuthorize.body)).toEqual({ error: 'invalid_request', error_description: disabled });
-    const refusedIae = await svc.call('POST', '/issuers/closed/iae', {
+    const refusedIae = await svc.raw('POST', '/issuers/closed/iae', {
       form: { interaction_types_supported: 'redirect_to_web', client_id: 'raw-wallet', request_uri: pushed.body.request_uri },
     });
     expect(refusedIae.status).toBe(400);
@@ -779,9 +780,9 @@ describe('builtinAuthorizationServerEnabled false', () => {
     expect(refreshed.status, refreshed.text).toBe(200);
 
     // Metadata: the built-in server is not listed, and its own metadata keeps only what it still serves.
-    const issuerMetadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/closed')).body;
+    const issuerMetadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/closed')).body;
     expect(issuerMetadata.authorization_servers).toBeUndefined();
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/closed')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/closed')).body;
     expect(as.token_endpoint).toBe(url('closed', 'token'));
     expect(as).not.toHaveProperty('authorization_endpoint');
     expect(as).not.toHaveProperty('pushed_authorization_request_endpoint');
@@ -802,7 +803,7 @@ describe('builtinAuthorizationServerEnabled false', () => {
     ).toBe(200);
     const external = await offerReply({ flow: 'authorization_code' });
     expect(external.status, external.text).toBe(201);
-    expect((await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/closed')).body.authorization_servers).toEqual([
+    expect((await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/closed')).body.authorization_servers).toEqual([
       'https://as.example.com',
     ]);
     expectRefusedServer(await offerReply({ flow: 'authorization_code', authorization_server: url('closed', '').slice(0, -1) }));

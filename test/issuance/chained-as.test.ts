@@ -43,7 +43,7 @@ const chainedSettings = (extra: Record<string, unknown> = {}) => ({
 });
 
 async function putSettings(settings: Record<string, unknown>, token = acme) {
-  return svc.call('PUT', '/api/issuer/config', { token, body: settings });
+  return svc.raw('PUT', '/api/issuer/config', { token, body: settings });
 }
 
 beforeAll(async () => {
@@ -57,7 +57,7 @@ beforeAll(async () => {
     ],
     users: { erika: ERIKA, max: { given_name: 'Max' } },
   });
-  const created = await svc.call('POST', '/api/issuer/credentials', {
+  const created = await svc.raw('POST', '/api/issuer/credentials', {
     token: acme,
     body: {
       id: 'pid',
@@ -73,7 +73,7 @@ beforeAll(async () => {
     },
   });
   expect(created.status, created.text).toBe(201);
-  const strict = await svc.call('POST', '/api/issuer/credentials', {
+  const strict = await svc.raw('POST', '/api/issuer/credentials', {
     token: acme,
     body: {
       id: 'pid-strict',
@@ -90,7 +90,7 @@ beforeAll(async () => {
   expect(strict.status, strict.text).toBe(201);
   const saved = await putSettings({ chainedAuthorizationServer: chainedSettings() });
   expect(saved.status, saved.text).toBe(200);
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
 });
 afterAll(async () => {
   await provider?.stop();
@@ -98,7 +98,7 @@ afterAll(async () => {
 });
 
 const offer = async (extra: Record<string, unknown> = {}) => {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token: acme,
     body: {
       response_type: 'uri',
@@ -129,7 +129,7 @@ async function startLogin(issuerState: string | undefined, options: { headers?: 
   const key = await holderKey();
   const { verifier, challenge } = pkce();
   const parUrl = chainedUrl('par');
-  const pushed = await svc.call('POST', new URL(parUrl).pathname, {
+  const pushed = await svc.raw('POST', new URL(parUrl).pathname, {
     form: {
       client_id: 'raw-wallet',
       response_type: 'code',
@@ -175,9 +175,9 @@ function expectWalletError(location: URL | undefined, error: string) {
 
 describe('chained authorization server: metadata and offers', () => {
   it('is an authorization server of its own, listed in the credential issuer metadata beside the built-in one', async () => {
-    const issuerMetadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const issuerMetadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(issuerMetadata.authorization_servers).toEqual([`${svc.url}/issuers/acme`, chainedId()]);
-    const as = await svc.call('GET', '/.well-known/oauth-authorization-server/api/issuers/acme/chained-as-vp');
+    const as = await svc.raw('GET', '/.well-known/oauth-authorization-server/api/issuers/acme/chained-as-vp');
     expect(as.status, as.text).toBe(200);
     expect(as.body).toMatchObject({
       issuer: chainedId(),
@@ -205,7 +205,7 @@ describe('chained authorization server: metadata and offers', () => {
     expectFieldErrors(preAuthorized, ['body.authorization_server']);
     // Interactive authorization steps are the built-in server's (its interactive authorization endpoint).
     const { publicKey } = await generateKeyPair('ES256');
-    const interactive = await svc.call('POST', '/api/issuer/credentials', {
+    const interactive = await svc.raw('POST', '/api/issuer/credentials', {
       token: acme,
       body: {
         id: 'pid-interactive',
@@ -216,7 +216,7 @@ describe('chained authorization server: metadata and offers', () => {
       },
     });
     expect(interactive.status, interactive.text).toBe(201);
-    const withSteps = await svc.call('POST', '/api/issuer/offer', {
+    const withSteps = await svc.raw('POST', '/api/issuer/offer', {
       token: acme,
       body: {
         response_type: 'uri',
@@ -226,7 +226,7 @@ describe('chained authorization server: metadata and offers', () => {
       },
     });
     expectFieldErrors(withSteps, ['body.authorization_server']);
-    const unknown = await svc.call('POST', '/api/issuer/offer', {
+    const unknown = await svc.raw('POST', '/api/issuer/offer', {
       token: acme,
       body: {
         response_type: 'uri',
@@ -330,7 +330,7 @@ describe('chained authorization server: the whole flow with a wallet', () => {
 
     const logs = await logsOf(created.session);
     expect(logs).toEqual(expect.arrayContaining(['upstream login started', 'upstream login succeeded', 'authorization code issued']));
-    const session = (await svc.call('GET', `/api/session/${created.session}`, { token: acme })).body;
+    const session = (await svc.raw('GET', `/api/session/${created.session}`, { token: acme })).body;
     expect(session.status).toBe('completed');
   });
 
@@ -355,15 +355,15 @@ describe('chained authorization server: the whole flow with a wallet', () => {
     const code = back.location?.searchParams.get('code') as string;
     expect(code, back.text).toEqual(expect.any(String));
     const tokenUrl = chainedUrl('token');
-    const token = await svc.call('POST', new URL(tokenUrl).pathname, {
+    const token = await svc.raw('POST', new URL(tokenUrl).pathname, {
       form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: 'raw-wallet' },
       headers: { dpop: await dpopProof(key, tokenUrl) },
     });
     expect(token.status, token.text).toBe(200);
     const credentialUrl = `${svc.url}/issuers/acme/credential`;
-    const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
+    const { c_nonce } = (await svc.raw('POST', '/issuers/acme/nonce')).body;
     const proof = await keyProof(key, `${svc.url}/issuers/acme`, c_nonce);
-    const issued = await svc.call('POST', '/issuers/acme/credential', {
+    const issued = await svc.raw('POST', '/issuers/acme/credential', {
       headers: {
         authorization: `DPoP ${token.body.access_token}`,
         dpop: await dpopProof(key, credentialUrl, { accessToken: token.body.access_token }),
@@ -375,7 +375,7 @@ describe('chained authorization server: the whole flow with a wallet', () => {
     expect(claims).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann', birth: { date: '1964-08-12' } });
     // No offer made the session: the request opened one of its own.
     const [row] = await svc.db.selectFrom('sessions').select('id').where('public_data', 'like', '%"wallet-initiated"%').execute();
-    const opened = (await svc.call('GET', `/api/session/${row?.id}`, { token: acme })).body;
+    const opened = (await svc.raw('GET', `/api/session/${row?.id}`, { token: acme })).body;
     expect(opened).toMatchObject({ status: 'completed', credentialConfigurationIds: ['pid'] });
     expect(await logsOf(opened.id)).toEqual(expect.arrayContaining(['wallet-initiated authorization request', 'upstream login succeeded']));
   });
@@ -392,9 +392,9 @@ describe('chained authorization server: the whole flow with a wallet', () => {
       redirect_uri: WALLET_REDIRECT_URI,
       client_id: 'raw-wallet',
     };
-    const issued = await svc.call('POST', new URL(tokenUrl).pathname, { form, headers: { dpop: await dpopProof(key, tokenUrl) } });
+    const issued = await svc.raw('POST', new URL(tokenUrl).pathname, { form, headers: { dpop: await dpopProof(key, tokenUrl) } });
     expect(issued.status, issued.text).toBe(200);
-    const refreshed = await svc.call('POST', new URL(tokenUrl).pathname, {
+    const refreshed = await svc.raw('POST', new URL(tokenUrl).pathname, {
       form: { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token, client_id: 'raw-wallet' },
       headers: { dpop: await dpopProof(key, tokenUrl) },
     });
@@ -489,7 +489,7 @@ describe('chained authorization server: an unreachable provider', () => {
     const saved = await putSettings({ chainedAuthorizationServer: chainedSettings({ issuer: 'http://127.0.0.1:9' }) });
     expect(saved.status, saved.text).toBe(200);
     try {
-      const pushed = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+      const pushed = await svc.raw('POST', '/api/issuers/acme/chained-as-vp/par', {
         form: {
           client_id: 'raw-wallet',
           response_type: 'code',
@@ -539,7 +539,7 @@ describe('chained authorization server: kept apart from the built-in one', () =>
     const created = await offer();
     const key = await holderKey();
     const { challenge, verifier } = pkce();
-    const pushed = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+    const pushed = await svc.raw('POST', '/api/issuers/acme/chained-as-vp/par', {
       form: {
         client_id: 'raw-wallet',
         response_type: 'code',
@@ -634,7 +634,7 @@ describe('chained authorization server: wallet attestation', () => {
       const without = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', { form });
       expect(without.status).toBe(401);
       expect(without.body).toMatchObject({ error: 'invalid_client' });
-      const forBuiltin = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', {
+      const forBuiltin = await svc.raw('POST', '/api/issuers/acme/chained-as-vp/par', {
         form,
         headers: await attested(`${svc.url}/issuers/acme`),
       });
@@ -651,7 +651,7 @@ describe('chained authorization server: wallet attestation', () => {
         redirect_uri: WALLET_REDIRECT_URI,
         client_id: 'raw-wallet',
       };
-      const issued = await svc.call('POST', new URL(tokenUrl).pathname, {
+      const issued = await svc.raw('POST', new URL(tokenUrl).pathname, {
         form: grant,
         headers: { dpop: await dpopProof(key, tokenUrl), ...(await attested(chainedId())) },
       });
@@ -664,12 +664,12 @@ describe('chained authorization server: wallet attestation', () => {
 
 describe('chained authorization server: settings', () => {
   it('the client secret is write-only: GET shows that it is set, never the secret, nor does the audit log', async () => {
-    const shown = await svc.call('GET', '/api/issuer/config', { token: acme });
+    const shown = await svc.raw('GET', '/api/issuer/config', { token: acme });
     expect(shown.status).toBe(200);
     expect(shown.body.chainedAuthorizationServer).toMatchObject({ issuer: provider.issuer, clientId: 'svc', clientSecretSet: true });
     expect(shown.body.chainedAuthorizationServer.clientSecret).toBeUndefined();
     expect(shown.text).not.toContain(CLIENT_SECRET);
-    const audit = await svc.call('GET', '/api/admin/audit-logs', { token: acme });
+    const audit = await svc.raw('GET', '/api/admin/audit-logs', { token: acme });
     expect(audit.status, audit.text).toBe(200);
     expect(audit.text).toContain('chainedAuthorizationServer');
     expect(audit.text).not.toContain(CLIENT_SECRET);
@@ -724,14 +724,14 @@ describe('chained authorization server: settings', () => {
     const disabled = await putSettings({ chainedAuthorizationServer: chainedSettings({ enabled: false }) });
     expect(disabled.status, disabled.text).toBe(200);
     try {
-      const issuerMetadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+      const issuerMetadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
       expect(issuerMetadata.authorization_servers).toBeUndefined();
       const as = await svc.call('GET', '/.well-known/oauth-authorization-server/api/issuers/acme/chained-as-vp');
       expect(as.status).toBe(404);
       expect(as.body).toMatchObject({ error: 'invalid_request' });
       const par = await svc.call('POST', '/api/issuers/acme/chained-as-vp/par', { form: { client_id: 'x' } });
       expect(par.status).toBe(404);
-      const refused = await svc.call('POST', '/api/issuer/offer', {
+      const refused = await svc.raw('POST', '/api/issuer/offer', {
         token: acme,
         body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], authorization_server: chainedId() },
       });
@@ -752,7 +752,7 @@ describe('chained authorization server: settings', () => {
         authorization_server: external,
       });
       for (const path of ['/issuers/acme/par', '/api/issuers/acme/chained-as-vp/par']) {
-        const pushed = await svc.call('POST', path, {
+        const pushed = await svc.raw('POST', path, {
           form: {
             client_id: 'raw-wallet',
             response_type: 'code',

@@ -34,9 +34,9 @@ const VIA_PROVIDER = { type: 'attributeProvider', attributeProviderId: 'registry
 beforeAll(async () => {
   svc = await startService();
   acme = (await svc.tenant('acme')).token;
-  const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body: PID });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body: PID });
   expect(created.status, created.text).toBe(201);
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
   issuer = `${svc.url}/issuers/acme`;
   provider = createServer((request, response) => {
     request
@@ -46,7 +46,7 @@ beforeAll(async () => {
       );
   });
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const made = await svc.call('POST', '/api/issuer/attribute-providers', {
+  const made = await svc.raw('POST', '/api/issuer/attribute-providers', {
     token: acme,
     body: {
       id: 'registry',
@@ -62,30 +62,30 @@ afterAll(async () => {
   await svc.stop();
 });
 
-const metadataOf = async (tenant = 'acme') => (await svc.call('GET', `/.well-known/openid-credential-issuer/issuers/${tenant}`)).body;
+const metadataOf = async (tenant = 'acme') => (await svc.raw('GET', `/.well-known/openid-credential-issuer/issuers/${tenant}`)).body;
 
 async function setEncryptionRequired(required: boolean) {
-  const current = (await svc.call('GET', '/api/issuer/config', { token: acme })).body;
-  const reply = await svc.call('PUT', '/api/issuer/config', { token: acme, body: { ...current, credentialEncryptionRequired: required } });
+  const current = (await svc.raw('GET', '/api/issuer/config', { token: acme })).body;
+  const reply = await svc.raw('PUT', '/api/issuer/config', { token: acme, body: { ...current, credentialEncryptionRequired: required } });
   expect(reply.status, reply.text).toBe(200);
 }
 
 /** A pre-authorized offer redeemed: its access token. */
 async function accessToken(claims: unknown = INLINE, tenant = 'acme', token = acme) {
-  const offer = await svc.call('POST', '/api/issuer/offer', {
+  const offer = await svc.raw('POST', '/api/issuer/offer', {
     token,
     body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], credentialClaims: { pid: claims } },
   });
   expect(offer.status, offer.text).toBe(201);
   const code = offer.body.credentialOffer.grants[GRANT]['pre-authorized_code'];
-  const reply = await svc.call('POST', `/issuers/${tenant}/token`, { form: { grant_type: GRANT, 'pre-authorized_code': code } });
+  const reply = await svc.raw('POST', `/issuers/${tenant}/token`, { form: { grant_type: GRANT, 'pre-authorized_code': code } });
   expect(reply.status, reply.text).toBe(200);
   return reply.body.access_token as string;
 }
 
 /** A credential request body with a jwt proof of `key` over a fresh c_nonce. */
 async function credentialRequest(key: HolderKey, extra: Record<string, unknown> = {}, tenant = 'acme') {
-  const c_nonce = (await svc.call('POST', `/issuers/${tenant}/nonce`)).body.c_nonce;
+  const c_nonce = (await svc.raw('POST', `/issuers/${tenant}/nonce`)).body.c_nonce;
   const proof = await new SignJWT({ aud: `${svc.url}/issuers/${tenant}`, iat: Math.floor(Date.now() / 1000), nonce: c_nonce })
     .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: key.publicJwk })
     .sign(await importJWK(key.privateJwk, 'ES256'));
@@ -137,7 +137,7 @@ function expectError(reply: { status: number; body: any; text: string; contentTy
 describe('credential request and response encryption', () => {
   it("advertises the tenant's encryption key and the supported algorithms", async () => {
     const metadata = await metadataOf();
-    const encryptKey = (await svc.call('GET', '/api/key-chain/default-encrypt', { token: acme })).body.activeJwk;
+    const encryptKey = (await svc.raw('GET', '/api/key-chain/default-encrypt', { token: acme })).body.activeJwk;
     expect(metadata.credential_request_encryption).toEqual({
       jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: encryptKey.x, y: encryptKey.y, kid: encryptKey.kid, use: 'enc', alg: 'ECDH-ES' }] },
       enc_values_supported: ['A128GCM', 'A256GCM'],
@@ -259,7 +259,7 @@ describe('credential request and response encryption', () => {
 
   it('accepts a request encrypted to the previous key for a while after a rotation', async () => {
     const before = (await metadataOf()).credential_request_encryption.jwks.keys[0] as JWK;
-    const rotated = await svc.call('POST', '/api/key-chain/default-encrypt/rotate', { token: acme });
+    const rotated = await svc.raw('POST', '/api/key-chain/default-encrypt/rotate', { token: acme });
     expect(rotated.status, rotated.text).toBe(200);
     expect(rotated.body.activeJwk.kid).not.toBe(before.kid);
     const token = await accessToken();
@@ -351,7 +351,7 @@ describe('the deferred credential endpoint, encrypted', () => {
     expect(plain.status, plain.text).toBe(202);
     expect(plain.body.transaction_id).toBe(transactionId);
 
-    const completed = await svc.call('POST', `/api/issuer/deferred/${transactionId}/complete`, {
+    const completed = await svc.raw('POST', `/api/issuer/deferred/${transactionId}/complete`, {
       token: acme,
       body: { claims: { given_name: 'Max', family_name: 'Mustermann' } },
     });
@@ -401,7 +401,7 @@ describe('the deferred credential endpoint, encrypted', () => {
 describe('a tenant without an encryption key', () => {
   it('advertises no encryption, refuses encrypted requests and, when encryption is required, every request', async () => {
     const bare = (await svc.tenant('bare')).token;
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: bare, body: PID })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: bare, body: PID })).status).toBe(201);
     // Every tenant is made with a default encrypt key chain that cannot be deleted through the API: removed underneath.
     await svc.db.deleteFrom('key_chains').where('tenant_id', '=', 'bare').where('usage_type', '=', 'encrypt').execute();
     const metadata = await metadataOf('bare');
@@ -413,7 +413,7 @@ describe('a tenant without an encryption key', () => {
       .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: someKey.kid })
       .encrypt(await importJWK(someKey, 'ECDH-ES'));
     expectError(await post('credential', token, jwe, 'bare'), 'invalid_encryption_parameters', /no encryption key/);
-    const settings = await svc.call('PUT', '/api/issuer/config', { token: bare, body: { credentialEncryptionRequired: true } });
+    const settings = await svc.raw('PUT', '/api/issuer/config', { token: bare, body: { credentialEncryptionRequired: true } });
     expect(settings.status, settings.text).toBe(200);
     expectError(
       await post('credential', token, await credentialRequest(await holderKey(), {}, 'bare'), 'bare'),
@@ -425,7 +425,7 @@ describe('a tenant without an encryption key', () => {
 
 describe('protocol documentation', () => {
   it('describes encryption at both endpoints in the OpenAPI document', async () => {
-    const document = (await svc.call('GET', '/api/openapi.json')).body;
+    const document = (await svc.raw('GET', '/api/openapi.json')).body;
     for (const path of ['/issuers/{tenantId}/credential', '/issuers/{tenantId}/deferred-credential']) {
       const operation = document.paths[path].post;
       expect(operation.description).toMatch(/application\/jwt/);

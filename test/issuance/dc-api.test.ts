@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { fieldsOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { receiveCredentials, walletClient } from '../support/wallet.js';
 
@@ -29,12 +30,12 @@ let admin: string;
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
+  expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
 });
 afterAll(() => svc.stop());
 
 const dcApiOffer = () =>
-  svc.call('POST', '/api/issuer/offer', {
+  svc.raw('POST', '/api/issuer/offer', {
     token: admin,
     body: { response_type: 'dc-api', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
   });
@@ -55,12 +56,12 @@ describe('offers over the Digital Credentials API', () => {
   });
 
   it('are refused for response_type iso-18013-7, a presentation flow', async () => {
-    const reply = await svc.call('POST', '/api/issuer/offer', {
+    const reply = await svc.raw('POST', '/api/issuer/offer', {
       token: admin,
       body: { response_type: 'iso-18013-7', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
     });
     expect(reply.status).toBe(400);
-    expect(reply.body.errors.map((e: { field: string }) => e.field)).toEqual(['body.response_type']);
+    expect(fieldsOf(reply)).toEqual(['body.response_type']);
   });
 });
 

@@ -50,15 +50,15 @@ beforeAll(async () => {
       fields: [{ path: ['member_level'], type: 'string', defaultValue: 'basic' }],
     },
   ]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body });
     expect(created.status, created.text).toBe(201);
   }
-  const settings = await svc.call('PUT', '/api/issuer/config', {
+  const settings = await svc.raw('PUT', '/api/issuer/config', {
     token: acme,
     body: { authorizationServers: [{ issuer: provider.issuer }] },
   });
   expect(settings.status, settings.text).toBe(200);
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
 });
 afterAll(async () => {
   await Promise.all([provider?.stop(), stranger?.stop()]);
@@ -110,11 +110,11 @@ async function requestCredential(token: string, options: { key?: HolderKey; dpop
   }
 }
 
-const sessionsOfAcme = async () => (await svc.call('GET', '/api/session?type=issuance&pageSize=100', { token: acme })).body.items as any[];
+const sessionsOfAcme = async () => (await svc.raw('GET', '/api/session?type=issuance&pageSize=100', { token: acme })).body.items as any[];
 
 describe('an external authorization server', () => {
   it('is listed in authorization_servers of the issuer metadata', async () => {
-    const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const metadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(metadata.authorization_servers).toEqual([issuer, provider.issuer]);
   });
 
@@ -130,7 +130,7 @@ describe('an external authorization server', () => {
     expect(claims.client_id).toBeUndefined();
     const [session] = (await sessionsOfAcme()).filter((s) => s.externalIssuer === provider.issuer);
     expect(session).toMatchObject({ consumed: true, status: 'completed', externalSubject: 'erika', credentialConfigurationIds: ['pid'] });
-    const logs = (await svc.call('GET', `/api/session/${session.id}/logs`, { token: acme })).body;
+    const logs = (await svc.raw('GET', `/api/session/${session.id}/logs`, { token: acme })).body;
     expect(JSON.stringify(logs)).toContain(provider.issuer);
   });
 
@@ -148,14 +148,14 @@ describe('an external authorization server', () => {
     // Granted by authorization_details: requested by its credential_identifier (the configuration id).
     const requestBody = async (body: Record<string, unknown>) => {
       const key = await holderKey();
-      const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
+      const { c_nonce } = (await svc.raw('POST', '/issuers/acme/nonce')).body;
       const proof = await walletClient([key]).createCredentialRequestJwtProof({
         issuerMetadata,
         signer: key.signer,
         nonce: c_nonce,
         credentialConfigurationId: 'pid',
       });
-      return svc.call('POST', '/issuers/acme/credential', {
+      return svc.raw('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${token}` },
         body: { ...body, proofs: { jwt: [proof.jwt] } },
       });
@@ -180,7 +180,7 @@ describe('an external authorization server', () => {
       ['another client_id', { jti, client_id: 'other-wallet' }],
     ] as const) {
       const token = await accessToken(claims);
-      const reply = await svc.call('POST', '/issuers/acme/credential', {
+      const reply = await svc.raw('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${token}` },
         body: { credential_configuration_id: 'pid' },
       });
@@ -227,7 +227,7 @@ describe('an external authorization server', () => {
   ];
   for (const [name, make, reason] of refusals) {
     it(`refuses a token ${name} (invalid_token)`, async () => {
-      const reply = await svc.call('POST', '/issuers/acme/credential', {
+      const reply = await svc.raw('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${await make()}` },
         body: { credential_configuration_id: 'pid' },
       });
@@ -240,33 +240,33 @@ describe('an external authorization server', () => {
   it('refuses a token the provider made for another resource (its real token endpoint), and every token once the server is disabled', async () => {
     const real = await clientCredentialsToken(provider.issuer, 'wallet-backend', 'wallet-backend-secret-0123');
     expect(real.status).toBe(200);
-    const reply = await svc.call('POST', '/issuers/acme/credential', {
+    const reply = await svc.raw('POST', '/issuers/acme/credential', {
       headers: { authorization: `Bearer ${real.token}` },
       body: { credential_configuration_id: 'pid' },
     });
     expect(reply.status, reply.text).toBe(401);
     expect(reply.body.error_description).toMatch(/aud/);
     const token = await accessToken();
-    const disabled = await svc.call('PUT', '/api/issuer/config', {
+    const disabled = await svc.raw('PUT', '/api/issuer/config', {
       token: acme,
       body: { authorizationServers: [{ issuer: provider.issuer, enabled: false }] },
     });
     expect(disabled.status, disabled.text).toBe(200);
     try {
-      const refused = await svc.call('POST', '/issuers/acme/credential', {
+      const refused = await svc.raw('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${token}` },
         body: { credential_configuration_id: 'pid' },
       });
       expect(refused.status).toBe(401);
     } finally {
-      await svc.call('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
+      await svc.raw('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
     }
   });
 
   it('follows a key rotation of the server, but fetches its keys again for unknown kids at most every 30 s', async () => {
     // A server of its own: the pause between fetches is per key set.
     const rotating = await startOpenIdProvider({ algorithm: 'ES256', clients: [] });
-    const listed = await svc.call('PUT', '/api/issuer/config', {
+    const listed = await svc.raw('PUT', '/api/issuer/config', {
       token: acme,
       body: { authorizationServers: [{ issuer: provider.issuer }, { issuer: rotating.issuer }] },
     });
@@ -284,7 +284,7 @@ describe('an external authorization server', () => {
       await expectMadeUpKidsRefused(await accessToken({}, rotating));
       expect(keySetFetches()).toBe(before + 1);
     } finally {
-      await svc.call('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
+      await svc.raw('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
       await rotating.stop();
     }
   });
@@ -293,7 +293,7 @@ describe('an external authorization server', () => {
     const [header, payload, signature] = token.split('.') as [string, string, string];
     for (let i = 0; i < 5; i++) {
       const kid = { ...JSON.parse(Buffer.from(header, 'base64url').toString()), kid: `made-up-${i}` };
-      const reply = await svc.call('POST', '/issuers/acme/credential', {
+      const reply = await svc.raw('POST', '/issuers/acme/credential', {
         headers: { authorization: `Bearer ${Buffer.from(JSON.stringify(kid)).toString('base64url')}.${payload}.${signature}` },
         body: { credential_configuration_id: 'pid' },
       });
@@ -310,14 +310,14 @@ describe('an external authorization server', () => {
     });
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     const failingIssuer = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
-    const listed = await svc.call('PUT', '/api/issuer/config', {
+    const listed = await svc.raw('PUT', '/api/issuer/config', {
       token: acme,
       body: { authorizationServers: [{ issuer: provider.issuer }, { issuer: failingIssuer }] },
     });
     expect(listed.status, listed.text).toBe(200);
     try {
       for (let i = 0; i < 5; i++) {
-        const reply = await svc.call('POST', '/issuers/acme/credential', {
+        const reply = await svc.raw('POST', '/issuers/acme/credential', {
           headers: { authorization: `Bearer ${await accessToken({ iss: failingIssuer }, stranger)}` },
           body: { credential_configuration_id: 'pid' },
         });
@@ -327,15 +327,15 @@ describe('an external authorization server', () => {
       // The first request tried both metadata locations (RFC 8414, then OpenID Connect Discovery); the others nothing.
       expect(asked).toEqual(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
     } finally {
-      await svc.call('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
+      await svc.raw('PUT', '/api/issuer/config', { token: acme, body: { authorizationServers: [{ issuer: provider.issuer }] } });
       await new Promise((resolve) => failing.close(resolve));
     }
   });
 
   it('does not take a token for this tenant at another tenant', async () => {
     const globex = (await svc.tenant('globex')).token;
-    await svc.call('PUT', '/api/issuer/config', { token: globex, body: { authorizationServers: [{ issuer: provider.issuer }] } });
-    const reply = await svc.call('POST', '/issuers/globex/credential', {
+    await svc.raw('PUT', '/api/issuer/config', { token: globex, body: { authorizationServers: [{ issuer: provider.issuer }] } });
+    const reply = await svc.raw('POST', '/issuers/globex/credential', {
       headers: { authorization: `Bearer ${await accessToken()}` },
       body: { credential_configuration_id: 'pid' },
     });

@@ -64,14 +64,14 @@ beforeAll(async () => {
   issuer = `${svc.url}/issuers/acme`;
   integrator = (await generateKeyPair('ES256', { extractable: true })) as CryptoKeyPair;
   const integratorJwk = await exportJWK(integrator.publicKey);
-  const statusConfig = await svc.call('PUT', '/api/status-list-config', { token: acme, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
+  const statusConfig = await svc.raw('PUT', '/api/status-list-config', { token: acme, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
   expect(statusConfig.status, statusConfig.text).toBe(200);
-  const trust = await svc.call('POST', '/api/trust-list', {
+  const trust = await svc.raw('POST', '/api/trust-list', {
     token: acme,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER] },
   });
   expect(trust.status, trust.text).toBe(201);
-  const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
+  const check = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
   expect(check.status, check.text).toBe(201);
   const membership = {
     id: 'membership',
@@ -89,13 +89,13 @@ beforeAll(async () => {
     ],
   };
   for (const body of [PID_CONFIG, membership]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body });
     expect(created.status, created.text).toBe(201);
   }
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
 
   // The PID the wallet presents later: issued by this service's pre-authorized flow, before the HAIP settings apply.
-  const offer = await svc.call('POST', '/api/issuer/offer', {
+  const offer = await svc.raw('POST', '/api/issuer/offer', {
     token: acme,
     body: {
       response_type: 'uri',
@@ -114,7 +114,7 @@ beforeAll(async () => {
   expect(pid.credential).toEqual(expect.any(String));
 
   [provider, instance] = await Promise.all([walletProvider('HAIP Wallets'), walletInstance()]);
-  const settings = await svc.call('PUT', '/api/issuer/config', {
+  const settings = await svc.raw('PUT', '/api/issuer/config', {
     token: acme,
     body: {
       batchSize: 2,
@@ -130,7 +130,7 @@ afterAll(() => svc.stop());
 /** The wallet instance's client attestation and a fresh proof of possession for this authorization server. */
 const attested = () => attestationHeaders(provider, instance, CLIENT_ID, issuer);
 
-const iae = (form: Record<string, string>, headers: Record<string, string>) => svc.call('POST', '/issuers/acme/iae', { form, headers });
+const iae = (form: Record<string, string>, headers: Record<string, string>) => svc.raw('POST', '/issuers/acme/iae', { form, headers });
 
 /** What a wallet checks of the embedded OpenID4VP request: the x5c signature, the x509_hash client_id, the expected origin and URL. */
 async function openRequest(openid4vpRequest: { request: string }): Promise<ResolvedRequest> {
@@ -154,11 +154,11 @@ async function present(authSession: string, request: ResolvedRequest, headers: R
 }
 
 const token = async (form: Record<string, string>, dpopKey: HolderKey) =>
-  svc.call('POST', '/issuers/acme/token', { form, headers: { dpop: await dpopProof(dpopKey, url('token')), ...(await attested()) } });
+  svc.raw('POST', '/issuers/acme/token', { form, headers: { dpop: await dpopProof(dpopKey, url('token')), ...(await attested()) } });
 
 /** A call of a resource endpoint with a DPoP-bound access token and a fresh proof for it. */
 const resource = async (path: string, accessToken: string, dpopKey: HolderKey, body: Record<string, unknown>) =>
-  svc.call('POST', `/issuers/acme/${path}`, {
+  svc.raw('POST', `/issuers/acme/${path}`, {
     headers: { authorization: `DPoP ${accessToken}`, dpop: await dpopProof(dpopKey, url(path), { accessToken }) },
     body,
   });
@@ -168,7 +168,7 @@ const keyId = (jwk: JWK) => `${jwk.x}.${jwk.y}`;
 describe('HAIP authorization code flow', () => {
   it('offer, attested PAR with DPoP, IAE (presentation and web step), token, batch with key attestations, refresh, notification, refresh reuse refused', async () => {
     // The metadata a HAIP wallet reads before it starts.
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({
       interactive_authorization_endpoint: iaeUrl(),
       pushed_authorization_request_endpoint: url('par'),
@@ -183,7 +183,7 @@ describe('HAIP authorization code flow', () => {
     expect(issuerMetadata.credentialIssuer.batch_credential_issuance).toEqual({ batch_size: 2 });
 
     // The offer: an authorization code offer without claims (the interactive steps provide them).
-    const offer = await svc.call('POST', '/api/issuer/offer', {
+    const offer = await svc.raw('POST', '/api/issuer/offer', {
       token: acme,
       body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['membership'] },
     });
@@ -194,7 +194,7 @@ describe('HAIP authorization code flow', () => {
     // PAR, attested and with a DPoP proof: the code to come is bound to the wallet instance and the DPoP key.
     const dpopKey = await holderKey();
     const { verifier, challenge } = pkce();
-    const pushed = await svc.call('POST', '/issuers/acme/par', {
+    const pushed = await svc.raw('POST', '/issuers/acme/par', {
       form: {
         client_id: CLIENT_ID,
         response_type: 'code',
@@ -257,7 +257,7 @@ describe('HAIP authorization code flow', () => {
     // A batch of two jwt proofs (made by the wallet library), each of its own key with that key's attestation and the c_nonce.
     const proofKeys = [await holderKey(), await holderKey()];
     const prover = walletClient(proofKeys);
-    const nonce = await svc.call('POST', '/issuers/acme/nonce');
+    const nonce = await svc.raw('POST', '/issuers/acme/nonce');
     expect(nonce.status, nonce.text).toBe(200);
     const c_nonce = nonce.body.c_nonce as string;
     const proofs: string[] = [];

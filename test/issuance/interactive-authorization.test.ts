@@ -85,17 +85,17 @@ beforeAll(async () => {
   integratorJwk = await exportJWK(integrator.publicKey);
   kycJwk = await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey);
   for (const token of [acme, other]) {
-    const statusConfig = await svc.call('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
+    const statusConfig = await svc.raw('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
     expect(statusConfig.status, statusConfig.text).toBe(200);
-    const created = await svc.call('POST', '/api/issuer/credentials', { token, body: PID_CONFIG });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: PID_CONFIG });
     expect(created.status, created.text).toBe(201);
   }
-  const trust = await svc.call('POST', '/api/trust-list', {
+  const trust = await svc.raw('POST', '/api/trust-list', {
     token: acme,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }, STATUS_SIGNER] },
   });
   expect(trust.status, trust.text).toBe(201);
-  const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
+  const check = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'pid-check', dcql_query: PID_QUERY } });
   expect(check.status, check.text).toBe(201);
   const actions = [
     { type: 'openid4vp-presentation', presentationConfigId: 'pid-check', label: 'PID' },
@@ -113,17 +113,17 @@ beforeAll(async () => {
       { type: 'redirect-to-web', url: 'https://kyc.example/check', callbackKey: kycJwk, label: 'identity check' },
     ]),
   ]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body });
     expect(created.status, created.text).toBe(201);
   }
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
   pid = await issuePid(acme);
 });
 afterAll(() => svc.stop());
 
 /** A PID from `token`'s tenant, by the pre-authorized flow, to a fresh holder key. */
 async function issuePid(token: string): Promise<Issued> {
-  const offer = await svc.call('POST', '/api/issuer/offer', {
+  const offer = await svc.raw('POST', '/api/issuer/offer', {
     token,
     body: {
       response_type: 'uri',
@@ -141,7 +141,7 @@ async function issuePid(token: string): Promise<Issued> {
 
 /** An authorization code offer of `id`, without claims: they come from the interactive steps. */
 async function offer(id = 'membership') {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token: acme,
     body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: [id] },
   });
@@ -153,7 +153,7 @@ async function offer(id = 'membership') {
 }
 
 const iae = (form: Record<string, string>, options: { tenant?: string; headers?: Record<string, string>; endpoint?: Endpoint } = {}) =>
-  svc.call('POST', `/issuers/${options.tenant ?? 'acme'}/${options.endpoint ?? 'iae'}`, {
+  svc.raw('POST', `/issuers/${options.tenant ?? 'acme'}/${options.endpoint ?? 'iae'}`, {
     form,
     ...(options.headers && { headers: options.headers }),
   });
@@ -256,7 +256,7 @@ const postResult = (page: URL, result: string | undefined) => postWebResult(page
 
 /** The code at the token endpoint, then the credential with a proof of a fresh holder key. */
 async function redeem(code: string, verifier: string, configurationId = 'membership') {
-  const token = await svc.call('POST', '/issuers/acme/token', {
+  const token = await svc.raw('POST', '/issuers/acme/token', {
     form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: CLIENT_ID },
   });
   expect(token.status, token.text).toBe(200);
@@ -280,26 +280,26 @@ async function redeem(code: string, verifier: string, configurationId = 'members
 }
 
 const logEntriesOf = async (session: string) =>
-  (await svc.call('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string; details?: unknown }[];
+  (await svc.raw('GET', `/api/session/${session}/logs`, { token: acme })).body as { message: string; details?: unknown }[];
 const logsOf = async (session: string) => (await logEntriesOf(session)).map((l) => l.message);
 
 describe('interactive authorization: metadata and configuration', () => {
   it('advertises the interactive authorization endpoint in the authorization server metadata', async () => {
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as.interactive_authorization_endpoint).toBe(iaeUrl());
   });
 
   it('advertises both endpoints: the current draft’s authorization challenge endpoint and the earlier drafts’ one', async () => {
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({ authorization_challenge_endpoint: aceUrl(), interactive_authorization_endpoint: iaeUrl() });
   });
 
   it('while the built-in authorization server is disabled, neither endpoint is advertised nor starts a flow', async () => {
-    expect((await svc.call('PUT', '/api/issuer/config', { token: other, body: { builtinAuthorizationServerEnabled: false } })).status).toBe(
+    expect((await svc.raw('PUT', '/api/issuer/config', { token: other, body: { builtinAuthorizationServerEnabled: false } })).status).toBe(
       200,
     );
     try {
-      const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/other')).body;
+      const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/other')).body;
       expect(as).not.toHaveProperty('authorization_challenge_endpoint');
       expect(as).not.toHaveProperty('interactive_authorization_endpoint');
       const refused = await iae(
@@ -309,13 +309,13 @@ describe('interactive authorization: metadata and configuration', () => {
       expect(refused.status).toBe(400);
       expect(refused.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/disabled/) });
     } finally {
-      expect((await svc.call('PUT', '/api/issuer/config', { token: other, body: {} })).status).toBe(200);
+      expect((await svc.raw('PUT', '/api/issuer/config', { token: other, body: {} })).status).toBe(200);
     }
   });
 
   it('types iaeActions: a presentation names a presentation configuration, a web step a URL and a public callback key', async () => {
     const save = (iaeActions: unknown[]) =>
-      svc.call('POST', '/api/issuer/credentials', {
+      svc.raw('POST', '/api/issuer/credentials', {
         token: acme,
         body: membership(`bad-${randomBytes(4).toString('hex')}`, 'x', iaeActions),
       });
@@ -437,7 +437,7 @@ describe('interactive authorization: end to end', () => {
   it('accepts the request_uri of a request pushed before, once, from the client that pushed it', async () => {
     const push = async () => {
       const created = await offer();
-      const pushed = await svc.call('POST', '/issuers/acme/par', {
+      const pushed = await svc.raw('POST', '/issuers/acme/par', {
         form: {
           client_id: CLIENT_ID,
           response_type: 'code',
@@ -488,7 +488,7 @@ describe('interactive authorization: refusals', () => {
   it('the plain authorization endpoint refuses a configuration with iaeActions, pointing at the interactive authorization endpoint', async () => {
     const created = await offer();
     const { challenge } = pkce();
-    const pushed = await svc.call('POST', '/issuers/acme/par', {
+    const pushed = await svc.raw('POST', '/issuers/acme/par', {
       form: {
         client_id: CLIENT_ID,
         response_type: 'code',
@@ -521,12 +521,12 @@ describe('interactive authorization: refusals', () => {
   });
 
   it("a presentation step whose presentation configuration is gone ends the flow as the issuer's fault, naming it only in the session log", async () => {
-    const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'gone-check', dcql_query: PID_QUERY } });
+    const check = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'gone-check', dcql_query: PID_QUERY } });
     expect(check.status, check.text).toBe(201);
     const actions = [{ type: 'openid4vp-presentation', presentationConfigId: 'gone-check', label: 'PID' }];
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body: membership('gone', 'gone_scope', actions) });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body: membership('gone', 'gone_scope', actions) });
     expect(created.status, created.text).toBe(201);
-    const deleted = await svc.call('DELETE', '/api/verifier/config/gone-check', { token: acme });
+    const deleted = await svc.raw('DELETE', '/api/verifier/config/gone-check', { token: acme });
     expect(deleted.status, deleted.text).toBe(204);
 
     const started = await start({ id: 'gone', scope: 'gone_scope' });
@@ -539,10 +539,10 @@ describe('interactive authorization: refusals', () => {
 
   it('refuses a presentation of a revoked credential (status list)', async () => {
     const revoked = await issuePid(acme);
-    const changed = await svc.call('POST', '/api/session/revoke', { token: acme, body: { sessionId: revoked.sessionId, status: 1 } });
+    const changed = await svc.raw('POST', '/api/session/revoke', { token: acme, body: { sessionId: revoked.sessionId, status: 1 } });
     expect(changed.status, changed.text).toBe(200);
     // Earlier presentations cached the status list token for its ttl: the verifier sees the change once it is cleared.
-    expect((await svc.call('DELETE', '/api/cache/status-list', { token: acme })).status).toBe(204);
+    expect((await svc.raw('DELETE', '/api/cache/status-list', { token: acme })).status).toBe(204);
     const { answer } = await throughPresentation(revoked);
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/status: revoked/) });
@@ -616,7 +616,7 @@ describe('interactive authorization: refusals', () => {
   it('a request pushed for the same offer meanwhile ends the flow under way', async () => {
     const started = await start();
     const request = await openRequest(started.reply.body.openid4vp_request);
-    const pushed = await svc.call('POST', '/issuers/acme/par', {
+    const pushed = await svc.raw('POST', '/issuers/acme/par', {
       form: {
         client_id: CLIENT_ID,
         response_type: 'code',
@@ -638,7 +638,7 @@ describe('interactive authorization: refusals', () => {
     const [attested, another] = await Promise.all([walletInstance(), walletInstance()]);
     const issuer = `${svc.url}/issuers/acme`;
     const headersOf = (instance: typeof attested) => attestationHeaders(provider, instance, CLIENT_ID, issuer);
-    const configured = await svc.call('PUT', '/api/issuer/config', {
+    const configured = await svc.raw('PUT', '/api/issuer/config', {
       token: acme,
       body: { walletProviders: [{ name: provider.name, certificates: [provider.caPem] }], walletAttestationRequired: true },
     });
@@ -665,7 +665,7 @@ describe('interactive authorization: refusals', () => {
       expect(accepted.status, accepted.text).toBe(200);
       expect(accepted.body).toMatchObject({ status: 'require_interaction', type: 'redirect_to_web' });
     } finally {
-      expect((await svc.call('PUT', '/api/issuer/config', { token: acme, body: {} })).status).toBe(200);
+      expect((await svc.raw('PUT', '/api/issuer/config', { token: acme, body: {} })).status).toBe(200);
     }
   });
 
@@ -735,7 +735,7 @@ describe('interactive authorization: refusals', () => {
 describe('interactive authorization: a flow is bound to the request it started for', () => {
   /** An offer of an easy configuration and the KYC one, and a first request for the easy one alone. */
   async function startEasyThenSwitch(easy: 'web-only' | 'pid-only') {
-    const created = await svc.call('POST', '/api/issuer/offer', {
+    const created = await svc.raw('POST', '/api/issuer/offer', {
       token: acme,
       body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: [easy, 'kyc'] },
     });
@@ -745,7 +745,7 @@ describe('interactive authorization: a flow is bound to the request it started f
     expect(started.reply.status, started.reply.text).toBe(200);
     /** The attacker's second push: the same client and PKCE challenge, now for the KYC configuration. */
     const pushForKyc = () =>
-      svc.call('POST', '/issuers/acme/par', {
+      svc.raw('POST', '/issuers/acme/par', {
         form: {
           client_id: CLIENT_ID,
           response_type: 'code',
@@ -912,7 +912,7 @@ describe('interactive authorization at the authorization challenge endpoint (Ope
   it('a request pushed for the same offer meanwhile ends the flow under way', async () => {
     const started = await start({ endpoint: 'authorize-challenge', types: IA_TYPES });
     const request = await openRequest(started.reply.body.openid4vp_request, 'authorize-challenge');
-    const pushed = await svc.call('POST', '/issuers/acme/par', {
+    const pushed = await svc.raw('POST', '/issuers/acme/par', {
       form: {
         client_id: CLIENT_ID,
         response_type: 'code',

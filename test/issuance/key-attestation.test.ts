@@ -35,23 +35,23 @@ beforeAll(async () => {
   svc = await startService();
   acme = (await svc.tenant('acme')).token;
   for (const body of [configuration('pid', ACCEPTED_LEVELS), configuration('anykey', {}), configuration('plain', null)]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: acme, body });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body });
     expect(created.status, created.text).toBe(201);
   }
   [trusted, rogue] = await Promise.all([walletProvider('Trusted Wallets'), walletProvider('Rogue Wallets')]);
-  const settings = await svc.call('PUT', '/api/issuer/config', {
+  const settings = await svc.raw('PUT', '/api/issuer/config', {
     token: acme,
     body: { batchSize: 3, walletProviders: [{ name: trusted.name, certificates: [trusted.caPem] }] },
   });
   expect(settings.status, settings.text).toBe(200);
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body.rootCertificate;
   issuer = `${svc.url}/issuers/acme`;
 });
 afterAll(() => svc.stop());
 
 /** A pre-authorized offer of `configurationId`, redeemed: its access token. */
 async function accessToken(configurationId: string) {
-  const offer = await svc.call('POST', '/api/issuer/offer', {
+  const offer = await svc.raw('POST', '/api/issuer/offer', {
     token: acme,
     body: {
       response_type: 'uri',
@@ -62,12 +62,12 @@ async function accessToken(configurationId: string) {
   });
   expect(offer.status, offer.text).toBe(201);
   const code = offer.body.credentialOffer.grants[GRANT]['pre-authorized_code'];
-  const token = await svc.call('POST', '/issuers/acme/token', { form: { grant_type: GRANT, 'pre-authorized_code': code } });
+  const token = await svc.raw('POST', '/issuers/acme/token', { form: { grant_type: GRANT, 'pre-authorized_code': code } });
   expect(token.status, token.text).toBe(200);
   return { token: token.body.access_token as string, offerUri: offer.body.uri as string };
 }
 
-const nonce = async () => (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce as string;
+const nonce = async () => (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce as string;
 
 /** A jwt proof by hand (jose), signed by `key`, with the given header members and claims. */
 async function jwtProof(key: HolderKey, header: Record<string, unknown>, claims: Record<string, unknown>) {
@@ -76,7 +76,7 @@ async function jwtProof(key: HolderKey, header: Record<string, unknown>, claims:
     .sign(await importJWK(key.privateJwk, 'ES256'));
 }
 
-const requestCredential = (token: string, body: Record<string, unknown>) => svc.call('POST', '/issuers/acme/credential', { token, body });
+const requestCredential = (token: string, body: Record<string, unknown>) => svc.raw('POST', '/issuers/acme/credential', { token, body });
 
 function expectError(reply: { status: number; body: any; text: string }, error: string, description: RegExp) {
   expect(reply.status, reply.text).toBe(400);
@@ -97,7 +97,7 @@ const keyIds = (keys: HolderKey[]) => keys.map((k) => `${k.publicJwk.x}.${k.publ
 
 describe('key attestations', () => {
   it('publishes the jwt and attestation proof types with key_attestations_required where a configuration requires them', async () => {
-    const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const metadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     const algorithms = ['ES256', 'ES384', 'ES512'];
     const required = { proof_signing_alg_values_supported: algorithms, key_attestations_required: ACCEPTED_LEVELS };
     expect(metadata.credential_configurations_supported.pid.proof_types_supported).toEqual({ jwt: required, attestation: required });

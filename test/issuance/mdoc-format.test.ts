@@ -66,7 +66,7 @@ const signerFor = (keyChainId?: string): Promise<Signer> =>
   svc.running.services.signing.signer('acme', { usageType: 'attestation', ...(keyChainId && { keyChainId }) });
 
 async function rootDer(keyChainId = 'default-attestation'): Promise<Uint8Array> {
-  const reply = await svc.call('GET', `/api/key-chain/${keyChainId}`, { token: acme });
+  const reply = await svc.raw('GET', `/api/key-chain/${keyChainId}`, { token: acme });
   expect(reply.status, reply.text).toBe(200);
   return new Uint8Array(new x509.X509Certificate(reply.body.rootCertificate).rawData);
 }
@@ -317,7 +317,7 @@ describe('mso_mdoc issuance', () => {
     // the root of another tenant: a well-formed IACA, just not the one that issued this mdoc
     const other = (await svc.tenant('other')).token;
     const otherRoot = new x509.X509Certificate(
-      (await svc.call('GET', '/api/key-chain/default-attestation', { token: other })).body.rootCertificate,
+      (await svc.raw('GET', '/api/key-chain/default-attestation', { token: other })).body.rootCertificate,
     );
     const untrusted = await presentAndVerify(credential, privateJwk, [new Uint8Array(otherRoot.rawData)], ['family_name']);
     expect(failed(untrusted).join('\n')).toMatch(/Issuer certificate must be valid/);
@@ -573,7 +573,7 @@ describe('mso_mdoc through the OpenID4VCI flow', () => {
       },
     });
     expect(created.status, created.text).toBe(201);
-    const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const metadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(metadata.credential_configurations_supported.mdl).toMatchObject({
       format: 'mso_mdoc',
       doctype: DOC_TYPE,

@@ -3,6 +3,7 @@ import { createHash, createPrivateKey, type JsonWebKey, sign } from 'node:crypto
 import { createServer, type Server } from 'node:http';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fieldsOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
@@ -29,14 +30,14 @@ beforeAll(async () => {
   // Webhook retries a few milliseconds apart, so the retry test does not wait for the default delays.
   svc = await startService({ WEBHOOK_RETRY_DELAYS_MS: '20,40,80' });
   admin = (await svc.tenant('acme')).token;
-  const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID });
   expect(created.status, created.text).toBe(201);
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate;
 });
 afterAll(() => svc.stop());
 
 const offer = async (body: Record<string, unknown> = {}, token = admin) =>
-  svc.call('POST', '/api/issuer/offer', {
+  svc.raw('POST', '/api/issuer/offer', {
     token,
     body: {
       response_type: 'uri',
@@ -52,7 +53,7 @@ const verifySdJwt = (credential: string) => verifySdJwtIndependently(credential,
 
 describe('pre-authorized SD-JWT VC issuance', () => {
   it('publishes issuer metadata describing the configuration', async () => {
-    const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const metadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(metadata).toMatchObject({
       credential_issuer: `${svc.url}/issuers/acme`,
       credential_endpoint: `${svc.url}/issuers/acme/credential`,
@@ -72,7 +73,7 @@ describe('pre-authorized SD-JWT VC issuance', () => {
       mandatory: true,
       display: [{ locale: 'en', name: 'Given name' }],
     });
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({
       issuer: `${svc.url}/issuers/acme`,
       token_endpoint: `${svc.url}/issuers/acme/token`,
@@ -81,22 +82,22 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     expect(metadata.status_list_aggregation_endpoint).toBe(`${svc.url}/issuers/acme/status-lists`);
     expect(as.status_list_aggregation_endpoint).toBe(metadata.status_list_aggregation_endpoint);
     expect((await fetch(metadata.status_list_aggregation_endpoint)).status).toBe(200);
-    expect((await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/nobody')).status).toBe(404);
+    expect((await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/nobody')).status).toBe(404);
   });
 
   it('shows a change of the configurations or the issuer settings in the metadata at once', async () => {
-    const metadata = async () => (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const metadata = async () => (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     await metadata(); // built and kept
     const extra = { ...PID, id: 'pid-extra', vct: 'urn:example:extra' };
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: extra })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: extra })).status).toBe(201);
     expect(Object.keys((await metadata()).credential_configurations_supported)).toContain('pid-extra');
-    expect((await svc.call('DELETE', '/api/issuer/credentials/pid-extra', { token: admin })).status).toBe(204);
+    expect((await svc.raw('DELETE', '/api/issuer/credentials/pid-extra', { token: admin })).status).toBe(204);
     expect(Object.keys((await metadata()).credential_configurations_supported)).not.toContain('pid-extra');
-    const settings = (await svc.call('GET', '/api/issuer/config', { token: admin })).body;
+    const settings = (await svc.raw('GET', '/api/issuer/config', { token: admin })).body;
     const display = [{ name: 'Acme issuer', locale: 'en' }];
-    expect((await svc.call('PUT', '/api/issuer/config', { token: admin, body: { ...settings, display } })).status).toBe(200);
+    expect((await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { ...settings, display } })).status).toBe(200);
     expect((await metadata()).display).toEqual(display);
-    expect((await svc.call('PUT', '/api/issuer/config', { token: admin, body: settings })).status).toBe(200);
+    expect((await svc.raw('PUT', '/api/issuer/config', { token: admin, body: settings })).status).toBe(200);
   });
 
   it('issues a credential a wallet library receives, verifiable with an independent SD-JWT library', async () => {
@@ -140,7 +141,7 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     const created = await offer({ tx_code: '493817' });
     expect(created.body.credentialOffer.grants[GRANT].tx_code).toEqual({ input_mode: 'numeric', length: 6 });
     const token = (tx?: string) =>
-      svc.call('POST', '/issuers/acme/token', {
+      svc.raw('POST', '/issuers/acme/token', {
         form: { grant_type: GRANT, 'pre-authorized_code': codeOf(created), ...(tx && { tx_code: tx }) },
       });
     const missing = await token();
@@ -167,11 +168,11 @@ describe('pre-authorized SD-JWT VC issuance', () => {
     const created = await offer();
     const form = { grant_type: GRANT, 'pre-authorized_code': codeOf(created) };
     const [first, second] = await Promise.all([
-      svc.call('POST', '/issuers/acme/token', { form }),
-      svc.call('POST', '/issuers/acme/token', { form }),
+      svc.raw('POST', '/issuers/acme/token', { form }),
+      svc.raw('POST', '/issuers/acme/token', { form }),
     ]);
     expect([first.status, second.status].sort()).toEqual([200, 400]);
-    const third = await svc.call('POST', '/issuers/acme/token', { form });
+    const third = await svc.raw('POST', '/issuers/acme/token', { form });
     expect(third.body).toMatchObject({ error: 'invalid_grant' });
   });
 
@@ -186,7 +187,7 @@ describe('pre-authorized SD-JWT VC issuance', () => {
       nonce: c_nonce,
       credentialConfigurationId: 'pid',
     });
-    const bearer = await svc.call('POST', '/issuers/acme/credential', {
+    const bearer = await svc.raw('POST', '/issuers/acme/credential', {
       headers: { authorization: `Bearer ${token.accessTokenResponse.access_token}` },
       body: { credential_configuration_id: 'pid', proofs: { jwt: [proof.jwt] } },
     });
@@ -197,7 +198,7 @@ describe('pre-authorized SD-JWT VC issuance', () => {
 
 describe('credential request failures', () => {
   async function tokenFor() {
-    const reply = await svc.call('POST', '/issuers/acme/token', {
+    const reply = await svc.raw('POST', '/issuers/acme/token', {
       form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
     });
     return reply.body.access_token as string;
@@ -207,7 +208,7 @@ describe('credential request failures', () => {
   ) {
     const key = await holderKey();
     const signer = options.signWith ?? key;
-    const nonce = options.nonce ?? (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+    const nonce = options.nonce ?? (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce;
     return new SignJWT({
       aud: options.aud ?? `${svc.url}/issuers/acme`,
       ...(nonce !== 'none' && { nonce }),
@@ -217,10 +218,10 @@ describe('credential request failures', () => {
       .sign(await importJWK(signer.privateJwk, 'ES256'));
   }
   const request = (token: string, body: Record<string, unknown>) =>
-    svc.call('POST', '/issuers/acme/credential', { headers: { authorization: `Bearer ${token}` }, body });
+    svc.raw('POST', '/issuers/acme/credential', { headers: { authorization: `Bearer ${token}` }, body });
 
   it('refuses a request without an access token or with a forged one', async () => {
-    expect((await svc.call('POST', '/issuers/acme/credential', { body: { credential_configuration_id: 'pid' } })).status).toBe(401);
+    expect((await svc.raw('POST', '/issuers/acme/credential', { body: { credential_configuration_id: 'pid' } })).status).toBe(401);
     const forged = await request('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl', { credential_configuration_id: 'pid' });
     expect(forged.status).toBe(401);
     expect(forged.headers.get('www-authenticate')).toContain('invalid_token');
@@ -239,14 +240,14 @@ describe('credential request failures', () => {
     expect(
       (await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce: 'made-up' })] } })).body.error,
     ).toBe('invalid_nonce');
-    const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+    const nonce = (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce;
     expect((await request(token, { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } })).status).toBe(200);
     const again = await request(await tokenFor(), { credential_configuration_id: 'pid', proofs: { jwt: [await proof({ nonce })] } });
     expect(again.body.error).toBe('invalid_nonce');
   });
 
   it('refuses an expired nonce', async () => {
-    const nonce = (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce;
+    const nonce = (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce;
     await svc.db
       .updateTable('nonces')
       .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
@@ -295,7 +296,7 @@ describe('credential request failures', () => {
 
     // Key proofs.
     const token = await tokenFor();
-    const freshNonce = async () => (await svc.call('POST', '/issuers/acme/nonce')).body.c_nonce as string;
+    const freshNonce = async () => (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce as string;
     const claims = async () => ({ aud: `${svc.url}/issuers/acme`, nonce: await freshNonce(), iat: now });
     const typ = 'openid4vci-proof+jwt';
     const hostileProofs: Record<string, () => Promise<string>> = {
@@ -332,7 +333,7 @@ describe('credential request failures', () => {
       'another URL': () => esSign({ typ: 'dpop+jwt', jwk: key.publicJwk }, { ...dpopClaims(), htu: `${svc.url}/issuers/other/token` }),
     };
     for (const [name, make] of Object.entries(hostileDpop)) {
-      const reply = await svc.call('POST', '/issuers/acme/token', {
+      const reply = await svc.raw('POST', '/issuers/acme/token', {
         headers: { dpop: await make() },
         form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
       });
@@ -341,12 +342,12 @@ describe('credential request failures', () => {
     }
     // A DPoP proof is good once: its replay is refused.
     const once = await esSign({ typ: 'dpop+jwt', jwk: key.publicJwk }, dpopClaims());
-    const first = await svc.call('POST', '/issuers/acme/token', {
+    const first = await svc.raw('POST', '/issuers/acme/token', {
       headers: { dpop: once },
       form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
     });
     expect(first.body.token_type).toBe('DPoP');
-    const replay = await svc.call('POST', '/issuers/acme/token', {
+    const replay = await svc.raw('POST', '/issuers/acme/token', {
       headers: { dpop: once },
       form: { grant_type: GRANT, 'pre-authorized_code': codeOf(await offer()) },
     });
@@ -365,11 +366,11 @@ describe('credential request failures', () => {
         await esSign({ typ: 'dpop+jwt', jwk: other.publicJwk }, { ...dpopClaims(), htu: credentialUrl, ath }, other.privateJwk),
       ],
     ] as const) {
-      const reply = await svc.call('POST', '/issuers/acme/credential', { headers: { authorization: `DPoP ${bound}`, dpop }, body });
+      const reply = await svc.raw('POST', '/issuers/acme/credential', { headers: { authorization: `DPoP ${bound}`, dpop }, body });
       expect([400, 401], name).toContain(reply.status);
       expect(['invalid_dpop_proof', 'invalid_token'], name).toContain(reply.body.error);
     }
-    const good = await svc.call('POST', '/issuers/acme/credential', {
+    const good = await svc.raw('POST', '/issuers/acme/credential', {
       headers: { authorization: `DPoP ${bound}`, dpop: await resourceProof() },
       body,
     });
@@ -387,7 +388,7 @@ describe('credential request failures', () => {
 
 describe('offers', () => {
   it('refuses configurations outside the client allow-list with 403', async () => {
-    const created = await svc.call('POST', '/api/client', {
+    const created = await svc.raw('POST', '/api/client', {
       token: admin,
       body: { clientId: 'acme-limited', roles: ['issuance:offer'], allowedIssuanceConfigs: ['other'] },
     });
@@ -401,7 +402,7 @@ describe('offers', () => {
     expect(unknown.body.errors[0].field).toBe('body.credentialConfigurationIds.0');
     const missing = await offer({ credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika' } } } });
     expect(missing.status).toBe(400);
-    expect(missing.body.errors.map((e: any) => e.field).join(' ')).toContain('family_name');
+    expect(fieldsOf(missing).join(' ')).toContain('family_name');
     const flow = await offer({ flow: 'implicit' });
     expect(flow.status).toBe(400);
     expect(flow.body.errors[0].field).toBe('body.flow');
@@ -412,7 +413,7 @@ describe('offers', () => {
   it("keeps one tenant's offers away from another tenant's issuer", async () => {
     await svc.tenant('globex');
     const created = await offer();
-    const reply = await svc.call('POST', '/issuers/globex/token', { form: { grant_type: GRANT, 'pre-authorized_code': codeOf(created) } });
+    const reply = await svc.raw('POST', '/issuers/globex/token', { form: { grant_type: GRANT, 'pre-authorized_code': codeOf(created) } });
     expect(reply.body.error).toBe('invalid_grant');
   });
 });
@@ -481,7 +482,7 @@ describe('claims from an attribute provider, and deferred issuance', () => {
     });
     const verified = await verifySdJwt(((delivered.deferredCredentialResponse.credentials ?? [])[0] as { credential: string }).credential);
     expect(verified.claims).toMatchObject({ given_name: 'Late' });
-    const again = await svc.call('POST', '/issuers/acme/deferred-credential', { headers: auth, body: { transaction_id: transactionId } });
+    const again = await svc.raw('POST', '/issuers/acme/deferred-credential', { headers: auth, body: { transaction_id: transactionId } });
     expect(again.body.error).toBe('invalid_transaction_id');
   });
 
@@ -492,7 +493,7 @@ describe('claims from an attribute provider, and deferred issuance', () => {
     const transactionId = response.credentialResponse.transaction_id as string;
     const failed = await svc.call('POST', `/api/issuer/deferred/${transactionId}/fail`, { token: admin });
     expect(failed.body).toMatchObject({ transactionId, status: 'failed' });
-    const reply = await svc.call('POST', '/issuers/acme/deferred-credential', {
+    const reply = await svc.raw('POST', '/issuers/acme/deferred-credential', {
       headers: { authorization: `Bearer ${token.accessTokenResponse.access_token}` },
       body: { transaction_id: transactionId },
     });
@@ -511,7 +512,7 @@ describe('notifications', () => {
     });
     const session = await svc.running.services.sessions.get('acme', created.body.session);
     expect(session.public.notifications).toEqual([expect.objectContaining({ event: 'credential_accepted' })]);
-    const unknown = await svc.call('POST', '/issuers/acme/notification', {
+    const unknown = await svc.raw('POST', '/issuers/acme/notification', {
       headers: { authorization: `Bearer ${token.accessTokenResponse.access_token}` },
       body: { notification_id: 'nope', event: 'credential_accepted' },
     });
@@ -570,7 +571,7 @@ describe('webhook notifications', () => {
   it('logs a failed delivery in the session log and retries it', async () => {
     failWith = 500;
     const created = await offer({ webhookEndpointId: 'crm' });
-    await svc.call(
+    await svc.raw(
       'GET',
       `/issuers/acme/credential-offer/${new URL(decodeURIComponent(created.body.uri.split('credential_offer_uri=')[1])).pathname.split('/').pop()}`,
     );

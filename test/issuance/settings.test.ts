@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fieldsOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
 
@@ -9,7 +10,7 @@ const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  const created = await svc.call('POST', '/api/issuer/credentials', {
+  const created = await svc.raw('POST', '/api/issuer/credentials', {
     token: admin,
     body: {
       id: 'badge',
@@ -24,7 +25,7 @@ afterAll(() => svc.stop());
 
 const offer = async (body: Record<string, unknown> = {}) =>
   (
-    await svc.call('POST', '/api/issuer/offer', {
+    await svc.raw('POST', '/api/issuer/offer', {
       token: admin,
       body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['badge'], ...body },
     })
@@ -32,7 +33,7 @@ const offer = async (body: Record<string, unknown> = {}) =>
 
 describe('issuer settings', () => {
   it('starts from documented defaults', async () => {
-    const reply = await svc.call('GET', '/api/issuer/config', { token: admin });
+    const reply = await svc.raw('GET', '/api/issuer/config', { token: admin });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       display: [],
@@ -56,25 +57,25 @@ describe('issuer settings', () => {
   });
 
   it('validates and stores settings, and the metadata follows them', async () => {
-    const invalid = await svc.call('PUT', '/api/issuer/config', {
+    const invalid = await svc.raw('PUT', '/api/issuer/config', {
       token: admin,
       body: { batchSize: 0, txCodeMaxAttempts: 99, extra: true },
     });
     expect(invalid.status).toBe(400);
-    expect(invalid.body.errors.map((e: any) => e.field).sort()).toEqual(['body.batchSize', 'body.extra', 'body.txCodeMaxAttempts']);
-    const put = await svc.call('PUT', '/api/issuer/config', {
+    expect(fieldsOf(invalid).sort()).toEqual(['body.batchSize', 'body.extra', 'body.txCodeMaxAttempts']);
+    const put = await svc.raw('PUT', '/api/issuer/config', {
       token: admin,
       body: { display: [{ name: 'ACME Issuer', locale: 'en' }], batchSize: 2, txCodeMaxAttempts: 2 },
     });
     expect(put.status).toBe(200);
-    expect((await svc.call('GET', '/api/issuer/config', { token: admin })).body).toMatchObject({
+    expect((await svc.raw('GET', '/api/issuer/config', { token: admin })).body).toMatchObject({
       batchSize: 2,
       txCodeMaxAttempts: 2,
       dpopRequired: false,
     });
-    const metadata = (await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
+    const metadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(metadata).toMatchObject({ display: [{ name: 'ACME Issuer', locale: 'en' }], batch_credential_issuance: { batch_size: 2 } });
-    const audit = (await svc.call('GET', '/api/admin/audit-logs?limit=5', { token: admin })).body;
+    const audit = (await svc.raw('GET', '/api/admin/audit-logs?limit=5', { token: admin })).body;
     expect(audit[0]).toMatchObject({
       actionType: 'issuer_settings.updated',
       changedFields: expect.arrayContaining(['batchSize', 'display', 'txCodeMaxAttempts']),
@@ -88,18 +89,18 @@ describe('issuer settings', () => {
       'pre-authorized_code': created.credentialOffer.grants[GRANT]['pre-authorized_code'],
       tx_code: tx,
     });
-    expect((await svc.call('POST', '/issuers/acme/token', { form: form('0000') })).body.error_description).toContain('1 attempt(s) left');
-    expect((await svc.call('POST', '/issuers/acme/token', { form: form('0000') })).body.error_description).toContain('now locked');
-    expect((await svc.call('POST', '/issuers/acme/token', { form: form('1234') })).body.error).toBe('invalid_grant');
+    expect((await svc.raw('POST', '/issuers/acme/token', { form: form('0000') })).body.error_description).toContain('1 attempt(s) left');
+    expect((await svc.raw('POST', '/issuers/acme/token', { form: form('0000') })).body.error_description).toContain('now locked');
+    expect((await svc.raw('POST', '/issuers/acme/token', { form: form('1234') })).body.error).toBe('invalid_grant');
   });
 
   it('requires DPoP when configured, and still issues to a wallet that uses it', async () => {
-    await svc.call('PUT', '/api/issuer/config', { token: admin, body: { dpopRequired: true } });
-    expect((await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body.dpop_bound_access_tokens_required).toBe(
+    await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { dpopRequired: true } });
+    expect((await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body.dpop_bound_access_tokens_required).toBe(
       true,
     );
     const created = await offer();
-    const plain = await svc.call('POST', '/issuers/acme/token', {
+    const plain = await svc.raw('POST', '/issuers/acme/token', {
       form: { grant_type: GRANT, 'pre-authorized_code': created.credentialOffer.grants[GRANT]['pre-authorized_code'] },
     });
     expect(plain.status).toBe(400);
@@ -107,11 +108,11 @@ describe('issuer settings', () => {
     const { response, token } = await receiveCredentials((await offer()).uri, { dpop: true });
     expect(token.accessTokenResponse.token_type).toBe('DPoP');
     expect(response.credentialResponse.credentials).toHaveLength(1);
-    await svc.call('PUT', '/api/issuer/config', { token: admin, body: {} });
+    await svc.raw('PUT', '/api/issuer/config', { token: admin, body: {} });
   });
 
   it('refuses an authorization server that is not enabled', async () => {
-    const reply = await svc.call('POST', '/api/issuer/offer', {
+    const reply = await svc.raw('POST', '/api/issuer/offer', {
       token: admin,
       body: {
         response_type: 'uri',
@@ -126,7 +127,7 @@ describe('issuer settings', () => {
 
   it("keeps each tenant's settings apart", async () => {
     const other = (await svc.tenant('globex')).token;
-    await svc.call('PUT', '/api/issuer/config', { token: admin, body: { batchSize: 7 } });
+    await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { batchSize: 7 } });
     expect((await svc.call('GET', '/api/issuer/config', { token: other })).body.batchSize).toBe(10);
   });
 });

@@ -31,7 +31,7 @@ const CLAIMS = { pid: { type: 'inline', claims: { given_name: 'Erika', family_na
 beforeAll(async () => {
   svc = await startService();
   acme = (await svc.tenant('acme')).token;
-  const created = await svc.call('POST', '/api/issuer/credentials', {
+  const created = await svc.raw('POST', '/api/issuer/credentials', {
     token: acme,
     body: {
       id: 'pid',
@@ -51,7 +51,7 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 async function settings(extra: Record<string, unknown> = {}) {
-  const reply = await svc.call('PUT', '/api/issuer/config', {
+  const reply = await svc.raw('PUT', '/api/issuer/config', {
     token: acme,
     body: { walletProviders: [{ name: trusted.name, certificates: [trusted.caPem] }], ...extra },
   });
@@ -62,7 +62,7 @@ const headersFor = (options: Parameters<typeof attestationHeaders>[4] = {}, prov
   attestationHeaders(provider, wallet, CLIENT_ID, issuer, options);
 
 async function offer(flow: 'authorization_code' | 'pre_authorized_code' = 'authorization_code') {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token: acme,
     body: { response_type: 'uri', flow, credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
   });
@@ -72,7 +72,7 @@ async function offer(flow: 'authorization_code' | 'pre_authorized_code' = 'autho
 
 async function par(headers: Record<string, string>, challenge = pkce().challenge) {
   const grants = await offer();
-  return svc.call('POST', '/issuers/acme/par', {
+  return svc.raw('POST', '/issuers/acme/par', {
     form: {
       client_id: CLIENT_ID,
       response_type: 'code',
@@ -99,7 +99,7 @@ async function code() {
 }
 
 const token = (form: Record<string, string>, headers: Record<string, string> = {}) =>
-  svc.call('POST', '/issuers/acme/token', { form, headers });
+  svc.raw('POST', '/issuers/acme/token', { form, headers });
 
 const codeGrant = (grant: { code: string; verifier: string }) => ({
   grant_type: 'authorization_code',
@@ -115,7 +115,7 @@ function expectError(reply: { status: number; body: any; text: string }, error: 
 }
 
 const challenge = async () => {
-  const reply = await svc.call('POST', '/issuers/acme/challenge');
+  const reply = await svc.raw('POST', '/issuers/acme/challenge');
   expect(reply.status, reply.text).toBe(200);
   return reply.body.attestation_challenge as string;
 };
@@ -123,7 +123,7 @@ const challenge = async () => {
 describe('wallet attestation: metadata and challenge endpoint', () => {
   it('advertises attest_jwt_client_auth, the challenge endpoint and the signing algorithms', async () => {
     await settings();
-    const as = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const as = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(as).toMatchObject({
       token_endpoint_auth_methods_supported: ['none', 'attest_jwt_client_auth'],
       challenge_endpoint: `${issuer}/challenge`,
@@ -131,21 +131,21 @@ describe('wallet attestation: metadata and challenge endpoint', () => {
       client_attestation_pop_signing_alg_values_supported: expect.arrayContaining(['ES256']),
     });
     await settings({ walletAttestationRequired: true });
-    const required = (await svc.call('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    const required = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
     expect(required.token_endpoint_auth_methods_supported).toEqual(['attest_jwt_client_auth']);
   });
 
   it('hands out fresh challenges, not cached, and 404 for an unknown issuer', async () => {
-    const reply = await svc.call('POST', '/issuers/acme/challenge');
+    const reply = await svc.raw('POST', '/issuers/acme/challenge');
     expect(reply.status).toBe(200);
     expect(reply.headers.get('cache-control')).toBe('no-store');
     expect(reply.body.attestation_challenge).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(await challenge()).not.toBe(reply.body.attestation_challenge);
-    expect((await svc.call('POST', '/issuers/nobody/challenge')).status).toBe(404);
+    expect((await svc.raw('POST', '/issuers/nobody/challenge')).status).toBe(404);
   });
 
   it('refuses a wallet provider anchor that is not a certificate', async () => {
-    const reply = await svc.call('PUT', '/api/issuer/config', {
+    const reply = await svc.raw('PUT', '/api/issuer/config', {
       token: acme,
       body: { walletProviders: [{ name: 'X', certificates: ['not a certificate'] }] },
     });
@@ -170,7 +170,7 @@ describe('wallet attestation required', () => {
     const client = new Openid4vciClient({
       callbacks: { ...callbacks, clientAuthentication: clientAuthenticationClientAttestationJwt({ clientAttestationJwt, callbacks }) },
     });
-    const created = await svc.call('POST', '/api/issuer/offer', {
+    const created = await svc.raw('POST', '/api/issuer/offer', {
       token: acme,
       body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
     });
@@ -360,14 +360,14 @@ describe('wallet attestation with challenges', () => {
 
 describe("wallet providers listed in the tenant's trust lists", () => {
   const listProvider = (serviceType: string) =>
-    svc.call('POST', '/api/trust-list', {
+    svc.raw('POST', '/api/trust-list', {
       token: acme,
       body: { id: 'wallet-providers', entities: [{ type: 'external', name: trusted.name, certificates: [trusted.caPem], serviceType }] },
     });
-  const unlist = async () => expect((await svc.call('DELETE', '/api/trust-list/wallet-providers', { token: acme })).status).toBe(204);
+  const unlist = async () => expect((await svc.raw('DELETE', '/api/trust-list/wallet-providers', { token: acme })).status).toBe(204);
 
   it('accepts attestations of a walletIssuance entity at once, and no longer once the list drops it', async () => {
-    const reply = await svc.call('PUT', '/api/issuer/config', {
+    const reply = await svc.raw('PUT', '/api/issuer/config', {
       token: acme,
       body: { walletProviders: [], walletAttestationRequired: true },
     });

@@ -33,10 +33,10 @@ beforeAll(async () => {
     },
     { id: 'plain', config: { format: 'dc+sd-jwt', scope: 'plain_scope' }, vct: 'urn:example:plain', fields },
   ]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body });
     expect(created.status, created.text).toBe(201);
   }
-  rootCertificate = (await svc.call('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate;
+  rootCertificate = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate;
 });
 afterAll(() => svc.stop());
 
@@ -56,7 +56,7 @@ function requestWithoutOffer(scope: string, challenge = pkce().challenge) {
 describe('wallet-initiated authorization (no issuer_state)', () => {
   it("runs the configuration's interactive steps, which identify the person, and issues with what they produced", async () => {
     const { verifier, challenge } = pkce();
-    const started = await svc.call('POST', '/issuers/acme/iae', {
+    const started = await svc.raw('POST', '/issuers/acme/iae', {
       form: { ...requestWithoutOffer('membership_scope', challenge), interaction_types_supported: 'redirect_to_web' },
     });
     expect(started.status, started.text).toBe(200);
@@ -75,9 +75,9 @@ describe('wallet-initiated authorization (no issuer_state)', () => {
     const token = await redeemCode(svc, 'acme', code, verifier, CLIENT_ID);
     expect(token.status, token.text).toBe(200);
     const key = await holderKey();
-    const { c_nonce } = (await svc.call('POST', '/issuers/acme/nonce')).body;
+    const { c_nonce } = (await svc.raw('POST', '/issuers/acme/nonce')).body;
     const proof = await keyProof(key, `${svc.url}/issuers/acme`, c_nonce);
-    const issued = await svc.call('POST', '/issuers/acme/credential', {
+    const issued = await svc.raw('POST', '/issuers/acme/credential', {
       headers: { authorization: `Bearer ${token.body.access_token}` },
       body: { credential_configuration_id: 'membership', proofs: { jwt: [proof] } },
     });
@@ -117,7 +117,7 @@ describe('wallet-initiated authorization (no issuer_state)', () => {
   });
 
   it('a pushed wallet-initiated request goes on at the interactive authorization endpoint, not at the plain authorization endpoint', async () => {
-    const pushed = await svc.call('POST', '/issuers/acme/par', { form: requestWithoutOffer('membership_scope') });
+    const pushed = await svc.raw('POST', '/issuers/acme/par', { form: requestWithoutOffer('membership_scope') });
     expect(pushed.status, pushed.text).toBe(201);
     const authorize = await fetch(
       `${svc.url}/issuers/acme/authorize?${new URLSearchParams({ client_id: CLIENT_ID, request_uri: pushed.body.request_uri })}`,

@@ -12,6 +12,7 @@ import {
   jwtVerify,
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -30,14 +31,14 @@ const pemBlocks = (pem: string) => pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+
 const x5cToPem = (der: string) => `-----BEGIN CERTIFICATE-----\n${der.match(/.{1,64}/g)?.join('\n')}\n-----END CERTIFICATE-----`;
 
 async function create(token: string, body: Record<string, unknown>) {
-  const reply = await svc.call('POST', '/api/key-chain', { token, body });
+  const reply = await svc.raw('POST', '/api/key-chain', { token, body });
   expect(reply.status, reply.text).toBe(201);
   return reply.body;
 }
 
 describe('tenant defaults', () => {
   it('gives a new tenant one default key chain per usage type', async () => {
-    const reply = await svc.call('GET', '/api/key-chain', { token: acme });
+    const reply = await svc.raw('GET', '/api/key-chain', { token: acme });
     expect(reply.status).toBe(200);
     const byUsage = Object.fromEntries(reply.body.map((k: any) => [k.usageType, k]));
     expect(Object.keys(byUsage).sort()).toEqual(['access', 'attestation', 'encrypt', 'statusList', 'trustList']);
@@ -48,19 +49,19 @@ describe('tenant defaults', () => {
   });
 
   it('filters by usage type', async () => {
-    const reply = await svc.call('GET', '/api/key-chain?usageType=access', { token: acme });
+    const reply = await svc.raw('GET', '/api/key-chain?usageType=access', { token: acme });
     expect(reply.body.map((k: any) => k.id)).toEqual(['default-access']);
   });
 
   it('never returns private key material', async () => {
-    const reply = await svc.call('GET', '/api/key-chain', { token: acme });
+    const reply = await svc.raw('GET', '/api/key-chain', { token: acme });
     expect(reply.text).not.toMatch(/"d":/);
   });
 });
 
 describe('certificates', () => {
   it('issues an internal chain whose leaf verifies against its root, with the ISO 18013-5 profiles', async () => {
-    const chain = await svc.call('GET', '/api/key-chain/default-attestation/certificate', { token: acme });
+    const chain = await svc.raw('GET', '/api/key-chain/default-attestation/certificate', { token: acme });
     expect(chain.status).toBe(200);
     expect(chain.headers.get('content-type')).toContain('application/pem-certificate-chain');
     const [leafPem, rootPem] = pemBlocks(chain.text);
@@ -112,7 +113,7 @@ describe('certificates', () => {
     expect(reply.status).toBe(200);
     expect(reply.headers.get('content-type')).toBe('application/pkix-crl');
     const crl = new x509.X509Crl(new Uint8Array(await reply.arrayBuffer()));
-    const chain = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body;
+    const chain = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body;
     const root = new x509.X509Certificate(chain.rootCertificate);
     expect(await crl.verify({ publicKey: root.publicKey })).toBe(true);
     expect(crl.entries).toEqual([]);
@@ -126,7 +127,7 @@ describe('signing', () => {
       const jwt = await signing.signJwt('acme', { usageType }, { typ: 'JWT' }, { sub: usageType, iat: Math.floor(Date.now() / 1000) });
       const header = decodeProtectedHeader(jwt);
       expect(header.alg).toBe('ES256');
-      const published = await svc.call('GET', `/api/key-chain/default-${usageType}/certificate`, { token: acme });
+      const published = await svc.raw('GET', `/api/key-chain/default-${usageType}/certificate`, { token: acme });
       const [leafPem] = pemBlocks(published.text);
       expect(x5cToPem((header.x5c as string[])[0] as string).replace(/\s/g, '')).toBe((leafPem as string).replace(/\s/g, ''));
       const { payload } = await jwtVerify(jwt, await importX509(leafPem as string, 'ES256'));
@@ -136,7 +137,7 @@ describe('signing', () => {
 
   it('signs with kid instead of x5c when asked, verifiable through the public JWKS', async () => {
     const jwt = await svc.running.services.signing.signJwt('acme', { usageType: 'statusList' }, {}, { n: 1 }, { x5c: false });
-    const jwks = (await svc.call('GET', '/issuers/acme/jwks.json')).body;
+    const jwks = (await svc.raw('GET', '/issuers/acme/jwks.json')).body;
     expect((await jwtVerify(jwt, createLocalJWKSet(jwks))).payload.n).toBe(1);
   });
 
@@ -161,7 +162,7 @@ describe('signing', () => {
   });
 
   it('decrypts an ECDH-ES JWE made by jose for the public encryption key', async () => {
-    const { keys } = (await svc.call('GET', '/api/key-chain/default-encrypt/public-key', { token: acme })).body;
+    const { keys } = (await svc.raw('GET', '/api/key-chain/default-encrypt/public-key', { token: acme })).body;
     const jwe = await new CompactEncrypt(new TextEncoder().encode('{"vp_token":"x"}'))
       .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM', kid: keys[0].kid })
       .encrypt(await importJWK(keys[0], 'ECDH-ES'));
@@ -180,7 +181,7 @@ describe('rotation', () => {
       { v: 'old' },
       { x5c: false },
     );
-    const rotated = await svc.call('POST', '/api/key-chain/rotating/rotate', { token: acme });
+    const rotated = await svc.raw('POST', '/api/key-chain/rotating/rotate', { token: acme });
     expect(rotated.status).toBe(200);
     expect(rotated.body.activeJwk.kid).not.toBe(chain.activeJwk.kid);
     expect(rotated.body.previousJwk.kid).toBe(chain.activeJwk.kid);
@@ -225,7 +226,7 @@ describe('rotation', () => {
     await expect
       .poll(async () => (await svc.call('GET', '/api/key-chain/scheduled', { token: acme })).body.lastRotatedAt, { timeout: 5000 })
       .not.toBeNull();
-    const rotated = (await svc.call('GET', '/api/key-chain/scheduled', { token: acme })).body;
+    const rotated = (await svc.raw('GET', '/api/key-chain/scheduled', { token: acme })).body;
     expect(rotated.previousJwk.kid).toBe(chain.activeJwk.kid);
     const audit = (await svc.call('GET', '/api/admin/audit-logs?limit=50', { token: acme })).body;
     const entries = audit.filter((e: any) => e.actionType === 'key_chain.rotated' && e.after.id === 'scheduled');
@@ -236,8 +237,8 @@ describe('rotation', () => {
   it('refuses to rotate an imported key chain', async () => {
     const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
     const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);
-    await svc.call('POST', '/api/key-chain/import', { token: acme, body: { id: 'imported-rot', usageType: 'access', privateJwk: jwk } });
-    expect((await svc.call('POST', '/api/key-chain/imported-rot/rotate', { token: acme })).status).toBe(409);
+    await svc.raw('POST', '/api/key-chain/import', { token: acme, body: { id: 'imported-rot', usageType: 'access', privateJwk: jwk } });
+    expect((await svc.raw('POST', '/api/key-chain/imported-rot/rotate', { token: acme })).status).toBe(409);
   });
 });
 
@@ -267,7 +268,7 @@ describe('import and certificates from outside', () => {
     const jwk = await webcrypto.subtle.exportKey('jwk', keys.privateKey);
     const { ca, issue } = await externalCa();
     const leaf = await issue(keys.publicKey, 'Imported access');
-    const reply = await svc.call('POST', '/api/key-chain/import', {
+    const reply = await svc.raw('POST', '/api/key-chain/import', {
       token: acme,
       body: { id: 'imported', usageType: 'access', privateJwk: jwk, certificateChain: `${leaf.toString('pem')}\n${ca.toString('pem')}` },
     });
@@ -312,12 +313,12 @@ describe('import and certificates from outside', () => {
     expect(patched.body.activeJwk.kid).toBe(created.activeJwk.kid);
 
     const foreign = await issue(keys.publicKey, 'Someone else');
-    const refused = await svc.call('PATCH', '/api/key-chain/registrar-cert', {
+    const refused = await svc.raw('PATCH', '/api/key-chain/registrar-cert', {
       token: acme,
       body: { certificate: foreign.toString('pem') },
     });
     expect(refused.status).toBe(400);
-    expect(refused.body.errors).toEqual([{ field: 'body.certificate', message: 'the first certificate does not certify this key' }]);
+    expect(problemOf(refused).errors).toEqual([{ field: 'body.certificate', message: 'the first certificate does not certify this key' }]);
   });
 
   it('rejects bad input with a 400 naming the field', async () => {
@@ -344,15 +345,15 @@ describe('import and certificates from outside', () => {
       ['POST', '/api/key-chain', { usageType: 'access', type: 'standalone', unknown: 1 }, 'body.unknown'],
     ];
     for (const [method, path, body, field] of cases) {
-      const reply = await svc.call(method, path, { token: acme, body });
+      const reply = await svc.raw(method, path, { token: acme, body });
       expect(reply.status, `${JSON.stringify(body)}: ${reply.text}`).toBe(400);
-      expect(reply.body.errors.map((e: any) => e.field).join(' '), JSON.stringify(body)).toContain(field);
+      expect(fieldsOf(reply).join(' '), JSON.stringify(body)).toContain(field);
     }
     const keys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
     const { issue } = await externalCa();
     const mismatched = await issue(keys.publicKey, 'Other key');
     const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
-    const reply = await svc.call('POST', '/api/key-chain/import', {
+    const reply = await svc.raw('POST', '/api/key-chain/import', {
       token: acme,
       body: {
         usageType: 'access',
@@ -395,7 +396,7 @@ describe('import and certificates from outside', () => {
     ];
     const before = await svc.db.selectFrom('key_chains').select('id').where('tenant_id', '=', 'acme').execute();
     for (const [name, privateJwk, field, message] of cases) {
-      const reply = await svc.call('POST', '/api/key-chain/import', { token: acme, body: { usageType: 'access', privateJwk } });
+      const reply = await svc.raw('POST', '/api/key-chain/import', { token: acme, body: { usageType: 'access', privateJwk } });
       expect(reply.status, `${name}: ${reply.text}`).toBe(400);
       expect(reply.body.errors, name).toEqual([{ field, message }]);
     }
@@ -439,11 +440,11 @@ describe('import and certificates from outside', () => {
       ],
     ];
     for (const [name, certificate, message] of cases) {
-      const reply = await svc.call('PATCH', '/api/key-chain/odd-certs', { token: acme, body: { certificate } });
+      const reply = await svc.raw('PATCH', '/api/key-chain/odd-certs', { token: acme, body: { certificate } });
       expect(reply.status, `${name}: ${reply.text}`).toBe(400);
       expect(reply.body.errors, name).toEqual([{ field: 'body.certificate', message }]);
     }
-    const imported = await svc.call('POST', '/api/key-chain/import', {
+    const imported = await svc.raw('POST', '/api/key-chain/import', {
       token: acme,
       body: {
         usageType: 'access',
@@ -455,7 +456,7 @@ describe('import and certificates from outside', () => {
       },
     });
     expect(imported.status, imported.text).toBe(400);
-    expect(imported.body.errors).toEqual([{ field: 'body.certificateChain', message: 'contains no PEM certificate' }]);
+    expect(problemOf(imported).errors).toEqual([{ field: 'body.certificateChain', message: 'contains no PEM certificate' }]);
     const unchanged = await svc.call('GET', '/api/key-chain/odd-certs', { token: acme });
     expect(unchanged.body.activeCertificate).toBe(created.activeCertificate);
   });
@@ -481,7 +482,7 @@ describe('deletion and isolation', () => {
     await create(acme, { id: 'spare', usageType: 'trustList', type: 'standalone' });
     const refused = await svc.call('DELETE', '/api/key-chain/default-trustList', { token: acme });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toContain('default trustList key chain');
+    expect(problemOf(refused).detail).toContain('default trustList key chain');
     const promoted = await svc.call('PATCH', '/api/key-chain/spare', { token: acme, body: { default: true } });
     expect(promoted.body.default).toBe(true);
     expect((await svc.call('GET', '/api/key-chain/default-trustList', { token: acme })).body.default).toBe(false);
@@ -499,7 +500,7 @@ describe('deletion and isolation', () => {
       ['GET', '/api/key-chain/acme-only/certificate'],
       ['GET', '/api/key-chain/acme-only/public-key'],
     ]) {
-      const reply = await svc.call(method as string, path as string, {
+      const reply = await svc.raw(method as string, path as string, {
         token: other,
         body: method === 'PATCH' ? { description: 'theirs' } : undefined,
       });

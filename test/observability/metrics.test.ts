@@ -39,7 +39,7 @@ beforeAll(async () => {
   metricsPort = await freePort();
   svc = await startService({ METRICS_TOKEN, METRICS_PORT: String(metricsPort) });
   admin = (await svc.tenant('acme')).token;
-  expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
+  expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
   await svc.call('POST', '/api/trust-list', {
     token: admin,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -95,7 +95,7 @@ describe('metrics', () => {
     const verified = 'svc_presentations_total{tenant="acme",format="dc+sd-jwt",outcome="completed"}';
     const refused = 'svc_presentations_total{tenant="acme",format="none",outcome="failed"}';
     const present = async (disclose: string[]) => {
-      const offer = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'adult' } });
+      const offer = await svc.raw('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'adult' } });
       const request = await resolveRequest(offer.body.uri);
       return submit(request, { pid: [await presentSdJwt(credential, holder, request, disclose)] });
     };

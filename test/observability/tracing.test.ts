@@ -69,9 +69,9 @@ describe('traces', () => {
       vct: 'urn:x',
       fields: [{ path: ['given_name'], type: 'string' }],
     };
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: config })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: config })).status).toBe(201);
     const endpoint = { id: 'hook', name: 'Hook', url: `${webhookTarget.url}/events`, auth: { type: 'none' } };
-    expect((await svc.call('POST', '/api/issuer/webhook-endpoints', { token: admin, body: endpoint })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/webhook-endpoints', { token: admin, body: endpoint })).status).toBe(201);
     const offer = await svc.call('POST', '/api/issuer/offer', {
       token: admin,
       body: {

@@ -7,7 +7,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { issueCredential, receiveCredentials } from '../support/wallet.js';
 
@@ -105,13 +105,13 @@ const logged = async (svc: TestService, sessionId: string, message: string) =>
 
 async function setUpIssuer(svc: TestService, tenant: string) {
   const { token } = await svc.tenant(tenant);
-  const created = await svc.call('POST', '/api/issuer/credentials', { token, body: PID });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: PID });
   expect(created.status, created.text).toBe(201);
   return token;
 }
 
 async function offer(svc: TestService, token: string, body: Record<string, unknown>) {
-  const reply = await svc.call('POST', '/api/issuer/offer', {
+  const reply = await svc.raw('POST', '/api/issuer/offer', {
     token,
     body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'], ...body },
   });
@@ -150,7 +150,7 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
       svc.db.selectFrom(table).selectAll().where('tenant_id', '=', 'acme').where('id', '=', id).executeTakeFirst();
 
     it.each(REFUSED_HOSTS)('refuses http://%s with a 400 naming body.url, and stores nothing', async (host) => {
-      const reply = await svc.call('POST', path, { token: admin, body: body('inside', `http://${host}:8080/hook`) });
+      const reply = await svc.raw('POST', path, { token: admin, body: body('inside', `http://${host}:8080/hook`) });
       expectProblem(reply, 400);
       expect(fieldsOf(reply)).toEqual(['body.url']);
       expect(reply.body.errors[0].message).toMatch(/^refused: \S+ is (a|an|the) .+ address/);
@@ -158,10 +158,10 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
     });
 
     it('refuses a refused address on update and keeps the stored URL', async () => {
-      const created = await svc.call('POST', path, { token: admin, body: body('moving', 'https://partner.example.com/hook') });
+      const created = await svc.raw('POST', path, { token: admin, body: body('moving', 'https://partner.example.com/hook') });
       expect(created.status, created.text).toBe(201);
       for (const url of ['http://2130706433/hook', 'http://[::ffff:a9fe:a9fe]/latest/meta-data/']) {
-        const reply = await svc.call('PATCH', `${path}/moving`, { token: admin, body: { url } });
+        const reply = await svc.raw('PATCH', `${path}/moving`, { token: admin, body: { url } });
         expectProblem(reply, 400);
         expect(fieldsOf(reply)).toEqual(['body.url']);
       }
@@ -175,7 +175,7 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
         ['nat64-public', 'https://[64:ff9b::8.8.8.8]/hook'],
         ['by-name', 'http://localhost:8080/hook'],
       ] as const) {
-        const reply = await svc.call('POST', path, { token: admin, body: body(id, url) });
+        const reply = await svc.raw('POST', path, { token: admin, body: body(id, url) });
         expect(reply.status, reply.text).toBe(201);
       }
     });
@@ -204,7 +204,7 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
 
   it('refuses a per-offer claim webhook naming a refused address when the offer is made', async () => {
     for (const host of ['0x7f000001', '[::ffff:10.0.0.1]']) {
-      const reply = await svc.call('POST', '/api/issuer/offer', {
+      const reply = await svc.raw('POST', '/api/issuer/offer', {
         token: admin,
         body: {
           response_type: 'uri',
@@ -284,7 +284,7 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
     it('refuses a verifier webhook whose name resolves to a loopback address, and the presentation still completes', async () => {
       const { credential, holder } = await issueCredential(svc, token, 'pid', { given_name: 'Erika' });
       const before = target.received.length;
-      const request = await svc.call('POST', '/api/verifier/offer', {
+      const request = await svc.raw('POST', '/api/verifier/offer', {
         token,
         body: {
           response_type: 'uri',
@@ -312,7 +312,7 @@ describe('with OUTBOUND_ALLOW_PRIVATE=false', () => {
       const withStatus = await svc.call('PATCH', '/api/issuer/credentials/pid', { token, body: { statusManagement: true } });
       expect(withStatus.status, withStatus.text).toBe(200);
       const present = async (issued: { credential: string; holder: Parameters<typeof presentSdJwt>[1] }) => {
-        const request = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
+        const request = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
         const resolved = await resolveRequest(request.body.uri);
         const reply = await submit(resolved, { pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name'])] });
         return { reply, session: await svc.running.services.sessions.get('shop', request.body.session) };
@@ -380,7 +380,7 @@ describe('with private destinations allowed (the default outside production)', (
         body: { id: 'metadata', name: 'Metadata', url: `http://${host}/latest/meta-data/`, auth: { type: 'none' } },
       });
       expectProblem(reply, 400);
-      expect(reply.body.errors).toEqual([
+      expect(problemOf(reply).errors).toEqual([
         { field: 'body.url', message: expect.stringMatching(/the cloud metadata address \(always refused\)$/) },
       ]);
     }

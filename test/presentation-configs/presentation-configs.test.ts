@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createdBody, expectFieldErrors } from '../support/problems.js';
+import { createdBody, expectFieldErrors, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -32,16 +32,16 @@ beforeAll(async () => {
     [globex, '/api/key-chain', 'globex-access', { usageType: 'access', type: 'standalone' }],
   ];
   for (const [token, path, id, body] of setup) {
-    const reply = await svc.call('POST', path, { token, body: { id, ...body } });
+    const reply = await svc.raw('POST', path, { token, body: { id, ...body } });
     if (reply.status !== 201) throw new Error(`${path}: ${reply.status} ${reply.text}`);
   }
 });
 afterAll(() => svc.stop());
 
-const save = (token: string, body: unknown) => svc.call('POST', PATH, { token, body });
+const save = (token: string, body: unknown) => svc.raw('POST', PATH, { token, body });
 const get = (token: string, id: string) => svc.call('GET', `${PATH}/${id}`, { token });
-const patch = (token: string, id: string, body: unknown) => svc.call('PATCH', `${PATH}/${id}`, { token, body });
-const remove = (token: string, id: string) => svc.call('DELETE', `${PATH}/${id}`, { token });
+const patch = (token: string, id: string, body: unknown) => svc.raw('PATCH', `${PATH}/${id}`, { token, body });
+const remove = (token: string, id: string) => svc.raw('DELETE', `${PATH}/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
   return createdBody(await save(token, body));
@@ -132,7 +132,7 @@ describe('create, read, list', () => {
   });
 
   it("lists the tenant's configurations in creation order", async () => {
-    const reply = await svc.call('GET', PATH, { token: acme });
+    const reply = await svc.raw('GET', PATH, { token: acme });
     expect(reply.status).toBe(200);
     const ids = reply.body.map((c: { id: string }) => c.id);
     expect(ids.indexOf('full')).toBeLessThan(ids.indexOf('minimal'));
@@ -145,9 +145,9 @@ describe('create, read, list', () => {
       ['PATCH', { description: 'x' }],
       ['DELETE', undefined],
     ] as const) {
-      const reply = await svc.call(method, `${PATH}/nope`, { token: acme, body });
+      const reply = await svc.raw(method, `${PATH}/nope`, { token: acme, body });
       expect(reply.status, method).toBe(404);
-      expect(reply.body.detail).toBe("presentation configuration 'nope' does not exist");
+      expect(problemOf(reply).detail).toBe("presentation configuration 'nope' does not exist");
     }
   });
 });
@@ -161,7 +161,7 @@ describe('POST with an existing id', () => {
     expect(reply.body).toEqual({ ...DEFAULTS, ...body, tenantId: 'acme', createdAt: first.createdAt, updatedAt: expect.any(String) });
     expect(Date.parse(reply.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(first.updatedAt));
     expect((await get(acme, 'upsert')).body).toEqual(reply.body);
-    const ids = (await svc.call('GET', PATH, { token: acme })).body.map((c: { id: string }) => c.id);
+    const ids = (await svc.raw('GET', PATH, { token: acme })).body.map((c: { id: string }) => c.id);
     expect(ids.filter((id: string) => id === 'upsert')).toHaveLength(1);
   });
 
@@ -173,7 +173,7 @@ describe('POST with an existing id', () => {
   });
 
   it('documents both answers in the OpenAPI document', async () => {
-    const doc = (await svc.call('GET', '/api/openapi.json')).body;
+    const doc = (await svc.raw('GET', '/api/openapi.json')).body;
     const post = doc.paths[PATH].post;
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['200', '201']));
     expect(post.description).toContain('201 when created, 200 when replaced');
@@ -351,11 +351,11 @@ describe('other fields', () => {
 
   it('names the rule in the message', async () => {
     const reply = await save(acme, { ...base, accessKeyChainId: 'signer', redirectUri: 'https://rp.example.com/{state}' });
-    expect(reply.body.errors).toEqual([
+    expect(problemOf(reply).errors).toEqual([
       { field: 'body.redirectUri', message: 'only the placeholder {sessionId} is replaced; {state} is not' },
     ]);
     const references = await save(acme, { ...base, accessKeyChainId: 'signer', webhookEndpointId: 'missing' });
-    expect(references.body.errors).toEqual([
+    expect(problemOf(references).errors).toEqual([
       {
         field: 'body.accessKeyChainId',
         message: "key chain 'signer' has usage type attestation; requests are signed with access key chains",
@@ -574,7 +574,7 @@ describe('references in use', () => {
     await created(acme, { ...MINIMAL, id: 'kc-user', accessKeyChainId: 'in-use' });
     const refused = await svc.call('DELETE', '/api/key-chain/in-use', { token: acme });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toBe("key chain 'in-use' is in use: presentation configuration 'kc-user'");
+    expect(problemOf(refused).detail).toBe("key chain 'in-use' is in use: presentation configuration 'kc-user'");
     expect((await svc.call('GET', '/api/key-chain/in-use', { token: acme })).status).toBe(200);
 
     expect((await patch(acme, 'kc-user', { accessKeyChainId: null })).status).toBe(200);
@@ -583,11 +583,11 @@ describe('references in use', () => {
 
   it('refuses to delete a webhook endpoint a configuration notifies, until it is deleted', async () => {
     const endpoint = { id: 'hook-in-use', name: 'Hook', url: 'https://hook.example.com/', auth: { type: 'none' } };
-    expect((await svc.call('POST', '/api/issuer/webhook-endpoints', { token: acme, body: endpoint })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/webhook-endpoints', { token: acme, body: endpoint })).status).toBe(201);
     await created(acme, { ...MINIMAL, id: 'hook-user', webhookEndpointId: 'hook-in-use' });
     const refused = await svc.call('DELETE', '/api/issuer/webhook-endpoints/hook-in-use', { token: acme });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toBe("webhook endpoint 'hook-in-use' is in use: presentation configuration 'hook-user'");
+    expect(problemOf(refused).detail).toBe("webhook endpoint 'hook-in-use' is in use: presentation configuration 'hook-user'");
 
     expect((await remove(acme, 'hook-user')).status).toBe(204);
     expect((await svc.call('DELETE', '/api/issuer/webhook-endpoints/hook-in-use', { token: acme })).status).toBe(204);
@@ -602,7 +602,7 @@ describe('access', () => {
     expect((await svc.call('GET', PATH, { token: requester })).status).toBe(403);
     expect((await save(requester, MINIMAL)).status).toBe(403);
     expect((await save(manager, MINIMAL)).status).toBe(201);
-    expect((await svc.call('GET', PATH, { token: await svc.rootToken() })).status).toBe(403);
+    expect((await svc.raw('GET', PATH, { token: await svc.rootToken() })).status).toBe(403);
   });
 });
 
@@ -611,11 +611,11 @@ describe('audit', () => {
     const rid = `audit-${Date.now()}`;
     const headers = { 'x-request-id': rid };
     const webhook = { url: 'https://rp.example.com/audit', auth: { type: 'header', header: { name: 'X-Key', value: SECRET } } };
-    await svc.call('POST', PATH, { token: acme, headers, body: { ...MINIMAL, id: 'audited', webhook } });
-    await svc.call('POST', PATH, { token: acme, headers, body: { ...MINIMAL, id: 'audited', description: 'replaced', webhook } });
-    await svc.call('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
-    await svc.call('DELETE', `${PATH}/audited`, { token: acme, headers });
-    const entries = (await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: acme })).body.filter(
+    await svc.raw('POST', PATH, { token: acme, headers, body: { ...MINIMAL, id: 'audited', webhook } });
+    await svc.raw('POST', PATH, { token: acme, headers, body: { ...MINIMAL, id: 'audited', description: 'replaced', webhook } });
+    await svc.raw('PATCH', `${PATH}/audited`, { token: acme, headers, body: { description: 'changed' } });
+    await svc.raw('DELETE', `${PATH}/audited`, { token: acme, headers });
+    const entries = (await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: acme })).body.filter(
       (e: { requestId: string }) => e.requestId === rid,
     );
     expect(entries.map((e: { actionType: string }) => e.actionType).sort()).toEqual([

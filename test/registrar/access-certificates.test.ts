@@ -5,7 +5,7 @@ import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRequest } from '../support/presenter.js';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 
@@ -18,7 +18,7 @@ const QUERY = {
   credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] }, claims: [{ path: ['given_name'] }] }],
 };
 
-const issue = (body?: unknown, as = token) => svc.call('POST', '/api/registrar/access-certificate', { token: as, body });
+const issue = (body?: unknown, as = token) => svc.raw('POST', '/api/registrar/access-certificate', { token: as, body });
 /** The service's calls (the fake's own test calls it without a valid token). */
 const calls = (method: string, path: string) =>
   registrar.certificates.received.filter(
@@ -66,7 +66,7 @@ describe('POST /api/registrar/access-certificate', () => {
     expect(fieldsOf(unknown)).toEqual(['body.keyChainId']);
     const wrongUsage = await issue({ keyChainId: 'default-attestation' });
     expectProblem(wrongUsage, 400);
-    expect(wrongUsage.body.detail).toContain('usage type attestation');
+    expect(problemOf(wrongUsage).detail).toContain('usage type attestation');
     expect(fieldsOf(await issue({ keyChainId: 7 }))).toEqual(['body.keyChainId']);
     expect(fieldsOf(await issue({ other: true }))).toEqual(['body.other']);
     expect(registrar.certificates.received.length).toBe(before);
@@ -76,7 +76,7 @@ describe('POST /api/registrar/access-certificate', () => {
     const other = (await svc.tenant('no-registrar', ['registrar:manage'])).token;
     const reply = await issue({}, other);
     expectProblem(reply, 409);
-    expect(reply.body.detail).toContain('no registrar configured');
+    expect(problemOf(reply).detail).toContain('no registrar configured');
   });
 
   it('registers the relying party, obtains a certificate for the default access key and stores it on the chain', async () => {
@@ -110,9 +110,9 @@ describe('POST /api/registrar/access-certificate', () => {
   });
 
   it('signs request objects with the registrar-issued certificate: x5c carries it and the x509_hash client id is its hash', async () => {
-    const chain = (await svc.call('GET', '/api/key-chain/default-access', { token })).body;
+    const chain = (await svc.raw('GET', '/api/key-chain/default-access', { token })).body;
     const der = derOf(chain.activeCertificate);
-    const offer = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid' } });
+    const offer = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid' } });
     expect(offer.status, offer.text).toBe(201);
     const expectedClientId = `x509_hash:${createHash('sha256').update(der).digest('base64url')}`;
     expect(new URL(offer.body.uri).searchParams.get('client_id')).toBe(expectedClientId);
@@ -126,7 +126,7 @@ describe('POST /api/registrar/access-certificate', () => {
     expect(JSON.parse(Buffer.from(payload).toString()).client_id).toBe(expectedClientId);
 
     // And a wallet library accepts it.
-    const another = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid' } });
+    const another = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid' } });
     expect((await resolveRequest(another.body.uri)).clientId).toBe(expectedClientId);
   });
 
@@ -149,7 +149,7 @@ describe('POST /api/registrar/access-certificate', () => {
     try {
       const reply = await issue({ keyChainId: 'second-access' });
       expectProblem(reply, 502);
-      expect(reply.body.detail).toContain('does not certify this key');
+      expect(problemOf(reply).detail).toContain('does not certify this key');
     } finally {
       registrar.certificates.certifyOtherKey = undefined;
     }
@@ -162,7 +162,7 @@ describe('POST /api/registrar/access-certificate', () => {
     try {
       const refused = await issue();
       expectProblem(refused, 502);
-      expect(refused.body.detail).toBe('the registrar answered 400: publicKey is not an EC key we accept');
+      expect(problemOf(refused).detail).toBe('the registrar answered 400: publicKey is not an EC key we accept');
     } finally {
       registrar.certificates.failures.clear();
     }
@@ -171,7 +171,7 @@ describe('POST /api/registrar/access-certificate', () => {
     try {
       const down = await issue();
       expectProblem(down, 502);
-      expect(down.body.detail).toContain('the registrar could not be reached');
+      expect(problemOf(down).detail).toContain('the registrar could not be reached');
     } finally {
       await svc.call('PATCH', '/api/registrar/config', { token, body: { registrarUrl: registrar.url } });
     }

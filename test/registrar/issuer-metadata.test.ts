@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -27,13 +27,13 @@ const PID = {
 };
 
 const resolve = (credentialIssuer: unknown, as = token) =>
-  svc.call('POST', '/api/verifier/config/issuer-metadata/resolve', { token: as, body: { credentialIssuer } });
+  svc.raw('POST', '/api/verifier/config/issuer-metadata/resolve', { token: as, body: { credentialIssuer } });
 
 beforeAll(async () => {
   svc = await startService();
   token = (await svc.tenant('verifier')).token;
   const issuer = (await svc.tenant('issuer')).token;
-  const created = await svc.call('POST', '/api/issuer/credentials', { token: issuer, body: PID });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token: issuer, body: PID });
   expect(created.status, created.text).toBe(201);
   other = createServer((req, res) => {
     seen.push(req.url ?? '');
@@ -119,11 +119,11 @@ describe('POST /api/verifier/config/issuer-metadata/resolve', () => {
       answer = reply;
       const resolved = await resolve(credentialIssuer);
       expectProblem(resolved, 502);
-      expect(resolved.body.detail).toContain(reason);
+      expect(problemOf(resolved).detail).toContain(reason);
     }
     const down = await resolve('http://127.0.0.1:9/issuer');
     expectProblem(down, 502);
-    expect(down.body.detail).toContain('could not be reached');
+    expect(problemOf(down).detail).toContain('could not be reached');
   });
 
   it('refuses what is not a credential issuer identifier, and addresses the outbound policy refuses, naming the field', async () => {
@@ -135,7 +135,7 @@ describe('POST /api/verifier/config/issuer-metadata/resolve', () => {
     const metadata = await resolve('http://169.254.169.254/latest');
     expectProblem(metadata, 400);
     expect(fieldsOf(metadata)).toEqual(['body.credentialIssuer']);
-    expect(metadata.body.detail).toContain('refused');
+    expect(problemOf(metadata).detail).toContain('refused');
   });
 
   it('needs presentation:manage', async () => {

@@ -2,7 +2,7 @@
 // registrar's identity provider, secrets write-only and encrypted at rest, other tenants'
 // invisible; and the registrar's schema metadata catalog as the verifier sees it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 
@@ -43,7 +43,7 @@ describe('registrar configuration', () => {
     const reply = await svc.call('POST', '/api/registrar/config', { token, body: configFor(registrar, { password: 'wrong' }) });
     expectProblem(reply, 400);
     expect(fieldsOf(reply)).toEqual(['body.password']);
-    expect(reply.body.detail).toContain('Failed to authenticate with registrar: Invalid user credentials');
+    expect(problemOf(reply).detail).toContain('Failed to authenticate with registrar: Invalid user credentials');
     expect(registrar.grants.length).toBe(before + 1);
     expectProblem(await svc.call('GET', '/api/registrar/config', { token }), 404);
     const invalid = await svc.call('POST', '/api/registrar/config', { token, body: { ...configFor(registrar), registrarUrl: 'ftp://x' } });
@@ -113,7 +113,7 @@ describe('registrar configuration', () => {
       body: configFor(registrar, { oidcUrl: 'http://127.0.0.1:9/realms/x' }),
     });
     expectProblem(reply, 502);
-    expect(reply.body.detail).toContain('could not be reached');
+    expect(problemOf(reply).detail).toContain('could not be reached');
   });
 });
 
@@ -128,7 +128,7 @@ describe("the registrar's schema metadata catalog", () => {
     registrar.catalog = 503;
     const failed = await svc.call('GET', '/api/verifier/config/schema-metadata/catalog', { token });
     expectProblem(failed, 502);
-    expect(failed.body.detail).toContain('catalog unavailable');
+    expect(problemOf(failed).detail).toContain('catalog unavailable');
     registrar.catalog = [];
   });
 

@@ -5,7 +5,7 @@ import { createPublicKey } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRequest } from '../support/presenter.js';
-import { expectProblem } from '../support/problems.js';
+import { expectProblem, problemOf } from '../support/problems.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 
@@ -35,12 +35,12 @@ const PURPOSE = [{ lang: 'en', content: 'Check that the customer is an adult' }]
 
 const configPath = (id: string) => `/api/verifier/config/${id}`;
 const saveConfig = async (id: string, registration_cert: unknown, extra: Record<string, unknown> = {}) => {
-  const reply = await svc.call('POST', '/api/verifier/config', { token, body: { id, dcql_query: QUERY, registration_cert, ...extra } });
+  const reply = await svc.raw('POST', '/api/verifier/config', { token, body: { id, dcql_query: QUERY, registration_cert, ...extra } });
   expect([200, 201], reply.text).toContain(reply.status);
   return reply.body;
 };
 const offer = (requestId: string, as = token) =>
-  svc.call('POST', '/api/verifier/offer', { token: as, body: { response_type: 'uri', requestId } });
+  svc.raw('POST', '/api/verifier/offer', { token: as, body: { response_type: 'uri', requestId } });
 /** The request object of a new request, as a wallet fetches it. */
 const requestObject = async (requestId: string) => {
   const reply = await offer(requestId);
@@ -48,7 +48,7 @@ const requestObject = async (requestId: string) => {
   return (await resolveRequest(reply.body.uri)).payload;
 };
 const creations = () => registrar.certificates.received.filter((c) => c.method === 'POST' && c.path === '/registration-certificates');
-const reissue = (id: string, as = token) => svc.call('POST', `${configPath(id)}/registration-cert/reissue`, { token: as });
+const reissue = (id: string, as = token) => svc.raw('POST', `${configPath(id)}/registration-cert/reissue`, { token: as });
 /** A registration certificate obtained elsewhere (signed here by the fake registrar's CA), registering `credentials`. */
 const givenCertificate = (credentials: unknown[], expiresIn = 3600) =>
   new SignJWT({ credentials })
@@ -69,7 +69,7 @@ beforeAll(async () => {
   svc = await startService();
   registrar = await startRegistrarFake(ACCOUNT);
   token = (await svc.tenant('rp')).token;
-  const config = await svc.call('POST', '/api/registrar/config', {
+  const config = await svc.raw('POST', '/api/registrar/config', {
     token,
     body: { registrarUrl: registrar.url, oidcUrl: registrar.oidcUrl, ...ACCOUNT, registrationCertificateDefaults: DEFAULTS },
   });
@@ -107,7 +107,7 @@ describe('a registration certificate requested with body', () => {
     expect(decodeProtectedHeader(jwt).typ).toBe('rc-rp+jwt');
     await jwtVerify(jwt, createPublicKey(registrar.certificates.ca.certificate.toString('pem')));
 
-    const cache = (await svc.call('GET', configPath('kyc'), { token })).body.registrationCertCache;
+    const cache = (await svc.raw('GET', configPath('kyc'), { token })).body.registrationCertCache;
     expect(cache).toEqual({
       jwt,
       id: certificate?.id,
@@ -130,7 +130,7 @@ describe('a registration certificate requested with body', () => {
       .updateTable('presentation_configs')
       .set({
         registration_cert_cache: JSON.stringify({
-          ...(await svc.call('GET', configPath('kyc'), { token })).body.registrationCertCache,
+          ...(await svc.raw('GET', configPath('kyc'), { token })).body.registrationCertCache,
           expiresAt: new Date(Date.now() + 30_000).toISOString(),
         }),
       })
@@ -143,16 +143,16 @@ describe('a registration certificate requested with body', () => {
     expect(creations()).toHaveLength(2);
 
     const narrower = { credentials: [QUERY.credentials[0]] };
-    expect((await svc.call('PATCH', configPath('kyc'), { token, body: { dcql_query: narrower } })).status).toBe(200);
+    expect((await svc.raw('PATCH', configPath('kyc'), { token, body: { dcql_query: narrower } })).status).toBe(200);
     const payload = await requestObject('kyc');
     expect(creations()).toHaveLength(3);
     expect((creations()[2]?.body as { credentials?: unknown[] } | undefined)?.credentials).toHaveLength(1);
     expect(payload.verifier_info[0].data).toBe(registrar.certificates.registrationCertificates[2]?.jwt);
-    expect((await svc.call('PATCH', configPath('kyc'), { token, body: { dcql_query: QUERY } })).status).toBe(200);
+    expect((await svc.raw('PATCH', configPath('kyc'), { token, body: { dcql_query: QUERY } })).status).toBe(200);
   });
 
   it('is reissued on demand, bypassing the cache; later requests carry the new one', async () => {
-    const before = (await svc.call('GET', configPath('kyc'), { token })).body.registrationCertCache;
+    const before = (await svc.raw('GET', configPath('kyc'), { token })).body.registrationCertCache;
     const reply = await reissue('kyc');
     expect(reply.status, reply.text).toBe(200);
     const latest = registrar.certificates.registrationCertificates.at(-1);
@@ -172,7 +172,7 @@ describe('a registration certificate requested with body', () => {
     try {
       const refused = await offer('kyc');
       expectProblem(refused, 502);
-      expect(refused.body.detail).toBe(
+      expect(problemOf(refused).detail).toBe(
         "no registration certificate for presentation configuration 'kyc': the registrar answered 400: privacy_policy must be reachable",
       );
       registrar.certificates.failures.set('POST /registration-certificates', 503);
@@ -185,7 +185,7 @@ describe('a registration certificate requested with body', () => {
     try {
       const down = await offer('kyc');
       expectProblem(down, 502);
-      expect(down.body.detail).toContain('the registrar could not be reached');
+      expect(problemOf(down).detail).toContain('the registrar could not be reached');
     } finally {
       await svc.call('PATCH', '/api/registrar/config', { token, body: { registrarUrl: registrar.url } });
     }
@@ -198,7 +198,7 @@ describe('a registration certificate requested with body', () => {
       await saveConfig('bare', {});
       const reply = await offer('bare');
       expectProblem(reply, 409);
-      expect(reply.body.detail).toContain('lacks privacy_policy and support_uri');
+      expect(problemOf(reply).detail).toContain('lacks privacy_policy and support_uri');
     } finally {
       await svc.call('PATCH', '/api/registrar/config', { token, body: { registrationCertificateDefaults: DEFAULTS } });
     }
@@ -220,10 +220,10 @@ describe('a registration certificate given as jwt or id', () => {
 
     // One that expires after it was saved is not sent.
     await saveConfig('given', { jwt: await givenCertificate(REGISTERED, 1) });
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    svc.clock.advance(1_100);
     const expired = await offer('given');
     expectProblem(expired, 409);
-    expect(expired.body.detail).toContain('(registration_cert.jwt) expired at');
+    expect(problemOf(expired).detail).toContain('(registration_cert.jwt) expired at');
   });
 
   it('reuses the active certificate of that id the registrar lists', async () => {
@@ -238,7 +238,7 @@ describe('a registration certificate given as jwt or id', () => {
     await saveConfig('by-id', { id: 'unknown' });
     const unknown = await offer('by-id');
     expectProblem(unknown, 409);
-    expect(unknown.body.detail).toContain("no active registration certificate 'unknown'");
+    expect(problemOf(unknown).detail).toContain("no active registration certificate 'unknown'");
     // With a body to fall back on, a new one is requested.
     await saveConfig('by-id', { id: 'unknown', body: { purpose: PURPOSE } });
     expect((await requestObject('by-id')).verifier_info[0].data).toBe(registrar.certificates.registrationCertificates.at(-1)?.jwt);
@@ -269,7 +269,7 @@ describe('a registration certificate given as jwt or id', () => {
         body: { id: 'overasking', dcql_query: QUERY, registration_cert: { jwt } },
       });
       expectProblem(reply, 400);
-      expect(reply.body.errors).toEqual([{ field: 'body.registration_cert.jwt', message: expect.stringContaining(message) }]);
+      expect(problemOf(reply).errors).toEqual([{ field: 'body.registration_cert.jwt', message: expect.stringContaining(message) }]);
     }
   });
 
@@ -280,7 +280,7 @@ describe('a registration certificate given as jwt or id', () => {
       { body: { privacy_policy: 'ftp://x' } },
       { body: { purpose: [] } },
     ]) {
-      const reply = await svc.call('POST', '/api/verifier/config', { token, body: { id: 'bad', dcql_query: QUERY, registration_cert } });
+      const reply = await svc.raw('POST', '/api/verifier/config', { token, body: { id: 'bad', dcql_query: QUERY, registration_cert } });
       expectProblem(reply, 400);
       expect(reply.body.errors[0].field).toMatch(/^body\.registration_cert\./);
     }
@@ -307,7 +307,7 @@ describe('access', () => {
     expect(reply.status, reply.text).toBe(201);
     const refused = await offer('kyc', other);
     expectProblem(refused, 409);
-    expect(refused.body.detail).toContain('no registrar configured');
+    expect(problemOf(refused).detail).toContain('no registrar configured');
     expectProblem(await reissue('kyc', other), 409);
   });
 });

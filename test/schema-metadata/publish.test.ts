@@ -6,7 +6,7 @@
 import { X509Certificate } from 'node:crypto';
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 
@@ -55,7 +55,7 @@ async function registrarFor(tenantToken: string, registrarUrl = registrar.url) {
 }
 
 async function configure(tenantToken: string, configuration: object) {
-  const reply = await svc.call('POST', '/api/issuer/credentials', { token: tenantToken, body: configuration });
+  const reply = await svc.raw('POST', '/api/issuer/credentials', { token: tenantToken, body: configuration });
   expect(reply.status, reply.text).toBe(201);
 }
 
@@ -76,7 +76,7 @@ let published: any;
 
 describe('publish', () => {
   it('reserves an id, signs the payload with the access certificate chain, submits it and links the credential configuration', async () => {
-    const reply = await svc.call('POST', '/api/schema-metadata/publish', { token, body: { config: CONFIG, credentialConfigId: 'pid' } });
+    const reply = await svc.raw('POST', '/api/schema-metadata/publish', { token, body: { config: CONFIG, credentialConfigId: 'pid' } });
     expect(reply.status, reply.text).toBe(201);
     published = reply.body;
     expect(registrar.schemaMetadata.nameHints).toEqual(['pid']);
@@ -130,7 +130,7 @@ describe('publish', () => {
   });
 
   it('publishes a new version by the short id or the reserved URL; the registrar refuses a version it has (409)', async () => {
-    const next = await svc.call('POST', '/api/schema-metadata/publish-version', {
+    const next = await svc.raw('POST', '/api/schema-metadata/publish-version', {
       token,
       body: { config: { ...CONFIG, id: published.id, version: '1.1.0', category: undefined, tags: undefined }, credentialConfigId: 'pid' },
     });
@@ -138,19 +138,19 @@ describe('publish', () => {
     expect(next.body).toMatchObject({ id: published.id, version: '1.1.0' });
     const url = `${registrar.url}/schema-metadata/${published.id}`;
     expect(decodeProtectedHeader(next.body.signedJwt).typ).toBe('attestation-schema+jwt');
-    const alias = await svc.call('POST', '/api/schema-metadata/sign-version', {
+    const alias = await svc.raw('POST', '/api/schema-metadata/sign-version', {
       token,
       body: { config: { ...CONFIG, id: url, version: '2.0.0' }, credentialConfigId: 'pid' },
     });
     expect(alias.status, alias.text).toBe(201);
     expect((await svc.call('GET', '/api/issuer/credentials/pid', { token })).body.schemaMeta).toMatchObject({ id: url, version: '2.0.0' });
-    const duplicate = await svc.call('POST', '/api/schema-metadata/publish-version', {
+    const duplicate = await svc.raw('POST', '/api/schema-metadata/publish-version', {
       token,
       body: { config: { ...CONFIG, id: url, version: '1.1.0' }, credentialConfigId: 'pid' },
     });
     expectProblem(duplicate, 409);
-    expect(duplicate.body.detail).toContain('already exists');
-    const unknown = await svc.call('POST', '/api/schema-metadata/publish-version', {
+    expect(problemOf(duplicate).detail).toContain('already exists');
+    const unknown = await svc.raw('POST', '/api/schema-metadata/publish-version', {
       token,
       body: { config: { ...CONFIG, id: 'no-such-id' }, credentialConfigId: 'pid' },
     });
@@ -208,7 +208,7 @@ describe('publish', () => {
       [{}, ['body.config']],
     ];
     for (const [body, fields] of cases) {
-      const reply = await svc.call('POST', '/api/schema-metadata/publish', { token, body });
+      const reply = await svc.raw('POST', '/api/schema-metadata/publish', { token, body });
       expectProblem(reply, 400);
       expect(fieldsOf(reply).sort(), JSON.stringify(body)).toEqual(fields.sort());
     }
@@ -277,9 +277,9 @@ describe('catalog', () => {
       body: { deprecated: false },
     });
     expectProblem(refused, 502);
-    expect(refused.body.detail).toContain('403: only the uploader may change this schema metadata');
+    expect(problemOf(refused).detail).toContain('403: only the uploader may change this schema metadata');
     owner.account = ACCOUNT.username;
-    const invalid = await svc.call('PATCH', `/api/schema-metadata/${published.id}/versions/1.0.0/deprecation`, {
+    const invalid = await svc.raw('PATCH', `/api/schema-metadata/${published.id}/versions/1.0.0/deprecation`, {
       token,
       body: { message: 'x' },
     });
@@ -294,13 +294,13 @@ describe('catalog', () => {
     });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body).toMatchObject({ version: '1.1.0', category: 'finance', tags: ['kyc'] });
-    const invalid = await svc.call('PATCH', `/api/schema-metadata/${published.id}/versions/1.1.0`, { token, body: { category: 'sports' } });
+    const invalid = await svc.raw('PATCH', `/api/schema-metadata/${published.id}/versions/1.1.0`, { token, body: { category: 'sports' } });
     expectProblem(invalid, 400);
     expect(fieldsOf(invalid)).toEqual(['body.category']);
   });
 
   it('leaves its changes in the audit log', async () => {
-    const log = await svc.call('GET', '/api/admin/audit-logs?limit=500', { token });
+    const log = await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token });
     expect(log.status, log.text).toBe(200);
     const actions = log.body.map((entry: { actionType: string }) => entry.actionType);
     expect(actions).toEqual(
@@ -324,26 +324,26 @@ describe('the payload of a credential configuration', () => {
         { formatIdentifier: 'dc+sd-jwt', meta: { vct: 'urn:eudi:pid:1' }, schemaContent: published.schemaURIs[0].schemaContent },
       ],
     });
-    const mdl = await svc.call('GET', '/api/issuer/credentials/mdl/schema-metadata', { token });
+    const mdl = await svc.raw('GET', '/api/issuer/credentials/mdl/schema-metadata', { token });
     expect(mdl.body.schemaURIs[0].meta).toEqual({ doctype_value: 'org.iso.18013.5.1.mDL' });
   });
 
   it('needs a schemaMeta, and hosts the vct of a configuration without one', async () => {
     await configure(token, { ...PID, id: 'hosted', vct: undefined });
-    expectProblem(await svc.call('GET', '/api/issuer/credentials/hosted/schema-metadata', { token }), 409);
-    const patched = await svc.call('PATCH', '/api/issuer/credentials/hosted', {
+    expectProblem(await svc.raw('GET', '/api/issuer/credentials/hosted/schema-metadata', { token }), 409);
+    const patched = await svc.raw('PATCH', '/api/issuer/credentials/hosted', {
       token,
       body: { schemaMeta: { version: '1.0.0', attestationLoS: 'iso_18045_basic', bindingType: 'claim' } },
     });
     expect(patched.status, patched.text).toBe(200);
-    const reply = await svc.call('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
+    const reply = await svc.raw('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body.id).toBeUndefined();
     expect(reply.body.schemaURIs[0].meta).toEqual({ vct: `${svc.url}/issuers/publisher/types/hosted` });
-    const wrong = await svc.call('PATCH', '/api/issuer/credentials/hosted', { token, body: { schemaMeta: { version: 'one' } } });
+    const wrong = await svc.raw('PATCH', '/api/issuer/credentials/hosted', { token, body: { schemaMeta: { version: 'one' } } });
     expectProblem(wrong, 400);
     expect(fieldsOf(wrong)).toEqual(expect.arrayContaining(['body.schemaMeta.version', 'body.schemaMeta.attestationLoS']));
-    expectProblem(await svc.call('GET', '/api/issuer/credentials/missing/schema-metadata', { token }), 404);
+    expectProblem(await svc.raw('GET', '/api/issuer/credentials/missing/schema-metadata', { token }), 404);
 
     // A schemaMeta stored before it was checked (any object was kept then) is a 409, not a 500.
     const stored = svc.db.selectFrom('credential_configs').where('tenant_id', '=', 'publisher').where('id', '=', 'hosted');
@@ -354,15 +354,15 @@ describe('the payload of a credential configuration', () => {
       .where('tenant_id', '=', 'publisher')
       .where('id', '=', 'hosted')
       .execute();
-    const legacy = await svc.call('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
+    const legacy = await svc.raw('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
     expectProblem(legacy, 409);
-    expect(legacy.body.detail).toContain('schemaMeta.version');
+    expect(problemOf(legacy).detail).toContain('schemaMeta.version');
   });
 });
 
 describe('the API document', () => {
   it('marks the sign aliases deprecated and lists the operations under their tag', async () => {
-    const { paths } = (await svc.call('GET', '/api/openapi.json')).body;
+    const { paths } = (await svc.raw('GET', '/api/openapi.json')).body;
     expect(paths['/api/schema-metadata/sign'].post.deprecated).toBe(true);
     expect(paths['/api/schema-metadata/sign-version'].post.deprecated).toBe(true);
     expect(paths['/api/schema-metadata/publish'].post.deprecated).toBeFalsy();
@@ -375,8 +375,8 @@ describe('access and isolation', () => {
     const issuer = await svc.client(token, 'issuer-only', ['issuance:manage']);
     const verifier = await svc.client(token, 'verifier-only', ['presentation:manage']);
     const body = { config: CONFIG, credentialConfigId: 'pid' };
-    expectProblem(await svc.call('POST', '/api/schema-metadata/publish', { token: issuer, body }), 403);
-    expectProblem(await svc.call('POST', '/api/schema-metadata/sign', { token: issuer, body }), 403);
+    expectProblem(await svc.raw('POST', '/api/schema-metadata/publish', { token: issuer, body }), 403);
+    expectProblem(await svc.raw('POST', '/api/schema-metadata/sign', { token: issuer, body }), 403);
     expectProblem(await svc.call('GET', '/api/schema-metadata/mine', { token: issuer }), 403);
     expectProblem(
       await svc.call('PATCH', `/api/schema-metadata/${published.id}/versions/1.0.0/deprecation`, {
@@ -397,7 +397,7 @@ describe('access and isolation', () => {
     await registrarFor(other);
     expect((await svc.call('GET', '/api/schema-metadata/mine', { token: other })).body).toEqual([]);
     expectProblem(await svc.call('GET', '/api/issuer/credentials/pid/schema-metadata', { token: other }), 404);
-    const linked = await svc.call('POST', '/api/schema-metadata/publish', {
+    const linked = await svc.raw('POST', '/api/schema-metadata/publish', {
       token: other,
       body: { config: CONFIG, credentialConfigId: 'pid' },
     });
@@ -409,12 +409,12 @@ describe('access and isolation', () => {
     const down = (await svc.tenant('registrar-down', ['registrar:manage', 'issuance:manage'])).token;
     await registrarFor(down, 'http://127.0.0.1:9');
     await configure(down, PID);
-    const reply = await svc.call('POST', '/api/schema-metadata/publish', {
+    const reply = await svc.raw('POST', '/api/schema-metadata/publish', {
       token: down,
       body: { config: CONFIG, credentialConfigId: 'pid' },
     });
     expectProblem(reply, 502);
-    expect(reply.body.detail).toContain('could not be reached');
+    expect(problemOf(reply).detail).toContain('could not be reached');
     expect((await svc.call('GET', '/api/issuer/credentials/pid', { token: down })).body.schemaMeta).toBeNull();
     expectProblem(await svc.call('GET', '/api/schema-metadata/vocabularies', { token: down }), 502);
   });

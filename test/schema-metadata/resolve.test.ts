@@ -87,9 +87,9 @@ afterAll(async () => {
 });
 
 async function publishFor(configuration: object): Promise<any> {
-  const created = await svc.call('POST', '/api/issuer/credentials', { token, body: configuration });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: configuration });
   expect(created.status, created.text).toBe(201);
-  const reply = await svc.call('POST', '/api/schema-metadata/publish', {
+  const reply = await svc.raw('POST', '/api/schema-metadata/publish', {
     token,
     body: { config: META, credentialConfigId: (configuration as { id: string }).id },
   });
@@ -203,7 +203,7 @@ describe('resolve-jwt', () => {
       [await sign({ ...authorPayload({ schemaContent: AUTHOR_SCHEMA }), iat: 1e15 }), 'payload iat'],
     ];
     for (const [signedJwt, reason] of cases) {
-      const reply = await svc.call('POST', RESOLVE_JWT, { token, body: { signedJwt } });
+      const reply = await svc.raw('POST', RESOLVE_JWT, { token, body: { signedJwt } });
       expectProblem(reply, 400);
       expect(fieldsOf(reply)).toEqual(['body.signedJwt']);
       expect(reply.body.errors[0].message, signedJwt).toContain(reason);
@@ -219,7 +219,7 @@ describe('resolve-jwt', () => {
 
 describe('resolve from a URL', () => {
   it("reads the registrar's record of published metadata", async () => {
-    const reply = await svc.call('POST', RESOLVE, { token, body: { schemaMetadataUrl: `${registrar.url}/schema-metadata/${pid.id}` } });
+    const reply = await svc.raw('POST', RESOLVE, { token, body: { schemaMetadataUrl: `${registrar.url}/schema-metadata/${pid.id}` } });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body.dcql_query.credentials[0].meta).toEqual({ vct_values: ['urn:eudi:pid:1'] });
   });
@@ -230,7 +230,7 @@ describe('resolve from a URL', () => {
     served.set('/loyalty.schema.json', schemaText);
     const sign = await author();
     served.set('/loyalty', { signedJwt: await sign(authorPayload({ uri: `${documentsUrl}/loyalty.schema.json`, integrity })) });
-    const reply = await svc.call('POST', RESOLVE, { token, body: { schemaMetadataUrl: `${documentsUrl}/loyalty` } });
+    const reply = await svc.raw('POST', RESOLVE, { token, body: { schemaMetadataUrl: `${documentsUrl}/loyalty` } });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body.dcql_query.credentials).toEqual([
       {
@@ -247,7 +247,7 @@ describe('resolve from a URL', () => {
     served.set('/tampered', {
       signedJwt: await sign(authorPayload({ uri: `${documentsUrl}/loyalty.schema.json`, integrity: 'sha256-AAAA' })),
     });
-    const mismatch = await svc.call('POST', RESOLVE, { token, body: { schemaMetadataUrl: `${documentsUrl}/tampered` } });
+    const mismatch = await svc.raw('POST', RESOLVE, { token, body: { schemaMetadataUrl: `${documentsUrl}/tampered` } });
     expectProblem(mismatch, 400);
     expect(mismatch.body.errors[0]).toEqual({
       field: 'body.schemaMetadataUrl',
@@ -263,7 +263,7 @@ describe('resolve from a URL', () => {
       [`${documentsUrl}/empty`, 'holds no signedJwt'],
     ];
     for (const [schemaMetadataUrl, reason] of cases) {
-      const reply = await svc.call('POST', RESOLVE, { token, body: { schemaMetadataUrl } });
+      const reply = await svc.raw('POST', RESOLVE, { token, body: { schemaMetadataUrl } });
       expectProblem(reply, 400);
       expect(fieldsOf(reply)).toEqual(['body.schemaMetadataUrl']);
       expect(reply.body.errors[0].message).toContain(reason);

@@ -45,6 +45,9 @@ describe.skipIf(engine !== 'postgres')('session events across instances', () => 
     const session = await newSession();
     const stream = await openStream(`${b.url}/api/session/${session.id}/events?token=${token}`);
     await stream.waitFor(() => stream.statuses().length === 1);
+    const marker = await newSession();
+    const markerStream = await openStream(`${b.url}/api/session/${marker.id}/events?token=${token}`);
+    await markerStream.waitFor(() => markerStream.statuses().length === 1);
 
     await a.db
       .transaction()
@@ -55,10 +58,14 @@ describe.skipIf(engine !== 'postgres')('session events across instances', () => 
       .catch(() => {});
     await a.db.transaction().execute(async (trx) => {
       await a.running.services.sessions.update('acme', session.id, { status: 'failed', errorReason: 'declined' }, {}, trx);
-      // Not yet committed: nothing has reached B.
-      await new Promise((r) => setTimeout(r, 200));
+      // Not yet committed: nothing has reached B. The marker, a change committed after it (on another
+      // session: this one's row is locked), reaches B through the same listener behind anything
+      // published before it; so once the marker is in, an event sent before the commit would be too.
+      await a.running.services.sessions.update('acme', marker.id, { status: 'fetched' });
+      await markerStream.waitFor(() => markerStream.statuses().length === 2);
       expect(stream.statuses()).toHaveLength(1);
     });
+    markerStream.close();
     await stream.waitForEnd();
     expect(stream.statuses().map((e) => e.status)).toEqual(['active', 'failed']);
   });

@@ -3,6 +3,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deriveKey } from '../../src/platform/crypto/derive.js';
 import type { NewSession } from '../../src/sessions/service.js';
+import { problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { openStream } from '../support/sse.js';
 
@@ -171,7 +172,7 @@ describe('event stream access', () => {
   ])('answers 401 to %s', async (_, token) => {
     const session = await create();
     const value = await token();
-    const reply = await svc.call(
+    const reply = await svc.raw(
       'GET',
       `/api/session/${session.id}/events${value === undefined ? '' : `?token=${encodeURIComponent(value)}`}`,
     );
@@ -184,14 +185,14 @@ describe('event stream access', () => {
     const session = await create();
     const reply = await svc.call('GET', `/api/session/${session.id}/events`, { token: acme });
     expect(reply.status).toBe(401);
-    expect(reply.body.detail).toContain('token query parameter');
+    expect(problemOf(reply).detail).toContain('token query parameter');
   });
 
   it('answers 404 to a token of another tenant, as for a missing session, without echoing the token', async () => {
     const session = await create();
-    const reply = await svc.call('GET', `/api/session/${session.id}/events?token=${other}`);
+    const reply = await svc.raw('GET', `/api/session/${session.id}/events?token=${other}`);
     expect(reply.status).toBe(404);
-    expect(reply.body.detail).toBe(`session '${session.id}' does not exist`);
+    expect(problemOf(reply).detail).toBe(`session '${session.id}' does not exist`);
     expect(reply.text).not.toContain(other);
     expect(reply.body.instance).toBe(`/api/session/${session.id}/events?token=[redacted]`);
     expect((await svc.call('GET', `/api/session/unknown/events?token=${acme}`)).status).toBe(404);
@@ -278,7 +279,7 @@ describe('a stream lives no longer than its access', () => {
     expect((await svc.call('GET', `/api/session/${session.id}`, { token })).status).toBe(200);
     const reply = await svc.call('GET', `/api/session/${session.id}/events?token=${token}`);
     expect(reply.status).toBe(401);
-    expect(reply.body.detail).toBe('the access token has expired');
+    expect(problemOf(reply).detail).toBe('the access token has expired');
     expect(subscribers(session.id)).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 // The tenant's session storage configuration: effective values over the global defaults,
 // validation, partial updates, reset, audit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fieldsOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -16,7 +17,7 @@ const get = async (token = acme) => {
   expect(reply.status, reply.text).toBe(200);
   return reply.body;
 };
-const put = (body: unknown, token = acme) => svc.call('PUT', '/api/session-config', { token, body });
+const put = (body: unknown, token = acme) => svc.raw('PUT', '/api/session-config', { token, body });
 
 describe('session storage configuration', () => {
   it('starts with the global defaults, and says so', async () => {
@@ -62,7 +63,7 @@ describe('session storage configuration', () => {
     const reply = await put(body);
     expect(reply.status).toBe(400);
     expect(reply.headers.get('content-type')).toContain('application/problem+json');
-    expect(reply.body.errors.map((e: any) => e.field)).toContain(field);
+    expect(fieldsOf(reply)).toContain(field);
     expect(await get()).toMatchObject({ ttlSeconds: 120, cleanupMode: 'full' });
   });
 

@@ -2,6 +2,7 @@
 // tenant isolation, and what of a session's data reaches a caller (and the disk).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewSession } from '../../src/sessions/service.js';
+import { fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -46,7 +47,7 @@ describe('listing', () => {
   });
 
   const list = async (query = '') => {
-    const reply = await svc.call('GET', `/api/session${query}`, { token });
+    const reply = await svc.raw('GET', `/api/session${query}`, { token });
     expect(reply.status, reply.text).toBe(200);
     return reply.body;
   };
@@ -114,13 +115,13 @@ describe('listing', () => {
     const reply = await svc.call('GET', `/api/session?${query}`, { token });
     expect(reply.status).toBe(400);
     expect(reply.headers.get('content-type')).toContain('application/problem+json');
-    expect(reply.body.errors.map((e: any) => e.field)).toContain(field);
+    expect(fieldsOf(reply)).toContain(field);
   });
 
   it('refuses unknown query parameters', async () => {
     const reply = await svc.call('GET', '/api/session?colour=red', { token });
     expect(reply.status).toBe(400);
-    expect(reply.body.detail).toContain('colour');
+    expect(problemOf(reply).detail).toContain('colour');
   });
 
   it("lists only the caller's tenant", async () => {
@@ -292,7 +293,7 @@ describe("another tenant's session", () => {
     ] as const) {
       const reply = await svc.call(method, path, { token: other });
       expect(reply.status, `${method} ${path}`).toBe(404);
-      expect(reply.body.detail).toBe(`session '${session.id}' does not exist`);
+      expect(problemOf(reply).detail).toBe(`session '${session.id}' does not exist`);
     }
     expect((await svc.call('GET', `/api/session/${session.id}`, { token: acme })).status).toBe(200);
   });

@@ -57,7 +57,7 @@ async function checkWithIssuerKey(uri: string, idx: number, x5c: string[]) {
 describe('status lists signed by the issuer key chain', () => {
   it("issues credentials whose status list token verifies with the credential issuer's key, and shows a revocation", async () => {
     const { token } = await svc.tenant('credo-status');
-    const created = await svc.call('POST', '/api/issuer/credentials', { token, body: pid('pid', { statusListSigner: 'issuer' }) });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: pid('pid', { statusListSigner: 'issuer' }) });
     expect(created.status, created.text).toBe(201);
     expect(created.body.statusListSigner).toBe('issuer');
 
@@ -81,7 +81,7 @@ describe('status lists signed by the issuer key chain', () => {
 
   it('keeps the separate status-list key chain as the default: that token does not verify with the issuer key', async () => {
     const { token } = await svc.tenant('default-status');
-    const created = await svc.call('POST', '/api/issuer/credentials', { token, body: pid('pid') });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: pid('pid') });
     expect(created.body.statusListSigner).toBe('statusList');
     const issued = await issue(token, 'pid');
     await expect(checkWithIssuerKey(issued.uri, issued.idx, issued.x5c)).rejects.toThrow(/signature/);
@@ -94,12 +94,12 @@ describe('status lists signed by the issuer key chain', () => {
       body: { id: 'other-signer', usageType: 'attestation', type: 'standalone' },
     });
     expect(chain.status, chain.text).toBe(201);
-    expect((await svc.call('POST', '/api/issuer/credentials', { token, body: pid('pid') })).status).toBe(201);
-    expect((await svc.call('POST', '/api/issuer/credentials', { token, body: pid('other', { keyChainId: 'other-signer' }) })).status).toBe(
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token, body: pid('pid') })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token, body: pid('other', { keyChainId: 'other-signer' }) })).status).toBe(
       201,
     );
 
-    const shared = await svc.call('POST', '/api/status-lists', { token, body: { keyChainId: 'default-attestation' } });
+    const shared = await svc.raw('POST', '/api/status-lists', { token, body: { keyChainId: 'default-attestation' } });
     expect(shared.status).toBe(400);
     expect(shared.body.errors?.[0]?.field ?? shared.text).toContain('keyChainId');
     const foreign = await svc.call('POST', '/api/status-lists', {
@@ -127,7 +127,7 @@ describe('status lists signed by the issuer key chain', () => {
 
   it('refuses an unknown statusListSigner, naming the field', async () => {
     const { token } = await svc.tenant('bad-signer');
-    const reply = await svc.call('POST', '/api/issuer/credentials', { token, body: pid('pid', { statusListSigner: 'wallet' }) });
+    const reply = await svc.raw('POST', '/api/issuer/credentials', { token, body: pid('pid', { statusListSigner: 'wallet' }) });
     expect(reply.status).toBe(400);
     expect(reply.text).toContain('statusListSigner');
     expect((await svc.call('GET', '/api/issuer/credentials', { token })).body).toHaveLength(0);

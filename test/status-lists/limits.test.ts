@@ -1,6 +1,7 @@
 // Limits on status list storage: the largest capacity (STATUS_MAX_CAPACITY) of a list and of a
 // tenant's configuration, and the number of lists a tenant creates (STATUS_MAX_LISTS_PER_TENANT).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -12,11 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
-const lists = async (token: string) => (await svc.call('GET', '/api/status-lists', { token })).body as { id: string }[];
+const lists = async (token: string) => (await svc.raw('GET', '/api/status-lists', { token })).body as { id: string }[];
 
-function expectRefused(reply: { status: number; body: any }, field: string) {
+function expectRefused(reply: { status: number; body: unknown }, field: string) {
   expect(reply.status).toBe(400);
-  expect(reply.body.errors).toEqual([{ field, message: 'must be at most 50000 (STATUS_MAX_CAPACITY)' }]);
+  expect(problemOf(reply).errors).toEqual([{ field, message: 'must be at most 50000 (STATUS_MAX_CAPACITY)' }]);
 }
 
 describe('capacity', () => {
@@ -65,7 +66,7 @@ describe('lists per tenant', () => {
     const refused = await create();
     expect(refused.status).toBe(409);
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
-    expect(refused.body.detail).toContain('STATUS_MAX_LISTS_PER_TENANT');
+    expect(problemOf(refused).detail).toContain('STATUS_MAX_LISTS_PER_TENANT');
     expect(await lists(token)).toHaveLength(3);
     // Another tenant has its own allowance.
     expect((await svc.call('POST', '/api/status-lists', { token: (await svc.tenant('count-other')).token, body: {} })).status).toBe(201);

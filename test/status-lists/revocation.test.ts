@@ -48,8 +48,8 @@ afterAll(() => svc.stop());
 async function setUpTenant(id: string) {
   const { token } = await svc.tenant(id);
   expect((await svc.call('GET', '/api/status-list-config', { token })).body.immediateUpdate).toBe(false);
-  expect((await svc.call('POST', '/api/issuer/credentials', { token, body: PID })).status).toBe(201);
-  const trust = await svc.call('POST', '/api/trust-list', { token, body: { id: 'issuers', entities: TRUSTED } });
+  expect((await svc.raw('POST', '/api/issuer/credentials', { token, body: PID })).status).toBe(201);
+  const trust = await svc.raw('POST', '/api/trust-list', { token, body: { id: 'issuers', entities: TRUSTED } });
   expect(trust.status, trust.text).toBe(201);
   const verifier = await svc.call('POST', '/api/verifier/config', { token, body: { id: 'pid-check', dcql_query: QUERY } });
   expect(verifier.status, verifier.text).toBe(201);
@@ -112,7 +112,7 @@ async function fetchedAtOnce(uri: string, count: number): Promise<Buffer[]> {
 }
 
 const revoke = async (token: string, issued: Issued, status = 1) => {
-  const changed = await svc.call('POST', '/api/session/revoke', { token, body: { sessionId: issued.sessionId, status } });
+  const changed = await svc.raw('POST', '/api/session/revoke', { token, body: { sessionId: issued.sessionId, status } });
   expect(changed.status, changed.text).toBe(200);
   expect(changed.body.updatedEntries).toBe(1);
 };
@@ -132,7 +132,7 @@ describe('a revocation through the API', () => {
     expect(await served(issued.uri, issued.idx)).toBe(0);
 
     await revoke(token, issued);
-    const offer = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
+    const offer = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
     expect(offer.status, offer.text).toBe(201);
     const resolved = await resolveRequest(offer.body.uri);
     const reply = await submit(resolved, { pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name'])] });

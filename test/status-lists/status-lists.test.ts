@@ -30,17 +30,17 @@ afterAll(() => svc.stop());
 async function setUpTenant(id: string, statusListConfig?: Record<string, unknown>) {
   const { token } = await svc.tenant(id);
   if (statusListConfig) {
-    const put = await svc.call('PUT', '/api/status-list-config', { token, body: statusListConfig });
+    const put = await svc.raw('PUT', '/api/status-list-config', { token, body: statusListConfig });
     expect(put.status, put.text).toBe(200);
   }
-  const created = await svc.call('POST', '/api/issuer/credentials', { token, body: config('pid') });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: config('pid') });
   expect(created.status, created.text).toBe(201);
   return token;
 }
 
 /** Runs the pre-authorized flow; returns the session id and the credential's status reference. */
 async function issue(token: string, configurationId = 'pid') {
-  const offer = await svc.call('POST', '/api/issuer/offer', {
+  const offer = await svc.raw('POST', '/api/issuer/offer', {
     token,
     body: {
       response_type: 'uri',
@@ -80,7 +80,7 @@ async function readStatus(uri: string, idx: number) {
   return { value: byHand, payload, header, leaf };
 }
 
-const revoke = (token: string, body: Record<string, unknown>) => svc.call('POST', '/api/session/revoke', { token, body });
+const revoke = (token: string, body: Record<string, unknown>) => svc.raw('POST', '/api/session/revoke', { token, body });
 
 describe('status of issued credentials', () => {
   it('revokes, suspends and reinstates, visible at once with immediateUpdate', async () => {
@@ -108,7 +108,7 @@ describe('status of issued credentials', () => {
     }
 
     // The list reports what it holds.
-    const lists = (await svc.call('GET', '/api/status-lists', { token })).body;
+    const lists = (await svc.raw('GET', '/api/status-lists', { token })).body;
     expect(lists).toHaveLength(1);
     expect(lists[0]).toMatchObject({ bits: 2, usedEntries: 1, immediateUpdate: true, uri, credentialConfigurationId: null });
     expect(lists[0].availableEntries).toBe(lists[0].capacity - 1);
@@ -196,7 +196,7 @@ describe('status of issued credentials', () => {
 
   it('leaves credentials of configurations without statusManagement without status', async () => {
     const { token } = await svc.tenant('nostatus');
-    expect((await svc.call('POST', '/api/issuer/credentials', { token, body: config('plain', false) })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token, body: config('plain', false) })).status).toBe(201);
     const { status } = await issue(token, 'plain');
     expect(status).toBeUndefined();
     expect((await svc.call('GET', '/api/status-lists', { token })).body).toEqual([]);
@@ -220,7 +220,7 @@ describe('status list configuration', () => {
       [{ immediateUpdate: 'yes' }, 'immediateUpdate'],
       [{ colour: 'red' }, 'colour'],
     ] as const) {
-      const reply = await svc.call('PUT', '/api/status-list-config', { token, body });
+      const reply = await svc.raw('PUT', '/api/status-list-config', { token, body });
       expect(reply.status, JSON.stringify(body)).toBe(400);
       expect(reply.text).toContain(field);
     }
@@ -247,7 +247,7 @@ describe('status lists', () => {
   it("creates, reads, rebinds and deletes; refuses deleting a list in use; hides other tenants' lists", async () => {
     const token = await setUpTenant('lists', { bits: 2 });
     expect((await svc.call('POST', '/api/status-lists', { token, body: { capacity: 999 } })).status).toBe(400);
-    expect((await svc.call('POST', '/api/status-lists', { token, body: { bits: 3 } })).status).toBe(400);
+    expect((await svc.raw('POST', '/api/status-lists', { token, body: { bits: 3 } })).status).toBe(400);
     const unknownConfig = await svc.call('POST', '/api/status-lists', { token, body: { credentialConfigurationId: 'nope' } });
     expect(unknownConfig.status).toBe(400);
     expect(unknownConfig.text).toContain('credentialConfigurationId');

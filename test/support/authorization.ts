@@ -9,7 +9,7 @@ import { pkce, WALLET_REDIRECT_URI } from './wallet.js';
  * defaults any field can override (undefined drops it); `headers` add DPoP or attestation headers.
  */
 export function pushAuthorizationRequest(
-  svc: Pick<TestService, 'call'>,
+  svc: Pick<TestService, 'raw'>,
   tenant: string,
   issuerState: string,
   fields: Record<string, string | undefined> = {},
@@ -28,7 +28,7 @@ export function pushAuthorizationRequest(
       ...fields,
     }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
-  return svc.call('POST', `/issuers/${tenant}/par`, { form, headers });
+  return svc.raw('POST', `/issuers/${tenant}/par`, { form, headers });
 }
 
 export interface AuthorizationAnswer {
@@ -50,8 +50,8 @@ export async function authorizeRequest(
 }
 
 /** The authorization code with its PKCE verifier at the built-in token endpoint of `tenant`, as client `clientId`. */
-export function redeemCode(svc: Pick<TestService, 'call'>, tenant: string, code: string, verifier: string, clientId = 'raw-wallet') {
-  return svc.call('POST', `/issuers/${tenant}/token`, {
+export function redeemCode(svc: Pick<TestService, 'raw'>, tenant: string, code: string, verifier: string, clientId = 'raw-wallet') {
+  return svc.raw('POST', `/issuers/${tenant}/token`, {
     form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI, client_id: clientId },
   });
 }

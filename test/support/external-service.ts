@@ -38,7 +38,7 @@ export async function startExternalService(env: Record<string, string> = {}): Pr
     token,
     rootToken: () => token(ROOT_ID, svc.rootSecret),
     async tenant(id, roles = ALL_TENANT_ROLES) {
-      const reply = await svc.call('POST', '/api/tenant', {
+      const reply = await svc.raw('POST', '/api/tenant', {
         token: await token(ROOT_ID, svc.rootSecret),
         body: { id, name: `Tenant ${id}`, roles },
       });

@@ -1,10 +1,17 @@
 // Assertions on RFC 9457 problem answers of the management API.
 import { expect } from 'vitest';
+import type { Problem } from './api-types.js';
 import type { Reply } from './http.js';
 
 export const PROBLEM = 'application/problem+json';
 
-export function expectProblem(reply: Reply, status: number) {
+/**
+ * The body of a failure as the problem it is (the typed client types a reply's body as the success
+ * answer; the assertions on the problem's fields say whether it is one).
+ */
+export const problemOf = (reply: { body: unknown }) => reply.body as Problem;
+
+export function expectProblem(reply: Reply<unknown>, status: number) {
   expect(reply.status, reply.text).toBe(status);
   expect(reply.headers.get('content-type')).toContain(PROBLEM);
   expect(reply.body).toMatchObject({
@@ -17,19 +24,20 @@ export function expectProblem(reply: Reply, status: number) {
 }
 
 /** The fields a 400 problem names, in order. */
-export function fieldsOf(reply: Reply): string[] {
-  expect(Array.isArray(reply.body.errors), reply.text).toBe(true);
-  return (reply.body.errors as { field: string; message: string }[]).map((e) => e.field);
+export function fieldsOf(reply: Reply<unknown>): (string | undefined)[] {
+  const { errors } = problemOf(reply);
+  expect(Array.isArray(errors), reply.text).toBe(true);
+  return (errors ?? []).map((e) => e.field);
 }
 
 /** A 400 problem whose errors name exactly these fields, in order, each with a message. */
-export function expectFieldErrors(reply: Reply, fields: string[]) {
+export function expectFieldErrors(reply: Reply<unknown>, fields: string[]) {
   expectProblem(reply, 400);
-  expect(reply.body.errors).toEqual(fields.map((field) => ({ field, message: expect.any(String) })));
+  expect(problemOf(reply).errors).toEqual(fields.map((field) => ({ field, message: expect.any(String) })));
 }
 
 /** The body of a 201 answer (the test fails, showing the answer, on anything else). */
-export function createdBody<T = any>(reply: Reply): T {
+export function createdBody<T>(reply: Reply<T>): T {
   expect(reply.status, reply.text).toBe(201);
-  return reply.body as T;
+  return reply.body;
 }

@@ -6,6 +6,8 @@ import type { Kysely } from 'kysely';
 import { ROLES, type Role } from '../../src/platform/auth/roles.js';
 import type { Database } from '../../src/platform/db/schema.js';
 import { type RunningService, start } from '../../src/server.js';
+import type { KnownPath, Method, Operation, RequestBodyOf, SuccessBodyOf } from './api-types.js';
+import { TestClock } from './clock.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { type Reply, type RequestOptions, request } from './http.js';
 
@@ -17,9 +19,21 @@ export interface TestService {
   /** The database and secrets of this service, for starting another instance beside it. */
   shared: SharedSetup;
   running: RunningService;
+  /** The time of the services that expire things: a test moves it forward instead of waiting. */
+  clock: TestClock;
   /** Direct access to the service's database, for asserting what is (and is not) stored. */
   db: Kysely<Database>;
-  call<T = any>(method: string, path: string, options?: RequestOptions): Promise<Reply<T>>;
+  /**
+   * A request to a path and method of the OpenAPI document (clients/typescript/schema.ts): the body
+   * it takes and the body of its success answer are typed. On a failure the body is a problem
+   * (test/support/problems.ts reads it). A path the document does not have does not compile.
+   */
+  call<M extends Method, P extends string>(method: M, path: ApiPath<P, M>, options?: ApiOptions<P, M>): Promise<ApiReply<P, M>>;
+  /**
+   * The untyped escape hatch: any method, path and body, for a request the document does not
+   * describe (a body it deliberately refuses, a path outside it).
+   */
+  raw(method: string, path: string, options?: RequestOptions): Promise<Reply<any>>;
   token(clientId: string, secret: string): Promise<string>;
   rootToken(): Promise<string>;
   /** Creates a tenant with an admin client holding `roles`; returns the admin's token. */
@@ -31,6 +45,11 @@ export interface TestService {
 
 /** Every role a client of a tenant can hold. */
 export const ALL_TENANT_ROLES: Role[] = ROLES.filter((role) => role !== 'tenants:manage');
+
+/** A path the document has for this method (else the compiler says which is missing). */
+export type ApiPath<P extends string, M extends Method> = P extends KnownPath<P, M> ? P : KnownPath<P, M>;
+export type ApiOptions<P extends string, M extends Method> = Omit<RequestOptions, 'body'> & { body?: RequestBodyOf<Operation<P, M>> };
+export type ApiReply<P extends string, M extends Method> = Reply<SuccessBodyOf<Operation<P, M>>>;
 
 export interface SharedSetup {
   env: Record<string, string>;
@@ -56,6 +75,7 @@ export async function startService(env: Record<string, string> = {}, options: St
   };
   // The port is chosen first so that PUBLIC_URL (issuer identifiers, wallet URLs) names the real address.
   const port = env.PORT ?? String(await freePort());
+  const clock = new TestClock();
   const running = await start(
     {
       NODE_ENV: 'test',
@@ -68,14 +88,17 @@ export async function startService(env: Record<string, string> = {}, options: St
       ...env,
     },
     () => {},
+    { clock },
   );
-  const call = <T = any>(method: string, path: string, options?: RequestOptions) => request<T>(running.url, method, path, options);
+  const raw = (method: string, path: string, options?: RequestOptions) => request(running.url, method, path, options);
+  // The types are the document's; what runs is the same request as raw's.
+  const call = raw as TestService['call'];
   const token = async (clientId: string, secret: string) => {
     const reply = await call('POST', '/api/oauth2/token', {
       body: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
     });
     if (reply.status !== 200) throw new Error(`token for ${clientId}: ${reply.status} ${reply.text}`);
-    return reply.body.access_token as string;
+    return reply.body.access_token;
   };
   let root: string | undefined;
   const rootToken = async () => (root ??= await token(ROOT_ID, rootSecret));
@@ -84,13 +107,16 @@ export async function startService(env: Record<string, string> = {}, options: St
     rootSecret,
     shared: { env: setup, rootSecret },
     running,
+    clock,
     db: running.db.kysely,
     call,
+    raw,
     token,
     rootToken,
     async tenant(id, roles = ALL_TENANT_ROLES) {
       const reply = await call('POST', '/api/tenant', { token: await rootToken(), body: { id, name: `Tenant ${id}`, roles } });
       if (reply.status !== 201) throw new Error(`tenant ${id}: ${reply.status} ${reply.text}`);
+      if (!reply.body.client) throw new Error(`tenant ${id}: no admin client in ${reply.text}`);
       const { clientId, secret } = reply.body.client;
       return { token: await token(clientId, secret), clientId, secret };
     },

@@ -5,6 +5,7 @@ import { Openid4vciClient } from '@openid4vc/openid4vci';
 import { importJWK, SignJWT } from 'jose';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { generateHolderKey, type HolderKey } from '../../wallet/store.js';
+import type { TestService } from './service.js';
 
 export type { HolderKey };
 export const holderKey = generateHolderKey;
@@ -84,13 +85,7 @@ export async function receiveCredentials(
 
 /** Offers `configurationId` with inline claims through the management API and receives it as a wallet; one holder key. */
 export async function issueCredential(
-  svc: {
-    call: (
-      method: string,
-      path: string,
-      options?: { token?: string; body?: unknown },
-    ) => Promise<{ status: number; text: string; body: any }>;
-  },
+  svc: Pick<TestService, 'call'>,
   token: string,
   configurationId: string,
   claims: Record<string, unknown>,
@@ -109,7 +104,7 @@ export async function issueCredential(
   const { response } = await receiveCredentials(offer.body.uri, { keys: [key] });
   const [issued] = (response.credentialResponse.credentials ?? []) as { credential: string }[];
   if (!issued) throw new Error('no credential received');
-  return { credential: issued.credential, holder: key.privateJwk, session: offer.body.session as string };
+  return { credential: issued.credential, holder: key.privateJwk, session: offer.body.session };
 }
 
 export const WALLET_REDIRECT_URI = 'https://wallet.example/cb';

@@ -64,11 +64,11 @@ describe.skipIf(!browserAvailable)('API explorer in a browser', () => {
 
 describe('API explorer files', () => {
   it('serves only Swagger UI files from its static folder', async () => {
-    const css = await svc.call('GET', '/api/static/swagger-ui.css');
+    const css = await svc.raw('GET', '/api/static/swagger-ui.css');
     expect(css.status).toBe(200);
     expect(css.headers.get('content-type')).toContain('text/css');
     for (const path of ['/api/static/package.json', '/api/static/..%2f..%2fpackage.json', '/api/static/index.js']) {
-      const reply = await svc.call('GET', path);
+      const reply = await svc.raw('GET', path);
       expect(reply.status).toBe(404);
       expect(reply.headers.get('content-type')).toContain('application/problem+json');
     }

@@ -65,7 +65,7 @@ beforeAll(async () => {
   await svc.tenant('fuzz-target');
   await svc.client(admin, 'fuzz-client', ['issuance:offer']);
   const seed = async (path: string, body: unknown) => {
-    const reply = await svc.call('POST', path, { token: admin, body });
+    const reply = await svc.raw('POST', path, { token: admin, body });
     if (reply.status !== 201 && reply.status !== 200) throw new Error(`seed ${path}: ${reply.status} ${reply.text}`);
     return reply.body;
   };
@@ -83,13 +83,13 @@ beforeAll(async () => {
   examples['POST /api/session/revoke'] = { sessionId: issuance.session, status: 1 };
   const code = issuance.credentialOffer.grants[PRE_AUTHORIZED]['pre-authorized_code'];
   examples['POST /issuers/{tenantId}/token'] = { grant_type: PRE_AUTHORIZED, 'pre-authorized_code': code };
-  const token = await svc.call('POST', '/issuers/fuzz/token', { form: { grant_type: PRE_AUTHORIZED, 'pre-authorized_code': code } });
+  const token = await svc.raw('POST', '/issuers/fuzz/token', { form: { grant_type: PRE_AUTHORIZED, 'pre-authorized_code': code } });
   if (token.status !== 200) throw new Error(`seed access token: ${token.status} ${token.text}`);
   walletToken = token.body.access_token;
   const offerHandle = new URL(issuance.credentialOfferUri).pathname.split('/').pop();
   const requestHandle = new URL(presentation.requestUri).pathname.split('/').at(-2);
   const statusList = await seed('/api/status-lists', {});
-  const [trustVersion] = (await svc.call('GET', '/api/trust-list/issuers/versions', { token: admin })).body;
+  const [trustVersion] = (await svc.raw('GET', '/api/trust-list/issuers/versions', { token: admin })).body;
   Object.assign(real, {
     '/api/tenant/': { id: 'fuzz-target' },
     '/api/client/': { id: 'fuzz-client' },
@@ -124,7 +124,7 @@ function tokenFor(path: string, description: string): string | undefined {
 }
 
 async function operations(): Promise<{ operations: Operation[]; generator: Generator }> {
-  const doc = (await svc.call('GET', '/api/openapi.json')).body;
+  const doc = (await svc.raw('GET', '/api/openapi.json')).body;
   const generator = new Generator(doc.components?.schemas ?? {});
   const found: Operation[] = [];
   for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {

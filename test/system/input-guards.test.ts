@@ -1,7 +1,7 @@
 // Input that no route schema speaks of: nesting depth, NUL characters, and arrays of thousands of
 // wrong items. Each is a 400 naming the field on both databases, never a 500 or a giant reply.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -15,7 +15,7 @@ afterAll(() => svc.stop());
 const DCQL = { credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] } }] };
 const deep = (levels: number) => `${'{"a":'.repeat(levels)}null${'}'.repeat(levels)}`;
 const raw = (method: string, path: string, body: string, token = admin) =>
-  svc.call(method, path, { token, body, headers: { 'content-type': 'application/json' } });
+  svc.raw(method, path, { token, body, headers: { 'content-type': 'application/json' } });
 
 describe('nesting depth', () => {
   it('refuses a value nested 5,000 levels deep with a 400 naming its member, and stores nothing', async () => {
@@ -25,7 +25,7 @@ describe('nesting depth', () => {
       `{"id":"deep","dcql_query":${JSON.stringify(DCQL)},"registration_cert":${deep(5_000)}}`,
     );
     expectProblem(reply, 400);
-    expect(reply.body.errors).toEqual([{ field: 'body.registration_cert', message: 'nests deeper than 64 levels' }]);
+    expect(problemOf(reply).errors).toEqual([{ field: 'body.registration_cert', message: 'nests deeper than 64 levels' }]);
     expect((await svc.call('GET', '/api/verifier/config/deep', { token: admin })).status).toBe(404);
   });
 
@@ -34,7 +34,7 @@ describe('nesting depth', () => {
     const management = await raw('PUT', '/api/issuer/config', array);
     expectProblem(management, 400);
     expect(fieldsOf(management)).toEqual(['body.0']);
-    const protocol = await svc.call('POST', '/issuers/acme/notification', { body: array, headers: { 'content-type': 'application/json' } });
+    const protocol = await svc.raw('POST', '/issuers/acme/notification', { body: array, headers: { 'content-type': 'application/json' } });
     expect(protocol.status).toBe(400);
     expect(protocol.body).toEqual({ error: 'invalid_request', error_description: 'body.0: nests deeper than 64 levels' });
   });
@@ -60,7 +60,7 @@ describe('NUL characters', () => {
         'body.description',
       ],
       [
-        await svc.call('PATCH', '/api/key-chain/default-access', { token: admin, body: { 'desc\u0000ription': 'x' } }),
+        await svc.raw('PATCH', '/api/key-chain/default-access', { token: admin, body: { 'desc\u0000ription': 'x' } }),
         'body.desc\\u0000ription',
       ],
       [await svc.call('GET', '/api/key-chain/a%00b', { token: admin }), 'params.id'],
@@ -77,13 +77,13 @@ describe('NUL characters', () => {
   });
 
   it('answers NUL in a protocol path or form in the OAuth shape', async () => {
-    const path = await svc.call('GET', '/issuers/a%00b/jwks.json');
+    const path = await svc.raw('GET', '/issuers/a%00b/jwks.json');
     expect(path.status).toBe(400);
     expect(path.body).toEqual({
       error: 'invalid_request',
       error_description: 'params.tenantId: must not contain a NUL character (U+0000)',
     });
-    const form = await svc.call('POST', '/issuers/acme/token', {
+    const form = await svc.raw('POST', '/issuers/acme/token', {
       form: { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': 'a\u0000b' },
     });
     expect(form.status).toBe(400);
@@ -99,7 +99,7 @@ describe('lone surrogates', () => {
       body: { id: 'surrogate', usageType: 'access', type: 'standalone', subject: { commonName: 'ok', organization: 'a\ud800' } },
     });
     expectProblem(reply, 400);
-    expect(reply.body.errors).toEqual([
+    expect(problemOf(reply).errors).toEqual([
       { field: 'body.subject.organization', message: 'must not contain a lone surrogate (not well-formed Unicode)' },
     ]);
     expect((await svc.call('GET', '/api/key-chain/surrogate', { token: admin })).status).toBe(404);
@@ -124,7 +124,7 @@ describe('arrays of many wrong items', () => {
     const reply = await svc.call('PATCH', '/api/client/many-roles', { token: admin, body: { roles } });
     expectProblem(reply, 400);
     expect(fieldsOf(reply)).toEqual(Array.from({ length: 20 }, (_, i) => `body.roles.${i}`));
-    expect(reply.body.detail).toMatch(/; and 980 more$/);
+    expect(problemOf(reply).detail).toMatch(/; and 980 more$/);
     expect(reply.text.length).toBeLessThan(10_000);
   });
 

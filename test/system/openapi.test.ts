@@ -8,7 +8,7 @@ let svc: TestService;
 let doc: any;
 beforeAll(async () => {
   svc = await startService();
-  doc = (await svc.call('GET', '/api/openapi.json')).body;
+  doc = (await svc.raw('GET', '/api/openapi.json')).body;
 });
 afterAll(() => svc.stop());
 
@@ -79,11 +79,11 @@ describe('OpenAPI document', () => {
       return body;
     };
     const tenant = example('/api/tenant');
-    const created = await svc.call('POST', '/api/tenant', { token: await svc.rootToken(), body: tenant });
+    const created = await svc.raw('POST', '/api/tenant', { token: await svc.rootToken(), body: tenant });
     expect(created.status, created.text).toBe(201);
     const token = await svc.token(created.body.client.clientId, created.body.client.secret);
     for (const path of ['/api/issuer/credentials', '/api/issuer/offer', '/api/verifier/config', '/api/verifier/offer']) {
-      const reply = await svc.call('POST', path, { token, body: example(path) });
+      const reply = await svc.raw('POST', path, { token, body: example(path) });
       expect(reply.status, `${path}: ${reply.text}`).toBeLessThan(300);
     }
   });

@@ -10,20 +10,20 @@ afterAll(() => svc.stop());
 describe('service endpoints', () => {
   it('reports liveness and readiness', async () => {
     expect((await svc.call('GET', '/health')).body).toEqual({ status: 'ok' });
-    const ready = await svc.call('GET', '/health/ready');
+    const ready = await svc.raw('GET', '/health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: 'ok', checks: { database: 'ok' } });
   });
 
   it('reports the version from package.json to an authenticated client', async () => {
-    const reply = await svc.call('GET', '/api/version', { token: await svc.rootToken() });
+    const reply = await svc.raw('GET', '/api/version', { token: await svc.rootToken() });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ name: 'svc', version: '5.0.0', apiVersion: '5.0' });
-    expect((await svc.call('GET', '/api/version')).status).toBe(401);
+    expect((await svc.raw('GET', '/api/version')).status).toBe(401);
   });
 
   it('returns the front-end configuration, without a token: observability and how to log in', async () => {
-    const reply = await svc.call('GET', '/api/frontend-config');
+    const reply = await svc.raw('GET', '/api/frontend-config');
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       observability: { enabled: true, url: 'https://telemetry.example.com/v1' },
@@ -32,7 +32,7 @@ describe('service endpoints', () => {
   });
 
   it('publishes an OpenAPI 3.1 document that documents the roles of each operation', async () => {
-    const reply = await svc.call('GET', '/api/openapi.json');
+    const reply = await svc.raw('GET', '/api/openapi.json');
     expect(reply.status).toBe(200);
     expect(reply.body.openapi).toBe('3.1.0');
     const createTenant = reply.body.paths['/api/tenant'].post;
@@ -43,7 +43,7 @@ describe('service endpoints', () => {
   });
 
   it('serves the interactive explorer at /api', async () => {
-    const reply = await svc.call('GET', '/api');
+    const reply = await svc.raw('GET', '/api');
     expect(reply.status).toBe(200);
     expect(reply.text).toContain('swagger');
   });
@@ -56,20 +56,20 @@ describe('service endpoints', () => {
   });
 
   it('answers unknown management paths with a problem document naming the request', async () => {
-    const reply = await svc.call('GET', '/api/nothing-here', { headers: { 'x-request-id': 'req-404' } });
+    const reply = await svc.raw('GET', '/api/nothing-here', { headers: { 'x-request-id': 'req-404' } });
     expect(reply.status).toBe(404);
     expect(reply.headers.get('content-type')).toContain('application/problem+json');
     expect(reply.body).toMatchObject({ status: 404, title: 'Not Found', requestId: 'req-404' });
   });
 
   it('answers unknown protocol paths in the OAuth error shape', async () => {
-    const reply = await svc.call('GET', '/issuers/none/nothing');
+    const reply = await svc.raw('GET', '/issuers/none/nothing');
     expect(reply.status).toBe(404);
     expect(reply.body).toMatchObject({ error: 'invalid_request' });
   });
 
   it('rejects malformed JSON with a 400 problem, not a 500', async () => {
-    const reply = await svc.call('POST', '/api/tenant', { token: await svc.rootToken(), body: '{"id": ', headers: {} });
+    const reply = await svc.raw('POST', '/api/tenant', { token: await svc.rootToken(), body: '{"id": ', headers: {} });
     expect(reply.status).toBe(400);
     expect(reply.headers.get('content-type')).toContain('application/problem+json');
   });

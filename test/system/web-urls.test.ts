@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/platform/db/schema.js';
 import type { Reply } from '../support/http.js';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 interface Instance {
@@ -64,7 +64,7 @@ interface UrlField {
 
 let counter = 0;
 const fresh = () => `u${++counter}`;
-const call = (at: Instance, method: string, path: string, body: unknown) => at.svc.call(method, path, { token: at.token, body });
+const call = (at: Instance, method: string, path: string, body: unknown) => at.svc.raw(method, path, { token: at.token, body });
 const credentialConfig = (at: Instance, display: Record<string, unknown>, vct: unknown = 'urn:example:badge') =>
   call(at, 'POST', '/api/issuer/credentials', {
     id: fresh(),
@@ -196,14 +196,16 @@ describe('the messages say what is refused', () => {
 
   it('names the scheme', async () => {
     const reply = await offerRedirect.send(production, 'javascript:alert(document.cookie)');
-    expect(reply.body.errors).toEqual([{ field: 'body.redirectUri', message: 'must be an https URL; javascript: is refused' }]);
+    expect(problemOf(reply).errors).toEqual([{ field: 'body.redirectUri', message: 'must be an https URL; javascript: is refused' }]);
     const development_ = await offerRedirect.send(development, 'data:text/html,<script>alert(1)</script>');
-    expect(development_.body.errors).toEqual([{ field: 'body.redirectUri', message: 'must be an http or https URL; data: is refused' }]);
+    expect(problemOf(development_).errors).toEqual([
+      { field: 'body.redirectUri', message: 'must be an http or https URL; data: is refused' },
+    ]);
   });
 
   it('keeps {sessionId} the only placeholder', async () => {
     const reply = await configRedirect.send(development, 'https://rp.example.com/{state}');
-    expect(reply.body.errors).toEqual([
+    expect(problemOf(reply).errors).toEqual([
       { field: 'body.redirectUri', message: 'only the placeholder {sessionId} is replaced; {state} is not' },
     ]);
     expect((await configRedirect.send(development, 'javascript:{sessionId}')).status).toBe(400);
@@ -211,7 +213,7 @@ describe('the messages say what is refused', () => {
 
   it('an origin is scheme, host and port only', async () => {
     const reply = await origin.send(production, 'https://shop.example.com/checkout');
-    expect(reply.body.errors).toEqual([
+    expect(problemOf(reply).errors).toEqual([
       { field: 'body.expected_origin', message: 'must be an origin (scheme, host and port only): did you mean https://shop.example.com?' },
     ]);
   });

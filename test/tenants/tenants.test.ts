@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, fieldsOf } from '../support/problems.js';
+import { expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { ALL_TENANT_ROLES, ROOT_ID, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -21,10 +21,9 @@ function keysNamed(value: unknown, name: string, path = '$'): string[] {
   return [];
 }
 
-const createTenant = (body: Record<string, unknown>, token = root) => svc.call('POST', '/api/tenant', { token, body });
+const createTenant = (body: Record<string, unknown>, token = root) => svc.raw('POST', '/api/tenant', { token, body });
 const getTenant = (id: string, token = root) => svc.call('GET', `/api/tenant/${encodeURIComponent(id)}`, { token });
-const patchTenant = (id: string, body: unknown, token = root) =>
-  svc.call('PATCH', `/api/tenant/${encodeURIComponent(id)}`, { token, body });
+const patchTenant = (id: string, body: unknown, token = root) => svc.raw('PATCH', `/api/tenant/${encodeURIComponent(id)}`, { token, body });
 const deleteTenant = (id: string, token = root) => svc.call('DELETE', `/api/tenant/${encodeURIComponent(id)}`, { token });
 const tokenReply = (clientId: string, secret: string) =>
   svc.call('POST', '/api/oauth2/token', { body: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret } });
@@ -42,7 +41,7 @@ async function countRows(table: 'clients' | 'users' | 'audit_log', tenantId: str
 }
 
 async function auditEntries(): Promise<any[]> {
-  const reply = await svc.call('GET', '/api/admin/audit-logs?limit=500', { token: root });
+  const reply = await svc.raw('GET', '/api/admin/audit-logs?limit=500', { token: root });
   expect(reply.status).toBe(200);
   return reply.body;
 }
@@ -92,7 +91,7 @@ describe('POST /api/tenant', () => {
 
     const token = await tokenReply('acme-admin', secret);
     expect(token.status, token.text).toBe(200);
-    const own = await svc.call('GET', '/api/client', { token: token.body.access_token });
+    const own = await svc.raw('GET', '/api/client', { token: token.body.access_token });
     expect(own.status).toBe(200);
     expect(own.body.map((c: { clientId: string }) => c.clientId)).toEqual(['acme-admin']);
     expect((await tokenReply('acme-admin', `${secret}x`)).status).toBe(401);
@@ -195,7 +194,7 @@ describe('POST /api/tenant', () => {
   });
 
   it('requires an access token', async () => {
-    const reply = await svc.call('POST', '/api/tenant', { body: { id: 'anonymous', name: 'Anonymous' } });
+    const reply = await svc.raw('POST', '/api/tenant', { body: { id: 'anonymous', name: 'Anonymous' } });
     expectProblem(reply, 401);
     expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer /);
     expect(await tenantRow('anonymous')).toBeUndefined();
@@ -206,7 +205,7 @@ describe('GET /api/tenant', () => {
   it('lists every tenant with its clients, and returns one by id', async () => {
     await createTenant({ id: 'list-a', name: 'List A', roles: ['issuance:manage'] });
     await createTenant({ id: 'list-b', name: 'List B' });
-    const list = await svc.call('GET', '/api/tenant', { token: root });
+    const list = await svc.raw('GET', '/api/tenant', { token: root });
     expect(list.status).toBe(200);
     const ids = list.body.map((t: { id: string }) => t.id);
     expect(ids).toEqual(expect.arrayContaining(['list-a', 'list-b', 'acme', 'plain']));
@@ -230,7 +229,7 @@ describe('GET /api/tenant', () => {
   it('answers an unknown tenant with a 404 problem', async () => {
     const reply = await getTenant('no-such-tenant');
     expectProblem(reply, 404);
-    expect(reply.body.detail).toContain('no-such-tenant');
+    expect(problemOf(reply).detail).toContain('no-such-tenant');
   });
 });
 
@@ -355,7 +354,7 @@ describe('PATCH /api/tenant/{id}', () => {
     expect(reply.body.clients).toEqual([expect.objectContaining({ clientId: 'reroled-admin', roles: ['users:manage', 'issuance:offer'] })]);
     expect(keysNamed(reply.body, 'secret')).toEqual([]);
 
-    const client = await svc.call('GET', '/api/client/reroled-admin', { token: root });
+    const client = await svc.raw('GET', '/api/client/reroled-admin', { token: root });
     expect(client.status).toBe(200);
     expect(client.body).toMatchObject({ clientId: 'reroled-admin', tenantId: 'reroled', roles: ['users:manage', 'issuance:offer'] });
     const row = await clientRow('reroled-admin');
@@ -367,7 +366,7 @@ describe('PATCH /api/tenant/{id}', () => {
   it('re-creates a deleted admin client with a new secret', async () => {
     const created = await createTenant({ id: 'phoenix', name: 'Phoenix', roles: ['clients:manage'] });
     const oldSecret = created.body.client.secret as string;
-    expect((await svc.call('DELETE', '/api/client/phoenix-admin', { token: root })).status).toBe(204);
+    expect((await svc.raw('DELETE', '/api/client/phoenix-admin', { token: root })).status).toBe(204);
     expect(await clientRow('phoenix-admin')).toBeUndefined();
 
     const reply = await patchTenant('phoenix', { roles: ['clients:manage', 'users:manage'] });
@@ -388,7 +387,7 @@ describe('PATCH /api/tenant/{id}', () => {
     expect((await tokenReply('phoenix-admin', oldSecret)).status).toBe(401);
     const token = await tokenReply('phoenix-admin', secret);
     expect(token.status).toBe(200);
-    expect((await svc.call('GET', '/api/user', { token: token.body.access_token })).status).toBe(200);
+    expect((await svc.raw('GET', '/api/user', { token: token.body.access_token })).status).toBe(200);
   });
 
   it('creates the admin client for a tenant that was created without roles', async () => {
@@ -459,10 +458,10 @@ describe('DELETE /api/tenant/{id}', () => {
     expectProblem(await getTenant('doomed'), 404);
     // the deleted tenant's credentials and tokens no longer work; the other tenant's do
     expect((await tokenReply('doomed-admin', doomed.secret)).status).toBe(401);
-    const stale = await svc.call('GET', '/api/client', { token: doomed.token });
+    const stale = await svc.raw('GET', '/api/client', { token: doomed.token });
     expectProblem(stale, 401);
     expect(stale.headers.get('www-authenticate')).toContain('invalid_token');
-    expect((await svc.call('GET', '/api/client', { token: survivor.token })).status).toBe(200);
+    expect((await svc.raw('GET', '/api/client', { token: survivor.token })).status).toBe(200);
 
     // the deletion itself is audited outside the deleted tenant
     const entry = (await auditEntries()).find((e) => e.actionType === 'tenant.deleted' && e.before?.id === 'doomed');
@@ -502,9 +501,9 @@ describe('access to the tenant endpoints', () => {
       ['DELETE', '/api/tenant/acme'],
     ];
     for (const [method, path, body] of attempts) {
-      const reply = await svc.call(method, path, { token: admin.token, body });
+      const reply = await svc.raw(method, path, { token: admin.token, body });
       expectProblem(reply, 403);
-      expect(reply.body.detail).toContain('tenants:manage');
+      expect(problemOf(reply).detail).toContain('tenants:manage');
     }
     expect(await tenantRow('sneaky')).toBeUndefined();
     expect(await tenantRow('guarded')).toEqual(before);
@@ -518,10 +517,10 @@ describe('access to the tenant endpoints', () => {
       ['PATCH', '/api/tenant/acme'],
       ['DELETE', '/api/tenant/acme'],
     ]) {
-      const reply = await svc.call(method as string, path as string, { body: method === 'PATCH' ? { name: 'x' } : undefined });
+      const reply = await svc.raw(method as string, path as string, { body: method === 'PATCH' ? { name: 'x' } : undefined });
       expectProblem(reply, 401);
       expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer realm="svc"/);
-      const forged = await svc.call(method as string, path as string, {
+      const forged = await svc.raw(method as string, path as string, {
         token: 'not.a.jwt',
         body: method === 'PATCH' ? { name: 'x' } : undefined,
       });
@@ -540,7 +539,7 @@ describe('access to the tenant endpoints', () => {
     const token = await svc.token('tenant-operator', created.body.secret);
     const reply = await svc.call('POST', '/api/tenant', { token, body: { id: 'by-operator', name: 'By operator' } });
     expect(reply.status, reply.text).toBe(201);
-    expect((await svc.call('GET', '/api/tenant/by-operator', { token })).status).toBe(200);
+    expect((await svc.raw('GET', '/api/tenant/by-operator', { token })).status).toBe(200);
   });
 });
 

@@ -3,6 +3,7 @@ import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -31,13 +32,13 @@ const derOf = (pem: string) => Buffer.from(new x509.X509Certificate(pem).rawData
 const SVC = 'http://uri.etsi.org/19602/SvcType/EAA/';
 
 async function create(token: string, body: Record<string, unknown>) {
-  const reply = await svc.call('POST', '/api/trust-list', { token, body });
+  const reply = await svc.raw('POST', '/api/trust-list', { token, body });
   expect(reply.status, reply.text).toBe(201);
   return reply.body;
 }
 
 async function keyChain(id: string) {
-  return (await svc.call('GET', `/api/key-chain/${id}`, { token: acme })).body;
+  return (await svc.raw('GET', `/api/key-chain/${id}`, { token: acme })).body;
 }
 
 /** Verifies the JWS with jose against its own x5c leaf and returns header and payload. */
@@ -89,8 +90,8 @@ describe('create and read', () => {
     expect(certificates(revocation)).toEqual([{ val: derOf((await keyChain('default-statusList')).activeCertificate) }]);
     expect(certificates(outside)).toEqual([{ val: derOf(externalPem) }]);
 
-    expect((await svc.call('GET', `/api/trust-list/${list.id}`, { token: acme })).body).toEqual(list);
-    const all = (await svc.call('GET', '/api/trust-list', { token: acme })).body;
+    expect((await svc.raw('GET', `/api/trust-list/${list.id}`, { token: acme })).body).toEqual(list);
+    const all = (await svc.raw('GET', '/api/trust-list', { token: acme })).body;
     expect(all.map((l: any) => l.id)).toContain(list.id);
   });
 
@@ -100,12 +101,12 @@ describe('create and read', () => {
     expect(header).toMatchObject({ typ: 'trustlist+jwt', alg: 'ES256' });
     expect(payload.LoTE).toEqual(list.data.LoTE);
     expect(payload.exp * 1000).toBe(Date.parse(list.data.LoTE.ListAndSchemeInformation.NextUpdate));
-    const published = await svc.call('GET', '/api/key-chain/default-trustList/certificate', { token: acme });
+    const published = await svc.raw('GET', '/api/key-chain/default-trustList/certificate', { token: acme });
     expect(header.x5c).toEqual(pemBlocks(published.text).map(derOf));
   });
 
   it('takes a named signing key chain and extra scheme information', async () => {
-    await svc.call('POST', '/api/key-chain', { token: acme, body: { id: 'tl-second', usageType: 'trustList', type: 'internalChain' } });
+    await svc.raw('POST', '/api/key-chain', { token: acme, body: { id: 'tl-second', usageType: 'trustList', type: 'internalChain' } });
     const list = await create(acme, {
       id: 'explicit',
       keyChainId: 'tl-second',
@@ -128,24 +129,24 @@ describe('create and read', () => {
 describe('versions', () => {
   it('stores a new version per update, increments the sequence number and keeps old versions with their own JWS', async () => {
     const first = await create(acme, { id: 'versioned', entities: ENTITIES().slice(0, 1) });
-    const updated = await svc.call('PUT', '/api/trust-list/versioned', { token: acme, body: { description: 'v2', entities: ENTITIES() } });
+    const updated = await svc.raw('PUT', '/api/trust-list/versioned', { token: acme, body: { description: 'v2', entities: ENTITIES() } });
     expect(updated.status, updated.text).toBe(200);
     expect(updated.body).toMatchObject({ sequenceNumber: 2, description: 'v2', keyChainId: 'default-trustList' });
     expect(updated.body.data.LoTE.ListAndSchemeInformation.LoTESequenceNumber).toBe(2);
     expect(updated.body.data.LoTE.TrustedEntitiesList).toHaveLength(3);
     expect(updated.body.jwt).not.toBe(first.jwt);
 
-    const versions = (await svc.call('GET', '/api/trust-list/versioned/versions', { token: acme })).body;
+    const versions = (await svc.raw('GET', '/api/trust-list/versioned/versions', { token: acme })).body;
     expect(versions.map((v: any) => v.sequenceNumber)).toEqual([2, 1]);
     expect(versions[0]).toMatchObject({ trustListId: 'versioned', tenantId: 'acme', jwt: updated.body.jwt });
-    const old = await svc.call('GET', `/api/trust-list/versioned/versions/${versions[1].id}`, { token: acme });
+    const old = await svc.raw('GET', `/api/trust-list/versioned/versions/${versions[1].id}`, { token: acme });
     expect(old.status).toBe(200);
     expect(old.body).toMatchObject({ sequenceNumber: 1, jwt: first.jwt, entityConfig: ENTITIES().slice(0, 1), data: first.data });
     expect((await verify(old.body.jwt)).payload.LoTE.ListAndSchemeInformation.LoTESequenceNumber).toBe(1);
 
-    const third = await svc.call('PUT', '/api/trust-list/versioned', { token: acme, body: { id: 'versioned', entities: [] } });
+    const third = await svc.raw('PUT', '/api/trust-list/versioned', { token: acme, body: { id: 'versioned', entities: [] } });
     expect(third.body.sequenceNumber).toBe(3);
-    expect((await svc.call('GET', '/api/trust-list/versioned/versions/nope', { token: acme })).status).toBe(404);
+    expect((await svc.raw('GET', '/api/trust-list/versioned/versions/nope', { token: acme })).status).toBe(404);
   });
 
   it('exports the input, which recreates the list elsewhere and updates it in place', async () => {
@@ -159,7 +160,7 @@ describe('versions', () => {
       ],
     };
     const list = await create(acme, body);
-    const exported = await svc.call('GET', '/api/trust-list/exported/export', { token: acme });
+    const exported = await svc.raw('GET', '/api/trust-list/exported/export', { token: acme });
     expect(exported.status).toBe(200);
     expect(exported.body).toEqual({ ...body, keyChainId: 'default-trustList' });
 
@@ -170,10 +171,10 @@ describe('versions', () => {
     expect(copy.data.LoTE.TrustedEntitiesList).toEqual(list.data.LoTE.TrustedEntitiesList);
     expect(copy.data.LoTE.TrustedEntitiesList[0].TrustedEntityInformation.TETradeName).toEqual([{ lang: 'en', value: 'ACME' }]);
 
-    const put = await svc.call('PUT', '/api/trust-list/exported', { token: acme, body: exported.body });
+    const put = await svc.raw('PUT', '/api/trust-list/exported', { token: acme, body: exported.body });
     expect(put.status, put.text).toBe(200);
     expect(put.body.sequenceNumber).toBe(2);
-    expect((await svc.call('GET', '/api/trust-list/exported/export', { token: acme })).body).toEqual(exported.body);
+    expect((await svc.raw('GET', '/api/trust-list/exported/export', { token: acme })).body).toEqual(exported.body);
   });
 });
 
@@ -205,19 +206,16 @@ describe('validation', () => {
       [{ entities: [], unknown: 1 }, 'body.unknown'],
     ];
     for (const [body, field] of cases) {
-      const reply = await svc.call('POST', '/api/trust-list', { token: acme, body });
+      const reply = await svc.raw('POST', '/api/trust-list', { token: acme, body });
       expect(reply.status, `${JSON.stringify(body)}: ${reply.text}`).toBe(400);
       expect(reply.headers.get('content-type')).toContain('application/problem+json');
-      expect(
-        reply.body.errors.map((e: any) => e.field),
-        JSON.stringify(body),
-      ).toContain(field);
+      expect(fieldsOf(reply), JSON.stringify(body)).toContain(field);
     }
     await create(acme, { id: 'validated', entities: [] });
-    const renamed = await svc.call('PUT', '/api/trust-list/validated', { token: acme, body: { id: 'other-id', entities: [] } });
+    const renamed = await svc.raw('PUT', '/api/trust-list/validated', { token: acme, body: { id: 'other-id', entities: [] } });
     expect(renamed.status).toBe(400);
     expect(renamed.body.errors[0].field).toBe('body.id');
-    expect((await svc.call('POST', '/api/trust-list', { token: acme, body: { id: 'validated', entities: [] } })).status).toBe(409);
+    expect((await svc.raw('POST', '/api/trust-list', { token: acme, body: { id: 'validated', entities: [] } })).status).toBe(409);
   });
 });
 
@@ -231,10 +229,10 @@ describe('isolation and publication', () => {
       ['GET', '/api/trust-list/acme-only/export'],
       ['GET', '/api/trust-list/acme-only/versions'],
     ] as const) {
-      const reply = await svc.call(method, path, { token: other, body: method === 'PUT' ? { entities: [] } : undefined });
+      const reply = await svc.raw(method, path, { token: other, body: method === 'PUT' ? { entities: [] } : undefined });
       expect(reply.status, `${method} ${path}`).toBe(404);
     }
-    const versionId = (await svc.call('GET', '/api/trust-list/acme-only/versions', { token: acme })).body[0].id;
+    const versionId = (await svc.raw('GET', '/api/trust-list/acme-only/versions', { token: acme })).body[0].id;
     expect((await svc.call('GET', `/api/trust-list/acme-only/versions/${versionId}`, { token: other })).status).toBe(404);
     expect((await svc.call('GET', '/api/trust-list', { token: other })).body).toEqual([]);
     // acme's key chains do not exist for another tenant: 'tl-second' is acme's.
@@ -242,8 +240,8 @@ describe('isolation and publication', () => {
       token: other,
       body: { keyChainId: 'tl-second', entities: [{ type: 'internal', keyChainId: 'tl-second' }] },
     });
-    expect(foreign.body.errors.map((e: any) => e.field).sort()).toEqual(['body.entities.0.keyChainId', 'body.keyChainId']);
-    expect((await svc.call('GET', '/issuers/other/trust-lists/acme-only')).status).toBe(404);
+    expect(fieldsOf(foreign).sort()).toEqual(['body.entities.0.keyChainId', 'body.keyChainId']);
+    expect((await svc.raw('GET', '/issuers/other/trust-lists/acme-only')).status).toBe(404);
   });
 
   it('serves the signed list publicly as application/jwt, cacheable until NextUpdate', async () => {
@@ -290,8 +288,8 @@ describe('re-signing', () => {
   it('lists the new certificate of a rotated standalone key chain as a new version, audited as the service', async () => {
     await svc.call('POST', '/api/key-chain', { token: acme, body: { id: 'att-standalone', usageType: 'attestation', type: 'standalone' } });
     const list = await create(acme, { id: 'rotated-entity', entities: [{ type: 'internal', keyChainId: 'att-standalone' }] });
-    const rotated = (await svc.call('POST', '/api/key-chain/att-standalone/rotate', { token: acme })).body;
-    const after = (await svc.call('GET', '/api/trust-list/rotated-entity', { token: acme })).body;
+    const rotated = (await svc.raw('POST', '/api/key-chain/att-standalone/rotate', { token: acme })).body;
+    const after = (await svc.raw('GET', '/api/trust-list/rotated-entity', { token: acme })).body;
     expect(after.sequenceNumber).toBe(2);
     const identity = after.data.LoTE.TrustedEntitiesList[0].TrustedEntityServices[0].ServiceInformation.ServiceDigitalIdentity;
     // The previous certificate stays listed while the key chain still publishes it.
@@ -310,7 +308,7 @@ describe('re-signing', () => {
 
   it('re-signs on schedule before NextUpdate passes, without a new version', async () => {
     const list = await create(acme, { id: 'scheduled', entities: ENTITIES() });
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // a new ListIssueDateTime (whole seconds)
+    svc.clock.advance(1100); // a new ListIssueDateTime (whole seconds)
     await svc.db
       .updateTable('trust_lists')
       .set({ resign_at: new Date(Date.now() - 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') })
@@ -318,9 +316,9 @@ describe('re-signing', () => {
       .where('id', '=', 'scheduled')
       .execute();
     await expect
-      .poll(async () => (await svc.call('GET', '/api/trust-list/scheduled', { token: acme })).body.jwt, { timeout: 5000 })
+      .poll(async () => (await svc.raw('GET', '/api/trust-list/scheduled', { token: acme })).body.jwt, { timeout: 5000 })
       .not.toBe(list.jwt);
-    const after = (await svc.call('GET', '/api/trust-list/scheduled', { token: acme })).body;
+    const after = (await svc.raw('GET', '/api/trust-list/scheduled', { token: acme })).body;
     const info = after.data.LoTE.ListAndSchemeInformation;
     expect(after.sequenceNumber).toBe(1);
     expect(Date.parse(info.ListIssueDateTime)).toBeGreaterThan(Date.parse(list.data.LoTE.ListAndSchemeInformation.ListIssueDateTime));
@@ -344,7 +342,7 @@ describe('deletion and audit', () => {
     for (const id of ['tl-held', 'att-held']) {
       const refused = await svc.call('DELETE', `/api/key-chain/${id}`, { token: acme });
       expect(refused.status).toBe(409);
-      expect(refused.body.detail).toContain("trust list 'holder'");
+      expect(problemOf(refused).detail).toContain("trust list 'holder'");
     }
     const removed = await svc.call('DELETE', '/api/trust-list/holder', { token: acme });
     expect(removed.status).toBe(204);
@@ -354,14 +352,14 @@ describe('deletion and audit', () => {
     expect(versions).toEqual([]);
     expect((await svc.call('DELETE', '/api/key-chain/tl-held', { token: acme })).status).toBe(204);
     expect((await svc.call('DELETE', '/api/key-chain/att-held', { token: acme })).status).toBe(204);
-    expect((await svc.call('DELETE', '/api/trust-list/holder', { token: acme })).status).toBe(404);
+    expect((await svc.raw('DELETE', '/api/trust-list/holder', { token: acme })).status).toBe(404);
   });
 
   it('audits create, update and delete in the same transaction, without certificates', async () => {
     await create(acme, { id: 'audited', entities: ENTITIES() });
-    await svc.call('PUT', '/api/trust-list/audited', { token: acme, body: { description: 'changed', entities: [] } });
-    await svc.call('DELETE', '/api/trust-list/audited', { token: acme });
-    const audit = (await svc.call('GET', '/api/admin/audit-logs?limit=200', { token: acme })).body;
+    await svc.raw('PUT', '/api/trust-list/audited', { token: acme, body: { description: 'changed', entities: [] } });
+    await svc.raw('DELETE', '/api/trust-list/audited', { token: acme });
+    const audit = (await svc.raw('GET', '/api/admin/audit-logs?limit=200', { token: acme })).body;
     const mine = audit.filter((e: any) => (e.after ?? e.before)?.id === 'audited');
     expect(mine.map((e: any) => e.actionType).sort()).toEqual(['trust_list.created', 'trust_list.deleted', 'trust_list.updated']);
     const created = mine.find((e: any) => e.actionType === 'trust_list.created');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/platform/auth/roles.js';
 import { startExternalService } from '../support/external-service.js';
 import type { TestProvider } from '../support/oidc-provider.js';
-import { createdBody, expectProblem } from '../support/problems.js';
+import { createdBody, expectProblem, fieldsOf, problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 
 interface Setup {
@@ -71,7 +71,7 @@ describe.each([
   });
   afterAll(() => setup?.stop());
 
-  const call = (method: string, path: string, token: string, body?: unknown) => setup.svc.call(method, path, { token, body });
+  const call = (method: string, path: string, token: string, body?: unknown) => setup.svc.raw(method, path, { token, body });
   async function created(token: string, body: Record<string, unknown>) {
     return createdBody<{ id: string; temporaryPassword: string; createdAt: string; [key: string]: unknown }>(
       await call('POST', '/api/user', token, body),
@@ -106,7 +106,7 @@ describe.each([
     expect(user.temporaryPassword).toBe('Supplied-Passw0rd');
     const short = await call('POST', '/api/user', acme, { username: 'bobby', roles: [], temporaryPassword: 'short' });
     expectProblem(short, 400);
-    expect(short.body.errors.map((e: { field: string }) => e.field)).toEqual(['body.temporaryPassword']);
+    expect(fieldsOf(short)).toEqual(['body.temporaryPassword']);
   });
 
   it('answers a duplicate username in the tenant with 409, and allows it in another tenant', async () => {
@@ -166,7 +166,7 @@ describe.each([
     const clerk = await setup.client(acme, 'acme-clerk', ['users:manage', 'issuance:offer']);
     const refused = await call('POST', '/api/user', clerk, { username: 'grace', roles: ['issuance:manage'] });
     expectProblem(refused, 403);
-    expect(refused.body.errors).toEqual([{ field: 'body.roles', message: 'the caller lacks issuance:manage' }]);
+    expect(problemOf(refused).errors).toEqual([{ field: 'body.roles', message: 'the caller lacks issuance:manage' }]);
     expect((await call('GET', '/api/user', acme)).body.map((u: { username: string }) => u.username)).not.toContain('grace');
     expectProblem(await call('GET', '/api/user', await setup.rootToken()), 403);
   });
@@ -215,7 +215,7 @@ describe('users at the identity provider', () => {
     try {
       const reply = await ext.svc.call('POST', '/api/user', { token: acme, body: { username: 'judy', roles: [] } });
       expectProblem(reply, 400);
-      expect(reply.body.errors).toEqual([{ field: 'body.temporaryPassword', message: expect.stringContaining('password policy') }]);
+      expect(problemOf(reply).errors).toEqual([{ field: 'body.temporaryPassword', message: expect.stringContaining('password policy') }]);
       expect([...realm.users.values()].map((u) => u.username)).not.toContain('acme.judy');
     } finally {
       realm.passwordMinLength = 8;
@@ -225,9 +225,9 @@ describe('users at the identity provider', () => {
   it('answers a username the realm refuses with 400 naming body.username, on create and update', async () => {
     const refused = await ext.svc.call('POST', '/api/user', { token: acme, body: { username: 'a<script>', roles: [] } });
     expectProblem(refused, 400);
-    expect(refused.body.errors).toEqual([{ field: 'body.username', message: 'refused by the identity provider' }]);
+    expect(problemOf(refused).errors).toEqual([{ field: 'body.username', message: 'refused by the identity provider' }]);
     const user = await ext.svc.call('POST', '/api/user', { token: acme, body: { username: 'kim', roles: [] } });
-    const renamed = await ext.svc.call('PATCH', `/api/user/${user.body.id}`, { token: acme, body: { username: '../../etc/passwd' } });
+    const renamed = await ext.svc.raw('PATCH', `/api/user/${user.body.id}`, { token: acme, body: { username: '../../etc/passwd' } });
     expectProblem(renamed, 400);
     expect(renamed.body.errors[0].field).toBe('body.username');
   });
@@ -237,7 +237,7 @@ describe('users at the identity provider', () => {
     try {
       const reply = await ext.svc.call('GET', '/api/user', { token: acme });
       expectProblem(reply, 502);
-      expect(reply.body.detail).toContain('identity provider');
+      expect(problemOf(reply).detail).toContain('identity provider');
     } finally {
       ext.op.adminApiDown(false);
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../../src/platform/auth/roles.js';
 import { verifySecret } from '../../src/platform/crypto/secrets.js';
-import { createdBody, expectFieldErrors, expectProblem } from '../support/problems.js';
+import { createdBody, expectFieldErrors, expectProblem, problemOf } from '../support/problems.js';
 import { ALL_TENANT_ROLES, startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -23,10 +23,10 @@ let counter = 0;
 /** A username no other test uses, so tests sharing a tenant do not collide. */
 const unique = (prefix: string) => `${prefix}-${++counter}`;
 
-const createUser = (token: string, body: unknown) => svc.call('POST', '/api/user', { token, body });
+const createUser = (token: string, body: unknown) => svc.raw('POST', '/api/user', { token, body });
 const getUser = (token: string, id: string) => svc.call('GET', `/api/user/${id}`, { token });
-const patchUser = (token: string, id: string, body: unknown) => svc.call('PATCH', `/api/user/${id}`, { token, body });
-const deleteUser = (token: string, id: string) => svc.call('DELETE', `/api/user/${id}`, { token });
+const patchUser = (token: string, id: string, body: unknown) => svc.raw('PATCH', `/api/user/${id}`, { token, body });
+const deleteUser = (token: string, id: string) => svc.raw('DELETE', `/api/user/${id}`, { token });
 
 async function created(token: string, body: Record<string, unknown>) {
   return createdBody<{ id: string; username: string; email: string | null; temporaryPassword: string; [k: string]: unknown }>(
@@ -138,7 +138,7 @@ describe('POST /api/user', () => {
     const rows = await countUsers();
     const reply = await createUser(acme, { username, roles: ['issuance:offer'], email: 'dupe@example.org' });
     expectProblem(reply, 409);
-    expect(reply.body.title).toBe('Conflict');
+    expect(problemOf(reply).title).toBe('Conflict');
     expect(reply.text).not.toContain('temporaryPassword');
     expect(await countUsers()).toBe(rows);
     const same = await svc.db.selectFrom('users').selectAll().where('tenant_id', '=', 'acme').where('username', '=', username).execute();
@@ -179,7 +179,7 @@ describe('POST /api/user', () => {
         const rows = await countUsers();
         const reply = await createUser(acme, body);
         expectFieldErrors(reply, fields);
-        expect(reply.body.title).toBe('Bad Request');
+        expect(problemOf(reply).title).toBe('Bad Request');
         expect(await countUsers()).toBe(rows);
       });
     }
@@ -200,7 +200,7 @@ describe('POST /api/user', () => {
       const rows = await countUsers();
       const reply = await createUser(acme, { username: unique('wannabe-root'), roles: ['users:manage', 'tenants:manage'] });
       expectFieldErrors(reply, ['body.roles']);
-      expect(reply.body.detail).toContain('tenants:manage');
+      expect(problemOf(reply).detail).toContain('tenants:manage');
       expect(await countUsers()).toBe(rows);
     });
   });
@@ -274,7 +274,7 @@ describe('GET, PATCH and DELETE /api/user/{id}', () => {
     const id = crypto.randomUUID();
     for (const reply of [await getUser(acme, id), await patchUser(acme, id, { enabled: false }), await deleteUser(acme, id)]) {
       expectProblem(reply, 404);
-      expect(reply.body.detail).toContain(id);
+      expect(problemOf(reply).detail).toContain(id);
     }
   });
 
@@ -433,7 +433,7 @@ describe('access', () => {
     ];
     for (const reply of replies) {
       expectProblem(reply, 403);
-      expect(reply.body.title).toBe('Forbidden');
+      expect(problemOf(reply).title).toBe('Forbidden');
     }
     expect(await countUsers()).toBe(rows);
     expect(await userRow(target.id)).toEqual(rowBefore);
@@ -452,14 +452,14 @@ describe('access', () => {
     const username = unique('would-be-admin');
     const refused = await createUser(token, { username, roles: ['issuance:offer', 'clients:manage', 'issuance:manage'] });
     expectProblem(refused, 403);
-    expect(refused.body.errors).toEqual([{ field: 'body.roles', message: 'the caller lacks clients:manage, issuance:manage' }]);
+    expect(problemOf(refused).errors).toEqual([{ field: 'body.roles', message: 'the caller lacks clients:manage, issuance:manage' }]);
     expect(await countUsers()).toBe(rows);
 
     const user = await created(token, { username, roles: ['issuance:offer', 'users:manage'] });
     const rowBefore = await userRow(user.id);
     const raised = await patchUser(token, user.id, { roles: ['issuance:offer', 'registrar:manage'] });
     expectProblem(raised, 403);
-    expect(raised.body.errors).toEqual([{ field: 'body.roles', message: 'the caller lacks registrar:manage' }]);
+    expect(problemOf(raised).errors).toEqual([{ field: 'body.roles', message: 'the caller lacks registrar:manage' }]);
     expect(await userRow(user.id)).toEqual(rowBefore);
     expect((await patchUser(token, user.id, { roles: ['issuance:offer'], enabled: false })).status).toBe(200);
   });
@@ -474,7 +474,7 @@ describe('access', () => {
       await deleteUser(token, stronger.id),
     ]) {
       expectProblem(reply, 403);
-      expect(reply.body.detail).toContain('clients:manage');
+      expect(problemOf(reply).detail).toContain('clients:manage');
     }
     expect(await userRow(stronger.id)).toEqual(rowBefore);
 

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, launchBrowser } from '../support/browser.js';
 import { MDL_DOC_TYPE, MDL_NAMESPACE, PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { annexCWalletTranscript, deviceResponseOver } from '../support/mdoc-wallet.js';
+import { fieldsOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
 
@@ -66,8 +67,8 @@ beforeAll(async () => {
     body: { bits: 2, immediateUpdate: true, ttl: 60 },
   });
   expect(statusConfig.status, statusConfig.text).toBe(200);
-  for (const body of [PID, MDL]) expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
-  const trust = await svc.call('POST', '/api/trust-list', { token: admin, body: { id: 'issuers', entities: TRUSTED } });
+  for (const body of [PID, MDL]) expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
+  const trust = await svc.raw('POST', '/api/trust-list', { token: admin, body: { id: 'issuers', entities: TRUSTED } });
   expect(trust.status, trust.text).toBe(201);
   for (const [id, dcql_query] of [
     ['mdl-check', MDL_QUERY],
@@ -88,7 +89,7 @@ interface AnnexCOffer {
 }
 
 const offer = async (body: Record<string, unknown> = {}, token = admin): Promise<AnnexCOffer> => {
-  const reply = await svc.call('POST', '/api/verifier/offer', {
+  const reply = await svc.raw('POST', '/api/verifier/offer', {
     token,
     body: { response_type: 'iso-18013-7', requestId: 'mdl-check', expected_origin: ORIGIN, ...body },
   });
@@ -96,7 +97,7 @@ const offer = async (body: Record<string, unknown> = {}, token = admin): Promise
   return reply.body as AnnexCOffer;
 };
 const session = (id: string) => svc.running.services.sessions.get('acme', id);
-const postBack = (made: AnnexCOffer, body: Record<string, unknown>) => svc.call('POST', new URL(made.responseUri).pathname, { body });
+const postBack = (made: AnnexCOffer, body: Record<string, unknown>) => svc.raw('POST', new URL(made.responseUri).pathname, { body });
 
 /** The bytes inside a #6.24 item, however the decoder hands it over (@owf/mdoc registers its own class for the tag). */
 function embedded(item: unknown): Uint8Array {
@@ -331,14 +332,14 @@ describe('the iso-18013-7 offer', () => {
       body: { response_type: 'iso-18013-7', requestId: 'mdl-check' },
     });
     expect(noOrigin.status).toBe(400);
-    expect(noOrigin.body.errors.map((e: { field: string }) => e.field)).toEqual(['body.expected_origin']);
-    const sdJwt = await svc.call('POST', '/api/verifier/offer', {
+    expect(fieldsOf(noOrigin)).toEqual(['body.expected_origin']);
+    const sdJwt = await svc.raw('POST', '/api/verifier/offer', {
       token: admin,
       body: { response_type: 'iso-18013-7', requestId: 'adult', expected_origin: ORIGIN },
     });
     expect(sdJwt.status).toBe(400);
     expect(sdJwt.text).toMatch(/mso_mdoc only/);
-    const withTransactionData = await svc.call('POST', '/api/verifier/offer', {
+    const withTransactionData = await svc.raw('POST', '/api/verifier/offer', {
       token: admin,
       body: {
         response_type: 'iso-18013-7',
@@ -348,7 +349,7 @@ describe('the iso-18013-7 offer', () => {
       },
     });
     expect(withTransactionData.status).toBe(400);
-    expect(withTransactionData.body.errors.map((e: { field: string }) => e.field)).toEqual(['body.transaction_data']);
+    expect(fieldsOf(withTransactionData)).toEqual(['body.transaction_data']);
   });
 });
 
@@ -516,7 +517,7 @@ describe('the Annex C response', () => {
 
   it('an mdoc of an issuer the tenant does not trust is rejected', async () => {
     const other = (await svc.tenant('globex')).token;
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: { ...MDL, statusManagement: false } })).status).toBe(
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: other, body: { ...MDL, statusManagement: false } })).status).toBe(
       201,
     );
     const foreign = await issueCredential(svc, other, 'mdl', MDL_CLAIMS);
@@ -532,7 +533,7 @@ describe('the Annex C response', () => {
     const revoked = await issueCredential(svc, admin, 'mdl', MDL_CLAIMS);
     const changed = await svc.call('POST', '/api/session/revoke', { token: admin, body: { sessionId: revoked.session, status: 1 } });
     expect(changed.status, changed.text).toBe(200);
-    expect((await svc.call('DELETE', '/api/cache/status-list', { token: admin })).status).toBe(204);
+    expect((await svc.raw('DELETE', '/api/cache/status-list', { token: admin })).status).toBe(204);
     const made = await offer();
     await expectFailed(made, await walletResponse(made, { credential: revoked.credential, holder: revoked.holder }), /^status: revoked$/);
   });
@@ -540,7 +541,7 @@ describe('the Annex C response', () => {
   it('goes to its own endpoint only', async () => {
     const made = await offer();
     const response = await walletResponse(made);
-    const wrong = await svc.call('POST', new URL(made.responseUri).pathname.replace(/annex-c-response$/, 'dc-api-response'), {
+    const wrong = await svc.raw('POST', new URL(made.responseUri).pathname.replace(/annex-c-response$/, 'dc-api-response'), {
       body: { response },
     });
     expect(wrong.status).toBe(400);

@@ -26,7 +26,7 @@ let mdl: { credential: string; holder: import('jose').JWK };
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  for (const body of [PID, MDL]) expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
+  for (const body of [PID, MDL]) expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
   const trust = await svc.call('POST', '/api/trust-list', {
     token: admin,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -60,7 +60,7 @@ const offer = async (body: Record<string, unknown> = {}) => {
 };
 const session = (id: string) => svc.running.services.sessions.get('acme', id);
 /** What the integrator's page does with the DigitalCredential's data. */
-const postBack = (made: DcApiOffer, body: Record<string, unknown>) => svc.call('POST', new URL(made.responseUri).pathname, { body });
+const postBack = (made: DcApiOffer, body: Record<string, unknown>) => svc.raw('POST', new URL(made.responseUri).pathname, { body });
 
 describe('the dc-api offer', () => {
   it('is a signed request for navigator.credentials.get, already fetched', async () => {
@@ -79,12 +79,12 @@ describe('the dc-api offer', () => {
     });
     // never by request_uri
     const requestUri = new URLSearchParams(made.uri.slice('openid4vp://?'.length)).get('request_uri') as string;
-    expect((await svc.call('GET', new URL(requestUri).pathname)).status).toBe(400);
+    expect((await svc.raw('GET', new URL(requestUri).pathname)).status).toBe(400);
   });
 
   it('needs expected_origin, an https origin (http outside production)', async () => {
     for (const expected_origin of [undefined, 'https://shop.example.com/page', 'javascript:alert(1)', 'shop.example.com']) {
-      const reply = await svc.call('POST', '/api/verifier/offer', {
+      const reply = await svc.raw('POST', '/api/verifier/offer', {
         token: admin,
         body: { response_type: 'dc-api', requestId: 'adult', ...(expected_origin && { expected_origin }) },
       });
@@ -146,7 +146,7 @@ describe('SD-JWT VC over the DC API', () => {
     const resolved = await resolveDcApiRequest(made.dcApiRequest, ORIGIN);
     const presentation = await presentSdJwt(pid.credential, pid.holder, resolved, ['given_name', 'age_over_18']);
     const { response } = await dcApiResponse(resolved, { pid: [presentation] });
-    const wrong = await svc.call('POST', new URL(made.responseUri).pathname.replace(/dc-api-response$/, 'response'), {
+    const wrong = await svc.raw('POST', new URL(made.responseUri).pathname.replace(/dc-api-response$/, 'response'), {
       body: { response },
     });
     expect(wrong.status).toBe(400);

@@ -45,9 +45,9 @@ beforeAll(async () => {
   ({ token } = await svc.tenant('acme'));
   const config = await svc.call('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
   expect(config.status, config.text).toBe(200);
-  const created = await svc.call('POST', '/api/issuer/credentials', { token, body: MDL });
+  const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: MDL });
   expect(created.status, created.text).toBe(201);
-  const trust = await svc.call('POST', '/api/trust-list', { token, body: { id: 'issuers', entities: TRUSTED } });
+  const trust = await svc.raw('POST', '/api/trust-list', { token, body: { id: 'issuers', entities: TRUSTED } });
   expect(trust.status, trust.text).toBe(201);
   const verifier = await svc.call('POST', '/api/verifier/config', { token, body: { id: 'mdl-check', dcql_query: QUERY } });
   expect(verifier.status, verifier.text).toBe(201);
@@ -71,7 +71,7 @@ afterAll(() => svc.stop());
 
 /** One presentation of the issued mdoc; the wallet's answer and the session as it ends. */
 async function present() {
-  const offer = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'mdl-check' } });
+  const offer = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'mdl-check' } });
   expect(offer.status, offer.text).toBe(201);
   const resolved = await resolveRequest(offer.body.uri);
   const { vpToken } = await presentMdoc(resolved, {
@@ -99,7 +99,7 @@ function expectRejected(result: Awaited<ReturnType<typeof present>>, reason: Reg
 }
 
 const revoke = async (status: number) => {
-  const changed = await svc.call('POST', '/api/session/revoke', { token, body: { sessionId: issued.sessionId, status } });
+  const changed = await svc.raw('POST', '/api/session/revoke', { token, body: { sessionId: issued.sessionId, status } });
   expect(changed.status, changed.text).toBe(200);
   expect(changed.body.updatedEntries).toBe(1);
 };

@@ -61,7 +61,7 @@ beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
   for (const body of [PID, RESIDENCE]) {
-    const created = await svc.call('POST', '/api/issuer/credentials', { token: admin, body });
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body });
     expect(created.status, created.text).toBe(201);
   }
   const trust = await svc.call('POST', '/api/trust-list', {
@@ -123,13 +123,13 @@ async function present(
 }
 
 const offer = async (requestId = 'adult') => {
-  const reply = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId } });
+  const reply = await svc.raw('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId } });
   expect(reply.status, reply.text).toBe(201);
   return { ...(reply.body as { uri: string; session: string }), resolved: await resolveRequest(reply.body.uri) };
 };
 const session = (id: string) => svc.running.services.sessions.get('acme', id);
 const logsOf = async (id: string) =>
-  (await svc.call('GET', `/api/session/${id}/logs`, { token: admin })).body as { message: string; details?: Record<string, unknown> }[];
+  (await svc.raw('GET', `/api/session/${id}/logs`, { token: admin })).body as { message: string; details?: Record<string, unknown> }[];
 
 /** The response to the redirect flow's request, refused: the session failed with `reason`, which its log names too. */
 async function expectRefused(made: { session: string }, reply: { status: number; body: Record<string, any> }, reason: RegExp) {
@@ -433,7 +433,7 @@ describe('digests that do not match their Disclosures one to one, as the issuer 
 describe('the DC API and interactive authorization reach the same check', () => {
   it('DC API: an appended Disclosure is refused, the honest presentation verifies', async () => {
     for (const tampered of [true, false]) {
-      const reply = await svc.call('POST', '/api/verifier/offer', {
+      const reply = await svc.raw('POST', '/api/verifier/offer', {
         token: admin,
         body: { response_type: 'dc-api', requestId: 'adult', expected_origin: ORIGIN },
       });
@@ -442,7 +442,7 @@ describe('the DC API and interactive authorization reach the same check', () => 
       const extra = encode([salt(), 'age_over_21', true]);
       const presentation = await present(pid, resolved, ['given_name', 'age_over_18'], (d) => (tampered ? [...d, extra] : d));
       const { response } = await dcApiResponse(resolved, { pid: [presentation] });
-      const posted = await svc.call('POST', new URL(reply.body.responseUri).pathname, { body: { response, origin: ORIGIN } });
+      const posted = await svc.raw('POST', new URL(reply.body.responseUri).pathname, { body: { response, origin: ORIGIN } });
       if (!tampered) {
         expect(posted.status, posted.text).toBe(200);
         continue;
@@ -458,12 +458,12 @@ describe('the DC API and interactive authorization reach the same check', () => 
   it('interactive authorization: an appended Disclosure ends the flow, named in its session log; the honest presentation verifies', async () => {
     const iaeUrl = `${svc.url}/issuers/acme/iae`;
     for (const tampered of [true, false]) {
-      const created = await svc.call('POST', '/api/issuer/offer', {
+      const created = await svc.raw('POST', '/api/issuer/offer', {
         token: admin,
         body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['member'] },
       });
       expect(created.status, created.text).toBe(201);
-      const started = await svc.call('POST', '/issuers/acme/iae', {
+      const started = await svc.raw('POST', '/issuers/acme/iae', {
         form: {
           client_id: CLIENT_ID,
           response_type: 'code',
@@ -481,7 +481,7 @@ describe('the DC API and interactive authorization reach the same check', () => 
       const presentation = await present(pid, request, ['given_name', 'age_over_18'], (d) => (tampered ? [...d, extra] : d), {
         aud: `iae:${iaeUrl}`,
       });
-      const answer = await svc.call('POST', '/issuers/acme/iae', {
+      const answer = await svc.raw('POST', '/issuers/acme/iae', {
         form: {
           auth_session: started.body.auth_session,
           openid4vp_response: JSON.stringify({ response: await encryptIaeResponse(request, { vp_token: { pid: [presentation] } }) }),

@@ -16,7 +16,7 @@ const issue = (tenantToken: string, claims: Record<string, unknown>) => issueCre
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
+  expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
   const trust = await svc.call('POST', '/api/trust-list', {
     token: admin,
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
@@ -104,9 +104,9 @@ describe('rejected presentations fail the session closed', () => {
 
   it('a credential past its exp', async () => {
     const short = { ...PID, id: 'pid-short', lifeTime: 1 };
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: short })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: short })).status).toBe(201);
     const expiring = await issueCredential(svc, admin, 'pid-short', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    svc.clock.advance(2100);
     expectRejected(
       await attempt(async (r) => ({ pid: [await presentSdJwt(expiring.credential, expiring.holder, r, ['given_name', 'age_over_18'])] })),
       /credential|expired|exp/,
@@ -115,7 +115,7 @@ describe('rejected presentations fail the session closed', () => {
 
   it('an issuer no trust list of the tenant names', async () => {
     const other = (await svc.tenant('globex')).token;
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
     const foreign = await issue(other, { given_name: 'Eve', family_name: 'Mallory', age_over_18: true });
     expectRejected(
       await attempt(async (r) => ({ pid: [await presentSdJwt(foreign.credential, foreign.holder, r, ['given_name', 'age_over_18'])] })),
@@ -125,7 +125,7 @@ describe('rejected presentations fail the session closed', () => {
 
   it('an issuer the tenant lists only as a wallet provider (walletIssuance): wallet providers are not trusted for credentials', async () => {
     const other = (await svc.tenant('initech')).token;
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: other, body: PID })).status).toBe(201);
     const listed = await issue(other, { given_name: 'Eve', family_name: 'Mallory', age_over_18: true });
     const chain = await svc.call('GET', '/api/key-chain/default-attestation/certificate', { token: other });
     expect(chain.status, chain.text).toBe(200);
@@ -270,10 +270,10 @@ describe('presentation offers', () => {
     expect(
       (await svc.call('POST', '/api/verifier/offer', { token: limited, body: { response_type: 'uri', requestId: 'adult' } })).status,
     ).toBe(403);
-    const unknown = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'nope' } });
+    const unknown = await svc.raw('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'nope' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0].field).toBe('body.requestId');
-    const dcApi = await svc.call('POST', '/api/verifier/offer', {
+    const dcApi = await svc.raw('POST', '/api/verifier/offer', {
       token: admin,
       body: { response_type: 'iso-18013-7', requestId: 'adult' },
     });
@@ -304,7 +304,7 @@ describe('presentation offers', () => {
       body: { id: 'adult-hook', dcql_query: QUERY, webhookEndpointId: 'shop' },
     });
     expect(config.status, config.text).toBe(201);
-    const offer = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'adult-hook' } });
+    const offer = await svc.raw('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'adult-hook' } });
     const resolved = await resolveRequest(offer.body.uri);
     expect(
       (await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, ['given_name', 'age_over_18'])] })).status,
@@ -334,7 +334,7 @@ describe('a webhook given with the request', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const { port } = receiver.address() as { port: number };
-    const offer = await svc.call('POST', '/api/verifier/offer', {
+    const offer = await svc.raw('POST', '/api/verifier/offer', {
       token: admin,
       body: {
         response_type: 'uri',

@@ -43,8 +43,8 @@ async function setUpTenant(service: TestService, id: string, trusted: Record<str
   const { token } = await service.tenant(id);
   const config = await service.call('PUT', '/api/status-list-config', { token, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
   expect(config.status, config.text).toBe(200);
-  expect((await service.call('POST', '/api/issuer/credentials', { token, body: PID })).status).toBe(201);
-  const trust = await service.call('POST', '/api/trust-list', { token, body: { id: 'issuers', entities: trusted } });
+  expect((await service.raw('POST', '/api/issuer/credentials', { token, body: PID })).status).toBe(201);
+  const trust = await service.raw('POST', '/api/trust-list', { token, body: { id: 'issuers', entities: trusted } });
   expect(trust.status, trust.text).toBe(201);
   const verifier = await service.call('POST', '/api/verifier/config', { token, body: { id: 'pid-check', dcql_query: QUERY } });
   expect(verifier.status, verifier.text).toBe(201);
@@ -71,7 +71,7 @@ async function issue(service: TestService, token: string): Promise<Issued> {
 
 /** One presentation to `tenant`'s verifier (of `service`); the wallet's answer and the session as it ends. */
 async function present(tenant: string, token: string, issued: Issued, service = svc) {
-  const offer = await service.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
+  const offer = await service.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
   expect(offer.status, offer.text).toBe(201);
   const resolved = await resolveRequest(offer.body.uri);
   const reply = await submit(resolved, { pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name'])] });
@@ -86,7 +86,7 @@ async function rootCertificate(service: TestService, token: string, keyChainId: 
 }
 
 async function setStatus(service: TestService, token: string, sessionId: string, status: number) {
-  const changed = await service.call('POST', '/api/session/revoke', { token, body: { sessionId, status } });
+  const changed = await service.raw('POST', '/api/session/revoke', { token, body: { sessionId, status } });
   expect(changed.status, changed.text).toBe(200);
   expect(changed.body.updatedEntries).toBe(1);
 }

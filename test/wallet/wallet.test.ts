@@ -54,9 +54,9 @@ function wallet(answers: string[] = []) {
 beforeAll(async () => {
   svc = await startService();
   admin = (await svc.tenant('acme')).token;
-  for (const body of [PID, MDL]) expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
+  for (const body of [PID, MDL]) expect((await svc.raw('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
   // DPoP required: a wallet that did not bind its token would be refused.
-  const settings = await svc.call('PUT', '/api/issuer/config', { token: admin, body: { dpopRequired: true } });
+  const settings = await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { dpopRequired: true } });
   expect(settings.status, settings.text).toBe(200);
   const trust = await svc.call('POST', '/api/trust-list', {
     token: admin,

@@ -20,6 +20,13 @@ export interface SdJwtVcInput {
 
 type Frame = { _sd?: (string | number)[]; [key: string]: unknown };
 
+/**
+ * The frame as @sd-jwt/sd-jwt-vc's issue() types it. The library derives a nested frame's type from
+ * the payload's static type, and claims known only at run time give it none below the top level
+ * (a nested `_sd` would have to be a list of no keys); the frame built here has that run-time shape.
+ */
+type IssueFrame = NonNullable<Parameters<SDJwtVcInstance['issue']>[1]>;
+
 /** The disclosure frame: every claim the fields describe is disclosable unless marked otherwise. */
 export function disclosureFrame(fields: FieldDefinition[], claims: Record<string, unknown>): Frame {
   const frame: Frame = {};
@@ -72,5 +79,5 @@ export async function issueSdJwtVc(input: SdJwtVcInput, signer: Signer): Promise
     ...(input.status && { status: input.status }),
   };
   const header = input.trustFormat === 'federation' ? { typ: 'dc+sd-jwt', kid: signer.kid } : { typ: 'dc+sd-jwt', x5c: signer.x5c };
-  return sdjwt.issue(payload as Parameters<typeof sdjwt.issue>[0], disclosureFrame(input.fields, input.claims) as never, { header });
+  return sdjwt.issue(payload as Parameters<typeof sdjwt.issue>[0], disclosureFrame(input.fields, input.claims) as IssueFrame, { header });
 }

@@ -34,8 +34,8 @@ class DcApiHandover extends HandoverBase {
     super(infoHash);
   }
 
-  override get encodedStructure() {
-    return [DCAPI, this.infoHash] as never;
+  override get encodedStructure(): [typeof DCAPI, Uint8Array] {
+    return [DCAPI, this.infoHash];
   }
 }
 

@@ -9,6 +9,7 @@
 import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { SigningService } from '../../key-chains/signing.js';
+import type { Clock } from '../../platform/clock.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
 import { PresentationRejected } from '../errors.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
@@ -62,6 +63,7 @@ export class EmbeddedPresentations {
     private readonly signing: SigningService,
     private readonly trust: TrustAnchors,
     private readonly status: StatusListChecker,
+    private readonly clock: Clock,
   ) {}
 
   /** A signed OpenID4VP request object (JAR) made from a presentation configuration, and what to verify its answer against. */
@@ -115,7 +117,7 @@ export class EmbeddedPresentations {
   ): Promise<EmbeddedCredential[]> {
     const payload = await responseOf(state, response);
     const vpToken = parseVpToken(payload.vp_token);
-    const now = new Date();
+    const now = this.clock.now();
     const trustedCertificates = await this.trust.trustedCertificates(tenantId);
     const context = {
       clientId: state.clientId,

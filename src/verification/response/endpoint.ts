@@ -4,6 +4,7 @@
 // (its errorReason says why) and answers the wallet invalid_request.
 import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
+import type { Clock } from '../../platform/clock.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import { lazy } from '../../platform/lazy.js';
 import type { SessionState } from '../../sessions/model.js';
@@ -62,6 +63,7 @@ export class ResponseEndpoint {
     private readonly trust: TrustAnchors,
     private readonly status: StatusListChecker,
     private readonly webhooks: PresentationWebhooks,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -180,7 +182,7 @@ export class ResponseEndpoint {
       trustedCertificates: await this.trust.trustedCertificates(session.tenantId),
       federation: await this.trust.federationTrust(session.tenantId),
       transactionData: secrets.transactionData ? encodeTransactionData(secrets.transactionData) : [],
-      now: new Date(),
+      now: this.clock.now(),
       responseUri: request.responseUri,
       ...(secrets.encryptionKey && { encryptionJwk: encryptionJwk as JWK }),
     };
