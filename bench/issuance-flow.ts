@@ -15,6 +15,8 @@ export interface IssuanceFlow {
   run(): Promise<void>;
   /** Milliseconds per request step since the last reset. */
   latencies: Record<string, number[]>;
+  /** Runs one flow alone, reading the service's database counter around each request: round trips per step. */
+  roundTripsPerStep(): Promise<Record<string, number>>;
 }
 
 export type FlowKind = 'pre-authorized' | 'authorization code';
@@ -35,6 +37,8 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
     body: JSON.stringify({
       id: 'pid',
       config: { format: 'dc+sd-jwt', scope: 'pid' },
+      // Each credential takes an entry in a status list, as a PID does.
+      statusManagement: true,
       vct: 'urn:eudi:pid:1',
       fields: ['given_name', 'family_name', 'birthdate', 'nationality'].map((name) => ({ path: [name], type: 'string' })),
     }),
@@ -58,10 +62,13 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
       ? ['offer', 'offer fetch', 'metadata', 'token', 'nonce', 'credential', 'notification']
       : ['offer', 'offer fetch', 'metadata', 'par', 'authorize', 'token', 'nonce', 'credential', 'notification'];
   const latencies: Record<string, number[]> = Object.fromEntries(steps.map((step) => [step, []]));
+  let stepRoundTrips: Record<string, number> | undefined;
   const timed = async <T>(step: string, work: () => Promise<T>) => {
+    const counted = stepRoundTrips && (await service.roundTrips());
     const started = performance.now();
     const result = await work();
     latencies[step]?.push(performance.now() - started);
+    if (stepRoundTrips && counted !== undefined) stepRoundTrips[step] = (await service.roundTrips()) - counted;
     return result;
   };
   const dpop = (url: string, accessToken?: string) =>
@@ -170,5 +177,14 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
       }),
     );
   };
-  return { run, latencies };
+  const roundTripsPerStep = async () => {
+    stepRoundTrips = {};
+    try {
+      await run();
+      return stepRoundTrips;
+    } finally {
+      stepRoundTrips = undefined;
+    }
+  };
+  return { run, latencies, roundTripsPerStep };
 }

@@ -121,7 +121,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
   const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
   const audit = new AuditService(kysely);
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
-  const metrics = new Metrics(db.poolStats);
+  const metrics = new Metrics(db);
   const caches = new Caches();
   const identityProvider = await connectExternalProvider(config, tracing);
 
