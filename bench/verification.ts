@@ -47,7 +47,14 @@ try {
     config: { format: 'mso_mdoc', docType: DOC_TYPE },
     fields: ['family_name', 'given_name', 'birth_date'].map((name) => ({ path: [name], type: 'string', namespace: NS })),
   });
-  await post('/api/trust-list', { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] });
+  // The issuer's credentials and its status lists' signer.
+  await post('/api/trust-list', {
+    id: 'issuers',
+    entities: [
+      { type: 'internal', keyChainId: 'default-attestation' },
+      { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
+    ],
+  });
   await post('/api/verifier/config', {
     id: 'kyc',
     dcql_query: {
