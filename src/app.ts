@@ -175,7 +175,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
 
   const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound });
   const { attributeProviders, webhookEndpoints } = endpoints;
-  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints });
+  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });
   const { credentialConfigs } = credentialConfigFeature;
   const presentationConfigFeature = createPresentationConfigs({
     db: kysely,
