@@ -184,6 +184,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing): Promise<
     keyChains,
     webhookEndpoints,
     outbound,
+    bus,
   });
   const { presentationConfigs } = presentationConfigFeature;
   const trustListFeature = createTrustLists({
