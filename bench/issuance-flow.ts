@@ -21,7 +21,10 @@ export interface IssuanceFlow {
 
 export type FlowKind = 'pre-authorized' | 'authorization code';
 
-export async function prepareIssuance(service: BenchService, tenantId = 'bench', kind: FlowKind = 'pre-authorized'): Promise<IssuanceFlow> {
+const tenantClients = new Map<string, { clientId: string; secret: string }>();
+
+/** The tenant with its PID configuration (each credential in a status list); its admin's token. */
+async function setUpTenant(service: BenchService, tenantId: string): Promise<string> {
   const tenant = await json(`${service.url}/api/tenant`, {
     method: 'POST',
     token: service.rootToken,
@@ -43,6 +46,32 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
       fields: ['given_name', 'family_name', 'birthdate', 'nationality'].map((name) => ({ path: [name], type: 'string' })),
     }),
   });
+  tenantClients.set(tenantId, tenant.client);
+  return admin;
+}
+
+/** A management token of a tenant set up before, from any instance of the deployment. */
+async function tenantAdmin(service: BenchService, tenantId: string): Promise<string> {
+  const client = tenantClients.get(tenantId);
+  if (!client) throw new Error(`tenant ${tenantId} was not set up`);
+  const { access_token } = await json(`${service.url}/api/oauth2/token`, {
+    method: 'POST',
+    body: JSON.stringify({ client_id: client.clientId, client_secret: client.secret }),
+  });
+  return access_token;
+}
+
+/**
+ * Sets up the tenant through `service` and returns its flow. With `setUp: false` the tenant exists
+ * already (set up through another instance of the same deployment): `service` then only serves the flow.
+ */
+export async function prepareIssuance(
+  service: BenchService,
+  tenantId = 'bench',
+  kind: FlowKind = 'pre-authorized',
+  setUp = true,
+): Promise<IssuanceFlow> {
+  const admin = setUp ? await setUpTenant(service, tenantId) : await tenantAdmin(service, tenantId);
   const issuer = `${service.url}/issuers/${tenantId}`;
   // A wallet provider the issuer trusts, and this wallet's instance, attested by it.
   const provider = await walletProvider('Bench Wallets');
