@@ -128,7 +128,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
   const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
   const audit = new AuditService(kysely);
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
-  const metrics = new Metrics(db.poolStats);
+  const metrics = new Metrics(db);
   const caches = new Caches();
   const identityProvider = await connectExternalProvider(config, tracing);
 
@@ -182,7 +182,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
 
   const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound });
   const { attributeProviders, webhookEndpoints } = endpoints;
-  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints });
+  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });
   const { credentialConfigs } = credentialConfigFeature;
   const presentationConfigFeature = createPresentationConfigs({
     db: kysely,
@@ -191,6 +191,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     keyChains,
     webhookEndpoints,
     outbound,
+    bus,
   });
   const { presentationConfigs } = presentationConfigFeature;
   const trustListFeature = createTrustLists({

@@ -294,8 +294,9 @@ export class StatusListService {
    * else a shared list; when all are full, a new shared list is made. A configuration whose status
    * lists its issuer signs (statusListSigner issuer) uses, and makes, only lists bound to it and
    * signed by its credentials' key chain. Each index comes from the
-   * list's atomic slot counter through its secret permutation, in one transaction with the entry row
-   * (whose primary key (list, idx) rules out a second hand-out even if something went wrong).
+   * list's atomic slot counter (one conditional UPDATE) through its secret permutation; the entry row
+   * follows (its primary key (list, idx) rules out a second hand-out even if something went wrong;
+   * a failure between the two leaves an index never handed out, not one handed out twice).
    */
   async allocate(
     tenantId: string,
@@ -316,27 +317,27 @@ export class StatusListService {
     issuerChainId: string | undefined,
     sessionId: string | null,
   ): Promise<StatusEntry> {
-    const usableLists = (db: Executor) =>
-      issuerChainId
-        ? store.openListsSignedBy(this.scoped(tenantId, db), configurationId, issuerChainId)
-        : store.openLists(this.scoped(tenantId, db), configurationId);
+    const scoped = this.scoped(tenantId);
+    const usableLists = (db: Executor) => store.usableLists(this.scoped(tenantId, db), configurationId, issuerChainId).execute();
+    /** The entry of a slot taken: its index through the list's secret permutation, its row keyed (list, idx). */
+    const entryOf = async (slot: store.ClaimedSlot): Promise<StatusEntry> => {
+      const idx = new IndexPermutation(slot.permutation_key, slot.capacity).permute(slot.used_entries - 1);
+      await store.insertEntry(scoped, {
+        list_id: slot.id,
+        idx,
+        session_id: sessionId,
+        credential_configuration_id: configurationId,
+        created_at: nowIso(),
+      });
+      return { listId: slot.id, idx, uri: this.uri(tenantId, slot.id) };
+    };
+    // Most of the time the first usable list has room: one statement picks it and takes a slot.
+    const first = await store.claimFirstSlot(scoped, configurationId, issuerChainId);
+    if (first) return entryOf(first);
     for (let round = 0; round < ALLOCATION_ROUNDS; round++) {
       for (const list of await usableLists(this.deps.db)) {
-        const idx = await this.deps.db.transaction().execute(async (trx) => {
-          const scoped = this.scoped(tenantId, trx);
-          const slot = await store.claimSlot(scoped, list.id);
-          if (!slot) return undefined;
-          const idx = new IndexPermutation(slot.permutation_key, slot.capacity).permute(slot.used_entries - 1);
-          await store.insertEntry(scoped, {
-            list_id: list.id,
-            idx,
-            session_id: sessionId,
-            credential_configuration_id: configurationId,
-            created_at: nowIso(),
-          });
-          return idx;
-        });
-        if (idx !== undefined) return { listId: list.id, idx, uri: this.uri(tenantId, list.id) };
+        const slot = await store.claimSlot(scoped, list.id);
+        if (slot) return entryOf(slot);
       }
       // Every list the configuration may use is full: roll over to a new one, shared unless the
       // credentials' own key chain signs it. Of the allocations that find them full at once, the

@@ -202,9 +202,10 @@ export class ResponseEndpoint {
       session.id,
       { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCode } }) },
       { consumed: false, statuses: ['fetched'] },
+      undefined,
+      { from: session, log: { level: 'info', message: 'presentation verified', details: { credentials: credentials.length } } },
     );
     if (!done) throw invalidRequest('this presentation request was already answered');
-    await this.sessions.log(session.id, 'info', 'presentation verified', { credentials: credentials.length });
     this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
     if (!request.redirectUri || !responseCode) return {};
     const redirect = new URL(request.redirectUri.replaceAll('{sessionId}', session.id));
@@ -214,7 +215,10 @@ export class ResponseEndpoint {
 
   /** Fails a session not yet answered; a response that lost the race to an accepted one leaves the winner's session and log alone. */
   private async fail(session: SessionState, reason: string) {
-    const failed = await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false });
-    if (failed) await this.sessions.log(session.id, 'warn', 'presentation rejected', { reason });
+    // Logged only by the change that failed the session, in its statement.
+    await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false }, undefined, {
+      from: session,
+      log: { level: 'warn', message: 'presentation rejected', details: { reason } },
+    });
   }
 }
