@@ -37,7 +37,18 @@ const Vault = z.strictObject({
     .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, 'must be a path of letters, digits, _ and -')
     .default('transit'),
 });
-const ProviderSettings = z.discriminatedUnion('type', [Pkcs11, Vault]);
+const AwsKms = z.strictObject({
+  id: ProviderId,
+  type: z.literal('aws-kms'),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-central-1'),
+  endpoint: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe("another endpoint than the region's (a VPC endpoint)"),
+  accessKeyId: Value.optional().describe("without it and secretAccessKey: the AWS SDK's default credential chain"),
+  secretAccessKey: Value.optional(),
+});
+const ProviderSettings = z.discriminatedUnion('type', [Pkcs11, Vault, AwsKms]);
 export type ProviderSettings = z.infer<typeof ProviderSettings>;
 
 const KmsFile = z
@@ -49,6 +60,15 @@ const KmsFile = z
     const ids = file.providers.map((p) => p.id);
     ids.forEach((id, index) => {
       if (ids.indexOf(id) !== index) ctx.addIssue({ code: 'custom', path: ['providers', index, 'id'], message: `'${id}' is used twice` });
+    });
+    file.providers.forEach((provider, index) => {
+      if (provider.type === 'aws-kms' && (provider.accessKeyId === undefined) !== (provider.secretAccessKey === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['providers', index, 'accessKeyId'],
+          message: 'set both accessKeyId and secretAccessKey, or neither',
+        });
+      }
     });
     if (file.defaultProvider !== 'db' && !ids.includes(file.defaultProvider)) {
       ctx.addIssue({
@@ -166,6 +186,25 @@ async function connectOne(
         return await VaultKeyProvider.connect({ ...settings, token }, outbound);
       } catch (err) {
         if (err instanceof VaultStartError) throw named(err.kind === 'config' ? 'config' : 'keyProvider', err.message);
+        throw named('keyProvider', err instanceof Error ? err.message : String(err));
+      }
+    }
+    case 'aws-kms': {
+      const credentials =
+        settings.accessKeyId && settings.secretAccessKey
+          ? {
+              accessKeyId: secretOf(settings.accessKeyId, 'accessKeyId'),
+              secretAccessKey: secretOf(settings.secretAccessKey, 'secretAccessKey'),
+            }
+          : undefined;
+      const { AwsKmsKeyProvider, AwsKmsStartError } = await import('./aws-kms.js');
+      try {
+        return await AwsKmsKeyProvider.connect(
+          { id: settings.id, region: settings.region, endpoint: settings.endpoint, credentials },
+          outbound,
+        );
+      } catch (err) {
+        if (err instanceof AwsKmsStartError) throw named(err.kind === 'config' ? 'config' : 'keyProvider', err.message);
         throw named('keyProvider', err instanceof Error ? err.message : String(err));
       }
     }
