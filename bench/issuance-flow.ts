@@ -19,7 +19,16 @@ export interface IssuanceFlow {
 
 export type FlowKind = 'pre-authorized' | 'authorization code';
 
-export async function prepareIssuance(service: BenchService, tenantId = 'bench', kind: FlowKind = 'pre-authorized'): Promise<IssuanceFlow> {
+/**
+ * `attestationKeyChain`: a key chain (the body of POST /api/key-chain) made the tenant's default
+ * attestation chain before the credential configuration, so that credentials are signed with it.
+ */
+export async function prepareIssuance(
+  service: BenchService,
+  tenantId = 'bench',
+  kind: FlowKind = 'pre-authorized',
+  options: { attestationKeyChain?: Record<string, unknown> } = {},
+): Promise<IssuanceFlow> {
   const tenant = await json(`${service.url}/api/tenant`, {
     method: 'POST',
     token: service.rootToken,
@@ -29,6 +38,13 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
     method: 'POST',
     body: JSON.stringify({ client_id: tenant.client.clientId, client_secret: tenant.client.secret }),
   });
+  if (options.attestationKeyChain) {
+    await json(`${service.url}/api/key-chain`, {
+      method: 'POST',
+      token: admin,
+      body: JSON.stringify({ usageType: 'attestation', ...options.attestationKeyChain, default: true }),
+    });
+  }
   await json(`${service.url}/api/issuer/credentials`, {
     method: 'POST',
     token: admin,
