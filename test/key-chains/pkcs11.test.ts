@@ -199,8 +199,9 @@ describe('refusals', () => {
 });
 
 describe('a token that is gone', () => {
-  it('fails signatures with a 503 naming the provider, never another key, and /health/ready says so', async () => {
+  it('fails signatures with a 503 naming the provider, never another key, and /health/ready says so; a token back is found again', async () => {
     expect((await svc.call('GET', '/health/ready')).body).toEqual({ status: 'ok', checks: { database: 'ok', 'keyProvider:hsm': 'ok' } });
+    const putBack = hsm.keepCopy();
     hsm.deleteToken('svc-test');
     const ready = await svc.call('GET', '/health/ready');
     expect(ready.status).toBe(503);
@@ -213,8 +214,14 @@ describe('a token that is gone', () => {
     );
     expect(failure).toMatchObject({ status: 503, extra: { provider: 'hsm' } });
     expect((failure as Error).message).toMatch(/^key provider 'hsm' could not sign/);
-    const offer = await svc.call('POST', '/api/key-chain/hsm-attestation/rotate', { token: acme });
-    expect(offer.status).toBe(503);
-    expect(offer.body.detail).toMatch(/key provider 'hsm'/);
+    const rotation = await svc.call('POST', '/api/key-chain/hsm-attestation/rotate', { token: acme });
+    expect(rotation.status).toBe(503);
+    expect(rotation.body.detail).toMatch(/key provider 'hsm'/);
+
+    putBack();
+    expect((await svc.call('GET', '/health/ready')).body.checks['keyProvider:hsm']).toBe('ok');
+    const signature = await signer.sign(Buffer.from('data'));
+    const leaf = new X509Certificate(Buffer.from(signer.x5c[0] as string, 'base64'));
+    expect(verify('sha256', Buffer.from('data'), { key: leaf.publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 // A real PKCS#11 token for tests: SoftHSM2 (Debian package softhsm2), with its token directory and
 // configuration in a temporary folder of this test run, so that runs never share or keep keys.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,6 +16,8 @@ export interface SoftHsm {
   /** Writes a KMS_PROVIDERS file and returns its path. */
   kmsFile(content: unknown): string;
   deleteToken(label: string): void;
+  /** Copies the token folder aside; the function returned puts the copy back (a token that returns). */
+  keepCopy(): () => void;
   remove(): void;
 }
 
@@ -40,6 +42,13 @@ export function softHsm(label: string, pin: string): SoftHsm {
     },
     deleteToken(tokenLabel) {
       util('--delete-token', '--token', tokenLabel);
+    },
+    keepCopy() {
+      cpSync(join(dir, 'tokens'), join(dir, 'tokens-copy'), { recursive: true });
+      return () => {
+        rmSync(join(dir, 'tokens'), { recursive: true, force: true });
+        cpSync(join(dir, 'tokens-copy'), join(dir, 'tokens'), { recursive: true });
+      };
     },
     remove() {
       rmSync(dir, { recursive: true, force: true });

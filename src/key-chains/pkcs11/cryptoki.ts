@@ -10,15 +10,20 @@ type Fn = ((...args: unknown[]) => number) & { async: (...args: unknown[]) => vo
 
 export const CKR = {
   OK: 0x0,
+  SLOT_ID_INVALID: 0x3,
+  GENERAL_ERROR: 0x5,
   ATTRIBUTE_SENSITIVE: 0x11,
   ATTRIBUTE_TYPE_INVALID: 0x12,
   DEVICE_ERROR: 0x30,
   DEVICE_REMOVED: 0x32,
   PIN_INCORRECT: 0xa0,
   PIN_LOCKED: 0xa4,
+  SESSION_CLOSED: 0xb0,
   SESSION_HANDLE_INVALID: 0xb3,
   TOKEN_NOT_PRESENT: 0xe0,
+  TOKEN_NOT_RECOGNIZED: 0xe1,
   USER_ALREADY_LOGGED_IN: 0x100,
+  USER_NOT_LOGGED_IN: 0x101,
   BUFFER_TOO_SMALL: 0x150,
   CRYPTOKI_ALREADY_INITIALIZED: 0x191,
 } as const;
@@ -229,15 +234,7 @@ export class Cryptoki {
     });
     const generateKeyPair = prototype(k, 'C_GenerateKeyPair', GENERATE_KEY_PAIR);
     cryptoki.fns.set('C_GenerateKeyPair', k.decode(pointers[GENERATE_KEY_PAIR_INDEX], generateKeyPair) as Fn);
-    const rv = cryptoki.fn('C_Initialize')({
-      CreateMutex: null,
-      DestroyMutex: null,
-      LockMutex: null,
-      UnlockMutex: null,
-      flags: CKF_OS_LOCKING_OK,
-      pReserved: null,
-    });
-    if (rv !== CKR.CRYPTOKI_ALREADY_INITIALIZED) check('C_Initialize', rv);
+    cryptoki.initialize();
     return cryptoki;
   }
 
@@ -249,6 +246,30 @@ export class Cryptoki {
 
   private call(name: string, ...args: unknown[]) {
     check(name, this.fn(name)(...args));
+  }
+
+  /**
+   * Finalises and initialises the module again, so that it reads its slots and tokens anew (some
+   * modules, SoftHSM2 among them, see a token that came back only so). Only when no other user in
+   * this process holds the module open (their sessions would end); false when it was not done.
+   */
+  reinitialize(): boolean {
+    if ((opened.get(this.path)?.users ?? 0) > 1) return false;
+    this.fn('C_Finalize')(null);
+    this.initialize();
+    return true;
+  }
+
+  private initialize() {
+    const rv = this.fn('C_Initialize')({
+      CreateMutex: null,
+      DestroyMutex: null,
+      LockMutex: null,
+      UnlockMutex: null,
+      flags: CKF_OS_LOCKING_OK,
+      pReserved: null,
+    });
+    if (rv !== CKR.CRYPTOKI_ALREADY_INITIALIZED) check('C_Initialize', rv);
   }
 
   /** Finalises the module when no other user in this process holds it open. */
@@ -267,7 +288,15 @@ export class Cryptoki {
     const slots = new Array<number>(count[0] as number).fill(0);
     this.call('C_GetSlotList', 1, slots, count);
     for (const slot of slots.slice(0, count[0])) {
-      if (this.tokenLabel(slot) === tokenLabel) return slot;
+      // A slot whose token cannot say its label (being removed, failing) is not the one.
+      const label = (() => {
+        try {
+          return this.tokenLabel(slot);
+        } catch {
+          return undefined;
+        }
+      })();
+      if (label === tokenLabel) return slot;
     }
     return undefined;
   }

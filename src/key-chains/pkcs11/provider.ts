@@ -6,7 +6,7 @@ import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../platform/crypto/algorithms.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external-keys.js';
 import type { ProviderCapabilities } from '../providers.js';
-import { CKA, CKK_EC, CKO, Cryptoki, CryptokiError, type Template } from './cryptoki.js';
+import { CKA, CKK_EC, CKO, CKR, Cryptoki, CryptokiError, type Template } from './cryptoki.js';
 
 export interface Pkcs11Settings {
   id: string;
@@ -24,6 +24,23 @@ const EC_PARAMS: Record<SigningAlgorithm, Buffer> = {
   ES512: Buffer.from('06052b81040023', 'hex'),
 };
 
+/**
+ * Return values after which the application's sessions or login may be gone: the token or device
+ * removed or failing, the session closed, the login lost. SoftHSM2 answers a removed token with
+ * CKR_GENERAL_ERROR. Reconnecting costs a login, and only after such a failure.
+ */
+const TOKEN_LOST = new Set<number>([
+  CKR.SLOT_ID_INVALID,
+  CKR.GENERAL_ERROR,
+  CKR.DEVICE_ERROR,
+  CKR.DEVICE_REMOVED,
+  CKR.SESSION_CLOSED,
+  CKR.SESSION_HANDLE_INVALID,
+  CKR.TOKEN_NOT_PRESENT,
+  CKR.TOKEN_NOT_RECOGNIZED,
+  CKR.USER_NOT_LOGGED_IN,
+]);
+
 /** Why a PKCS#11 provider could not be started: the module, the token or the PIN. */
 export class Pkcs11StartError extends Error {
   constructor(
@@ -38,14 +55,16 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
   readonly type = 'pkcs11';
   readonly capabilities: ProviderCapabilities = { generate: true, import: false, algorithms: [...SIGNING_ALGORITHMS], decrypt: false };
   private readonly idle: number[] = [];
-  private readonly waiting: ((session: number) => void)[] = [];
+  private readonly waiting: { resolve: (session: number) => void; reject: (err: unknown) => void }[] = [];
   private sessionCount = 0;
+  /** The token or the login was lost: the next operation reconnects first. */
+  private lost = false;
   /** Private key handles by label (handles of token objects stay valid while the application is logged in). */
   private readonly handles = new Map<string, number>();
 
   private constructor(
     private readonly cryptoki: Cryptoki,
-    private readonly slot: number,
+    private slot: number,
     private readonly settings: Pkcs11Settings,
     firstSession: number,
   ) {
@@ -79,7 +98,7 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
     } catch (err) {
       cryptoki.closeSession(session);
       cryptoki.close();
-      const wrongPin = err instanceof CryptokiError && (err.code === 0xa0 || err.code === 0xa4);
+      const wrongPin = err instanceof CryptokiError && (err.code === CKR.PIN_INCORRECT || err.code === CKR.PIN_LOCKED);
       throw new Pkcs11StartError(
         wrongPin ? `the PIN of token '${settings.tokenLabel}' is wrong (${err.message})` : `cannot log in: ${(err as Error).message}`,
         wrongPin ? 'config' : 'unavailable',
@@ -88,8 +107,37 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
     return new Pkcs11KeyProvider(cryptoki, slot, settings, session);
   }
 
+  /**
+   * After the token was lost (removed, reset, the HSM failed over), the next operation finds it again
+   * by its label and logs in anew: sessions and key handles of before are void.
+   */
+  private reconnect() {
+    for (const session of this.idle.splice(0)) {
+      this.cryptoki.closeSession(session);
+      this.sessionCount--;
+    }
+    this.handles.clear();
+    let slot = this.cryptoki.findSlot(this.settings.tokenLabel);
+    if (slot === undefined && this.sessionCount === 0 && this.cryptoki.reinitialize()) {
+      slot = this.cryptoki.findSlot(this.settings.tokenLabel);
+    }
+    if (slot === undefined) throw new Error(`no token labelled '${this.settings.tokenLabel}' is present`);
+    const session = this.cryptoki.openSession(slot);
+    try {
+      this.cryptoki.login(session, this.settings.pin);
+    } catch (err) {
+      this.cryptoki.closeSession(session);
+      throw err;
+    }
+    this.slot = slot;
+    this.idle.push(session);
+    this.sessionCount++;
+    this.lost = false;
+  }
+
   /** A session of the pool: an idle one, a new one while under the limit, else the next one released. */
   private async acquire(): Promise<number> {
+    if (this.lost) this.reconnect();
     const idle = this.idle.pop();
     if (idle !== undefined) return idle;
     if (this.sessionCount < (this.settings.sessions ?? 4)) {
@@ -101,17 +149,20 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
         throw err;
       }
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
 
   private release(session: number, broken = false) {
     if (broken) {
       this.cryptoki.closeSession(session);
       this.sessionCount--;
+      // One waiting for a session gets a new one (or the reason there is none) instead of waiting on.
+      const next = this.waiting.shift();
+      if (next) this.acquire().then(next.resolve, next.reject);
       return;
     }
     const next = this.waiting.shift();
-    if (next) next(session);
+    if (next) next.resolve(session);
     else this.idle.push(session);
   }
 
@@ -122,8 +173,10 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
       this.release(session);
       return result;
     } catch (err) {
-      // A session the token no longer knows is dropped; the next signature opens another.
-      this.release(session, err instanceof CryptokiError && err.code === 0xb3);
+      // A session the token no longer knows is dropped; a token lost is found again by the next operation.
+      const lost = err instanceof CryptokiError && TOKEN_LOST.has(err.code);
+      if (lost) this.lost = true;
+      this.release(session, lost);
       throw err;
     }
   }
