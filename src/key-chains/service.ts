@@ -270,9 +270,14 @@ export class KeyChainService {
   private keyPlace(tenantId: string, id: string, input: CreateKeyChain): { kmsProvider: string; externalKeyId: string | null | undefined } {
     if (input.kmsProvider !== undefined)
       return { kmsProvider: input.kmsProvider, externalKeyId: input.kmsProvider === 'db' ? null : input.externalKeyId };
-    const kmsProvider = input.usageType === 'encrypt' ? 'db' : this.defaults.kmsProvider;
+    const kmsProvider = this.defaultProviderFor(input.usageType);
     if (kmsProvider === 'db') return { kmsProvider, externalKeyId: null };
     return { kmsProvider, externalKeyId: input.externalKeyId ?? `${tenantId}-${id}`.replace(/[^A-Za-z0-9_-]/g, '-') };
+  }
+
+  /** The provider of a chain of `usageType` created without kmsProvider: KMS_PROVIDERS' default, db for decryption keys. */
+  defaultProviderFor(usageType: UsageType): string {
+    return usageType === 'encrypt' ? 'db' : this.defaults.kmsProvider;
   }
 
   /** The configured providers (db first) with what each can do. */

@@ -2,10 +2,11 @@
 // run here). Vault is the default provider here: a new tenant's signing chains are made there.
 // Credentials are verified independently with the chain's certificates.
 import { randomBytes, verify, X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importEnvironment } from '../../src/config-files/environment.js';
 import { start } from '../../src/server.js';
 import { StartUpError } from '../../src/start-up-errors.js';
 import { freshDatabase } from '../support/database.js';
@@ -57,6 +58,17 @@ describe('Vault Transit as the default provider', () => {
       ['db', 'db', false],
       ['vault', 'vault', true],
     ]);
+  });
+
+  it('takes a configuration file without kmsProvider as describing a chain of the default provider', async () => {
+    const folder = join(dir, 'config');
+    mkdirSync(join(folder, 'acme', 'key-chains'), { recursive: true });
+    const file = { usageType: 'attestation', type: 'internalChain', description: 'described by a file' };
+    writeFileSync(join(folder, 'acme', 'tenant.json'), JSON.stringify({ name: 'Tenant acme' }));
+    writeFileSync(join(folder, 'acme', 'key-chains', 'default-attestation.json'), JSON.stringify(file));
+    await svc.running.services.configFiles.importFolder(folder, importEnvironment({}));
+    const chain = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body;
+    expect(chain).toMatchObject({ kmsProvider: 'vault', description: 'described by a file' });
   });
 
   it('issues SD-JWT VCs signed in Vault that verify with the chain certificate', async () => {
