@@ -24,7 +24,17 @@ export type FlowKind = 'pre-authorized' | 'authorization code';
 const tenantClients = new Map<string, { clientId: string; secret: string }>();
 
 /** The tenant with its PID configuration (each credential in a status list); its admin's token. */
-async function setUpTenant(service: BenchService, tenantId: string): Promise<string> {
+interface FlowOptions {
+  /** false: the tenant exists already (set up through another instance of the same deployment). */
+  setUp?: boolean;
+  /**
+   * A key chain (the body of POST /api/key-chain) made the tenant's default attestation chain before
+   * the credential configuration, so that credentials are signed with it.
+   */
+  attestationKeyChain?: Record<string, unknown>;
+}
+
+async function setUpTenant(service: BenchService, tenantId: string, options: FlowOptions): Promise<string> {
   const tenant = await json(`${service.url}/api/tenant`, {
     method: 'POST',
     token: service.rootToken,
@@ -34,6 +44,13 @@ async function setUpTenant(service: BenchService, tenantId: string): Promise<str
     method: 'POST',
     body: JSON.stringify({ client_id: tenant.client.clientId, client_secret: tenant.client.secret }),
   });
+  if (options.attestationKeyChain) {
+    await json(`${service.url}/api/key-chain`, {
+      method: 'POST',
+      token: admin,
+      body: JSON.stringify({ usageType: 'attestation', ...options.attestationKeyChain, default: true }),
+    });
+  }
   await json(`${service.url}/api/issuer/credentials`, {
     method: 'POST',
     token: admin,
@@ -62,16 +79,16 @@ async function tenantAdmin(service: BenchService, tenantId: string): Promise<str
 }
 
 /**
- * Sets up the tenant through `service` and returns its flow. With `setUp: false` the tenant exists
- * already (set up through another instance of the same deployment): `service` then only serves the flow.
+ * Sets up the tenant through `service` and returns its flow (with `setUp: false`, `service` only serves
+ * the flow of a tenant set up before).
  */
 export async function prepareIssuance(
   service: BenchService,
   tenantId = 'bench',
   kind: FlowKind = 'pre-authorized',
-  setUp = true,
+  options: FlowOptions = {},
 ): Promise<IssuanceFlow> {
-  const admin = setUp ? await setUpTenant(service, tenantId) : await tenantAdmin(service, tenantId);
+  const admin = options.setUp === false ? await tenantAdmin(service, tenantId) : await setUpTenant(service, tenantId, options);
   const issuer = `${service.url}/issuers/${tenantId}`;
   // A wallet provider the issuer trusts, and this wallet's instance, attested by it.
   const provider = await walletProvider('Bench Wallets');

@@ -16,7 +16,7 @@ const second = await startServiceProcess(port + 1, first.shared);
 const services = [first, second];
 
 try {
-  const flowsOn = [await prepareIssuance(first, 'bench'), await prepareIssuance(second, 'bench', 'pre-authorized', false)];
+  const flowsOn = [await prepareIssuance(first, 'bench'), await prepareIssuance(second, 'bench', 'pre-authorized', { setUp: false })];
   for (const flow of flowsOn) for (let i = 0; i < 10; i++) await flow.run(); // warm-up of each instance
   for (const flow of flowsOn) for (const list of Object.values(flow.latencies)) list.length = 0;
   const meter = costMeter(services);

@@ -29,6 +29,7 @@ import { connectIdentityProvider, type IdentityProvider } from './identity-provi
 import { createIssuance } from './issuance/index.js';
 import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
+import { connectKeyProviders } from './key-chains/kms-config.js';
 import type { KeyChainService } from './key-chains/service.js';
 import type { SigningService } from './key-chains/signing.js';
 import { checkMasterSecret } from './master-secret-check.js';
@@ -102,6 +103,8 @@ export interface BuiltApp {
 export interface BuildOptions {
   /** The time of the services that stamp and expire things; the system clock unless a test moves it. */
   clock?: Clock;
+  /** The environment the configuration was read from, for the {"env": NAME} references of KMS_PROVIDERS. */
+  env?: Record<string, string | undefined>;
 }
 
 export async function buildApp(config: ReadyConfig, options: BuildOptions = {}): Promise<BuiltApp> {
@@ -111,7 +114,7 @@ export async function buildApp(config: ReadyConfig, options: BuildOptions = {}):
   const db = await connect(config, tracing.enabled ? tracing.query : undefined);
   try {
     await migrate(db, migrationsFor(db.dialect));
-    return await assemble(config, db, tracing, options.clock ?? systemClock);
+    return await assemble(config, db, tracing, options.clock ?? systemClock, options.env ?? {});
   } catch (err) {
     await db.close();
     await tracing.shutdown();
@@ -123,7 +126,13 @@ export async function buildApp(config: ReadyConfig, options: BuildOptions = {}):
  * Each feature builds its services and routes from what it declares it needs; this function only
  * hands each what it asks for, in an order where everything exists before it is handed on.
  */
-async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Clock): Promise<BuiltApp> {
+async function assemble(
+  config: ReadyConfig,
+  db: Db,
+  tracing: Tracing,
+  clock: Clock,
+  env: Record<string, string | undefined>,
+): Promise<BuiltApp> {
   const kysely = db.kysely;
   const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
   const audit = new AuditService(kysely);
@@ -131,6 +140,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
   const metrics = new Metrics(db);
   const caches = new Caches();
   const identityProvider = await connectExternalProvider(config, tracing);
+  const keyProviders = await connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing));
 
   const keys = createKeyChains({
     db: kysely,
@@ -138,6 +148,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     sealer: sealerFor('key-chains'),
     publicUrl: config.PUBLIC_URL,
     country: config.CERTIFICATE_COUNTRY,
+    external: keyProviders,
   });
   const { keyChains, signing } = keys;
   // One read of one row, made while the rest is assembled; awaited before the service answers anyone.
@@ -312,6 +323,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
   app.addHook('onClose', async () => {
     await scheduler.stop();
     await bus.close();
+    await keyProviders.close();
     await db.close();
     await tracing.shutdown();
   });
@@ -328,6 +340,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     checkDatabase: async () => {
       await sql`select 1`.execute(kysely);
     },
+    checkKeyProviders: () => keyChains.checkProviders(),
   });
   for (const feature of [
     auth,
@@ -461,16 +474,18 @@ function secretKeeping(identityProvider: IdentityProvider | undefined): SecretKe
   return { at: 'unmanaged provider', issuer: identityProvider.metadata.issuer };
 }
 
-/**
- * External mode: the OpenID Provider named by OIDC, reached through an outbound client of its own:
- * its address is the operator's choice (often inside the cluster), so private addresses are allowed
- * for it as they are not for the addresses tenants configure; cloud metadata addresses stay refused.
- */
+/** External mode: the OpenID Provider named by OIDC, reached through the operator's outbound client. */
 async function connectExternalProvider(config: ReadyConfig, tracing: Tracing) {
   const { OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET } = config;
   if (!OIDC || !OIDC_CLIENT_ID || !OIDC_CLIENT_SECRET) return undefined;
-  return connectIdentityProvider(
-    { ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET },
-    new OutboundClient({ allowPrivate: true }, tracing),
-  );
+  return connectIdentityProvider({ ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET }, operatorOutbound(tracing));
+}
+
+/**
+ * The outbound client of addresses the operator configured (the identity provider, Vault, AWS KMS):
+ * they are often inside the cluster, so private addresses are allowed, unlike for the addresses
+ * tenants configure; cloud metadata addresses stay refused.
+ */
+function operatorOutbound(tracing: Tracing) {
+  return new OutboundClient({ allowPrivate: true }, tracing);
 }

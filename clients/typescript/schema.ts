@@ -3907,6 +3907,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/key-chain/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key providers configured (KMS_PROVIDERS) and what each can do
+         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["KeyProvider"][];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/oauth2/token": {
         parameters: {
             query?: never;
@@ -9221,7 +9278,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
+        /** Readiness: the database answers and every key provider can sign (checks: database, keyProvider:<id>) */
         get: {
             parameters: {
                 query?: never;
@@ -11463,6 +11520,40 @@ export interface components {
             usage: "sign" | "encrypt";
             /** @enum {string} */
             usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
+        };
+        KeyProvider: {
+            capabilities: {
+                algorithms: ("ES256" | "ES384" | "ES512")[];
+                /** @description decrypts ECDH-ES (key chains of usage type encrypt) */
+                decrypt: boolean;
+                /** @description makes a key when the externalKeyId names none yet */
+                generate: boolean;
+                /** @description takes private keys from outside (POST /api/key-chain/import) */
+                import: boolean;
+            };
+            /** @description key chains created without kmsProvider use this one */
+            default: boolean;
+            /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
+            id: string;
+            /** @enum {string} */
+            type: "db" | "pkcs11" | "vault" | "aws-kms";
+        };
+        KeyProviderInput: {
+            capabilities: {
+                algorithms: ("ES256" | "ES384" | "ES512")[];
+                /** @description decrypts ECDH-ES (key chains of usage type encrypt) */
+                decrypt: boolean;
+                /** @description makes a key when the externalKeyId names none yet */
+                generate: boolean;
+                /** @description takes private keys from outside (POST /api/key-chain/import) */
+                import: boolean;
+            };
+            /** @description key chains created without kmsProvider use this one */
+            default: boolean;
+            /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
+            id: string;
+            /** @enum {string} */
+            type: "db" | "pkcs11" | "vault" | "aws-kms";
         };
         ManagedUser: {
             createdAt: string;

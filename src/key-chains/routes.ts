@@ -87,6 +87,19 @@ export const UpdateBody = z.strictObject({
   certificate: PemChain.optional().describe('a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar'),
 });
 const Params = z.object({ id: z.string() });
+const ProviderSchema = z
+  .object({
+    id: z.string().describe('the value of kmsProvider: db, or an id of KMS_PROVIDERS'),
+    type: z.enum(['db', 'pkcs11', 'vault', 'aws-kms']),
+    default: z.boolean().describe('key chains created without kmsProvider use this one'),
+    capabilities: z.object({
+      generate: z.boolean().describe('makes a key when the externalKeyId names none yet'),
+      import: z.boolean().describe('takes private keys from outside (POST /api/key-chain/import)'),
+      algorithms: z.array(z.enum(SIGNING_ALGORITHMS)),
+      decrypt: z.boolean().describe('decrypts ECDH-ES (key chains of usage type encrypt)'),
+    }),
+  })
+  .meta({ id: 'KeyProvider' });
 const Jwks = z.object({ keys: z.array(PublicJwk) });
 
 const access = { roles: ['issuance:manage', 'presentation:manage'], tenant: 'required' } as const;
@@ -105,6 +118,19 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       },
     },
     (request) => keyChains.list(tenantOf(request), request.query.usageType),
+  );
+
+  app.get(
+    '/api/key-chain/providers',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'The key providers configured (KMS_PROVIDERS) and what each can do',
+        response: { 200: z.array(ProviderSchema) },
+      },
+    },
+    () => keyChains.providerList() as z.infer<typeof ProviderSchema>[],
   );
 
   app.post(

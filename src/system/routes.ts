@@ -9,6 +9,8 @@ export interface SystemInfo {
   auth: FrontendAuth;
   /** Resolves when the database answers, rejects otherwise. */
   checkDatabase(): Promise<void>;
+  /** Each key provider besides db: 'ok' when it can sign, else why it cannot. */
+  checkKeyProviders(): Promise<Record<string, string>>;
 }
 
 const Version = z.object({ name: z.string(), version: z.string(), apiVersion: z.string().describe('major.minor of the management API') });
@@ -67,16 +69,29 @@ export function systemRoutes(app: App, info: SystemInfo) {
   app.get(
     '/health/ready',
     {
-      schema: { tags, summary: 'Readiness: the database answers', response: { 200: Health, 503: Health } },
+      schema: {
+        tags,
+        summary: 'Readiness: the database answers and every key provider can sign (checks: database, keyProvider:<id>)',
+        response: { 200: Health, 503: Health },
+      },
     },
     async (request, reply) => {
-      try {
-        await info.checkDatabase();
-        return { status: 'ok' as const, checks: { database: 'ok' } };
-      } catch (err) {
-        request.log.warn({ err }, 'readiness check failed');
-        return reply.code(503).send({ status: 'unavailable' as const, checks: { database: 'unreachable' } });
-      }
+      const [database, providers] = await Promise.all([
+        info.checkDatabase().then(
+          () => 'ok',
+          (err: unknown) => {
+            request.log.warn({ err }, 'readiness check failed: the database');
+            return 'unreachable';
+          },
+        ),
+        info.checkKeyProviders(),
+      ]);
+      const checks: Record<string, string> = { database };
+      for (const [id, state] of Object.entries(providers)) checks[`keyProvider:${id}`] = state;
+      const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
+      if (failing.length === 0) return { status: 'ok' as const, checks };
+      request.log.warn({ checks }, 'readiness check failed');
+      return reply.code(503).send({ status: 'unavailable' as const, checks });
     },
   );
 }
