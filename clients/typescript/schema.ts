@@ -5765,6 +5765,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/session/{id}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The credentials a session issued, each with its status now
+         * @description One entry per credential with a status list entry (a configuration without statusManagement issues none), in the order they were issued. Empty for a presentation session. 404 for an unknown session or one of another tenant.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SessionCredentialStatus"][];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/session/{id}/events": {
         parameters: {
             query?: never;
@@ -9172,6 +9251,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the access token speaks for: client, tenant, roles
+         * @description A front end shows the sections and actions of these roles; every route still checks its own.
+         *
+         *     Any authenticated client.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WhoAmI"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -11983,6 +12121,32 @@ export interface components {
             /** @description endpoint notified about issuance status */
             webhookEndpointId?: string;
         };
+        SessionCredentialStatus: {
+            credentialConfigurationId: string;
+            /** @description the credential's entry in the status list */
+            index: number;
+            /**
+             * @description the value by name
+             * @enum {string}
+             */
+            state: "valid" | "revoked" | "suspended" | "other";
+            /** @description the value of the entry: 0 valid, 1 revoked, 2 suspended, others application-specific */
+            status: number;
+            statusListId: string;
+        };
+        SessionCredentialStatusInput: {
+            credentialConfigurationId: string;
+            /** @description the credential's entry in the status list */
+            index: number;
+            /**
+             * @description the value by name
+             * @enum {string}
+             */
+            state: "valid" | "revoked" | "suspended" | "other";
+            /** @description the value of the entry: 0 valid, 1 revoked, 2 suspended, others application-specific */
+            status: number;
+            statusListId: string;
+        };
         SessionInput: {
             /** @description true once retention removed the personal data (cleanupMode anonymize) */
             anonymized: boolean;
@@ -12731,6 +12895,24 @@ export interface components {
             tenantId: string;
             updatedAt: string;
             url: string;
+        };
+        WhoAmI: {
+            clientId: string;
+            /** @description when the access token expires */
+            expiresAt: string;
+            /** @description the roles the caller holds now (a changed client counts, not the token of its issue) */
+            roles: ("presentation:manage" | "presentation:request" | "issuance:manage" | "issuance:offer" | "clients:manage" | "users:manage" | "tenants:manage" | "registrar:manage")[];
+            /** @description null: a client of the service itself (tenants:manage) */
+            tenantId: string | null;
+        };
+        WhoAmIInput: {
+            clientId: string;
+            /** @description when the access token expires */
+            expiresAt: string;
+            /** @description the roles the caller holds now (a changed client counts, not the token of its issue) */
+            roles: ("presentation:manage" | "presentation:request" | "issuance:manage" | "issuance:offer" | "clients:manage" | "users:manage" | "tenants:manage" | "registrar:manage")[];
+            /** @description null: a client of the service itself (tenants:manage) */
+            tenantId: string | null;
         };
     };
     responses: never;

@@ -87,6 +87,16 @@ const RevokeBody = z.strictObject({
 });
 const RevokeResult = z.object({ sessionId: z.string(), status: z.number(), updatedEntries: z.number() });
 
+const SessionCredentialSchema = z
+  .object({
+    credentialConfigurationId: z.string(),
+    statusListId: z.string(),
+    index: z.number().describe("the credential's entry in the status list"),
+    status: z.number().describe('the value of the entry: 0 valid, 1 revoked, 2 suspended, others application-specific'),
+    state: z.enum(['valid', 'revoked', 'suspended', 'other']).describe('the value by name'),
+  })
+  .meta({ id: 'SessionCredentialStatus' });
+
 const CacheStatsSchema = z.object({ entries: z.number(), hits: z.number(), misses: z.number(), maxEntries: z.number() });
 
 export interface StatusListRouteDeps {
@@ -223,6 +233,22 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
       },
     },
     (request) => statusLists.changeSessionStatus(contextOf(request), tenantOf(request), request.body),
+  );
+
+  app.get(
+    '/api/session/:id/credentials',
+    {
+      config: { access: manage },
+      schema: {
+        tags: ['sessions', ...tags],
+        summary: 'The credentials a session issued, each with its status now',
+        description:
+          'One entry per credential with a status list entry (a configuration without statusManagement issues none), in the order they were issued. Empty for a presentation session. 404 for an unknown session or one of another tenant.',
+        params: z.object({ id: z.string() }),
+        response: { 200: z.array(SessionCredentialSchema) },
+      },
+    },
+    (request) => statusLists.sessionCredentials(tenantOf(request), request.params.id),
   );
 
   const stats = (tenantId: string) => ({
