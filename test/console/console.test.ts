@@ -77,7 +77,15 @@ async function noPageScroll(page: Page) {
   expect(pageWidth, 'page wider than the screen').toBeLessThanOrEqual(screen);
 }
 
+/** The JSON view of the body, one click from the form. */
+async function showJson(page: Page) {
+  const toggle = page.getByRole('button', { name: 'Edit as JSON' });
+  if (await toggle.isVisible()) await toggle.click();
+  await page.getByLabel('Body (JSON)').waitFor();
+}
+
 async function submitJson(page: Page, body: unknown, button: 'Create' | 'Save' = 'Create') {
+  await showJson(page);
   await page.getByLabel('Body (JSON)').fill(JSON.stringify(body, null, 2));
   await page.getByRole('button', { name: button, exact: true }).click();
 }
@@ -120,6 +128,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await logIn(page, 'root', svc.rootSecret);
   await page.getByRole('heading', { name: 'Tenants' }).waitFor();
   await noPageScroll(page);
+  await showJson(page);
   const template = JSON.parse(await page.getByLabel('Body (JSON)').inputValue());
   await submitJson(page, { ...template, id: tenantId, name: `Day ${suffix}` });
   const adminSecret = await takeSecret(page, `tenant-secret-${suffix}`);
@@ -274,7 +283,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     }
     await open(page, 'Key chains');
     await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
-    await expect.poll(() => page.getByLabel('Body (JSON)').inputValue()).toContain('privateJwk');
+    await expect.poll(() => page.getByLabel('Private key (JWK)').inputValue()).toContain('"d"');
     await createFromTemplate(page);
     await page.getByRole('cell', { name: 'imported', exact: true }).waitFor();
     await open(page, 'Users');
@@ -299,6 +308,52 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(errors).toEqual([]);
     await close();
   }, 120_000);
+
+  it('edits the main resources in forms checked against the API, shows its field errors on the field, JSON one click away', async () => {
+    const tenant = await svc.tenant('forms-ui');
+    const { page, errors, close } = await newPage();
+    await logIn(page, tenant.clientId, tenant.secret);
+    await open(page, 'Users');
+    await page.getByLabel('User name').fill('ada');
+    await page.getByLabel('Email').fill('not an address');
+    const roles = page.getByRole('group', { name: 'Roles' });
+    await roles.getByLabel('issuance:offer').uncheck();
+    await roles.getByLabel('presentation:request').check();
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    // The API's refusal of body.email lands on the Email field.
+    const email = page.getByLabel('Email');
+    await expect.poll(() => email.getAttribute('aria-invalid')).toBe('true');
+    const note = page.locator(`#${await email.getAttribute('aria-describedby')}`);
+    expect(await note.textContent()).toMatch(/email/i);
+    await shot(page, 'form-field-error');
+    // The same body as JSON, one click away; and back.
+    await showJson(page);
+    expect(JSON.parse(await page.getByLabel('Body (JSON)').inputValue())).toMatchObject({
+      username: 'ada',
+      email: 'not an address',
+      roles: ['presentation:request'],
+    });
+    await page.getByRole('button', { name: 'Edit as form' }).click();
+    await page.getByLabel('Email').fill('ada@example.com');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Created' }).waitFor();
+    await takeSecret(page);
+    const users = await svc.call('GET', '/api/user', { token: tenant.token });
+    expect(users.body.find((u: { username: string }) => u.username === 'ada')).toMatchObject({
+      email: 'ada@example.com',
+      roles: ['presentation:request'],
+    });
+
+    // A change, through the form of the change: the key chain's description.
+    await open(page, 'Key chains');
+    await page.getByRole('button', { name: 'Edit default-attestation' }).click();
+    await page.getByLabel('Description').fill('signs the PID');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved default-attestation' }).waitFor();
+    expect((await svc.call('GET', '/api/key-chain/default-attestation', { token: tenant.token })).body.description).toBe('signs the PID');
+    expect(errors).toEqual([]);
+    await close();
+  }, 60_000);
 
   it('shows only the sections and actions the roles of the signed-in client open', async () => {
     const admin = await svc.tenant('roles');
@@ -333,6 +388,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
 
     // Fields: the form and the JSON edit the same body; the API's refusal lands on the field's row.
     await open(page, 'Credential configurations');
+    await showJson(page);
     const json = page.getByLabel('Body (JSON)');
     const body = async () => JSON.parse(await json.inputValue());
     await page.getByRole('button', { name: 'Add field' }).click();
@@ -365,6 +421,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
 
     // DCQL: checked while typed, before anything is sent.
     await open(page, 'Presentation configurations');
+    await showJson(page);
     await page.getByTestId('dcql-check').filter({ hasText: 'DCQL query valid: 1 credential' }).waitFor();
     const draft = await body();
     draft.dcql_query.credentials[0].format = 'pdf';
@@ -386,6 +443,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await shot(page, 'key-chains');
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
+    await showJson(page);
     await expect.poll(() => json.inputValue()).toContain('privateJwk');
     await json.fill(JSON.stringify({ id: 'imported', usageType: 'access', privateJwk: await exportJWK(privateKey) }));
     await page.getByRole('button', { name: 'Create', exact: true }).click();

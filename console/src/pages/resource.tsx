@@ -17,6 +17,8 @@ import {
   useConfirm,
   usePaged,
 } from '../components.js';
+import type { FormField } from '../forms.js';
+import { BodyForm, isOn } from './body-form.js';
 
 export interface ResourceAction<Row> {
   label: string;
@@ -31,6 +33,7 @@ export interface ResourceAction<Row> {
 
 export interface CreateVariant {
   label: string;
+  form?: FormField[];
   template: () => Promise<unknown> | unknown;
   create: (body: unknown) => Promise<Result<unknown>>;
 }
@@ -43,6 +46,9 @@ export interface ResourceDefinition<Row> {
   /** How an item is named on the page (its id). */
   name: (row: Row) => string;
   columns: Column<Row>[];
+  /** The form of a new one's body, and of a change (absent: JSON only). */
+  form?: FormField[];
+  editForm?: FormField[];
   /** The body the create editor starts with: valid as it stands (a browser test submits each unedited). */
   template: () => Promise<unknown> | unknown;
   create: (body: unknown) => Promise<Result<unknown>>;
@@ -73,6 +79,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   const [notice, setNotice] = useState<string>();
   const [result, setResult] = useState<{ title: string; data: unknown }>();
   const [secret, setSecret] = useState<OneTimeSecret>();
+  const [asJson, setAsJson] = useState(false);
   const { confirm, dialog } = useConfirm();
   const { shown, pager } = usePaged(rows);
   const may = (roles: Role[]) => holds(session(), roles);
@@ -141,6 +148,12 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   };
 
   const canChange = may(definition.roles);
+  const form = selected !== undefined ? definition.editForm : (variant ?? definition).form;
+  // The problem box repeats only what no field of the form shows.
+  const unplaced =
+    problem && form && !asJson
+      ? { ...problem, fields: problem.fields.filter((f) => !form.some((field) => isOn(f.field, field.path))) }
+      : problem;
   const actions = (definition.actions ?? []).filter((a) => may(a.roles ?? definition.roles));
   const columns: Column<Row>[] = [...definition.columns];
   if (canChange && (definition.update || definition.remove || actions.length > 0)) {
@@ -214,11 +227,22 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
                 </select>
               </label>
             )}
+            {form && (
+              <div class="row">
+                <button type="button" class="secondary" aria-pressed={asJson} onClick={() => setAsJson(!asJson)}>
+                  {asJson ? 'Edit as form' : 'Edit as JSON'}
+                </button>
+              </div>
+            )}
             <div class={definition.aside ? 'editor-pair' : undefined}>
-              <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} />
+              {form && !asJson ? (
+                <BodyForm fields={form} body={body} onBody={setBody} problem={problem} />
+              ) : (
+                <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} />
+              )}
               {definition.aside?.({ body, onBody: setBody, problem })}
             </div>
-            <ProblemView problem={problem} />
+            <ProblemView problem={unplaced} />
             <div class="row">
               <button type="submit">{selected !== undefined ? 'Save' : 'Create'}</button>
               {selected !== undefined && (

@@ -4,6 +4,7 @@
 import { api, asBody, type ListItem, type Role, result, session } from '../api.js';
 import { summarizeChain } from '../certificates.js';
 import { formatDate } from '../components.js';
+import { FORMS } from '../forms.js';
 import { DcqlCheck } from './dcql-check.js';
 import { FieldsForm } from './fields-form.js';
 import type { ResourceDefinition } from './resource.js';
@@ -28,6 +29,8 @@ export const tenants: ResourceDefinition<ListItem<'/api/tenant'>> = {
   name: (t) => t.id,
   columns: [idColumn, { title: 'Name', cell: (t) => t.name }, { title: 'Status', cell: (t) => t.status }, created],
   template: () => ({ id: 'acme', name: 'Acme', roles: TENANT_ADMIN_ROLES }),
+  form: FORMS.tenantCreate.fields,
+  editForm: FORMS.tenantUpdate.fields,
   create: (body) => result(api.POST('/api/tenant', { body: asBody('/api/tenant', 'post', body) })),
   update: (t, body) => result(api.PATCH('/api/tenant/{id}', { ...byId(t), body: asBody('/api/tenant/{id}', 'patch', body) })),
   editable: ({ name, description, sessionConfig, statusListConfig }) => ({ name, description, sessionConfig, statusListConfig }),
@@ -51,6 +54,8 @@ const clientBase = {
     { title: 'Roles', cell: (c: Client) => c.roles.join(', ') },
   ],
   create: (body: unknown) => result(api.POST('/api/client', { body: asBody('/api/client', 'post', body) })),
+  form: FORMS.clientCreate.fields,
+  editForm: FORMS.clientUpdate.fields,
   update: (c: Client, body: unknown) =>
     result(api.PATCH('/api/client/{id}', { params: { path: { id: c.clientId } }, body: asBody('/api/client/{id}', 'patch', body) })),
   editable: ({ roles, description, allowedPresentationConfigs, allowedIssuanceConfigs }: Client) => ({
@@ -97,6 +102,8 @@ export const users: ResourceDefinition<User> = {
     { title: 'Enabled', cell: (u) => (u.enabled ? 'yes' : 'no') },
   ],
   template: () => ({ username: 'operator', roles: ['issuance:offer'], email: 'operator@example.com', enabled: true }),
+  form: FORMS.userCreate.fields,
+  editForm: FORMS.userUpdate.fields,
   create: (body) => result(api.POST('/api/user', { body: asBody('/api/user', 'post', body) })),
   update: (u, body) => result(api.PATCH('/api/user/{id}', { ...byId(u), body: asBody('/api/user/{id}', 'patch', body) })),
   editable: ({ roles, email, enabled }) => ({ roles, email, enabled }),
@@ -131,10 +138,13 @@ export const keyChains: ResourceDefinition<KeyChain> = {
     { title: 'Rotated', cell: (k) => formatDate(k.lastRotatedAt) },
   ],
   template: () => ({ id: 'signer', usageType: 'attestation', type: 'internalChain' }),
+  form: FORMS.keyChainCreate.fields,
+  editForm: FORMS.keyChainUpdate.fields,
   create: (body) => result(api.POST('/api/key-chain', { body: asBody('/api/key-chain', 'post', body) })),
   createVariants: [
     {
       label: 'Import a key',
+      form: FORMS.keyChainImport.fields,
       template: async () => ({ id: 'imported', usageType: 'attestation', privateJwk: await freshPrivateJwk() }),
       create: (body) => result(api.POST('/api/key-chain/import', { body: asBody('/api/key-chain/import', 'post', body) })),
     },
@@ -218,6 +228,8 @@ export const credentialConfigs: ResourceDefinition<CredentialConfig> = {
     ],
   }),
   create: (body) => result(api.POST('/api/issuer/credentials', { body: asBody('/api/issuer/credentials', 'post', body) })),
+  form: FORMS.credentialConfig.fields,
+  editForm: FORMS.credentialConfigUpdate.fields,
   update: (c, body) =>
     result(api.PATCH('/api/issuer/credentials/{id}', { ...byId(c), body: asBody('/api/issuer/credentials/{id}', 'patch', body) })),
   editable: ({ id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...rest }) => rest,
@@ -241,6 +253,8 @@ export const attributeProviders: ResourceDefinition<Endpoint> = {
   name: (p) => p.id,
   columns: endpointColumns,
   template: () => endpointTemplate,
+  form: FORMS.httpEndpoint.fields,
+  editForm: FORMS.httpEndpointUpdate.fields,
   create: (body) => result(api.POST('/api/issuer/attribute-providers', { body: asBody('/api/issuer/attribute-providers', 'post', body) })),
   update: (p, body) =>
     result(
@@ -260,6 +274,8 @@ export const webhookEndpoints: ResourceDefinition<Endpoint> = {
   name: (p) => p.id,
   columns: endpointColumns,
   template: () => ({ ...endpointTemplate, id: 'hooks', name: 'Hooks', url: 'https://hooks.example.com/svc' }),
+  form: FORMS.webhookEndpoint.fields,
+  editForm: FORMS.webhookEndpointUpdate.fields,
   create: (body) => result(api.POST('/api/issuer/webhook-endpoints', { body: asBody('/api/issuer/webhook-endpoints', 'post', body) })),
   update: (p, body) =>
     result(
@@ -291,6 +307,8 @@ export const presentationConfigs: ResourceDefinition<PresentationConfig> = {
     },
   }),
   create: (body) => result(api.POST('/api/verifier/config', { body: asBody('/api/verifier/config', 'post', body) })),
+  form: FORMS.presentationConfig.fields,
+  editForm: FORMS.presentationConfigUpdate.fields,
   update: (p, body) =>
     result(api.PATCH('/api/verifier/config/{id}', { ...byId(p), body: asBody('/api/verifier/config/{id}', 'patch', body) })),
   editable: ({ id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...rest }) => rest,
@@ -319,6 +337,8 @@ export const statusLists: ResourceDefinition<StatusList> = {
     { title: 'URI', cell: (l) => <a href={l.uri}>token</a> },
   ],
   template: () => ({ bits: 1 }),
+  form: FORMS.statusList.fields,
+  editForm: FORMS.statusListUpdate.fields,
   create: (body) => result(api.POST('/api/status-lists', { body: asBody('/api/status-lists', 'post', body) })),
   update: (l, body) =>
     result(api.PATCH('/api/status-lists/{listId}', { ...byListId(l), body: asBody('/api/status-lists/{listId}', 'patch', body) })),
@@ -345,6 +365,8 @@ export const trustLists: ResourceDefinition<TrustList> = {
     ],
   }),
   create: (body) => result(api.POST('/api/trust-list', { body: asBody('/api/trust-list', 'post', body) })),
+  form: FORMS.trustList.fields,
+  editForm: FORMS.trustListUpdate.fields,
   update: (t, body) => result(api.PUT('/api/trust-list/{id}', { ...byId(t), body: asBody('/api/trust-list/{id}', 'put', body) })),
   editable: ({ description, data, entityConfig, keyChainId }) => ({ description, data, entities: entityConfig, keyChainId }),
   remove: (t) => result(api.DELETE('/api/trust-list/{id}', byId(t))),
