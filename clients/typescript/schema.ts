@@ -552,6 +552,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "clientId": "acme-offers",
+                     *       "roles": [
+                     *         "issuance:offer"
+                     *       ],
+                     *       "secret": "offers-secret-change-me-0123456789",
+                     *       "description": "the web shop: creates offers"
+                     *     }
+                     */
                     "application/json": {
                         allowedIssuanceConfigs?: string[] | null;
                         allowedPresentationConfigs?: string[] | null;
@@ -794,6 +804,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "roles": [
+                     *         "issuance:offer",
+                     *         "presentation:request"
+                     *       ],
+                     *       "description": "the web shop: offers and age checks"
+                     *     }
+                     */
                     "application/json": {
                         allowedIssuanceConfigs?: string[] | null;
                         allowedPresentationConfigs?: string[] | null;
@@ -1226,6 +1245,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "crm",
+                     *       "name": "CRM",
+                     *       "url": "https://crm.acme.example/claims",
+                     *       "auth": {
+                     *         "type": "none"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description how the service authenticates to the endpoint: nothing, or one request header */
                         auth: {
@@ -1462,6 +1491,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "CRM (production)",
+                     *       "description": "claims of the staff from the CRM"
+                     *     }
+                     */
                     "application/json": {
                         /** @description replaces the stored authentication as a whole */
                         auth?: {
@@ -1607,6 +1642,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "display": [
+                     *         {
+                     *           "name": "ACME",
+                     *           "locale": "en"
+                     *         }
+                     *       ],
+                     *       "batchSize": 1,
+                     *       "offerLifetimeSeconds": 3600
+                     *     }
+                     */
                     "application/json": components["schemas"]["IssuerSettingsInput"];
                 };
             };
@@ -2039,6 +2086,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "the PID of ACME staff",
+                     *       "lifeTime": 31536000
+                     *     }
+                     */
                     "application/json": {
                         /** @description an attribute provider of the tenant that supplies the claims */
                         attributeProviderId?: string | null;
@@ -2257,6 +2310,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "claims": {
+                     *         "given_name": "Erika",
+                     *         "family_name": "Mustermann"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         claims: {
                             [key: string]: unknown;
@@ -2649,6 +2710,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "crm",
+                     *       "name": "CRM",
+                     *       "url": "https://crm.acme.example/claims",
+                     *       "auth": {
+                     *         "type": "none"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description how the service authenticates to the endpoint: nothing, or one request header */
                         auth: {
@@ -2885,6 +2956,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "CRM (production)",
+                     *       "description": "claims of the staff from the CRM"
+                     *     }
+                     */
                     "application/json": {
                         /** @description replaces the stored authentication as a whole */
                         auth?: {
@@ -3235,6 +3312,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "signer",
+                     *       "usageType": "attestation",
+                     *       "type": "internalChain",
+                     *       "description": "signs the PID"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description default ES256
@@ -3482,6 +3567,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "signs the PID",
+                     *       "rotationEnabled": true,
+                     *       "rotationIntervalDays": 90,
+                     *       "certValidityDays": 365
+                     *     }
+                     */
                     "application/json": {
                         /** @description a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar */
                         certificate?: string;
@@ -3826,6 +3919,20 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "imported",
+                     *       "usageType": "access",
+                     *       "description": "an example key, known to everyone who reads this: import your own",
+                     *       "privateJwk": {
+                     *         "kty": "EC",
+                     *         "crv": "P-256",
+                     *         "x": "dIvNjPH_eG3dkhE5tIIcLrGw1ADfxDjbZqeK1EcmS4U",
+                     *         "y": "lGseV9ZnWdkdRQ2iRegpTckKeopcxDlGdfYIhclNeYw",
+                     *         "d": "MzGAP24g3qfZS8cg46Ahb-yq4pH1H-YG8VmEQ-4Xn0c"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description PEM, leaf first; a self-signed certificate is made when absent */
                         certificateChain?: string;
@@ -3931,6 +4038,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "grant_type": "client_credentials",
+                     *       "client_id": "acme-offers",
+                     *       "client_secret": "offers-secret-change-me-0123456789"
+                     *     }
+                     */
                     "application/json": {
                         client_id?: string;
                         client_secret?: string;
@@ -5514,6 +5628,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "ttlSeconds": 86400,
+                     *       "cleanupMode": "anonymize"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionStorageConfigInput"];
                 };
             };
@@ -6034,6 +6154,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionId": "3f1c2b9e-6a4d-4e8b-9c1f-2d7a5b8e0c41",
+                     *       "status": 1
+                     *     }
+                     */
                     "application/json": {
                         /** @description only the credentials of this configuration; absent: all of the session */
                         credentialConfigurationId?: string;
@@ -6165,6 +6291,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "bits": 2,
+                     *       "capacity": 10000
+                     *     }
+                     */
                     "application/json": components["schemas"]["StatusListConfigInput"];
                 };
             };
@@ -6336,6 +6468,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "bits": 2,
+                     *       "capacity": 10000
+                     *     }
+                     */
                     "application/json": {
                         /** @description default from the status list configuration */
                         bits?: 1 | 2 | 4 | 8;
@@ -6561,6 +6699,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigurationId": "pid"
+                     *     }
+                     */
                     "application/json": {
                         /** @description null makes the list shared */
                         credentialConfigurationId?: string | null;
@@ -6699,6 +6842,7 @@ export interface paths {
                      *       "name": "ACME",
                      *       "roles": [
                      *         "clients:manage",
+                     *         "users:manage",
                      *         "issuance:manage",
                      *         "issuance:offer",
                      *         "presentation:manage",
@@ -6951,6 +7095,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "Issues and checks the staff badges of ACME"
+                     *     }
+                     */
                     "application/json": {
                         description?: string | null;
                         name?: string;
@@ -7107,6 +7256,23 @@ export interface paths {
             /** @description Trust list input (create, update, export) */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "issuers",
+                     *       "description": "the issuers whose credentials the verifier accepts",
+                     *       "entities": [
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-attestation"
+                     *         },
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-statusList",
+                     *           "serviceType": "revocation"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description Extra ETSI TS 119 602 ListAndSchemeInformation fields merged over the generated ones (LoTEType, SchemeOperatorName, SchemeName, SchemeTerritory, ...). LoTEVersionIdentifier, LoTESequenceNumber, ListIssueDateTime and NextUpdate are set by the service. */
                         data?: {
@@ -7330,6 +7496,23 @@ export interface paths {
             /** @description Trust list input (create, update, export) */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "issuers",
+                     *       "description": "the issuers whose credentials the verifier accepts",
+                     *       "entities": [
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-attestation"
+                     *         },
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-statusList",
+                     *           "serviceType": "revocation"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description Extra ETSI TS 119 602 ListAndSchemeInformation fields merged over the generated ones (LoTEType, SchemeOperatorName, SchemeName, SchemeTerritory, ...). LoTEVersionIdentifier, LoTESequenceNumber, ListIssueDateTime and NextUpdate are set by the service. */
                         data?: {
@@ -7843,6 +8026,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "username": "operator",
+                     *       "roles": [
+                     *         "issuance:offer"
+                     *       ],
+                     *       "email": "operator@acme.example"
+                     *     }
+                     */
                     "application/json": {
                         email?: string | null;
                         /** @description default true */
@@ -8080,6 +8272,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "roles": [
+                     *         "issuance:offer",
+                     *         "presentation:request"
+                     *       ],
+                     *       "enabled": true
+                     *     }
+                     */
                     "application/json": {
                         email?: string | null;
                         /** @description default true */
@@ -8508,6 +8709,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "adults only: given name and the age check"
+                     *     }
+                     */
                     "application/json": {
                         /** @description an access key chain of the tenant that signs the requests; absent or null: the tenant's default access key chain */
                         accessKeyChainId?: string | null;
@@ -8720,6 +8926,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialIssuer": "https://issuer.example/issuers/acme"
+                     *     }
+                     */
                     "application/json": {
                         /** @description the credential issuer identifier: https (http outside production), without query or fragment */
                         credentialIssuer: string;
