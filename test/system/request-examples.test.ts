@@ -50,7 +50,9 @@ interface Step {
   params?: (world: World) => Record<string, string>;
   /** A value of the example that the service generates, taken from an earlier answer. */
   generated?: (example: Record<string, unknown>, world: World) => Record<string, unknown>;
-  after?: (answer: Record<string, unknown>, world: World) => Promise<void> | void;
+  after?: (answer: Record<string, unknown>, world: World) => Promise<void>;
+  /** An id the service generated, kept from the answer (its `field`) under the name `as`. */
+  remember?: { as: string; field: string };
 }
 
 const STEPS: Step[] = [
@@ -66,7 +68,7 @@ const STEPS: Step[] = [
   { operation: 'POST /api/client', as: 'admin' },
   { operation: 'PATCH /api/client/{id}', as: 'admin', params: () => ({ id: 'acme-offers' }) },
   { operation: 'POST /api/oauth2/token', as: 'none' },
-  { operation: 'POST /api/user', as: 'admin', after: (answer, world) => void (world.ids.user = answer.id as string) },
+  { operation: 'POST /api/user', as: 'admin', remember: { as: 'user', field: 'id' } },
   { operation: 'PATCH /api/user/{id}', as: 'admin', params: (world) => ({ id: world.ids.user as string }) },
   { operation: 'POST /api/key-chain', as: 'admin' },
   { operation: 'POST /api/key-chain/import', as: 'admin' },
@@ -84,9 +86,9 @@ const STEPS: Step[] = [
   { operation: 'PUT /api/issuer/config', as: 'admin' },
   { operation: 'PUT /api/session-config', as: 'admin' },
   { operation: 'PUT /api/status-list-config', as: 'admin' },
-  { operation: 'POST /api/status-lists', as: 'admin', after: (answer, world) => void (world.ids.list = answer.id as string) },
+  { operation: 'POST /api/status-lists', as: 'admin', remember: { as: 'list', field: 'id' } },
   { operation: 'PATCH /api/status-lists/{listId}', as: 'admin', params: (world) => ({ listId: world.ids.list as string }) },
-  { operation: 'POST /api/issuer/offer', as: 'admin', after: (answer, world) => void (world.ids.session = answer.session as string) },
+  { operation: 'POST /api/issuer/offer', as: 'admin', remember: { as: 'session', field: 'session' } },
   { operation: 'POST /api/verifier/offer', as: 'admin' },
   {
     operation: 'POST /api/session/revoke',
@@ -132,6 +134,7 @@ describe('request body examples', () => {
       expect(reply.status, `${step.operation}: ${reply.text}`).toBeGreaterThanOrEqual(200);
       expect(reply.status, `${step.operation}: ${reply.text}`).toBeLessThan(300);
       await step.after?.(reply.body, world);
+      if (step.remember) world.ids[step.remember.as] = reply.body[step.remember.field];
     }
   }, 60_000);
 });
