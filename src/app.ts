@@ -41,6 +41,7 @@ import { migrate } from './platform/db/migrate.js';
 import { InProcessBus } from './platform/events/bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
+import { keepBodyExample } from './platform/http/examples.js';
 import { explorerRoutes } from './platform/http/explorer.js';
 import { installInputGuards } from './platform/http/input-guards.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
@@ -432,7 +433,7 @@ async function documentAndProtect(app: App, access: Parameters<typeof installAcc
       tags: TAGS,
       components: { securitySchemes: SECURITY_SCHEMES },
     },
-    transform: jsonSchemaTransform,
+    transform: (input) => keepBodyExample(jsonSchemaTransform(input)),
     transformObject: (input) => documentProblems(jsonSchemaTransformObject(input)),
   });
   explorerRoutes(app);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SIGNING_ALGORITHMS } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { USAGE_TYPES } from './model.js';
 import type { KeyChainService } from './service.js';
@@ -137,7 +138,12 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
     '/api/key-chain',
     {
       config: { access },
-      schema: { tags, summary: 'Create a key and its certificate(s)', body: CreateBody, response: { 201: KeyChainSchema } },
+      schema: {
+        tags,
+        summary: 'Create a key and its certificate(s)',
+        body: withExample(CreateBody, { id: 'signer', usageType: 'attestation', type: 'internalChain', description: 'signs the PID' }),
+        response: { 201: KeyChainSchema },
+      },
     },
     async (request, reply) => reply.code(201).send(await keyChains.create(contextOf(request), tenantOf(request), request.body)),
   );
@@ -149,7 +155,18 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Import a private key with an optional certificate chain',
-        body: ImportBody,
+        body: withExample(ImportBody, {
+          id: 'imported',
+          usageType: 'access',
+          description: 'an example key, known to everyone who reads this: import your own',
+          privateJwk: {
+            kty: 'EC',
+            crv: 'P-256',
+            x: 'dIvNjPH_eG3dkhE5tIIcLrGw1ADfxDjbZqeK1EcmS4U',
+            y: 'lGseV9ZnWdkdRQ2iRegpTckKeopcxDlGdfYIhclNeYw',
+            d: 'MzGAP24g3qfZS8cg46Ahb-yq4pH1H-YG8VmEQ-4Xn0c',
+          },
+        }),
         response: { 201: KeyChainSchema },
       },
     },
@@ -173,7 +190,12 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
         tags,
         summary: 'Change settings, make default, or replace the certificate of the same key',
         params: Params,
-        body: UpdateBody,
+        body: withExample(UpdateBody, {
+          description: 'signs the PID',
+          rotationEnabled: true,
+          rotationIntervalDays: 90,
+          certValidityDays: 365,
+        }),
         response: { 200: KeyChainSchema },
       },
     },

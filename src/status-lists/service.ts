@@ -11,10 +11,21 @@ import { type Executor, fromBool, inTransaction, nowIso, toBool } from '../platf
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { StatusListConfig } from '../tenants/schemas.js';
-import { byteLength, IndexPermutation, maxStatus, newPermutationKey, type StatusBits, setStatus } from './bitset.js';
+import { byteLength, getStatus, IndexPermutation, maxStatus, newPermutationKey, type StatusBits, setStatus } from './bitset.js';
 import { type CachedStatusToken, type Caches, tenantKey } from './cache.js';
 import * as store from './store.js';
 import { signStatusList } from './token.js';
+
+/** The Token Status List's registered values (draft-ietf-oauth-status-list), by name. */
+const STATUS_NAMES: Record<number, SessionCredentialStatus['state']> = { 0: 'valid', 1: 'revoked', 2: 'suspended' };
+
+export interface SessionCredentialStatus {
+  credentialConfigurationId: string;
+  statusListId: string;
+  index: number;
+  status: number;
+  state: 'valid' | 'revoked' | 'suspended' | 'other';
+}
 
 export interface StatusListDefaults {
   capacity: number;
@@ -411,6 +422,32 @@ export class StatusListService {
       },
     });
     return { sessionId: input.sessionId, status: input.status, updatedEntries: updated };
+  }
+
+  /**
+   * GET /api/session/{id}/credentials: each credential the session issued with its entry's status now
+   * (0 valid, 1 revoked, 2 suspended, other values as the list holds them), read from the stored bitsets.
+   */
+  async sessionCredentials(tenantId: string, sessionId: string): Promise<SessionCredentialStatus[]> {
+    const scoped = this.scoped(tenantId);
+    if (!(await this.deps.sessionExists(tenantId, sessionId))) throw notFound('session', sessionId);
+    const entries = await store.entriesOfSessionWithConfiguration(scoped, sessionId);
+    const lists = new Map<string, store.StatusListRow | undefined>();
+    for (const listId of new Set(entries.map((e) => e.list_id))) lists.set(listId, await store.findList(scoped, listId));
+    return entries.flatMap((entry) => {
+      const list = lists.get(entry.list_id);
+      if (!list) return [];
+      const value = getStatus(new Uint8Array(list.bitset), list.bits, entry.idx);
+      return [
+        {
+          credentialConfigurationId: entry.credential_configuration_id,
+          statusListId: entry.list_id,
+          index: entry.idx,
+          status: value,
+          state: STATUS_NAMES[value] ?? 'other',
+        },
+      ];
+    });
   }
 
   /**

@@ -118,6 +118,18 @@ export function entriesOfSession(db: TenantDb, sessionId: string, configurationI
   return query.execute();
 }
 
+/** Every entry of a session, with the configuration of its credential, in the order they were handed out. */
+export function entriesOfSessionWithConfiguration(db: TenantDb, sessionId: string) {
+  return db
+    .selectFrom('status_entries')
+    .select(['list_id', 'idx', 'credential_configuration_id'])
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at')
+    .orderBy('list_id')
+    .orderBy('idx')
+    .execute();
+}
+
 /** Writes a changed bitset if nobody else changed it since `version` was read; false otherwise. */
 export async function writeBitset(db: TenantDb, id: string, version: number, bitset: Uint8Array, now: string): Promise<boolean> {
   const result = await db

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { RoleSchema } from '../platform/auth/roles.js';
+import { contextOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
 
 export interface SystemInfo {
@@ -32,6 +34,14 @@ const FrontendConfig = z.object({
   observability: z.object({ enabled: z.boolean(), url: z.string().optional() }).describe('where a front end sends telemetry'),
   auth: FrontendAuthSchema,
 });
+const WhoAmI = z
+  .object({
+    clientId: z.string(),
+    tenantId: z.string().nullable().describe('null: a client of the service itself (tenants:manage)'),
+    roles: z.array(RoleSchema).describe('the roles the caller holds now (a changed client counts, not the token of its issue)'),
+    expiresAt: z.string().describe('when the access token expires'),
+  })
+  .meta({ id: 'WhoAmI' });
 const Health = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()).optional() });
 
 export function systemRoutes(app: App, info: SystemInfo) {
@@ -43,6 +53,29 @@ export function systemRoutes(app: App, info: SystemInfo) {
       schema: { tags, summary: 'Service version', response: { 200: Version } },
     },
     () => ({ name: info.name, version: info.version, apiVersion: '5.0' }),
+  );
+
+  app.get(
+    '/api/whoami',
+    {
+      config: { access: { roles: [] } },
+      schema: {
+        tags,
+        summary: 'Who the access token speaks for: client, tenant, roles',
+        description: 'A front end shows the sections and actions of these roles; every route still checks its own.',
+        response: { 200: WhoAmI },
+      },
+    },
+    (request) => {
+      const { principal } = contextOf(request);
+      const expiresAt = request.grant?.expiresAt;
+      return {
+        clientId: principal.clientId,
+        tenantId: principal.tenantId,
+        roles: principal.roles,
+        expiresAt: new Date(expiresAt ?? Date.now()).toISOString(),
+      };
+    },
   );
 
   app.get(
