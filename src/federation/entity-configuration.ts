@@ -23,6 +23,19 @@ export interface EntityConfigurationInput {
   authorizationServerMetadata?: Record<string, unknown>;
 }
 
+/**
+ * client_registration_types_supported, in the entity configuration's openid_credential_issuer
+ * metadata only. OpenID Federation 1.0 defines it for openid_provider metadata (section 5.1.3,
+ * RECOMMENDED there), not for a credential issuer; but @openid-federation/core (0.2.1), which outside
+ * checks may resolve svc with, refuses an openid_credential_issuer without it, and a parameter unknown
+ * to OpenID4VCI is ignored by those who do not know it. Its values name the federation registration
+ * methods of section 12: "automatic" (a client's entity identifier as client_id, its metadata resolved
+ * from its trust chain) and "explicit" (a client posting its entity configuration to a
+ * federation_registration_endpoint, which must then be published). svc's authorization server does
+ * neither (its clients are registered through the management API), so the list is empty.
+ */
+export const CLIENT_REGISTRATION_TYPES_SUPPORTED: ('automatic' | 'explicit')[] = [];
+
 export const entityIdOf = (credentialIssuer: string, federation: FederationSettings) => federation.entityId ?? credentialIssuer;
 
 export function entityConfigurationClaims(input: EntityConfigurationInput, now = Math.floor(Date.now() / 1000)) {
@@ -36,7 +49,11 @@ export function entityConfigurationClaims(input: EntityConfigurationInput, now =
     // Section 3.1: a leaf names its superiors; an empty list is not allowed, so none is left out.
     ...(input.federation.authorityHints.length > 0 && { authority_hints: input.federation.authorityHints }),
     metadata: {
-      openid_credential_issuer: { ...input.issuerMetadata, jwks: input.credentialJwks },
+      openid_credential_issuer: {
+        ...input.issuerMetadata,
+        client_registration_types_supported: CLIENT_REGISTRATION_TYPES_SUPPORTED,
+        jwks: input.credentialJwks,
+      },
       ...(input.authorizationServerMetadata && { oauth_authorization_server: input.authorizationServerMetadata }),
     },
   };

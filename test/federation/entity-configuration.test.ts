@@ -95,6 +95,12 @@ describe('the entity configuration', () => {
     expect(metadata.jwks.keys.map((k: JWK) => k.kid).sort()).toEqual([attestation.kid, statusList.kid].sort());
     expect(claims.jwks.keys.map((k: JWK) => k.kid)).not.toContain(attestation.kid);
     expect(claims.metadata.oauth_authorization_server.issuer).toBe(issuer);
+    // No federation client registration (automatic or explicit, OpenID Federation 1.0 section 12), said
+    // in the entity configuration only, where resolvers such as @openid-federation/core require it.
+    expect(metadata.client_registration_types_supported).toEqual([]);
+    const plain = await svc.call('GET', '/.well-known/openid-credential-issuer/issuers/acme');
+    expect(plain.body.credential_issuer).toBe(issuer);
+    expect(plain.body.client_registration_types_supported).toBeUndefined();
   });
 
   it('names another entity id when the settings give one, and no authorization server when the built-in one is off', async () => {

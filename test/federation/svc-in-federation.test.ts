@@ -1,11 +1,10 @@
 // svc as a leaf of a federation: an intermediate on loopback issues a subordinate statement about
-// svc's issuer, a trust anchor above it. A resolver written here, independent of svc's (jose's JWT
-// verification and key sets, not svc's node:crypto JWS code), walks svc's entity configuration up to
-// the anchor; and a credential svc issues with federation trust is verified by svc through that chain.
-// (@openid-federation/core 0.2.1 was tried first: it refuses any openid_credential_issuer metadata
-// without client_registration_types_supported, a parameter OpenID Federation 1.0 defines for
-// openid_provider metadata only, so it cannot resolve a credential issuer that follows the spec.)
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWK, type JWTPayload, jwtVerify } from 'jose';
+// svc's issuer, a trust anchor above it. @openid-federation/core, a resolver independent of svc's (its
+// signatures checked here with jose, not svc's node:crypto JWS code), resolves svc's entity
+// configuration to the anchor as an outside check would; and a credential svc issues with federation
+// trust is verified by svc through that chain.
+import { resolveTrustChains, type VerifyCallback } from '@openid-federation/core';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFederation, type TestEntity, type TestFederation } from '../support/federation.js';
 import { PID, PID_ADULT_QUERY } from '../support/fixtures.js';
@@ -21,47 +20,25 @@ let unrelated: TestEntity;
 let issuerToken: string;
 let issuerId: string;
 
-type Statement = JWTPayload & { jwks: { keys: JWK[] }; authority_hints?: string[]; metadata?: Record<string, any> };
+const ENTITY_STATEMENT = { typ: 'entity-statement+jwt' };
 
-/** A statement verified with `jwks` (typ entity-statement+jwt, exp in the future), by jose. */
-async function verified(jwt: string, jwks: { keys: JWK[] }): Promise<Statement> {
-  const { payload } = await jwtVerify(jwt, createLocalJWKSet(jwks), {
-    typ: 'entity-statement+jwt',
-    requiredClaims: ['iss', 'sub', 'iat', 'exp'],
-  });
-  return payload as Statement;
-}
+/** [iss, sub, kid] of every statement whose signature the resolver had checked here. */
+let verifiedWithJose: [unknown, unknown, unknown][] = [];
 
-async function read(url: string) {
-  const reply = await fetch(url);
-  expect(reply.headers.get('content-type'), url).toContain('application/entity-statement+jwt');
-  return reply.text();
-}
-
-/**
- * A minimal bottom-up resolution (OpenID Federation 1.0 section 10): each entity configuration is
- * self-signed, each superior's subordinate statement is signed by the superior and vouches for the
- * keys that sign the subordinate's configuration, until an entity among `anchors`. Undefined when no
- * path of authority_hints reaches one.
- */
-async function independentlyResolve(entityId: string, anchors: string[], depth = 0): Promise<Statement[] | undefined> {
-  const configurationJwt = await read(`${entityId}/.well-known/openid-federation`);
-  const configuration = await verified(configurationJwt, (decodeJwt(configurationJwt) as Statement).jwks);
-  expect([configuration.iss, configuration.sub]).toEqual([entityId, entityId]);
-  if (anchors.includes(entityId)) return [configuration];
-  if (depth > 4) return undefined;
-  for (const superiorId of configuration.authority_hints ?? []) {
-    const superiorJwt = await read(`${superiorId}/.well-known/openid-federation`);
-    const superior = await verified(superiorJwt, (decodeJwt(superiorJwt) as Statement).jwks);
-    const fetchEndpoint = superior.metadata?.federation_entity?.federation_fetch_endpoint as string;
-    const statement = await verified(await read(`${fetchEndpoint}?sub=${encodeURIComponent(entityId)}`), superior.jwks);
-    expect([statement.iss, statement.sub]).toEqual([superiorId, entityId]);
-    await verified(configurationJwt, statement.jwks); // the superior vouches for the keys that sign the configuration
-    const above = await independentlyResolve(superiorId, anchors, depth + 1);
-    // `above` starts with the superior's configuration, which stays only when the superior is the anchor.
-    if (above) return [configuration, statement, ...(above.length === 1 ? above : above.slice(1))];
+/** The resolver's signature check, by jose, with the key it picked (the statement's own or its superior's). */
+const verifyWithJose: VerifyCallback = async ({ jwt, jwk, claims }) => {
+  try {
+    await jwtVerify(jwt, createLocalJWKSet({ keys: [jwk as JWK] }), ENTITY_STATEMENT);
+  } catch {
+    return false;
   }
-  return undefined;
+  verifiedWithJose.push([claims.iss, claims.sub, jwk.kid]);
+  return true;
+};
+
+function resolveSvc(trustAnchorEntityIds: string[]) {
+  verifiedWithJose = [];
+  return resolveTrustChains({ entityId: issuerId, trustAnchorEntityIds, verifyJwtCallback: verifyWithJose });
 }
 
 beforeAll(async () => {
@@ -94,23 +71,44 @@ afterAll(async () => {
   await fed?.stop();
 });
 
-describe("svc's entity configuration, resolved by an independent resolver", () => {
+describe("svc's entity configuration, resolved by @openid-federation/core", () => {
   it('resolves to the trust anchor through the intermediate, with the credential keys in the leaf metadata', async () => {
-    const chain = await independentlyResolve(issuerId, [anchor.id]);
-    expect(chain?.map((statement) => [statement.iss, statement.sub])).toEqual([
-      [issuerId, issuerId],
+    const chains = await resolveSvc([anchor.id]);
+    expect(chains).toHaveLength(1);
+    const [trust] = chains;
+    // The library's chain: the subordinate statements upward, then the anchor's configuration. It does
+    // not itself compare each statement's iss with the next one's sub (OpenID Federation 1.0 section
+    // 10.2), nor check that a superior vouches for the keys that sign its subordinate's configuration:
+    // both are checked here.
+    expect(trust?.chain.map((statement) => [statement.iss, statement.sub])).toEqual([
       [intermediate.id, issuerId],
       [anchor.id, intermediate.id],
       [anchor.id, anchor.id],
     ]);
-    const metadata = chain?.[0]?.metadata?.openid_credential_issuer as { credential_issuer: string; jwks: { keys: JWK[] } };
-    expect(metadata.credential_issuer).toBe(issuerId);
+    expect(trust?.trustAnchorEntityConfiguration.sub).toBe(anchor.id);
+    // svc's configuration was checked against svc's federation key, the intermediate's statement against the intermediate's.
+    const federationKey = (await svc.call('GET', '/api/key-chain/default-federation', { token: issuerToken })).body.activeJwk;
+    expect(verifiedWithJose).toEqual(
+      expect.arrayContaining([
+        [issuerId, issuerId, federationKey.kid],
+        [intermediate.id, issuerId, intermediate.key.publicJwk.kid],
+      ]),
+    );
+    const configuration = await (await fetch(`${issuerId}/.well-known/openid-federation`)).text();
+    await jwtVerify(configuration, createLocalJWKSet(trust?.chain[0]?.jwks as { keys: JWK[] }), ENTITY_STATEMENT);
+
+    const metadata = trust?.resolvedLeafMetadata?.openid_credential_issuer;
+    expect(metadata).toMatchObject({ credential_issuer: issuerId, client_registration_types_supported: [] });
     const attestation = (await svc.call('GET', '/api/key-chain/default-attestation', { token: issuerToken })).body.activeJwk;
-    expect(metadata.jwks.keys.map((key) => key.kid)).toContain(attestation.kid);
+    expect(metadata?.jwks?.keys.map((key) => key.kid)).toContain(attestation.kid);
+    // The built-in authorization server's metadata passed the library's validation too.
+    expect(Object.keys(trust?.resolvedLeafMetadata ?? {})).toEqual(expect.arrayContaining(['oauth_authorization_server']));
   });
 
   it('does not resolve to an anchor svc is not below', async () => {
-    expect(await independentlyResolve(issuerId, [unrelated.id])).toBeUndefined();
+    expect(await resolveSvc([unrelated.id])).toEqual([]);
+    const besideTheAnchor = await resolveSvc([unrelated.id, anchor.id]);
+    expect(besideTheAnchor.map((trust) => trust.trustAnchorEntityConfiguration.sub)).toEqual([anchor.id]);
   });
 });
 
