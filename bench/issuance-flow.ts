@@ -15,11 +15,26 @@ export interface IssuanceFlow {
   run(): Promise<void>;
   /** Milliseconds per request step since the last reset. */
   latencies: Record<string, number[]>;
+  /** Runs one flow alone, reading the service's database counter around each request: round trips per step. */
+  roundTripsPerStep(): Promise<Record<string, number>>;
 }
 
 export type FlowKind = 'pre-authorized' | 'authorization code';
 
-export async function prepareIssuance(service: BenchService, tenantId = 'bench', kind: FlowKind = 'pre-authorized'): Promise<IssuanceFlow> {
+const tenantClients = new Map<string, { clientId: string; secret: string }>();
+
+/** The tenant with its PID configuration (each credential in a status list); its admin's token. */
+interface FlowOptions {
+  /** false: the tenant exists already (set up through another instance of the same deployment). */
+  setUp?: boolean;
+  /**
+   * A key chain (the body of POST /api/key-chain) made the tenant's default attestation chain before
+   * the credential configuration, so that credentials are signed with it.
+   */
+  attestationKeyChain?: Record<string, unknown>;
+}
+
+async function setUpTenant(service: BenchService, tenantId: string, options: FlowOptions): Promise<string> {
   const tenant = await json(`${service.url}/api/tenant`, {
     method: 'POST',
     token: service.rootToken,
@@ -29,16 +44,51 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
     method: 'POST',
     body: JSON.stringify({ client_id: tenant.client.clientId, client_secret: tenant.client.secret }),
   });
+  if (options.attestationKeyChain) {
+    await json(`${service.url}/api/key-chain`, {
+      method: 'POST',
+      token: admin,
+      body: JSON.stringify({ usageType: 'attestation', ...options.attestationKeyChain, default: true }),
+    });
+  }
   await json(`${service.url}/api/issuer/credentials`, {
     method: 'POST',
     token: admin,
     body: JSON.stringify({
       id: 'pid',
       config: { format: 'dc+sd-jwt', scope: 'pid' },
+      // Each credential takes an entry in a status list, as a PID does.
+      statusManagement: true,
       vct: 'urn:eudi:pid:1',
       fields: ['given_name', 'family_name', 'birthdate', 'nationality'].map((name) => ({ path: [name], type: 'string' })),
     }),
   });
+  tenantClients.set(tenantId, tenant.client);
+  return admin;
+}
+
+/** A management token of a tenant set up before, from any instance of the deployment. */
+async function tenantAdmin(service: BenchService, tenantId: string): Promise<string> {
+  const client = tenantClients.get(tenantId);
+  if (!client) throw new Error(`tenant ${tenantId} was not set up`);
+  const { access_token } = await json(`${service.url}/api/oauth2/token`, {
+    method: 'POST',
+    body: JSON.stringify({ client_id: client.clientId, client_secret: client.secret }),
+  });
+  return access_token;
+}
+
+/**
+ * Sets up the tenant through `service` and returns its flow (with `setUp: false`, `service` only serves
+ * the flow of a tenant set up before).
+ */
+export async function prepareIssuance(
+  service: BenchService,
+  tenantId = 'bench',
+  kind: FlowKind = 'pre-authorized',
+  options: FlowOptions = {},
+): Promise<IssuanceFlow> {
+  const admin = options.setUp === false ? await tenantAdmin(service, tenantId) : await setUpTenant(service, tenantId, options);
   const issuer = `${service.url}/issuers/${tenantId}`;
   // A wallet provider the issuer trusts, and this wallet's instance, attested by it.
   const provider = await walletProvider('Bench Wallets');
@@ -58,10 +108,13 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
       ? ['offer', 'offer fetch', 'metadata', 'token', 'nonce', 'credential', 'notification']
       : ['offer', 'offer fetch', 'metadata', 'par', 'authorize', 'token', 'nonce', 'credential', 'notification'];
   const latencies: Record<string, number[]> = Object.fromEntries(steps.map((step) => [step, []]));
+  let stepRoundTrips: Record<string, number> | undefined;
   const timed = async <T>(step: string, work: () => Promise<T>) => {
+    const counted = stepRoundTrips && (await service.roundTrips());
     const started = performance.now();
     const result = await work();
     latencies[step]?.push(performance.now() - started);
+    if (stepRoundTrips && counted !== undefined) stepRoundTrips[step] = (await service.roundTrips()) - counted;
     return result;
   };
   const dpop = (url: string, accessToken?: string) =>
@@ -170,5 +223,14 @@ export async function prepareIssuance(service: BenchService, tenantId = 'bench',
       }),
     );
   };
-  return { run, latencies };
+  const roundTripsPerStep = async () => {
+    stepRoundTrips = {};
+    try {
+      await run();
+      return stepRoundTrips;
+    } finally {
+      stepRoundTrips = undefined;
+    }
+  };
+  return { run, latencies, roundTripsPerStep };
 }

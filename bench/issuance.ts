@@ -1,11 +1,14 @@
 // Complete SD-JWT VC issuance flows per second, pre-authorized and by authorization code (with DPoP
-// and wallet attestation at PAR and the token endpoint), with 1 and 8 concurrent wallets: server CPU per flow and the median latency of each request.
+// and wallet attestation at PAR and the token endpoint), with 1 and 8 concurrent wallets: the service's
+// CPU, PostgreSQL's CPU and the database round trips per flow (costMeter), the round trips of each
+// request, and the median latency of each request.
 // Run: npx tsx bench/issuance.ts [flows per measurement, default 200]   (DB_TYPE=postgres for PostgreSQL)
 import { prepareIssuance } from './issuance-flow.js';
-import { median, startServiceProcess, throughput } from './support.js';
+import { costMeter, median, startServiceProcess, throughput } from './support.js';
 
 const flows = Number(process.argv[2] ?? 200);
 const service = await startServiceProcess(39_000 + Math.floor(Math.random() * 1000));
+const meter = costMeter([service]);
 
 try {
   console.log(`issuance benchmark: ${flows} SD-JWT VC flows per measurement, database ${process.env.DB_TYPE ?? 'sqlite'}`);
@@ -15,17 +18,19 @@ try {
   ] as const) {
     const flow = await prepareIssuance(service, tenantId, kind);
     await throughput(20, 2, flow.run); // warm-up
+    const perStep = Object.entries(await flow.roundTripsPerStep())
+      .map(([step, count]) => `${step} ${count}`)
+      .join(', ');
+    console.log(`${kind}: database round trips per request: ${perStep}`);
     for (const concurrency of [1, 8]) {
       for (const list of Object.values(flow.latencies)) list.length = 0;
-      const cpuBefore = service.cpuMs();
+      const before = await meter.sample();
       const rate = await throughput(flows, concurrency, flow.run);
-      const cpuPerFlow = (service.cpuMs() - cpuBefore) / flows;
+      const cost = meter.perFlow(before, await meter.sample(), flows);
       const steps = Object.entries(flow.latencies)
         .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
         .join(', ');
-      console.log(
-        `${kind}, ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, server CPU ${cpuPerFlow.toFixed(2)} ms/flow; median latency: ${steps}`,
-      );
+      console.log(`${kind}, ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, ${cost}; median latency: ${steps}`);
     }
   }
 } finally {

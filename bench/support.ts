@@ -3,13 +3,16 @@
 // helpers. BENCH_PROFILE=1 writes the service's CPU profile to /tmp/prof. BENCH_GC=<ms> runs a full
 // garbage collection in the service every <ms> milliseconds, so that a native finalizer that would
 // crash the process (a collected SQLite statement, say) runs during the benchmark, not hours later.
+// BENCH_NODE_FLAGS='--flag ...' adds node flags to `npm start`'s, to weigh one before adopting it.
+// costMeter() gives what a flow costs: the service's CPU, PostgreSQL's CPU and the database round trips.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { runtimeSettings } from '../scripts/build.mjs';
-import { freshDatabase } from '../test/support/database.js';
+import { freshDatabase, type TestDatabase } from '../test/support/database.js';
 
 export interface BenchService {
   url: string;
@@ -20,25 +23,48 @@ export interface BenchService {
   rssMiB(): number;
   /** CPU time (user + system) the service process has used so far, in milliseconds. */
   cpuMs(): number;
+  /** Statements the service has sent to its database so far (its own counter, from /metrics). */
+  roundTrips(): Promise<number>;
+  /** The database and secrets, to start a second instance on the same database (startServiceProcess's `shared`). */
+  shared: SharedSetup;
   stop(): Promise<void>;
 }
+
+/** What instances of one deployment share: the database, the master secret, the bootstrap client. */
+export interface SharedSetup {
+  database: TestDatabase;
+  masterSecret: string;
+  clientSecret: string;
+}
+
+const METRICS_TOKEN = randomBytes(24).toString('base64url');
 
 const root = new URL('..', import.meta.url).pathname;
 let built = false;
 
-export async function startServiceProcess(port: number): Promise<BenchService> {
+/** Starts an instance on a fresh database, or, given `shared`, a further instance of the deployment that made it. */
+export async function startServiceProcess(port: number, shared?: SharedSetup): Promise<BenchService> {
   if (!built) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
   built = true;
-  const database = await freshDatabase();
+  const setup: SharedSetup = shared ?? {
+    database: await freshDatabase(),
+    masterSecret: randomBytes(32).toString('base64url'),
+    clientSecret: randomBytes(24).toString('base64url'),
+  };
+  const { database, clientSecret: secret } = setup;
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const secret = randomBytes(24).toString('base64url');
   const url = `http://127.0.0.1:${port}`;
   const spawned = performance.now();
   // The runtime settings of `npm start` (package.json), as the build and the Dockerfile use them.
   const runtime = runtimeSettings();
   const child: ChildProcess = spawn(
     process.execPath,
-    [...runtime.nodeFlags, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), 'dist/main.js'],
+    [
+      ...runtime.nodeFlags,
+      ...flagsToTry(),
+      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
+      'dist/main.js',
+    ],
     {
       cwd: root,
       env: {
@@ -52,7 +78,8 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
         PUBLIC_URL: url,
         LOG_LEVEL: 'warn',
         NODE_ENV: 'production',
-        MASTER_SECRET: randomBytes(32).toString('base64url'),
+        MASTER_SECRET: setup.masterSecret,
+        METRICS_TOKEN,
         AUTH_CLIENT_ID: 'bench',
         AUTH_CLIENT_SECRET: secret,
         TOKEN_FAILED_ATTEMPTS_LIMIT: '100000',
@@ -85,6 +112,11 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
     startMs,
     rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024,
     cpuMs: () => processCpuMs(child.pid as number),
+    roundTrips: async () => {
+      const metrics = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+      return Number(/^svc_db_round_trips_total (\d+)/m.exec(metrics)?.[1]);
+    },
+    shared: setup,
     stop: async () => {
       // A service that died under load (a signal, a crash) fails the benchmark instead of going unnoticed.
       if (exit !== undefined) throw new Error(`the service stopped during the benchmark: ${exit}`);
@@ -92,7 +124,8 @@ export async function startServiceProcess(port: number): Promise<BenchService> {
       child.kill('SIGTERM');
       await exited;
       rmSync(dataDir, { recursive: true, force: true });
-      await database.drop();
+      // The first instance owns the database; a further one leaves it to it.
+      if (!shared) await database.drop();
     },
   };
 }
@@ -104,9 +137,85 @@ function withPeriodicGc(ms: number): string {
 }
 
 /** utime + stime of a process from /proc (fields 14 and 15, in clock ticks of 10 ms on Linux). */
+const flagsToTry = () => (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+
 function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** What the database side of a run cost, between two samples. */
+export interface CostSample {
+  serviceCpuMs: number;
+  postgresCpuMs: number;
+  roundTrips: number;
+  /** pg_stat_database xact_commit + xact_rollback of the service's database (PostgreSQL only). */
+  transactions: number;
+}
+
+/**
+ * Samples the cost of the services' work. PostgreSQL's CPU is that of the server processes serving
+ * the service's database (its backends, found in pg_stat_activity, read from /proc): the server's
+ * shared processes (checkpointer, WAL writer) and other databases on it are left out, so the figure
+ * is not swayed by anyone else using the server. A backend that exits keeps the CPU last seen of it.
+ */
+export function costMeter(services: BenchService[]) {
+  const database = services[0]?.shared.database;
+  const name = database?.env.DATABASE_URL && new URL(database.env.DATABASE_URL).pathname.slice(1);
+  const backendCpu = new Map<number, number>();
+  const admin = async <T>(work: (client: pg.Client) => Promise<T>) => {
+    // Connected to the server's own database, so that these queries are not counted in the service's.
+    const url = new URL(database?.env.DATABASE_URL ?? '');
+    url.pathname = '/postgres';
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  const postgresCpu = async () => {
+    if (!name) return 0;
+    const { rows } = await admin((client) =>
+      client.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]),
+    );
+    for (const { pid } of rows) {
+      try {
+        backendCpu.set(pid, processCpuMs(pid));
+      } catch {
+        // ended between the query and the read: its last figure stands
+      }
+    }
+    return [...backendCpu.values()].reduce((sum, ms) => sum + ms, 0);
+  };
+  // A backend reports its transaction counts when idle, at most once a second and otherwise after
+  // 10 s of idleness (PostgreSQL's PGSTAT_IDLE_INTERVAL): counts read sooner can miss the last ones.
+  const transactions = async () => {
+    if (!name) return 0;
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    const { rows } = await admin((client) =>
+      client.query<{ count: string }>('select xact_commit + xact_rollback as count from pg_stat_database where datname = $1', [name]),
+    );
+    return Number(rows[0]?.count ?? 0);
+  };
+  const sample = async (): Promise<CostSample> => {
+    const serviceCpuMs = services.reduce((sum, service) => sum + service.cpuMs(), 0);
+    const postgresCpuMs = await postgresCpu();
+    const roundTrips = (await Promise.all(services.map((service) => service.roundTrips()))).reduce((sum, n) => sum + n, 0);
+    return { serviceCpuMs, postgresCpuMs, roundTrips, transactions: await transactions() };
+  };
+  return {
+    sample,
+    /** The cost of each flow between `before` and `after`, as one line. */
+    perFlow(before: CostSample, after: CostSample, flows: number) {
+      const each = (key: keyof CostSample) => (after[key] - before[key]) / flows;
+      const postgres = name
+        ? `, PostgreSQL CPU ${each('postgresCpuMs').toFixed(2)} ms/flow, DB round trips ${each('roundTrips').toFixed(1)}/flow (transactions in pg_stat_database ${each('transactions').toFixed(1)}/flow)`
+        : `, DB statements ${each('roundTrips').toFixed(1)}/flow`;
+      return `service CPU ${each('serviceCpuMs').toFixed(2)} ms/flow${postgres}`;
+    },
+  };
 }
 
 export async function json(url: string, init: RequestInit & { token?: string } = {}) {

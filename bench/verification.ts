@@ -1,16 +1,20 @@
 // Complete OpenID4VP presentation flows per second (request created, request object fetched,
-// encrypted presentation posted and verified), with 1 and 8 concurrent wallets, for an SD-JWT VC
-// (with KB-JWT) and for an mso_mdoc (a DeviceResponse signed over the OpenID4VP session transcript).
+// encrypted presentation posted and verified with its status checked, the session polled until it
+// has its result), with 1 and 8 concurrent wallets, for an SD-JWT VC (with KB-JWT, in a status list)
+// and for an mso_mdoc (a DeviceResponse signed over the OpenID4VP session transcript): the service's
+// CPU, PostgreSQL's CPU and the database round trips per flow (costMeter), the round trips of each
+// request, and the median latency of each request.
 // Run: npx tsx bench/verification.ts [flows per measurement, default 200]   (DB_TYPE=postgres for PostgreSQL)
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { IssuerSigned } from '@owf/mdoc';
 import { CompactEncrypt, decodeJwt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { presentMdoc } from '../test/support/mdoc-wallet.js';
-import { json, median, startServiceProcess, throughput } from './support.js';
+import { costMeter, json, median, startServiceProcess, throughput } from './support.js';
 
 const flows = Number(process.argv[2] ?? 200);
 const service = await startServiceProcess(40_000 + Math.floor(Math.random() * 1000));
+const meter = costMeter([service]);
 const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 const sha256 = (data: string) => createHash('sha256').update(data).digest('base64url');
 const DOC_TYPE = 'org.iso.18013.5.1.mDL';
@@ -34,6 +38,7 @@ try {
   await post('/api/issuer/credentials', {
     id: 'pid',
     config: { format: 'dc+sd-jwt' },
+    statusManagement: true,
     vct: 'urn:eudi:pid:1',
     fields: ['given_name', 'family_name', 'birthdate'].map((name) => ({ path: [name], type: 'string' })),
   });
@@ -42,7 +47,14 @@ try {
     config: { format: 'mso_mdoc', docType: DOC_TYPE },
     fields: ['family_name', 'given_name', 'birth_date'].map((name) => ({ path: [name], type: 'string', namespace: NS })),
   });
-  await post('/api/trust-list', { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] });
+  // The issuer's credentials and its status lists' signer.
+  await post('/api/trust-list', {
+    id: 'issuers',
+    entities: [
+      { type: 'internal', keyChainId: 'default-attestation' },
+      { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
+    ],
+  });
   await post('/api/verifier/config', {
     id: 'kyc',
     dcql_query: {
@@ -107,12 +119,25 @@ try {
   );
   const holderPrivateJwk = await exportJWK(holder.privateKey);
 
-  const latencies: Record<string, number[]> = { request: [], 'request object': [], response: [] };
+  const latencies: Record<string, number[]> = { request: [], 'request object': [], response: [], result: [] };
+  let stepRoundTrips: Record<string, number> | undefined;
   const timed = async <T>(step: string, work: () => Promise<T>) => {
+    const counted = stepRoundTrips && (await service.roundTrips());
     const started = performance.now();
     const result = await work();
     latencies[step]?.push(performance.now() - started);
+    if (stepRoundTrips && counted !== undefined) stepRoundTrips[step] = (await service.roundTrips()) - counted;
     return result;
+  };
+  /** The session as the relying party's back end polls it, until it has its result. */
+  const pollResult = async (session: string) => {
+    for (let polls = 0; polls < 100; polls++) {
+      const state = await json(`${service.url}/api/session/${session}`, { token: admin });
+      if (state.status === 'completed') return;
+      if (state.status === 'failed' || state.status === 'expired') throw new Error(`session ${session}: ${state.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    throw new Error(`session ${session}: no result`);
   };
   /** One presentation flow: `vpToken` builds the presentation(s) for the decoded request object. */
   const flowFor = (requestId: string, vpToken: (request: Record<string, any>) => Promise<Record<string, string[]>>) => async () => {
@@ -132,6 +157,7 @@ try {
         body: new URLSearchParams({ response }).toString(),
       }),
     );
+    await timed('result', () => pollResult(created.session));
   };
   const sdJwtFlow = flowFor('kyc', async (request) => {
     const kb = await new SignJWT({
@@ -171,17 +197,22 @@ try {
     ['mso_mdoc ', mdocFlow],
   ] as const) {
     await throughput(20, 2, flow); // warm-up
+    stepRoundTrips = {};
+    await flow();
+    const perStep = Object.entries(stepRoundTrips)
+      .map(([step, count]) => `${step} ${count}`)
+      .join(', ');
+    stepRoundTrips = undefined;
+    console.log(`${format}: database round trips per request: ${perStep}`);
     for (const concurrency of [1, 8]) {
       for (const list of Object.values(latencies)) list.length = 0;
-      const cpuBefore = service.cpuMs();
+      const before = await meter.sample();
       const rate = await throughput(flows, concurrency, flow);
-      const cpuPerFlow = (service.cpuMs() - cpuBefore) / flows;
+      const cost = meter.perFlow(before, await meter.sample(), flows);
       const steps = Object.entries(latencies)
         .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
         .join(', ');
-      console.log(
-        `${format} ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, server CPU ${cpuPerFlow.toFixed(2)} ms/flow; median latency: ${steps}`,
-      );
+      console.log(`${format} ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, ${cost}; median latency: ${steps}`);
     }
   }
 } finally {

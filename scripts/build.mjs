@@ -48,10 +48,12 @@ const COMMONJS_NAMES = [
 
 /**
  * Packages the service's own code loads from node_modules at run time, past the bundle: the RE2
- * engine of claim patterns (required at its first use, src/platform/lazy.ts) and Swagger UI's files,
- * which the explorer serves (src/platform/http/explorer.ts).
+ * engine of claim patterns (required at its first use, src/platform/lazy.ts), Swagger UI's files,
+ * which the explorer serves (src/platform/http/explorer.ts), and koffi, the foreign function
+ * interface of PKCS#11 providers (src/key-chains/pkcs11/cryptoki.ts): its native binary, prebuilt
+ * for each platform in a package of its own, cannot be bundled.
  */
-const READ_AT_RUN_TIME = ['re2js', 'swagger-ui-dist'];
+const READ_AT_RUN_TIME = ['re2js', 'swagger-ui-dist', 'koffi'];
 
 export async function buildService() {
   runtimeDependenciesDeclared();
@@ -68,8 +70,11 @@ export async function buildService() {
     // Less text to read and compile at every start; names stay, so stack traces still read well.
     minifyWhitespace: true,
     minifySyntax: true,
+    // The packages' licence comments go to dist/*.LEGAL.txt: in the code, one non-ASCII letter in them
+    // (a name) made V8 hold the whole 1.4 MB bundle's source as two bytes a character.
+    legalComments: 'external',
     external: EXTERNAL,
-    plugins: [loadOnFirstUse(LOADED_ON_FIRST_USE), zodEnglishOnly],
+    plugins: [builtinsRequired, loadOnFirstUse(LOADED_ON_FIRST_USE), zodEnglishOnly],
     platform: 'node',
     format: 'esm',
     target: 'node22',
@@ -169,6 +174,28 @@ export function runtimeSettings() {
   const words = (text) => text.trim().split(/\s+/).filter(Boolean);
   return { env: Object.fromEntries(words(command[1]).map((pair) => pair.split('='))), nodeFlags: words(command[2]) };
 }
+
+/**
+ * Node's own modules as require() where the service's ES module code imports them. An ES module
+ * import of a built-in reads every one of its exports to make the namespace, and reading some of them
+ * loads more: `node:http`'s WebSocket, CloseEvent and MessageEvent load Node's whole fetch
+ * implementation (undici), which loads TLS, HTTP/2 and worker threads. Measured on Node 24.21: an
+ * idle process that imports `node:http` holds 13 MiB more than one that requires it. Through
+ * require(), esbuild reads each export at its use, and what the service never touches stays unloaded.
+ */
+const builtinsRequired = {
+  name: 'builtins-required',
+  setup(build) {
+    build.onResolve({ filter: /^[a-z]/ }, (args) => {
+      if (!isBuiltin(args.path) || (args.kind !== 'import-statement' && args.kind !== 'dynamic-import')) return undefined;
+      return { path: args.path.startsWith('node:') ? args.path : `node:${args.path}`, namespace: 'builtin-required' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'builtin-required' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * The stand-ins of LOADED_ON_FIRST_USE. The build fails if node_modules would give the running

@@ -22,12 +22,14 @@ import type { ConfigFileService } from './config-files/service.js';
 import { consoleRoutes } from './console/routes.js';
 import { createCredentialConfigs } from './credential-configs/index.js';
 import type { CredentialConfigService } from './credential-configs/service.js';
+import { createFederation } from './federation/index.js';
 import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
 import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
+import { connectKeyProviders } from './key-chains/kms-config.js';
 import type { KeyChainService } from './key-chains/service.js';
 import type { SigningService } from './key-chains/signing.js';
 import { checkMasterSecret } from './master-secret-check.js';
@@ -39,6 +41,7 @@ import { migrate } from './platform/db/migrate.js';
 import { InProcessBus } from './platform/events/bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
+import { keepBodyExample } from './platform/http/examples.js';
 import { explorerRoutes } from './platform/http/explorer.js';
 import { installInputGuards } from './platform/http/input-guards.js';
 import { echoRequestIds, loggerOptions, requestIds } from './platform/http/logging.js';
@@ -101,6 +104,8 @@ export interface BuiltApp {
 export interface BuildOptions {
   /** The time of the services that stamp and expire things; the system clock unless a test moves it. */
   clock?: Clock;
+  /** The environment the configuration was read from, for the {"env": NAME} references of KMS_PROVIDERS. */
+  env?: Record<string, string | undefined>;
 }
 
 export async function buildApp(config: ReadyConfig, options: BuildOptions = {}): Promise<BuiltApp> {
@@ -110,7 +115,7 @@ export async function buildApp(config: ReadyConfig, options: BuildOptions = {}):
   const db = await connect(config, tracing.enabled ? tracing.query : undefined);
   try {
     await migrate(db, migrationsFor(db.dialect));
-    return await assemble(config, db, tracing, options.clock ?? systemClock);
+    return await assemble(config, db, tracing, options.clock ?? systemClock, options.env ?? {});
   } catch (err) {
     await db.close();
     await tracing.shutdown();
@@ -122,14 +127,21 @@ export async function buildApp(config: ReadyConfig, options: BuildOptions = {}):
  * Each feature builds its services and routes from what it declares it needs; this function only
  * hands each what it asks for, in an order where everything exists before it is handed on.
  */
-async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Clock): Promise<BuiltApp> {
+async function assemble(
+  config: ReadyConfig,
+  db: Db,
+  tracing: Tracing,
+  clock: Clock,
+  env: Record<string, string | undefined>,
+): Promise<BuiltApp> {
   const kysely = db.kysely;
   const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
   const audit = new AuditService(kysely);
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
-  const metrics = new Metrics(db.poolStats);
+  const metrics = new Metrics(db);
   const caches = new Caches();
   const identityProvider = await connectExternalProvider(config, tracing);
+  const keyProviders = await connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing));
 
   const keys = createKeyChains({
     db: kysely,
@@ -137,6 +149,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     sealer: sealerFor('key-chains'),
     publicUrl: config.PUBLIC_URL,
     country: config.CERTIFICATE_COUNTRY,
+    external: keyProviders,
   });
   const { keyChains, signing } = keys;
   // One read of one row, made while the rest is assembled; awaited before the service answers anyone.
@@ -181,7 +194,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
 
   const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound });
   const { attributeProviders, webhookEndpoints } = endpoints;
-  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints });
+  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });
   const { credentialConfigs } = credentialConfigFeature;
   const presentationConfigFeature = createPresentationConfigs({
     db: kysely,
@@ -190,6 +203,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     keyChains,
     webhookEndpoints,
     outbound,
+    bus,
   });
   const { presentationConfigs } = presentationConfigFeature;
   const trustListFeature = createTrustLists({
@@ -241,13 +255,18 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     outbound,
     trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
   });
+  // The settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
+  const federation = createFederation({ outbound, settingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation });
   const verification = createVerification({
     db: kysely,
     publicUrl: config.PUBLIC_URL,
     sessions,
     configs: presentationConfigs,
     registrationCertificates: registrarFeature.registrationCertificates,
-    trust: trustLists,
+    trust: {
+      trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
+      federationTrust: (tenantId) => federation.trust.trustFor(tenantId),
+    },
     signing,
     outbound,
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
@@ -274,7 +293,9 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     presentations: verification.embeddedPresentations,
     trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
+    federation: federation.trust,
   });
+  issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
   const configFileFeature = createConfigFiles({
     db: kysely,
     tenants,
@@ -303,6 +324,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
   app.addHook('onClose', async () => {
     await scheduler.stop();
     await bus.close();
+    await keyProviders.close();
     await db.close();
     await tracing.shutdown();
   });
@@ -319,6 +341,7 @@ async function assemble(config: ReadyConfig, db: Db, tracing: Tracing, clock: Cl
     checkDatabase: async () => {
       await sql`select 1`.execute(kysely);
     },
+    checkKeyProviders: () => keyChains.checkProviders(),
   });
   for (const feature of [
     auth,
@@ -410,7 +433,7 @@ async function documentAndProtect(app: App, access: Parameters<typeof installAcc
       tags: TAGS,
       components: { securitySchemes: SECURITY_SCHEMES },
     },
-    transform: jsonSchemaTransform,
+    transform: (input) => keepBodyExample(jsonSchemaTransform(input)),
     transformObject: (input) => documentProblems(jsonSchemaTransformObject(input)),
   });
   explorerRoutes(app);
@@ -452,16 +475,18 @@ function secretKeeping(identityProvider: IdentityProvider | undefined): SecretKe
   return { at: 'unmanaged provider', issuer: identityProvider.metadata.issuer };
 }
 
-/**
- * External mode: the OpenID Provider named by OIDC, reached through an outbound client of its own:
- * its address is the operator's choice (often inside the cluster), so private addresses are allowed
- * for it as they are not for the addresses tenants configure; cloud metadata addresses stay refused.
- */
+/** External mode: the OpenID Provider named by OIDC, reached through the operator's outbound client. */
 async function connectExternalProvider(config: ReadyConfig, tracing: Tracing) {
   const { OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET } = config;
   if (!OIDC || !OIDC_CLIENT_ID || !OIDC_CLIENT_SECRET) return undefined;
-  return connectIdentityProvider(
-    { ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET },
-    new OutboundClient({ allowPrivate: true }, tracing),
-  );
+  return connectIdentityProvider({ ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET }, operatorOutbound(tracing));
+}
+
+/**
+ * The outbound client of addresses the operator configured (the identity provider, Vault, AWS KMS):
+ * they are often inside the cluster, so private addresses are allowed, unlike for the addresses
+ * tenants configure; cloud metadata addresses stay refused.
+ */
+function operatorOutbound(tracing: Tracing) {
+  return new OutboundClient({ allowPrivate: true }, tracing);
 }

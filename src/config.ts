@@ -125,6 +125,11 @@ export const CONFIG_KEYS = {
     default: '60',
     description: 'window of TOKEN_FAILED_ATTEMPTS_LIMIT, in seconds',
   },
+  KMS_PROVIDERS: {
+    schema: z.string().min(1),
+    description:
+      'path of a JSON file naming the key providers besides db (PKCS#11 tokens, Vault Transit, AWS KMS) and the default one; unset: private keys are kept, sealed, in the database (see "Key management")',
+  },
   OIDC: {
     schema: url,
     description: 'external mode: issuer URL of the OpenID Provider that issues management tokens (README "External identity provider")',

@@ -66,7 +66,7 @@ export interface Announcement {
   /** The readable block for the terminal, with the secret to paste. */
   text: string;
   /** The same news as one log record, without the secret (logs travel further than a terminal). */
-  record: { dataDir: string; clientId?: string; tokenUrl: string; explorerUrl: string };
+  record: { dataDir: string; clientId?: string; tokenUrl: string; consoleUrl: string; explorerUrl: string };
 }
 
 /**
@@ -79,6 +79,7 @@ export function firstRunAnnouncement(config: ReadyConfig, generated: Generated, 
   if (!client && !generated.masterSecretCreated) return undefined;
   const tokenUrl = `${config.PUBLIC_URL}/api/oauth2/token`;
   const explorerUrl = `${config.PUBLIC_URL}/api`;
+  const consoleUrl = `${config.PUBLIC_URL}/console`;
   const lines = ['', `svc: generated secrets are stored in ${config.DATA_DIR} (mode 0600).`];
   if (generated.masterSecretCreated)
     lines.push('  MASTER_SECRET   -> master-secret (back it up: it decrypts stored keys and personal data)');
@@ -89,11 +90,14 @@ export function firstRunAnnouncement(config: ReadyConfig, generated: Generated, 
       `    client_secret: ${client.secret}`,
       '  Get an access token:',
       `    curl -s -u '${client.id}:${client.secret}' -d grant_type=client_credentials ${tokenUrl}`,
+      `  The web console is at ${consoleUrl} (log in with the client id and secret above)`,
+      // The README's walkthrough reads the service's address from SVC.
+      `  For the README walkthrough: export SVC=${config.PUBLIC_URL}`,
       `  The API explorer is at ${explorerUrl}`,
     );
   }
   return {
     text: `${lines.join('\n')}\n`,
-    record: { dataDir: config.DATA_DIR, ...(client && { clientId: client.id }), tokenUrl, explorerUrl },
+    record: { dataDir: config.DATA_DIR, ...(client && { clientId: client.id }), tokenUrl, consoleUrl, explorerUrl },
   };
 }

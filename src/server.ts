@@ -26,7 +26,7 @@ export async function start(
 ): Promise<RunningService> {
   const { config: withSecrets, generated } = prepareSecrets(loadConfig(env));
   const config = await settleAddresses(withSecrets);
-  const { app, db, services } = await buildApp(config, options).catch((err) => {
+  const { app, db, services } = await buildApp(config, { ...options, env }).catch((err) => {
     const failure = databaseFailure(config, err);
     // The metrics port is opened while the app is built.
     throw failure === err && config.METRICS_PORT ? listenFailure({ HOST: config.HOST, PORT: config.METRICS_PORT }, err) : failure;

@@ -3,7 +3,15 @@
 import type { Config } from './config.js';
 import { postgresSettings } from './platform/db/connect.js';
 
-export const EXIT_CODES = { config: 78, configImport: 65, database: 69, identityProvider: 69, listen: 71, unexpected: 70 } as const;
+export const EXIT_CODES = {
+  config: 78,
+  configImport: 65,
+  database: 69,
+  identityProvider: 69,
+  keyProvider: 69,
+  listen: 71,
+  unexpected: 70,
+} as const;
 
 export class StartUpError extends Error {
   constructor(

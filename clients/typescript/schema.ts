@@ -552,6 +552,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "clientId": "acme-offers",
+                     *       "roles": [
+                     *         "issuance:offer"
+                     *       ],
+                     *       "secret": "offers-secret-change-me-0123456789",
+                     *       "description": "the web shop: creates offers"
+                     *     }
+                     */
                     "application/json": {
                         allowedIssuanceConfigs?: string[] | null;
                         allowedPresentationConfigs?: string[] | null;
@@ -794,6 +804,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "roles": [
+                     *         "issuance:offer",
+                     *         "presentation:request"
+                     *       ],
+                     *       "description": "the web shop: offers and age checks"
+                     *     }
+                     */
                     "application/json": {
                         allowedIssuanceConfigs?: string[] | null;
                         allowedPresentationConfigs?: string[] | null;
@@ -1226,6 +1245,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "crm",
+                     *       "name": "CRM",
+                     *       "url": "https://crm.acme.example/claims",
+                     *       "auth": {
+                     *         "type": "none"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description how the service authenticates to the endpoint: nothing, or one request header */
                         auth: {
@@ -1462,6 +1491,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "CRM (production)",
+                     *       "description": "claims of the staff from the CRM"
+                     *     }
+                     */
                     "application/json": {
                         /** @description replaces the stored authentication as a whole */
                         auth?: {
@@ -1607,6 +1642,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "display": [
+                     *         {
+                     *           "name": "ACME",
+                     *           "locale": "en"
+                     *         }
+                     *       ],
+                     *       "batchSize": 1,
+                     *       "offerLifetimeSeconds": 3600
+                     *     }
+                     */
                     "application/json": components["schemas"]["IssuerSettingsInput"];
                 };
             };
@@ -2039,6 +2086,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "the PID of ACME staff",
+                     *       "lifeTime": 31536000
+                     *     }
+                     */
                     "application/json": {
                         /** @description an attribute provider of the tenant that supplies the claims */
                         attributeProviderId?: string | null;
@@ -2257,6 +2310,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "claims": {
+                     *         "given_name": "Erika",
+                     *         "family_name": "Mustermann"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         claims: {
                             [key: string]: unknown;
@@ -2649,6 +2710,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "crm",
+                     *       "name": "CRM",
+                     *       "url": "https://crm.acme.example/claims",
+                     *       "auth": {
+                     *         "type": "none"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description how the service authenticates to the endpoint: nothing, or one request header */
                         auth: {
@@ -2885,6 +2956,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "CRM (production)",
+                     *       "description": "claims of the staff from the CRM"
+                     *     }
+                     */
                     "application/json": {
                         /** @description replaces the stored authentication as a whole */
                         auth?: {
@@ -3175,7 +3252,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    usageType?: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+                    usageType?: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                 };
                 header?: never;
                 path?: never;
@@ -3235,6 +3312,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "signer",
+                     *       "usageType": "attestation",
+                     *       "type": "internalChain",
+                     *       "description": "signs the PID"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description default ES256
@@ -3267,7 +3352,7 @@ export interface paths {
                          */
                         type: "standalone" | "internalChain";
                         /** @enum {string} */
-                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                     };
                 };
             };
@@ -3482,6 +3567,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "signs the PID",
+                     *       "rotationEnabled": true,
+                     *       "rotationIntervalDays": 90,
+                     *       "certValidityDays": 365
+                     *     }
+                     */
                     "application/json": {
                         /** @description a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar */
                         certificate?: string;
@@ -3826,6 +3919,20 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "imported",
+                     *       "usageType": "access",
+                     *       "description": "an example key, known to everyone who reads this: import your own",
+                     *       "privateJwk": {
+                     *         "kty": "EC",
+                     *         "crv": "P-256",
+                     *         "x": "dIvNjPH_eG3dkhE5tIIcLrGw1ADfxDjbZqeK1EcmS4U",
+                     *         "y": "lGseV9ZnWdkdRQ2iRegpTckKeopcxDlGdfYIhclNeYw",
+                     *         "d": "MzGAP24g3qfZS8cg46Ahb-yq4pH1H-YG8VmEQ-4Xn0c"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description PEM, leaf first; a self-signed certificate is made when absent */
                         certificateChain?: string;
@@ -3849,7 +3956,7 @@ export interface paths {
                             organization?: string;
                         };
                         /** @enum {string} */
-                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+                        usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                     };
                 };
             };
@@ -3907,6 +4014,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/key-chain/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key providers configured (KMS_PROVIDERS) and what each can do
+         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["KeyProvider"][];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/oauth2/token": {
         parameters: {
             query?: never;
@@ -3931,6 +4095,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "grant_type": "client_credentials",
+                     *       "client_id": "acme-offers",
+                     *       "client_secret": "offers-secret-change-me-0123456789"
+                     *     }
+                     */
                     "application/json": {
                         client_id?: string;
                         client_secret?: string;
@@ -5514,6 +5685,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "ttlSeconds": 86400,
+                     *       "cleanupMode": "anonymize"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionStorageConfigInput"];
                 };
             };
@@ -5765,6 +5942,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/session/{id}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The credentials a session issued, each with its status now
+         * @description One entry per credential with a status list entry (a configuration without statusManagement issues none), in the order they were issued. Empty for a presentation session. 404 for an unknown session or one of another tenant.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SessionCredentialStatus"][];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/session/{id}/events": {
         parameters: {
             query?: never;
@@ -5955,6 +6211,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionId": "3f1c2b9e-6a4d-4e8b-9c1f-2d7a5b8e0c41",
+                     *       "status": 1
+                     *     }
+                     */
                     "application/json": {
                         /** @description only the credentials of this configuration; absent: all of the session */
                         credentialConfigurationId?: string;
@@ -6086,6 +6348,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "bits": 2,
+                     *       "capacity": 10000
+                     *     }
+                     */
                     "application/json": components["schemas"]["StatusListConfigInput"];
                 };
             };
@@ -6257,6 +6525,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "bits": 2,
+                     *       "capacity": 10000
+                     *     }
+                     */
                     "application/json": {
                         /** @description default from the status list configuration */
                         bits?: 1 | 2 | 4 | 8;
@@ -6482,6 +6756,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigurationId": "pid"
+                     *     }
+                     */
                     "application/json": {
                         /** @description null makes the list shared */
                         credentialConfigurationId?: string | null;
@@ -6620,6 +6899,7 @@ export interface paths {
                      *       "name": "ACME",
                      *       "roles": [
                      *         "clients:manage",
+                     *         "users:manage",
                      *         "issuance:manage",
                      *         "issuance:offer",
                      *         "presentation:manage",
@@ -6872,6 +7152,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "Issues and checks the staff badges of ACME"
+                     *     }
+                     */
                     "application/json": {
                         description?: string | null;
                         name?: string;
@@ -7028,6 +7313,23 @@ export interface paths {
             /** @description Trust list input (create, update, export) */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "issuers",
+                     *       "description": "the issuers whose credentials the verifier accepts",
+                     *       "entities": [
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-attestation"
+                     *         },
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-statusList",
+                     *           "serviceType": "revocation"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description Extra ETSI TS 119 602 ListAndSchemeInformation fields merged over the generated ones (LoTEType, SchemeOperatorName, SchemeName, SchemeTerritory, ...). LoTEVersionIdentifier, LoTESequenceNumber, ListIssueDateTime and NextUpdate are set by the service. */
                         data?: {
@@ -7251,6 +7553,23 @@ export interface paths {
             /** @description Trust list input (create, update, export) */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "issuers",
+                     *       "description": "the issuers whose credentials the verifier accepts",
+                     *       "entities": [
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-attestation"
+                     *         },
+                     *         {
+                     *           "type": "internal",
+                     *           "keyChainId": "default-statusList",
+                     *           "serviceType": "revocation"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description Extra ETSI TS 119 602 ListAndSchemeInformation fields merged over the generated ones (LoTEType, SchemeOperatorName, SchemeName, SchemeTerritory, ...). LoTEVersionIdentifier, LoTESequenceNumber, ListIssueDateTime and NextUpdate are set by the service. */
                         data?: {
@@ -7764,6 +8083,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "username": "operator",
+                     *       "roles": [
+                     *         "issuance:offer"
+                     *       ],
+                     *       "email": "operator@acme.example"
+                     *     }
+                     */
                     "application/json": {
                         email?: string | null;
                         /** @description default true */
@@ -8001,6 +8329,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "roles": [
+                     *         "issuance:offer",
+                     *         "presentation:request"
+                     *       ],
+                     *       "enabled": true
+                     *     }
+                     */
                     "application/json": {
                         email?: string | null;
                         /** @description default true */
@@ -8429,6 +8766,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "adults only: given name and the age check"
+                     *     }
+                     */
                     "application/json": {
                         /** @description an access key chain of the tenant that signs the requests; absent or null: the tenant's default access key chain */
                         accessKeyChainId?: string | null;
@@ -8641,6 +8983,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialIssuer": "https://issuer.example/issuers/acme"
+                     *     }
+                     */
                     "application/json": {
                         /** @description the credential issuer identifier: https (http outside production), without query or fragment */
                         credentialIssuer: string;
@@ -9172,6 +9519,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the access token speaks for: client, tenant, roles
+         * @description A front end shows the sections and actions of these roles; every route still checks its own.
+         *
+         *     Any authenticated client.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WhoAmI"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -9221,7 +9627,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
+        /** Readiness: the database answers and every key provider can sign (checks: database, keyProvider:<id>) */
         get: {
             parameters: {
                 query?: never;
@@ -9315,6 +9721,42 @@ export interface paths {
             cookie?: never;
         };
         /** Credential issuer metadata (compatibility location for draft-era clients) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/.well-known/openid-federation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issuer's OpenID Federation entity configuration (application/entity-statement+jwt), when the issuer settings set federation */
         get: {
             parameters: {
                 query?: never;
@@ -10840,6 +11282,106 @@ export interface components {
         } & {
             [key: string]: unknown;
         });
+        /**
+         * @example {
+         *       "role": "leaf",
+         *       "mode": "hybrid",
+         *       "authorityHints": [
+         *         "https://federation.example.eu"
+         *       ],
+         *       "trustAnchors": [
+         *         {
+         *           "entityId": "https://federation.example.eu"
+         *         }
+         *       ],
+         *       "cacheTtlSeconds": 300
+         *     }
+         */
+        FederationSettings: {
+            /**
+             * @description the immediate superiors (intermediates or trust anchors) that issue subordinate statements about this issuer
+             * @default []
+             */
+            authorityHints: string[];
+            /**
+             * @description how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time
+             * @default 300
+             */
+            cacheTtlSeconds: number;
+            /** @description the entity identifier of this issuer (iss and sub of its entity configuration, and iss of its credentials with sdJwtTrustFormat federation); default the credential issuer identifier. The entity configuration is served at {credential_issuer}/.well-known/openid-federation: another entityId needs {entityId}/.well-known/openid-federation routed there (a reverse proxy) */
+            entityId?: string;
+            /**
+             * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)
+             * @default hybrid
+             * @enum {string}
+             */
+            mode: "hybrid" | "federation-only" | "lote-only";
+            /**
+             * @description the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)
+             * @constant
+             */
+            role: "leaf";
+            /**
+             * @description the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)
+             * @default []
+             */
+            trustAnchors: {
+                /** @description where the anchor's entity configuration is read; default {entityId}/.well-known/openid-federation */
+                entityConfigurationUri?: string;
+                /** @description an entity identifier: https URL (http outside production) */
+                entityId: string;
+            }[];
+        };
+        /**
+         * @example {
+         *       "role": "leaf",
+         *       "mode": "hybrid",
+         *       "authorityHints": [
+         *         "https://federation.example.eu"
+         *       ],
+         *       "trustAnchors": [
+         *         {
+         *           "entityId": "https://federation.example.eu"
+         *         }
+         *       ],
+         *       "cacheTtlSeconds": 300
+         *     }
+         */
+        FederationSettingsInput: {
+            /**
+             * @description the immediate superiors (intermediates or trust anchors) that issue subordinate statements about this issuer
+             * @default []
+             */
+            authorityHints: string[];
+            /**
+             * @description how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time
+             * @default 300
+             */
+            cacheTtlSeconds: number;
+            /** @description the entity identifier of this issuer (iss and sub of its entity configuration, and iss of its credentials with sdJwtTrustFormat federation); default the credential issuer identifier. The entity configuration is served at {credential_issuer}/.well-known/openid-federation: another entityId needs {entityId}/.well-known/openid-federation routed there (a reverse proxy) */
+            entityId?: string;
+            /**
+             * @description which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)
+             * @default hybrid
+             * @enum {string}
+             */
+            mode: "hybrid" | "federation-only" | "lote-only";
+            /**
+             * @description the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)
+             * @constant
+             */
+            role: "leaf";
+            /**
+             * @description the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)
+             * @default []
+             */
+            trustAnchors: {
+                /** @description where the anchor's entity configuration is read; default {entityId}/.well-known/openid-federation */
+                entityConfigurationUri?: string;
+                /** @description an entity identifier: https URL (http outside production) */
+                entityId: string;
+            }[];
+        };
         /** @description JSON Schema keywords that restrict the value; each applies to the types named in its description */
         FieldConstraints: {
             /** @description every type but object, array and image: the allowed values */
@@ -11050,6 +11592,11 @@ export interface components {
              * @default false
              */
             dpopRequired: boolean;
+            /**
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part
+             * @default null
+             */
+            federation: components["schemas"]["FederationSettings"] | null;
             /** @default 300 */
             nonceLifetimeSeconds: number;
             /**
@@ -11143,6 +11690,11 @@ export interface components {
              * @default false
              */
             dpopRequired: boolean;
+            /**
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part
+             * @default null
+             */
+            federation: components["schemas"]["FederationSettingsInput"] | null;
             /** @default 300 */
             nonceLifetimeSeconds: number;
             /**
@@ -11253,7 +11805,7 @@ export interface components {
             /** @enum {string} */
             usage: "sign" | "encrypt";
             /** @enum {string} */
-            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
         };
         KeyChainInput: {
             /** @description PEM: leaf, then intermediates */
@@ -11316,7 +11868,41 @@ export interface components {
             /** @enum {string} */
             usage: "sign" | "encrypt";
             /** @enum {string} */
-            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt";
+            usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
+        };
+        KeyProvider: {
+            capabilities: {
+                algorithms: ("ES256" | "ES384" | "ES512")[];
+                /** @description decrypts ECDH-ES (key chains of usage type encrypt) */
+                decrypt: boolean;
+                /** @description makes a key when the externalKeyId names none yet */
+                generate: boolean;
+                /** @description takes private keys from outside (POST /api/key-chain/import) */
+                import: boolean;
+            };
+            /** @description key chains created without kmsProvider use this one */
+            default: boolean;
+            /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
+            id: string;
+            /** @enum {string} */
+            type: "db" | "pkcs11" | "vault" | "aws-kms";
+        };
+        KeyProviderInput: {
+            capabilities: {
+                algorithms: ("ES256" | "ES384" | "ES512")[];
+                /** @description decrypts ECDH-ES (key chains of usage type encrypt) */
+                decrypt: boolean;
+                /** @description makes a key when the externalKeyId names none yet */
+                generate: boolean;
+                /** @description takes private keys from outside (POST /api/key-chain/import) */
+                import: boolean;
+            };
+            /** @description key chains created without kmsProvider use this one */
+            default: boolean;
+            /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
+            id: string;
+            /** @enum {string} */
+            type: "db" | "pkcs11" | "vault" | "aws-kms";
         };
         ManagedUser: {
             createdAt: string;
@@ -11982,6 +12568,32 @@ export interface components {
             useDcApi: boolean;
             /** @description endpoint notified about issuance status */
             webhookEndpointId?: string;
+        };
+        SessionCredentialStatus: {
+            credentialConfigurationId: string;
+            /** @description the credential's entry in the status list */
+            index: number;
+            /**
+             * @description the value by name
+             * @enum {string}
+             */
+            state: "valid" | "revoked" | "suspended" | "other";
+            /** @description the value of the entry: 0 valid, 1 revoked, 2 suspended, others application-specific */
+            status: number;
+            statusListId: string;
+        };
+        SessionCredentialStatusInput: {
+            credentialConfigurationId: string;
+            /** @description the credential's entry in the status list */
+            index: number;
+            /**
+             * @description the value by name
+             * @enum {string}
+             */
+            state: "valid" | "revoked" | "suspended" | "other";
+            /** @description the value of the entry: 0 valid, 1 revoked, 2 suspended, others application-specific */
+            status: number;
+            statusListId: string;
         };
         SessionInput: {
             /** @description true once retention removed the personal data (cleanupMode anonymize) */
@@ -12731,6 +13343,24 @@ export interface components {
             tenantId: string;
             updatedAt: string;
             url: string;
+        };
+        WhoAmI: {
+            clientId: string;
+            /** @description when the access token expires */
+            expiresAt: string;
+            /** @description the roles the caller holds now (a changed client counts, not the token of its issue) */
+            roles: ("presentation:manage" | "presentation:request" | "issuance:manage" | "issuance:offer" | "clients:manage" | "users:manage" | "tenants:manage" | "registrar:manage")[];
+            /** @description null: a client of the service itself (tenants:manage) */
+            tenantId: string | null;
+        };
+        WhoAmIInput: {
+            clientId: string;
+            /** @description when the access token expires */
+            expiresAt: string;
+            /** @description the roles the caller holds now (a changed client counts, not the token of its issue) */
+            roles: ("presentation:manage" | "presentation:request" | "issuance:manage" | "issuance:offer" | "clients:manage" | "users:manage" | "tenants:manage" | "registrar:manage")[];
+            /** @description null: a client of the service itself (tenants:manage) */
+            tenantId: string | null;
         };
     };
     responses: never;

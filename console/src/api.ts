@@ -1,17 +1,30 @@
-// The console's session with the service: the access token (kept in memory only: a reload logs out),
-// the typed client built on it, and problems turned into something a page can show.
-import { createSvcClient, type SvcClient } from '../../clients/typescript/index.js';
+// The console's session with the service: the access token, who it speaks for (GET /api/whoami: the
+// roles the client or person holds now, which choose the sections and actions shown), the typed
+// client built on it, and problems turned into something a page can show.
+//
+// The token is kept in sessionStorage, so that a reload of the tab keeps the person logged in until
+// the token expires: sessionStorage belongs to this tab alone (another tab, or the tab reopened after
+// closing, starts at the login) and is never sent to the server, unlike a cookie. It is not
+// localStorage, which every tab shares and which outlives the browser session. Script on this origin
+// could read the token from memory as well as from sessionStorage; the strict Content-Security-Policy
+// (script-src 'self', no inline script) is what keeps other script out.
+import { createSvcClient, type paths, type SvcClient } from '../../clients/typescript/index.js';
+
+type WhoAmI = paths['/api/whoami']['get']['responses'][200]['content']['application/json'];
+export type Role = WhoAmI['roles'][number];
 
 export interface Session {
   token: string;
   clientId: string;
   /** The tenant of the client, or null for the service's own clients (tenants:manage). */
   tenantId: string | null;
-  roles: string[];
+  roles: Role[];
   expiresAt: number;
 }
 
+const STORAGE_KEY = 'svc-console-session';
 let current: Session | undefined;
+let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 const listeners = new Set<() => void>();
 
 export const session = () => current;
@@ -21,8 +34,20 @@ export const onSessionChange = (listener: () => void) => {
 };
 function setSession(next: Session | undefined) {
   current = next;
+  clearTimeout(expiryTimer);
+  if (next) {
+    sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ token: next.token, expiresAt: next.expiresAt }));
+    // The login comes back when the token expires, not at the first refused call after it.
+    expiryTimer = setTimeout(() => setSession(undefined), Math.min(next.expiresAt - Date.now(), 2 ** 31 - 1));
+  } else {
+    sessionStorage.removeItem(STORAGE_KEY);
+  }
   for (const listener of listeners) listener();
 }
+
+/** True when the session holds any of `roles` (an empty list: any session). */
+export const holds = (who: Session | undefined, roles: readonly Role[]) =>
+  !!who && (roles.length === 0 || roles.some((role) => who.roles.includes(role)));
 
 export const api: SvcClient = createSvcClient({ baseUrl: location.origin, token: () => current?.token });
 // An expired or revoked token ends the session: the next screen is the login.
@@ -33,47 +58,97 @@ api.use({
   },
 });
 
-export async function logIn(clientId: string, clientSecret: string): Promise<Problem | undefined> {
-  const reply = await api.POST('/api/oauth2/token', {
-    body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } as never,
+/** An RFC 9457 problem (or an OAuth error) as the console shows it. */
+export interface Problem {
+  status: number;
+  title: string;
+  detail?: string;
+  fields: { field: string; message: string }[];
+}
+
+export function toProblem(body: unknown, response: Response): Problem {
+  const b = (body ?? {}) as Record<string, unknown>;
+  const errors = Array.isArray(b.errors) ? (b.errors as { field: string; message: string }[]) : [];
+  return {
+    status: response.status,
+    title: String(b.title ?? b.error ?? response.statusText ?? 'Error'),
+    detail: typeof b.detail === 'string' ? b.detail : typeof b.error_description === 'string' ? b.error_description : undefined,
+    fields: errors,
+  };
+}
+
+/** A typed client's answer as a page uses it: the data, or the problem. */
+export interface Result<T> {
+  data?: T;
+  problem?: Problem;
+}
+
+export async function result<T>(reply: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Result<T>> {
+  const { data, error, response } = await reply;
+  return response.ok ? { data } : { problem: toProblem(error, response) };
+}
+
+type Method = 'post' | 'put' | 'patch';
+/** The JSON body `method` on `path` takes, as the OpenAPI document types it. */
+export type RequestBody<P extends keyof paths, M extends Method> = paths[P][M] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+
+/**
+ * What a person typed (in a form or as JSON) given the type of the body it is sent as. The console
+ * does not check it against the schema itself: the service does, and answers with the fields it
+ * refuses, which the page shows on those fields.
+ */
+export const asBody = <P extends keyof paths, M extends Method>(_path: P, _method: M, typed: unknown) => typed as RequestBody<P, M>;
+
+/** Opens a session for `token`: who it speaks for, from GET /api/whoami. */
+async function acceptToken(token: string, expiresAt: number): Promise<Problem | undefined> {
+  const reply = await fetch('/api/whoami', { headers: { authorization: `Bearer ${token}` } });
+  const body = (await reply.json().catch(() => ({}))) as WhoAmI;
+  if (!reply.ok) return toProblem(body, reply);
+  setSession({
+    token,
+    clientId: body.clientId,
+    tenantId: body.tenantId,
+    roles: body.roles,
+    expiresAt: Math.min(expiresAt, Date.parse(body.expiresAt)),
   });
-  if (!reply.data) return toProblem(reply.error, reply.response);
-  acceptToken((reply.data as { access_token: string }).access_token, 'tenant_id');
   return undefined;
 }
 
-/** The session a token opens; what it says of tenant and roles only chooses the views (the API decides). */
-function acceptToken(token: string, tenantClaim: string) {
-  const part = token.split('.')[1] ?? '';
-  const claims = JSON.parse(
-    atob(
-      part
-        .replace(/-/g, '+')
-        .replace(/_/g, '/')
-        .padEnd(Math.ceil(part.length / 4) * 4, '='),
-    ),
-  ) as Record<string, unknown>;
-  const realm = (claims.realm_access as { roles?: unknown } | undefined)?.roles;
-  setSession({
-    token,
-    clientId: String(claims.preferred_username ?? claims.sub ?? claims.client_id ?? ''),
-    tenantId: typeof claims[tenantClaim] === 'string' ? (claims[tenantClaim] as string) : null,
-    roles: [claims.roles, realm].flatMap((r) => (Array.isArray(r) ? (r as string[]) : [])),
-    expiresAt: typeof claims.exp === 'number' ? claims.exp * 1000 : Date.now() + 3_600_000,
-  });
+export async function logIn(clientId: string, clientSecret: string): Promise<Problem | undefined> {
+  const reply = await result(
+    api.POST('/api/oauth2/token', { body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } }),
+  );
+  if (!reply.data) return reply.problem;
+  return acceptToken(reply.data.access_token, Date.now() + reply.data.expires_in * 1000);
+}
+
+/** The session of an earlier load of this tab, while its token is valid (a reload keeps the person logged in). */
+export async function resumeSession(): Promise<void> {
+  const stored = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as { token?: string; expiresAt?: number } | null;
+  if (!stored?.token || !stored.expiresAt || stored.expiresAt <= Date.now()) {
+    sessionStorage.removeItem(STORAGE_KEY);
+    return;
+  }
+  if (await acceptToken(stored.token, stored.expiresAt)) sessionStorage.removeItem(STORAGE_KEY);
+}
+
+/** Asks again who the session speaks for (after a change of the roles of the signed-in client, say). */
+export async function refreshSession(): Promise<void> {
+  if (current) await acceptToken(current.token, current.expiresAt);
 }
 
 export const logOut = () => setSession(undefined);
 
 /** How to log in, from GET /api/frontend-config (public). */
-export type FrontendAuth =
-  | { mode: 'integrated'; tokenUrl: string }
-  | { mode: 'external'; issuer: string; authorizationEndpoint?: string; tokenEndpoint: string; clientId: string; tenantClaim?: string };
+export type FrontendAuth = paths['/api/frontend-config']['get']['responses'][200]['content']['application/json']['auth'];
 
 export async function frontendAuth(): Promise<FrontendAuth> {
-  const reply = await fetch('/api/frontend-config');
-  const body = (await reply.json()) as { auth?: FrontendAuth };
-  return body.auth ?? { mode: 'integrated', tokenUrl: '/api/oauth2/token' };
+  const reply = await result(api.GET('/api/frontend-config'));
+  return reply.data?.auth ?? { mode: 'integrated', tokenUrl: '/api/oauth2/token' };
 }
 
 // External mode: the authorization code flow with PKCE of the console's public client. Only the
@@ -115,6 +190,7 @@ export async function finishProviderLogin(auth: FrontendAuth): Promise<Problem |
   const refused = (detail: string): Problem => ({ status: 401, title: 'Login failed', detail, fields: [] });
   if (!code) return refused(params.get('error_description') ?? params.get('error') ?? 'the provider refused the login');
   if (!pending || pending.state !== params.get('state')) return refused('the login answer does not belong to this page (state)');
+  // The provider's token endpoint is not part of the management API: the typed client does not name it.
   const reply = await fetch(auth.tokenEndpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -126,40 +202,19 @@ export async function finishProviderLogin(auth: FrontendAuth): Promise<Problem |
       code_verifier: pending.verifier,
     }),
   });
-  const body = (await reply.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
-  if (!body.access_token) return refused(body.error_description ?? body.error ?? `the token endpoint answered ${reply.status}`);
-  acceptToken(body.access_token, auth.tenantClaim ?? 'tenant_id');
-  return undefined;
-}
-
-/** An RFC 9457 problem (or an OAuth error) as the console shows it. */
-export interface Problem {
-  status: number;
-  title: string;
-  detail?: string;
-  fields: { field: string; message: string }[];
-}
-
-export function toProblem(body: unknown, response: Response): Problem {
-  const b = (body ?? {}) as Record<string, unknown>;
-  const errors = Array.isArray(b.errors) ? (b.errors as { field: string; message: string }[]) : [];
-  return {
-    status: response.status,
-    title: String(b.title ?? b.error ?? response.statusText ?? 'Error'),
-    detail: typeof b.detail === 'string' ? b.detail : typeof b.error_description === 'string' ? b.error_description : undefined,
-    fields: errors,
+  const body = (await reply.json().catch(() => ({}))) as {
+    access_token?: string;
+    expires_in?: number;
+    error?: string;
+    error_description?: string;
   };
+  if (!body.access_token) return refused(body.error_description ?? body.error ?? `the token endpoint answered ${reply.status}`);
+  return acceptToken(body.access_token, Date.now() + (body.expires_in ?? 300) * 1000);
 }
 
-/** For endpoints the typed client cannot name statically (a page built from a path string). */
-export async function call(method: string, path: string, body?: unknown): Promise<{ data?: any; problem?: Problem }> {
-  const response = await fetch(path, {
-    method,
-    headers: { authorization: `Bearer ${current?.token ?? ''}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (response.status === 401 && current) setSession(undefined);
-  const text = await response.text();
-  const parsed = text ? JSON.parse(text) : undefined;
-  return response.ok ? { data: parsed } : { problem: toProblem(parsed, response) };
+/** One item of the list `GET path` answers, as the OpenAPI document types it. */
+export type ListItem<P extends keyof paths> = paths[P] extends {
+  get: { responses: { 200: { content: { 'application/json': (infer T)[] } } } };
 }
+  ? T
+  : never;

@@ -1,9 +1,9 @@
 // Pieces every page uses: problem display, a JSON editor that marks the fields a 400 names, a
-// table, a pager, a QR code.
+// table, a pager, a QR code, the confirmation of a destructive action and the one-time secret dialog.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import QRCode from 'qrcode';
-import { call, type Problem } from './api.js';
+import type { Problem, Result } from './api.js';
 
 export function ProblemView({ problem }: { problem?: Problem }) {
   if (!problem) return null;
@@ -133,19 +133,19 @@ export function parsedJson(text: string): { value: unknown } | undefined {
   }
 }
 
-/** The ids of a tenant's configurations at `path`, and the one chosen (the first, until another is). */
-export function useConfigurationChoice(path: string, label: string) {
+/** The ids of a tenant's configurations `load` lists, and the one chosen (the first, until another is). */
+export function useConfigurationChoice(load: () => Promise<Result<{ id: string }[]>>, label: string) {
   const [ids, setIds] = useState<string[]>([]);
   const [chosen, setChosen] = useState('');
   const [problem, setProblem] = useState<Problem>();
   useEffect(() => {
-    void call('GET', path).then(({ data, problem }) => {
+    void load().then(({ data, problem }) => {
       setProblem(problem);
-      const list = Array.isArray(data) ? (data as { id: string }[]).map((c) => c.id) : [];
+      const list = (data ?? []).map((c) => c.id);
       setIds(list);
       setChosen((current) => current || list[0] || '');
     });
-  }, [path]);
+  }, [load]);
   const select = (
     <label>
       {label}
@@ -159,4 +159,106 @@ export function useConfigurationChoice(path: string, label: string) {
     </label>
   );
   return { chosen, select, loadProblem: problem };
+}
+
+/** A modal dialog (the browser's own: focus stays inside, Escape closes it) shown while `open`. */
+function Modal(props: { open: boolean; label: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (props.open && !dialog.open) dialog.showModal();
+    if (!props.open && dialog.open) dialog.close();
+  }, [props.open]);
+  return (
+    <dialog ref={ref} aria-label={props.label} onClose={props.onClose}>
+      {props.open && props.children}
+    </dialog>
+  );
+}
+
+interface PendingConfirmation {
+  question: string;
+  action: string;
+  answer: (yes: boolean) => void;
+}
+
+/**
+ * Destructive actions ask first: `confirm(question, action)` resolves true when the person chose
+ * `action`, false on Cancel or Escape. Render `dialog` once in the page.
+ */
+export function useConfirm() {
+  const [pending, setPending] = useState<PendingConfirmation>();
+  const confirm = (question: string, action: string) =>
+    new Promise<boolean>((resolve) => setPending({ question, action, answer: resolve }));
+  const close = (yes: boolean) => {
+    pending?.answer(yes);
+    setPending(undefined);
+  };
+  const dialog = (
+    <Modal open={pending !== undefined} label="Confirm" onClose={() => close(false)}>
+      <form method="dialog" class="dialog" onSubmit={(e) => e.preventDefault()}>
+        <p>{pending?.question}</p>
+        <div class="row">
+          <button type="button" class="danger" onClick={() => close(true)}>
+            {pending?.action}
+          </button>
+          <button type="button" class="secondary" autofocus onClick={() => close(false)}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+  return { confirm, dialog };
+}
+
+export interface OneTimeSecret {
+  /** What it is, e.g. "Client secret of acme-admin". */
+  label: string;
+  value: string;
+  /** Who it belongs to, shown beside the secret. */
+  owner?: string;
+}
+
+/** A secret the service shows once: in a dialog with a copy button and the warning that it will not be shown again. */
+export function SecretDialog({ secret, onClose }: { secret?: OneTimeSecret; onClose: () => void }) {
+  const [copied, setCopied] = useState(false);
+  useEffect(() => setCopied(false), [secret]);
+  const copy = async () => {
+    if (!secret) return;
+    await navigator.clipboard.writeText(secret.value);
+    setCopied(true);
+  };
+  return (
+    <Modal open={secret !== undefined} label={secret?.label ?? 'Secret'} onClose={onClose}>
+      <div class="dialog">
+        <h3>{secret?.label}</h3>
+        {secret?.owner && (
+          <p>
+            For <code>{secret.owner}</code>
+          </p>
+        )}
+        <p class="warning" role="note">
+          Shown once: copy it now. The service keeps only its hash and cannot show it again.
+        </p>
+        <output class="secret" data-testid="one-time-secret">
+          {secret?.value}
+        </output>
+        <div class="row">
+          <button type="button" onClick={copy}>
+            Copy
+          </button>
+          {copied && (
+            <span role="status" class="muted">
+              Copied
+            </span>
+          )}
+          <button type="button" class="secondary" onClick={onClose}>
+            Done
+          </button>
+        </div>
+      </div>
+    </Modal>
+  );
 }

@@ -1,84 +1,146 @@
 // The svc console: a single page on the management API, with hash routes (#/tenants, #/sessions/{id})
-// so the service serves one document for every view.
+// so the service serves one document for every view. The navigation shows the sections the roles of
+// the signed-in client or person open (from GET /api/whoami); on a narrow screen it folds behind a
+// Menu button.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { logOut, onSessionChange, type Session, session } from './api.js';
+import { holds, logOut, onSessionChange, type Role, resumeSession, type Session, session } from './api.js';
 import { LoginPage } from './pages/login.js';
 import { OffersPage } from './pages/offers.js';
 import { PresentationsPage } from './pages/presentations.js';
 import { type ResourceDefinition, ResourcePage } from './pages/resource.js';
 import * as resources from './pages/resources.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
-import { AuditPage, SettingsPage } from './pages/settings.js';
+import { AuditPage, issuerSettings, type Settings, SettingsPage, sessionSettings, statusListSettings } from './pages/settings.js';
 
 interface View {
   route: string;
   label: string;
-  /** Shown to a client of a tenant, or to the service's own clients (tenants:manage). */
-  for: 'tenant' | 'service';
+  /** Shown to a client of a tenant, to the service's own clients (tenants:manage), or to both. */
+  for: 'tenant' | 'service' | 'both';
+  /** Any one of these opens the view (the roles its routes require); empty: any signed-in client. */
+  roles: Role[];
   page: () => preact.JSX.Element;
 }
 
-const resource = (definition: ResourceDefinition) => () => <ResourcePage key={definition.path} definition={definition} />;
+const resource =
+  <Row,>(definition: ResourceDefinition<Row>) =>
+  () => <ResourcePage key={definition.title} definition={definition} />;
+const settings = (definition: Settings) => () => <SettingsPage key={definition.title} settings={definition} />;
+const ISSUANCE: Role[] = ['issuance:manage'];
+const SESSION_READERS: Role[] = ['issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'];
+const ANY_MANAGER: Role[] = [
+  'presentation:manage',
+  'issuance:manage',
+  'clients:manage',
+  'users:manage',
+  'tenants:manage',
+  'registrar:manage',
+];
 
 const VIEWS: View[] = [
-  { route: 'tenants', label: 'Tenants', for: 'service', page: resource(resources.tenants) },
-  { route: 'service-clients', label: 'Clients', for: 'service', page: resource(resources.clients) },
-  { route: 'offers', label: 'Issue', for: 'tenant', page: () => <OffersPage /> },
-  { route: 'presentations', label: 'Verify', for: 'tenant', page: () => <PresentationsPage /> },
-  { route: 'sessions', label: 'Sessions', for: 'tenant', page: () => <SessionsPage /> },
-  { route: 'credential-configs', label: 'Credential configurations', for: 'tenant', page: resource(resources.credentialConfigs) },
-  { route: 'presentation-configs', label: 'Presentation configurations', for: 'tenant', page: resource(resources.presentationConfigs) },
-  { route: 'key-chains', label: 'Key chains', for: 'tenant', page: resource(resources.keyChains) },
-  { route: 'trust-lists', label: 'Trust lists', for: 'tenant', page: resource(resources.trustLists) },
-  { route: 'status-lists', label: 'Status lists', for: 'tenant', page: resource(resources.statusLists) },
-  { route: 'attribute-providers', label: 'Attribute providers', for: 'tenant', page: resource(resources.attributeProviders) },
-  { route: 'webhook-endpoints', label: 'Webhook endpoints', for: 'tenant', page: resource(resources.webhookEndpoints) },
-  { route: 'clients', label: 'Clients', for: 'tenant', page: resource(resources.clients) },
-  { route: 'users', label: 'Users', for: 'tenant', page: resource(resources.users) },
+  { route: 'tenants', label: 'Tenants', for: 'service', roles: ['tenants:manage'], page: resource(resources.tenants) },
   {
-    route: 'issuer-settings',
-    label: 'Issuer settings',
+    route: 'service-clients',
+    label: 'Clients',
+    for: 'service',
+    roles: ['tenants:manage', 'clients:manage'],
+    page: resource(resources.serviceClients),
+  },
+  { route: 'offers', label: 'Issue', for: 'tenant', roles: ['issuance:offer'], page: () => <OffersPage /> },
+  { route: 'presentations', label: 'Verify', for: 'tenant', roles: ['presentation:request'], page: () => <PresentationsPage /> },
+  { route: 'sessions', label: 'Sessions', for: 'tenant', roles: SESSION_READERS, page: () => <SessionsPage /> },
+  {
+    route: 'credential-configs',
+    label: 'Credential configurations',
     for: 'tenant',
-    page: () => <SettingsPage title="Issuer settings" path="/api/issuer/config" />,
+    roles: ISSUANCE,
+    page: resource(resources.credentialConfigs),
   },
   {
-    route: 'status-list-config',
-    label: 'Status list settings',
+    route: 'presentation-configs',
+    label: 'Presentation configurations',
     for: 'tenant',
-    page: () => <SettingsPage title="Status list settings" path="/api/status-list-config" resettable />,
+    roles: ['presentation:manage'],
+    page: resource(resources.presentationConfigs),
   },
+  { route: 'key-chains', label: 'Key chains', for: 'tenant', roles: resources.keyChains.roles, page: resource(resources.keyChains) },
+  { route: 'trust-lists', label: 'Trust lists', for: 'tenant', roles: resources.trustLists.roles, page: resource(resources.trustLists) },
+  { route: 'status-lists', label: 'Status lists', for: 'tenant', roles: ISSUANCE, page: resource(resources.statusLists) },
+  {
+    route: 'attribute-providers',
+    label: 'Attribute providers',
+    for: 'tenant',
+    roles: ISSUANCE,
+    page: resource(resources.attributeProviders),
+  },
+  { route: 'webhook-endpoints', label: 'Webhook endpoints', for: 'tenant', roles: ISSUANCE, page: resource(resources.webhookEndpoints) },
+  { route: 'clients', label: 'Clients', for: 'tenant', roles: ['clients:manage'], page: resource(resources.clients) },
+  { route: 'users', label: 'Users', for: 'tenant', roles: ['users:manage'], page: resource(resources.users) },
+  { route: 'issuer-settings', label: 'Issuer settings', for: 'tenant', roles: ISSUANCE, page: settings(issuerSettings) },
+  { route: 'status-list-config', label: 'Status list settings', for: 'tenant', roles: ISSUANCE, page: settings(statusListSettings) },
   {
     route: 'session-config',
     label: 'Session retention',
     for: 'tenant',
-    page: () => <SettingsPage title="Session retention" path="/api/session-config" resettable />,
+    roles: ['issuance:manage', 'presentation:manage'],
+    page: settings(sessionSettings),
   },
-  { route: 'audit', label: 'Audit log', for: 'tenant', page: () => <AuditPage /> },
+  { route: 'audit', label: 'Audit log', for: 'both', roles: ANY_MANAGER, page: () => <AuditPage /> },
 ];
+
+/** The views `who` may open. */
+const viewsFor = (who: Session) =>
+  VIEWS.filter((v) => (v.for === 'both' || v.for === (who.tenantId ? 'tenant' : 'service')) && holds(who, v.roles));
 
 const currentRoute = () => location.hash.replace(/^#\/?/, '');
 
 function App() {
   const [who, setWho] = useState<Session | undefined>(session());
+  const [resuming, setResuming] = useState(true);
   const [route, setRoute] = useState(currentRoute());
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => onSessionChange(() => setWho(session())), []);
   useEffect(() => {
-    const onHash = () => setRoute(currentRoute());
+    void resumeSession().finally(() => setResuming(false));
+  }, []);
+  useEffect(() => {
+    const onHash = () => {
+      setRoute(currentRoute());
+      setMenuOpen(false);
+    };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
 
+  if (resuming) return <p class="muted loading">Loading…</p>;
   if (!who) return <LoginPage />;
-  const views = VIEWS.filter((v) => v.for === (who.tenantId ? 'tenant' : 'service'));
+  const views = viewsFor(who);
   const [head, ...rest] = route.split('/');
   const view = views.find((v) => v.route === head) ?? views[0];
-  const page = head === 'sessions' && rest[0] ? <SessionPage id={decodeURIComponent(rest.join('/'))} /> : view?.page();
+  const page =
+    head === 'sessions' && rest[0] ? (
+      <SessionPage id={decodeURIComponent(rest.join('/'))} />
+    ) : (
+      (view?.page() ?? <p class="muted">This client holds no role that opens a section of the console.</p>)
+    );
 
   return (
     <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header>
         <h1>svc console</h1>
+        <button
+          type="button"
+          class="secondary menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="sections"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
         <span class="who">
           {who.clientId}
           {who.tenantId ? ` · tenant ${who.tenantId}` : ' · service'}
@@ -88,14 +150,16 @@ function App() {
         </button>
       </header>
       <div class="layout">
-        <nav aria-label="sections">
+        <nav id="sections" aria-label="sections" class={menuOpen ? 'open' : undefined}>
           {views.map((v) => (
             <a key={v.route} href={`#/${v.route}`} aria-current={v === view ? 'page' : undefined}>
               {v.label}
             </a>
           ))}
         </nav>
-        <main>{page}</main>
+        <main id="main" tabIndex={-1}>
+          {page}
+        </main>
       </div>
     </>
   );

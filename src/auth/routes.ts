@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withExample } from '../platform/http/examples.js';
 import { OAuthError, Problem } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
 import type { ClientCredentials, TokenService } from './service.js';
@@ -72,7 +73,11 @@ export function tokenRoutes(app: App, mode: { tokens: TokenService } | { externa
         summary: 'Get an access token (OAuth 2.0 client credentials)',
         description:
           'Credentials by HTTP Basic or as client_id and client_secret in a JSON or form body. Errors use the OAuth 2.0 shape `{error, error_description}` (RFC 6749 section 5.2). Failed attempts are limited per caller address (429 with Retry-After).',
-        body: TokenBody.nullish(),
+        body: withExample(TokenBody.nullish(), {
+          grant_type: 'client_credentials',
+          client_id: 'acme-offers',
+          client_secret: 'offers-secret-change-me-0123456789',
+        }),
         response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody },
       },
     },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RoleSchema } from '../platform/auth/roles.js';
 import { contextOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import { Problem } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
 import type { ClientService } from './service.js';
@@ -66,7 +67,12 @@ export function clientRoutes(app: App, clients: ClientService) {
         tags,
         summary: 'Create a client; the secret is returned only here',
         description: scopeNote,
-        body: CreateBody,
+        body: withExample(CreateBody, {
+          clientId: 'acme-offers',
+          roles: ['issuance:offer'],
+          secret: 'offers-secret-change-me-0123456789',
+          description: 'the web shop: creates offers',
+        }),
         response: { 201: ClientWithSecret },
       },
     },
@@ -91,7 +97,10 @@ export function clientRoutes(app: App, clients: ClientService) {
         summary: 'Update roles, description and allowed configurations',
         description: scopeNote,
         params: Params,
-        body: UpdateBody,
+        body: withExample(UpdateBody, {
+          roles: ['issuance:offer', 'presentation:request'],
+          description: 'the web shop: offers and age checks',
+        }),
         response: { 200: ClientSchema },
       },
     },

@@ -23,7 +23,7 @@ export interface Conversion {
   refusals: string[];
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 type Display = NonNullable<FieldDefinition['display']>[number];
 
 /** A field being assembled from the version-4 sources, keyed by claim name below its parent. */

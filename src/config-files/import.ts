@@ -188,7 +188,7 @@ export class ConfigImporter {
       else throw refusal('id', `key chain '${file.id}' does not exist: give type to create one, or privateJwk to import one`);
       return 'created';
     }
-    if (form !== 'reference') checkSameChain(existing, file);
+    if (form !== 'reference') checkSameChain(existing, file, keyChains.defaultProviderFor(existing.usageType));
     const change: UpdateKeyChain = {};
     for (const key of ['description', 'rotationEnabled', 'rotationIntervalDays', 'certValidityDays'] as const) {
       if (file[key] !== undefined && file[key] !== existing[key]) Object.assign(change, { [key]: file[key] });
@@ -267,8 +267,11 @@ export class ConfigImporter {
 const refusal = (field: string, message: string) =>
   new Problem(400, 'Bad Request', `${field}: ${message}`, { errors: [{ field: `body.${field}`, message }] });
 
-/** What a key chain file says about what the chain is, which no update can change. */
-function checkSameChain(existing: KeyChain, file: Contents['keyChains']) {
+/**
+ * What a key chain file says about what the chain is, which no update can change. A file without
+ * kmsProvider names the provider a chain made from it would get (`defaultProvider`).
+ */
+function checkSameChain(existing: KeyChain, file: Contents['keyChains'], defaultProvider: string) {
   const cannot = (field: string, stored: unknown) =>
     refusal(field, `cannot change on the existing key chain '${existing.id}' (it is ${JSON.stringify(stored)})`);
   if ('usageType' in file && file.usageType !== existing.usageType) throw cannot('usageType', existing.usageType);
@@ -286,7 +289,7 @@ function checkSameChain(existing: KeyChain, file: Contents['keyChains']) {
   if (!('type' in file)) return;
   if (file.type !== existing.type) throw cannot('type', existing.type);
   if (file.algorithm !== undefined && file.algorithm !== existing.algorithm) throw cannot('algorithm', existing.algorithm);
-  if ((file.kmsProvider ?? 'db') !== existing.kmsProvider) throw cannot('kmsProvider', existing.kmsProvider);
+  if ((file.kmsProvider ?? defaultProvider) !== existing.kmsProvider) throw cannot('kmsProvider', existing.kmsProvider);
   for (const [key, value] of Object.entries(file.subject ?? {})) {
     const stored = existing.subject[key as keyof KeyChain['subject']];
     if (value !== stored) throw cannot(`subject.${key}`, stored);

@@ -3,6 +3,7 @@ import type { AuditService } from '../audit/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { Executor } from '../platform/db/values.js';
+import type { EventBus } from '../platform/events/bus.js';
 import type { App } from '../platform/http/types.js';
 import { credentialConfigRoutes } from './routes.js';
 import { CredentialConfigService } from './service.js';
@@ -13,6 +14,8 @@ export interface CredentialConfigNeeds {
   keyChains: KeyChainService;
   attributeProviders: HttpEndpointService;
   webhookEndpoints: HttpEndpointService;
+  /** Tells the other instances that a tenant's configurations changed, so their caches forget them. */
+  bus?: EventBus;
 }
 
 export function createCredentialConfigs(needs: CredentialConfigNeeds) {
@@ -22,6 +25,7 @@ export function createCredentialConfigs(needs: CredentialConfigNeeds) {
     needs.keyChains,
     needs.attributeProviders,
     needs.webhookEndpoints,
+    needs.bus,
   );
   return { credentialConfigs, routes: (app: App) => credentialConfigRoutes(app, credentialConfigs) };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { CreateBody, CredentialConfigurationSchema, UpdateBody } from './schemas.js';
 import type { CredentialConfigService } from './service.js';
@@ -59,7 +60,7 @@ export function credentialConfigRoutes(app: App, configs: CredentialConfigServic
           'Update a credential configuration: top-level fields given replace the stored ones (null clears), config and fields as a whole',
         description: MODEL,
         params: Params,
-        body: UpdateBody,
+        body: withExample(UpdateBody, { description: 'the PID of ACME staff', lifeTime: 31536000 }),
         response: { 200: CredentialConfigurationSchema },
       },
     },

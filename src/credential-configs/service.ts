@@ -8,7 +8,9 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import type { EventBus } from '../platform/events/bus.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
+import { TtlCache } from '../platform/ttl-cache.js';
 import { checkConfiguration } from './checks.js';
 import type {
   ConfigurationDocument,
@@ -19,6 +21,16 @@ import type {
 } from './schemas.js';
 import type { CredentialConfigRow, ReferenceColumn } from './store.js';
 import * as store from './store.js';
+
+/**
+ * How long an instance keeps a configuration it read: every offer and credential request needs it.
+ * A change made on this instance is seen at once, one made on another as soon as its event arrives
+ * over the shared bus, and within this bound even if that event were lost (the issuer settings'
+ * ISSUER_CACHE_MS).
+ */
+export const CONFIG_CACHE_MS = 1_000;
+/** Announces on the bus that a tenant's configurations changed; payload { tenantId }. */
+const CHANGED_TOPIC = 'credential-configs:changed';
 
 export { type ClaimProblem, type ClaimsSchema, claimsSchema, defaultClaims, validateClaims } from './fields.js';
 export type { CredentialConfiguration, FieldDefinition } from './schemas.js';
@@ -73,6 +85,7 @@ export interface StatusListSigning {
 
 export class CredentialConfigService {
   private readonly changeListeners: ((tenantId: string) => void)[] = [];
+  private readonly cache = new TtlCache<CredentialConfiguration | undefined>(CONFIG_CACHE_MS);
 
   constructor(
     private readonly db: Executor,
@@ -80,20 +93,32 @@ export class CredentialConfigService {
     private readonly keyChains: KeyChainService,
     private readonly attributeProviders: HttpEndpointService,
     private readonly webhookEndpoints: HttpEndpointService,
+    private readonly bus?: EventBus,
   ) {
+    // A change made on any instance (this one included) reaches every instance's caches.
+    bus?.subscribe(CHANGED_TOPIC, (payload) => {
+      const tenantId = (payload as { tenantId?: unknown }).tenantId;
+      if (typeof tenantId === 'string') this.forget(tenantId);
+    });
     // What a configuration refers to cannot be deleted while it does.
     keyChains.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'key_chain_id', id));
     attributeProviders.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'attribute_provider_id', id));
     webhookEndpoints.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'webhook_endpoint_id', id));
   }
 
-  /** Called after a tenant's configurations changed on this instance (caches forget what they derived from them). */
+  /** Called after a tenant's configurations changed, on this instance or (through the bus) another (caches forget what they derived from them). */
   onChange(listener: (tenantId: string) => void) {
     this.changeListeners.push(listener);
   }
 
-  private changed<T>(tenantId: string, result: T): T {
+  private forget(tenantId: string) {
+    this.cache.forgetPrefix(`${tenantId}\u0000`);
     for (const listener of this.changeListeners) listener(tenantId);
+  }
+
+  private async changed<T>(tenantId: string, result: T): Promise<T> {
+    this.forget(tenantId);
+    await this.bus?.publish(this.db, CHANGED_TOPIC, { tenantId });
     return result;
   }
 
@@ -119,10 +144,16 @@ export class CredentialConfigService {
     return configuration;
   }
 
-  /** Undefined when the tenant has no such configuration. */
+  /**
+   * Undefined when the tenant has no such configuration. Kept per instance (CONFIG_CACHE_MS), except
+   * in a transaction, which reads the row as it sees it.
+   */
   async find(tenantId: string, id: string, db: Executor = this.db): Promise<CredentialConfiguration | undefined> {
-    const row = await store.findConfig(tenantDb(db, tenantId), id);
-    return row && this.toConfiguration(row);
+    const read = async () => {
+      const row = await store.findConfig(tenantDb(db, tenantId), id);
+      return row && this.toConfiguration(row);
+    };
+    return db === this.db ? this.cache.get(`${tenantId}\u0000${id}`, read) : read();
   }
 
   /** The attestation key chain that signs a configuration's credentials, and who signs their status lists. */
@@ -249,6 +280,6 @@ export class CredentialConfigService {
       await store.deleteConfig(tenantDb(trx, tenantId), id);
       await this.audit.record(ctx, { tenantId, actionType: 'credential_config.deleted', before: { ...before } }, trx);
     });
-    this.changed(tenantId, undefined);
+    await this.changed(tenantId, undefined);
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { AttributeProviderSchema, CreateEndpointBody, UpdateEndpointBody, WebhookEndpointSchema } from './schemas.js';
 import type { HttpEndpointService } from './service.js';
@@ -23,7 +24,13 @@ function endpointRoutes(app: App, service: HttpEndpointService, path: string, Vi
     path,
     {
       config: { access },
-      schema: { tags, summary: `Create a ${label}`, description: auth, body: CreateEndpointBody, response: { 201: View } },
+      schema: {
+        tags,
+        summary: `Create a ${label}`,
+        description: auth,
+        body: withExample(CreateEndpointBody, { id: 'crm', name: 'CRM', url: 'https://crm.acme.example/claims', auth: { type: 'none' } }),
+        response: { 201: View },
+      },
     },
     async (request, reply) => reply.code(201).send(await service.create(contextOf(request), tenantOf(request), request.body)),
   );
@@ -43,7 +50,7 @@ function endpointRoutes(app: App, service: HttpEndpointService, path: string, Vi
         summary: `Update a ${label}; the fields given replace the stored ones, auth as a whole`,
         description: auth,
         params: Params,
-        body: UpdateEndpointBody,
+        body: withExample(UpdateEndpointBody, { name: 'CRM (production)', description: 'claims of the staff from the CRM' }),
         response: { 200: View },
       },
     },

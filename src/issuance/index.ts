@@ -7,6 +7,7 @@
 // and notification endpoints check, below the token endpoint that issues it.
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
+import type { FederationTrustSource } from '../federation/trust.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
@@ -76,18 +77,28 @@ export interface IssuanceNeeds {
   presentations: InteractivePresentations;
   /** Wallet providers listed in the tenant's trust lists (besides those of the issuer settings). */
   trustedWalletProviders: TrustedWalletProviders;
+  /** OpenID Federation trust chains, for external authorization servers that are federation entities. */
+  federation?: Pick<FederationTrustSource, 'trustWith'>;
 }
 
 export function createIssuance(needs: IssuanceNeeds) {
   const { db, sessions, credentialConfigs: configs, sealer, publicUrl } = needs;
   const settingsSealer = createSealer(needs.masterSecret, 'issuer-settings-secrets');
-  const settings = new IssuerSettingsService(db, needs.audit, settingsSealer);
+  const settings = new IssuerSettingsService(db, needs.audit, settingsSealer, (ctx, tenantId, trx) =>
+    needs.keyChains.ensureDefault(ctx, tenantId, 'federation', trx),
+  );
   const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.trustedWalletProviders);
   const nonces = new NonceStore(db);
   const tokens = new IssuanceTokens(needs.masterSecret);
   const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret));
   const upstream = new UpstreamProviders(needs.outbound);
-  const access = new WalletAccessCheck(issuers, tokens, dpop, sessions, new ExternalAccessTokens(db, upstream, configs, sessions));
+  const access = new WalletAccessCheck(
+    issuers,
+    tokens,
+    dpop,
+    sessions,
+    new ExternalAccessTokens(db, upstream, configs, sessions, needs.federation),
+  );
   const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);

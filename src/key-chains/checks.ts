@@ -20,12 +20,19 @@ const CURVES: Record<string, { bytes: number; openssl: string }> = {
   'P-521': { bytes: 66, openssl: 'secp521r1' },
 };
 
-/** Only db keys can be made here; another provider needs the id of the key it holds. */
-export function checkProvider(kmsProvider: string, externalKeyId: string | null | undefined, available: string[]) {
+/**
+ * Only db keys are made without a name; another provider needs the name of the key it holds (or is
+ * to make), in the letters every provider accepts in a name. Keys for decryption stay in db.
+ */
+export function checkProvider(kmsProvider: string, externalKeyId: string | null | undefined, available: string[], usageType: string) {
   if (kmsProvider === 'db') return;
   if (!externalKeyId) throw invalid('externalKeyId', `required when kmsProvider is '${kmsProvider}' (not db)`);
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(externalKeyId))
+    throw invalid('externalKeyId', 'must be 1-100 letters, digits, _ or - (a name every key provider accepts)');
   if (!available.includes(kmsProvider))
     throw invalid('kmsProvider', `'${kmsProvider}' is not configured here; available: ${available.join(', ')}`);
+  if (usageType === 'encrypt')
+    throw invalid('kmsProvider', `key chains of usage type encrypt keep their key in db: '${kmsProvider}' does not decrypt (ECDH-ES)`);
 }
 
 /** One member of an EC JWK: unpadded base64url of exactly `bytes` octets, in its one canonical spelling. */

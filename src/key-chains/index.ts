@@ -4,8 +4,9 @@ import type { AuditService } from '../audit/service.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { App } from '../platform/http/types.js';
+import type { ConnectedProviders } from './kms-config.js';
 import { KeyMaterial } from './material.js';
-import { DbKeyProvider } from './providers.js';
+import { DbKeyProvider, type KeyProvider } from './providers.js';
 import { keyChainRoutes } from './routes.js';
 import { KeyChainService } from './service.js';
 import { SigningService } from './signing.js';
@@ -18,12 +19,21 @@ export interface KeyChainNeeds {
   publicUrl: string;
   /** CERTIFICATE_COUNTRY. */
   country: string;
+  /** The providers of KMS_PROVIDERS, connected; db is always there besides them. */
+  external: Pick<ConnectedProviders, 'defaultProvider' | 'providers'>;
 }
 
 export function createKeyChains(needs: KeyChainNeeds) {
-  const dbKeys = new DbKeyProvider(needs.sealer);
-  const keyChains = new KeyChainService(needs.db, new Map([['db', dbKeys]]), new KeyMaterial(dbKeys, needs.publicUrl), needs.audit, {
+  const providers = new Map<string, KeyProvider>([['db', new DbKeyProvider(needs.sealer)]]);
+  for (const provider of needs.external.providers) providers.set(provider.name, provider);
+  const providerOf = (name: string) => {
+    const provider = providers.get(name);
+    if (!provider) throw new Error(`key provider '${name}' is not configured`);
+    return provider;
+  };
+  const keyChains = new KeyChainService(needs.db, providers, new KeyMaterial(providerOf, needs.publicUrl), needs.audit, {
     country: needs.country,
+    kmsProvider: needs.external.defaultProvider,
   });
   const signing = new SigningService(keyChains);
   return { keyChains, signing, routes: (app: App) => keyChainRoutes(app, keyChains, signing) };

@@ -18,7 +18,22 @@ export interface ChainIdentity {
   algorithm: SigningAlgorithm;
   subject: Subject;
   certValidityDays: number;
+  /** Where the chain's private keys live. */
+  kmsProvider: string;
+  /** The name, inside an external provider, of the leaf key to make (null for db). */
+  keyRef: string | null;
 }
+
+/** The name of an internal chain's root key inside an external provider: beside its first leaf key. */
+export const rootKeyRef = (externalKeyId: string) => `${externalKeyId}-root`;
+
+/**
+ * The name of a rotated key inside an external provider: the chain's externalKeyId and the moment of
+ * the rotation (UTC, to the millisecond), so every rotation makes a key of its own, the names sort
+ * by age, and they keep to the letters, digits and - that every provider accepts in a name.
+ */
+export const rotatedKeyRef = (externalKeyId: string, at: Date) =>
+  `${externalKeyId}-${at.toISOString().replace(/[-:.]/g, '').toLowerCase()}`;
 
 export interface MintedKey {
   sealedJwk: string;
@@ -31,7 +46,7 @@ export const sealingContext = (tenantId: string, keyChainId: string) => `key-cha
 
 export class KeyMaterial {
   constructor(
-    private readonly provider: KeyProvider,
+    private readonly providerOf: (name: string) => KeyProvider,
     private readonly publicUrl: string,
   ) {}
 
@@ -50,8 +65,9 @@ export class KeyMaterial {
     };
   }
 
-  private async newKey(identity: ChainIdentity) {
-    const key = await this.provider.generate(identity.algorithm, sealingContext(identity.tenantId, identity.keyChainId));
+  private async newKey(identity: ChainIdentity, ref = identity.keyRef) {
+    const provider = this.providerOf(identity.kmsProvider);
+    const key = await provider.generate(identity.algorithm, sealingContext(identity.tenantId, identity.keyChainId), ref);
     return this.withPair(identity, key);
   }
 
@@ -59,7 +75,7 @@ export class KeyMaterial {
     const stored: StoredKey = { ...key, context: sealingContext(identity.tenantId, identity.keyChainId) };
     const pair = {
       publicKey: await publicCryptoKey(key.publicJwk, identity.algorithm),
-      privateKey: await this.provider.signingCryptoKey(stored, identity.algorithm),
+      privateKey: await this.providerOf(identity.kmsProvider).signingCryptoKey(stored, identity.algorithm),
     };
     return { key, stored, pair };
   }
@@ -74,7 +90,7 @@ export class KeyMaterial {
   }
 
   async internalChain(identity: ChainIdentity): Promise<{ root: MintedKey; leaf: MintedKey }> {
-    const root = await this.newKey(identity);
+    const root = await this.newKey(identity, identity.keyRef && rootKeyRef(identity.keyRef));
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
     const rootSubject = { ...identity.subject, commonName: `${identity.subject.commonName} CA` };
     const { createRootCertificate } = await certificates();
@@ -88,7 +104,8 @@ export class KeyMaterial {
     const { key } = await this.newKey(identity);
     const [rootCertificate] = parsePemChain(root.certificatePem);
     if (!rootCertificate) throw new Error('the key chain has no root certificate');
-    const issuer = { certificate: rootCertificate, signingKey: await this.provider.signingCryptoKey(root, identity.algorithm) };
+    const signingKey = await this.providerOf(identity.kmsProvider).signingCryptoKey(root, identity.algorithm);
+    const issuer = { certificate: rootCertificate, signingKey };
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
     const { createLeafCertificate } = await certificates();
     const certificate = await createLeafCertificate(
@@ -106,7 +123,7 @@ export class KeyMaterial {
   async crl(identity: ChainIdentity, ca: StoredKey & { certificatePem: string }) {
     const [certificate] = parsePemChain(ca.certificatePem);
     if (!certificate) throw new Error('the key chain has no CA certificate');
-    const signingKey = await this.provider.signingCryptoKey(ca, identity.algorithm);
+    const signingKey = await this.providerOf(identity.kmsProvider).signingCryptoKey(ca, identity.algorithm);
     const { createCrl } = await certificates();
     return createCrl({ certificate, signingKey }, ALGORITHM_PARAMS[identity.algorithm].hash);
   }

@@ -2,7 +2,8 @@ import type { JWK } from 'jose';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import type { Subject } from './certificates.js';
 
-export const USAGE_TYPES = ['attestation', 'access', 'statusList', 'trustList', 'encrypt'] as const;
+/** federation: the keys of the issuer's OpenID Federation entity configuration (its jwks), which signs it. */
+export const USAGE_TYPES = ['attestation', 'access', 'statusList', 'trustList', 'encrypt', 'federation'] as const;
 export type UsageType = (typeof USAGE_TYPES)[number];
 /** What a key of each usage type does. */
 export const USAGE_OF: Record<UsageType, 'sign' | 'encrypt'> = {
@@ -11,6 +12,7 @@ export const USAGE_OF: Record<UsageType, 'sign' | 'encrypt'> = {
   statusList: 'sign',
   trustList: 'sign',
   encrypt: 'encrypt',
+  federation: 'sign',
 };
 
 /** standalone: one self-signed certificate; internalChain: a root CA of ours signs the leaf; imported: key and chain from outside. */

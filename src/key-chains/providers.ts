@@ -3,10 +3,13 @@
 // against its externalKeyId and stores only the public JWK.
 import { createHash, createPrivateKey, type JsonWebKey, type KeyObject, sign as nodeSign, webcrypto } from 'node:crypto';
 import { compactDecrypt, type JWK } from 'jose';
-import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
+import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 
-/** One key as stored in a key chain row: the encrypted JWK column and the external id, if any. */
+/**
+ * One key as stored in a key chain row: the JWK column (db: the private JWK, sealed; an external
+ * provider: where the key is and its public JWK, nothing private) and the chain's external id, if any.
+ */
 export interface StoredKey {
   sealedJwk: string;
   externalKeyId: string | null;
@@ -14,10 +17,34 @@ export interface StoredKey {
   context: string;
 }
 
+/** What GET /api/key-chain/providers says a provider can do. */
+export interface ProviderCapabilities {
+  /** Makes new keys (for an external provider: when the externalKeyId names no key yet). */
+  generate: boolean;
+  /** Takes private keys from outside (POST /api/key-chain/import). */
+  import: boolean;
+  algorithms: SigningAlgorithm[];
+  /** Decrypts ECDH-ES JWEs (key chains of usage type encrypt). */
+  decrypt: boolean;
+}
+
 export interface KeyProvider {
+  /** The provider's id: db, or the id given in KMS_PROVIDERS. */
   readonly name: string;
-  /** A new key; returns the value for the JWK column (and the external id for external providers). */
-  generate(algorithm: SigningAlgorithm, context: string): Promise<{ sealedJwk: string; externalKeyId: string | null; publicJwk: JWK }>;
+  /** db, pkcs11, vault or aws-kms. */
+  readonly type: string;
+  readonly capabilities: ProviderCapabilities;
+  /** Resolves when the provider can sign now; rejects with the reason otherwise (/health/ready). */
+  check(): Promise<void>;
+  /**
+   * A new key; returns the value for the JWK column (and the external id for external providers).
+   * `ref` names the key inside an external provider, which uses the key of that name if it has one.
+   */
+  generate(
+    algorithm: SigningAlgorithm,
+    context: string,
+    ref?: string | null,
+  ): Promise<{ sealedJwk: string; externalKeyId: string | null; publicJwk: JWK }>;
   /** The public JWK with its kid (RFC 7638 thumbprint). */
   publicJwk(key: StoredKey): JWK;
   /** Raw (IEEE P1363, r || s) signature over `data`, hashed with the algorithm's hash. */
@@ -43,6 +70,8 @@ export function withKid(jwk: JWK): JWK {
 
 export class DbKeyProvider implements KeyProvider {
   readonly name = 'db';
+  readonly type = 'db';
+  readonly capabilities: ProviderCapabilities = { generate: true, import: true, algorithms: [...SIGNING_ALGORITHMS], decrypt: true };
   /** Decrypted keys by sealed value: a new key has a new sealed value, so entries never go stale. */
   private readonly keys = new Map<string, { privateKey: KeyObject; jwk: JWK; publicJwk: JWK }>();
 
@@ -56,6 +85,9 @@ export class DbKeyProvider implements KeyProvider {
     const jwk = (await webcrypto.subtle.exportKey('jwk', pair.privateKey)) as JWK;
     return { sealedJwk: this.sealPrivate(jwk, context), externalKeyId: null, publicJwk: withKid(jwk) };
   }
+
+  /** The database answers for itself in /health/ready. */
+  async check() {}
 
   sealPrivate(jwk: JWK, context: string): string {
     const { kty, crv, x, y, d } = jwk;

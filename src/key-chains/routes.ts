@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SIGNING_ALGORITHMS } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { USAGE_TYPES } from './model.js';
 import type { KeyChainService } from './service.js';
@@ -87,6 +88,19 @@ export const UpdateBody = z.strictObject({
   certificate: PemChain.optional().describe('a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar'),
 });
 const Params = z.object({ id: z.string() });
+const ProviderSchema = z
+  .object({
+    id: z.string().describe('the value of kmsProvider: db, or an id of KMS_PROVIDERS'),
+    type: z.enum(['db', 'pkcs11', 'vault', 'aws-kms']),
+    default: z.boolean().describe('key chains created without kmsProvider use this one'),
+    capabilities: z.object({
+      generate: z.boolean().describe('makes a key when the externalKeyId names none yet'),
+      import: z.boolean().describe('takes private keys from outside (POST /api/key-chain/import)'),
+      algorithms: z.array(z.enum(SIGNING_ALGORITHMS)),
+      decrypt: z.boolean().describe('decrypts ECDH-ES (key chains of usage type encrypt)'),
+    }),
+  })
+  .meta({ id: 'KeyProvider' });
 const Jwks = z.object({ keys: z.array(PublicJwk) });
 
 const access = { roles: ['issuance:manage', 'presentation:manage'], tenant: 'required' } as const;
@@ -107,11 +121,29 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
     (request) => keyChains.list(tenantOf(request), request.query.usageType),
   );
 
+  app.get(
+    '/api/key-chain/providers',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: 'The key providers configured (KMS_PROVIDERS) and what each can do',
+        response: { 200: z.array(ProviderSchema) },
+      },
+    },
+    () => keyChains.providerList() as z.infer<typeof ProviderSchema>[],
+  );
+
   app.post(
     '/api/key-chain',
     {
       config: { access },
-      schema: { tags, summary: 'Create a key and its certificate(s)', body: CreateBody, response: { 201: KeyChainSchema } },
+      schema: {
+        tags,
+        summary: 'Create a key and its certificate(s)',
+        body: withExample(CreateBody, { id: 'signer', usageType: 'attestation', type: 'internalChain', description: 'signs the PID' }),
+        response: { 201: KeyChainSchema },
+      },
     },
     async (request, reply) => reply.code(201).send(await keyChains.create(contextOf(request), tenantOf(request), request.body)),
   );
@@ -123,7 +155,18 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Import a private key with an optional certificate chain',
-        body: ImportBody,
+        body: withExample(ImportBody, {
+          id: 'imported',
+          usageType: 'access',
+          description: 'an example key, known to everyone who reads this: import your own',
+          privateJwk: {
+            kty: 'EC',
+            crv: 'P-256',
+            x: 'dIvNjPH_eG3dkhE5tIIcLrGw1ADfxDjbZqeK1EcmS4U',
+            y: 'lGseV9ZnWdkdRQ2iRegpTckKeopcxDlGdfYIhclNeYw',
+            d: 'MzGAP24g3qfZS8cg46Ahb-yq4pH1H-YG8VmEQ-4Xn0c',
+          },
+        }),
         response: { 201: KeyChainSchema },
       },
     },
@@ -147,7 +190,12 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
         tags,
         summary: 'Change settings, make default, or replace the certificate of the same key',
         params: Params,
-        body: UpdateBody,
+        body: withExample(UpdateBody, {
+          description: 'signs the PID',
+          rotationEnabled: true,
+          rotationIntervalDays: 90,
+          certValidityDays: 365,
+        }),
         response: { 200: KeyChainSchema },
       },
     },

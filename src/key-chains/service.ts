@@ -11,7 +11,7 @@ import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBo
 import { conflict, type FieldError, notFound } from '../platform/http/problem.js';
 import type { Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider } from './checks.js';
-import { type ChainIdentity, type KeyMaterial, type MintedKey, sealingContext } from './material.js';
+import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
 import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
 import type { KeyChainRow } from './store.js';
@@ -54,8 +54,11 @@ export type KeyChainUsageCheck = (db: Executor, tenantId: string, keyChainId: st
 /** Called after a rotation, so that features re-sign what they serve (status lists, trust lists). */
 export type RotationListener = (tenantId: string, keyChainId: string) => Promise<void>;
 
-/** What a new tenant gets: one key chain per usage type, each its tenant's default. */
-const TENANT_DEFAULTS: Record<UsageType, 'standalone' | 'internalChain'> = {
+/**
+ * What a new tenant gets: one key chain per usage type, each its tenant's default; but a federation
+ * key chain only when the tenant first takes part in a federation (ensureDefault).
+ */
+const TENANT_DEFAULTS: Partial<Record<UsageType, 'standalone' | 'internalChain'>> = {
   attestation: 'internalChain',
   access: 'standalone',
   statusList: 'standalone',
@@ -66,6 +69,7 @@ const TENANT_DEFAULTS: Record<UsageType, 'standalone' | 'internalChain'> = {
 const SCHEDULER: Principal = { clientId: 'system:scheduler', tenantId: null, roles: [] };
 const DAY = 86_400_000;
 const RESOLVE_TTL_MS = 5_000;
+const PROVIDER_CHECK_MS = 3_000;
 
 type Made = { type: ChainType; kmsProvider: string; root?: MintedKey; leaf: MintedKey; chainPem: string; rootCertificate?: string | null };
 
@@ -97,7 +101,7 @@ export class KeyChainService {
     private readonly providers: Map<string, KeyProvider>,
     private readonly material: KeyMaterial,
     private readonly audit: AuditService,
-    private readonly defaults: { country: string },
+    private readonly defaults: { country: string; kmsProvider: string },
   ) {}
 
   onUsageCheck(check: KeyChainUsageCheck) {
@@ -230,10 +234,12 @@ export class KeyChainService {
     tenantId: string,
     id: string,
     input: { usageType: UsageType; algorithm?: SigningAlgorithm; subject?: Partial<Subject>; certValidityDays?: number },
+    keys: { kmsProvider: string; keyRef: string | null } = { kmsProvider: 'db', keyRef: null },
   ): ChainIdentity {
     return {
       tenantId,
       keyChainId: id,
+      ...keys,
       usageType: input.usageType,
       algorithm: input.algorithm ?? 'ES256',
       certValidityDays: input.certValidityDays ?? 365,
@@ -246,15 +252,70 @@ export class KeyChainService {
   }
 
   async create(ctx: RequestContext, tenantId: string, input: CreateKeyChain, db: Executor = this.db): Promise<KeyChain> {
-    const kmsProvider = input.kmsProvider ?? 'db';
-    checkProvider(kmsProvider, input.externalKeyId, [...this.providers.keys()]);
-    const identity = this.identity(tenantId, input.id ?? randomUUID(), input);
+    const id = input.id ?? randomUUID();
+    const { kmsProvider, externalKeyId } = this.keyPlace(tenantId, id, input);
+    checkProvider(kmsProvider, externalKeyId, [...this.providers.keys()], input.usageType);
+    const identity = this.identity(tenantId, id, input, { kmsProvider, keyRef: externalKeyId ?? null });
+    input = { ...input, externalKeyId };
     if (input.type === 'internalChain') {
       const { root, leaf } = await this.material.internalChain(identity);
       return this.insert(ctx, identity, input, { type: 'internalChain', kmsProvider, root, leaf, chainPem: leaf.certificatePem }, db);
     }
     const leaf = await this.material.standalone(identity);
     return this.insert(ctx, identity, input, { type: 'standalone', kmsProvider, leaf, chainPem: leaf.certificatePem }, db);
+  }
+
+  /**
+   * Where a new chain's keys live: the provider asked for, else the configured default. Keys made in
+   * the default provider without an externalKeyId are named after the tenant and the chain; a
+   * chain of usage type encrypt stays in db unless asked otherwise (other providers do not decrypt).
+   */
+  private keyPlace(tenantId: string, id: string, input: CreateKeyChain): { kmsProvider: string; externalKeyId: string | null | undefined } {
+    if (input.kmsProvider !== undefined)
+      return { kmsProvider: input.kmsProvider, externalKeyId: input.kmsProvider === 'db' ? null : input.externalKeyId };
+    const kmsProvider = this.defaultProviderFor(input.usageType);
+    if (kmsProvider === 'db') return { kmsProvider, externalKeyId: null };
+    return { kmsProvider, externalKeyId: input.externalKeyId ?? `${tenantId}-${id}`.replace(/[^A-Za-z0-9_-]/g, '-') };
+  }
+
+  /** The provider of a chain of `usageType` created without kmsProvider: KMS_PROVIDERS' default, db for decryption keys. */
+  defaultProviderFor(usageType: UsageType): string {
+    return usageType === 'encrypt' ? 'db' : this.defaults.kmsProvider;
+  }
+
+  /** The configured providers (db first) with what each can do. */
+  providerList() {
+    return [...this.providers.values()].map((provider) => ({
+      id: provider.name,
+      type: provider.type,
+      default: provider.name === this.defaults.kmsProvider,
+      capabilities: provider.capabilities,
+    }));
+  }
+
+  /**
+   * Whether each external provider can sign now, for /health/ready: 'ok', or why not. A provider
+   * that does not answer within PROVIDER_CHECK_MS counts as unable.
+   */
+  async checkProviders(): Promise<Record<string, string>> {
+    const external = [...this.providers.values()].filter((provider) => provider.name !== 'db');
+    const results = await Promise.all(
+      external.map(async (provider) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${PROVIDER_CHECK_MS} ms`)), PROVIDER_CHECK_MS);
+        });
+        try {
+          await Promise.race([provider.check(), late]);
+          return [provider.name, 'ok'] as const;
+        } catch (err) {
+          return [provider.name, `cannot sign: ${err instanceof Error ? err.message : String(err)}`] as const;
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    return Object.fromEntries(results);
   }
 
   async import(ctx: RequestContext, tenantId: string, input: ImportKeyChain, db: Executor = this.db): Promise<KeyChain> {
@@ -300,7 +361,8 @@ export class KeyChainService {
           usage_type: identity.usageType,
           usage: USAGE_OF[identity.usageType],
           kms_provider: made.kmsProvider,
-          external_key_id: made.leaf.externalKeyId ?? settings.externalKeyId ?? null,
+          // The chain's reference: its first key's name in the provider; later keys are named after it.
+          external_key_id: settings.externalKeyId ?? made.leaf.externalKeyId ?? null,
           algorithm: identity.algorithm,
           chain_type: made.type,
           is_default: toBool(makeDefault),
@@ -378,7 +440,8 @@ export class KeyChainService {
     if (row.chain_type === 'imported')
       throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
     const before = this.toKeyChain(row);
-    const identity = this.identity(tenantId, id, { ...before, subject: before.subject });
+    const keyRef = row.kms_provider === 'db' || !row.external_key_id ? null : rotatedKeyRef(row.external_key_id, new Date());
+    const identity = this.identity(tenantId, id, { ...before, subject: before.subject }, { kmsProvider: row.kms_provider, keyRef });
     const root = this.storedKey(row, 'root');
     const leaf =
       root && row.root_certificate
@@ -434,7 +497,12 @@ export class KeyChainService {
     const cached = this.crls.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.crl;
     const crl = await this.material.crl(
-      this.identity(tenantId, id, { usageType: row.usage_type as UsageType, algorithm: row.algorithm as SigningAlgorithm }),
+      this.identity(
+        tenantId,
+        id,
+        { usageType: row.usage_type as UsageType, algorithm: row.algorithm as SigningAlgorithm },
+        { kmsProvider: row.kms_provider, keyRef: null },
+      ),
       { ...ca.key, certificatePem: ca.pem },
     );
     if (this.crls.size > 1_000) this.crls.clear();
@@ -445,13 +513,26 @@ export class KeyChainService {
   /** Tenant initialisation: a default key chain per usage type, in the tenant's creating transaction. */
   async createTenantDefaults(db: Executor, tenantId: string, ctx: RequestContext) {
     for (const usageType of USAGE_TYPES) {
+      const type = TENANT_DEFAULTS[usageType];
+      if (!type) continue;
       await this.create(
         ctx,
         tenantId,
-        { id: `default-${usageType}`, usageType, type: TENANT_DEFAULTS[usageType], description: `default ${usageType} key`, default: true },
+        { id: `default-${usageType}`, usageType, type, description: `default ${usageType} key`, default: true },
         db,
       );
     }
+  }
+
+  /** A default key chain of `usageType` for the tenant, made (standalone, `default-{usageType}`) when it has none. */
+  async ensureDefault(ctx: RequestContext, tenantId: string, usageType: UsageType, db: Executor = this.db) {
+    if (await store.findDefaultKeyChain(tenantDb(db, tenantId), usageType)) return;
+    await this.create(
+      ctx,
+      tenantId,
+      { id: `default-${usageType}`, usageType, type: 'standalone', description: `default ${usageType} key`, default: true },
+      db,
+    );
   }
 
   /**

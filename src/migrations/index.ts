@@ -14,6 +14,7 @@ import { identityProviderTokenCutoff } from './0010-identity-provider-token-cuto
 import { schemaMetadata } from './0012-schema-metadata.js';
 import { serviceSettings } from './0013-service-settings.js';
 import { configurationsTaken } from './0014-configurations-taken.js';
+import { sessionVersion } from './0017-session-version.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0012-schema-metadata': schemaMetadata,
   '0013-service-settings': serviceSettings,
   '0014-configurations-taken': configurationsTaken,
+  '0017-session-version': sessionVersion,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

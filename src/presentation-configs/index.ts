@@ -5,6 +5,7 @@ import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
+import type { EventBus } from '../platform/events/bus.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
 import { IssuerMetadataResolver } from './issuer-metadata.js';
@@ -19,10 +20,19 @@ export interface PresentationConfigNeeds {
   keyChains: KeyChainService;
   webhookEndpoints: HttpEndpointService;
   outbound: OutboundClient;
+  /** Tells the other instances that a tenant's configurations changed, so their caches forget them. */
+  bus?: EventBus;
 }
 
 export function createPresentationConfigs(needs: PresentationConfigNeeds) {
-  const presentationConfigs = new PresentationConfigService(needs.db, needs.sealer, needs.audit, needs.keyChains, needs.webhookEndpoints);
+  const presentationConfigs = new PresentationConfigService(
+    needs.db,
+    needs.sealer,
+    needs.audit,
+    needs.keyChains,
+    needs.webhookEndpoints,
+    needs.bus,
+  );
   return {
     presentationConfigs,
     routes: (app: App) => presentationConfigRoutes(app, presentationConfigs, new IssuerMetadataResolver(needs.outbound)),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { type IssuerMetadataResolver, ResolvedIssuerMetadata, ResolveIssuerMetadataBody } from './issuer-metadata.js';
 import { PresentationConfigurationSchema, SaveBody, UpdateBody } from './schemas.js';
@@ -67,7 +68,7 @@ export function presentationConfigRoutes(app: App, configs: PresentationConfigSe
         tags,
         summary: "Fetch another credential issuer's metadata, to build a DCQL query for what it issues",
         description: RESOLVE_ISSUER_METADATA,
-        body: ResolveIssuerMetadataBody,
+        body: withExample(ResolveIssuerMetadataBody, { credentialIssuer: 'https://issuer.example/issuers/acme' }),
         response: { 200: ResolvedIssuerMetadata },
       },
     },
@@ -92,7 +93,7 @@ export function presentationConfigRoutes(app: App, configs: PresentationConfigSe
         summary: 'Update a presentation configuration: the fields given replace the stored ones (null clears or resets to the default)',
         description: MODEL,
         params: Params,
-        body: UpdateBody,
+        body: withExample(UpdateBody, { description: 'adults only: given name and the age check' }),
         response: { 200: PresentationConfigurationSchema },
       },
     },

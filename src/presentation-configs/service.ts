@@ -12,8 +12,10 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso, parseJson } from '../platform/db/values.js';
+import type { EventBus } from '../platform/events/bus.js';
 import { type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
 import { lazy } from '../platform/lazy.js';
+import { TtlCache } from '../platform/ttl-cache.js';
 import {
   DEFAULT_LIFETIME,
   type PresentationConfiguration,
@@ -95,14 +97,31 @@ function unmaskWebhook(settings: Settings, stored: WebhookConfig | null): FieldE
 const replacesSecret = (input: Input | UpdatePresentationConfiguration) =>
   input.webhook?.auth?.type === 'header' && input.webhook.auth.header.value !== MASK;
 
+/**
+ * How long an instance keeps a configuration it read: every presentation request, request object and
+ * response needs it. A change made on this instance is seen at once, one made on another as soon as
+ * its event arrives over the shared bus, and within this bound even if that event were lost.
+ */
+export const PRESENTATION_CONFIG_CACHE_MS = 1_000;
+/** Announces on the bus that a tenant's presentation configurations changed; payload { tenantId }. */
+const CHANGED_TOPIC = 'presentation-configs:changed';
+
 export class PresentationConfigService {
+  private readonly cache = new TtlCache<Loaded | undefined>(PRESENTATION_CONFIG_CACHE_MS);
+
   constructor(
     private readonly db: Executor,
     private readonly sealer: Sealer,
     private readonly audit: AuditService,
     private readonly keyChains: KeyChainService,
     private readonly webhookEndpoints: HttpEndpointService,
+    private readonly bus?: EventBus,
   ) {
+    // A change made on any instance (this one included) reaches every instance's cache.
+    bus?.subscribe(CHANGED_TOPIC, (payload) => {
+      const tenantId = (payload as { tenantId?: unknown }).tenantId;
+      if (typeof tenantId === 'string') this.cache.forgetPrefix(`${tenantId}\u0000`);
+    });
     // What a configuration refers to cannot be deleted while it does.
     keyChains.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'access_key_chain_id', id));
     webhookEndpoints.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'webhook_endpoint_id', id));
@@ -143,9 +162,23 @@ export class PresentationConfigService {
     };
   }
 
+  /** Kept per instance (PRESENTATION_CONFIG_CACHE_MS), except in a transaction, which reads the row as it sees it. */
   private async findLoaded(tenantId: string, id: string, db: Executor): Promise<Loaded | undefined> {
-    const row = await store.findConfig(tenantDb(db, tenantId), id);
-    return row && this.load(row);
+    const read = async () => {
+      const row = await store.findConfig(tenantDb(db, tenantId), id);
+      return row && this.load(row);
+    };
+    return db === this.db ? this.cache.get(`${tenantId}\u0000${id}`, read) : read();
+  }
+
+  /** Forgets the tenant's cached configurations once `write` is done, here and (through the bus) on every instance. */
+  private async changing<T>(tenantId: string, write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } finally {
+      this.cache.forgetPrefix(`${tenantId}\u0000`);
+      await this.bus?.publish(this.db, CHANGED_TOPIC, { tenantId });
+    }
   }
 
   private async loaded(tenantId: string, id: string, db: Executor): Promise<Loaded> {
@@ -236,28 +269,31 @@ export class PresentationConfigService {
    * take their defaults; createdAt and the registration certificate cache are kept).
    */
   async save(ctx: RequestContext, tenantId: string, input: SavePresentationConfiguration, db: Executor = this.db) {
-    return inTransaction(db, async (trx) => {
-      const existing = await this.findLoaded(tenantId, input.id, trx);
-      if (existing) return { created: false, configuration: await this.replace(ctx, tenantId, existing, toSettings(input), input, trx) };
-      const settings = toSettings(input);
-      await this.check(trx, tenantId, settings, null);
-      const now = nowIso();
-      const row = {
-        id: input.id,
-        ...this.columns(tenantId, input.id, settings),
-        registration_cert_cache: null,
-        created_at: now,
-        updated_at: now,
-      };
-      if (!(await store.insertConfigIfAbsent(tenantDb(trx, tenantId), row))) {
-        // Created concurrently since find(): replace that one, as if it had been there first.
-        const raced = await this.loaded(tenantId, input.id, trx);
-        return { created: false, configuration: await this.replace(ctx, tenantId, raced, toSettings(input), input, trx) };
-      }
-      const created = await this.get(tenantId, input.id, trx);
-      await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.created', after: { ...created } }, trx);
-      return { created: true, configuration: created };
-    });
+    return this.changing(
+      tenantId,
+      inTransaction(db, async (trx) => {
+        const existing = await this.findLoaded(tenantId, input.id, trx);
+        if (existing) return { created: false, configuration: await this.replace(ctx, tenantId, existing, toSettings(input), input, trx) };
+        const settings = toSettings(input);
+        await this.check(trx, tenantId, settings, null);
+        const now = nowIso();
+        const row = {
+          id: input.id,
+          ...this.columns(tenantId, input.id, settings),
+          registration_cert_cache: null,
+          created_at: now,
+          updated_at: now,
+        };
+        if (!(await store.insertConfigIfAbsent(tenantDb(trx, tenantId), row))) {
+          // Created concurrently since find(): replace that one, as if it had been there first.
+          const raced = await this.loaded(tenantId, input.id, trx);
+          return { created: false, configuration: await this.replace(ctx, tenantId, raced, toSettings(input), input, trx) };
+        }
+        const created = await this.get(tenantId, input.id, trx);
+        await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.created', after: { ...created } }, trx);
+        return { created: true, configuration: created };
+      }),
+    );
   }
 
   /** Whether save() would leave the stored configuration as it is (a header value of **** stands for the stored one). */
@@ -272,18 +308,21 @@ export class PresentationConfigService {
 
   /** PATCH: the fields given replace the stored ones (null clears or resets to the default), dcql_query as a whole. */
   async update(ctx: RequestContext, tenantId: string, id: string, input: UpdatePresentationConfiguration) {
-    return inTransaction(this.db, async (trx) => {
-      const before = await this.loaded(tenantId, id, trx);
-      const { id: givenId, ...changes } = input;
-      const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-      // The stored webhook carries its secret already: re-saving it unchanged must not read as a masked value.
-      const settings = toSettings({ ...before.settings, ...given } as Input);
-      const errors: FieldError[] = [];
-      if (givenId !== undefined && givenId !== id) {
-        errors.push({ field: 'body.id', message: `cannot change: the path names presentation configuration '${id}'` });
-      }
-      return this.replace(ctx, tenantId, before, settings, input, trx, errors);
-    });
+    return this.changing(
+      tenantId,
+      inTransaction(this.db, async (trx) => {
+        const before = await this.loaded(tenantId, id, trx);
+        const { id: givenId, ...changes } = input;
+        const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+        // The stored webhook carries its secret already: re-saving it unchanged must not read as a masked value.
+        const settings = toSettings({ ...before.settings, ...given } as Input);
+        const errors: FieldError[] = [];
+        if (givenId !== undefined && givenId !== id) {
+          errors.push({ field: 'body.id', message: `cannot change: the path names presentation configuration '${id}'` });
+        }
+        return this.replace(ctx, tenantId, before, settings, input, trx, errors);
+      }),
+    );
   }
 
   private async replace(
@@ -325,18 +364,24 @@ export class PresentationConfigService {
     obtainedFor: PresentationConfiguration['registration_cert'],
     cache: RegistrationCertCache,
   ): Promise<void> {
-    await inTransaction(this.db, async (trx) => {
-      const current = await this.loaded(tenantId, id, trx);
-      if (JSON.stringify(current.settings.registration_cert) !== JSON.stringify(obtainedFor)) return;
-      await store.updateConfig(tenantDb(trx, tenantId), id, { registration_cert_cache: JSON.stringify(cache) });
-    });
+    await this.changing(
+      tenantId,
+      inTransaction(this.db, async (trx) => {
+        const current = await this.loaded(tenantId, id, trx);
+        if (JSON.stringify(current.settings.registration_cert) !== JSON.stringify(obtainedFor)) return;
+        await store.updateConfig(tenantDb(trx, tenantId), id, { registration_cert_cache: JSON.stringify(cache) });
+      }),
+    );
   }
 
   async remove(ctx: RequestContext, tenantId: string, id: string): Promise<void> {
-    await inTransaction(this.db, async (trx) => {
-      const before = await this.get(tenantId, id, trx);
-      await store.deleteConfig(tenantDb(trx, tenantId), id);
-      await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.deleted', before: { ...before } }, trx);
-    });
+    await this.changing(
+      tenantId,
+      inTransaction(this.db, async (trx) => {
+        const before = await this.get(tenantId, id, trx);
+        await store.deleteConfig(tenantDb(trx, tenantId), id);
+        await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.deleted', before: { ...before } }, trx);
+      }),
+    );
   }
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Role } from '../platform/auth/roles.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import { type EventStream, type EventStreams, MAX_TIMER_MS } from '../platform/http/sse.js';
 import type { App } from '../platform/http/types.js';
 import { SessionConfigSchema } from '../tenants/schemas.js';
@@ -181,7 +182,7 @@ export function sessionRoutes(app: App, deps: SessionRouteDeps) {
         summary: "Set the tenant's session storage configuration",
         description:
           'A field with a value sets it; a field set to null returns to the global default; an absent field stays as it is. Answers the configuration now in effect. Applies to existing sessions from the next clean-up round on.',
-        body: SessionConfigSchema,
+        body: withExample(SessionConfigSchema, { ttlSeconds: 86400, cleanupMode: 'anonymize' }),
         response: { 200: EffectiveSessionConfigSchema },
       },
     },

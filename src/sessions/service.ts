@@ -2,13 +2,13 @@
 // sessions through this service; it keeps personal data encrypted, logs what happened, and
 // publishes every status change to subscribers on all instances.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { SessionsTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, inTransaction, nowIso, parseJson, takesRowLocks, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, inTransaction, nowIso, parseJson, toBool } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import { notFound } from '../platform/http/problem.js';
 import {
@@ -66,12 +66,22 @@ export interface SessionListOptions {
   pageSize: number;
 }
 
+/** A line of a session's log, as a step writes it. */
+export interface SessionLogLine {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  details?: Record<string, unknown>;
+}
+
 export interface SessionLogEntry {
   level: 'info' | 'warn' | 'error';
   message: string;
   details: Record<string, unknown> | null;
   createdAt: string;
 }
+
+/** Attempts of one update before giving up: each failed one means another write to the session won. */
+const MAX_UPDATE_ATTEMPTS = 50;
 
 /** Rows anonymized per transaction, so a large backlog never holds one long transaction. */
 const ANONYMIZE_BATCH = 200;
@@ -82,6 +92,8 @@ export const hashHandle = (secret: string) => createHash('sha256').update(secret
 
 export class SessionService {
   private readonly statusListeners: ((state: SessionState, previousStatus: SessionStatus | null) => void)[] = [];
+  /** The row each state was made from (its version), so that an update of a state just read needs no second read. */
+  private readonly rows = new WeakMap<SessionState, Selectable<SessionsTable>>();
 
   constructor(
     private readonly db: Executor,
@@ -110,19 +122,30 @@ export class SessionService {
     };
     // Personal data is decrypted when a step reads it, not on every lookup (most never do).
     let opened: Record<string, unknown> | null | undefined;
-    return Object.defineProperty(state, 'private', {
+    Object.defineProperty(state, 'private', {
       enumerable: true,
       get: () => {
         opened ??= row.private_data ? this.sealer.openJson<Record<string, unknown>>(row.private_data, row.id) : null;
         return opened;
       },
-    }) as SessionState;
+    });
+    this.rows.set(state as SessionState, row);
+    return state as SessionState;
   }
 
-  async create(input: NewSession, db: Executor = this.db): Promise<SessionState> {
+  /**
+   * Creates the session, with the handles given to the wallet (each expiring with the session) and
+   * the log line saying why, atomically: on PostgreSQL in one statement that also sends the status event.
+   */
+  async create(
+    input: NewSession,
+    db: Executor = this.db,
+    along: { handles?: { purpose: string; secret: string }[]; log?: SessionLogLine } = {},
+  ): Promise<SessionState> {
     const id = randomUUID();
     const now = new Date();
-    const row = await store.insertSession(tenantDb(db, input.tenantId), {
+    const row = {
+      tenant_id: input.tenantId,
       id,
       kind: input.kind,
       status: 'active',
@@ -137,9 +160,20 @@ export class SessionService {
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
       expires_at: new Date(now.getTime() + input.lifetimeSeconds * 1000).toISOString(),
-    });
-    const state = this.toState(row);
-    await this.publish(db, state, null);
+    } satisfies Insertable<SessionsTable>;
+    // The row as stored: no RETURNING needed to know it.
+    const state = this.toState({ ...row, version: 0 });
+    const event = statusEvent(state, null);
+    const notify = this.bus.notification?.(sessionTopic(id), event);
+    const handles = (along.handles ?? []).map(({ purpose, secret }) => ({
+      hash: hashHandle(secret),
+      purpose,
+      session_id: id,
+      expires_at: row.expires_at,
+    }));
+    const log = along.log && { ...this.logRow(along.log), session_id: id };
+    await store.insertSessionWith(db, row, { handles, log, notify });
+    await this.announce(db, state, null, event, notify !== undefined);
     return state;
   }
 
@@ -155,11 +189,15 @@ export class SessionService {
   }
 
   /**
-   * Applies `change` if the session still meets `expected`, deciding under a lock on the session's row
-   * (PostgreSQL: SELECT ... FOR UPDATE; SQLite: its one writer), so that two requests racing for one
-   * offer cannot both win and a change merged into the metadata or personal data never overwrites one
-   * made meanwhile. `change` may be computed from the session as locked (appending to a list, say).
-   * Returns the new state, or undefined when the session is gone or the condition failed.
+   * Applies `change` if the session still meets `expected`, as one compare-and-set: the change is
+   * computed from the session as read and written only while its row is still at the version read
+   * (store.updateSessionAt); when another write came first, the session is read again and the
+   * condition checked again. So two requests racing for one offer cannot both win, and a change merged
+   * into the metadata or personal data never overwrites one made meanwhile, as under a row lock, but
+   * in one round trip when nothing raced: `options.from` is the session as the caller just read it
+   * (no second read), `options.log` a log line written with the change (in the same statement on
+   * PostgreSQL, with the status event). `change` may be computed from the session as read (appending
+   * to a list, say). Returns the new state, or undefined when the session is gone or the condition failed.
    */
   async update(
     tenantId: string,
@@ -167,18 +205,29 @@ export class SessionService {
     change: SessionChange | ((current: SessionState) => SessionChange),
     expected: SessionExpectation = {},
     db: Executor = this.db,
+    options: { from?: SessionState; log?: SessionLogLine } = {},
   ): Promise<SessionState | undefined> {
-    return inTransaction(db, async (trx) => {
-      const row = await store.lockSession(tenantDb(trx, tenantId), id, takesRowLocks(trx));
-      const before = row && this.toState(row);
-      if (!before || !meets(before, expected)) return undefined;
+    const given = options.from && this.rows.get(options.from);
+    let row = given && given.id === id && given.tenant_id === tenantId ? given : await store.findSession(tenantDb(db, tenantId), id);
+    // Each lost race means another write succeeded; a session written this often is a fault, not load.
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      if (!row) return undefined;
+      const before = this.toState(row);
+      if (!meets(before, expected)) return undefined;
       const columns = this.changedColumns(before, typeof change === 'function' ? change(before) : change);
-      const applied = await store.updateSession(tenantDb(trx, tenantId), id, columns);
-      if (!applied) return undefined;
-      const after = this.toState(applied);
-      if (after.status !== before.status) await this.publish(trx, after, before.status);
-      return after;
-    });
+      // The row as it will be, had nothing raced: what a RETURNING would give, without sending it back.
+      const next = { ...row, ...columns, version: row.version + 1 } as Selectable<SessionsTable>;
+      const after = this.toState(next);
+      const event = after.status !== before.status ? statusEvent(after, before.status) : undefined;
+      const notify = event && this.bus.notification?.(sessionTopic(id), event);
+      const log = options.log && this.logRow(options.log);
+      if (await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify })) {
+        if (event) await this.announce(db, after, before.status, event, notify !== undefined);
+        return after;
+      }
+      row = await store.findSession(tenantDb(db, tenantId), id);
+    }
+    throw new Error(`session ${id}: changed by others on each of ${MAX_UPDATE_ATTEMPTS} attempts`);
   }
 
   /** The columns `change` sets on the session `before`: metadata and personal data merged key by key. */
@@ -212,13 +261,11 @@ export class SessionService {
     details?: Record<string, unknown>,
     db: Executor = this.db,
   ) {
-    await store.insertLog(db, {
-      session_id: sessionId,
-      level,
-      message,
-      details: details ? JSON.stringify(details) : null,
-      created_at: nowIso(),
-    });
+    await store.insertLog(db, { ...this.logRow({ level, message, details }), session_id: sessionId });
+  }
+
+  private logRow({ level, message, details }: SessionLogLine): store.LogRow {
+    return { level, message, details: details ? JSON.stringify(details) : null, created_at: nowIso() };
   }
 
   /** Registers a secret handed to a wallet (a pre-authorized code, say); only its hash is stored. */
@@ -341,8 +388,18 @@ export class SessionService {
   }
 
   private async publish(db: Executor, state: SessionState, previousStatus: SessionStatus | null) {
-    const event: SessionStatusEvent = statusEvent(state, previousStatus);
-    await this.bus.publish(db, sessionTopic(state.id), event);
+    await this.announce(db, state, previousStatus, statusEvent(state, previousStatus), false);
+  }
+
+  /** Publishes the event (unless the statement that made the change sent it already) and runs the in-process hooks. */
+  private async announce(
+    db: Executor,
+    state: SessionState,
+    previousStatus: SessionStatus | null,
+    event: SessionStatusEvent,
+    sent: boolean,
+  ) {
+    if (!sent) await this.bus.publish(db, sessionTopic(state.id), event);
     for (const listener of this.statusListeners) listener(state, previousStatus);
   }
 }

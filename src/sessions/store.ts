@@ -1,25 +1,93 @@
-import type { ExpressionBuilder, Insertable, SelectQueryBuilder, Updateable } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type RawBuilder, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
 import type { Database, SessionsTable } from '../platform/db/schema.js';
-import type { TenantDb } from '../platform/db/tenant-db.js';
-import type { Executor } from '../platform/db/values.js';
+import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
+import { type Executor, inTransaction, isPostgres } from '../platform/db/values.js';
 import { OPEN_STATUSES, type SessionStatus } from './model.js';
 
 export const findSession = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
 
-/** The session, its row locked until the transaction ends where the engine has row locks (`forUpdate`). */
-export function lockSession(db: TenantDb, id: string, forUpdate: boolean) {
-  const query = db.selectFrom('sessions').selectAll().where('id', '=', id);
-  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
+export type LogRow = { level: string; message: string; details: string | null; created_at: string };
+
+/** What a versioned update sends along in its statement: the session's log line, the event announcing it. */
+export interface AlongWithUpdate {
+  log?: LogRow;
+  /** A SQL expression that sends the event when evaluated (PostgreSQL's pg_notify); evaluated only if the row was updated. */
+  notify?: RawBuilder<unknown>;
 }
 
-/** Inserts the session and returns the row as stored. */
-export function insertSession(db: TenantDb, row: Omit<Insertable<SessionsTable>, 'tenant_id'>) {
-  return db.insertInto('sessions', row).returningAll().executeTakeFirstOrThrow();
+/**
+ * Sets `changes` only while the session is still at `version`, the version the changes were computed
+ * from, and moves it to the next one: a compare-and-set that no write made meanwhile can slip under.
+ * On PostgreSQL the log line and the event go in the same statement (data-modifying CTEs, one round
+ * trip, atomic with the change); SQLite writes the log line next. True when the row was updated.
+ */
+export async function updateSessionAt(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  version: number,
+  changes: Updateable<SessionsTable>,
+  along: AlongWithUpdate = {},
+): Promise<boolean> {
+  const update = tenantDb(db, tenantId)
+    .updateTable('sessions')
+    .set({ ...changes, version: version + 1 })
+    .where('id', '=', id)
+    .where('version', '=', version)
+    .returning('id');
+  const { log, notify } = along;
+  if (!isPostgres(db) || (!log && !notify)) {
+    const updated = await update.executeTakeFirst();
+    if (updated && log) await insertLog(db, { ...log, session_id: id });
+    return updated !== undefined;
+  }
+  const logged = log
+    ? sql`, logged as (
+        insert into session_logs (session_id, level, message, details, created_at)
+        select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from updated)`
+    : sql``;
+  const { rows } = await sql<{ id: string }>`
+    with updated as (${update})${logged}
+    select id${notify ? sql`, ${notify} as notified` : sql``} from updated`.execute(db);
+  return rows.length > 0;
+}
+
+type HandleRow = { hash: string; purpose: string; session_id: string; expires_at: string };
+
+/**
+ * Inserts the session with its handles and log line, atomically. PostgreSQL: one statement (sibling
+ * data-modifying CTEs; the foreign keys are checked when it ends), sending the event if one is given.
+ * SQLite: one transaction.
+ */
+export async function insertSessionWith(
+  db: Executor,
+  row: Insertable<SessionsTable> & { tenant_id: string },
+  along: { handles: HandleRow[]; log?: LogRow & { session_id: string }; notify?: RawBuilder<unknown> },
+) {
+  const { tenant_id: tenantId, ...columns } = row;
+  const session = tenantDb(db, tenantId).insertInto('sessions', columns);
+  const handles = along.handles.length > 0 ? db.insertInto('session_handles').values(along.handles) : undefined;
+  const log = along.log && db.insertInto('session_logs').values(along.log);
+  if (!isPostgres(db)) {
+    await inTransaction(db, async (trx) => {
+      await trx.executeQuery(session.compile());
+      if (handles) await trx.executeQuery(handles.compile());
+      if (log) await trx.executeQuery(log.compile());
+    });
+    return;
+  }
+  const ctes = [sql`created as (${session})`];
+  if (handles) ctes.push(sql`handles as (${handles})`);
+  if (log) ctes.push(sql`logged as (${log})`);
+  await sql`with ${sql.join(ctes)} select ${along.notify ?? sql`1`}`.execute(db);
 }
 
 /** Updates only while the row still has one of `statuses`: a compare-and-set. */
 export async function updateSession(db: TenantDb, id: string, changes: Updateable<SessionsTable>, statuses?: readonly string[]) {
-  let query = db.updateTable('sessions').set(changes).where('id', '=', id);
+  let query = db
+    .updateTable('sessions')
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('id', '=', id);
   if (statuses) query = query.where('status', 'in', statuses);
   // The row as updated (undefined when the condition failed), so no second read is needed.
   return query.returningAll().executeTakeFirst();
@@ -33,7 +101,7 @@ export async function updateSession(db: TenantDb, id: string, changes: Updateabl
 export async function countTxCodeFailure(db: TenantDb, id: string, max: number) {
   const row = await db
     .updateTable('sessions')
-    .set((eb) => ({ tx_code_failed_attempts: eb('tx_code_failed_attempts', '+', 1) }))
+    .set((eb) => ({ tx_code_failed_attempts: eb('tx_code_failed_attempts', '+', 1), version: eb('version', '+', 1) }))
     .where('id', '=', id)
     .where('tx_code_failed_attempts', '<', max)
     .where('consumed', '=', 0)
@@ -166,7 +234,11 @@ export const listToAnonymize = (db: TenantDb, cutoff: string, limit: number) =>
     .execute();
 
 export async function anonymizeSession(db: TenantDb, id: string, publicData: string) {
-  await db.updateTable('sessions').set({ public_data: publicData, private_data: null, anonymized: 1 }).where('id', '=', id).execute();
+  await db
+    .updateTable('sessions')
+    .set((eb) => ({ public_data: publicData, private_data: null, anonymized: 1, version: eb('version', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function deleteAllHandles(db: Executor, sessionId: string) {

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { Role } from '../platform/auth/roles.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { OwnRoute } from '../platform/http/own-urls.js';
 import { notFound } from '../platform/http/problem.js';
 import type { App } from '../platform/http/types.js';
@@ -87,6 +88,16 @@ const RevokeBody = z.strictObject({
 });
 const RevokeResult = z.object({ sessionId: z.string(), status: z.number(), updatedEntries: z.number() });
 
+const SessionCredentialSchema = z
+  .object({
+    credentialConfigurationId: z.string(),
+    statusListId: z.string(),
+    index: z.number().describe("the credential's entry in the status list"),
+    status: z.number().describe('the value of the entry: 0 valid, 1 revoked, 2 suspended, others application-specific'),
+    state: z.enum(['valid', 'revoked', 'suspended', 'other']).describe('the value by name'),
+  })
+  .meta({ id: 'SessionCredentialStatus' });
+
 const CacheStatsSchema = z.object({ entries: z.number(), hits: z.number(), misses: z.number(), maxEntries: z.number() });
 
 export interface StatusListRouteDeps {
@@ -127,7 +138,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
         summary: "Set the tenant's status list configuration",
         description:
           'A field with a value sets it; null returns it to the global default (STATUS_CAPACITY, STATUS_BITS, STATUS_TTL; immediateUpdate false, enableAggregation true); an absent field stays. Applies to lists created afterwards. 400 naming capacity above STATUS_MAX_CAPACITY.',
-        body: StatusListConfigSchema,
+        body: withExample(StatusListConfigSchema, { bits: 2, capacity: 10000 }),
         response: { 200: EffectiveConfigSchema },
       },
     },
@@ -162,7 +173,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
         summary: 'Create a status list',
         description:
           'A list takes capacity × bits / 8 bytes of storage. 400 naming capacity above STATUS_MAX_CAPACITY; 409 when the tenant already holds STATUS_MAX_LISTS_PER_TENANT lists (a list opened at issuance because all are full is never refused, but counts).',
-        body: CreateBody,
+        body: withExample(CreateBody, { bits: 2, capacity: 10000 }),
         response: { 201: StatusListSchema },
       },
     },
@@ -183,7 +194,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
         tags,
         summary: 'Rebind a status list or change its key chain',
         params: ListParams,
-        body: UpdateBody,
+        body: withExample(UpdateBody, { credentialConfigurationId: 'pid' }),
         response: { 200: StatusListSchema },
       },
     },
@@ -218,11 +229,27 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
         summary: "Set the status of a session's credentials",
         description:
           'All credentials issued in the session, or those of one configuration, get the status. 400 when a list has too few bits for it; 404 for an unknown session.',
-        body: RevokeBody,
+        body: withExample(RevokeBody, { sessionId: '3f1c2b9e-6a4d-4e8b-9c1f-2d7a5b8e0c41', status: 1 }),
         response: { 200: RevokeResult },
       },
     },
     (request) => statusLists.changeSessionStatus(contextOf(request), tenantOf(request), request.body),
+  );
+
+  app.get(
+    '/api/session/:id/credentials',
+    {
+      config: { access: manage },
+      schema: {
+        tags: ['sessions', ...tags],
+        summary: 'The credentials a session issued, each with its status now',
+        description:
+          'One entry per credential with a status list entry (a configuration without statusManagement issues none), in the order they were issued. Empty for a presentation session. 404 for an unknown session or one of another tenant.',
+        params: z.object({ id: z.string() }),
+        response: { 200: z.array(SessionCredentialSchema) },
+      },
+    },
+    (request) => statusLists.sessionCredentials(tenantOf(request), request.params.id),
   );
 
   const stats = (tenantId: string) => ({

@@ -11,10 +11,21 @@ import { type Executor, fromBool, inTransaction, nowIso, toBool } from '../platf
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { StatusListConfig } from '../tenants/schemas.js';
-import { byteLength, IndexPermutation, maxStatus, newPermutationKey, type StatusBits, setStatus } from './bitset.js';
+import { byteLength, getStatus, IndexPermutation, maxStatus, newPermutationKey, type StatusBits, setStatus } from './bitset.js';
 import { type CachedStatusToken, type Caches, tenantKey } from './cache.js';
 import * as store from './store.js';
 import { signStatusList } from './token.js';
+
+/** The Token Status List's registered values (draft-ietf-oauth-status-list), by name. */
+const STATUS_NAMES: Record<number, SessionCredentialStatus['state']> = { 0: 'valid', 1: 'revoked', 2: 'suspended' };
+
+export interface SessionCredentialStatus {
+  credentialConfigurationId: string;
+  statusListId: string;
+  index: number;
+  status: number;
+  state: 'valid' | 'revoked' | 'suspended' | 'other';
+}
 
 export interface StatusListDefaults {
   capacity: number;
@@ -294,8 +305,9 @@ export class StatusListService {
    * else a shared list; when all are full, a new shared list is made. A configuration whose status
    * lists its issuer signs (statusListSigner issuer) uses, and makes, only lists bound to it and
    * signed by its credentials' key chain. Each index comes from the
-   * list's atomic slot counter through its secret permutation, in one transaction with the entry row
-   * (whose primary key (list, idx) rules out a second hand-out even if something went wrong).
+   * list's atomic slot counter (one conditional UPDATE) through its secret permutation; the entry row
+   * follows (its primary key (list, idx) rules out a second hand-out even if something went wrong;
+   * a failure between the two leaves an index never handed out, not one handed out twice).
    */
   async allocate(
     tenantId: string,
@@ -316,27 +328,27 @@ export class StatusListService {
     issuerChainId: string | undefined,
     sessionId: string | null,
   ): Promise<StatusEntry> {
-    const usableLists = (db: Executor) =>
-      issuerChainId
-        ? store.openListsSignedBy(this.scoped(tenantId, db), configurationId, issuerChainId)
-        : store.openLists(this.scoped(tenantId, db), configurationId);
+    const scoped = this.scoped(tenantId);
+    const usableLists = (db: Executor) => store.usableLists(this.scoped(tenantId, db), configurationId, issuerChainId).execute();
+    /** The entry of a slot taken: its index through the list's secret permutation, its row keyed (list, idx). */
+    const entryOf = async (slot: store.ClaimedSlot): Promise<StatusEntry> => {
+      const idx = new IndexPermutation(slot.permutation_key, slot.capacity).permute(slot.used_entries - 1);
+      await store.insertEntry(scoped, {
+        list_id: slot.id,
+        idx,
+        session_id: sessionId,
+        credential_configuration_id: configurationId,
+        created_at: nowIso(),
+      });
+      return { listId: slot.id, idx, uri: this.uri(tenantId, slot.id) };
+    };
+    // Most of the time the first usable list has room: one statement picks it and takes a slot.
+    const first = await store.claimFirstSlot(scoped, configurationId, issuerChainId);
+    if (first) return entryOf(first);
     for (let round = 0; round < ALLOCATION_ROUNDS; round++) {
       for (const list of await usableLists(this.deps.db)) {
-        const idx = await this.deps.db.transaction().execute(async (trx) => {
-          const scoped = this.scoped(tenantId, trx);
-          const slot = await store.claimSlot(scoped, list.id);
-          if (!slot) return undefined;
-          const idx = new IndexPermutation(slot.permutation_key, slot.capacity).permute(slot.used_entries - 1);
-          await store.insertEntry(scoped, {
-            list_id: list.id,
-            idx,
-            session_id: sessionId,
-            credential_configuration_id: configurationId,
-            created_at: nowIso(),
-          });
-          return idx;
-        });
-        if (idx !== undefined) return { listId: list.id, idx, uri: this.uri(tenantId, list.id) };
+        const slot = await store.claimSlot(scoped, list.id);
+        if (slot) return entryOf(slot);
       }
       // Every list the configuration may use is full: roll over to a new one, shared unless the
       // credentials' own key chain signs it. Of the allocations that find them full at once, the
@@ -410,6 +422,32 @@ export class StatusListService {
       },
     });
     return { sessionId: input.sessionId, status: input.status, updatedEntries: updated };
+  }
+
+  /**
+   * GET /api/session/{id}/credentials: each credential the session issued with its entry's status now
+   * (0 valid, 1 revoked, 2 suspended, other values as the list holds them), read from the stored bitsets.
+   */
+  async sessionCredentials(tenantId: string, sessionId: string): Promise<SessionCredentialStatus[]> {
+    const scoped = this.scoped(tenantId);
+    if (!(await this.deps.sessionExists(tenantId, sessionId))) throw notFound('session', sessionId);
+    const entries = await store.entriesOfSessionWithConfiguration(scoped, sessionId);
+    const lists = new Map<string, store.StatusListRow | undefined>();
+    for (const listId of new Set(entries.map((e) => e.list_id))) lists.set(listId, await store.findList(scoped, listId));
+    return entries.flatMap((entry) => {
+      const list = lists.get(entry.list_id);
+      if (!list) return [];
+      const value = getStatus(new Uint8Array(list.bitset), list.bits, entry.idx);
+      return [
+        {
+          credentialConfigurationId: entry.credential_configuration_id,
+          statusListId: entry.list_id,
+          index: entry.idx,
+          status: value,
+          state: STATUS_NAMES[value] ?? 'other',
+        },
+      ];
+    });
   }
 
   /**

@@ -65,29 +65,23 @@ export function findTokens(db: TenantDb, id: string): Promise<StoredTokens | und
     .executeTakeFirst();
 }
 
-/** Lists with free entries a credential of `configurationId` may use: its own lists first, then shared ones. */
-export function openLists(db: TenantDb, configurationId: string): Promise<{ id: string; credential_configuration_id: string | null }[]> {
-  return db
-    .selectFrom('status_lists')
-    .select(['id', 'credential_configuration_id'])
+/**
+ * The lists with free entries a credential of `configurationId` may use, in the order they are used:
+ * with `keyChainId` (its issuer signs its lists), only lists bound to it and signed by that key chain,
+ * oldest first; else its own lists first, then shared ones.
+ */
+export function usableLists(db: TenantDb, configurationId: string, keyChainId?: string) {
+  const free = db.selectFrom('status_lists').select('id').where(sql<boolean>`used_entries < capacity`);
+  if (keyChainId) {
+    return free.where('credential_configuration_id', '=', configurationId).where('key_chain_id', '=', keyChainId).orderBy('created_at');
+  }
+  return free
     .where((eb) => eb.or([eb('credential_configuration_id', '=', configurationId), eb('credential_configuration_id', 'is', null)]))
-    .where(sql<boolean>`used_entries < capacity`)
     .orderBy(sql`case when credential_configuration_id is null then 1 else 0 end`)
-    .orderBy('created_at')
-    .execute();
+    .orderBy('created_at');
 }
 
-/** Lists with free entries bound to a configuration and signed by one key chain, oldest first. */
-export function openListsSignedBy(db: TenantDb, configurationId: string, keyChainId: string): Promise<{ id: string }[]> {
-  return db
-    .selectFrom('status_lists')
-    .select('id')
-    .where('credential_configuration_id', '=', configurationId)
-    .where('key_chain_id', '=', keyChainId)
-    .where(sql<boolean>`used_entries < capacity`)
-    .orderBy('created_at')
-    .execute();
-}
+export type ClaimedSlot = { id: string; used_entries: number; capacity: number; permutation_key: string };
 
 /** Takes the next free slot of a list atomically; undefined when the list is full (or gone). */
 export function claimSlot(db: TenantDb, id: string) {
@@ -96,7 +90,21 @@ export function claimSlot(db: TenantDb, id: string) {
     .set({ used_entries: sql`used_entries + 1` })
     .where('id', '=', id)
     .where(sql<boolean>`used_entries < capacity`)
-    .returning(['used_entries', 'capacity', 'permutation_key'])
+    .returning(['id', 'used_entries', 'capacity', 'permutation_key'])
+    .executeTakeFirst();
+}
+
+/**
+ * Takes the next free slot of the first usable list in one statement (the list chosen and its counter
+ * moved on together); undefined when that list filled meanwhile or none has room.
+ */
+export function claimFirstSlot(db: TenantDb, configurationId: string, keyChainId?: string) {
+  return db
+    .updateTable('status_lists')
+    .set({ used_entries: sql`used_entries + 1` })
+    .where('id', '=', usableLists(db, configurationId, keyChainId).limit(1))
+    .where(sql<boolean>`used_entries < capacity`)
+    .returning(['id', 'used_entries', 'capacity', 'permutation_key'])
     .executeTakeFirst();
 }
 
@@ -108,6 +116,18 @@ export function entriesOfSession(db: TenantDb, sessionId: string, configurationI
   let query = db.selectFrom('status_entries').select(['list_id', 'idx']).where('session_id', '=', sessionId);
   if (configurationId !== undefined) query = query.where('credential_configuration_id', '=', configurationId);
   return query.execute();
+}
+
+/** Every entry of a session, with the configuration of its credential, in the order they were handed out. */
+export function entriesOfSessionWithConfiguration(db: TenantDb, sessionId: string) {
+  return db
+    .selectFrom('status_entries')
+    .select(['list_id', 'idx', 'credential_configuration_id'])
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at')
+    .orderBy('list_id')
+    .orderBy('idx')
+    .execute();
 }
 
 /** Writes a changed bitset if nobody else changed it since `version` was read; false otherwise. */

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { RoleSchema } from '../platform/auth/roles.js';
+import { contextOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
 
 export interface SystemInfo {
@@ -9,6 +11,8 @@ export interface SystemInfo {
   auth: FrontendAuth;
   /** Resolves when the database answers, rejects otherwise. */
   checkDatabase(): Promise<void>;
+  /** Each key provider besides db: 'ok' when it can sign, else why it cannot. */
+  checkKeyProviders(): Promise<Record<string, string>>;
 }
 
 const Version = z.object({ name: z.string(), version: z.string(), apiVersion: z.string().describe('major.minor of the management API') });
@@ -30,6 +34,14 @@ const FrontendConfig = z.object({
   observability: z.object({ enabled: z.boolean(), url: z.string().optional() }).describe('where a front end sends telemetry'),
   auth: FrontendAuthSchema,
 });
+const WhoAmI = z
+  .object({
+    clientId: z.string(),
+    tenantId: z.string().nullable().describe('null: a client of the service itself (tenants:manage)'),
+    roles: z.array(RoleSchema).describe('the roles the caller holds now (a changed client counts, not the token of its issue)'),
+    expiresAt: z.string().describe('when the access token expires'),
+  })
+  .meta({ id: 'WhoAmI' });
 const Health = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()).optional() });
 
 export function systemRoutes(app: App, info: SystemInfo) {
@@ -41,6 +53,29 @@ export function systemRoutes(app: App, info: SystemInfo) {
       schema: { tags, summary: 'Service version', response: { 200: Version } },
     },
     () => ({ name: info.name, version: info.version, apiVersion: '5.0' }),
+  );
+
+  app.get(
+    '/api/whoami',
+    {
+      config: { access: { roles: [] } },
+      schema: {
+        tags,
+        summary: 'Who the access token speaks for: client, tenant, roles',
+        description: 'A front end shows the sections and actions of these roles; every route still checks its own.',
+        response: { 200: WhoAmI },
+      },
+    },
+    (request) => {
+      const { principal } = contextOf(request);
+      const expiresAt = request.grant?.expiresAt;
+      return {
+        clientId: principal.clientId,
+        tenantId: principal.tenantId,
+        roles: principal.roles,
+        expiresAt: new Date(expiresAt ?? Date.now()).toISOString(),
+      };
+    },
   );
 
   app.get(
@@ -67,16 +102,29 @@ export function systemRoutes(app: App, info: SystemInfo) {
   app.get(
     '/health/ready',
     {
-      schema: { tags, summary: 'Readiness: the database answers', response: { 200: Health, 503: Health } },
+      schema: {
+        tags,
+        summary: 'Readiness: the database answers and every key provider can sign (checks: database, keyProvider:<id>)',
+        response: { 200: Health, 503: Health },
+      },
     },
     async (request, reply) => {
-      try {
-        await info.checkDatabase();
-        return { status: 'ok' as const, checks: { database: 'ok' } };
-      } catch (err) {
-        request.log.warn({ err }, 'readiness check failed');
-        return reply.code(503).send({ status: 'unavailable' as const, checks: { database: 'unreachable' } });
-      }
+      const [database, providers] = await Promise.all([
+        info.checkDatabase().then(
+          () => 'ok',
+          (err: unknown) => {
+            request.log.warn({ err }, 'readiness check failed: the database');
+            return 'unreachable';
+          },
+        ),
+        info.checkKeyProviders(),
+      ]);
+      const checks: Record<string, string> = { database };
+      for (const [id, state] of Object.entries(providers)) checks[`keyProvider:${id}`] = state;
+      const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
+      if (failing.length === 0) return { status: 'ok' as const, checks };
+      request.log.warn({ checks }, 'readiness check failed');
+      return reply.code(503).send({ status: 'unavailable' as const, checks });
     },
   );
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ClientSchema } from '../clients/routes.js';
 import { RoleSchema } from '../platform/auth/roles.js';
 import { contextOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { SessionConfigSchema, StatusListConfigSchema } from './schemas.js';
 import type { TenantService } from './service.js';
@@ -48,7 +49,7 @@ export const CreateBody = z
       {
         id: 'acme',
         name: 'ACME',
-        roles: ['clients:manage', 'issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'],
+        roles: ['clients:manage', 'users:manage', 'issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'],
       },
     ],
   });
@@ -102,7 +103,7 @@ export function tenantRoutes(app: App, tenants: TenantService) {
         description:
           'Config objects are merged key by key; a key set to null returns to the global default. `roles` replaces the roles of the admin client (re-created, with a new secret in `client`, if it was deleted).',
         params: Params,
-        body: UpdateBody,
+        body: withExample(UpdateBody, { description: 'Issues and checks the staff badges of ACME' }),
         response: { 200: TenantWithClient },
       },
     },

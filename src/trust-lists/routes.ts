@@ -1,6 +1,7 @@
 // /api/trust-list: a tenant's signed lists of trusted entities; the signed list is public under /issuers/{tenantId}.
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { TrustListExportSchema, TrustListInputSchema, TrustListSchema, TrustListVersionSchema } from './schemas.js';
 import type { TrustListService } from './service.js';
@@ -27,7 +28,14 @@ export function trustListRoutes(app: App, trustLists: TrustListService) {
         tags,
         summary: 'Create and sign a trust list',
         description: signing,
-        body: TrustListInputSchema,
+        body: withExample(TrustListInputSchema, {
+          id: 'issuers',
+          description: 'the issuers whose credentials the verifier accepts',
+          entities: [
+            { type: 'internal', keyChainId: 'default-attestation' },
+            { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
+          ],
+        }),
         response: { 201: TrustListSchema },
       },
     },
@@ -55,7 +63,14 @@ export function trustListRoutes(app: App, trustLists: TrustListService) {
         summary: 'Replace the content: stores a new version with the next sequence number and signs it',
         description: `${signing} Without keyChainId the list keeps its signing key chain.`,
         params: Params,
-        body: TrustListInputSchema,
+        body: withExample(TrustListInputSchema, {
+          id: 'issuers',
+          description: 'the issuers whose credentials the verifier accepts',
+          entities: [
+            { type: 'internal', keyChainId: 'default-attestation' },
+            { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
+          ],
+        }),
         response: { 200: TrustListSchema },
       },
     },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RoleSchema } from '../platform/auth/roles.js';
 import { contextOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import type { UserService } from './service.js';
 
@@ -56,7 +57,7 @@ export function userRoutes(app: App, users: UserService) {
         tags,
         summary: 'Create a user; the temporary password is returned only here',
         description: grantNote,
-        body: CreateBody,
+        body: withExample(CreateBody, { username: 'operator', roles: ['issuance:offer'], email: 'operator@acme.example' }),
         response: { 201: CreatedUser },
       },
     },
@@ -76,7 +77,14 @@ export function userRoutes(app: App, users: UserService) {
     '/api/user/:id',
     {
       config: { access },
-      schema: { tags, summary: 'Update a user', description: grantNote, params: Params, body: UpdateBody, response: { 200: UserSchema } },
+      schema: {
+        tags,
+        summary: 'Update a user',
+        description: grantNote,
+        params: Params,
+        body: withExample(UpdateBody, { roles: ['issuance:offer', 'presentation:request'], enabled: true }),
+        response: { 200: UserSchema },
+      },
     },
     (request) => users.update(contextOf(request), request.params.id, request.body),
   );

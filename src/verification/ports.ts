@@ -1,4 +1,5 @@
 // What verification needs from other features, as narrow interfaces that app.ts wires.
+import type { FederationTrust } from '../federation/trust.js';
 import type { PresentationConfiguration } from '../presentation-configs/service.js';
 
 export type { PresentationConfiguration };
@@ -21,4 +22,15 @@ export interface RegistrationCertificateSource {
 export interface TrustAnchors {
   /** PEM certificates the tenant trusts as issuers (from its trust lists). */
   trustedCertificates(tenantId: string): Promise<string[]>;
+  /** The tenant's OpenID Federation trust; undefined when it takes part in no federation. */
+  federationTrust(tenantId: string): Promise<FederationTrust | undefined>;
+}
+
+/** The trust anchors a DCQL credential query names (trusted_authorities of type openid_federation); undefined when it names none. */
+export function federationAnchorsOf(query: { trusted_authorities?: unknown }): string[] | undefined {
+  if (!Array.isArray(query.trusted_authorities)) return undefined;
+  const anchors = query.trusted_authorities
+    .filter((authority) => authority?.type === 'openid_federation' && Array.isArray(authority.values))
+    .flatMap((authority) => authority.values as string[]);
+  return anchors.length ? anchors : undefined;
 }

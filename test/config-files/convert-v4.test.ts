@@ -152,15 +152,38 @@ describe('npm run convert-v4', () => {
     expect(convert('/nonexistent-folder').stderr).toContain('/nonexistent-folder: no such folder');
   });
 
-  it('produces files that the import accepts and the issuer publishes', async () => {
-    const dir = writeFolder(V4);
+  it('writes with --out a folder that the import accepts, tenant.json included, which the issuer publishes', async () => {
+    // Spelled as in the README, without `--`: npm keeps --out for itself and the script still finds it.
+    const pid = V4['acme/credential-configs/pid.json'];
+    const dir = writeFolder({
+      ...V4,
+      'acme/clients/acme-admin.json': { roles: ['issuance:manage'], secret: 'a-client-secret-of-sixteen-or-more' },
+      // A tenant folder of version 4 without tenant.json: the converter writes one.
+      'beta/credential-configs/pid.json': pid,
+    });
     const out = mkdtempSync(join(tmpdir(), 'svc-convert-out-'));
-    convert(dir, '--out', out);
-    writeFolder({ 'acme/tenant.json': { name: 'ACME' } }, out);
+    const run = spawnSync('npm', ['run', '--silent', 'convert-v4', dir, '--out', out], { cwd: root, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(1); // legacy.json is refused, and left out
+    expect(run.stdout).toContain('beta/tenant.json: written');
+    expect(read(out, 'acme/tenant.json')).toEqual({ name: 'ACME' });
+    expect(read(out, 'beta/tenant.json')).toEqual({ name: 'beta' });
+    expect(read(out, 'acme/clients/acme-admin.json')).toEqual({ roles: ['issuance:manage'], secret: 'a-client-secret-of-sixteen-or-more' });
+    expect(read(out, 'acme/credential-configs/current.json')).toEqual(V4['acme/credential-configs/current.json']);
+    expect(() => read(out, 'acme/credential-configs/legacy.json')).toThrow(/ENOENT/);
+
     const service = await startService({ CONFIG_IMPORT: out });
     try {
-      const metadata = await service.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme');
-      expect(Object.keys(metadata.body.credential_configurations_supported).sort()).toEqual(['badge', 'mdl', 'pid']);
+      const acme = await service.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme');
+      expect(Object.keys(acme.body.credential_configurations_supported).sort()).toEqual(['badge', 'current', 'mdl', 'pid']);
+      const beta = await service.raw('GET', '/.well-known/openid-credential-issuer/issuers/beta');
+      expect(Object.keys(beta.body.credential_configurations_supported)).toEqual(['pid']);
+      expect(
+        (
+          await service.call('POST', '/api/oauth2/token', {
+            body: { client_id: 'acme-admin', client_secret: 'a-client-secret-of-sixteen-or-more' },
+          })
+        ).status,
+      ).toBe(200);
     } finally {
       await service.stop();
     }

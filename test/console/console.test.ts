@@ -1,7 +1,11 @@
-// The web console in a real browser: log in, create a tenant, a credential configuration (first with
-// a field the API refuses) and an offer with its QR code, redeem it with a wallet, watch the session
-// turn completed live, revoke the credential, then a presentation request whose verified claims
-// arrive on the page. Screenshots of the main pages go to artifacts/console/.
+// The web console in a real browser. An administrator's day, at desktop and at phone width: the
+// service client creates a tenant (its admin's secret shown once, in a dialog with a copy button),
+// the tenant's admin makes a key chain and a credential configuration from the console's templates,
+// an offer whose QR code a wallet redeems while the page watches the session complete, revokes the
+// credential after a confirmation and sees it revoked, answers a presentation request and reads its
+// claims, adds a user and a client and rotates that client's secret. Then: every template the
+// console offers is accepted as it stands; the navigation shows only what the roles open; a reload
+// keeps the session (sessionStorage, never localStorage). Screenshots go to artifacts/console/.
 import { mkdirSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -16,6 +20,8 @@ import { freePort, startService, type TestService } from '../support/service.js'
 import { holderKey, receiveCredentials } from '../support/wallet.js';
 
 const ARTIFACTS = new URL('../../artifacts/console/', import.meta.url).pathname;
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 375, height: 740 };
 let svc: TestService;
 let browser: Browser;
 
@@ -33,6 +39,15 @@ afterAll(async () => {
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 
+/** A page in a fresh browser context (its own sessionStorage, as a new tab), which may use the clipboard. */
+async function newPage(viewport = DESKTOP) {
+  const context = await browser.newContext({ viewport, permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  return { page, errors, close: () => context.close() };
+}
+
 async function logIn(page: Page, clientId: string, secret: string) {
   await page.goto(`${svc.url}/console`);
   await page.getByLabel('Client id').fill(clientId);
@@ -41,130 +56,328 @@ async function logIn(page: Page, clientId: string, secret: string) {
   await page.getByRole('button', { name: 'Log out' }).waitFor();
 }
 
-/** Opens a section from the navigation and waits for its heading. */
+/** Opens a section from the navigation (unfolding it first where it is folded) and waits for its heading. */
 async function open(page: Page, link: string, heading = link) {
+  const menu = page.getByRole('button', { name: 'Menu' });
+  if (await menu.isVisible()) {
+    expect(await page.getByRole('navigation', { name: 'sections' }).isVisible()).toBe(false);
+    await menu.click();
+  }
   await page.getByRole('link', { name: link, exact: true }).click();
   await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
+  await noPageScroll(page);
+}
+
+/** Nothing makes the page wider than the screen: a wide table scrolls inside its own box. */
+async function noPageScroll(page: Page) {
+  const { page: pageWidth, screen } = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    screen: document.documentElement.clientWidth,
+  }));
+  expect(pageWidth, 'page wider than the screen').toBeLessThanOrEqual(screen);
+}
+
+/** The JSON view of the body, one click from the form. */
+async function showJson(page: Page) {
+  const toggle = page.getByRole('button', { name: 'Edit as JSON' });
+  if (await toggle.isVisible()) await toggle.click();
+  await page.getByLabel('Body (JSON)').waitFor();
 }
 
 async function submitJson(page: Page, body: unknown, button: 'Create' | 'Save' = 'Create') {
+  await showJson(page);
   await page.getByLabel('Body (JSON)').fill(JSON.stringify(body, null, 2));
   await page.getByRole('button', { name: button, exact: true }).click();
 }
 
-describe.skipIf(!browserAvailable)('web console', () => {
-  it('runs a tenant from set-up to a revoked credential and a verified presentation', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (err) => errors.push(err.message));
+/** Creates from the template as the page offers it, and waits for the notice. */
+async function createFromTemplate(page: Page) {
+  await page.getByRole('button', { name: 'Create', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: 'Created' }).or(page.getByRole('alert')).first().waitFor();
+  expect(await page.getByRole('alert').allTextContents()).toEqual([]);
+}
 
-    // The service's own client: tenants.
+/** The secret of the one-time dialog: copied with its button (read back from the clipboard), then the dialog closed. */
+async function takeSecret(page: Page, shotName?: string) {
+  const dialog = page.getByRole('dialog');
+  await dialog.waitFor();
+  expect(await dialog.textContent()).toContain('Shown once');
+  const secret = (await dialog.getByTestId('one-time-secret').textContent()) as string;
+  await dialog.getByRole('button', { name: 'Copy' }).click();
+  await dialog.getByText('Copied').waitFor();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+  if (shotName) await shot(page, shotName);
+  await dialog.getByRole('button', { name: 'Done' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  return secret;
+}
+
+/** Answers the confirmation dialog: `action` (the destructive button) or Cancel. */
+async function answer(page: Page, choice: string) {
+  const dialog = page.getByRole('dialog', { name: 'Confirm' });
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: choice, exact: true }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}
+
+async function administratorsDay(viewport: { width: number; height: number }, suffix: string) {
+  const { page, errors, close } = await newPage(viewport);
+  const tenantId = `day-${suffix}`;
+
+  // The service client: a tenant, its admin's secret shown once.
+  await logIn(page, 'root', svc.rootSecret);
+  await page.getByRole('heading', { name: 'Tenants' }).waitFor();
+  await noPageScroll(page);
+  await showJson(page);
+  const template = JSON.parse(await page.getByLabel('Body (JSON)').inputValue());
+  await submitJson(page, { ...template, id: tenantId, name: `Day ${suffix}` });
+  const adminSecret = await takeSecret(page, `tenant-secret-${suffix}`);
+  await page.getByRole('cell', { name: `Day ${suffix}` }).waitFor();
+  await shot(page, `tenants-${suffix}`);
+  await page.getByRole('button', { name: 'Log out' }).click();
+
+  // The tenant's admin: a key chain and a credential configuration, from the templates.
+  await logIn(page, `${tenantId}-admin`, adminSecret);
+  await open(page, 'Key chains');
+  await createFromTemplate(page);
+  await page.getByRole('cell', { name: 'signer', exact: true }).waitFor();
+  await shot(page, `key-chains-${suffix}`);
+  await open(page, 'Credential configurations');
+  await createFromTemplate(page);
+  await page.getByRole('cell', { name: 'pid', exact: true }).waitFor();
+
+  // An offer: its QR code, then a wallet redeems it and the status turns completed on the page.
+  await open(page, 'Issue', 'Issue a credential');
+  await page.getByRole('button', { name: 'Create offer' }).click();
+  const offerUri = (await page.getByTestId('offer-uri').textContent()) as string;
+  expect(offerUri).toMatch(/^openid-credential-offer:\/\//);
+  await page.locator('.qr svg').waitFor();
+  await shot(page, `offer-${suffix}`);
+  const key = await holderKey();
+  const { response } = await receiveCredentials(offerUri, { keys: [key] });
+  const credential = (response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
+  await page.locator('.status', { hasText: 'completed' }).waitFor({ timeout: 10_000 });
+
+  // The session: its credential valid; revoking asks first (Cancel changes nothing), then it shows revoked.
+  await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
+  const issued = page.getByRole('region', { name: 'issued credentials' });
+  await issued.getByRole('cell', { name: 'valid', exact: true }).waitFor();
+  await issued.getByRole('button', { name: 'Revoke pid' }).click();
+  await answer(page, 'Cancel');
+  expect(await issued.getByRole('cell', { name: 'valid', exact: true }).count()).toBe(1);
+  await issued.getByRole('button', { name: 'Revoke pid' }).click();
+  await answer(page, 'Revoke');
+  await issued.getByRole('cell', { name: 'revoked', exact: true }).waitFor();
+  await page.getByRole('status').filter({ hasText: 'Revoked: 1 credential of pid' }).waitFor();
+  await noPageScroll(page);
+  await shot(page, `session-revoked-${suffix}`);
+  const { status } = decodeJwt(credential.split('~')[0] as string) as { status: { status_list: { idx: number; uri: string } } };
+  const token = await (await fetch(status.status_list.uri)).text();
+  const { bits, lst } = (decodeJwt(token) as { status_list: { bits: number; lst: string } }).status_list;
+  const bytes = inflateSync(Buffer.from(lst, 'base64url'));
+  const idx = status.status_list.idx;
+  expect(((bytes[Math.floor((idx * bits) / 8)] as number) >> ((idx * bits) % 8)) & ((1 << bits) - 1)).toBe(1);
+
+  // Verification, from the templates: a trust list of the tenant's own keys, a presentation
+  // configuration, a request answered by a wallet holding a second (valid) credential.
+  await open(page, 'Trust lists');
+  await createFromTemplate(page);
+  await open(page, 'Presentation configurations');
+  await createFromTemplate(page);
+  await page.getByRole('cell', { name: 'pid-check', exact: true }).waitFor();
+  await open(page, 'Issue', 'Issue a credential');
+  await page.getByRole('button', { name: 'Create offer' }).click();
+  const second = await receiveCredentials((await page.getByTestId('offer-uri').textContent()) as string, { keys: [key] });
+  const valid = (second.response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
+  await open(page, 'Verify', 'Request a presentation');
+  await page.getByRole('button', { name: 'Create request' }).click();
+  const requestUri = (await page.getByTestId('request-uri').textContent()) as string;
+  const resolved = await resolveRequest(requestUri);
+  const presented = await presentSdJwt(valid, key.privateJwk, resolved, ['given_name', 'family_name']);
+  expect((await submit(resolved, { pid: [presented] })).status).toBe(200);
+  await page.getByTestId('verified-claims').waitFor({ timeout: 10_000 });
+  expect(await page.getByTestId('verified-claims').textContent()).toContain('Mustermann');
+  await shot(page, `presentation-${suffix}`);
+  // The presentation's session issued nothing: no revoke there.
+  await page
+    .getByRole('link', { name: /^[0-9a-f-]{36}$/ })
+    .first()
+    .click();
+  await page.getByRole('region', { name: 'verified claims' }).waitFor();
+  expect(await page.getByRole('button', { name: /Revoke/ }).count()).toBe(0);
+
+  // People and clients: a user's temporary password and a client's secret are shown once; rotating
+  // the secret asks first and shows the new one.
+  await open(page, 'Users');
+  await createFromTemplate(page);
+  await takeSecret(page);
+  await page.getByRole('cell', { name: 'operator', exact: true }).waitFor();
+  await open(page, 'Clients');
+  await createFromTemplate(page);
+  const first = await takeSecret(page);
+  await page.getByRole('button', { name: `Rotate secret ${tenantId}-offers` }).click();
+  await answer(page, 'Rotate secret');
+  const rotated = await takeSecret(page, `rotated-secret-${suffix}`);
+  expect(rotated).not.toBe(first);
+  await svc.token(`${tenantId}-offers`, rotated);
+
+  await open(page, 'Sessions');
+  await page.locator('tbody tr').first().waitFor();
+  expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(3);
+  await shot(page, `sessions-${suffix}`);
+  expect(errors).toEqual([]);
+  await close();
+}
+
+describe.skipIf(!browserAvailable)('web console', () => {
+  it("walks an administrator's day at desktop width", () => administratorsDay(DESKTOP, 'desktop'), 120_000);
+
+  it("walks an administrator's day at phone width (375 px): the navigation folds behind Menu, nothing scrolls the page sideways", async () => {
+    await administratorsDay(PHONE, 'phone');
+    // By keyboard: the Menu button opens the navigation, Tab reaches its links, Enter follows one.
+    const { page, close } = await newPage(PHONE);
+    await logIn(page, 'root', svc.rootSecret);
+    const menu = page.getByRole('button', { name: 'Menu' });
+    await menu.focus();
+    await page.keyboard.press('Enter');
+    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    // Menu, then Log out, then the first section.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Tenants');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Clients', level: 2 }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'sections' }).isVisible()).toBe(false);
+    // The clients table is wider than the screen: it scrolls inside its own box.
+    const wrap = page.locator('.table-wrap').first();
+    expect(await wrap.evaluate((el) => getComputedStyle(el).overflowX)).toBe('auto');
+    await noPageScroll(page);
+    await shot(page, 'phone-clients');
+    await close();
+  }, 120_000);
+
+  it('accepts every template it offers as it stands', async () => {
+    const { page, errors, close } = await newPage();
     await logIn(page, 'root', svc.rootSecret);
     await page.getByRole('heading', { name: 'Tenants' }).waitFor();
-    await submitJson(page, {
-      id: 'console',
-      name: 'Console Ltd',
-      roles: ['clients:manage', 'issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'],
-    });
-    const notice = page.getByRole('status');
-    await notice.waitFor();
-    const admin = JSON.parse((await notice.locator('pre').textContent()) as string).client as { clientId: string; secret: string };
-    expect(admin.clientId).toBe('console-admin');
-    await page.getByRole('cell', { name: 'Console Ltd' }).waitFor();
-    await shot(page, 'tenants');
+    await createFromTemplate(page);
+    const secret = await takeSecret(page);
+    await open(page, 'Clients');
+    await createFromTemplate(page);
+    await takeSecret(page);
     await page.getByRole('button', { name: 'Log out' }).click();
 
-    // The tenant's admin: a credential configuration, first with a field the API refuses.
-    await logIn(page, admin.clientId, admin.secret);
-    await open(page, 'Credential configurations');
-    await submitJson(page, {
-      id: 'pid',
-      config: { format: 'dc+sd-jwt' },
-      vct: 'urn:eudi:pid:1',
-      fields: [{ path: ['given_name'], type: 'text' }],
-    });
-    const problem = page.getByRole('alert');
-    await problem.waitFor();
-    expect(await problem.textContent()).toContain('fields');
-    await shot(page, 'field-error');
-    await submitJson(page, {
-      id: 'pid',
-      config: { format: 'dc+sd-jwt' },
-      vct: 'urn:eudi:pid:1',
-      statusManagement: true,
-      fields: [
-        { path: ['given_name'], type: 'string', mandatory: true },
-        { path: ['family_name'], type: 'string', mandatory: true },
-      ],
-    });
-    await page.getByRole('cell', { name: 'pid', exact: true }).waitFor();
-
-    // An offer: its QR code, then a wallet redeems it and the status turns completed on the page.
+    await logIn(page, 'acme-admin', secret);
+    for (const section of [
+      'Key chains',
+      'Credential configurations',
+      'Presentation configurations',
+      'Trust lists',
+      'Status lists',
+      'Attribute providers',
+      'Webhook endpoints',
+    ]) {
+      await open(page, section);
+      await createFromTemplate(page);
+    }
+    await open(page, 'Key chains');
+    await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
+    await expect.poll(() => page.getByLabel('Private key (JWK)').inputValue()).toContain('"d"');
+    await createFromTemplate(page);
+    await page.getByRole('cell', { name: 'imported', exact: true }).waitFor();
+    await open(page, 'Users');
+    await createFromTemplate(page);
+    await takeSecret(page);
+    await open(page, 'Clients');
+    await createFromTemplate(page);
+    await takeSecret(page);
+    for (const section of ['Issuer settings', 'Status list settings', 'Session retention']) {
+      await open(page, section);
+      await expect.poll(() => page.getByLabel('Settings (JSON)').inputValue()).toMatch(/^\{/);
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+      expect(await page.getByRole('alert').count(), section).toBe(0);
+    }
     await open(page, 'Issue', 'Issue a credential');
     await page.getByRole('button', { name: 'Create offer' }).click();
-    const offerUri = (await page.getByTestId('offer-uri').textContent()) as string;
-    expect(offerUri).toMatch(/^openid-credential-offer:\/\//);
-    await page.locator('.qr svg').waitFor();
-    await shot(page, 'offer');
-    const key = await holderKey();
-    const { response } = await receiveCredentials(offerUri, { keys: [key] });
-    const credential = (response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
-    await page.locator('.status', { hasText: 'completed' }).waitFor({ timeout: 10_000 });
-
-    // The session: revoke its credential; the status list shows it.
-    await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
-    await page.getByRole('button', { name: 'Revoke credentials' }).click();
-    await page.getByRole('status').filter({ hasText: 'Revoked' }).waitFor();
-    await shot(page, 'session');
-    const { status } = decodeJwt(credential.split('~')[0] as string) as { status: { status_list: { idx: number; uri: string } } };
-    const token = await (await fetch(status.status_list.uri)).text();
-    const { bits, lst } = (decodeJwt(token) as { status_list: { bits: number; lst: string } }).status_list;
-    const bytes = inflateSync(Buffer.from(lst, 'base64url'));
-    const idx = status.status_list.idx;
-    expect(((bytes[Math.floor((idx * bits) / 8)] as number) >> ((idx * bits) % 8)) & ((1 << bits) - 1)).toBe(1);
-
-    // Verification: a trust list, a presentation configuration, a request answered by a wallet
-    // holding a second (valid) credential; the verified claims arrive on the page.
-    await open(page, 'Trust lists');
-    await submitJson(page, {
-      id: 'issuers',
-      entities: [
-        { type: 'internal', keyChainId: 'default-attestation' },
-        { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
-      ],
-    });
-    await page.getByRole('cell', { name: 'issuers', exact: true }).waitFor();
-    await open(page, 'Presentation configurations');
-    await submitJson(page, {
-      id: 'pid-check',
-      dcql_query: {
-        credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] }, claims: [{ path: ['given_name'] }] }],
-      },
-    });
-    await page.getByRole('cell', { name: 'pid-check', exact: true }).waitFor();
-
-    await open(page, 'Issue', 'Issue a credential');
-    await page.getByRole('button', { name: 'Create offer' }).click();
-    const second = await receiveCredentials((await page.getByTestId('offer-uri').textContent()) as string, { keys: [key] });
-    const valid = (second.response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
-
+    await page.getByTestId('offer-uri').waitFor();
     await open(page, 'Verify', 'Request a presentation');
     await page.getByRole('button', { name: 'Create request' }).click();
-    const requestUri = (await page.getByTestId('request-uri').textContent()) as string;
-    const resolved = await resolveRequest(requestUri);
-    expect((await submit(resolved, { pid: [await presentSdJwt(valid, key.privateJwk, resolved, ['given_name'])] })).status).toBe(200);
-    await page.getByTestId('verified-claims').waitFor({ timeout: 10_000 });
-    expect(await page.getByTestId('verified-claims').textContent()).toContain('Erika');
-    await shot(page, 'presentation');
-
-    // Sessions: the paged list shows both kinds.
-    await open(page, 'Sessions');
-    await page.locator('tbody tr').first().waitFor();
-    expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(3);
-    await shot(page, 'sessions');
+    await page.getByTestId('request-uri').waitFor();
     expect(errors).toEqual([]);
-    await page.close();
+    await close();
   }, 120_000);
+
+  it('edits the main resources in forms checked against the API, shows its field errors on the field, JSON one click away', async () => {
+    const tenant = await svc.tenant('forms-ui');
+    const { page, errors, close } = await newPage();
+    await logIn(page, tenant.clientId, tenant.secret);
+    await open(page, 'Users');
+    await page.getByLabel('User name').fill('ada');
+    await page.getByLabel('Email').fill('not an address');
+    const roles = page.getByRole('group', { name: 'Roles' });
+    await roles.getByLabel('issuance:offer').uncheck();
+    await roles.getByLabel('presentation:request').check();
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    // The API's refusal of body.email lands on the Email field.
+    const email = page.getByLabel('Email');
+    await expect.poll(() => email.getAttribute('aria-invalid')).toBe('true');
+    const note = page.locator(`#${await email.getAttribute('aria-describedby')}`);
+    expect(await note.textContent()).toMatch(/email/i);
+    await shot(page, 'form-field-error');
+    // The same body as JSON, one click away; and back.
+    await showJson(page);
+    expect(JSON.parse(await page.getByLabel('Body (JSON)').inputValue())).toMatchObject({
+      username: 'ada',
+      email: 'not an address',
+      roles: ['presentation:request'],
+    });
+    await page.getByRole('button', { name: 'Edit as form' }).click();
+    await page.getByLabel('Email').fill('ada@example.com');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Created' }).waitFor();
+    await takeSecret(page);
+    const users = await svc.call('GET', '/api/user', { token: tenant.token });
+    expect(users.body.find((u: { username: string }) => u.username === 'ada')).toMatchObject({
+      email: 'ada@example.com',
+      roles: ['presentation:request'],
+    });
+
+    // A change, through the form of the change: the key chain's description.
+    await open(page, 'Key chains');
+    await page.getByRole('button', { name: 'Edit default-attestation' }).click();
+    await page.getByLabel('Description').fill('signs the PID');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved default-attestation' }).waitFor();
+    expect((await svc.call('GET', '/api/key-chain/default-attestation', { token: tenant.token })).body.description).toBe('signs the PID');
+    expect(errors).toEqual([]);
+    await close();
+  }, 60_000);
+
+  it('shows only the sections and actions the roles of the signed-in client open', async () => {
+    const admin = await svc.tenant('roles');
+    const offerer = await svc.call('POST', '/api/client', {
+      token: admin.token,
+      body: { clientId: 'roles-offers', roles: ['issuance:offer'] },
+    });
+    const { page, close } = await newPage();
+    await logIn(page, 'roles-offers', offerer.body.secret);
+    const nav = page.getByRole('navigation', { name: 'sections' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Issue', 'Sessions']);
+    await page.goto(`${svc.url}/console#/users`);
+    await page.getByRole('heading', { name: 'Issue a credential', level: 2 }).waitFor();
+    await page.getByRole('button', { name: 'Log out' }).click();
+
+    await logIn(page, admin.clientId, admin.secret);
+    const all = await nav.getByRole('link').allTextContents();
+    expect(all).toEqual(expect.arrayContaining(['Issue', 'Verify', 'Users', 'Clients', 'Key chains', 'Audit log']));
+    expect(all).not.toContain('Tenants');
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await logIn(page, 'root', svc.rootSecret);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Tenants', 'Clients', 'Audit log']);
+    await close();
+  }, 60_000);
 
   it('edits fields in a form beside the JSON, checks DCQL as it is typed, reads certificate chains and imports keys', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -175,6 +388,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
 
     // Fields: the form and the JSON edit the same body; the API's refusal lands on the field's row.
     await open(page, 'Credential configurations');
+    await showJson(page);
     const json = page.getByLabel('Body (JSON)');
     const body = async () => JSON.parse(await json.inputValue());
     await page.getByRole('button', { name: 'Add field' }).click();
@@ -207,6 +421,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
 
     // DCQL: checked while typed, before anything is sent.
     await open(page, 'Presentation configurations');
+    await showJson(page);
     await page.getByTestId('dcql-check').filter({ hasText: 'DCQL query valid: 1 credential' }).waitFor();
     const draft = await body();
     draft.dcql_query.credentials[0].format = 'pdf';
@@ -228,7 +443,8 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await shot(page, 'key-chains');
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
-    expect(await json.inputValue()).toContain('privateJwk');
+    await showJson(page);
+    await expect.poll(() => json.inputValue()).toContain('privateJwk');
     await json.fill(JSON.stringify({ id: 'imported', usageType: 'access', privateJwk: await exportJWK(privateKey) }));
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     await page.getByRole('cell', { name: 'imported', exact: true }).waitFor();
@@ -240,17 +456,37 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await page.close();
   }, 60_000);
 
-  it('is usable on a phone-sized screen and keeps the token out of storage', async () => {
-    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  it('keeps the session across a reload in sessionStorage (this tab only, never localStorage), until logout or expiry', async () => {
+    const { page, close } = await newPage();
     await logIn(page, 'root', svc.rootSecret);
+    const storage = () =>
+      page.evaluate(() => ({ local: { ...localStorage }, session: Object.keys(sessionStorage), cookies: document.cookie }));
+    expect(await storage()).toEqual({ local: {}, session: ['svc-console-session'], cookies: '' });
+    await page.reload();
     await page.getByRole('heading', { name: 'Tenants' }).waitFor();
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
-    expect(stored).toBe('{}{}');
-    await shot(page, 'phone');
-    // A reload forgets the token: the login comes back.
+    expect(await page.locator('header').textContent()).toContain('root');
+
+    // Another tab starts at the login.
+    const other = await page.context().newPage();
+    await other.goto(`${svc.url}/console`);
+    await other.getByLabel('Client id').waitFor();
+
+    // A stored token past its expiry is not used.
+    await page.evaluate(() => {
+      const stored = JSON.parse(sessionStorage.getItem('svc-console-session') as string);
+      sessionStorage.setItem('svc-console-session', JSON.stringify({ ...stored, expiresAt: Date.now() - 1000 }));
+    });
     await page.reload();
     await page.getByLabel('Client id').waitFor();
-    await page.close();
+    expect((await storage()).session).toEqual([]);
+
+    // Logging out forgets it.
+    await logIn(page, 'root', svc.rootSecret);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    expect((await storage()).session).toEqual([]);
+    await page.reload();
+    await page.getByLabel('Client id').waitFor();
+    await close();
   });
 
   it('answers with a strict Content-Security-Policy', async () => {
@@ -293,8 +529,8 @@ describe.skipIf(!browserAvailable)('web console in external mode', () => {
       expect(new URL(page.url()).search).toBe('');
       await open(page, 'Credential configurations');
       await page.getByText('Nothing here yet.').waitFor();
-      const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
-      expect(stored).toBe('{}{}');
+      const stored = await page.evaluate(() => ({ local: { ...localStorage }, session: Object.keys(sessionStorage) }));
+      expect(stored).toEqual({ local: {}, session: ['svc-console-session'] });
       await shot(page, 'external-login');
     } finally {
       await page.close();

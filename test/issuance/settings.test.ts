@@ -52,6 +52,7 @@ describe('issuer settings', () => {
       walletProviders: [],
       credentialEncryptionRequired: false,
       chainedAuthorizationServer: null,
+      federation: null,
     });
   });
 

@@ -110,4 +110,14 @@ describe('metrics', () => {
     // Route patterns, never raw URLs: no tenant id or handle in a route label.
     expect(after).not.toMatch(/route="[^"]*acme/);
   });
+
+  it('counts the statements sent to the database: one for the readiness check, none for liveness or a scrape', async () => {
+    const roundTrips = async () => value(await scrape(), 'svc_db_round_trips_total');
+    const before = await roundTrips();
+    expect(before).toBeGreaterThan(0);
+    expect((await fetch(`${svc.url}/health/ready`)).status).toBe(200);
+    expect(await roundTrips()).toBe(before + 1);
+    expect((await fetch(`${svc.url}/health`)).status).toBe(200);
+    expect(await roundTrips()).toBe(before + 1);
+  });
 });

@@ -21,6 +21,8 @@ describe('zero-configuration first start', () => {
     expect(output).toContain(`client_id:     ${client.id}`);
     expect(output).toContain(`client_secret: ${client.secret}`);
     expect(output).toContain(`curl -s -u '${client.id}:${client.secret}' -d grant_type=client_credentials`);
+    expect(output).toContain(`The web console is at http://localhost:${started.port}/console`);
+    expect(output).toContain(`export SVC=http://localhost:${started.port}`);
     expect(statSync(join(dataDir, 'svc.db')).isFile()).toBe(true);
 
     const base = `http://127.0.0.1:${started.port}`;
@@ -62,6 +64,7 @@ describe('zero-configuration first start', () => {
         dataDir: dir,
         clientId: client.id,
         tokenUrl: `http://localhost:${second.port}/api/oauth2/token`,
+        consoleUrl: `http://localhost:${second.port}/console`,
         explorerUrl: `http://localhost:${second.port}/api`,
       });
       expect(record).not.toContain(client.secret);

@@ -1,7 +1,11 @@
 // A session's status as it changes, from the service's event stream (GET /api/session/{id}/events,
 // authenticated by the token in the query, as EventSource cannot send headers).
 import { useEffect, useState } from 'preact/hooks';
-import { call, session } from '../api.js';
+import type { components } from '../../../clients/typescript/index.js';
+import { api, result, session } from '../api.js';
+
+export type SessionView = components['schemas']['Session'];
+export const getSession = (id: string) => result(api.GET('/api/session/{id}', { params: { path: { id } } }));
 
 export function useLiveStatus(sessionId: string | undefined, initial?: string) {
   const [status, setStatus] = useState(initial);
@@ -28,12 +32,12 @@ export function StatusBadge({ status }: { status?: string }) {
 
 /** The session as stored, fetched again whenever its status changes (claims arrive with completion). */
 export function useSessionDetails(sessionId: string | undefined, status: string | undefined) {
-  const [details, setDetails] = useState<any>();
+  const [details, setDetails] = useState<SessionView>();
   useEffect(() => {
     if (!sessionId) return;
     // A reply to an earlier status may arrive after the latest one: only the latest is kept.
     let current = true;
-    void call('GET', `/api/session/${encodeURIComponent(sessionId)}`).then(({ data }) => current && setDetails(data));
+    void getSession(sessionId).then(({ data }) => current && setDetails(data));
     return () => {
       current = false;
     };

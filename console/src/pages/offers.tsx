@@ -1,12 +1,14 @@
 // Issuance offers: a credential configuration, its claims, optionally a transaction code; the offer
 // URI as a QR code for a wallet, and the session's status live.
 import { useState } from 'preact/hooks';
-import { call, type Problem } from '../api.js';
+import { api, asBody, type Problem, result } from '../api.js';
 import { JsonEditor, ProblemView, parsedJson, Qr, useConfigurationChoice } from '../components.js';
 import { StatusBadge, useLiveStatus } from './live-session.js';
 
+const listConfigurations = () => result(api.GET('/api/issuer/credentials'));
+
 export function OffersPage() {
-  const { chosen: configId, select, loadProblem } = useConfigurationChoice('/api/issuer/credentials', 'Credential configuration');
+  const { chosen: configId, select, loadProblem } = useConfigurationChoice(listConfigurations, 'Credential configuration');
   const [claims, setClaims] = useState('{\n  "given_name": "Erika",\n  "family_name": "Mustermann"\n}');
   const [txCode, setTxCode] = useState('');
   const [problem, setProblem] = useState<Problem>();
@@ -17,16 +19,17 @@ export function OffersPage() {
     e.preventDefault();
     const parsed = parsedJson(claims);
     if (!parsed) return;
-    const body = {
+    const body = asBody('/api/issuer/offer', 'post', {
       response_type: 'uri',
       flow: 'pre_authorized_code',
       credentialConfigurationIds: [configId],
       credentialClaims: { [configId]: { type: 'inline', claims: parsed.value } },
       ...(txCode && { tx_code: txCode }),
-    };
-    const { data, problem } = await call('POST', '/api/issuer/offer', body);
+    });
+    const { data, problem } = await result(api.POST('/api/issuer/offer', { body }));
     setProblem(problem);
-    setOffer(problem ? undefined : data);
+    // The answer does not repeat the transaction code: the one typed here is shown beside the QR code.
+    setOffer(data ? { uri: data.uri, session: data.session, tx_code: txCode || undefined } : undefined);
   };
 
   return (

@@ -1,12 +1,14 @@
 // Presentation requests: a presentation configuration, the request URI as a QR code, and the
 // verified claims when the wallet has answered.
 import { useState } from 'preact/hooks';
-import { call, type Problem } from '../api.js';
+import { api, type Problem, result } from '../api.js';
 import { ProblemView, Qr, useConfigurationChoice } from '../components.js';
 import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
 
+const listConfigurations = () => result(api.GET('/api/verifier/config'));
+
 export function PresentationsPage() {
-  const { chosen: requestId, select, loadProblem } = useConfigurationChoice('/api/verifier/config', 'Presentation configuration');
+  const { chosen: requestId, select, loadProblem } = useConfigurationChoice(listConfigurations, 'Presentation configuration');
   const [problem, setProblem] = useState<Problem>();
   const [request, setRequest] = useState<{ uri: string; session: string }>();
   const status = useLiveStatus(request?.session, 'active');
@@ -14,9 +16,9 @@ export function PresentationsPage() {
 
   const create = async (e: Event) => {
     e.preventDefault();
-    const { data, problem } = await call('POST', '/api/verifier/offer', { response_type: 'uri', requestId });
+    const { data, problem } = await result(api.POST('/api/verifier/offer', { body: { response_type: 'uri', requestId } }));
     setProblem(problem);
-    setRequest(problem ? undefined : data);
+    setRequest(data?.uri ? { uri: data.uri, session: data.session } : undefined);
   };
 
   return (
@@ -41,6 +43,9 @@ export function PresentationsPage() {
           <Qr text={request.uri} label="QR code of the presentation request" />
           <p>
             <code data-testid="request-uri">{request.uri}</code>
+          </p>
+          <p class="muted">
+            Session <a href={`#/sessions/${encodeURIComponent(request.session)}`}>{request.session}</a>
           </p>
           {details?.errorReason && <p class="problem">{details.errorReason}</p>}
           {details?.status === 'completed' && (

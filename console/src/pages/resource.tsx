@@ -1,121 +1,191 @@
-// A management resource as a page: its list (paged), a JSON editor to create one or change the one
-// selected, delete, and the resource's own actions. Most resources of the API fit this shape; the
-// pages that need more (offers, sessions, presentations) are their own.
+// A management resource as a page: its list (paged), an editor to create one or change the one
+// selected, delete, and the resource's own actions, each through the typed client. Most resources of
+// the API fit this shape; the pages that need more (offers, sessions, presentations) are their own.
+// What a person may do is what the roles of the session allow: the page shows only those actions
+// (the service checks again on every call).
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { call, type Problem } from '../api.js';
-import { type Column, JsonEditor, ProblemView, parsedJson, Table, usePaged } from '../components.js';
+import { holds, type Problem, type Result, type Role, session } from '../api.js';
+import {
+  type Column,
+  JsonEditor,
+  type OneTimeSecret,
+  ProblemView,
+  parsedJson,
+  SecretDialog,
+  Table,
+  useConfirm,
+  usePaged,
+} from '../components.js';
+import type { FormField } from '../forms.js';
+import { BodyForm, isOn } from './body-form.js';
 
-export interface ResourceAction {
+export interface ResourceAction<Row> {
   label: string;
-  /** Runs the action; what it returns is shown once (a new secret, an exported document). */
-  run: (row: any) => Promise<{ data?: unknown; problem?: Problem }>;
+  run: (row: Row) => Promise<Result<unknown>>;
+  /** Destructive actions ask first: the question (the button repeats the label). */
+  confirm?: (row: Row) => string;
+  /** A secret the answer carries once (a rotated client secret). */
+  secret?: (row: Row, data: unknown) => OneTimeSecret | undefined;
+  /** Roles of which one is needed; absent: those of the resource. */
+  roles?: Role[];
 }
 
-export interface ResourceDefinition {
+export interface CreateVariant {
+  label: string;
+  form?: FormField[];
+  template: () => Promise<unknown> | unknown;
+  create: (body: unknown) => Promise<Result<unknown>>;
+}
+
+export interface ResourceDefinition<Row> {
   title: string;
-  /** GET lists, POST creates. */
-  path: string;
-  /** The path of one item. */
-  itemPath: (row: any) => string;
-  columns: Column<any>[];
-  /** The body the create editor starts with. */
-  template: unknown;
-  /** How a change is sent; absent: items cannot be changed here. */
-  update?: 'PATCH' | 'PUT';
+  /** Roles of which one is needed to see and change the resource (as its routes require). */
+  roles: Role[];
+  list: () => Promise<Result<Row[]>>;
+  /** How an item is named on the page (its id). */
+  name: (row: Row) => string;
+  columns: Column<Row>[];
+  /** The form of a new one's body, and of a change (absent: JSON only). */
+  form?: FormField[];
+  editForm?: FormField[];
+  /** The body the create editor starts with: valid as it stands (a browser test submits each unedited). */
+  template: () => Promise<unknown> | unknown;
+  create: (body: unknown) => Promise<Result<unknown>>;
+  /** Absent: items cannot be changed here. */
+  update?: (row: Row, body: unknown) => Promise<Result<unknown>>;
   /** The editable part of an item (fields the API returns but does not accept are left out). */
-  editable?: (row: any) => unknown;
-  deletable?: boolean;
-  actions?: ResourceAction[];
+  editable?: (row: Row) => unknown;
+  remove?: (row: Row) => Promise<Result<unknown>>;
+  actions?: ResourceAction<Row>[];
   intro?: ComponentChildren;
-  /** Other ways to create one (another path and starting body), offered beside the plain create. */
-  createVariants?: { label: string; path: string; template: unknown }[];
+  /** A secret the create answer carries once (a client's secret, a user's temporary password). */
+  createdSecret?: (data: unknown) => OneTimeSecret | undefined;
+  /** Other ways to create one, offered beside the plain create. */
+  createVariants?: CreateVariant[];
   /** A view beside the JSON editor that edits the same text (a form, a live check). */
   aside?: (props: { body: string; onBody: (text: string) => void; problem?: Problem }) => ComponentChildren;
 }
 
-export function ResourcePage({ definition }: { definition: ResourceDefinition }) {
-  const [rows, setRows] = useState<any[]>([]);
+const pretty = (value: unknown) => JSON.stringify(value, null, 2);
+
+export function ResourcePage<Row>({ definition }: { definition: ResourceDefinition<Row> }) {
+  const [rows, setRows] = useState<Row[]>([]);
   const [loadProblem, setLoadProblem] = useState<Problem>();
-  const [selected, setSelected] = useState<any>();
-  const [body, setBody] = useState(JSON.stringify(definition.template, null, 2));
-  const [createPath, setCreatePath] = useState(definition.path);
+  const [selected, setSelected] = useState<Row>();
+  const [body, setBody] = useState('');
+  const [variant, setVariant] = useState<CreateVariant>();
   const [problem, setProblem] = useState<Problem>();
-  const [notice, setNotice] = useState<{ title: string; data: unknown }>();
+  const [notice, setNotice] = useState<string>();
+  const [result, setResult] = useState<{ title: string; data: unknown }>();
+  const [secret, setSecret] = useState<OneTimeSecret>();
+  const [asJson, setAsJson] = useState(false);
+  const { confirm, dialog } = useConfirm();
   const { shown, pager } = usePaged(rows);
+  const may = (roles: Role[]) => holds(session(), roles);
 
   const load = useCallback(async () => {
-    const { data, problem } = await call('GET', definition.path);
+    const { data, problem } = await definition.list();
     setLoadProblem(problem);
-    setRows(Array.isArray(data) ? data : []);
-  }, [definition.path]);
-  const reset = useCallback(() => {
-    setSelected(undefined);
-    setProblem(undefined);
-    setCreatePath(definition.path);
-    setBody(JSON.stringify(definition.template, null, 2));
+    setRows(data ?? []);
   }, [definition]);
-  // Each resource mounts its own page (keyed by path), so only the list needs loading here.
+  const startCreate = useCallback(
+    async (chosen?: CreateVariant) => {
+      setSelected(undefined);
+      setProblem(undefined);
+      setVariant(chosen);
+      setBody(pretty(await (chosen ?? definition).template()));
+    },
+    [definition],
+  );
+  // Each resource mounts its own page (keyed by its title).
   useEffect(() => {
     void load();
-  }, [load]);
+    void startCreate();
+  }, [load, startCreate]);
 
-  const edit = (row: any) => {
+  const edit = (row: Row) => {
     setSelected(row);
     setProblem(undefined);
-    setBody(JSON.stringify(definition.editable ? definition.editable(row) : row, null, 2));
+    setBody(pretty(definition.editable ? definition.editable(row) : row));
   };
   const save = async (e: Event) => {
     e.preventDefault();
     const parsed = parsedJson(body);
     if (!parsed) return;
-    const { data, problem } = selected
-      ? await call(definition.update as string, definition.itemPath(selected), parsed.value)
-      : await call('POST', createPath, parsed.value);
-    setProblem(problem);
-    if (problem) return;
-    setNotice({ title: selected ? 'Saved' : 'Created', data });
-    reset();
+    const reply =
+      selected !== undefined && definition.update
+        ? await definition.update(selected, parsed.value)
+        : await (variant ?? definition).create(parsed.value);
+    setProblem(reply.problem);
+    if (reply.problem) return;
+    setNotice(selected !== undefined ? `Saved ${definition.name(selected)}` : 'Created');
+    setResult(undefined);
+    const created = selected === undefined ? definition.createdSecret?.(reply.data) : undefined;
+    if (created) setSecret(created);
+    await startCreate();
     await load();
   };
-  const remove = async (row: any) => {
-    if (!confirm(`Delete ${definition.itemPath(row)}?`)) return;
-    const { problem } = await call('DELETE', definition.itemPath(row));
+  const remove = async (row: Row) => {
+    if (!definition.remove) return;
+    if (!(await confirm(`Delete ${definition.name(row)}? This cannot be undone.`, 'Delete'))) return;
+    const { problem } = await definition.remove(row);
     setProblem(problem);
-    if (!problem) await load();
+    if (!problem) setNotice(`Deleted ${definition.name(row)}`);
+    await load();
   };
-  const act = async (action: ResourceAction, row: any) => {
+  const act = async (action: ResourceAction<Row>, row: Row) => {
+    if (action.confirm && !(await confirm(action.confirm(row), action.label))) return;
     const { data, problem } = await action.run(row);
     setProblem(problem);
-    if (!problem) setNotice({ title: action.label, data });
+    if (!problem) {
+      setNotice(`${action.label}: ${definition.name(row)}`);
+      const oneTime = action.secret?.(row, data);
+      if (oneTime) setSecret(oneTime);
+      else setResult(data !== undefined && data !== null ? { title: `${action.label}: ${definition.name(row)}`, data } : undefined);
+    }
     await load();
   };
 
-  const columns: Column<any>[] = [
-    ...definition.columns,
-    {
+  const canChange = may(definition.roles);
+  const form = selected !== undefined ? definition.editForm : (variant ?? definition).form;
+  // The problem box repeats only what no field of the form shows.
+  const unplaced =
+    problem && form && !asJson
+      ? { ...problem, fields: problem.fields.filter((f) => !form.some((field) => isOn(f.field, field.path))) }
+      : problem;
+  const actions = (definition.actions ?? []).filter((a) => may(a.roles ?? definition.roles));
+  const columns: Column<Row>[] = [...definition.columns];
+  if (canChange && (definition.update || definition.remove || actions.length > 0)) {
+    columns.push({
       title: 'Actions',
       cell: (row) => (
-        <div class="row">
+        <div class="row actions">
           {definition.update && (
-            <button type="button" class="secondary" onClick={() => edit(row)}>
+            <button type="button" class="secondary" onClick={() => edit(row)} aria-label={`Edit ${definition.name(row)}`}>
               Edit
             </button>
           )}
-          {definition.actions?.map((action) => (
-            <button type="button" class="secondary" key={action.label} onClick={() => act(action, row)}>
+          {actions.map((action) => (
+            <button
+              type="button"
+              class={action.confirm ? 'danger' : 'secondary'}
+              key={action.label}
+              onClick={() => act(action, row)}
+              aria-label={`${action.label} ${definition.name(row)}`}
+            >
               {action.label}
             </button>
           ))}
-          {definition.deletable !== false && (
-            <button type="button" class="danger" onClick={() => remove(row)}>
+          {definition.remove && (
+            <button type="button" class="danger" onClick={() => remove(row)} aria-label={`Delete ${definition.name(row)}`}>
               Delete
             </button>
           )}
         </div>
       ),
-    },
-  ];
+    });
+  }
 
   return (
     <>
@@ -123,58 +193,69 @@ export function ResourcePage({ definition }: { definition: ResourceDefinition })
       {definition.intro}
       <ProblemView problem={loadProblem} />
       {notice && (
-        <div class="notice" role="status">
-          <strong>{notice.title}</strong>
-          {notice.data !== undefined && notice.data !== null && <pre>{JSON.stringify(notice.data, null, 2)}</pre>}
-          <button type="button" class="secondary" onClick={() => setNotice(undefined)}>
-            Dismiss
-          </button>
-        </div>
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      {result && (
+        <details class="card" open>
+          <summary>{result.title}</summary>
+          <pre>{pretty(result.data)}</pre>
+        </details>
       )}
       <section class="card">
         <Table rows={shown} columns={columns} />
         {pager}
       </section>
-      <section class="card">
-        <form onSubmit={save}>
-          <h3>{selected ? `Change ${definition.itemPath(selected)}` : 'Create'}</h3>
-          {!selected && definition.createVariants && (
-            <label>
-              Kind
-              <select
-                value={createPath}
-                onChange={(e) => {
-                  const variant = [{ path: definition.path, template: definition.template }, ...(definition.createVariants ?? [])].find(
-                    (v) => v.path === (e.target as HTMLSelectElement).value,
-                  );
-                  setCreatePath(variant?.path ?? definition.path);
-                  setBody(JSON.stringify(variant?.template ?? definition.template, null, 2));
-                }}
-              >
-                <option value={definition.path}>New</option>
-                {definition.createVariants.map((v) => (
-                  <option key={v.path} value={v.path}>
-                    {v.label}
-                  </option>
-                ))}
-              </select>
-            </label>
-          )}
-          <div class={definition.aside ? 'editor-pair' : undefined}>
-            <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} />
-            {definition.aside?.({ body, onBody: setBody, problem })}
-          </div>
-          <ProblemView problem={problem} />
-          <div class="row">
-            <button type="submit">{selected ? 'Save' : 'Create'}</button>
-            {selected && (
-              <button type="button" class="secondary" onClick={reset}>
-                Cancel
-              </button>
+      {canChange && (
+        <section class="card">
+          <form onSubmit={save}>
+            <h3>{selected !== undefined ? `Change ${definition.name(selected)}` : 'Create'}</h3>
+            {selected === undefined && definition.createVariants && (
+              <label>
+                Kind
+                <select
+                  value={variant?.label ?? ''}
+                  onChange={(e) => startCreate(definition.createVariants?.find((v) => v.label === (e.target as HTMLSelectElement).value))}
+                >
+                  <option value="">New</option>
+                  {definition.createVariants.map((v) => (
+                    <option key={v.label} value={v.label}>
+                      {v.label}
+                    </option>
+                  ))}
+                </select>
+              </label>
             )}
-          </div>
-        </form>
-      </section>
+            {form && (
+              <div class="row">
+                <button type="button" class="secondary" aria-pressed={asJson} onClick={() => setAsJson(!asJson)}>
+                  {asJson ? 'Edit as form' : 'Edit as JSON'}
+                </button>
+              </div>
+            )}
+            <div class={definition.aside ? 'editor-pair' : undefined}>
+              {form && !asJson ? (
+                <BodyForm fields={form} body={body} onBody={setBody} problem={problem} />
+              ) : (
+                <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} />
+              )}
+              {definition.aside?.({ body, onBody: setBody, problem })}
+            </div>
+            <ProblemView problem={unplaced} />
+            <div class="row">
+              <button type="submit">{selected !== undefined ? 'Save' : 'Create'}</button>
+              {selected !== undefined && (
+                <button type="button" class="secondary" onClick={() => startCreate()}>
+                  Cancel
+                </button>
+              )}
+            </div>
+          </form>
+        </section>
+      )}
+      {dialog}
+      <SecretDialog secret={secret} onClose={() => setSecret(undefined)} />
     </>
   );
 }

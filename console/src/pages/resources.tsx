@@ -1,71 +1,134 @@
 // The management resources that fit the generic page: what each lists, how one is addressed, what a
-// new one starts as.
-import { call } from '../api.js';
+// new one starts as (each template valid as it stands: a browser test submits every one unedited),
+// and the roles its routes require. Every call goes through the typed client.
+import { api, asBody, type ListItem, type Role, result, session } from '../api.js';
 import { summarizeChain } from '../certificates.js';
 import { formatDate } from '../components.js';
+import { FORMS } from '../forms.js';
 import { DcqlCheck } from './dcql-check.js';
 import { FieldsForm } from './fields-form.js';
 import type { ResourceDefinition } from './resource.js';
 
-const created = { title: 'Created', cell: (row: any) => formatDate(row.createdAt) };
-const id = { title: 'Id', cell: (row: any) => <code class="id">{row.id}</code> };
-const enc = encodeURIComponent;
+const created = { title: 'Created', cell: (row: { createdAt?: string | null }) => formatDate(row.createdAt) };
+const idColumn = { title: 'Id', cell: (row: { id: string }) => <code class="id">{row.id}</code> };
+const byId = (row: { id: string }) => ({ params: { path: { id: row.id } } });
 
-export const tenants: ResourceDefinition = {
+const TENANT_ADMIN_ROLES: Role[] = [
+  'clients:manage',
+  'users:manage',
+  'issuance:manage',
+  'issuance:offer',
+  'presentation:manage',
+  'presentation:request',
+];
+
+export const tenants: ResourceDefinition<ListItem<'/api/tenant'>> = {
   title: 'Tenants',
-  path: '/api/tenant',
-  itemPath: (t) => `/api/tenant/${enc(t.id)}`,
-  columns: [id, { title: 'Name', cell: (t) => t.name }, { title: 'Status', cell: (t) => t.status }, created],
-  template: {
-    id: 'acme',
-    name: 'Acme',
-    roles: ['clients:manage', 'issuance:manage', 'issuance:offer', 'presentation:manage', 'presentation:request'],
-  },
-  update: 'PATCH',
+  roles: ['tenants:manage'],
+  list: () => result(api.GET('/api/tenant')),
+  name: (t) => t.id,
+  columns: [idColumn, { title: 'Name', cell: (t) => t.name }, { title: 'Status', cell: (t) => t.status }, created],
+  template: () => ({ id: 'acme', name: 'Acme', roles: TENANT_ADMIN_ROLES }),
+  form: FORMS.tenantCreate.fields,
+  editForm: FORMS.tenantUpdate.fields,
+  create: (body) => result(api.POST('/api/tenant', { body: asBody('/api/tenant', 'post', body) })),
+  update: (t, body) => result(api.PATCH('/api/tenant/{id}', { ...byId(t), body: asBody('/api/tenant/{id}', 'patch', body) })),
   editable: ({ name, description, sessionConfig, statusListConfig }) => ({ name, description, sessionConfig, statusListConfig }),
-  intro: <p class="muted">A tenant created with roles gets an admin client; its secret is shown once, below, after creating.</p>,
+  remove: (t) => result(api.DELETE('/api/tenant/{id}', byId(t))),
+  createdSecret: (data) => {
+    const client = (data as { client?: { clientId: string; secret: string } }).client;
+    return client && { label: "Secret of the tenant's admin client", owner: client.clientId, value: client.secret };
+  },
+  intro: <p class="muted">A tenant created with roles gets an admin client; its secret is shown once, in a dialog, after creating.</p>,
 };
 
-export const clients: ResourceDefinition = {
+type Client = ListItem<'/api/client'>;
+const clientBase = {
   title: 'Clients',
-  path: '/api/client',
-  itemPath: (c) => `/api/client/${enc(c.clientId)}`,
+  roles: ['clients:manage', 'tenants:manage'] as Role[],
+  list: () => result(api.GET('/api/client')),
+  name: (c: Client) => c.clientId,
   columns: [
-    { title: 'Client id', cell: (c) => <code>{c.clientId}</code> },
-    { title: 'Tenant', cell: (c) => c.tenantId ?? '(service)' },
-    { title: 'Roles', cell: (c) => (c.roles as string[]).join(', ') },
+    { title: 'Client id', cell: (c: Client) => <code>{c.clientId}</code> },
+    { title: 'Tenant', cell: (c: Client) => c.tenantId ?? '(service)' },
+    { title: 'Roles', cell: (c: Client) => c.roles.join(', ') },
   ],
-  template: { clientId: 'offers', roles: ['issuance:offer'], description: 'issues offers' },
-  update: 'PATCH',
-  editable: ({ roles, description, allowedPresentationConfigs, allowedIssuanceConfigs }) => ({
+  create: (body: unknown) => result(api.POST('/api/client', { body: asBody('/api/client', 'post', body) })),
+  form: FORMS.clientCreate.fields,
+  editForm: FORMS.clientUpdate.fields,
+  update: (c: Client, body: unknown) =>
+    result(api.PATCH('/api/client/{id}', { params: { path: { id: c.clientId } }, body: asBody('/api/client/{id}', 'patch', body) })),
+  editable: ({ roles, description, allowedPresentationConfigs, allowedIssuanceConfigs }: Client) => ({
     roles,
     description,
     allowedPresentationConfigs,
     allowedIssuanceConfigs,
   }),
-  actions: [{ label: 'Rotate secret', run: (c) => call('POST', `/api/client/${enc(c.clientId)}/rotate-secret`) }],
+  remove: (c: Client) => result(api.DELETE('/api/client/{id}', { params: { path: { id: c.clientId } } })),
+  createdSecret: (data: unknown) => {
+    const client = data as { clientId: string; secret: string };
+    return { label: 'Client secret', owner: client.clientId, value: client.secret };
+  },
+  actions: [
+    {
+      label: 'Rotate secret',
+      run: (c: Client) => result(api.POST('/api/client/{id}/rotate-secret', { params: { path: { id: c.clientId } } })),
+      confirm: (c: Client) => `Rotate the secret of ${c.clientId}? The old secret and every token issued under it stop working at once.`,
+      secret: (c: Client, data: unknown) => ({ label: 'New client secret', owner: c.clientId, value: (data as { secret: string }).secret }),
+    },
+  ],
+};
+/** A tenant's clients. */
+export const clients: ResourceDefinition<Client> = {
+  ...clientBase,
+  // Client ids are unique across the service: the tenant's id makes this one unique.
+  template: () => ({ clientId: `${session()?.tenantId ?? 'tenant'}-offers`, roles: ['issuance:offer'], description: 'issues offers' }),
+};
+/** The service's own clients (and any tenant's): a new one administers the service beside the bootstrap client. */
+export const serviceClients: ResourceDefinition<Client> = {
+  ...clientBase,
+  template: () => ({ clientId: 'operator', roles: ['tenants:manage'], description: 'a second service administrator' }),
 };
 
-export const users: ResourceDefinition = {
+type User = ListItem<'/api/user'>;
+export const users: ResourceDefinition<User> = {
   title: 'Users',
-  path: '/api/user',
-  itemPath: (u) => `/api/user/${enc(u.id)}`,
+  roles: ['users:manage'],
+  list: () => result(api.GET('/api/user')),
+  name: (u) => u.username,
   columns: [
     { title: 'User name', cell: (u) => u.username },
-    { title: 'Roles', cell: (u) => (u.roles as string[]).join(', ') },
+    { title: 'Roles', cell: (u) => u.roles.join(', ') },
     { title: 'Enabled', cell: (u) => (u.enabled ? 'yes' : 'no') },
   ],
-  template: { username: 'operator', roles: ['issuance:offer'], email: 'operator@example.com', enabled: true },
-  update: 'PATCH',
+  template: () => ({ username: 'operator', roles: ['issuance:offer'], email: 'operator@example.com', enabled: true }),
+  form: FORMS.userCreate.fields,
+  editForm: FORMS.userUpdate.fields,
+  create: (body) => result(api.POST('/api/user', { body: asBody('/api/user', 'post', body) })),
+  update: (u, body) => result(api.PATCH('/api/user/{id}', { ...byId(u), body: asBody('/api/user/{id}', 'patch', body) })),
   editable: ({ roles, email, enabled }) => ({ roles, email, enabled }),
+  remove: (u) => result(api.DELETE('/api/user/{id}', byId(u))),
+  createdSecret: (data) => {
+    const user = data as { username: string; temporaryPassword: string };
+    return { label: 'Temporary password', owner: user.username, value: user.temporaryPassword };
+  },
 };
 
-export const keyChains: ResourceDefinition = {
+/** A key the browser makes, so that the import template works as it stands (replace it with the key to import). */
+async function freshPrivateJwk() {
+  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const { kty, crv, x, y, d } = await crypto.subtle.exportKey('jwk', pair.privateKey);
+  return { kty, crv, x, y, d };
+}
+
+type KeyChain = ListItem<'/api/key-chain'>;
+export const keyChains: ResourceDefinition<KeyChain> = {
   title: 'Key chains',
-  path: '/api/key-chain',
-  itemPath: (k) => `/api/key-chain/${enc(k.id)}`,
+  roles: ['issuance:manage', 'presentation:manage'],
+  list: () => result(api.GET('/api/key-chain')),
+  name: (k) => k.id,
   columns: [
-    id,
+    idColumn,
     { title: 'Usage', cell: (k) => k.usageType },
     { title: 'Default', cell: (k) => (k.default ? 'yes' : '') },
     {
@@ -74,29 +137,34 @@ export const keyChains: ResourceDefinition = {
     },
     { title: 'Rotated', cell: (k) => formatDate(k.lastRotatedAt) },
   ],
-  template: { id: 'signer', usageType: 'attestation', type: 'internalChain' },
+  template: () => ({ id: 'signer', usageType: 'attestation', type: 'internalChain' }),
+  form: FORMS.keyChainCreate.fields,
+  editForm: FORMS.keyChainUpdate.fields,
+  create: (body) => result(api.POST('/api/key-chain', { body: asBody('/api/key-chain', 'post', body) })),
   createVariants: [
     {
       label: 'Import a key',
-      path: '/api/key-chain/import',
-      template: {
-        id: 'imported',
-        usageType: 'attestation',
-        privateJwk: { kty: 'EC', crv: 'P-256', x: '…', y: '…', d: '…' },
-        certificateChain: '-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----',
-      },
+      form: FORMS.keyChainImport.fields,
+      template: async () => ({ id: 'imported', usageType: 'attestation', privateJwk: await freshPrivateJwk() }),
+      create: (body) => result(api.POST('/api/key-chain/import', { body: asBody('/api/key-chain/import', 'post', body) })),
     },
   ],
-  update: 'PATCH',
+  update: (k, body) => result(api.PATCH('/api/key-chain/{id}', { ...byId(k), body: asBody('/api/key-chain/{id}', 'patch', body) })),
   editable: ({ description, rotationEnabled, rotationIntervalDays, certValidityDays }) => ({
     description,
     rotationEnabled,
     rotationIntervalDays,
     certValidityDays,
   }),
+  remove: (k) => result(api.DELETE('/api/key-chain/{id}', byId(k))),
   actions: [
-    { label: 'Rotate', run: (k) => call('POST', `/api/key-chain/${enc(k.id)}/rotate`) },
-    { label: 'Make default', run: (k) => call('PATCH', `/api/key-chain/${enc(k.id)}`, { default: true }) },
+    {
+      label: 'Rotate',
+      run: (k) => result(api.POST('/api/key-chain/{id}/rotate', byId(k))),
+      confirm: (k) =>
+        `Rotate ${k.id}? A new key signs from now on; what the old key signed stays verifiable only while its certificate is trusted.`,
+    },
+    { label: 'Make default', run: (k) => result(api.PATCH('/api/key-chain/{id}', { ...byId(k), body: { default: true } })) },
   ],
 };
 
@@ -136,17 +204,19 @@ function CertificateChain({ pem }: { pem?: string | null }) {
   );
 }
 
-export const credentialConfigs: ResourceDefinition = {
+type CredentialConfig = ListItem<'/api/issuer/credentials'>;
+export const credentialConfigs: ResourceDefinition<CredentialConfig> = {
   title: 'Credential configurations',
-  path: '/api/issuer/credentials',
-  itemPath: (c) => `/api/issuer/credentials/${enc(c.id)}`,
+  roles: ['issuance:manage'],
+  list: () => result(api.GET('/api/issuer/credentials')),
+  name: (c) => c.id,
   columns: [
-    id,
+    idColumn,
     { title: 'Format', cell: (c) => c.config?.format },
     { title: 'Type', cell: (c) => c.vct ?? c.config?.docType ?? '' },
     created,
   ],
-  template: {
+  template: () => ({
     id: 'pid',
     config: { format: 'dc+sd-jwt' },
     vct: 'urn:eudi:pid:1',
@@ -154,39 +224,75 @@ export const credentialConfigs: ResourceDefinition = {
     fields: [
       { path: ['given_name'], type: 'string', mandatory: true },
       { path: ['family_name'], type: 'string', mandatory: true },
-      { path: ['birthdate'], type: 'string', constraints: { format: 'date' } },
+      { path: ['birthdate'], type: 'date' },
     ],
-  },
-  update: 'PATCH',
+  }),
+  create: (body) => result(api.POST('/api/issuer/credentials', { body: asBody('/api/issuer/credentials', 'post', body) })),
+  form: FORMS.credentialConfig.fields,
+  editForm: FORMS.credentialConfigUpdate.fields,
+  update: (c, body) =>
+    result(api.PATCH('/api/issuer/credentials/{id}', { ...byId(c), body: asBody('/api/issuer/credentials/{id}', 'patch', body) })),
   editable: ({ id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...rest }) => rest,
+  remove: (c) => result(api.DELETE('/api/issuer/credentials/{id}', byId(c))),
   aside: (props) => <FieldsForm {...props} />,
 };
 
 const endpointTemplate = { id: 'crm', name: 'CRM', url: 'https://crm.example.com/claims', auth: { type: 'none' } };
-export const attributeProviders: ResourceDefinition = {
+type Endpoint = ListItem<'/api/issuer/attribute-providers'>;
+const endpointColumns = [
+  idColumn,
+  { title: 'Name', cell: (p: Endpoint) => p.name },
+  { title: 'URL', cell: (p: Endpoint) => <code>{p.url}</code> },
+];
+const endpointEditable = ({ name, url, description, auth }: Endpoint) => ({ name, url, description, auth });
+
+export const attributeProviders: ResourceDefinition<Endpoint> = {
   title: 'Attribute providers',
-  path: '/api/issuer/attribute-providers',
-  itemPath: (p) => `/api/issuer/attribute-providers/${enc(p.id)}`,
-  columns: [id, { title: 'Name', cell: (p) => p.name }, { title: 'URL', cell: (p) => <code>{p.url}</code> }],
-  template: endpointTemplate,
-  update: 'PATCH',
-  editable: ({ name, url, description, auth }) => ({ name, url, description, auth }),
+  roles: ['issuance:manage'],
+  list: () => result(api.GET('/api/issuer/attribute-providers')),
+  name: (p) => p.id,
+  columns: endpointColumns,
+  template: () => endpointTemplate,
+  form: FORMS.httpEndpoint.fields,
+  editForm: FORMS.httpEndpointUpdate.fields,
+  create: (body) => result(api.POST('/api/issuer/attribute-providers', { body: asBody('/api/issuer/attribute-providers', 'post', body) })),
+  update: (p, body) =>
+    result(
+      api.PATCH('/api/issuer/attribute-providers/{id}', {
+        ...byId(p),
+        body: asBody('/api/issuer/attribute-providers/{id}', 'patch', body),
+      }),
+    ),
+  editable: endpointEditable,
+  remove: (p) => result(api.DELETE('/api/issuer/attribute-providers/{id}', byId(p))),
 };
 
-export const webhookEndpoints: ResourceDefinition = {
-  ...attributeProviders,
+export const webhookEndpoints: ResourceDefinition<Endpoint> = {
   title: 'Webhook endpoints',
-  path: '/api/issuer/webhook-endpoints',
-  itemPath: (p) => `/api/issuer/webhook-endpoints/${enc(p.id)}`,
-  template: { ...endpointTemplate, id: 'hooks', name: 'Hooks', url: 'https://hooks.example.com/svc' },
+  roles: ['issuance:manage'],
+  list: () => result(api.GET('/api/issuer/webhook-endpoints')),
+  name: (p) => p.id,
+  columns: endpointColumns,
+  template: () => ({ ...endpointTemplate, id: 'hooks', name: 'Hooks', url: 'https://hooks.example.com/svc' }),
+  form: FORMS.webhookEndpoint.fields,
+  editForm: FORMS.webhookEndpointUpdate.fields,
+  create: (body) => result(api.POST('/api/issuer/webhook-endpoints', { body: asBody('/api/issuer/webhook-endpoints', 'post', body) })),
+  update: (p, body) =>
+    result(
+      api.PATCH('/api/issuer/webhook-endpoints/{id}', { ...byId(p), body: asBody('/api/issuer/webhook-endpoints/{id}', 'patch', body) }),
+    ),
+  editable: endpointEditable,
+  remove: (p) => result(api.DELETE('/api/issuer/webhook-endpoints/{id}', byId(p))),
 };
 
-export const presentationConfigs: ResourceDefinition = {
+type PresentationConfig = ListItem<'/api/verifier/config'>;
+export const presentationConfigs: ResourceDefinition<PresentationConfig> = {
   title: 'Presentation configurations',
-  path: '/api/verifier/config',
-  itemPath: (p) => `/api/verifier/config/${enc(p.id)}`,
-  columns: [id, { title: 'Description', cell: (p) => p.description ?? '' }, created],
-  template: {
+  roles: ['presentation:manage'],
+  list: () => result(api.GET('/api/verifier/config')),
+  name: (p) => p.id,
+  columns: [idColumn, { title: 'Description', cell: (p) => p.description ?? '' }, created],
+  template: () => ({
     id: 'pid-check',
     description: 'name and birth date from a PID',
     dcql_query: {
@@ -199,9 +305,14 @@ export const presentationConfigs: ResourceDefinition = {
         },
       ],
     },
-  },
-  update: 'PATCH',
+  }),
+  create: (body) => result(api.POST('/api/verifier/config', { body: asBody('/api/verifier/config', 'post', body) })),
+  form: FORMS.presentationConfig.fields,
+  editForm: FORMS.presentationConfigUpdate.fields,
+  update: (p, body) =>
+    result(api.PATCH('/api/verifier/config/{id}', { ...byId(p), body: asBody('/api/verifier/config/{id}', 'patch', body) })),
   editable: ({ id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...rest }) => rest,
+  remove: (p) => result(api.DELETE('/api/verifier/config/{id}', byId(p))),
   aside: ({ body }) => <DcqlCheck body={body} />,
   intro: (
     <p class="muted">
@@ -211,38 +322,56 @@ export const presentationConfigs: ResourceDefinition = {
   ),
 };
 
-export const statusLists: ResourceDefinition = {
+type StatusList = ListItem<'/api/status-lists'>;
+const byListId = (l: StatusList) => ({ params: { path: { listId: l.id } } });
+export const statusLists: ResourceDefinition<StatusList> = {
   title: 'Status lists',
-  path: '/api/status-lists',
-  itemPath: (l) => `/api/status-lists/${enc(l.id)}`,
+  roles: ['issuance:manage'],
+  list: () => result(api.GET('/api/status-lists')),
+  name: (l) => l.id,
   columns: [
-    id,
+    idColumn,
     { title: 'Configuration', cell: (l) => l.credentialConfigurationId ?? '(shared)' },
     { title: 'Key chain', cell: (l) => l.keyChainId ?? '(default)' },
     { title: 'Used', cell: (l) => `${l.usedEntries} / ${l.capacity}` },
     { title: 'URI', cell: (l) => <a href={l.uri}>token</a> },
   ],
-  template: { bits: 1 },
-  update: 'PATCH',
+  template: () => ({ bits: 1 }),
+  form: FORMS.statusList.fields,
+  editForm: FORMS.statusListUpdate.fields,
+  create: (body) => result(api.POST('/api/status-lists', { body: asBody('/api/status-lists', 'post', body) })),
+  update: (l, body) =>
+    result(api.PATCH('/api/status-lists/{listId}', { ...byListId(l), body: asBody('/api/status-lists/{listId}', 'patch', body) })),
   editable: ({ credentialConfigurationId, keyChainId }) => ({ credentialConfigurationId, keyChainId }),
+  remove: (l) => result(api.DELETE('/api/status-lists/{listId}', byListId(l))),
 };
 
-export const trustLists: ResourceDefinition = {
+type TrustList = ListItem<'/api/trust-list'>;
+export const trustLists: ResourceDefinition<TrustList> = {
   title: 'Trust lists',
-  path: '/api/trust-list',
-  itemPath: (t) => `/api/trust-list/${enc(t.id)}`,
-  columns: [id, { title: 'Description', cell: (t) => t.description ?? '' }, { title: 'Entities', cell: (t) => t.entities?.length ?? '' }],
-  template: {
+  roles: ['presentation:manage', 'issuance:manage'],
+  list: () => result(api.GET('/api/trust-list')),
+  name: (t) => t.id,
+  columns: [
+    idColumn,
+    { title: 'Description', cell: (t) => t.description ?? '' },
+    { title: 'Entities', cell: (t) => t.entityConfig.length },
+  ],
+  template: () => ({
     id: 'issuers',
     entities: [
       { type: 'internal', keyChainId: 'default-attestation' },
       { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
     ],
-  },
-  update: 'PUT',
-  editable: ({ description, data, entities, keyChainId }) => ({ description, data, entities, keyChainId }),
+  }),
+  create: (body) => result(api.POST('/api/trust-list', { body: asBody('/api/trust-list', 'post', body) })),
+  form: FORMS.trustList.fields,
+  editForm: FORMS.trustListUpdate.fields,
+  update: (t, body) => result(api.PUT('/api/trust-list/{id}', { ...byId(t), body: asBody('/api/trust-list/{id}', 'put', body) })),
+  editable: ({ description, data, entityConfig, keyChainId }) => ({ description, data, entities: entityConfig, keyChainId }),
+  remove: (t) => result(api.DELETE('/api/trust-list/{id}', byId(t))),
   actions: [
-    { label: 'Versions', run: (t) => call('GET', `/api/trust-list/${enc(t.id)}/versions`) },
-    { label: 'Export', run: (t) => call('GET', `/api/trust-list/${enc(t.id)}/export`) },
+    { label: 'Versions', run: (t) => result(api.GET('/api/trust-list/{id}/versions', byId(t))) },
+    { label: 'Export', run: (t) => result(api.GET('/api/trust-list/{id}/export', byId(t))) },
   ],
 };

@@ -1,29 +1,35 @@
 // Sessions: the paged list (filters by status and kind), and one session with its live status, its
-// log and the revocation of what it issued.
-import { useEffect, useState } from 'preact/hooks';
-import { call, type Problem } from '../api.js';
-import { formatDate, Pager, ProblemView, Table } from '../components.js';
-import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
+// log, and for an issuance session each credential it issued with its status now (valid, suspended,
+// revoked) and the actions that change it, each confirmed first. A presentation session issued
+// nothing: it has no such actions.
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { components } from '../../../clients/typescript/index.js';
+import { api, holds, type Problem, type Role, result, session } from '../api.js';
+import { formatDate, Pager, ProblemView, Table, useConfirm } from '../components.js';
+import { getSession, type SessionView, StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
 
-const STATUSES = ['', 'active', 'fetched', 'completed', 'expired', 'failed'];
+const STATUSES = ['', 'active', 'fetched', 'completed', 'expired', 'failed'] as const;
+type StatusFilter = (typeof STATUSES)[number];
+type KindFilter = '' | 'issuance' | 'presentation';
+type SessionPage = components['schemas']['SessionPage'];
+type IssuedCredential = components['schemas']['SessionCredentialStatus'];
+
+/** Changing a credential's status, and deleting a session, need a manage role (as their routes do). */
+const STATUS_ROLES: Role[] = ['issuance:manage'];
+const DELETE_ROLES: Role[] = ['issuance:manage', 'presentation:manage'];
 
 export function SessionsPage() {
   const [page, setPage] = useState(1);
-  const [status, setStatus] = useState('');
-  const [type, setType] = useState('');
-  const [result, setResult] = useState<{ items: any[]; totalPages: number; total: number }>();
+  const [status, setStatus] = useState<StatusFilter>('');
+  const [type, setType] = useState<KindFilter>('');
+  const [list, setList] = useState<SessionPage>();
   const [problem, setProblem] = useState<Problem>();
-  /** A new filter starts again at the first page. */
-  const choose = (set: (value: string) => void, value: string) => {
-    setPage(1);
-    set(value);
-  };
 
   useEffect(() => {
-    const query = new URLSearchParams({ page: String(page), pageSize: '25', ...(status && { status }), ...(type && { type }) });
-    void call('GET', `/api/session?${query}`).then(({ data, problem }) => {
+    const query = { page, pageSize: 25, ...(status && { status }), ...(type && { type }) };
+    void result(api.GET('/api/session', { params: { query } })).then(({ data, problem }) => {
       setProblem(problem);
-      setResult(data);
+      setList(data);
     });
   }, [page, status, type]);
 
@@ -33,7 +39,13 @@ export function SessionsPage() {
       <div class="row">
         <label>
           Status
-          <select value={status} onChange={(e) => choose(setStatus, (e.target as HTMLSelectElement).value)}>
+          <select
+            value={status}
+            onChange={(e) => {
+              setPage(1);
+              setStatus((e.target as HTMLSelectElement).value as StatusFilter);
+            }}
+          >
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s || 'any'}
@@ -43,7 +55,13 @@ export function SessionsPage() {
         </label>
         <label>
           Kind
-          <select value={type} onChange={(e) => choose(setType, (e.target as HTMLSelectElement).value)}>
+          <select
+            value={type}
+            onChange={(e) => {
+              setPage(1);
+              setType((e.target as HTMLSelectElement).value as KindFilter);
+            }}
+          >
             <option value="">any</option>
             <option value="issuance">issuance</option>
             <option value="presentation">presentation</option>
@@ -53,41 +71,84 @@ export function SessionsPage() {
       <ProblemView problem={problem} />
       <section class="card">
         <Table
-          rows={result?.items ?? []}
+          rows={list?.items ?? []}
           columns={[
             { title: 'Session', cell: (s) => <a href={`#/sessions/${encodeURIComponent(s.id)}`}>{s.id}</a> },
             { title: 'Status', cell: (s) => <StatusBadge status={s.status} /> },
-            { title: 'Kind', cell: (s) => (s.requestId ? 'presentation' : 'issuance') },
+            { title: 'Kind', cell: (s) => s.type },
             { title: 'Created', cell: (s) => formatDate(s.createdAt) },
           ]}
         />
-        <Pager page={page} pages={result?.totalPages ?? 1} onPage={setPage} />
+        <Pager page={page} pages={list?.totalPages ?? 1} onPage={setPage} />
       </section>
     </>
   );
 }
 
+const STATUS_ACTIONS = [
+  { value: 1, label: 'Revoke', done: 'Revoked', question: 'Revoke', danger: true },
+  { value: 2, label: 'Suspend', done: 'Suspended', question: 'Suspend', danger: true },
+  { value: 0, label: 'Reinstate', done: 'Reinstated', question: 'Reinstate (make valid again)', danger: false },
+] as const;
+
 export function SessionPage({ id }: { id: string }) {
-  const [initial, setInitial] = useState<string>();
-  const status = useLiveStatus(id, initial);
+  const [stored, setStored] = useState<SessionView>();
+  const status = useLiveStatus(id, stored?.status);
   const details = useSessionDetails(id, status);
-  const [logs, setLogs] = useState<unknown>();
+  const [issued, setIssued] = useState<IssuedCredential[]>();
+  const [logs, setLogs] = useState<components['schemas']['SessionLogEntry'][]>();
   const [problem, setProblem] = useState<Problem>();
   const [notice, setNotice] = useState<string>();
+  const [deleted, setDeleted] = useState(false);
+  const { confirm, dialog } = useConfirm();
+  const who = session();
+  const path = { params: { path: { id } } };
 
+  const loadIssued = useCallback(async () => {
+    if (!holds(session(), STATUS_ROLES)) return;
+    const reply = await result(api.GET('/api/session/{id}/credentials', { params: { path: { id } } }));
+    setIssued(reply.data);
+    if (reply.problem) setProblem(reply.problem);
+  }, [id]);
   useEffect(() => {
-    void call('GET', `/api/session/${encodeURIComponent(id)}`).then(({ data, problem }) => {
+    void getSession(id).then(({ data, problem }) => {
       setProblem(problem);
-      setInitial(data?.status);
+      setStored(data);
     });
   }, [id]);
+  useEffect(() => {
+    if (details?.type === 'issuance') void loadIssued();
+  }, [details?.type, details?.status, loadIssued]);
 
-  const setCredentialStatus = async (value: 0 | 1 | 2) => {
-    const { problem } = await call('POST', '/api/session/revoke', { sessionId: id, status: value });
-    setProblem(problem);
-    setNotice(problem ? undefined : ['Reinstated', 'Revoked', 'Suspended'][value]);
+  /** Sets the status of the session's credentials of `configurationId` (the API changes them per configuration). */
+  const setCredentialStatus = async (action: (typeof STATUS_ACTIONS)[number], configurationId: string, count: number) => {
+    const credentials = (n: number) => `${n} credential${n === 1 ? '' : 's'} of ${configurationId}`;
+    if (!(await confirm(`${action.question} the ${credentials(count)} issued in this session?`, action.label))) return;
+    const reply = await result(
+      api.POST('/api/session/revoke', { body: { sessionId: id, status: action.value, credentialConfigurationId: configurationId } }),
+    );
+    setProblem(reply.problem);
+    setNotice(reply.data ? `${action.done}: ${credentials(reply.data.updatedEntries)}` : undefined);
+    await loadIssued();
+  };
+  const remove = async () => {
+    if (!(await confirm(`Delete session ${id} with its log? This cannot be undone.`, 'Delete session'))) return;
+    const reply = await result(api.DELETE('/api/session/{id}', path));
+    setProblem(reply.problem);
+    if (!reply.problem) setDeleted(true);
   };
 
+  if (deleted) {
+    return (
+      <>
+        <h2>Session deleted</h2>
+        <p class="notice" role="status">
+          Session <code>{id}</code> and its log were deleted. <a href="#/sessions">Back to the sessions</a>
+        </p>
+      </>
+    );
+  }
+  const byConfiguration = groupBy(issued ?? [], (c) => c.credentialConfigurationId);
   return (
     <>
       <h2>
@@ -99,27 +160,106 @@ export function SessionPage({ id }: { id: string }) {
           {notice}
         </p>
       )}
+      <dl class="facts">
+        <dt>Kind</dt>
+        <dd>{details?.type ?? '…'}</dd>
+        <dt>Created</dt>
+        <dd>{formatDate(details?.createdAt)}</dd>
+        <dt>Expires</dt>
+        <dd>{formatDate(details?.expiresAt)}</dd>
+        {details?.credentialConfigurationIds && (
+          <>
+            <dt>Offered</dt>
+            <dd>{details.credentialConfigurationIds.join(', ')}</dd>
+          </>
+        )}
+        {details?.presentationConfigId && (
+          <>
+            <dt>Requested</dt>
+            <dd>{details.presentationConfigId}</dd>
+          </>
+        )}
+        {details?.errorReason && (
+          <>
+            <dt>Failed because</dt>
+            <dd>{details.errorReason}</dd>
+          </>
+        )}
+      </dl>
+      {details?.type === 'issuance' && holds(who, STATUS_ROLES) && (
+        <section class="card" aria-label="issued credentials">
+          <h3>Issued credentials</h3>
+          {issued && issued.length === 0 && (
+            <p class="muted">None with a status: nothing was issued yet, or the configuration has no status management.</p>
+          )}
+          {[...byConfiguration].map(([configurationId, credentials]) => (
+            <div key={configurationId}>
+              <Table
+                rows={credentials}
+                columns={[
+                  { title: 'Configuration', cell: (c) => c.credentialConfigurationId },
+                  { title: 'Status', cell: (c) => <span class={`credential-${c.state}`}>{c.state}</span> },
+                  { title: 'Status list entry', cell: (c) => `${c.statusListId} #${c.index}` },
+                ]}
+              />
+              <div class="row">
+                {STATUS_ACTIONS.map((action) => (
+                  <button
+                    type="button"
+                    key={action.value}
+                    class={action.danger ? 'danger' : 'secondary'}
+                    onClick={() => setCredentialStatus(action, configurationId, credentials.length)}
+                  >
+                    {action.label} {configurationId}
+                  </button>
+                ))}
+              </div>
+            </div>
+          ))}
+        </section>
+      )}
+      {details?.type === 'presentation' && details.credentials && (
+        <section class="card" aria-label="verified claims">
+          <h3>Verified claims</h3>
+          <pre>{JSON.stringify(details.credentials, null, 2)}</pre>
+        </section>
+      )}
       <div class="row">
-        <button type="button" class="danger" onClick={() => setCredentialStatus(1)}>
-          Revoke credentials
-        </button>
-        <button type="button" class="secondary" onClick={() => setCredentialStatus(2)}>
-          Suspend
-        </button>
-        <button type="button" class="secondary" onClick={() => setCredentialStatus(0)}>
-          Reinstate
-        </button>
         <button
           type="button"
           class="secondary"
-          onClick={() => call('GET', `/api/session/${encodeURIComponent(id)}/logs`).then(({ data }) => setLogs(data))}
+          onClick={() => result(api.GET('/api/session/{id}/logs', path)).then(({ data }) => setLogs(data))}
         >
           Show log
         </button>
+        {holds(who, DELETE_ROLES) && (
+          <button type="button" class="danger" onClick={remove}>
+            Delete session
+          </button>
+        )}
       </div>
-      {logs !== undefined && <pre>{JSON.stringify(logs, null, 2)}</pre>}
-      <h3>Details</h3>
-      <pre>{JSON.stringify(details, null, 2)}</pre>
+      {logs && (
+        <Table
+          rows={logs}
+          columns={[
+            { title: 'When', cell: (l) => formatDate(l.createdAt) },
+            { title: 'Level', cell: (l) => l.level },
+            { title: 'Message', cell: (l) => l.message },
+          ]}
+          empty="The log is empty."
+        />
+      )}
+      <details>
+        <summary>Session as stored (JSON)</summary>
+        <pre>{JSON.stringify(details, null, 2)}</pre>
+      </details>
+      {dialog}
     </>
   );
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
 }

@@ -9,10 +9,13 @@
 // the part its configuration declares (an attribute provider or webhook of the configuration may
 // still supply them).
 import { createHash } from 'node:crypto';
-import { decodeJwt, type JWTPayload } from 'jose';
+import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
+import { FederationRefused } from '../../federation/entity-statement.js';
+import type { FederationTrustSource } from '../../federation/trust.js';
 import { type Executor, inTransaction } from '../../platform/db/values.js';
+import { isJsonObject } from '../../platform/json.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import { invalidToken } from '../errors.js';
@@ -69,6 +72,8 @@ export class ExternalAccessTokens {
     private readonly providers: UpstreamProviders,
     private readonly configs: CredentialConfigService,
     private readonly sessions: SessionService,
+    /** Trust chains of servers that are federation entities, per the issuer's federation settings. */
+    private readonly federation?: Pick<FederationTrustSource, 'trustWith'>,
   ) {}
 
   /**
@@ -81,8 +86,7 @@ export class ExternalAccessTokens {
     if (!server) return undefined;
     let claims: JWTPayload;
     try {
-      const metadata = await this.providers.authorizationServer(server);
-      claims = await this.providers.verifyJwt(metadata.jwks_uri, raw, {
+      claims = await this.verifyWithServerKeys(issuer, server, raw, {
         issuer: server,
         audience: issuer.urls.issuer,
         typ: 'at+jwt',
@@ -91,7 +95,12 @@ export class ExternalAccessTokens {
         requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'],
       });
     } catch (err) {
-      const why = err instanceof UpstreamFailure ? `its authorization server could not be read: ${err.reason}` : jwtProblem(err);
+      const why =
+        err instanceof UpstreamFailure
+          ? `its authorization server could not be read: ${err.reason}`
+          : err instanceof FederationRefused
+            ? `its authorization server is not trusted: OpenID Federation: ${err.message}`
+            : jwtProblem(err);
       throw invalidToken(`the access token of ${server} is not valid: ${why}`, scheme);
     }
     const jkt = (claims.cnf as { jkt?: unknown } | undefined)?.jkt;
@@ -104,6 +113,35 @@ export class ExternalAccessTokens {
       ...(typeof jkt === 'string' && { jkt }),
       claims,
     };
+  }
+
+  /**
+   * The token verified with the server's keys. Under the issuer's federation settings (mode
+   * federation-only or hybrid, with trust anchors) they are the jwks (or jwks_uri) of the
+   * oauth_authorization_server metadata the server's trust chain resolves to; hybrid falls back to its
+   * RFC 8414 metadata when the server does not resolve; lote-only (or no federation) uses only that.
+   */
+  private async verifyWithServerKeys(issuer: Issuer, server: string, raw: string, options: JWTVerifyOptions): Promise<JWTPayload> {
+    const settings = issuer.settings.federation;
+    if (this.federation && settings && settings.mode !== 'lote-only' && settings.trustAnchors.length > 0) {
+      try {
+        const trust = await this.federation.trustWith(issuer.tenantId, settings).resolve(server);
+        const metadata = trust.metadata.oauth_authorization_server;
+        if (!isJsonObject(metadata) || metadata.issuer !== server)
+          throw new FederationRefused(
+            'authorization server metadata',
+            `the resolved metadata has no oauth_authorization_server with issuer ${server}`,
+          );
+        if (isJsonObject(metadata.jwks))
+          return (await jwtVerify(raw, createLocalJWKSet(metadata.jwks as unknown as JSONWebKeySet), options)).payload;
+        if (typeof metadata.jwks_uri === 'string') return await this.providers.verifyJwt(metadata.jwks_uri, raw, options);
+        throw new FederationRefused('authorization server metadata', 'the resolved metadata names neither jwks nor jwks_uri');
+      } catch (err) {
+        if (!(err instanceof FederationRefused) || settings.mode === 'federation-only') throw err;
+      }
+    }
+    const metadata = await this.providers.authorizationServer(server);
+    return this.providers.verifyJwt(metadata.jwks_uri, raw, options);
   }
 
   /** The session of the token: the one its first request opened, else a new one for what it grants. */

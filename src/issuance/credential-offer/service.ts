@@ -220,24 +220,23 @@ export class OfferService {
       credentialPayload: { credentialClaims: input.credentialClaims ?? {} },
       ...(input.tx_code && { txCodeHash: hashHandle(input.tx_code) }),
     };
-    const session = await this.db.transaction().execute(async (trx) => {
-      const created = await this.sessions.create(
-        {
-          tenantId,
-          kind: 'issuance',
-          clientId: ctx.principal.clientId,
-          lifetimeSeconds: settings.offerLifetimeSeconds,
-          public: publicData,
-          private: privateData,
-        },
-        trx,
-      );
-      if (grant.handle) await this.sessions.addHandle(created.id, grant.handle, grant.secret, created.expiresAt, trx);
-      await this.sessions.addHandle(created.id, OFFER_HANDLE.offer, offerHandle, created.expiresAt, trx);
-      const details = { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId };
-      await this.sessions.log(created.id, 'info', 'offer created', details, trx);
-      return created;
-    });
+    const handles = [
+      ...(grant.handle ? [{ purpose: grant.handle, secret: grant.secret }] : []),
+      { purpose: OFFER_HANDLE.offer, secret: offerHandle },
+    ];
+    const details = { credentialConfigurationIds: input.credentialConfigurationIds, by: ctx.principal.clientId };
+    const session = await this.sessions.create(
+      {
+        tenantId,
+        kind: 'issuance',
+        clientId: ctx.principal.clientId,
+        lifetimeSeconds: settings.offerLifetimeSeconds,
+        public: publicData,
+        private: privateData,
+      },
+      this.db,
+      { handles, log: { level: 'info', message: 'offer created', details } },
+    );
     const created = { uri, session: session.id, credentialOffer, credentialOfferUri, expiresAt: session.expiresAt };
     // Over the DC API the offer goes by value to the wallet the browser picks; the flow then goes on
     // at the issuer's endpoints as for any offer.
@@ -248,7 +247,7 @@ export class OfferService {
   async byReference(tenantId: string, handle: string): Promise<Record<string, unknown> | undefined> {
     const session = await this.sessions.findByHandle(OFFER_HANDLE.offer, handle);
     if (!session || session.tenantId !== tenantId || session.status === 'expired') return undefined;
-    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
+    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] }, undefined, { from: session });
     return issuancePrivate(session)?.offer;
   }
 }

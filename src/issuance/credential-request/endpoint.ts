@@ -167,7 +167,15 @@ export class CredentialEndpoint {
     holderJwks: JWK[],
   ) {
     try {
-      return await this.minter.mint({ urls: issuer.urls, tenantId: issuer.tenantId, config, claims, holderJwks, sessionId: session.id });
+      return await this.minter.mint({
+        urls: issuer.urls,
+        tenantId: issuer.tenantId,
+        config,
+        claims,
+        holderJwks,
+        sessionId: session.id,
+        federationEntityId: issuer.settings.federation?.entityId,
+      });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       await this.sessions.log(session.id, 'error', 'credential could not be issued', { reason });
@@ -179,10 +187,14 @@ export class CredentialEndpoint {
   /** Records the issuance; the session completes once every offered configuration was handled. */
   private async complete(session: SessionState, offered: IssuancePublicData, config: CredentialConfiguration): Promise<string> {
     const notificationId = await recordIssued(this.db, session.tenantId, session.id, config.id, config.config.format);
-    await this.sessions.log(session.id, 'info', 'credential issued', { credentialConfigurationId: config.id });
-    const taken = await takenConfigurations(this.db, session.tenantId, session.id);
-    if (grantedConfigurationIds(offered).every((id) => taken.has(id))) {
-      await this.sessions.update(session.tenantId, session.id, { status: 'completed' });
+    const log = { level: 'info', message: 'credential issued', details: { credentialConfigurationId: config.id } } as const;
+    // This request took its configuration before it got here; only the others need looking up.
+    const others = grantedConfigurationIds(offered).filter((id) => id !== config.id);
+    const taken = others.length > 0 ? await takenConfigurations(this.db, session.tenantId, session.id) : new Set<string>();
+    if (others.every((id) => taken.has(id))) {
+      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log });
+    } else {
+      await this.sessions.log(session.id, log.level, log.message, log.details);
     }
     return notificationId;
   }

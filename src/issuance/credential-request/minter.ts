@@ -27,6 +27,11 @@ export interface MintRequest {
   claims: Record<string, unknown>;
   holderJwks: JWK[];
   sessionId?: string;
+  /**
+   * The issuer's OpenID Federation entity identifier when the settings name one other than the
+   * credential issuer: the iss of credentials with federation trust, from which verifiers resolve the chain.
+   */
+  federationEntityId?: string;
 }
 
 export class CredentialMinter {
@@ -37,7 +42,7 @@ export class CredentialMinter {
     private readonly statusEntries?: StatusEntryAllocator,
   ) {}
 
-  async mint({ urls, tenantId, config, claims, holderJwks, sessionId }: MintRequest): Promise<string[]> {
+  async mint({ urls, tenantId, config, claims, holderJwks, sessionId, federationEntityId }: MintRequest): Promise<string[]> {
     const problems = validateClaims(config, claims);
     if (problems.length) {
       const described = problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ');
@@ -63,10 +68,8 @@ export class CredentialMinter {
         const { issueSdJwtVc } = await sdJwtVcFormat();
         const trustFormat = config.sdJwtTrustFormat ?? 'x5c';
         const vct = vctOf(config, urls);
-        return issueSdJwtVc(
-          { issuer: urls.issuer, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status },
-          signer,
-        );
+        const iss = trustFormat === 'federation' ? (federationEntityId ?? urls.issuer) : urls.issuer;
+        return issueSdJwtVc({ issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status }, signer);
       }),
     );
     this.metrics.credentialsIssued(tenantId, config.config.format, credentials.length);

@@ -1,6 +1,7 @@
 // The deferred transaction from both sides: the integrator completes or fails it, the wallet polls it.
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { contextOf, tenantOf } from '../../platform/http/access.js';
+import { withExample } from '../../platform/http/examples.js';
 import { WALLET_SECURITY } from '../../platform/http/openapi.js';
 import type { App } from '../../platform/http/types.js';
 import { acceptEncryptedBodies, encryptedBodyOf } from '../credential-request/encryption.js';
@@ -21,7 +22,7 @@ export function deferredRoutes(app: App, publicUrl: string, deferred: DeferredSe
         tags,
         summary: 'Supply the claims of a pending deferred transaction; the credential becomes ready',
         params: TransactionParams,
-        body: CompleteBody,
+        body: withExample(CompleteBody, { claims: { given_name: 'Erika', family_name: 'Mustermann' } }),
         response: { 200: DeferredResult },
       },
     },

@@ -48,8 +48,10 @@ export class DeferredService {
     const row = await this.pending(tenantId, transactionId);
     const config = await this.configs.get(tenantId, row.credential_configuration_id);
     const { holderJwks } = this.sealer.openJson<{ holderJwks: JWK[] }>(row.request, transactionId);
+    const issuer = await this.issuers.get(tenantId);
     const credentials = await this.minter.mint({
-      urls: this.issuers.urls(tenantId),
+      urls: issuer.urls,
+      federationEntityId: issuer.settings.federation?.entityId,
       tenantId,
       config,
       claims: mergeClaims(defaultClaims(config), claims),

@@ -4,6 +4,8 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
+import { signEntityConfiguration } from '../../federation/entity-configuration.js';
+import { ENTITY_STATEMENT_MEDIA_TYPE } from '../../federation/entity-statement.js';
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { App } from '../../platform/http/types.js';
@@ -71,6 +73,38 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
       handler,
     );
   }
+
+  // OpenID Federation 1.0 section 9: the entity configuration at the entity identifier (the credential
+  // issuer identifier unless the settings name another) with the well-known suffix appended.
+  app.get(
+    '/issuers/:tenantId/.well-known/openid-federation',
+    {
+      schema: {
+        tags: WALLET_TAGS,
+        summary:
+          "The issuer's OpenID Federation entity configuration (application/entity-statement+jwt), when the issuer settings set federation",
+        params: TenantParams,
+      },
+    },
+    async (request, reply) => {
+      const issuer = await issuers.get(request.params.tenantId);
+      const { federation } = issuer.settings;
+      if (!federation) throw notFoundIssuer(`${issuer.tenantId}/.well-known/openid-federation`);
+      const signer = await signing.signer(issuer.tenantId, { usageType: 'federation' });
+      const statement = await signEntityConfiguration(signer, {
+        credentialIssuer: issuer.urls.issuer,
+        federation,
+        federationJwks: await signing.jwks(issuer.tenantId, ['federation']),
+        issuerMetadata: await issuerMetadata(issuer.tenantId),
+        // The keys its credentials and their status lists are signed with: a verifier trusts both through the chain.
+        credentialJwks: await signing.jwks(issuer.tenantId, ['attestation', 'statusList']),
+        ...(issuer.settings.builtinAuthorizationServerEnabled && {
+          authorizationServerMetadata: authorizationServerMetadata(issuer.urls, issuer.settings),
+        }),
+      });
+      return reply.type(ENTITY_STATEMENT_MEDIA_TYPE).send(statement);
+    },
+  );
 
   app.get(
     '/.well-known/jwt-vc-issuer/issuers/:tenantId',

@@ -28,11 +28,15 @@ export class NotificationEndpoint {
       ...(description !== undefined && { description }),
       receivedAt: new Date().toISOString(),
     };
-    // Appended to the list as it is under the session's lock, so notifications racing each other all stay.
-    await this.sessions.update(request.tenantId, session.id, (current) => ({
-      public: { notifications: [...issuancePublic(current).notifications, notification] },
-    }));
     const level = event === 'credential_accepted' ? 'info' : 'warn';
-    await this.sessions.log(session.id, level, `wallet notification: ${event}`, { notificationId });
+    // Appended to the list as it is at the version written to, so notifications racing each other all stay.
+    await this.sessions.update(
+      request.tenantId,
+      session.id,
+      (current) => ({ public: { notifications: [...issuancePublic(current).notifications, notification] } }),
+      {},
+      undefined,
+      { from: session, log: { level, message: `wallet notification: ${event}`, details: { notificationId } } },
+    );
   }
 }

@@ -1,5 +1,6 @@
 // The issuer settings of a tenant, through the management API.
 import { contextOf, tenantOf } from '../../platform/http/access.js';
+import { withExample } from '../../platform/http/examples.js';
 import type { App } from '../../platform/http/types.js';
 import { IssuerSettingsSchema, type IssuerSettingsService, shownSettings } from './service.js';
 
@@ -24,7 +25,7 @@ export function issuerSettingsRoutes(app: App, settings: IssuerSettingsService) 
       schema: {
         tags,
         summary: 'Replace the issuer settings (absent fields take their defaults)',
-        body: IssuerSettingsSchema,
+        body: withExample(IssuerSettingsSchema, { display: [{ name: 'ACME', locale: 'en' }], batchSize: 1, offerLifetimeSeconds: 3600 }),
         response: { 200: IssuerSettingsSchema },
       },
     },

@@ -5,6 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { AuditService } from '../../audit/service.js';
+import { FederationSettingsSchema } from '../../federation/settings.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Sealer } from '../../platform/crypto/sealed.js';
 import { tenantDb } from '../../platform/db/tenant-db.js';
@@ -103,6 +104,11 @@ export const IssuerSettingsSchema = z
       .describe(
         'the chained authorization server: users log in at this upstream OpenID Provider, and its claims go into the credentials; null: none',
       ),
+    federation: FederationSettingsSchema.nullable()
+      .default(null)
+      .describe(
+        'OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part',
+      ),
   })
   .meta({ id: 'IssuerSettings' });
 
@@ -123,6 +129,8 @@ export class IssuerSettingsService {
     private readonly audit: AuditService,
     /** Seals the chained authorization server's client secret before it is stored. */
     private readonly sealer: Sealer,
+    /** Makes the tenant's default federation key chain when federation is set and it has none. */
+    private readonly ensureFederationKeys: (ctx: RequestContext, tenantId: string, db: Executor) => Promise<void> = async () => {},
   ) {}
 
   /** Called after a tenant's settings changed on this instance (caches forget them at once). */
@@ -159,6 +167,7 @@ export class IssuerSettingsService {
       const before = await this.get(tenantId, trx);
       const chained = sealClientSecret(this.sealer, tenantId, given.chainedAuthorizationServer, before.chainedAuthorizationServer);
       const settings = { ...given, chainedAuthorizationServer: chained };
+      if (settings.federation) await this.ensureFederationKeys(ctx, tenantId, trx);
       const scoped = tenantDb(trx, tenantId);
       const document = JSON.stringify(settings);
       const updated = await scoped.updateTable('issuer_settings').set({ document, updated_at: nowIso() }).executeTakeFirst();

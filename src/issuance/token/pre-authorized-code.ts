@@ -77,9 +77,10 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
       session.id,
       { consumed: true, status: 'fetched' },
       { consumed: false, statuses: ['active', 'fetched'], holds: (current) => current.txCodeFailedAttempts < settings.txCodeMaxAttempts },
+      undefined,
+      { from: session, log: { level: 'info', message: 'pre-authorized code redeemed' } },
     );
     if (!consumed) throw await this.refusal(session);
-    await this.sessions.log(session.id, 'info', 'pre-authorized code redeemed');
   }
 
   /** Why a guess or redemption lost its race (the database decided; this only names the reason). */

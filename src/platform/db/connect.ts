@@ -21,6 +21,11 @@ export interface Db {
   reclaimSpace(): Promise<void>;
   /** PostgreSQL: the pool's connections now, for metrics. */
   poolStats?: () => { total: number; idle: number; waiting: number };
+  /**
+   * Statements sent to the database since start, BEGIN and COMMIT included: on PostgreSQL each is a
+   * round trip to the server (and its share of the server's CPU), so this is what a flow costs the database.
+   */
+  roundTrips(): number;
   close(): Promise<void>;
 }
 
@@ -71,7 +76,7 @@ function connectSqlite(file: string, log?: Logger): Db {
     pragma('incremental_vacuum');
     pragma('wal_checkpoint(TRUNCATE)');
   };
-  return { kysely, dialect: 'sqlite', reclaimSpace, close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', reclaimSpace, roundTrips: database.statementsRun, close: () => kysely.destroy() };
 }
 
 /**
@@ -97,7 +102,32 @@ function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, log?: Logge
   // An idle connection the server closes (a restart, a failover, an administrator) is dropped from
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
+  const roundTrips = countQueries(pool);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log && { log }) });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-  return { kysely, dialect: 'postgres', postgres: settings, poolStats, reclaimSpace: async () => {}, close: () => kysely.destroy() };
+  return {
+    kysely,
+    dialect: 'postgres',
+    postgres: settings,
+    poolStats,
+    roundTrips,
+    reclaimSpace: async () => {},
+    close: () => kysely.destroy(),
+  };
+}
+
+/**
+ * Counts every query a pooled connection sends, the BEGIN, COMMIT and ROLLBACK that Kysely's driver
+ * issues itself included (they never pass its log), by wrapping `query` on each new connection.
+ */
+function countQueries(pool: pg.Pool): () => number {
+  let sent = 0;
+  pool.on('connect', (client) => {
+    const query = client.query;
+    client.query = function countedQuery(this: pg.PoolClient, ...args: unknown[]) {
+      sent++;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof client.query;
+  });
+  return () => sent;
 }

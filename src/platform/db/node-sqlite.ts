@@ -24,29 +24,44 @@ const STATEMENT_CACHE_SIZE = 2_000;
 export interface NodeSqlite extends SqliteDatabase {
   /** Runs SQL that returns nothing (pragmas, maintenance). */
   exec(sql: string): void;
+  /** Statements run so far (the same count as PostgreSQL's round trips, for the benchmarks). */
+  statementsRun(): number;
 }
 
 export function openNodeSqlite(file: string): NodeSqlite {
   const database = named(() => new DatabaseSync(file));
   const statements = new Map<string, SqliteStatement>();
+  const counter = { run: 0 };
   // Kysely prepares every query anew, and preparing costs more than running a simple indexed query;
   // the statements of a service are few and repeat, so each SQL text is prepared once. (node:sqlite
   // runs a statement to completion synchronously, so sharing one is safe.)
   const prepare = (sql: string) => {
     let statement = statements.get(sql);
     if (!statement) {
-      statement = kyselyStatement(named(() => database.prepare(sql)));
+      statement = kyselyStatement(
+        named(() => database.prepare(sql)),
+        counter,
+      );
       if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
       statements.set(sql, statement);
     }
     return statement;
   };
-  return { prepare, exec: (sql) => named(() => database.exec(sql)), close: () => database.close() };
+  return {
+    prepare,
+    exec: (sql) => named(() => database.exec(sql)),
+    statementsRun: () => counter.run,
+    close: () => database.close(),
+  };
 }
 
-function kyselyStatement(statement: StatementSync): SqliteStatement {
+function kyselyStatement(statement: StatementSync, counter: { run: number }): SqliteStatement {
   // Kysely's parameters are values SQLite binds (strings, numbers, bigints, buffers, null), by position.
-  const args = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
+  // Each run is counted here, where a parameter list is handed over.
+  const args = (parameters: ReadonlyArray<unknown>) => {
+    counter.run++;
+    return parameters as SQLInputValue[];
+  };
   return {
     // A statement returns rows when it has result columns: a SELECT, or any statement with RETURNING.
     reader: statement.columns().length > 0,

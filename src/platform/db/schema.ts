@@ -180,6 +180,8 @@ export interface SessionsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   expires_at: Timestamp;
+  /** One more with every write: a change applies only to the version it was computed from. */
+  version: Generated<number>;
 }
 
 export interface SessionHandlesTable {

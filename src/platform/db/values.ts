@@ -26,3 +26,6 @@ export function inTransaction<T>(db: Executor, work: (trx: Executor) => Promise<
  * there already excludes every other.
  */
 export const takesRowLocks = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+/** Whether `db` is PostgreSQL, for a statement only it can run (a data-modifying CTE, say). */
+export const isPostgres = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;

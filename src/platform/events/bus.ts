@@ -3,12 +3,19 @@
 // is enough there. Publishing takes the executor so that, on PostgreSQL, a NOTIFY sent inside a
 // transaction is delivered only if that transaction commits.
 import { EventEmitter } from 'node:events';
+import type { RawBuilder } from 'kysely';
 import type { Executor } from '../db/values.js';
 
 export type Listener = (payload: unknown) => void;
 
 export interface EventBus {
   publish(db: Executor, topic: string, payload: unknown): Promise<void>;
+  /**
+   * PostgreSQL: the event as a SQL expression (pg_notify), for a statement to send along with the
+   * change it announces, in the same round trip; sent when that statement's transaction commits,
+   * and only if the statement evaluates it. Absent where publishing needs no database.
+   */
+  notification?(topic: string, payload: unknown): RawBuilder<unknown>;
   /** Returns the function that unsubscribes. */
   subscribe(topic: string, listener: Listener): () => void;
   close(): Promise<void>;

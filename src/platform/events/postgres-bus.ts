@@ -35,7 +35,11 @@ export class PostgresBus implements EventBus {
   }
 
   async publish(db: Executor, topic: string, payload: unknown) {
-    await sql`select pg_notify(${this.channel}, ${encodeEvent(topic, payload)})`.execute(db);
+    await sql`select ${this.notification(topic, payload)}`.execute(db);
+  }
+
+  notification(topic: string, payload: unknown) {
+    return sql`pg_notify(${this.channel}, ${encodeEvent(topic, payload)})`;
   }
 
   subscribe(topic: string, listener: Listener) {

@@ -61,8 +61,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(poolStats?: () => PoolStats) {
+  constructor(database: { poolStats?: () => PoolStats; roundTrips?: () => number } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+    const { poolStats, roundTrips } = database;
+    if (roundTrips) {
+      // Read from the database layer's own count when scraped: counting costs a request nothing more.
+      new Counter({
+        name: 'svc_db_round_trips_total',
+        help: 'statements sent to the database (BEGIN and COMMIT included): on PostgreSQL, round trips to the server',
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(roundTrips());
+        },
+      });
+    }
     if (poolStats) {
       new Gauge({
         name: 'svc_db_pool_connections',

@@ -16,6 +16,8 @@ export interface VerifiedForDcql {
   docType?: string;
   /** SD-JWT: the disclosed claims; mdoc: claims by namespace. */
   claims: Record<string, unknown>;
+  /** The authority the issuer was trusted through, matched against the query's trusted_authorities. */
+  authority?: { type: 'openid_federation'; values: [string] };
 }
 
 /**
@@ -30,6 +32,7 @@ function asDcqlCredential(c: VerifiedForDcql): DcqlCredentialPresentation {
         vct: c.vct as string,
         claims: c.claims as DcqlSdJwtVcCredential['claims'],
         cryptographic_holder_binding: true,
+        ...(c.authority && { authority: c.authority }),
       }
     : {
         credential_format: 'mso_mdoc',

@@ -13,7 +13,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
 import { PresentationRejected } from '../errors.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
-import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from '../ports.js';
+import { federationStatusSigner } from '../formats/issuer-trust.js';
+import { federationAnchorsOf, type PresentationConfigurations, type RegistrationCertificateSource, type TrustAnchors } from '../ports.js';
 import {
   clientIdFor,
   type EmbeddedResponseMode,
@@ -123,19 +124,22 @@ export class EmbeddedPresentations {
       audience: binding.audience,
       nonce: state.nonce,
       trustedCertificates,
+      federation: await this.trust.federationTrust(tenantId),
       transactionData: state.transactionData ? encodeTransactionData(state.transactionData) : [],
       now,
       responseUri: binding.responseUri,
       ...(state.encryptionKey && { encryptionJwk: publicPart(state.encryptionKey) }),
     };
-    const queries = (state.dcqlQuery.credentials as { id: string; format: string }[] | undefined) ?? [];
+    const queries = (state.dcqlQuery.credentials as { id: string; format: string; trusted_authorities?: unknown }[] | undefined) ?? [];
     const verified: EmbeddedCredential[] = [];
     for (const [queryId, presentations] of Object.entries(vpToken)) {
       const query = queries.find((q) => q.id === queryId);
       if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
       for (const presentation of presentations) {
-        for (const credential of await verifyPresentation(query.format, presentation, context)) {
-          await this.status.check(tenantId, credential.status, { trustedCertificates, now });
+        const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
+        for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
+          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
+          await this.status.check(tenantId, credential.status, { trustedCertificates, now, signerVouchedFor });
           verified.push({ queryId, ...credential });
         }
       }

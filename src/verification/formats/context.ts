@@ -1,5 +1,6 @@
 // What every format verifier checks a presentation against: the request it answers.
 import type { JWK } from 'jose';
+import type { FederationTrust } from '../../federation/trust.js';
 
 export interface PresentationContext {
   /** The request's client_id: the KB-JWT audience unless `audience` says otherwise. */
@@ -8,6 +9,10 @@ export interface PresentationContext {
   audience?: string;
   nonce: string;
   trustedCertificates: string[];
+  /** The tenant's OpenID Federation trust; absent when it takes part in no federation. */
+  federation?: FederationTrust;
+  /** The trust anchors the credential query names (trusted_authorities of type openid_federation); absent when it names none. */
+  federationAnchors?: string[];
   /** The request's transaction_data, base64url-encoded as sent. */
   transactionData: string[];
   now: Date;

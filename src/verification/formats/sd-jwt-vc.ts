@@ -1,12 +1,12 @@
 // Verifying an SD-JWT VC presentation (with KB-JWT) for a presentation request. Each rule is a step
 // that fails with a reason the session keeps as its errorReason.
 import { createHash } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
+import { decodeJwt } from 'jose';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
 import { lazy } from '../../platform/lazy.js';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationContext } from './context.js';
+import { trustedIssuerKey } from './issuer-trust.js';
 import { checkDisclosureReferences, presentedDisclosures } from './sd-jwt-disclosures.js';
 
 const reject = (reason: string) => new PresentationRejected(reason);
@@ -18,24 +18,14 @@ export interface VerifiedSdJwt {
   issuer: string;
   claims: Record<string, unknown>;
   status?: { status_list?: { idx: number; uri: string } };
+  /** Set when the issuer was trusted through an OpenID Federation trust chain: the anchor it resolved to. */
+  authority?: { type: 'openid_federation'; values: [string] };
 }
 
 const KB_MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;
 const sha256 = (data: string) => createHash('sha256').update(data).digest('base64url');
 const TECHNICAL_CLAIMS = ['iss', 'iat', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status', '_sd_alg', 'sub'];
-
-function issuerChain(presentation: string): string[] {
-  const [issuerJwt] = presentation.split('~');
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  try {
-    header = decodeProtectedHeader(issuerJwt as string);
-  } catch {
-    throw reject('the presentation is not an SD-JWT');
-  }
-  if (!Array.isArray(header.x5c) || header.x5c.length === 0) throw reject('issuer signature: the credential carries no x5c chain');
-  return header.x5c as string[];
-}
 
 /** KB-JWT rules the library leaves to us: audience, freshness, sd_hash, transaction data hashes. */
 function checkKeyBinding(presentation: string, context: PresentationContext) {
@@ -64,10 +54,7 @@ function checkTransactionData(kb: Record<string, unknown>, expected: string[]) {
 }
 
 export async function verifySdJwtPresentation(presentation: string, context: PresentationContext): Promise<VerifiedSdJwt> {
-  const x5c = issuerChain(presentation);
-  if (!chainsToTrusted(x5c, context.trustedCertificates, context.now))
-    throw reject('untrusted issuer: the x5c chain leads to no trusted certificate');
-  const issuerKey = certificateKey(x5c[0] as string);
+  const { key: issuerKey, authority } = await trustedIssuerKey(presentation, context);
   const { SDJwtVcInstance } = await sdJwtVc();
   const sdjwt = new SDJwtVcInstance({
     hasher: (data: string | ArrayBuffer) =>
@@ -75,7 +62,7 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
         .update(typeof data === 'string' ? data : Buffer.from(data))
         .digest(),
     // Both signatures are checked with node:crypto directly (the issuer's key parsed once per
-    // certificate): the same checks jose's jwtVerify makes for ES256/384/512, without its WebCrypto round trips.
+    // certificate or federation key): the same checks jose's jwtVerify makes for ES256/384/512, without its WebCrypto round trips.
     verifier: async (data: string, signature: string) => verifyEcJws(`${data}.${signature}`, issuerKey) !== undefined,
     kbVerifier: async (data: string, signature: string, payload: unknown) => {
       const jwk = (payload as { cnf?: { jwk?: Record<string, unknown> } }).cnf?.jwk;
@@ -107,5 +94,6 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
     issuer: payload.iss as string,
     claims,
     ...(payload.status ? { status: payload.status as VerifiedSdJwt['status'] } : {}),
+    ...(authority && { authority }),
   };
 }

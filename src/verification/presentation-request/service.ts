@@ -142,17 +142,16 @@ export class PresentationOffers {
       ...(encryption && { encryptionKey: { ...(await exportJWK(encryption.privateKey)) } }),
       ...(verifierInfo.length && { verifierInfo }),
     };
-    const session = await this.db.transaction().execute(async (trx) => {
-      const lifetimeSeconds = config.lifeTime ?? DEFAULT_LIFETIME_SECONDS;
-      const created = await this.sessions.create(
-        { tenantId, kind: 'presentation', clientId: ctx.principal.clientId, lifetimeSeconds, public: publicData, private: privateData },
-        trx,
-      );
-      await this.sessions.addHandle(created.id, PRESENTATION_HANDLE, walletNonce, created.expiresAt, trx);
-      const details = { requestId: config.id, by: ctx.principal.clientId };
-      await this.sessions.log(created.id, 'info', 'presentation request created', details, trx);
-      return created;
-    });
+    const lifetimeSeconds = config.lifeTime ?? DEFAULT_LIFETIME_SECONDS;
+    const details = { requestId: config.id, by: ctx.principal.clientId };
+    const session = await this.sessions.create(
+      { tenantId, kind: 'presentation', clientId: ctx.principal.clientId, lifetimeSeconds, public: publicData, private: privateData },
+      this.db,
+      {
+        handles: [{ purpose: PRESENTATION_HANDLE, secret: walletNonce }],
+        log: { level: 'info', message: 'presentation request created', details },
+      },
+    );
     const params = new URLSearchParams({ client_id: clientId, request_uri: urls.request });
     if (input.requestUriMethod === 'post') params.set('request_uri_method', 'post');
     const offer = { uri: `openid4vp://?${params.toString()}`, session: session.id, requestUri: urls.request, expiresAt: session.expiresAt };

@@ -24,11 +24,14 @@ export class RequestObjects {
     const session = await this.sessions.findByHandle(PRESENTATION_HANDLE, handle);
     if (!session) throw unknownRequest();
     if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
-    const fetched = await this.sessions.update(session.tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
+    // Logged with the change of status, in its statement.
+    const log = { level: 'info', message: 'request object fetched' } as const;
+    const fetched = await this.sessions.update(session.tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] }, undefined, {
+      from: session,
+      log,
+    });
     if (!fetched) throw invalidRequest('the request object was already fetched');
-    const jwt = await this.sign(session, walletNonce);
-    await this.sessions.log(session.id, 'info', 'request object fetched');
-    return jwt;
+    return this.sign(session, walletNonce);
   }
 
   /** The session's signed request object. */

@@ -13,7 +13,8 @@ import type { VerifiedForDcql } from '../dcql/check.js';
 import { invalidRequest, PresentationRejected, unknownRequest } from '../errors.js';
 import type { PresentationContext } from '../formats/context.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
-import type { TrustAnchors } from '../ports.js';
+import { federationStatusSigner } from '../formats/issuer-trust.js';
+import { federationAnchorsOf, type TrustAnchors } from '../ports.js';
 import { encodeTransactionData } from '../request-object/sign.js';
 import {
   type Flow,
@@ -148,14 +149,17 @@ export class ResponseEndpoint {
   /** Every presentation by the verifier of its query's format (signature, issuer trust, holder binding, transaction data), then its status. */
   private async verifyPresentations(answerable: Answerable, vpToken: Record<string, string[]>): Promise<VerifiedCredential[]> {
     const context = await this.contextOf(answerable);
-    const queries = (answerable.secrets.dcqlQuery.credentials as { id: string; format: string }[] | undefined) ?? [];
+    const queries =
+      (answerable.secrets.dcqlQuery.credentials as { id: string; format: string; trusted_authorities?: unknown }[] | undefined) ?? [];
     const verified: VerifiedCredential[] = [];
     for (const [queryId, presentations] of Object.entries(vpToken)) {
       const query = queries.find((q) => q.id === queryId);
       if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
       for (const presentation of presentations) {
-        for (const credential of await verifyPresentation(query.format, presentation, context)) {
-          await this.status.check(answerable.session.tenantId, credential.status, context);
+        const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
+        for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
+          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
+          await this.status.check(answerable.session.tenantId, credential.status, { ...context, signerVouchedFor });
           verified.push({ queryId, ...credential });
         }
       }
@@ -176,6 +180,7 @@ export class ResponseEndpoint {
       ...(dcApiOrigin && { audience: `origin:${dcApiOrigin}`, origin: dcApiOrigin }),
       nonce: secrets.nonce,
       trustedCertificates: await this.trust.trustedCertificates(session.tenantId),
+      federation: await this.trust.federationTrust(session.tenantId),
       transactionData: secrets.transactionData ? encodeTransactionData(secrets.transactionData) : [],
       now: this.clock.now(),
       responseUri: request.responseUri,
@@ -197,9 +202,10 @@ export class ResponseEndpoint {
       session.id,
       { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCode } }) },
       { consumed: false, statuses: ['fetched'] },
+      undefined,
+      { from: session, log: { level: 'info', message: 'presentation verified', details: { credentials: credentials.length } } },
     );
     if (!done) throw invalidRequest('this presentation request was already answered');
-    await this.sessions.log(session.id, 'info', 'presentation verified', { credentials: credentials.length });
     this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
     if (!request.redirectUri || !responseCode) return {};
     const redirect = new URL(request.redirectUri.replaceAll('{sessionId}', session.id));
@@ -209,7 +215,10 @@ export class ResponseEndpoint {
 
   /** Fails a session not yet answered; a response that lost the race to an accepted one leaves the winner's session and log alone. */
   private async fail(session: SessionState, reason: string) {
-    const failed = await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false });
-    if (failed) await this.sessions.log(session.id, 'warn', 'presentation rejected', { reason });
+    // Logged only by the change that failed the session, in its statement.
+    await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false }, undefined, {
+      from: session,
+      log: { level: 'warn', message: 'presentation rejected', details: { reason } },
+    });
   }
 }

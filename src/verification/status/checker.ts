@@ -34,8 +34,10 @@ const STATUS_REASONS: Record<number, string> = { 1: 'status: revoked', 2: 'statu
 const reject = (reason: string) => new PresentationRejected(`status: ${reason}`);
 
 export interface StatusCheckContext {
-  /** PEM certificates the tenant trusts (its trust lists): the status list signer must chain to one. */
+  /** PEM certificates the tenant trusts (its trust lists): the status list signer must chain to one... */
   trustedCertificates: string[];
+  /** ...or be vouched for by the trust the credential was accepted through (an OpenID Federation chain): its leaf certificate, base64 DER. */
+  signerVouchedFor?: (certificate: string) => Promise<boolean>;
   now: Date;
 }
 
@@ -73,9 +75,10 @@ export class StatusListChecker {
     }
     const list = await this.list(tenantId, uri, context);
     // Checked on every use, not only at fetch: a change of the tenant's trust lists applies at once.
-    if (!chainsToTrusted(list.x5c, context.trustedCertificates, context.now)) {
-      throw reject('untrusted status list signer: the x5c chain leads to no trusted certificate');
-    }
+    const trusted =
+      chainsToTrusted(list.x5c, context.trustedCertificates, context.now) ||
+      (context.signerVouchedFor !== undefined && (await context.signerVouchedFor(list.x5c[0] as string)));
+    if (!trusted) throw reject('untrusted status list signer: the x5c chain leads to no trusted certificate');
     const bit = (idx as number) * list.bits;
     if (bit >> 3 >= list.list.length) throw reject(`index ${idx} is outside the status list`);
     const value = ((list.list[bit >> 3] as number) >> (bit & 7)) & ((1 << list.bits) - 1);
@@ -110,9 +113,7 @@ export class StatusListChecker {
     if (!Array.isArray(x5c) || x5c.length === 0 || x5c.some((c) => typeof c !== 'string')) {
       throw reject('the status list token carries no x5c chain');
     }
-    if (!chainsToTrusted(x5c, context.trustedCertificates, context.now)) {
-      throw reject('untrusted status list signer: the x5c chain leads to no trusted certificate');
-    }
+    // Whether the signer is trusted is decided on every use (check); here only that it signed the token.
     let payload: Record<string, unknown>;
     try {
       const key = await importX509(`-----BEGIN CERTIFICATE-----\n${x5c[0]}\n-----END CERTIFICATE-----`, header.alg as string);

@@ -1,0 +1,208 @@
+// The forms of the main resources: which fields of a request body each shows, and how. Each names
+// the operation whose body it fills (method and path of the OpenAPI document), and a test checks
+// every field against that operation's request schema (the field exists, its options are among the
+// schema's enum values), so a form cannot drift from the API. Fields a form does not show stay in the
+// body as they are, and the JSON of the whole body is one click away.
+// Plain data, no DOM: the check runs in Node.
+
+export type FieldKind =
+  | { kind: 'text' }
+  | { kind: 'textarea' }
+  | { kind: 'integer' }
+  | { kind: 'checkbox' }
+  | { kind: 'select'; options: readonly (string | number)[] }
+  /** Checkboxes, one per option; the value is the list of those checked. */
+  | { kind: 'multi'; options: readonly string[] }
+  /** A list of ids, typed separated by commas. */
+  | { kind: 'list' }
+  /** A nested value edited as JSON inside the form. */
+  | { kind: 'json' };
+
+export type FormField = FieldKind & {
+  /** The property's path in the body (`auth.type`: property type of property auth). */
+  path: string;
+  label: string;
+  hint?: string;
+};
+
+export interface FormSpec {
+  /** The operation whose request body the form fills. */
+  operation: { method: 'post' | 'put' | 'patch'; path: string };
+  fields: FormField[];
+}
+
+export const ROLE_OPTIONS = [
+  'issuance:manage',
+  'issuance:offer',
+  'presentation:manage',
+  'presentation:request',
+  'clients:manage',
+  'users:manage',
+  'registrar:manage',
+  'tenants:manage',
+] as const;
+const TENANT_ROLE_OPTIONS = ROLE_OPTIONS.filter((r) => r !== 'tenants:manage');
+const USAGE_TYPES = ['attestation', 'access', 'statusList', 'trustList', 'encrypt'] as const;
+
+const text = (path: string, label: string, hint?: string): FormField => ({ kind: 'text', path, label, hint });
+const description: FormField = { kind: 'textarea', path: 'description', label: 'Description' };
+/** The form of a change: the create form's fields but those a change cannot set, for the operation that changes. */
+const change = (create: FormSpec, operation: FormSpec['operation'], fixed: string[]): FormSpec => ({
+  operation,
+  fields: create.fields.filter((f) => !fixed.includes(f.path)),
+});
+
+const CREATE = {
+  tenantCreate: {
+    operation: { method: 'post', path: '/api/tenant' },
+    fields: [
+      text('id', 'Id', 'letters, digits, - and _; part of every URL of the tenant'),
+      text('name', 'Name'),
+      description,
+      { kind: 'multi', path: 'roles', label: "Roles of the tenant's admin client", options: TENANT_ROLE_OPTIONS },
+    ],
+  },
+  tenantUpdate: { operation: { method: 'patch', path: '/api/tenant/{id}' }, fields: [text('name', 'Name'), description] },
+  clientCreate: {
+    operation: { method: 'post', path: '/api/client' },
+    fields: [
+      text('clientId', 'Client id', 'unique across the service'),
+      { kind: 'multi', path: 'roles', label: 'Roles', options: ROLE_OPTIONS },
+      description,
+      {
+        kind: 'list',
+        path: 'allowedIssuanceConfigs',
+        label: 'Allowed credential configurations',
+        hint: 'ids, comma-separated; empty: all',
+      },
+      {
+        kind: 'list',
+        path: 'allowedPresentationConfigs',
+        label: 'Allowed presentation configurations',
+        hint: 'ids, comma-separated; empty: all',
+      },
+    ],
+  },
+  clientUpdate: {
+    operation: { method: 'patch', path: '/api/client/{id}' },
+    fields: [
+      { kind: 'multi', path: 'roles', label: 'Roles', options: ROLE_OPTIONS },
+      description,
+      {
+        kind: 'list',
+        path: 'allowedIssuanceConfigs',
+        label: 'Allowed credential configurations',
+        hint: 'ids, comma-separated; empty: all',
+      },
+      {
+        kind: 'list',
+        path: 'allowedPresentationConfigs',
+        label: 'Allowed presentation configurations',
+        hint: 'ids, comma-separated; empty: all',
+      },
+    ],
+  },
+  userCreate: {
+    operation: { method: 'post', path: '/api/user' },
+    fields: [
+      text('username', 'User name'),
+      text('email', 'Email'),
+      { kind: 'multi', path: 'roles', label: 'Roles', options: TENANT_ROLE_OPTIONS },
+      { kind: 'checkbox', path: 'enabled', label: 'Enabled' },
+    ],
+  },
+  userUpdate: {
+    operation: { method: 'patch', path: '/api/user/{id}' },
+    fields: [
+      text('email', 'Email'),
+      { kind: 'multi', path: 'roles', label: 'Roles', options: TENANT_ROLE_OPTIONS },
+      { kind: 'checkbox', path: 'enabled', label: 'Enabled' },
+    ],
+  },
+  keyChainCreate: {
+    operation: { method: 'post', path: '/api/key-chain' },
+    fields: [
+      text('id', 'Id'),
+      { kind: 'select', path: 'usageType', label: 'Usage', options: USAGE_TYPES },
+      {
+        kind: 'select',
+        path: 'type',
+        label: 'Chain type',
+        options: ['internalChain', 'standalone'],
+        hint: 'internalChain: a root CA of the tenant signs the key; standalone: self-signed',
+      },
+      description,
+      { kind: 'checkbox', path: 'rotationEnabled', label: 'Rotate automatically' },
+      { kind: 'integer', path: 'rotationIntervalDays', label: 'Rotation interval (days)' },
+      { kind: 'integer', path: 'certValidityDays', label: 'Certificate validity (days)' },
+    ],
+  },
+  keyChainImport: {
+    operation: { method: 'post', path: '/api/key-chain/import' },
+    fields: [
+      text('id', 'Id'),
+      { kind: 'select', path: 'usageType', label: 'Usage', options: USAGE_TYPES },
+      { kind: 'json', path: 'privateJwk', label: 'Private key (JWK)' },
+      { kind: 'textarea', path: 'certificateChain', label: 'Certificate chain (PEM, leaf first; empty: a self-signed one is made)' },
+      description,
+    ],
+  },
+  keyChainUpdate: {
+    operation: { method: 'patch', path: '/api/key-chain/{id}' },
+    fields: [
+      description,
+      { kind: 'checkbox', path: 'rotationEnabled', label: 'Rotate automatically' },
+      { kind: 'integer', path: 'rotationIntervalDays', label: 'Rotation interval (days)' },
+      { kind: 'integer', path: 'certValidityDays', label: 'Certificate validity (days)' },
+    ],
+  },
+  credentialConfig: {
+    operation: { method: 'post', path: '/api/issuer/credentials' },
+    fields: [
+      text('id', 'Id'),
+      { kind: 'select', path: 'config.format', label: 'Format', options: ['dc+sd-jwt', 'mso_mdoc'] },
+      text('vct', 'Type (vct, SD-JWT VC)'),
+      text('config.docType', 'Document type (mdoc)'),
+      description,
+      { kind: 'checkbox', path: 'statusManagement', label: 'Revocable (status list entry per credential)' },
+      { kind: 'integer', path: 'lifeTime', label: 'Lifetime (seconds)' },
+    ],
+  },
+  presentationConfig: {
+    operation: { method: 'post', path: '/api/verifier/config' },
+    fields: [text('id', 'Id'), description, { kind: 'json', path: 'dcql_query', label: 'DCQL query' }],
+  },
+  httpEndpoint: {
+    operation: { method: 'post', path: '/api/issuer/attribute-providers' },
+    fields: [
+      text('id', 'Id'),
+      text('name', 'Name'),
+      text('url', 'URL'),
+      description,
+      { kind: 'select', path: 'auth.type', label: 'Authentication', options: ['none', 'header'] },
+    ],
+  },
+  statusList: {
+    operation: { method: 'post', path: '/api/status-lists' },
+    fields: [
+      { kind: 'select', path: 'bits', label: 'Bits per entry', options: [1, 2, 4, 8], hint: '2 or more to suspend as well as revoke' },
+      text('credentialConfigurationId', 'Credential configuration', 'empty: shared by all'),
+      text('keyChainId', 'Key chain', "empty: the tenant's default statusList key chain"),
+    ],
+  },
+  trustList: {
+    operation: { method: 'post', path: '/api/trust-list' },
+    fields: [text('id', 'Id'), description, text('keyChainId', 'Signing key chain'), { kind: 'json', path: 'entities', label: 'Entities' }],
+  },
+} satisfies Record<string, FormSpec>;
+
+export const FORMS = {
+  ...CREATE,
+  credentialConfigUpdate: change(CREATE.credentialConfig, { method: 'patch', path: '/api/issuer/credentials/{id}' }, ['id']),
+  presentationConfigUpdate: change(CREATE.presentationConfig, { method: 'patch', path: '/api/verifier/config/{id}' }, ['id']),
+  httpEndpointUpdate: change(CREATE.httpEndpoint, { method: 'patch', path: '/api/issuer/attribute-providers/{id}' }, ['id']),
+  webhookEndpoint: { ...CREATE.httpEndpoint, operation: { method: 'post', path: '/api/issuer/webhook-endpoints' } } as FormSpec,
+  webhookEndpointUpdate: change(CREATE.httpEndpoint, { method: 'patch', path: '/api/issuer/webhook-endpoints/{id}' }, ['id']),
+  statusListUpdate: change(CREATE.statusList, { method: 'patch', path: '/api/status-lists/{listId}' }, ['bits']),
+  trustListUpdate: change(CREATE.trustList, { method: 'put', path: '/api/trust-list/{id}' }, ['id']),
+};

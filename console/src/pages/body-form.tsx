@@ -1,0 +1,202 @@
+// A request body as a form (the fields of a FormSpec), editing the same JSON text as the JSON view:
+// a change in either shows in the other. The API's field errors (`body.roles`, `body.auth.type`) are
+// shown on the field they name; an error on a field the form does not show stays in the problem
+// box below.
+import type { Problem } from '../api.js';
+import { parsedJson } from '../components.js';
+import type { FormField } from '../forms.js';
+
+type Body = Record<string, unknown>;
+
+function valueAt(body: Body, path: string): unknown {
+  let value: unknown = body;
+  for (const key of path.split('.')) value = value && typeof value === 'object' ? (value as Body)[key] : undefined;
+  return value;
+}
+
+/** `body` with `path` set to `value` (undefined: removed), parents made as needed. */
+function withValue(body: Body, path: string, value: unknown): Body {
+  const [head, ...rest] = path.split('.') as [string, ...string[]];
+  const next = { ...body };
+  if (rest.length === 0) {
+    if (value === undefined) delete next[head];
+    else next[head] = value;
+    return next;
+  }
+  const child = next[head] && typeof next[head] === 'object' ? (next[head] as Body) : {};
+  next[head] = withValue(child, rest.join('.'), value);
+  return next;
+}
+
+/** Whether an error's `field` (`body.auth.type`) is about the property at `path` (`auth.type`) or inside it. */
+export const isOn = (field: string, path: string) => field === `body.${path}` || field.startsWith(`body.${path}.`);
+const errorsOn = (problem: Problem | undefined, path: string) => (problem?.fields ?? []).filter((f) => isOn(f.field, path));
+
+const inputId = (path: string) => `field-${path.replace(/\W/g, '-')}`;
+
+export function BodyForm(props: { fields: FormField[]; body: string; onBody: (text: string) => void; problem?: Problem }) {
+  const parsed = parsedJson(props.body)?.value;
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return <p class="field-error">The JSON does not parse as an object: correct it in the JSON view.</p>;
+  }
+  const body = parsed as Body;
+  const set = (path: string, value: unknown) => props.onBody(JSON.stringify(withValue(body, path, value), null, 2));
+  return (
+    <div class="body-form">
+      {props.fields.map((field) => (
+        <FieldInput
+          key={field.path}
+          field={field}
+          value={valueAt(body, field.path)}
+          onValue={(v) => set(field.path, v)}
+          problem={props.problem}
+        />
+      ))}
+    </div>
+  );
+}
+
+function FieldInput({
+  field,
+  value,
+  onValue,
+  problem,
+}: {
+  field: FormField;
+  value: unknown;
+  onValue: (value: unknown) => void;
+  problem?: Problem;
+}) {
+  const errors = errorsOn(problem, field.path);
+  const id = inputId(field.path);
+  const described = errors.length || field.hint ? `${id}-note` : undefined;
+  const common = { id, 'aria-invalid': errors.length > 0, 'aria-describedby': described };
+  const note = described && (
+    <span id={described}>
+      {field.hint && <span class="muted">{field.hint}</span>}
+      {errors.map((e) => (
+        <span class="field-error" key={e.field}>
+          {' '}
+          {e.message}
+        </span>
+      ))}
+    </span>
+  );
+  const target = (e: Event) => e.target as HTMLInputElement;
+
+  if (field.kind === 'checkbox') {
+    return (
+      <div class="form-field">
+        <label class="check">
+          <input type="checkbox" {...common} checked={value === true} onChange={(e) => onValue(target(e).checked)} />
+          {field.label}
+        </label>
+        {note}
+      </div>
+    );
+  }
+  if (field.kind === 'multi') {
+    const chosen = Array.isArray(value) ? (value as string[]) : [];
+    return (
+      <fieldset class="form-field multi" aria-describedby={described}>
+        <legend>{field.label}</legend>
+        {field.options.map((option) => (
+          <label class="check" key={option}>
+            <input
+              type="checkbox"
+              checked={chosen.includes(option)}
+              onChange={(e) => onValue(target(e).checked ? [...chosen, option] : chosen.filter((c) => c !== option))}
+            />
+            {option}
+          </label>
+        ))}
+        {note}
+      </fieldset>
+    );
+  }
+  let input: preact.JSX.Element;
+  if (field.kind === 'select') {
+    const known = field.options.some((o) => o === value);
+    input = (
+      <select
+        {...common}
+        value={value === undefined ? '' : String(value)}
+        onChange={(e) => {
+          const chosen = (e.target as HTMLSelectElement).value;
+          const option = field.options.find((o) => String(o) === chosen);
+          onValue(option);
+        }}
+      >
+        {(value === undefined || !known) && <option value="">{value === undefined ? '(not set)' : String(value)}</option>}
+        {field.options.map((o) => (
+          <option key={o} value={String(o)}>
+            {o}
+          </option>
+        ))}
+      </select>
+    );
+  } else if (field.kind === 'integer') {
+    input = (
+      <input
+        {...common}
+        type="number"
+        step={1}
+        value={typeof value === 'number' ? value : ''}
+        onChange={(e) => onValue(target(e).value === '' ? undefined : Number(target(e).value))}
+      />
+    );
+  } else if (field.kind === 'list') {
+    input = (
+      <input
+        {...common}
+        value={Array.isArray(value) ? value.join(', ') : ''}
+        onChange={(e) => {
+          const ids = target(e)
+            .value.split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
+          onValue(ids.length ? ids : undefined);
+        }}
+      />
+    );
+  } else if (field.kind === 'json') {
+    input = <JsonField common={common} value={value} onValue={onValue} />;
+  } else if (field.kind === 'textarea') {
+    input = (
+      <textarea
+        {...common}
+        rows={3}
+        value={typeof value === 'string' ? value : ''}
+        onChange={(e) => onValue((e.target as HTMLTextAreaElement).value || undefined)}
+      />
+    );
+  } else {
+    input = <input {...common} value={typeof value === 'string' ? value : ''} onChange={(e) => onValue(target(e).value || undefined)} />;
+  }
+  return (
+    <div class="form-field">
+      <label for={id}>{field.label}</label>
+      {input}
+      {note}
+    </div>
+  );
+}
+
+/** A nested value as JSON: written back to the body only while it parses. */
+function JsonField({ common, value, onValue }: { common: Record<string, unknown>; value: unknown; onValue: (value: unknown) => void }) {
+  return (
+    <textarea
+      {...common}
+      class="json"
+      rows={6}
+      spellcheck={false}
+      value={value === undefined ? '' : JSON.stringify(value, null, 2)}
+      onChange={(e) => {
+        const text = (e.target as HTMLTextAreaElement).value;
+        if (text.trim() === '') return onValue(undefined);
+        const parsed = parsedJson(text);
+        if (parsed) onValue(parsed.value);
+      }}
+    />
+  );
+}

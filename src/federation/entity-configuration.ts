@@ -1,0 +1,65 @@
+// The issuer's entity configuration (OpenID Federation 1.0 section 3.1 and 5): what a verifier reads
+// first when it resolves a trust chain from a credential's iss. Its jwks are the tenant's federation
+// keys, which sign it; the credential issuer metadata inside carries the keys credentials are signed
+// with, so that a credential's kid is found in the metadata the chain vouches for.
+import type { JWK } from 'jose';
+import { type Signer, signJwtWith } from '../key-chains/signing.js';
+import { ENTITY_STATEMENT_TYP } from './entity-statement.js';
+import type { FederationSettings } from './settings.js';
+
+/** How long a served entity configuration is valid: verifiers read it again after this at the latest. */
+export const ENTITY_CONFIGURATION_LIFETIME_SECONDS = 86_400;
+
+export interface EntityConfigurationInput {
+  credentialIssuer: string;
+  federation: FederationSettings;
+  /** The federation keys: the jwks of the statement, one of which signs it. */
+  federationJwks: { keys: JWK[] };
+  /** The credential issuer metadata, without jwks. */
+  issuerMetadata: Record<string, unknown>;
+  /** The keys credentials (and their status lists) are signed with. */
+  credentialJwks: { keys: JWK[] };
+  /** The built-in authorization server's metadata, when it authorizes. */
+  authorizationServerMetadata?: Record<string, unknown>;
+}
+
+/**
+ * client_registration_types_supported, in the entity configuration's openid_credential_issuer
+ * metadata only. OpenID Federation 1.0 defines it for openid_provider metadata (section 5.1.3,
+ * RECOMMENDED there), not for a credential issuer; but @openid-federation/core (0.2.1), which outside
+ * checks may resolve svc with, refuses an openid_credential_issuer without it, and a parameter unknown
+ * to OpenID4VCI is ignored by those who do not know it. Its values name the federation registration
+ * methods of section 12: "automatic" (a client's entity identifier as client_id, its metadata resolved
+ * from its trust chain) and "explicit" (a client posting its entity configuration to a
+ * federation_registration_endpoint, which must then be published). svc's authorization server does
+ * neither (its clients are registered through the management API), so the list is empty.
+ */
+export const CLIENT_REGISTRATION_TYPES_SUPPORTED: ('automatic' | 'explicit')[] = [];
+
+export const entityIdOf = (credentialIssuer: string, federation: FederationSettings) => federation.entityId ?? credentialIssuer;
+
+export function entityConfigurationClaims(input: EntityConfigurationInput, now = Math.floor(Date.now() / 1000)) {
+  const entityId = entityIdOf(input.credentialIssuer, input.federation);
+  return {
+    iss: entityId,
+    sub: entityId,
+    iat: now,
+    exp: now + ENTITY_CONFIGURATION_LIFETIME_SECONDS,
+    jwks: input.federationJwks,
+    // Section 3.1: a leaf names its superiors; an empty list is not allowed, so none is left out.
+    ...(input.federation.authorityHints.length > 0 && { authority_hints: input.federation.authorityHints }),
+    metadata: {
+      openid_credential_issuer: {
+        ...input.issuerMetadata,
+        client_registration_types_supported: CLIENT_REGISTRATION_TYPES_SUPPORTED,
+        jwks: input.credentialJwks,
+      },
+      ...(input.authorizationServerMetadata && { oauth_authorization_server: input.authorizationServerMetadata }),
+    },
+  };
+}
+
+/** The signed entity configuration; `signer` must hold a key of `federationJwks`. */
+export function signEntityConfiguration(signer: Signer, input: EntityConfigurationInput) {
+  return signJwtWith(signer, { typ: ENTITY_STATEMENT_TYP }, entityConfigurationClaims(input), { x5c: false });
+}

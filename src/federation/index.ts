@@ -1,0 +1,18 @@
+// The federation feature: trust chain resolution for the verifier, behind the tenant's federation
+// settings (kept in the issuer settings). The issuer's entity configuration is served with the other
+// issuer metadata (issuance/metadata/routes.ts).
+import type { OutboundClient } from '../platform/http/outbound-client.js';
+import { TrustChainResolver } from './resolver.js';
+import type { FederationSettings } from './settings.js';
+import { FederationTrustSource } from './trust.js';
+
+export interface FederationNeeds {
+  /** Every entity statement is read through it. */
+  outbound: OutboundClient;
+  /** The tenant's federation settings; null when it takes part in none. */
+  settingsOf: (tenantId: string) => Promise<FederationSettings | null>;
+}
+
+export function createFederation(needs: FederationNeeds) {
+  return { trust: new FederationTrustSource(new TrustChainResolver(needs.outbound), needs.settingsOf) };
+}

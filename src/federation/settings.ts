@@ -1,0 +1,70 @@
+// How a tenant takes part in an OpenID Federation (OpenID Federation 1.0), kept in its issuer
+// settings: as a leaf entity that publishes an entity configuration, and as a verifier that resolves
+// issuers' trust chains to its trust anchors. Field names follow EUDIPLO's where it has them
+// (role, mode, entityId, trustAnchors, cacheTtlSeconds) so that its configurations carry over.
+import { z } from 'zod';
+import { webUrl } from '../platform/http/web-urls.js';
+
+/** hybrid: federation first, LoTE trust lists when federation does not decide; the others use one only. */
+export const FEDERATION_MODES = ['hybrid', 'federation-only', 'lote-only'] as const;
+export type FederationMode = (typeof FEDERATION_MODES)[number];
+
+const EntityId = () => webUrl({ max: 500 }).describe('an entity identifier: https URL (http outside production)');
+
+const TrustAnchor = z.strictObject({
+  entityId: EntityId(),
+  entityConfigurationUri: webUrl()
+    .optional()
+    .describe("where the anchor's entity configuration is read; default {entityId}/.well-known/openid-federation"),
+});
+
+export const FederationSettingsSchema = z
+  .strictObject({
+    role: z.literal('leaf').describe('the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)'),
+    mode: z
+      .enum(FEDERATION_MODES)
+      .default('hybrid')
+      .describe(
+        'which trust decides, for the verifier (credential issuers) and for external authorization servers (authorizationServers): federation-only (OpenID Federation trust chains to trustAnchors), lote-only (for credentials the X.509 chains of the LoTE trust lists; for authorization servers their RFC 8414 metadata), hybrid (federation first, the other when the entity does not resolve)',
+      ),
+    entityId: EntityId()
+      .optional()
+      .describe(
+        'the entity identifier of this issuer (iss and sub of its entity configuration, and iss of its credentials with sdJwtTrustFormat federation); default the credential issuer identifier. The entity configuration is served at {credential_issuer}/.well-known/openid-federation: another entityId needs {entityId}/.well-known/openid-federation routed there (a reverse proxy)',
+      ),
+    authorityHints: z
+      .array(EntityId())
+      .max(10)
+      .default([])
+      .describe('the immediate superiors (intermediates or trust anchors) that issue subordinate statements about this issuer'),
+    trustAnchors: z
+      .array(TrustAnchor)
+      .max(20)
+      .default([])
+      .describe(
+        'the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)',
+      ),
+    cacheTtlSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(300)
+      .describe(
+        'how long a trust decision is kept per instance: a resolved chain (never beyond the expiry of its statements), a refusal at most 30 seconds; 0: resolved each time',
+      ),
+  })
+  .meta({
+    id: 'FederationSettings',
+    examples: [
+      {
+        role: 'leaf',
+        mode: 'hybrid',
+        authorityHints: ['https://federation.example.eu'],
+        trustAnchors: [{ entityId: 'https://federation.example.eu' }],
+        cacheTtlSeconds: 300,
+      },
+    ],
+  });
+
+export type FederationSettings = z.output<typeof FederationSettingsSchema>;

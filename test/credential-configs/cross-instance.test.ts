@@ -1,0 +1,74 @@
+// Two instances on one PostgreSQL database: each keeps the configurations it read (CONFIG_CACHE_MS,
+// PRESENTATION_CONFIG_CACHE_MS),
+// and a change made through one reaches the other's cache over the shared event bus, well within
+// that bound, and at once on the instance that made it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIG_CACHE_MS } from '../../src/credential-configs/service.js';
+import { PRESENTATION_CONFIG_CACHE_MS } from '../../src/presentation-configs/service.js';
+import { engine } from '../support/database.js';
+import { startService, type TestService } from '../support/service.js';
+
+const kinds = [
+  {
+    kind: 'credential configuration',
+    path: '/api/issuer/credentials',
+    cacheMs: CONFIG_CACHE_MS,
+    body: { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', fields: [] },
+  },
+  {
+    kind: 'presentation configuration',
+    path: '/api/verifier/config',
+    cacheMs: PRESENTATION_CONFIG_CACHE_MS,
+    body: { id: 'pid', dcql_query: { credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] } }] } },
+  },
+];
+
+describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instances', ({ path: PATH, cacheMs, body }) => {
+  let a: TestService;
+  let b: TestService;
+  let token: string;
+  beforeAll(async () => {
+    a = await startService();
+    b = await startService({}, { besides: a });
+    token = (await a.tenant('acme')).token;
+    expect((await a.call('POST', PATH, { token, body })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await b?.stop();
+    await a?.stop();
+  });
+
+  /**
+   * Reads the configuration on B (so that B has just cached it), makes `change` through A, then polls
+   * B until `probe` holds: the milliseconds from B's read. Without the bus, B would keep its copy for
+   * `cacheMs` from that read.
+   */
+  const seenOnB = async (change: () => Promise<void>, probe: () => Promise<boolean>) => {
+    expect((await b.call('GET', `${PATH}/pid`, { token })).status).toBe(200);
+    const started = Date.now();
+    await change();
+    while (!(await probe())) {
+      if (Date.now() - started > cacheMs * 5) throw new Error('instance B never saw the change');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return Date.now() - started;
+  };
+
+  it('an update and a deletion through A are seen on B before its cached copy would expire', async () => {
+    const updated = await seenOnB(
+      async () => {
+        expect((await a.call('PATCH', `${PATH}/pid`, { token, body: { description: 'changed' } })).status).toBe(200);
+        // A made the change: it answers with it at once.
+        expect((await a.call('GET', `${PATH}/pid`, { token })).body.description).toBe('changed');
+      },
+      async () => (await b.call('GET', `${PATH}/pid`, { token })).body.description === 'changed',
+    );
+    expect(updated).toBeLessThan(cacheMs * 0.8);
+
+    const deleted = await seenOnB(
+      async () => expect((await a.call('DELETE', `${PATH}/pid`, { token })).status).toBe(204),
+      async () => (await b.call('GET', `${PATH}/pid`, { token })).status === 404,
+    );
+    expect(deleted).toBeLessThan(cacheMs * 0.8);
+  });
+});

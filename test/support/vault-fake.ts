@@ -1,0 +1,101 @@
+// A stand-in for HashiCorp Vault's Transit secrets engine (Vault cannot run here), speaking its
+// documented HTTP API: X-Vault-Token on every request; GET /v1/auth/token/lookup-self; under the
+// mount, POST /v1/{mount}/keys/{name} (create: type ecdsa-p256/-p384/-p521), GET /v1/{mount}/keys/{name}
+// (keys by version with their PEM public_key, latest_version; 404 with {"errors": []} when missing),
+// POST /v1/{mount}/keys/{name}/rotate, and POST /v1/{mount}/sign/{name} (input base64,
+// hash_algorithm, marshaling_algorithm asn1|jws, key_version) answering "vault:v<version>:<signature>".
+// Keys are real, never leave the fake, and sign with node:crypto. It records each request's path.
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const CURVES: Record<string, string> = { 'ecdsa-p256': 'P-256', 'ecdsa-p384': 'P-384', 'ecdsa-p521': 'P-521' };
+const HASHES: Record<string, string> = { 'sha2-256': 'sha256', 'sha2-384': 'sha384', 'sha2-512': 'sha512' };
+
+interface TransitKey {
+  type: string;
+  versions: { privateKey: KeyObject; publicPem: string }[];
+}
+
+export interface VaultFake {
+  url: string;
+  token: string;
+  keys: Map<string, TransitKey>;
+  /** "METHOD path" of every request, in order. */
+  requests: string[];
+  /** When set, every request is answered with this status (a sealed or failing Vault). */
+  failWith?: number;
+  stop(): Promise<void>;
+}
+
+export async function startVaultFake(mount = 'transit', token = 'hvs.test-token'): Promise<VaultFake> {
+  const fake: Omit<VaultFake, 'url' | 'stop'> = { token, keys: new Map(), requests: [] };
+  const server: Server = createServer(async (req, res) => {
+    const send = (status: number, body?: unknown) => sendJson(res, status, body);
+    const path = new URL(req.url ?? '/', 'http://vault').pathname;
+    fake.requests.push(`${req.method} ${path}`);
+    const body = await readJson(req);
+    if (fake.failWith) return send(fake.failWith, { errors: ['Vault is sealed'] });
+    if (req.headers['x-vault-token'] !== fake.token) return send(403, { errors: ['permission denied'] });
+    if (req.method === 'GET' && path === '/v1/auth/token/lookup-self') return send(200, { data: { id: fake.token, policies: ['svc'] } });
+    const match = new RegExp(`^/v1/${mount}/(keys|sign)/([^/]+)(/rotate)?$`).exec(path);
+    if (!match) return send(404, { errors: [] });
+    const [, action, encodedName, rotate] = match as unknown as [string, string, string, string | undefined];
+    const name = decodeURIComponent(encodedName);
+    const key = fake.keys.get(name);
+    if (action === 'keys' && req.method === 'POST' && rotate) {
+      if (!key) return send(404, { errors: [] });
+      key.versions.push(newVersion(key.type));
+      return send(204);
+    }
+    if (action === 'keys' && req.method === 'POST') {
+      const type = (body.type as string | undefined) ?? 'aes256-gcm96';
+      if (!CURVES[type]) return send(400, { errors: [`unsupported key type ${type} for this fake`] });
+      if (!key) fake.keys.set(name, { type, versions: [newVersion(type)] });
+      return send(204);
+    }
+    if (action === 'keys' && req.method === 'GET') {
+      if (!key) return send(404, { errors: [] });
+      const keys = Object.fromEntries(
+        key.versions.map((version, index) => [String(index + 1), { public_key: version.publicPem, name: 'P-256', creation_time: '' }]),
+      );
+      return send(200, { data: { name, type: key.type, latest_version: key.versions.length, exportable: false, keys } });
+    }
+    if (action === 'sign' && req.method === 'POST') {
+      if (!key) return send(400, { errors: ['signing key not found'] });
+      const version = (body.key_version as number | undefined) ?? key.versions.length;
+      const chosen = key.versions[version - 1];
+      if (!chosen) return send(400, { errors: ['requested version for signing does not exist'] });
+      const hash = HASHES[(body.hash_algorithm as string | undefined) ?? 'sha2-256'];
+      if (!hash) return send(400, { errors: ['unsupported hash algorithm'] });
+      const encoding = body.marshaling_algorithm === 'jws' ? 'ieee-p1363' : 'der';
+      const signature = sign(hash, Buffer.from(body.input as string, 'base64'), { key: chosen.privateKey, dsaEncoding: encoding });
+      const text = encoding === 'ieee-p1363' ? signature.toString('base64url') : signature.toString('base64');
+      return send(200, { data: { signature: `vault:v${version}:${text}`, key_version: version } });
+    }
+    return send(405, { errors: [] });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(fake, {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+function newVersion(type: string) {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: CURVES[type] as string });
+  return { privateKey, publicPem: publicKey.export({ format: 'pem', type: 'spki' }).toString() };
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+function sendJson(res: ServerResponse, status: number, body?: unknown) {
+  if (body === undefined) return res.writeHead(status).end();
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
