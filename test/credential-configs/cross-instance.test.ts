@@ -31,7 +31,7 @@ describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instanc
     a = await startService();
     b = await startService({}, { besides: a });
     token = (await a.tenant('acme')).token;
-    expect((await a.call('POST', PATH, { token, body })).status).toBe(201);
+    expect((await a.raw('POST', PATH, { token, body })).status).toBe(201);
   });
   afterAll(async () => {
     await b?.stop();
@@ -44,7 +44,7 @@ describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instanc
    * `cacheMs` from that read.
    */
   const seenOnB = async (change: () => Promise<void>, probe: () => Promise<boolean>) => {
-    expect((await b.call('GET', `${PATH}/pid`, { token })).status).toBe(200);
+    expect((await b.raw('GET', `${PATH}/pid`, { token })).status).toBe(200);
     const started = Date.now();
     await change();
     while (!(await probe())) {
@@ -57,17 +57,17 @@ describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instanc
   it('an update and a deletion through A are seen on B before its cached copy would expire', async () => {
     const updated = await seenOnB(
       async () => {
-        expect((await a.call('PATCH', `${PATH}/pid`, { token, body: { description: 'changed' } })).status).toBe(200);
+        expect((await a.raw('PATCH', `${PATH}/pid`, { token, body: { description: 'changed' } })).status).toBe(200);
         // A made the change: it answers with it at once.
-        expect((await a.call('GET', `${PATH}/pid`, { token })).body.description).toBe('changed');
+        expect((await a.raw('GET', `${PATH}/pid`, { token })).body.description).toBe('changed');
       },
-      async () => (await b.call('GET', `${PATH}/pid`, { token })).body.description === 'changed',
+      async () => (await b.raw('GET', `${PATH}/pid`, { token })).body.description === 'changed',
     );
     expect(updated).toBeLessThan(cacheMs * 0.8);
 
     const deleted = await seenOnB(
-      async () => expect((await a.call('DELETE', `${PATH}/pid`, { token })).status).toBe(204),
-      async () => (await b.call('GET', `${PATH}/pid`, { token })).status === 404,
+      async () => expect((await a.raw('DELETE', `${PATH}/pid`, { token })).status).toBe(204),
+      async () => (await b.raw('GET', `${PATH}/pid`, { token })).status === 404,
     );
     expect(deleted).toBeLessThan(cacheMs * 0.8);
   });

@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 async function settings(mode: string) {
-  const reply = await svc.call('PUT', '/api/issuer/config', {
+  const reply = await svc.raw('PUT', '/api/issuer/config', {
     token: acme,
     body: {
       authorizationServers: [{ issuer: server.id }],
@@ -70,9 +70,9 @@ async function accessToken(key = tokenKey) {
 
 /** A credential request with the token and a key proof (OpenID4VCI 1.0 section 8), as a wallet sends it. */
 async function requestCredential(token: string) {
-  const nonce = await svc.call('POST', '/issuers/acme/nonce');
+  const nonce = await svc.raw('POST', '/issuers/acme/nonce');
   expect(nonce.status, nonce.text).toBe(200);
-  const reply = await svc.call('POST', '/issuers/acme/credential', {
+  const reply = await svc.raw('POST', '/issuers/acme/credential', {
     headers: { authorization: `Bearer ${token}` },
     body: { credential_configuration_id: 'pid', proofs: { jwt: [await keyProof(await holderKey(), issuer, nonce.body.c_nonce)] } },
   });
@@ -81,7 +81,7 @@ async function requestCredential(token: string) {
 }
 
 const refusal = async (token: string) => {
-  const reply = await svc.call('POST', '/issuers/acme/credential', {
+  const reply = await svc.raw('POST', '/issuers/acme/credential', {
     headers: { authorization: `Bearer ${token}` },
     body: { credential_configuration_id: 'pid' },
   });

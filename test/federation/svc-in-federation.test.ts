@@ -54,7 +54,7 @@ beforeAll(async () => {
     body: { ...PID, sdJwtTrustFormat: 'federation', statusManagement: true },
   });
   expect(created.status, created.text).toBe(201);
-  const settings = await svc.call('PUT', '/api/issuer/config', {
+  const settings = await svc.raw('PUT', '/api/issuer/config', {
     token: issuerToken,
     body: { federation: { role: 'leaf', authorityHints: [intermediate.id] } },
   });
@@ -116,7 +116,7 @@ describe('a credential svc issues with federation trust', () => {
   let verifier: string;
   beforeAll(async () => {
     verifier = (await svc.tenant('verifier')).token;
-    const settings = await svc.call('PUT', '/api/issuer/config', {
+    const settings = await svc.raw('PUT', '/api/issuer/config', {
       token: verifier,
       body: { federation: { role: 'leaf', mode: 'federation-only', trustAnchors: [{ entityId: anchor.id }], cacheTtlSeconds: 0 } },
     });
@@ -128,7 +128,7 @@ describe('a credential svc issues with federation trust', () => {
   });
 
   async function present(issued: { credential: string; holder: JWK }) {
-    const offer = await svc.call('POST', '/api/verifier/offer', { token: verifier, body: { response_type: 'uri', requestId: 'fed' } });
+    const offer = await svc.raw('POST', '/api/verifier/offer', { token: verifier, body: { response_type: 'uri', requestId: 'fed' } });
     const resolved = await resolveRequest(offer.body.uri);
     const reply = await submit(resolved, {
       pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name', 'age_over_18'])],

@@ -26,7 +26,7 @@ const queryTrusting = (anchors: string[]) => ({
 });
 
 async function federationSettings(settings: Record<string, unknown>) {
-  const reply = await svc.call('PUT', '/api/issuer/config', {
+  const reply = await svc.raw('PUT', '/api/issuer/config', {
     token: admin,
     body: { federation: { role: 'leaf', trustAnchors: [{ entityId: anchor.id }], cacheTtlSeconds: 0, ...settings } },
   });
@@ -85,7 +85,7 @@ async function foreignCredential(key = credentialKey, kid?: string) {
 }
 
 async function present(requestId: string, { credential, holder }: { credential: string; holder: JWK }, token = admin) {
-  const offer = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId } });
+  const offer = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId } });
   expect(offer.status, offer.text).toBe(201);
   const resolved = await resolveRequest(offer.body.uri);
   const reply = await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, DISCLOSED)] });

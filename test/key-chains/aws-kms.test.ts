@@ -109,7 +109,7 @@ describe('AWS KMS', () => {
     try {
       const signer = await svc.running.services.signing.signer('acme', { keyChainId: 'kms-attestation', usageType: 'attestation' });
       await expect(signer.sign(Buffer.from('x'))).rejects.toMatchObject({ status: 503, extra: { provider: 'aws' } });
-      const ready = await svc.call('GET', '/health/ready');
+      const ready = await svc.raw('GET', '/health/ready');
       expect(ready.status).toBe(503);
       expect(ready.body.checks['keyProvider:aws']).toMatch(/^cannot sign: /);
     } finally {

@@ -37,7 +37,7 @@ const token = () => svc.running.services.keyChains.provider('hsm') as Pkcs11KeyP
 const pemBlocks = (pem: string) => pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 
 async function createChain(body: Record<string, unknown>) {
-  const reply = await svc.call('POST', '/api/key-chain', { token: acme, body: { kmsProvider: 'hsm', ...body } });
+  const reply = await svc.raw('POST', '/api/key-chain', { token: acme, body: { kmsProvider: 'hsm', ...body } });
   expect(reply.status, reply.text).toBe(201);
   return reply.body;
 }
@@ -132,14 +132,14 @@ describe('a key chain in the token', () => {
     expect(header.alg).toBe('ES256');
 
     const mdoc = { ...mdl(['given_name', 'family_name']), id: 'mdl-hsm', keyChainId: 'hsm-attestation' };
-    expect((await svc.call('POST', '/api/issuer/credentials', { token: acme, body: mdoc })).status).toBe(201);
+    expect((await svc.raw('POST', '/api/issuer/credentials', { token: acme, body: mdoc })).status).toBe(201);
     const issued = await issueCredential(svc, acme, 'mdl-hsm', { [MDL_NAMESPACE]: { given_name: 'Erika', family_name: 'Mustermann' } });
     const leaf = verifyMdocIssuerAuth(issued.credential, new X509Certificate(chain.rootCertificate));
     expect(leaf.publicKey.export({ format: 'jwk' })).toMatchObject({ x: chain.activeJwk.x });
   });
 
   it('rotates to a new key made in the token; the previous one stays published', async () => {
-    const reply = await svc.call('POST', '/api/key-chain/hsm-attestation/rotate', { token: acme });
+    const reply = await svc.raw('POST', '/api/key-chain/hsm-attestation/rotate', { token: acme });
     expect(reply.status, reply.text).toBe(200);
     const rotated = reply.body;
     expect(rotated.activeJwk.kid).not.toBe(chain.activeJwk.kid);
@@ -169,7 +169,7 @@ describe('a key chain in the token', () => {
 
 describe('refusals', () => {
   it('names kmsProvider for a provider that is not configured', async () => {
-    const reply = await svc.call('POST', '/api/key-chain', {
+    const reply = await svc.raw('POST', '/api/key-chain', {
       token: acme,
       body: { usageType: 'access', type: 'standalone', kmsProvider: 'vault', externalKeyId: 'x' },
     });
@@ -179,7 +179,7 @@ describe('refusals', () => {
 
   it('names externalKeyId when it is missing or not a name every provider takes', async () => {
     for (const externalKeyId of [undefined, 'a b/c']) {
-      const reply = await svc.call('POST', '/api/key-chain', {
+      const reply = await svc.raw('POST', '/api/key-chain', {
         token: acme,
         body: { usageType: 'access', type: 'standalone', kmsProvider: 'hsm', ...(externalKeyId && { externalKeyId }) },
       });
@@ -189,7 +189,7 @@ describe('refusals', () => {
   });
 
   it('keeps keys for decryption in db: the token does not decrypt', async () => {
-    const reply = await svc.call('POST', '/api/key-chain', {
+    const reply = await svc.raw('POST', '/api/key-chain', {
       token: acme,
       body: { usageType: 'encrypt', type: 'standalone', kmsProvider: 'hsm', externalKeyId: 'acme-enc' },
     });
@@ -203,7 +203,7 @@ describe('a token that is gone', () => {
     expect((await svc.call('GET', '/health/ready')).body).toEqual({ status: 'ok', checks: { database: 'ok', 'keyProvider:hsm': 'ok' } });
     const putBack = hsm.keepCopy();
     hsm.deleteToken('svc-test');
-    const ready = await svc.call('GET', '/health/ready');
+    const ready = await svc.raw('GET', '/health/ready');
     expect(ready.status).toBe(503);
     expect(ready.body.checks.database).toBe('ok');
     expect(ready.body.checks['keyProvider:hsm']).toMatch(/^cannot sign: /);
@@ -214,12 +214,12 @@ describe('a token that is gone', () => {
     );
     expect(failure).toMatchObject({ status: 503, extra: { provider: 'hsm' } });
     expect((failure as Error).message).toMatch(/^key provider 'hsm' could not sign/);
-    const rotation = await svc.call('POST', '/api/key-chain/hsm-attestation/rotate', { token: acme });
+    const rotation = await svc.raw('POST', '/api/key-chain/hsm-attestation/rotate', { token: acme });
     expect(rotation.status).toBe(503);
     expect(rotation.body.detail).toMatch(/key provider 'hsm'/);
 
     putBack();
-    expect((await svc.call('GET', '/health/ready')).body.checks['keyProvider:hsm']).toBe('ok');
+    expect((await svc.raw('GET', '/health/ready')).body.checks['keyProvider:hsm']).toBe('ok');
     const signature = await signer.sign(Buffer.from('data'));
     const leaf = new X509Certificate(Buffer.from(signer.x5c[0] as string, 'base64'));
     expect(verify('sha256', Buffer.from('data'), { key: leaf.publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);

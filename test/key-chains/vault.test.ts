@@ -73,7 +73,7 @@ describe('Vault Transit as the default provider', () => {
 
   it('issues SD-JWT VCs signed in Vault that verify with the chain certificate', async () => {
     expect((await svc.call('POST', '/api/issuer/credentials', { token: acme, body: PID })).status).toBe(201);
-    const chain = (await svc.call('GET', '/api/key-chain/default-attestation', { token: acme })).body;
+    const chain = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: acme })).body;
     const issued = await issueCredential(svc, acme, 'pid', { given_name: 'Erika', family_name: 'Mustermann' });
     const { claims } = await verifySdJwtIndependently(issued.credential, chain.rootCertificate);
     expect(claims.given_name).toBe('Erika');
@@ -95,7 +95,7 @@ describe('Vault Transit as the default provider', () => {
     const signature = await signer.sign(Buffer.from('signed data'));
     expect(verify('sha256', Buffer.from('signed data'), { key: certificate.publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);
 
-    const rotated = await svc.call('POST', '/api/key-chain/vault-access/rotate', { token: acme });
+    const rotated = await svc.raw('POST', '/api/key-chain/vault-access/rotate', { token: acme });
     expect(rotated.status, rotated.text).toBe(200);
     expect(rotated.body.previousJwk.kid).toBe(created.body.activeJwk.kid);
     const names = [...vault.keys.keys()].filter((name) => name.startsWith('acme-access-'));
@@ -106,12 +106,12 @@ describe('Vault Transit as the default provider', () => {
   it('fails signatures with a 503 naming the provider when Vault fails, and /health/ready says so', async () => {
     vault.failWith = 503;
     try {
-      const ready = await svc.call('GET', '/health/ready');
+      const ready = await svc.raw('GET', '/health/ready');
       expect(ready.status).toBe(503);
       expect(ready.body.checks['keyProvider:vault']).toMatch(/^cannot sign: Vault answered 503: Vault is sealed/);
       const signer = await svc.running.services.signing.signer('acme', { usageType: 'attestation' });
       await expect(signer.sign(Buffer.from('x'))).rejects.toMatchObject({ status: 503, extra: { provider: 'vault' } });
-      const trustList = await svc.call('POST', '/api/trust-list', {
+      const trustList = await svc.raw('POST', '/api/trust-list', {
         token: acme,
         body: { id: 'while-sealed', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
       });
@@ -120,7 +120,7 @@ describe('Vault Transit as the default provider', () => {
     } finally {
       vault.failWith = undefined;
     }
-    expect((await svc.call('GET', '/health/ready')).body.checks['keyProvider:vault']).toBe('ok');
+    expect((await svc.raw('GET', '/health/ready')).body.checks['keyProvider:vault']).toBe('ok');
   });
 });
 
