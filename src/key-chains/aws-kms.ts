@@ -10,6 +10,7 @@ import {
   CreateKeyCommand,
   DescribeKeyCommand,
   GetPublicKeyCommand,
+  type KeySpec,
   KMSClient,
   ListKeysCommand,
   SignCommand,
@@ -28,7 +29,7 @@ export interface AwsKmsSettings {
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
-const KEY_SPEC: Record<SigningAlgorithm, string> = { ES256: 'ECC_NIST_P256', ES384: 'ECC_NIST_P384', ES512: 'ECC_NIST_P521' };
+const KEY_SPEC: Record<SigningAlgorithm, KeySpec> = { ES256: 'ECC_NIST_P256', ES384: 'ECC_NIST_P384', ES512: 'ECC_NIST_P521' };
 const SIGNING_ALGORITHM = { ES256: 'ECDSA_SHA_256', ES384: 'ECDSA_SHA_384', ES512: 'ECDSA_SHA_512' } as const;
 /** Refusals of the credentials themselves: a configuration to fix, not an outage. */
 const CREDENTIAL_ERRORS = new Set([
@@ -91,7 +92,7 @@ export class AwsKmsKeyProvider extends ExternalKeyProvider {
     if (!keyArn) {
       const made = await this.client.send(
         new CreateKeyCommand({
-          KeySpec: KEY_SPEC[algorithm] as never,
+          KeySpec: KEY_SPEC[algorithm],
           KeyUsage: 'SIGN_VERIFY',
           Description: `svc key chain key ${name}`,
         }),
