@@ -4139,6 +4139,11 @@ export interface paths {
             /** @description optional: without a body the tenant's default access key chain is used */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "keyChainId": "default-access"
+                     *     }
+                     */
                     "application/json": {
                         /** @description a key chain of usage type access; default: the tenant's default access key chain */
                         keyChainId?: string;
@@ -4264,6 +4269,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "registrarUrl": "https://registrar.example",
+                     *       "oidcUrl": "https://registrar.example/realms/registrar",
+                     *       "clientId": "registrar-client",
+                     *       "username": "acme",
+                     *       "password": "the-password-of-acme-at-the-registrar"
+                     *     }
+                     */
                     "application/json": {
                         clientId: string;
                         /** @description write-only; for a confidential client; stored encrypted */
@@ -4402,6 +4416,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "password": "the-new-password-of-acme-at-the-registrar"
+                     *     }
+                     */
                     "application/json": {
                         clientId?: string;
                         /** @description null removes it (a public client) */
@@ -4651,6 +4670,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "category": "employment",
+                     *       "tags": [
+                     *         "eudi"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         category?: "identity" | "health" | "finance" | "education" | "mobility" | "employment" | "other";
@@ -4748,6 +4775,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "deprecated": true,
+                     *       "message": "use version 1.1.0",
+                     *       "supersededByVersion": "1.1.0"
+                     *     }
+                     */
                     "application/json": {
                         deprecated: boolean;
                         message?: string;
@@ -5058,6 +5092,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "version": "1.0.0",
+                     *         "nameHint": "acme-staff-badge",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key",
+                     *         "category": "employment"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: components["schemas"]["SchemaMetaConfigInput"];
                         /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
@@ -5143,6 +5189,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "id": "acme-staff-badge",
+                     *         "version": "1.1.0",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: {
                             /** @enum {string} */
@@ -5255,6 +5312,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "version": "1.0.0",
+                     *         "nameHint": "acme-staff-badge",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key",
+                     *         "category": "employment"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: components["schemas"]["SchemaMetaConfigInput"];
                         /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
@@ -5341,6 +5410,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "id": "acme-staff-badge",
+                     *         "version": "1.1.0",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: {
                             /** @enum {string} */
@@ -9093,6 +9173,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "schemaMetadataUrl": "https://registrar.example/schema-metadata/acme-staff-badge/versions/1.0.0/jwt"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: uri
@@ -9180,6 +9265,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "signedJwt": "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0dGVzdGF0aW9uLXNjaGVtYStqd3QiLCJ4NWMiOlsiTUlJQiJdfQ.eyJpZCI6ImFjbWUtc3RhZmYtYmFkZ2UiLCJ2ZXJzaW9uIjoiMS4wLjAifQ.c2lnbmF0dXJl"
+                     *     }
+                     */
                     "application/json": {
                         /** @description compact JWS, typ attestation-schema+jwt, signed by the leaf of its x5c */
                         signedJwt: string;
