@@ -367,6 +367,20 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Issue', 'Sessions']);
     await page.goto(`${svc.url}/console#/users`);
     await page.getByRole('heading', { name: 'Issue a credential', level: 2 }).waitFor();
+    // Its sessions, but not the actions of issuance:manage on them: no credential status, no revoke, no delete.
+    await svc.call('POST', '/api/issuer/credentials', {
+      token: admin.token,
+      body: { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', statusManagement: true, fields: [] },
+    });
+    const offer = await svc.call('POST', '/api/issuer/offer', {
+      token: await svc.token('roles-offers', offerer.body.secret),
+      body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'] },
+    });
+    expect(offer.status, offer.text).toBe(201);
+    await page.goto(`${svc.url}/console#/sessions/${offer.body.session}`);
+    await page.locator('dl.facts dd', { hasText: 'issuance' }).waitFor();
+    expect(await page.getByRole('region', { name: 'issued credentials' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Revoke|Suspend|Delete/ }).count()).toBe(0);
     await page.getByRole('button', { name: 'Log out' }).click();
 
     await logIn(page, admin.clientId, admin.secret);
