@@ -351,6 +351,19 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Saved default-attestation' }).waitFor();
     expect((await svc.call('GET', '/api/key-chain/default-attestation', { token: tenant.token })).body.description).toBe('signs the PID');
+
+    // A nested value as JSON inside the form: kept as typed while it does not parse, written to the body once it does.
+    await open(page, 'Trust lists');
+    const entities = page.getByLabel('Entities');
+    await entities.fill('[{"type": "internal",');
+    await page.getByText(/^Not JSON/).waitFor();
+    expect(await entities.inputValue()).toBe('[{"type": "internal",');
+    await entities.fill('[{"type": "internal", "keyChainId": "default-attestation"}]');
+    expect(await page.getByText(/^Not JSON/).count()).toBe(0);
+    await showJson(page);
+    expect(JSON.parse(await page.getByLabel('Body (JSON)').inputValue()).entities).toEqual([
+      { type: 'internal', keyChainId: 'default-attestation' },
+    ]);
     expect(errors).toEqual([]);
     await close();
   }, 60_000);
