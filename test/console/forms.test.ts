@@ -25,7 +25,7 @@ let svc: TestService;
 let openapi: Document;
 beforeAll(async () => {
   svc = await startService();
-  openapi = (await svc.call('GET', '/api/openapi.json')).body;
+  openapi = (await svc.raw('GET', '/api/openapi.json')).body;
 }, 60_000);
 afterAll(() => svc?.stop());
 
