@@ -3331,11 +3331,11 @@ export interface paths {
                         /** @description make this the default of its usage type (the first of a type always is) */
                         default?: boolean;
                         description?: string | null;
-                        /** @description required when kmsProvider is not db */
+                        /** @description the key's name in the provider (1-100 letters, digits, _ or -): its key is used if it exists, else made there; an internal chain's root is <externalKeyId>-root, a rotated key <externalKeyId>-<UTC time>. Required when kmsProvider is given and not db */
                         externalKeyId?: string | null;
                         /** @description generated (UUID) when absent */
                         id?: string;
-                        /** @description default db (encrypted in the database) */
+                        /** @description where the private keys live: db (sealed in the database) or a provider of GET /api/key-chain/providers; default: KMS_PROVIDERS' defaultProvider (db without it; always db for usage type encrypt) */
                         kmsProvider?: string;
                         /** @description default false */
                         rotationEnabled?: boolean;
