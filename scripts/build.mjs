@@ -176,7 +176,7 @@ export function runtimeSettings() {
 }
 
 /**
- * Node's own modules as require() where the service's ES module code imports them. An ES module
+ * Node's own modules as require() where the service's own code (src/) imports them. An ES module
  * import of a built-in reads every one of its exports to make the namespace, and reading some of them
  * loads more: `node:http`'s WebSocket, CloseEvent and MessageEvent load Node's whole fetch
  * implementation (undici), which loads TLS, HTTP/2 and worker threads. Measured on Node 24.21: an
@@ -188,6 +188,9 @@ const builtinsRequired = {
   setup(build) {
     build.onResolve({ filter: /^[a-z]/ }, (args) => {
       if (!isBuiltin(args.path) || (args.kind !== 'import-statement' && args.kind !== 'dynamic-import')) return undefined;
+      // The service's own code only: a package's imports stay as they are (OpenTelemetry's exporter,
+      // loaded with tracing, no longer sent spans when its imports of Node's modules were rewritten).
+      if (!args.importer.startsWith(root('src'))) return undefined;
       return { path: args.path.startsWith('node:') ? args.path : `node:${args.path}`, namespace: 'builtin-required' };
     });
     build.onLoad({ filter: /.*/, namespace: 'builtin-required' }, (args) => ({

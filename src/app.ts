@@ -29,7 +29,6 @@ import { connectIdentityProvider, type IdentityProvider } from './identity-provi
 import { createIssuance } from './issuance/index.js';
 import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
-import { connectKeyProviders } from './key-chains/kms-config.js';
 import type { KeyChainService } from './key-chains/service.js';
 import type { SigningService } from './key-chains/signing.js';
 import { checkMasterSecret } from './master-secret-check.js';
@@ -141,7 +140,10 @@ async function assemble(
   const metrics = new Metrics(db);
   const caches = new Caches();
   const identityProvider = await connectExternalProvider(config, tracing);
-  const keyProviders = await connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing));
+  // The providers' code (and the file's schema) is loaded only when KMS_PROVIDERS names a file.
+  const keyProviders = config.KMS_PROVIDERS
+    ? await (await import('./key-chains/kms-config.js')).connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing))
+    : { defaultProvider: 'db', providers: [], close: async () => {} };
 
   const keys = createKeyChains({
     db: kysely,

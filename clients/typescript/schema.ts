@@ -3331,11 +3331,11 @@ export interface paths {
                         /** @description make this the default of its usage type (the first of a type always is) */
                         default?: boolean;
                         description?: string | null;
-                        /** @description required when kmsProvider is not db */
+                        /** @description the key's name in the provider (1-100 letters, digits, _ or -): its key is used if it exists, else made there; an internal chain's root is <externalKeyId>-root, a rotated key <externalKeyId>-<UTC time>. Required when kmsProvider is given and not db */
                         externalKeyId?: string | null;
                         /** @description generated (UUID) when absent */
                         id?: string;
-                        /** @description default db (encrypted in the database) */
+                        /** @description where the private keys live: db (sealed in the database) or a provider of GET /api/key-chain/providers; default: KMS_PROVIDERS' defaultProvider (db without it; always db for usage type encrypt) */
                         kmsProvider?: string;
                         /** @description default false */
                         rotationEnabled?: boolean;
@@ -4196,6 +4196,11 @@ export interface paths {
             /** @description optional: without a body the tenant's default access key chain is used */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "keyChainId": "default-access"
+                     *     }
+                     */
                     "application/json": {
                         /** @description a key chain of usage type access; default: the tenant's default access key chain */
                         keyChainId?: string;
@@ -4321,6 +4326,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "registrarUrl": "https://registrar.example",
+                     *       "oidcUrl": "https://registrar.example/realms/registrar",
+                     *       "clientId": "registrar-client",
+                     *       "username": "acme",
+                     *       "password": "the-password-of-acme-at-the-registrar"
+                     *     }
+                     */
                     "application/json": {
                         clientId: string;
                         /** @description write-only; for a confidential client; stored encrypted */
@@ -4459,6 +4473,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "password": "the-new-password-of-acme-at-the-registrar"
+                     *     }
+                     */
                     "application/json": {
                         clientId?: string;
                         /** @description null removes it (a public client) */
@@ -4708,6 +4727,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "category": "employment",
+                     *       "tags": [
+                     *         "eudi"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         category?: "identity" | "health" | "finance" | "education" | "mobility" | "employment" | "other";
@@ -4805,6 +4832,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "deprecated": true,
+                     *       "message": "use version 1.1.0",
+                     *       "supersededByVersion": "1.1.0"
+                     *     }
+                     */
                     "application/json": {
                         deprecated: boolean;
                         message?: string;
@@ -5115,6 +5149,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "version": "1.0.0",
+                     *         "nameHint": "acme-staff-badge",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key",
+                     *         "category": "employment"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: components["schemas"]["SchemaMetaConfigInput"];
                         /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
@@ -5200,6 +5246,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "id": "acme-staff-badge",
+                     *         "version": "1.1.0",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: {
                             /** @enum {string} */
@@ -5312,6 +5369,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "version": "1.0.0",
+                     *         "nameHint": "acme-staff-badge",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key",
+                     *         "category": "employment"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: components["schemas"]["SchemaMetaConfigInput"];
                         /** @description a credential configuration of the tenant: its fields give the schema when schemaURIs is absent, and its schemaMeta is set to what was published (with the attestation id) */
@@ -5398,6 +5467,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "credentialConfigId": "pid",
+                     *       "config": {
+                     *         "id": "acme-staff-badge",
+                     *         "version": "1.1.0",
+                     *         "attestationLoS": "iso_18045_moderate",
+                     *         "bindingType": "key"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         config: {
                             /** @enum {string} */
@@ -9150,6 +9230,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "schemaMetadataUrl": "https://registrar.example/schema-metadata/acme-staff-badge/versions/1.0.0/jwt"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: uri
@@ -9237,6 +9322,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "signedJwt": "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0dGVzdGF0aW9uLXNjaGVtYStqd3QiLCJ4NWMiOlsiTUlJQiJdfQ.eyJpZCI6ImFjbWUtc3RhZmYtYmFkZ2UiLCJ2ZXJzaW9uIjoiMS4wLjAifQ.c2lnbmF0dXJl"
+                     *     }
+                     */
                     "application/json": {
                         /** @description compact JWS, typ attestation-schema+jwt, signed by the leaf of its x5c */
                         signedJwt: string;

@@ -15,10 +15,21 @@ interface ExternalKeyRecord {
   jwk: JWK;
 }
 
-/** A key provider's failure, for the response: 503, naming the provider (never its secrets). */
+/**
+ * A key provider's failure, for the response: 503 naming the provider. The provider's own words
+ * (return values, key ARNs, server messages) go to the service's log as the cause, not to callers:
+ * wallets and tenants see this too.
+ */
 export function providerFailure(provider: string, action: string, err: unknown): Problem {
-  const reason = err instanceof Error ? err.message : String(err);
-  return new Problem(503, 'Service Unavailable', `key provider '${provider}' could not ${action}: ${reason}`, { provider });
+  const problem = new Problem(
+    503,
+    'Service Unavailable',
+    `key provider '${provider}' could not ${action}; the service log has the reason`,
+    {
+      provider,
+    },
+  );
+  return Object.assign(problem, { cause: err });
 }
 
 export const HASH_OF: Record<SigningAlgorithm, string> = { ES256: 'sha256', ES384: 'sha384', ES512: 'sha512' };
@@ -30,8 +41,8 @@ export const digestOf = (algorithm: SigningAlgorithm, data: Uint8Array) => creat
 export abstract class ExternalKeyProvider implements KeyProvider {
   abstract readonly type: string;
   abstract readonly capabilities: ProviderCapabilities;
-  /** Public records by stored value: parsed once, never stale (a new key is a new value). */
-  private readonly records = new Map<string, ExternalKeyRecord>();
+  /** Public records (with the JWK's kid) by stored value: parsed once, never stale (a new key is a new value). */
+  private readonly records = new Map<string, ExternalKeyRecord & { publicJwk: JWK }>();
 
   constructor(readonly name: string) {}
 
@@ -70,10 +81,11 @@ export abstract class ExternalKeyProvider implements KeyProvider {
     return { sealedJwk: JSON.stringify(record), externalKeyId: ref, publicJwk: withKid(jwk) };
   }
 
-  private record(key: StoredKey): ExternalKeyRecord {
+  private record(key: StoredKey) {
     let record = this.records.get(key.sealedJwk);
     if (!record) {
-      record = JSON.parse(key.sealedJwk) as ExternalKeyRecord;
+      const stored = JSON.parse(key.sealedJwk) as ExternalKeyRecord;
+      record = { ...stored, publicJwk: withKid(stored.jwk) };
       if (this.records.size > 5_000) this.records.clear();
       this.records.set(key.sealedJwk, record);
     }
@@ -81,7 +93,7 @@ export abstract class ExternalKeyProvider implements KeyProvider {
   }
 
   publicJwk(key: StoredKey): JWK {
-    return withKid(this.record(key).jwk);
+    return this.record(key).publicJwk;
   }
 
   async sign(key: StoredKey, algorithm: SigningAlgorithm, data: Uint8Array): Promise<Uint8Array> {
@@ -89,7 +101,7 @@ export abstract class ExternalKeyProvider implements KeyProvider {
     try {
       return await this.signRaw(ref, algorithm, data);
     } catch (err) {
-      throw providerFailure(this.name, `sign with key '${ref}'`, err);
+      throw providerFailure(this.name, 'sign', err);
     }
   }
 

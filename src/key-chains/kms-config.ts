@@ -133,11 +133,10 @@ export interface ConnectedProviders {
  * operator wrote here (private ones too: an HSM or Vault usually sits on an internal network).
  */
 export async function connectKeyProviders(
-  path: string | undefined,
+  path: string,
   env: Record<string, string | undefined>,
   outbound: OutboundClient,
 ): Promise<ConnectedProviders> {
-  if (!path) return { defaultProvider: 'db', providers: [], close: async () => {} };
   const file = readKmsFile(path);
   const providers: ExternalKeyProvider[] = [];
   const closeAll = async () => {

@@ -69,8 +69,21 @@ export const CreateBody = z.strictObject({
   type: z.enum(['standalone', 'internalChain']).describe('standalone: self-signed; internalChain: a root CA of the tenant signs the leaf'),
   algorithm: z.enum(SIGNING_ALGORITHMS).optional().describe('default ES256'),
   subject: SubjectInput.optional(),
-  kmsProvider: z.string().min(1).optional().describe('default db (encrypted in the database)'),
-  externalKeyId: z.string().min(1).nullable().optional().describe('required when kmsProvider is not db'),
+  kmsProvider: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "where the private keys live: db (sealed in the database) or a provider of GET /api/key-chain/providers; default: KMS_PROVIDERS' defaultProvider (db without it; always db for usage type encrypt)",
+    ),
+  externalKeyId: z
+    .string()
+    .min(1)
+    .nullable()
+    .optional()
+    .describe(
+      "the key's name in the provider (1-100 letters, digits, _ or -): its key is used if it exists, else made there; an internal chain's root is <externalKeyId>-root, a rotated key <externalKeyId>-<UTC time>. Required when kmsProvider is given and not db",
+    ),
   ...Settings,
 });
 // Ten certificates of several kilobytes each fit easily; the cap keeps parsing bounded.

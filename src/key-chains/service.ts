@@ -309,7 +309,7 @@ export class KeyChainService {
           await Promise.race([provider.check(), late]);
           return [provider.name, 'ok'] as const;
         } catch (err) {
-          return [provider.name, `cannot sign: ${err instanceof Error ? err.message : String(err)}`] as const;
+          return [provider.name, err instanceof Error ? err.message : String(err)] as const;
         } finally {
           clearTimeout(timer);
         }

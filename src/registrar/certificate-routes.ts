@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { KeyChainSchema } from '../key-chains/routes.js';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { PresentationConfigurationSchema } from '../presentation-configs/schemas.js';
 import type { AccessCertificates } from './access-certificates.js';
@@ -42,7 +43,10 @@ export function registrarCertificateRoutes(app: App, access: AccessCertificates,
         tags: ['registrar'],
         summary: 'Obtain an access certificate from the registrar for a key chain and store it there',
         description: ACCESS_CERTIFICATE,
-        body: AccessCertificateBody.nullish().describe("optional: without a body the tenant's default access key chain is used"),
+        body: withExample(
+          AccessCertificateBody.nullish().describe("optional: without a body the tenant's default access key chain is used"),
+          { keyChainId: 'default-access' },
+        ),
         response: { 200: KeyChainSchema },
       },
     },

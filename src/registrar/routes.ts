@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { RegistrarConfigBody, RegistrarConfigPatch, RegistrarConfigView } from './schemas.js';
 import type { RegistrarService } from './service.js';
@@ -23,7 +24,13 @@ export function registrarRoutes(app: App, registrar: RegistrarService) {
         tags,
         summary: 'Create or replace the registrar configuration',
         description: secrets,
-        body: RegistrarConfigBody,
+        body: withExample(RegistrarConfigBody, {
+          registrarUrl: 'https://registrar.example',
+          oidcUrl: 'https://registrar.example/realms/registrar',
+          clientId: 'registrar-client',
+          username: 'acme',
+          password: 'the-password-of-acme-at-the-registrar',
+        }),
         response: { 200: RegistrarConfigView },
       },
     },
@@ -37,7 +44,7 @@ export function registrarRoutes(app: App, registrar: RegistrarService) {
         tags,
         summary: 'Change some fields of the registrar configuration',
         description: `${secrets} On a change, the login is tested again only when one of its fields changed.`,
-        body: RegistrarConfigPatch,
+        body: withExample(RegistrarConfigPatch, { password: 'the-new-password-of-acme-at-the-registrar' }),
         response: { 200: RegistrarConfigView },
       },
     },

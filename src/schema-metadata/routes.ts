@@ -3,6 +3,7 @@
 // /api/verifier/config/schema-metadata/resolve(-jwt): importing schema metadata as a DCQL query.
 import { z } from 'zod';
 import { contextOf, tenantOf } from '../platform/http/access.js';
+import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import type { SchemaMetadataResolver } from './resolve.js';
 import {
@@ -60,7 +61,16 @@ export function schemaMetadataRoutes(app: App, service: SchemaMetadataService, r
             ? 'Deprecated alias of POST /api/schema-metadata/publish'
             : 'Publish schema metadata under a newly reserved id',
           description: `${PUBLISH} The id is reserved at the registrar (POST /schema-metadata/reserve with config.nameHint); config.id must be absent.`,
-          body: PublishBody,
+          body: withExample(PublishBody, {
+            credentialConfigId: 'pid',
+            config: {
+              version: '1.0.0',
+              nameHint: 'acme-staff-badge',
+              attestationLoS: 'iso_18045_moderate',
+              bindingType: 'key',
+              category: 'employment',
+            },
+          }),
           response: { 201: SchemaMetadataRecordSchema },
         },
       },
@@ -82,7 +92,10 @@ export function schemaMetadataRoutes(app: App, service: SchemaMetadataService, r
             ? 'Deprecated alias of POST /api/schema-metadata/publish-version'
             : 'Publish a new version of existing schema metadata',
           description: `${PUBLISH} Body as for publish, with config.id required: the attestation id (the reserved URL, or the registrar's short id, whose URL is read from its latest version) and config.version the new version. The registrar refuses a version it has (409) and an id of another relying party (502 with its message).`,
-          body: PublishVersionBody,
+          body: withExample(PublishVersionBody, {
+            credentialConfigId: 'pid',
+            config: { id: 'acme-staff-badge', version: '1.1.0', attestationLoS: 'iso_18045_moderate', bindingType: 'key' },
+          }),
           response: { 201: SchemaMetadataRecordSchema },
         },
       },
@@ -177,7 +190,7 @@ export function schemaMetadataRoutes(app: App, service: SchemaMetadataService, r
         summary: 'Deprecate a version (or take the deprecation back)',
         description: `Only the uploader may: the registrar refuses others (502 with its message). ${REGISTRAR}`,
         params: VersionParams,
-        body: DeprecationBody,
+        body: withExample(DeprecationBody, { deprecated: true, message: 'use version 1.1.0', supersededByVersion: '1.1.0' }),
         response: { 200: SchemaMetadataRecordSchema },
       },
     },
@@ -192,7 +205,7 @@ export function schemaMetadataRoutes(app: App, service: SchemaMetadataService, r
         summary: 'Set the category and tags of a version',
         description: `Catalog attributes the registrar keeps beside the signed metadata (the path mirrors the registrar's PATCH /schema-metadata/{id}/versions/{version}). ${REGISTRAR}`,
         params: VersionParams,
-        body: ClassificationBody,
+        body: withExample(ClassificationBody, { category: 'employment', tags: ['eudi'] }),
         response: { 200: SchemaMetadataRecordSchema },
       },
     },
@@ -229,7 +242,9 @@ export function schemaMetadataRoutes(app: App, service: SchemaMetadataService, r
         tags: ['verification'],
         summary: 'Import schema metadata from a URL as a DCQL query',
         description: `The URL is fetched by the service under its outbound address policy (a refused address is a 400 naming body.schemaMetadataUrl); the JSON it answers must hold signedJwt. ${RESOLVED}`,
-        body: ResolveUrlBody,
+        body: withExample(ResolveUrlBody, {
+          schemaMetadataUrl: 'https://registrar.example/schema-metadata/acme-staff-badge/versions/1.0.0/jwt',
+        }),
         response: { 200: ResolvedSchemaMetadataSchema },
       },
     },
@@ -243,7 +258,10 @@ export function schemaMetadataRoutes(app: App, service: SchemaMetadataService, r
         tags: ['verification'],
         summary: 'Verify signed schema metadata and build a DCQL query from it',
         description: RESOLVED,
-        body: ResolveJwtBody,
+        body: withExample(ResolveJwtBody, {
+          signedJwt:
+            'eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0dGVzdGF0aW9uLXNjaGVtYStqd3QiLCJ4NWMiOlsiTUlJQiJdfQ.eyJpZCI6ImFjbWUtc3RhZmYtYmFkZ2UiLCJ2ZXJzaW9uIjoiMS4wLjAifQ.c2lnbmF0dXJl',
+        }),
         response: { 200: ResolvedSchemaMetadataSchema },
       },
     },

@@ -11,7 +11,7 @@ export interface SystemInfo {
   auth: FrontendAuth;
   /** Resolves when the database answers, rejects otherwise. */
   checkDatabase(): Promise<void>;
-  /** Each key provider besides db: 'ok' when it can sign, else why it cannot. */
+  /** Each key provider besides db: 'ok' when it can sign, else why it cannot (for the log; the answer says 'cannot sign'). */
   checkKeyProviders(): Promise<Record<string, string>>;
 }
 
@@ -120,10 +120,13 @@ export function systemRoutes(app: App, info: SystemInfo) {
         info.checkKeyProviders(),
       ]);
       const checks: Record<string, string> = { database };
-      for (const [id, state] of Object.entries(providers)) checks[`keyProvider:${id}`] = state;
-      const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
-      if (failing.length === 0) return { status: 'ok' as const, checks };
-      request.log.warn({ checks }, 'readiness check failed');
+      const reasons: Record<string, string> = {};
+      for (const [id, state] of Object.entries(providers)) {
+        checks[`keyProvider:${id}`] = state === 'ok' ? 'ok' : 'cannot sign';
+        if (state !== 'ok') reasons[`keyProvider:${id}`] = state;
+      }
+      if (Object.values(checks).every((state) => state === 'ok')) return { status: 'ok' as const, checks };
+      request.log.warn({ checks: { ...checks, ...reasons } }, 'readiness check failed');
       return reply.code(503).send({ status: 'unavailable' as const, checks });
     },
   );

@@ -351,6 +351,19 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Saved default-attestation' }).waitFor();
     expect((await svc.call('GET', '/api/key-chain/default-attestation', { token: tenant.token })).body.description).toBe('signs the PID');
+
+    // A nested value as JSON inside the form: kept as typed while it does not parse, written to the body once it does.
+    await open(page, 'Trust lists');
+    const entities = page.getByLabel('Entities');
+    await entities.fill('[{"type": "internal",');
+    await page.getByText(/^Not JSON/).waitFor();
+    expect(await entities.inputValue()).toBe('[{"type": "internal",');
+    await entities.fill('[{"type": "internal", "keyChainId": "default-attestation"}]');
+    expect(await page.getByText(/^Not JSON/).count()).toBe(0);
+    await showJson(page);
+    expect(JSON.parse(await page.getByLabel('Body (JSON)').inputValue()).entities).toEqual([
+      { type: 'internal', keyChainId: 'default-attestation' },
+    ]);
     expect(errors).toEqual([]);
     await close();
   }, 60_000);
@@ -367,6 +380,20 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Issue', 'Sessions']);
     await page.goto(`${svc.url}/console#/users`);
     await page.getByRole('heading', { name: 'Issue a credential', level: 2 }).waitFor();
+    // Its sessions, but not the actions of issuance:manage on them: no credential status, no revoke, no delete.
+    await svc.call('POST', '/api/issuer/credentials', {
+      token: admin.token,
+      body: { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', statusManagement: true, fields: [] },
+    });
+    const offer = await svc.call('POST', '/api/issuer/offer', {
+      token: await svc.token('roles-offers', offerer.body.secret),
+      body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'] },
+    });
+    expect(offer.status, offer.text).toBe(201);
+    await page.goto(`${svc.url}/console#/sessions/${offer.body.session}`);
+    await page.locator('dl.facts dd', { hasText: 'issuance' }).waitFor();
+    expect(await page.getByRole('region', { name: 'issued credentials' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Revoke|Suspend|Delete/ }).count()).toBe(0);
     await page.getByRole('button', { name: 'Log out' }).click();
 
     await logIn(page, admin.clientId, admin.secret);

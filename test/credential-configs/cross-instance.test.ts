@@ -8,22 +8,44 @@ import { PRESENTATION_CONFIG_CACHE_MS } from '../../src/presentation-configs/ser
 import { engine } from '../support/database.js';
 import { startService, type TestService } from '../support/service.js';
 
-const kinds = [
+/** A configuration kind's calls on the configuration 'pid', typed by the OpenAPI document. */
+interface Kind {
+  kind: string;
+  cacheMs: number;
+  create(svc: TestService, token: string): Promise<{ status: number }>;
+  read(svc: TestService, token: string): Promise<{ status: number; body: { description?: string | null } }>;
+  update(svc: TestService, token: string, description: string): Promise<{ status: number }>;
+  remove(svc: TestService, token: string): Promise<{ status: number }>;
+}
+
+const kinds: Kind[] = [
   {
     kind: 'credential configuration',
-    path: '/api/issuer/credentials',
     cacheMs: CONFIG_CACHE_MS,
-    body: { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', fields: [] },
+    create: (svc, token) =>
+      svc.call('POST', '/api/issuer/credentials', {
+        token,
+        body: { id: 'pid', config: { format: 'dc+sd-jwt' }, vct: 'urn:eudi:pid:1', fields: [] },
+      }),
+    read: (svc, token) => svc.call('GET', '/api/issuer/credentials/pid', { token }),
+    update: (svc, token, description) => svc.call('PATCH', '/api/issuer/credentials/pid', { token, body: { description } }),
+    remove: (svc, token) => svc.call('DELETE', '/api/issuer/credentials/pid', { token }),
   },
   {
     kind: 'presentation configuration',
-    path: '/api/verifier/config',
     cacheMs: PRESENTATION_CONFIG_CACHE_MS,
-    body: { id: 'pid', dcql_query: { credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] } }] } },
+    create: (svc, token) =>
+      svc.call('POST', '/api/verifier/config', {
+        token,
+        body: { id: 'pid', dcql_query: { credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] } }] } },
+      }),
+    read: (svc, token) => svc.call('GET', '/api/verifier/config/pid', { token }),
+    update: (svc, token, description) => svc.call('PATCH', '/api/verifier/config/pid', { token, body: { description } }),
+    remove: (svc, token) => svc.call('DELETE', '/api/verifier/config/pid', { token }),
   },
 ];
 
-describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instances', ({ path: PATH, cacheMs, body }) => {
+describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instances', ({ cacheMs, create, read, update, remove }) => {
   let a: TestService;
   let b: TestService;
   let token: string;
@@ -31,7 +53,7 @@ describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instanc
     a = await startService();
     b = await startService({}, { besides: a });
     token = (await a.tenant('acme')).token;
-    expect((await a.raw('POST', PATH, { token, body })).status).toBe(201);
+    expect((await create(a, token)).status).toBe(201);
   });
   afterAll(async () => {
     await b?.stop();
@@ -44,7 +66,7 @@ describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instanc
    * `cacheMs` from that read.
    */
   const seenOnB = async (change: () => Promise<void>, probe: () => Promise<boolean>) => {
-    expect((await b.raw('GET', `${PATH}/pid`, { token })).status).toBe(200);
+    expect((await read(b, token)).status).toBe(200);
     const started = Date.now();
     await change();
     while (!(await probe())) {
@@ -57,17 +79,17 @@ describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instanc
   it('an update and a deletion through A are seen on B before its cached copy would expire', async () => {
     const updated = await seenOnB(
       async () => {
-        expect((await a.raw('PATCH', `${PATH}/pid`, { token, body: { description: 'changed' } })).status).toBe(200);
+        expect((await update(a, token, 'changed')).status).toBe(200);
         // A made the change: it answers with it at once.
-        expect((await a.raw('GET', `${PATH}/pid`, { token })).body.description).toBe('changed');
+        expect((await read(a, token)).body.description).toBe('changed');
       },
-      async () => (await b.raw('GET', `${PATH}/pid`, { token })).body.description === 'changed',
+      async () => (await read(b, token)).body.description === 'changed',
     );
     expect(updated).toBeLessThan(cacheMs * 0.8);
 
     const deleted = await seenOnB(
-      async () => expect((await a.raw('DELETE', `${PATH}/pid`, { token })).status).toBe(204),
-      async () => (await b.raw('GET', `${PATH}/pid`, { token })).status === 404,
+      async () => expect((await remove(a, token)).status).toBe(204),
+      async () => (await read(b, token)).status === 404,
     );
     expect(deleted).toBeLessThan(cacheMs * 0.8);
   });

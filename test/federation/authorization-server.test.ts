@@ -5,9 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Schemas } from '../support/api-types.js';
 import { startFederation, type TestEntity, type TestFederation, type TestKey, testKey } from '../support/federation.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, keyProof } from '../support/wallet.js';
+
+type FederationSettings = Schemas['FederationSettingsInput'];
 
 let svc: TestService;
 let acme: string;
@@ -44,7 +47,11 @@ afterAll(async () => {
   await fed?.stop();
 });
 
-async function settings(mode: string) {
+/**
+ * The issuer settings with this federation mode. Sent raw: the body leaves every other setting to its
+ * default, which the generated types (a field with a default is required there) cannot express.
+ */
+async function settings(mode: FederationSettings['mode']) {
   const reply = await svc.raw('PUT', '/api/issuer/config', {
     token: acme,
     body: {
@@ -70,6 +77,7 @@ async function accessToken(key = tokenKey) {
 
 /** A credential request with the token and a key proof (OpenID4VCI 1.0 section 8), as a wallet sends it. */
 async function requestCredential(token: string) {
+  // Raw: the document leaves the answers of the wallet protocol's endpoints undescribed.
   const nonce = await svc.raw('POST', '/issuers/acme/nonce');
   expect(nonce.status, nonce.text).toBe(200);
   const reply = await svc.raw('POST', '/issuers/acme/credential', {

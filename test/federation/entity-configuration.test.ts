@@ -25,6 +25,10 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
+/**
+ * Raw: the bodies here are partial (every other setting takes its default, which the generated types,
+ * a field with a default being required there, cannot express) or deliberately invalid.
+ */
 const putSettings = (body: Record<string, unknown>, token = admin) => svc.raw('PUT', '/api/issuer/config', { token, body });
 
 async function entityConfiguration(tenant = 'acme') {

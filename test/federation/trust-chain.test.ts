@@ -2,7 +2,8 @@
 // a foreign credential issuer, real signed statements), presentations of the issuer's SD-JWT VCs
 // through the real response endpoint, and every way a chain can fail refusing with the step named.
 import type { JWK } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, assert, beforeAll, describe, expect, it } from 'vitest';
+import type { Schemas } from '../support/api-types.js';
 import { foreignSdJwtVc, startFederation, type TestEntity, type TestFederation, type TestKey, testKey } from '../support/federation.js';
 import { PID, PID_ADULT_QUERY, PID_VCT } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
@@ -25,7 +26,11 @@ const queryTrusting = (anchors: string[]) => ({
   credentials: [{ ...PID_ADULT_QUERY.credentials[0], trusted_authorities: [{ type: 'openid_federation', values: anchors }] }],
 });
 
-async function federationSettings(settings: Record<string, unknown>) {
+/**
+ * The federation settings, every other issuer setting left to its default. Sent raw: the generated
+ * types (a field with a default is required there) cannot express a body that leaves fields out.
+ */
+async function federationSettings(settings: Partial<Schemas['FederationSettingsInput']>) {
   const reply = await svc.raw('PUT', '/api/issuer/config', {
     token: admin,
     body: { federation: { role: 'leaf', trustAnchors: [{ entityId: anchor.id }], cacheTtlSeconds: 0, ...settings } },
@@ -85,8 +90,10 @@ async function foreignCredential(key = credentialKey, kid?: string) {
 }
 
 async function present(requestId: string, { credential, holder }: { credential: string; holder: JWK }, token = admin) {
-  const offer = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId } });
+  const offer = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId } });
   expect(offer.status, offer.text).toBe(201);
+  // No uri only for iso-18013-7 requests.
+  assert.isDefined(offer.body.uri, offer.text);
   const resolved = await resolveRequest(offer.body.uri);
   const reply = await submit(resolved, { pid: [await presentSdJwt(credential, holder, resolved, DISCLOSED)] });
   const session = (await svc.call('GET', `/api/session/${offer.body.session}`, { token })).body;

@@ -111,7 +111,7 @@ describe('AWS KMS', () => {
       await expect(signer.sign(Buffer.from('x'))).rejects.toMatchObject({ status: 503, extra: { provider: 'aws' } });
       const ready = await svc.raw('GET', '/health/ready');
       expect(ready.status).toBe(503);
-      expect(ready.body.checks['keyProvider:aws']).toMatch(/^cannot sign: /);
+      expect(ready.body.checks?.['keyProvider:aws']).toBe('cannot sign');
     } finally {
       kms.failWith = undefined;
     }

@@ -354,7 +354,10 @@ describe('the payload of a credential configuration', () => {
       .where('tenant_id', '=', 'publisher')
       .where('id', '=', 'hosted')
       .execute();
-    const legacy = await svc.call('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
+    // Seen once this instance's copy of the configuration has expired (CONFIG_CACHE_MS).
+    const legacyRead = () => svc.raw('GET', '/api/issuer/credentials/hosted/schema-metadata', { token });
+    await expect.poll(async () => (await legacyRead()).status).toBe(409);
+    const legacy = await legacyRead();
     expectProblem(legacy, 409);
     expect(problemOf(legacy).detail).toContain('schemaMeta.version');
   });

@@ -2,6 +2,7 @@
 // a change in either shows in the other. The API's field errors (`body.roles`, `body.auth.type`) are
 // shown on the field they name; an error on a field the form does not show stays in the problem
 // box below.
+import { useState } from 'preact/hooks';
 import type { Problem } from '../api.js';
 import { parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
@@ -182,21 +183,36 @@ function FieldInput({
   );
 }
 
-/** A nested value as JSON: written back to the body only while it parses. */
+/**
+ * A nested value as JSON: what is typed stays as typed (the form and the JSON view are never shown
+ * together, so nothing else changes it meanwhile) and is written to the body whenever it parses;
+ * while it does not, the parse error shows beside it and the body keeps the last valid value.
+ */
 function JsonField({ common, value, onValue }: { common: Record<string, unknown>; value: unknown; onValue: (value: unknown) => void }) {
+  const [draft, setDraft] = useState<{ text: string; error?: string }>();
   return (
-    <textarea
-      {...common}
-      class="json"
-      rows={6}
-      spellcheck={false}
-      value={value === undefined ? '' : JSON.stringify(value, null, 2)}
-      onChange={(e) => {
-        const text = (e.target as HTMLTextAreaElement).value;
-        if (text.trim() === '') return onValue(undefined);
-        const parsed = parsedJson(text);
-        if (parsed) onValue(parsed.value);
-      }}
-    />
+    <>
+      <textarea
+        {...common}
+        class="json"
+        rows={6}
+        spellcheck={false}
+        value={draft?.text ?? (value === undefined ? '' : JSON.stringify(value, null, 2))}
+        onInput={(e) => {
+          const text = (e.target as HTMLTextAreaElement).value;
+          if (text.trim() === '') {
+            setDraft({ text });
+            return onValue(undefined);
+          }
+          try {
+            onValue(JSON.parse(text));
+            setDraft({ text });
+          } catch (err) {
+            setDraft({ text, error: (err as Error).message });
+          }
+        }}
+      />
+      {draft?.error && <span class="field-error">Not JSON: {draft.error}</span>}
+    </>
   );
 }

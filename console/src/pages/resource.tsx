@@ -4,7 +4,7 @@
 // What a person may do is what the roles of the session allow: the page shows only those actions
 // (the service checks again on every call).
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { holds, type Problem, type Result, type Role, session } from '../api.js';
 import {
   type Column,
@@ -89,19 +89,24 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
     setLoadProblem(problem);
     setRows(data ?? []);
   }, [definition]);
+  // A template may take a moment (a key is generated for the import): only the latest request for
+  // one fills the editor, and the first fills it only if the person has not chosen a kind already.
+  const templateRequest = useRef(0);
   const startCreate = useCallback(
     async (chosen?: CreateVariant) => {
+      const request = ++templateRequest.current;
       setSelected(undefined);
       setProblem(undefined);
       setVariant(chosen);
-      setBody(pretty(await (chosen ?? definition).template()));
+      const template = await (chosen ?? definition).template();
+      if (request === templateRequest.current) setBody(pretty(template));
     },
     [definition],
   );
   // Each resource mounts its own page (keyed by its title).
   useEffect(() => {
     void load();
-    void startCreate();
+    if (templateRequest.current === 0) void startCreate();
   }, [load, startCreate]);
 
   const edit = (row: Row) => {

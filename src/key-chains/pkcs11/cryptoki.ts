@@ -195,6 +195,12 @@ function declareTypes(k: Koffi) {
  * (or two services in one test process) on one module share it, and the last to close finalises it.
  */
 const opened = new Map<string, { cryptoki: Cryptoki; users: number }>();
+/**
+ * Libraries loaded, by path, kept for the life of the process: koffi unloads a library whose handle
+ * is collected, and a module's own state (its crypto library's) may not survive being unloaded and
+ * loaded again. A module closed and opened again is initialised again, not reloaded.
+ */
+const libraries = new Map<string, ReturnType<Koffi['load']>>();
 
 /** A loaded PKCS#11 module: the calls svc makes, each checked for CKR_OK. */
 export class Cryptoki {
@@ -203,8 +209,6 @@ export class Cryptoki {
   private constructor(
     private readonly k: Koffi,
     readonly path: string,
-    /** Held for as long as the module is used: koffi unloads a library whose handle is collected, and its functions with it. */
-    readonly library: ReturnType<Koffi['load']>,
   ) {}
 
   /** Loads the module and initialises it for use from several threads (signatures run off the main thread). */
@@ -222,11 +226,12 @@ export class Cryptoki {
   private static load(path: string): Cryptoki {
     const k = koffi();
     declareTypes(k);
-    const library = k.load(path);
+    const library = libraries.get(path) ?? k.load(path);
+    libraries.set(path, library);
     const getFunctionList = library.func('unsigned long C_GetFunctionList(_Out_ void **list)');
     const out: [unknown] = [null];
     check('C_GetFunctionList', getFunctionList(out) as number);
-    const cryptoki = new Cryptoki(k, path, library);
+    const cryptoki = new Cryptoki(k, path);
     const pointers = k.decode(out[0], 8, 'void *', GENERATE_KEY_PAIR_INDEX + 1) as unknown[]; // after the 8-byte CK_VERSION (padded)
     FUNCTION_ORDER.forEach((name, index) => {
       const declaration = PROTOTYPES[name];
@@ -277,7 +282,6 @@ export class Cryptoki {
     const shared = opened.get(this.path);
     if (shared && --shared.users > 0) return;
     opened.delete(this.path);
-    // Finalised but not unloaded: a module's own state (its crypto library's) may not survive being unloaded and loaded again.
     this.fn('C_Finalize')(null);
   }
 
