@@ -49,6 +49,10 @@ describe.skipIf(!browserAvailable)('API explorer in a browser', () => {
 
       // The operation the deep link opened.
       const listTenants = page.locator('#operations-tenants-get_api_tenant');
+      // Swagger UI renders a tag's operations once the tag is in view: the deep link scrolled there
+      // before the Authorize dialog, which Chromium 156 does not always keep; scroll as a person would.
+      await page.locator('#operations-tag-tenants').scrollIntoViewIfNeeded();
+      await listTenants.waitFor();
       await listTenants.getByRole('button', { name: 'Try it out' }).click();
       const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/tenant');
       await listTenants.getByRole('button', { name: 'Execute' }).click();
