@@ -25,7 +25,7 @@ export type InteractivePresentations = Pick<EmbeddedPresentations, 'request' | '
 const random = () => randomBytes(32).toString('base64url');
 /**
  * Only an offer still unredeemed moves on, and only while the authorization request the flow runs for
- * is still the offer's: decided under the session's lock, so a request pushed meanwhile always wins.
+ * is still the offer's: decided by a compare-and-set on the session's version, so a request pushed meanwhile always wins.
  */
 const stillFor = (requestId: string | undefined): SessionExpectation => ({
   consumed: false,

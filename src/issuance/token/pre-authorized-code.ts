@@ -67,7 +67,7 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
   }
 
   /**
-   * One redemption only, decided under the session's row lock: the offer is unredeemed, not failed,
+   * One redemption only, decided by a compare-and-set on the session's version: the offer is unredeemed, not failed,
    * and (with a transaction code) fewer wrong codes were counted than allowed. So exactly one of two
    * racing wallets gets through, and never one that guessed after the lock-out.
    */

@@ -35,7 +35,7 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
   }
 
   /**
-   * Counts the refresh (under the session's lock): its access token is the next round, which may
+   * Counts the refresh (a compare-and-set on the session's version): its access token is the next round, which may
    * obtain each granted configuration once more (OpenID4VCI 1.0 section 14.5). Tokens redeemed as
    * Bearer and refreshed with a DPoP proof are bound to that key from now on (RFC 9449 section 5), as
    * if the code had been redeemed with it; only the request that rotated the token gets here, so the
