@@ -19,6 +19,7 @@ import type { JWK } from 'jose';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from './external-keys.js';
+import { ProviderStartError } from './provider-start-error.js';
 import type { ProviderCapabilities } from './providers.js';
 
 export interface AwsKmsSettings {
@@ -39,15 +40,6 @@ const CREDENTIAL_ERRORS = new Set([
   'IncompleteSignature',
 ]);
 const TIMEOUT_MS = 10_000;
-
-export class AwsKmsStartError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'config' | 'unavailable',
-  ) {
-    super(message);
-  }
-}
 
 export class AwsKmsKeyProvider extends ExternalKeyProvider {
   readonly type = 'aws-kms';
@@ -75,8 +67,8 @@ export class AwsKmsKeyProvider extends ExternalKeyProvider {
       await client.send(new ListKeysCommand({ Limit: 1 }));
     } catch (err) {
       const name = (err as Error).name;
-      if (CREDENTIAL_ERRORS.has(name)) throw new AwsKmsStartError(`AWS KMS (${where}) refuses the credentials (${name})`, 'config');
-      throw new AwsKmsStartError(`AWS KMS (${where}) is unreachable: ${(err as Error).message}`, 'unavailable');
+      if (CREDENTIAL_ERRORS.has(name)) throw new ProviderStartError(`AWS KMS (${where}) refuses the credentials (${name})`, 'config');
+      throw new ProviderStartError(`AWS KMS (${where}) is unreachable: ${(err as Error).message}`, 'unavailable');
     }
     return provider;
   }

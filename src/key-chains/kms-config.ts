@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { StartUpError } from '../start-up-errors.js';
 import type { ExternalKeyProvider } from './external-keys.js';
+import { ProviderStartError } from './provider-start-error.js';
 
 /** A value written in the file, or read from an environment variable or a file (secrets stay out of the JSON). */
 const Value = z
@@ -166,27 +167,26 @@ async function connectOne(
       throw named('config', (err as Error).message);
     }
   };
+  /** The provider connected, or the start stopped with one line naming it. */
+  const started = async (connect: () => ExternalKeyProvider | Promise<ExternalKeyProvider>) => {
+    try {
+      return await connect();
+    } catch (err) {
+      if (err instanceof ProviderStartError) throw named(err.kind === 'config' ? 'config' : 'keyProvider', err.message);
+      throw named('keyProvider', err instanceof Error ? err.message : String(err));
+    }
+  };
   switch (settings.type) {
     case 'pkcs11': {
       const pin = secretOf(settings.pin, 'pin');
       // Loaded only when a PKCS#11 provider is configured: koffi and the module are never read otherwise.
-      const { Pkcs11KeyProvider, Pkcs11StartError } = await import('./pkcs11/provider.js');
-      try {
-        return Pkcs11KeyProvider.connect({ ...settings, pin });
-      } catch (err) {
-        if (err instanceof Pkcs11StartError) throw named(err.kind === 'config' ? 'config' : 'keyProvider', err.message);
-        throw named('keyProvider', err instanceof Error ? err.message : String(err));
-      }
+      const { Pkcs11KeyProvider } = await import('./pkcs11/provider.js');
+      return started(() => Pkcs11KeyProvider.connect({ ...settings, pin }));
     }
     case 'vault': {
       const token = secretOf(settings.token, 'token');
-      const { VaultKeyProvider, VaultStartError } = await import('./vault.js');
-      try {
-        return await VaultKeyProvider.connect({ ...settings, token }, outbound);
-      } catch (err) {
-        if (err instanceof VaultStartError) throw named(err.kind === 'config' ? 'config' : 'keyProvider', err.message);
-        throw named('keyProvider', err instanceof Error ? err.message : String(err));
-      }
+      const { VaultKeyProvider } = await import('./vault.js');
+      return started(() => VaultKeyProvider.connect({ ...settings, token }, outbound));
     }
     case 'aws-kms': {
       const credentials =
@@ -196,16 +196,10 @@ async function connectOne(
               secretAccessKey: secretOf(settings.secretAccessKey, 'secretAccessKey'),
             }
           : undefined;
-      const { AwsKmsKeyProvider, AwsKmsStartError } = await import('./aws-kms.js');
-      try {
-        return await AwsKmsKeyProvider.connect(
-          { id: settings.id, region: settings.region, endpoint: settings.endpoint, credentials },
-          outbound,
-        );
-      } catch (err) {
-        if (err instanceof AwsKmsStartError) throw named(err.kind === 'config' ? 'config' : 'keyProvider', err.message);
-        throw named('keyProvider', err instanceof Error ? err.message : String(err));
-      }
+      const { AwsKmsKeyProvider } = await import('./aws-kms.js');
+      return started(() =>
+        AwsKmsKeyProvider.connect({ id: settings.id, region: settings.region, endpoint: settings.endpoint, credentials }, outbound),
+      );
     }
   }
 }

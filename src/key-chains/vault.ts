@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { jsonObjectOf, type OutboundClient, type OutboundResponse, readAnswer } from '../platform/http/outbound-client.js';
 import { ExternalKeyProvider } from './external-keys.js';
+import { ProviderStartError } from './provider-start-error.js';
 import type { ProviderCapabilities } from './providers.js';
 
 export interface VaultSettings {
@@ -31,15 +32,6 @@ const KeyAnswer = z.object({
 });
 const SignAnswer = z.object({ data: z.object({ signature: z.string().regex(/^vault:v\d+:/, 'must be vault:v<version>:<signature>') }) });
 
-export class VaultStartError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'config' | 'unavailable',
-  ) {
-    super(message);
-  }
-}
-
 export class VaultKeyProvider extends ExternalKeyProvider {
   readonly type = 'vault';
   readonly capabilities: ProviderCapabilities = { generate: true, import: false, algorithms: ['ES256', 'ES384', 'ES512'], decrypt: false };
@@ -58,10 +50,10 @@ export class VaultKeyProvider extends ExternalKeyProvider {
     try {
       reply = await provider.call('GET', '/v1/auth/token/lookup-self');
     } catch (err) {
-      throw new VaultStartError(`Vault at ${settings.url} is unreachable: ${(err as Error).message}`, 'unavailable');
+      throw new ProviderStartError(`Vault at ${settings.url} is unreachable: ${(err as Error).message}`, 'unavailable');
     }
-    if (reply.status === 403) throw new VaultStartError(`Vault at ${settings.url} refuses the token (403)`, 'config');
-    if (!reply.ok) throw new VaultStartError(`Vault at ${settings.url} answered ${reply.status}${vaultErrors(reply)}`, 'unavailable');
+    if (reply.status === 403) throw new ProviderStartError(`Vault at ${settings.url} refuses the token (403)`, 'config');
+    if (!reply.ok) throw new ProviderStartError(`Vault at ${settings.url} answered ${reply.status}${vaultErrors(reply)}`, 'unavailable');
     return provider;
   }
 

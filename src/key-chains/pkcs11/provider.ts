@@ -5,6 +5,7 @@
 import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../platform/crypto/algorithms.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external-keys.js';
+import { ProviderStartError } from '../provider-start-error.js';
 import type { ProviderCapabilities } from '../providers.js';
 import { CKA, CKK_EC, CKO, CKR, Cryptoki, CryptokiError, type Template } from './cryptoki.js';
 
@@ -41,16 +42,6 @@ const TOKEN_LOST = new Set<number>([
   CKR.USER_NOT_LOGGED_IN,
 ]);
 
-/** Why a PKCS#11 provider could not be started: the module, the token or the PIN. */
-export class Pkcs11StartError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'config' | 'unavailable',
-  ) {
-    super(message);
-  }
-}
-
 export class Pkcs11KeyProvider extends ExternalKeyProvider {
   readonly type = 'pkcs11';
   readonly capabilities: ProviderCapabilities = { generate: true, import: false, algorithms: [...SIGNING_ALGORITHMS], decrypt: false };
@@ -73,24 +64,24 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
     this.sessionCount = 1;
   }
 
-  /** Loads the module, finds the token and logs in; throws a Pkcs11StartError that says which failed. */
+  /** Loads the module, finds the token and logs in; throws a ProviderStartError that says which failed. */
   static connect(settings: Pkcs11Settings): Pkcs11KeyProvider {
     let cryptoki: Cryptoki;
     try {
       cryptoki = Cryptoki.open(settings.module);
     } catch (err) {
-      throw new Pkcs11StartError(`cannot load the PKCS#11 module ${settings.module}: ${(err as Error).message}`, 'config');
+      throw new ProviderStartError(`cannot load the PKCS#11 module ${settings.module}: ${(err as Error).message}`, 'config');
     }
     let slot: number | undefined;
     try {
       slot = cryptoki.findSlot(settings.tokenLabel);
     } catch (err) {
       cryptoki.close();
-      throw new Pkcs11StartError(`cannot list the tokens: ${(err as Error).message}`, 'unavailable');
+      throw new ProviderStartError(`cannot list the tokens: ${(err as Error).message}`, 'unavailable');
     }
     if (slot === undefined) {
       cryptoki.close();
-      throw new Pkcs11StartError(`no token labelled '${settings.tokenLabel}' is present`, 'unavailable');
+      throw new ProviderStartError(`no token labelled '${settings.tokenLabel}' is present`, 'unavailable');
     }
     const session = cryptoki.openSession(slot);
     try {
@@ -99,7 +90,7 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
       cryptoki.closeSession(session);
       cryptoki.close();
       const wrongPin = err instanceof CryptokiError && (err.code === CKR.PIN_INCORRECT || err.code === CKR.PIN_LOCKED);
-      throw new Pkcs11StartError(
+      throw new ProviderStartError(
         wrongPin ? `the PIN of token '${settings.tokenLabel}' is wrong (${err.message})` : `cannot log in: ${(err as Error).message}`,
         wrongPin ? 'config' : 'unavailable',
       );
