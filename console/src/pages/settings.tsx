@@ -122,6 +122,7 @@ export function AuditPage() {
       <ProblemView problem={problem} />
       <section class="card">
         <Table
+          label="audit entries"
           rows={shown}
           columns={[
             { title: 'When', cell: (e) => formatDate(e.timestamp) },
