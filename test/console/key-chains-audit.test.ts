@@ -1,5 +1,6 @@
 // The console, in a real browser: a key chain's certificate chain (PEM) and its CA's CRL (DER) as
-// files.
+// files, and the audit log filtered by the kind of object, the action, who acted and the object's
+// name, each entry naming the object it changed.
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import * as x509 from '@peculiar/x509';
@@ -39,7 +40,7 @@ async function downloaded(page: Page, trigger: () => Promise<void>) {
   return { name: download.suggestedFilename(), bytes: readFileSync(await download.path()) };
 }
 
-describe.skipIf(!browserAvailable)('web console: key chain downloads', () => {
+describe.skipIf(!browserAvailable)('web console: key chain downloads and the audit log', () => {
   it("downloads a key chain's certificate chain as PEM and its CA's CRL; an imported key has no CRL", async () => {
     const tenant = await svc.tenant('downloads');
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -86,6 +87,58 @@ describe.skipIf(!browserAvailable)('web console: key chain downloads', () => {
       expect(errors).toEqual([]);
     } finally {
       await context.close();
+    }
+  }, 60_000);
+
+  it('filters the audit log by object kind, action, actor and object name, and names the object each entry changed', async () => {
+    const tenant = await svc.tenant('audit-ui');
+    const other = await svc.tenant('audit-ui-other');
+    for (const username of ['ada', 'grace']) {
+      const user = await svc.call('POST', '/api/user', { token: tenant.token, body: { username, roles: ['issuance:offer'] } });
+      expect(user.status, user.text).toBe(201);
+    }
+    const patched = await svc.call('PATCH', '/api/key-chain/default-attestation', {
+      token: tenant.token,
+      body: { description: 'signs the PID' },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    await svc.call('POST', '/api/user', { token: other.token, body: { username: 'mallory', roles: ['issuance:offer'] } });
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    try {
+      await logIn(page, tenant.clientId, tenant.secret);
+      await page.goto(`${svc.url}/console#/audit`);
+      await page.getByRole('heading', { name: 'Audit log', level: 2 }).waitFor();
+      const objects = page.getByTestId('audit-object');
+      await objects.first().waitFor();
+      const shown = async () => (await objects.allTextContents()).map((t) => t.split(' · ')[0]);
+      // Another tenant's entries are not there.
+      expect(await shown()).not.toContain('user mallory');
+
+      await page.getByLabel('Object kind').selectOption('user');
+      expect((await shown()).sort()).toEqual(['user ada', 'user grace']);
+      await page.getByLabel('Object name contains').fill('GRA');
+      expect(await shown()).toEqual(['user grace']);
+      expect(await page.getByRole('row').filter({ hasText: 'user grace' }).getByRole('cell').nth(1).textContent()).toBe('user.created');
+      await page.getByRole('button', { name: 'Clear filters' }).click();
+
+      // The update of the key chain: its name and the field it changed.
+      await page.getByLabel('Action').selectOption('key_chain.updated');
+      expect(await shown()).toEqual(['key_chain default-attestation']);
+      expect(await page.getByRole('row').filter({ hasText: 'key_chain default-attestation' }).textContent()).toContain('description');
+      await page.getByRole('button', { name: 'Clear filters' }).click();
+
+      // By who acted: the tenant's admin client did these three; the service client made the tenant and its key chains.
+      expect(await objects.count()).toBeGreaterThan(3);
+      await page.getByLabel('By').selectOption(tenant.clientId);
+      expect((await shown()).sort()).toEqual(['key_chain default-attestation', 'user ada', 'user grace']);
+      await page.getByLabel('Object name contains').fill('no such object');
+      await page.getByText('No entry matches the filters.').waitFor();
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
     }
   }, 60_000);
 });
