@@ -1,5 +1,7 @@
 // The console's main pages checked by axe-core in a real browser, at desktop width and at phone
-// width (375 px): no violation of impact serious or critical. The console's Content-Security-Policy
+// width (375 px): no violation of impact serious or critical, on the pages as they open and in the
+// states that open over them (a refused field, the one-time secret and confirmation dialogs, the
+// JSON view, an unfolded certificate chain, a filtered audit log, an offer's QR code). The console's Content-Security-Policy
 // (script-src 'self') would refuse axe as an inline script, so the browser context is opened with
 // bypassCSP (a DevTools-level switch); the policy itself is asserted in console.test.ts.
 import { readFileSync } from 'node:fs';
@@ -118,6 +120,33 @@ describe.skipIf(!browserAvailable)('web console accessibility (axe-core)', () =>
           await visit(page, route, heading, ready);
           findings.push(...(await seriousViolations(page, route)));
         }
+        // The states that open over or inside a page: a field the API refused, the one-time secret
+        // dialog, the JSON view, a confirmation, a certificate chain unfolded, a filtered audit log.
+        await visit(page, 'users', 'Users', 'ada');
+        await page.getByLabel('User name').fill(`grace-${width}`);
+        await page.getByLabel('Email').fill('not an address');
+        await page.getByRole('button', { name: 'Create', exact: true }).click();
+        await expect.poll(() => page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+        findings.push(...(await seriousViolations(page, 'users: field refused')));
+        await page.getByLabel('Email').fill(`grace-${width}@example.com`);
+        await page.getByRole('button', { name: 'Create', exact: true }).click();
+        await page.getByRole('dialog').waitFor();
+        findings.push(...(await seriousViolations(page, 'users: one-time secret dialog')));
+        await page.getByRole('dialog').getByRole('button', { name: 'Done' }).click();
+        await page.getByRole('button', { name: 'Edit as JSON' }).click();
+        await page.getByLabel('Body (JSON)').waitFor();
+        findings.push(...(await seriousViolations(page, 'users: JSON view')));
+        await visit(page, 'key-chains', 'Key chains', 'default-attestation');
+        const attestation = page.getByRole('row').filter({ hasText: 'default-attestation' });
+        await attestation.getByText(/2 certificates/).click();
+        await attestation.getByRole('button', { name: 'Rotate' }).click();
+        await page.getByRole('dialog', { name: 'Confirm' }).waitFor();
+        findings.push(...(await seriousViolations(page, 'key-chains: confirmation, chain unfolded')));
+        await page.getByRole('dialog', { name: 'Confirm' }).getByRole('button', { name: 'Cancel' }).click();
+        await visit(page, 'audit', 'Audit log', 'When');
+        await page.getByLabel('Object kind').selectOption('user');
+        findings.push(...(await seriousViolations(page, 'audit: filtered')));
+
         // An offer made: its link and QR code, and the session it watches.
         await visit(page, 'offers', 'Issue a credential', 'Create offer');
         await page.getByRole('button', { name: 'Create offer' }).click();
