@@ -60,10 +60,16 @@ export interface Column<T> {
   cell: (row: T) => ComponentChildren;
 }
 
-export function Table<T>({ rows, columns, empty }: { rows: T[]; columns: Column<T>[]; empty?: string }) {
+/**
+ * A table in a box that scrolls sideways on a narrow screen. The box takes the keyboard focus (a named
+ * region), so that the columns out of view can be scrolled to without a mouse even where no cell holds
+ * a link or button.
+ */
+export function Table<T>({ rows, columns, empty, label }: { rows: T[]; columns: Column<T>[]; empty?: string; label?: string }) {
   if (rows.length === 0) return <p class="muted">{empty ?? 'Nothing here yet.'}</p>;
   return (
-    <div class="table-wrap">
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <section class="table-wrap" aria-label={label ?? 'table'} tabIndex={0}>
       <table>
         <thead>
           <tr>
@@ -84,7 +90,7 @@ export function Table<T>({ rows, columns, empty }: { rows: T[]; columns: Column<
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }
 

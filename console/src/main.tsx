@@ -5,13 +5,14 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { holds, logOut, onSessionChange, type Role, resumeSession, type Session, session } from './api.js';
+import { AuditPage } from './pages/audit.js';
 import { LoginPage } from './pages/login.js';
 import { OffersPage } from './pages/offers.js';
 import { PresentationsPage } from './pages/presentations.js';
 import { type ResourceDefinition, ResourcePage } from './pages/resource.js';
 import * as resources from './pages/resources.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
-import { AuditPage, issuerSettings, type Settings, SettingsPage, sessionSettings, statusListSettings } from './pages/settings.js';
+import { issuerSettings, type Settings, SettingsPage, sessionSettings, statusListSettings } from './pages/settings.js';
 
 interface View {
   route: string;

@@ -17,7 +17,7 @@ export function LoginPage() {
   return (
     <main>
       <section class="card login">
-        <h2>Log in to svc</h2>
+        <h1>Log in to svc</h1>
         {auth?.mode === 'external' && (
           <>
             <ProblemView problem={problem} />

@@ -209,7 +209,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
         </details>
       )}
       <section class="card">
-        <Table rows={shown} columns={columns} />
+        <Table rows={shown} columns={columns} label={definition.title} />
         {pager}
       </section>
       {canChange && (

@@ -7,6 +7,7 @@ import { formatDate } from '../components.js';
 import { FORMS } from '../forms.js';
 import { DcqlCheck } from './dcql-check.js';
 import { FieldsForm } from './fields-form.js';
+import { KeyChainDownloads } from './key-chain-downloads.js';
 import type { ResourceDefinition } from './resource.js';
 
 const created = { title: 'Created', cell: (row: { createdAt?: string | null }) => formatDate(row.createdAt) };
@@ -136,6 +137,7 @@ export const keyChains: ResourceDefinition<KeyChain> = {
       cell: (k) => <CertificateChain pem={[k.activeCertificate, k.rootCertificate].filter(Boolean).join('\n')} />,
     },
     { title: 'Rotated', cell: (k) => formatDate(k.lastRotatedAt) },
+    { title: 'Downloads', cell: (k) => <KeyChainDownloads chain={k} /> },
   ],
   template: () => ({ id: 'signer', usageType: 'attestation', type: 'internalChain' }),
   form: FORMS.keyChainCreate.fields,

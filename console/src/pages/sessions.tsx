@@ -71,6 +71,7 @@ export function SessionsPage() {
       <ProblemView problem={problem} />
       <section class="card">
         <Table
+          label="sessions"
           rows={list?.items ?? []}
           columns={[
             { title: 'Session', cell: (s) => <a href={`#/sessions/${encodeURIComponent(s.id)}`}>{s.id}</a> },
@@ -195,6 +196,7 @@ export function SessionPage({ id }: { id: string }) {
           {[...byConfiguration].map(([configurationId, credentials]) => (
             <div key={configurationId}>
               <Table
+                label={`credentials of ${configurationId}`}
                 rows={credentials}
                 columns={[
                   { title: 'Configuration', cell: (c) => c.credentialConfigurationId },
@@ -240,6 +242,7 @@ export function SessionPage({ id }: { id: string }) {
       </div>
       {logs && (
         <Table
+          label="session log"
           rows={logs}
           columns={[
             { title: 'When', cell: (l) => formatDate(l.createdAt) },

@@ -1,9 +1,7 @@
-// Settings that are one object per tenant (GET and PUT, DELETE resets to the defaults), and the
-// audit log.
+// Settings that are one object per tenant (GET and PUT, DELETE resets to the defaults).
 import { useEffect, useState } from 'preact/hooks';
-import type { components } from '../../../clients/typescript/index.js';
 import { api, asBody, type Problem, type Result, result } from '../api.js';
-import { formatDate, JsonEditor, ProblemView, parsedJson, Table, useConfirm, usePaged } from '../components.js';
+import { JsonEditor, ProblemView, parsedJson, useConfirm } from '../components.js';
 
 export interface Settings {
   title: string;
@@ -100,38 +98,6 @@ export function SettingsPage({ settings }: { settings: Settings }) {
         </form>
       </section>
       {dialog}
-    </>
-  );
-}
-
-type AuditEntry = components['schemas']['AuditLogEntry'];
-
-export function AuditPage() {
-  const [rows, setRows] = useState<AuditEntry[]>([]);
-  const [problem, setProblem] = useState<Problem>();
-  const { shown, pager } = usePaged(rows);
-  useEffect(() => {
-    void result(api.GET('/api/admin/audit-logs', { params: { query: { limit: 500 } } })).then(({ data, problem }) => {
-      setProblem(problem);
-      setRows(data ?? []);
-    });
-  }, []);
-  return (
-    <>
-      <h2>Audit log</h2>
-      <ProblemView problem={problem} />
-      <section class="card">
-        <Table
-          rows={shown}
-          columns={[
-            { title: 'When', cell: (e) => formatDate(e.timestamp) },
-            { title: 'Action', cell: (e) => <code>{e.actionType}</code> },
-            { title: 'By', cell: (e) => e.actorDisplay ?? e.actorId },
-            { title: 'Changed', cell: (e) => (e.changedFields ?? []).join(', ') },
-          ]}
-        />
-        {pager}
-      </section>
     </>
   );
 }

@@ -1,0 +1,163 @@
+// The console's main pages checked by axe-core in a real browser, at desktop width and at phone
+// width (375 px): no violation of impact serious or critical, on the pages as they open and in the
+// states that open over them (a refused field, the one-time secret and confirmation dialogs, the
+// JSON view, an unfolded certificate chain, a filtered audit log, an offer's QR code). The console's Content-Security-Policy
+// (script-src 'self') would refuse axe as an inline script, so the browser context is opened with
+// bypassCSP (a DevTools-level switch); the policy itself is asserted in console.test.ts.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { AxeResults } from 'axe-core';
+import { build } from 'esbuild';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole } from '../../scripts/build.mjs';
+import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { startService, type TestService } from '../support/service.js';
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 375, height: 740 } };
+let svc: TestService;
+let browser: Browser;
+let tenant: Awaited<ReturnType<TestService['tenant']>>;
+let sessionId: string;
+
+beforeAll(async () => {
+  if (!browserAvailable) return;
+  await buildConsole(build);
+  svc = await startService();
+  browser = await launchBrowser();
+  // Something on every page: a credential configuration, a session that issued from it, a user.
+  tenant = await svc.tenant('axe');
+  const config = await svc.call('POST', '/api/issuer/credentials', {
+    token: tenant.token,
+    body: {
+      id: 'pid',
+      config: { format: 'dc+sd-jwt' },
+      vct: 'urn:eudi:pid:1',
+      statusManagement: true,
+      fields: [
+        { path: ['given_name'], type: 'string' },
+        { path: ['family_name'], type: 'string' },
+      ],
+    },
+  });
+  expect(config.status, config.text).toBe(201);
+  const offer = await svc.call('POST', '/api/issuer/offer', {
+    token: tenant.token,
+    body: { response_type: 'uri', flow: 'pre_authorized_code', credentialConfigurationIds: ['pid'] },
+  });
+  expect(offer.status, offer.text).toBe(201);
+  sessionId = offer.body.session;
+  const user = await svc.call('POST', '/api/user', { token: tenant.token, body: { username: 'ada', roles: ['issuance:offer'] } });
+  expect(user.status, user.text).toBe(201);
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+});
+
+interface Finding {
+  page: string;
+  rule: string;
+  impact: string | null | undefined;
+  help: string;
+  targets: string[];
+}
+
+/** Runs axe on what the page shows now; the violations of impact serious or critical. */
+async function seriousViolations(page: Page, name: string): Promise<Finding[]> {
+  await page.addScriptTag({ content: AXE_SOURCE });
+  const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as AxeResults;
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ page: name, rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+}
+
+async function logIn(page: Page, clientId: string, secret: string) {
+  await page.goto(`${svc.url}/console`);
+  await page.getByLabel('Client id').fill(clientId);
+  await page.getByLabel('Client secret').fill(secret);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
+}
+
+/** Goes to a route and waits for its heading and for its table or form to have loaded. */
+async function visit(page: Page, route: string, heading: string, ready: string) {
+  await page.goto(`${svc.url}/console#/${route}`);
+  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
+  await page.getByText(ready, { exact: true }).first().waitFor();
+}
+
+describe.skipIf(!browserAvailable)('web console accessibility (axe-core)', () => {
+  for (const [width, viewport] of Object.entries(VIEWPORTS)) {
+    it(`has no serious or critical axe violation on its main pages at ${width} width`, async () => {
+      const context = await browser.newContext({ viewport, bypassCSP: true });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      const findings: Finding[] = [];
+      try {
+        await page.goto(`${svc.url}/console`);
+        await page.getByLabel('Client id').waitFor();
+        findings.push(...(await seriousViolations(page, 'login')));
+
+        await logIn(page, 'root', svc.rootSecret);
+        await visit(page, 'tenants', 'Tenants', 'axe');
+        findings.push(...(await seriousViolations(page, 'tenants')));
+        await page.getByRole('button', { name: 'Log out' }).click();
+
+        await logIn(page, tenant.clientId, tenant.secret);
+        const pages: [route: string, heading: string, ready: string][] = [
+          ['offers', 'Issue a credential', 'Create offer'],
+          ['sessions', 'Sessions', sessionId],
+          [`sessions/${sessionId}`, `Session ${sessionId}`, 'issuance'],
+          ['credential-configs', 'Credential configurations', 'pid'],
+          ['key-chains', 'Key chains', 'default-attestation'],
+          ['users', 'Users', 'ada'],
+          ['audit', 'Audit log', 'When'],
+        ];
+        for (const [route, heading, ready] of pages) {
+          await visit(page, route, heading, ready);
+          findings.push(...(await seriousViolations(page, route)));
+        }
+        // The states that open over or inside a page: a field the API refused, the one-time secret
+        // dialog, the JSON view, a confirmation, a certificate chain unfolded, a filtered audit log.
+        await visit(page, 'users', 'Users', 'ada');
+        await page.getByLabel('User name').fill(`grace-${width}`);
+        await page.getByLabel('Email').fill('not an address');
+        await page.getByRole('button', { name: 'Create', exact: true }).click();
+        await expect.poll(() => page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+        findings.push(...(await seriousViolations(page, 'users: field refused')));
+        await page.getByLabel('Email').fill(`grace-${width}@example.com`);
+        await page.getByRole('button', { name: 'Create', exact: true }).click();
+        await page.getByRole('dialog').waitFor();
+        findings.push(...(await seriousViolations(page, 'users: one-time secret dialog')));
+        await page.getByRole('dialog').getByRole('button', { name: 'Done' }).click();
+        await page.getByRole('button', { name: 'Edit as JSON' }).click();
+        await page.getByLabel('Body (JSON)').waitFor();
+        findings.push(...(await seriousViolations(page, 'users: JSON view')));
+        await visit(page, 'key-chains', 'Key chains', 'default-attestation');
+        const attestation = page.getByRole('row').filter({ hasText: 'default-attestation' });
+        await attestation.getByText(/2 certificates/).click();
+        await attestation.getByRole('button', { name: 'Rotate' }).click();
+        await page.getByRole('dialog', { name: 'Confirm' }).waitFor();
+        findings.push(...(await seriousViolations(page, 'key-chains: confirmation, chain unfolded')));
+        await page.getByRole('dialog', { name: 'Confirm' }).getByRole('button', { name: 'Cancel' }).click();
+        await visit(page, 'audit', 'Audit log', 'When');
+        await page.getByLabel('Object kind').selectOption('user');
+        findings.push(...(await seriousViolations(page, 'audit: filtered')));
+
+        // An offer made: its link and QR code, and the session it watches.
+        await visit(page, 'offers', 'Issue a credential', 'Create offer');
+        await page.getByRole('button', { name: 'Create offer' }).click();
+        await page.getByTestId('offer-uri').or(page.getByRole('alert')).first().waitFor();
+        expect(await page.getByRole('alert').allTextContents()).toEqual([]);
+        findings.push(...(await seriousViolations(page, 'offer made')));
+      } finally {
+        await context.close();
+      }
+      expect(findings).toEqual([]);
+      expect(errors).toEqual([]);
+    }, 120_000);
+  }
+});
