@@ -1,5 +1,6 @@
 // Status lists: per-tenant lists of credential statuses, allocation of unpredictable indexes at
-// issuance, status changes that flip bits in the stored bitset, and the signed status list tokens.
+// issuance, and status changes that flip bits in the stored bitset. The signed tokens are
+// publisher.ts's.
 import { randomUUID } from 'node:crypto';
 import type { AuditService } from '../audit/service.js';
 import type { StatusListSigning } from '../credential-configs/service.js';
@@ -13,8 +14,8 @@ import type { Metrics } from '../platform/observability/metrics.js';
 import type { StatusListConfig } from '../tenants/schemas.js';
 import { byteLength, getStatus, IndexPermutation, maxStatus, newPermutationKey, type StatusBits, setStatus } from './bitset.js';
 import { type CachedStatusToken, type Caches, tenantKey } from './cache.js';
+import { StatusListPublisher } from './publisher.js';
 import * as store from './store.js';
-import { signStatusList } from './token.js';
 
 /** The Token Status List's registered values (draft-ietf-oauth-status-list), by name. */
 const STATUS_NAMES: Record<number, SessionCredentialStatus['state']> = { 0: 'valid', 1: 'revoked', 2: 'suspended' };
@@ -111,17 +112,16 @@ const ALLOCATION_ROUNDS = 5;
 /** Concurrent writers of one bitset retry this often. */
 const WRITE_ATTEMPTS = 50;
 
-/** A token and the list version it was signed from. */
-interface VersionedToken {
-  token: CachedStatusToken;
-  version: number;
-}
-
 export class StatusListService {
-  /** Signings under way on this instance, by list: concurrent fetches of a changed list sign it once. */
-  private readonly signings = new Map<string, Promise<VersionedToken>>();
+  private readonly publisher: StatusListPublisher;
 
-  constructor(private readonly deps: StatusListDeps) {}
+  constructor(private readonly deps: StatusListDeps) {
+    this.publisher = new StatusListPublisher({
+      ...deps,
+      uri: (tenantId, listId) => this.uri(tenantId, listId),
+      aggregationUri: (tenantId) => this.aggregationUri(tenantId),
+    });
+  }
 
   private scoped(tenantId: string, db: Executor = this.deps.db) {
     return tenantDb(db, tenantId);
@@ -382,7 +382,7 @@ export class StatusListService {
       if (!meta) continue;
       changed += indexes.length;
       const version = await this.flip(tenantId, listId, indexes, value);
-      if (version !== undefined && fromBool(meta.immediate_update)) await this.signedAtLeast(tenantId, listId, version);
+      if (version !== undefined && fromBool(meta.immediate_update)) await this.publisher.signedAtLeast(tenantId, listId, version);
     }
     return changed;
   }
@@ -450,110 +450,19 @@ export class StatusListService {
     });
   }
 
-  /**
-   * The token to serve: the stored one while it is unexpired and signed from the list's current
-   * version (from the cache when its stamp matches), else one signed now. So every status change
-   * committed before the request is in the answer, whatever immediateUpdate says.
-   */
-  async token(tenantId: string, listId: string): Promise<CachedStatusToken> {
-    const scoped = this.scoped(tenantId);
-    const meta = await store.findMeta(scoped, listId);
-    if (!meta) throw notFound('status list', listId);
-    if (!isServable(meta)) return this.signedAtLeast(tenantId, listId, meta.version);
-    const key = tenantKey(tenantId, listId);
-    const cached = this.deps.caches.statusList.get(key, String(meta.token_seq));
-    if (cached) return cached;
-    const stored = await store.findTokens(scoped, listId);
-    if (!stored || !hasServableTokens(stored)) return this.signedAtLeast(tenantId, listId, meta.version);
-    return this.remember(tenantId, listId, stored);
-  }
-
-  /**
-   * A token signed from `version` or later. Concurrent callers share one signing per list on this
-   * instance; one that joins a signing begun before its version was written waits for the next.
-   */
-  private async signedAtLeast(tenantId: string, listId: string, version: number): Promise<CachedStatusToken> {
-    for (;;) {
-      const signed = await this.signing(tenantId, listId);
-      if (signed.version >= version) return signed.token;
-    }
-  }
-
-  private signing(tenantId: string, listId: string): Promise<VersionedToken> {
-    const key = tenantKey(tenantId, listId);
-    let pending = this.signings.get(key);
-    if (!pending) {
-      pending = this.signUnlessStored(tenantId, listId).finally(() => this.signings.delete(key));
-      this.signings.set(key, pending);
-    }
-    return pending;
-  }
-
-  /** Across instances the row decides: a token another instance stored for the current version is served, not signed again. */
-  private async signUnlessStored(tenantId: string, listId: string): Promise<VersionedToken> {
-    const row = await store.findList(this.scoped(tenantId), listId);
-    if (!row) throw notFound('status list', listId);
-    if (hasServableTokens(row)) return { token: this.remember(tenantId, listId, row), version: row.version };
-    return { token: await this.sign(tenantId, row), version: row.version };
-  }
-
-  private remember(tenantId: string, listId: string, stored: ServableTokens): CachedStatusToken {
-    const token = { jwt: stored.token_jwt, cwt: new Uint8Array(stored.token_cwt), expiresAt: stored.token_expires_at };
-    this.deps.caches.statusList.set(tenantKey(tenantId, listId), String(stored.token_seq), token);
-    return token;
+  /** The token to serve (StatusListPublisher.token). */
+  token(tenantId: string, listId: string): Promise<CachedStatusToken> {
+    return this.publisher.token(tenantId, listId);
   }
 
   /** Signs the list as it is now and stores the token, so that every instance serves it. */
-  async regenerate(tenantId: string, listId: string): Promise<CachedStatusToken> {
-    const row = await store.findList(this.scoped(tenantId), listId);
-    if (!row) throw notFound('status list', listId);
-    return this.sign(tenantId, row);
-  }
-
-  private async sign(tenantId: string, row: store.StatusListRow): Promise<CachedStatusToken> {
-    const listId = row.id;
-    const signer = await this.deps.signing.signer(tenantId, { keyChainId: row.key_chain_id, usageType: 'statusList' });
-    const iat = Math.floor(Date.now() / 1000);
-    const exp = iat + row.ttl;
-    const started = performance.now();
-    const signed = await signStatusList(
-      {
-        uri: this.uri(tenantId, listId),
-        bits: row.bits,
-        bitset: row.bitset,
-        ttl: row.ttl,
-        iat,
-        exp,
-        ...(fromBool(row.enable_aggregation) && { aggregationUri: this.aggregationUri(tenantId) }),
-      },
-      signer,
-    );
-    this.deps.metrics.statusListSigned((performance.now() - started) / 1000);
-    const token = { jwt: signed.jwt, cwt: signed.cwt, expiresAt: new Date(exp * 1000).toISOString() };
-    const seq = await store.storeTokens(this.scoped(tenantId), listId, {
-      version: row.version,
-      jwt: signed.jwt,
-      cwt: signed.cwt,
-      issuedAt: new Date(iat * 1000).toISOString(),
-      expiresAt: token.expiresAt,
-    });
-    if (seq !== undefined) this.deps.caches.statusList.set(tenantKey(tenantId, listId), String(seq), token);
-    return token;
+  regenerate(tenantId: string, listId: string): Promise<CachedStatusToken> {
+    return this.publisher.regenerate(tenantId, listId);
   }
 
   /** After a key rotation: re-signs the tenant's signed lists that the rotated chain signs. */
-  async resignFor(tenantId: string, keyChainId: string): Promise<void> {
-    const lists = await store.listLists(this.scoped(tenantId));
-    let defaultChainId: string | undefined;
-    for (const list of lists) {
-      if (list.token_seq === 0 || list.token_expires_at === null) continue;
-      let chainId = list.key_chain_id;
-      if (!chainId) {
-        defaultChainId ??= (await this.deps.keyChains.resolve(tenantId, { usageType: 'statusList' })).id;
-        chainId = defaultChainId;
-      }
-      if (chainId === keyChainId) await this.regenerate(tenantId, list.id);
-    }
+  resignFor(tenantId: string, keyChainId: string): Promise<void> {
+    return this.publisher.resignFor(tenantId, keyChainId);
   }
 
   /** For the key-chain usage check: why a key chain cannot be deleted. */
@@ -567,19 +476,6 @@ export class StatusListService {
     return { status_lists: lists.map((l) => this.uri(tenantId, l.id)) };
   }
 }
-
-type TokenState = Pick<store.StatusListMeta, 'token_seq' | 'token_expires_at' | 'token_version' | 'version'>;
-type ServableTokens = store.StoredTokens & { token_jwt: string; token_cwt: Uint8Array; token_expires_at: string };
-
-/** Whether a stored token may be served: it exists, is not about to expire, and was signed from the current bits. */
-function isServable(row: TokenState): boolean {
-  if (row.token_seq === 0 || row.token_expires_at === null) return false;
-  if (Date.parse(row.token_expires_at) <= Date.now() + 1000) return false;
-  return row.token_version === row.version;
-}
-
-const hasServableTokens = (row: store.StoredTokens): row is ServableTokens =>
-  row.token_jwt !== null && row.token_cwt !== null && isServable(row);
 
 const auditView = (list: StatusList) => ({
   id: list.id,
