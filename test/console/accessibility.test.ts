@@ -126,7 +126,7 @@ describe.skipIf(!browserAvailable)('web console accessibility (axe-core)', () =>
         await page.getByLabel('User name').fill(`grace-${width}`);
         await page.getByLabel('Email').fill('not an address');
         await page.getByRole('button', { name: 'Create', exact: true }).click();
-        await expect.poll(() => page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+        await expect.poll(() => page.getByLabel('Email').getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
         findings.push(...(await seriousViolations(page, 'users: field refused')));
         await page.getByLabel('Email').fill(`grace-${width}@example.com`);
         await page.getByRole('button', { name: 'Create', exact: true }).click();

@@ -283,7 +283,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     }
     await open(page, 'Key chains');
     await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
-    await expect.poll(() => page.getByLabel('Private key (JWK)').inputValue()).toContain('"d"');
+    await expect.poll(() => page.getByLabel('Private key (JWK)').inputValue(), { timeout: 10_000 }).toContain('"d"');
     await createFromTemplate(page);
     await page.getByRole('cell', { name: 'imported', exact: true }).waitFor();
     await open(page, 'Users');
@@ -294,7 +294,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await takeSecret(page);
     for (const section of ['Issuer settings', 'Status list settings', 'Session retention']) {
       await open(page, section);
-      await expect.poll(() => page.getByLabel('Settings (JSON)').inputValue()).toMatch(/^\{/);
+      await expect.poll(() => page.getByLabel('Settings (JSON)').inputValue(), { timeout: 10_000 }).toMatch(/^\{/);
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
       expect(await page.getByRole('alert').count(), section).toBe(0);
@@ -322,7 +322,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     // The API's refusal of body.email lands on the Email field.
     const email = page.getByLabel('Email');
-    await expect.poll(() => email.getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(() => email.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
     const note = page.locator(`#${await email.getAttribute('aria-describedby')}`);
     expect(await note.textContent()).toMatch(/email/i);
     await shot(page, 'form-field-error');
@@ -471,7 +471,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
     await showJson(page);
-    await expect.poll(() => json.inputValue()).toContain('privateJwk');
+    await expect.poll(() => json.inputValue(), { timeout: 10_000 }).toContain('privateJwk');
     await json.fill(JSON.stringify({ id: 'imported', usageType: 'access', privateJwk: await exportJWK(privateKey) }));
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     await page.getByRole('cell', { name: 'imported', exact: true }).waitFor();
