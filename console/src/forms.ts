@@ -46,6 +46,18 @@ const USAGE_TYPES = ['attestation', 'access', 'statusList', 'trustList', 'encryp
 
 const text = (path: string, label: string, hint?: string): FormField => ({ kind: 'text', path, label, hint });
 const description: FormField = { kind: 'textarea', path: 'description', label: 'Description' };
+/** What a client's create and update forms share. */
+const clientFields: FormField[] = [
+  { kind: 'multi', path: 'roles', label: 'Roles', options: ROLE_OPTIONS },
+  description,
+  { kind: 'list', path: 'allowedIssuanceConfigs', label: 'Allowed credential configurations', hint: 'ids, comma-separated; empty: all' },
+  {
+    kind: 'list',
+    path: 'allowedPresentationConfigs',
+    label: 'Allowed presentation configurations',
+    hint: 'ids, comma-separated; empty: all',
+  },
+];
 /** The form of a change: the create form's fields but those a change cannot set, for the operation that changes. */
 const change = (create: FormSpec, operation: FormSpec['operation'], fixed: string[]): FormSpec => ({
   operation,
@@ -65,42 +77,11 @@ const CREATE = {
   tenantUpdate: { operation: { method: 'patch', path: '/api/tenant/{id}' }, fields: [text('name', 'Name'), description] },
   clientCreate: {
     operation: { method: 'post', path: '/api/client' },
-    fields: [
-      text('clientId', 'Client id', 'unique across the service'),
-      { kind: 'multi', path: 'roles', label: 'Roles', options: ROLE_OPTIONS },
-      description,
-      {
-        kind: 'list',
-        path: 'allowedIssuanceConfigs',
-        label: 'Allowed credential configurations',
-        hint: 'ids, comma-separated; empty: all',
-      },
-      {
-        kind: 'list',
-        path: 'allowedPresentationConfigs',
-        label: 'Allowed presentation configurations',
-        hint: 'ids, comma-separated; empty: all',
-      },
-    ],
+    fields: [text('clientId', 'Client id', 'unique across the service'), ...clientFields],
   },
   clientUpdate: {
     operation: { method: 'patch', path: '/api/client/{id}' },
-    fields: [
-      { kind: 'multi', path: 'roles', label: 'Roles', options: ROLE_OPTIONS },
-      description,
-      {
-        kind: 'list',
-        path: 'allowedIssuanceConfigs',
-        label: 'Allowed credential configurations',
-        hint: 'ids, comma-separated; empty: all',
-      },
-      {
-        kind: 'list',
-        path: 'allowedPresentationConfigs',
-        label: 'Allowed presentation configurations',
-        hint: 'ids, comma-separated; empty: all',
-      },
-    ],
+    fields: clientFields,
   },
   userCreate: {
     operation: { method: 'post', path: '/api/user' },

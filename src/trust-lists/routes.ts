@@ -19,6 +19,16 @@ const signing =
   `signed as a compact JWS (typ ${TRUST_LIST_JWT_TYPE}, x5c of the trustList key chain) and served at /issuers/{tenantId}/trust-lists/{id}. ` +
   'It is re-signed before its NextUpdate and when its key chains rotate; re-signing keeps the sequence number unless the content changes.';
 
+/** The body of a create and of a replace, with the one example both show. */
+const TrustListBody = withExample(TrustListInputSchema, {
+  id: 'issuers',
+  description: 'the issuers whose credentials the verifier accepts',
+  entities: [
+    { type: 'internal', keyChainId: 'default-attestation' },
+    { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
+  ],
+});
+
 export function trustListRoutes(app: App, trustLists: TrustListService) {
   app.post(
     '/api/trust-list',
@@ -28,14 +38,7 @@ export function trustListRoutes(app: App, trustLists: TrustListService) {
         tags,
         summary: 'Create and sign a trust list',
         description: signing,
-        body: withExample(TrustListInputSchema, {
-          id: 'issuers',
-          description: 'the issuers whose credentials the verifier accepts',
-          entities: [
-            { type: 'internal', keyChainId: 'default-attestation' },
-            { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
-          ],
-        }),
+        body: TrustListBody,
         response: { 201: TrustListSchema },
       },
     },
@@ -63,14 +66,7 @@ export function trustListRoutes(app: App, trustLists: TrustListService) {
         summary: 'Replace the content: stores a new version with the next sequence number and signs it',
         description: `${signing} Without keyChainId the list keeps its signing key chain.`,
         params: Params,
-        body: withExample(TrustListInputSchema, {
-          id: 'issuers',
-          description: 'the issuers whose credentials the verifier accepts',
-          entities: [
-            { type: 'internal', keyChainId: 'default-attestation' },
-            { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
-          ],
-        }),
+        body: TrustListBody,
         response: { 200: TrustListSchema },
       },
     },
