@@ -7,13 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { derToRaw } from '../../src/key-chains/aws-kms.js';
-import { start } from '../../src/server.js';
-import { StartUpError } from '../../src/start-up-errors.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
 import { freshDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
-import { startService, type TestService } from '../support/service.js';
+import { startFailure, startService, type TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
 
 let kms: AwsKmsFake;
@@ -147,15 +145,8 @@ describe('start-up', () => {
           MASTER_SECRET: randomBytes(32).toString('base64url'),
           ...database.env,
         };
-        const failure = await start({ ...env, KMS_PROVIDERS: file, TEST_AWS_SECRET: 'x' }, () => {}).then(
-          async (running) => {
-            await running.close();
-            throw new Error('started');
-          },
-          (err: unknown) => err,
-        );
-        expect(failure).toBeInstanceOf(StartUpError);
-        return failure as StartUpError;
+        const failure = await startFailure({ ...env, KMS_PROVIDERS: file, TEST_AWS_SECRET: 'x' });
+        return failure;
       };
       const refused = await startWith(kmsFile(kms.url, 'AKIAWRONG'));
       expect(refused.exitCode).toBe(78);

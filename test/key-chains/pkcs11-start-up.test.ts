@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start } from '../../src/server.js';
-import { StartUpError } from '../../src/start-up-errors.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { run, runUntilExit, stop } from '../support/process.js';
+import { startFailure } from '../support/service.js';
 import { SOFTHSM_MODULE, type SoftHsm, softHsm } from '../support/softhsm.js';
 
 const PIN = '271828';
@@ -30,18 +30,8 @@ const providers = (pin: unknown, tokenLabel = 'svc-test') => ({
 
 describe('start-up', () => {
   const startWith = async (env: Record<string, string>) => {
-    const failure = await start(
-      { NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent', MASTER_SECRET, ...database.env, ...env },
-      () => {},
-    ).then(
-      async (running) => {
-        await running.close();
-        throw new Error('started');
-      },
-      (err: unknown) => err,
-    );
-    expect(failure).toBeInstanceOf(StartUpError);
-    return failure as StartUpError;
+    const failure = await startFailure({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent', MASTER_SECRET, ...database.env, ...env });
+    return failure;
   };
 
   it('stops with one line naming the provider when the PIN is wrong (exit 78)', async () => {

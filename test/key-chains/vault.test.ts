@@ -7,13 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { importEnvironment } from '../../src/config-files/environment.js';
-import { start } from '../../src/server.js';
-import { StartUpError } from '../../src/start-up-errors.js';
 import { freshDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
 import { problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
-import { startService, type TestService } from '../support/service.js';
+import { startFailure, startService, type TestService } from '../support/service.js';
 import { startVaultFake, type VaultFake } from '../support/vault-fake.js';
 import { issueCredential } from '../support/wallet.js';
 
@@ -138,15 +136,8 @@ describe('start-up', () => {
         MASTER_SECRET: randomBytes(32).toString('base64url'),
         ...database.env,
       };
-      const failure = await start({ ...env, KMS_PROVIDERS: file, TEST_VAULT_TOKEN: vault.token }, () => {}).then(
-        async (running) => {
-          await running.close();
-          throw new Error('started');
-        },
-        (err: unknown) => err,
-      );
-      expect(failure).toBeInstanceOf(StartUpError);
-      return failure as StartUpError;
+      const failure = await startFailure({ ...env, KMS_PROVIDERS: file, TEST_VAULT_TOKEN: vault.token });
+      return failure;
     } finally {
       await database.drop();
     }

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { ROLES, type Role } from '../../src/platform/auth/roles.js';
 import type { Database } from '../../src/platform/db/schema.js';
 import { type RunningService, start } from '../../src/server.js';
+import { StartUpError } from '../../src/start-up-errors.js';
 import type { KnownPath, Method, Operation, RequestBodyOf, SuccessBodyOf } from './api-types.js';
 import { TestClock } from './clock.js';
 import { freshDatabase, type TestDatabase } from './database.js';
@@ -130,6 +131,19 @@ export async function startService(env: Record<string, string> = {}, options: St
       await database.drop();
     },
   };
+}
+
+/** Starts the service with `env` expecting it to refuse: the StartUpError it stopped with (a start that succeeds fails the test). */
+export async function startFailure(env: Record<string, string | undefined>): Promise<StartUpError> {
+  const failure = await start(env, () => {}).then(
+    async (running) => {
+      await running.close();
+      throw new Error('started');
+    },
+    (err: unknown) => err,
+  );
+  if (!(failure instanceof StartUpError)) throw failure;
+  return failure;
 }
 
 export function freePort(): Promise<number> {
