@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
 import { startService, type TestService } from '../support/service.js';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -73,13 +73,7 @@ async function seriousViolations(page: Page, name: string): Promise<Finding[]> {
     .map((v) => ({ page: name, rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
 }
 
-async function logIn(page: Page, clientId: string, secret: string) {
-  await page.goto(`${svc.url}/console`);
-  await page.getByLabel('Client id').fill(clientId);
-  await page.getByLabel('Client secret').fill(secret);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('button', { name: 'Log out' }).waitFor();
-}
+const logIn = (page: Page, clientId: string, secret: string) => logInToConsole(page, svc.url, clientId, secret);
 
 /** Goes to a route and waits for its heading and for its table or form to have loaded. */
 async function visit(page: Page, route: string, heading: string, ready: string) {

@@ -13,7 +13,7 @@ import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
 import { ADMIN_CLIENT, startOpenIdProvider } from '../support/oidc-provider.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { freePort, startService, type TestService } from '../support/service.js';
@@ -48,13 +48,7 @@ async function newPage(viewport = DESKTOP) {
   return { page, errors, close: () => context.close() };
 }
 
-async function logIn(page: Page, clientId: string, secret: string) {
-  await page.goto(`${svc.url}/console`);
-  await page.getByLabel('Client id').fill(clientId);
-  await page.getByLabel('Client secret').fill(secret);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('button', { name: 'Log out' }).waitFor();
-}
+const logIn = (page: Page, clientId: string, secret: string) => logInToConsole(page, svc.url, clientId, secret);
 
 /** Opens a section from the navigation (unfolding it first where it is folded) and waits for its heading. */
 async function open(page: Page, link: string, heading = link) {

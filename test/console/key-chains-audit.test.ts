@@ -9,7 +9,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -26,13 +26,7 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-async function logIn(page: Page, clientId: string, secret: string) {
-  await page.goto(`${svc.url}/console`);
-  await page.getByLabel('Client id').fill(clientId);
-  await page.getByLabel('Client secret').fill(secret);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('button', { name: 'Log out' }).waitFor();
-}
+const logIn = (page: Page, clientId: string, secret: string) => logInToConsole(page, svc.url, clientId, secret);
 
 /** Clicks `trigger` and returns the file the browser saved: its suggested name and its bytes. */
 async function downloaded(page: Page, trigger: () => Promise<void>) {

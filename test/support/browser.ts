@@ -2,7 +2,7 @@
 // machine the browser tests are skipped with a message, except where REQUIRE_BROWSER is set (CI),
 // where its absence fails them.
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const browserAvailable = existsSync(CHROMIUM) || process.env.REQUIRE_BROWSER === '1';
@@ -25,4 +25,13 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** Logs in to the console at `serviceUrl` with a client's id and secret, and waits until it is in. */
+export async function logInToConsole(page: Page, serviceUrl: string, clientId: string, secret: string) {
+  await page.goto(`${serviceUrl}/console`);
+  await page.getByLabel('Client id').fill(clientId);
+  await page.getByLabel('Client secret').fill(secret);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
 }
