@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import QRCode from 'qrcode';
-import type { Problem, Result } from './api.js';
+import type { Problem } from './api.js';
 
 export function ProblemView({ problem }: { problem?: Problem }) {
   if (!problem) return null;
@@ -137,34 +137,6 @@ export function parsedJson(text: string): { value: unknown } | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The ids of a tenant's configurations `load` lists, and the one chosen (the first, until another is). */
-export function useConfigurationChoice(load: () => Promise<Result<{ id: string }[]>>, label: string) {
-  const [ids, setIds] = useState<string[]>([]);
-  const [chosen, setChosen] = useState('');
-  const [problem, setProblem] = useState<Problem>();
-  useEffect(() => {
-    void load().then(({ data, problem }) => {
-      setProblem(problem);
-      const list = (data ?? []).map((c) => c.id);
-      setIds(list);
-      setChosen((current) => current || list[0] || '');
-    });
-  }, [load]);
-  const select = (
-    <label>
-      {label}
-      <select value={chosen} onChange={(e) => setChosen((e.target as HTMLSelectElement).value)}>
-        {ids.map((id) => (
-          <option key={id} value={id}>
-            {id}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-  return { chosen, select, loadProblem: problem };
 }
 
 /** A modal dialog (the browser's own: focus stays inside, Escape closes it) shown while `open`. */

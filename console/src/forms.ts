@@ -15,6 +15,10 @@ export type FieldKind =
   | { kind: 'multi'; options: readonly string[] }
   /** A list of ids, typed separated by commas. */
   | { kind: 'list' }
+  /** One id of those the page lists at run time (the tenant's configurations), as a select. */
+  | { kind: 'id' }
+  /** Ids of those the page lists at run time, as checkboxes; the value is the list of those checked. */
+  | { kind: 'ids' }
   /** A nested value edited as JSON inside the form. */
   | { kind: 'json' };
 
@@ -187,3 +191,95 @@ export const FORMS = {
   statusListUpdate: change(CREATE.statusList, { method: 'patch', path: '/api/status-lists/{listId}' }, ['bits']),
   trustListUpdate: change(CREATE.trustList, { method: 'put', path: '/api/trust-list/{id}' }, ['id']),
 };
+
+const WEBHOOK_HINT =
+  'JSON: {"url": "https://…", "auth": {"type": "none"}} (auth may also be {"type": "header", "header": {"name", "value"}})';
+
+/** The forms of the flows (offers, presentation requests, deferred issuance), on the pages of their own. */
+export const FLOW_FORMS = {
+  issuanceOffer: {
+    operation: { method: 'post', path: '/api/issuer/offer' },
+    fields: [
+      { kind: 'ids', path: 'credentialConfigurationIds', label: 'Credential configurations' },
+      {
+        kind: 'select',
+        path: 'flow',
+        label: 'Flow',
+        options: ['pre_authorized_code', 'authorization_code'],
+        hint: 'pre_authorized_code: the wallet redeems the offer at once; authorization_code: the wallet has the user authorize first',
+      },
+      {
+        kind: 'select',
+        path: 'response_type',
+        label: 'Delivery',
+        options: ['uri', 'dc-api'],
+        hint: 'uri: a link and QR code for a wallet; dc-api: also the request for the browser Digital Credentials API',
+      },
+      {
+        kind: 'json',
+        path: 'credentialClaims',
+        label: 'Claims per configuration',
+        hint: 'each: {"type": "inline", "claims": {…}}, {"type": "attributeProvider", "attributeProviderId": …} or {"type": "webhook", "webhook": {"url": …}}; none: the configuration\'s attribute provider or default values',
+      },
+      text('tx_code', 'Transaction code', 'pre-authorized flow, optional: the wallet asks its user for it; deliver it separately'),
+      text('tx_code_description', 'Transaction code description'),
+      text('authorization_server', 'Authorization server', "empty: the issuer's first enabled one"),
+      text('webhookEndpointId', 'Webhook endpoint', "id of a webhook endpoint told about this offer; empty: the configuration's"),
+    ],
+  },
+  presentationRequest: {
+    operation: { method: 'post', path: '/api/verifier/offer' },
+    fields: [
+      { kind: 'id', path: 'requestId', label: 'Presentation configuration' },
+      {
+        kind: 'select',
+        path: 'response_type',
+        label: 'Delivery',
+        options: ['uri', 'dc-api', 'iso-18013-7'],
+        hint: 'uri: a link and QR code for a wallet; dc-api: OpenID4VP over the Digital Credentials API; iso-18013-7: Annex C (mso_mdoc only)',
+      },
+      text(
+        'expected_origin',
+        'Expected origin',
+        'dc-api and iso-18013-7: required, the origin of the page calling the Digital Credentials API',
+      ),
+      {
+        kind: 'select',
+        path: 'clientIdPrefix',
+        label: 'Client id prefix',
+        options: ['x509_hash', 'x509_san_dns'],
+        hint: 'not set: x509_hash',
+      },
+      {
+        kind: 'select',
+        path: 'responseMode',
+        label: 'Response mode',
+        options: ['direct_post.jwt', 'direct_post'],
+        hint: 'not set: direct_post.jwt (encrypted)',
+      },
+      {
+        kind: 'select',
+        path: 'requestUriMethod',
+        label: 'Request URI method',
+        options: ['get', 'post'],
+        hint: 'post: the wallet may post its capabilities to fetch the request',
+      },
+      text(
+        'redirectUri',
+        'Redirect URI',
+        "where the wallet sends its user afterwards; {sessionId} is replaced; empty: the configuration's",
+      ),
+      { kind: 'json', path: 'transaction_data', label: 'Transaction data', hint: "a JSON array; empty: the configuration's" },
+      {
+        kind: 'json',
+        path: 'webhook',
+        label: 'Webhook',
+        hint: `where the verified claims go; empty: the configuration's. ${WEBHOOK_HINT}`,
+      },
+    ],
+  },
+  deferredCompletion: {
+    operation: { method: 'post', path: '/api/issuer/deferred/{transactionId}/complete' },
+    fields: [{ kind: 'json', path: 'claims', label: 'Claims', hint: 'the claims of the credential, a JSON object' }],
+  },
+} satisfies Record<string, FormSpec>;

@@ -2,7 +2,7 @@
 // a property of the request body of the operation the form fills, and a select's or checkbox list's
 // options are among the values the schema allows. A renamed or removed property fails here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORMS, type FormField } from '../../console/src/forms.js';
+import { FLOW_FORMS, FORMS, type FormField } from '../../console/src/forms.js';
 import { startService, type TestService } from '../support/service.js';
 
 type Schema = {
@@ -61,12 +61,19 @@ function check(field: FormField, body: Schema): string[] {
     const allowed = allowedValues(property.flatMap(alternatives).flatMap((s) => (s.items ? [s.items] : [])));
     return field.options.filter((o) => !allowed.has(o)).map((o) => `${field.path}: option ${o} is not allowed by the schema`);
   }
+  // Ids the page lists at run time: a list field must be an array of strings, a single id a string.
+  const types = (schemas: Schema[]) => new Set(schemas.flatMap(alternatives).flatMap((s) => [s.type ?? []].flat()));
+  if (field.kind === 'ids' || field.kind === 'list') {
+    const items = property.flatMap(alternatives).flatMap((s) => (s.items ? [s.items] : []));
+    if (!types(items).has('string')) return [`${field.path}: not an array of strings`];
+  }
+  if (field.kind === 'id' && !types(property).has('string')) return [`${field.path}: not a string`];
   return [];
 }
 
 describe('console forms', () => {
   it('name only properties of the request bodies they fill, with the values those allow', () => {
-    const problems = Object.entries(FORMS).flatMap(([name, spec]) => {
+    const problems = Object.entries({ ...FORMS, ...FLOW_FORMS }).flatMap(([name, spec]) => {
       const operation = openapi.paths[spec.operation.path]?.[spec.operation.method];
       const body = operation?.requestBody?.content['application/json']?.schema;
       if (!body) return [`${name}: ${spec.operation.method.toUpperCase()} ${spec.operation.path} takes no JSON body`];
@@ -81,5 +88,7 @@ describe('console forms', () => {
     expect(check({ kind: 'multi', path: 'roles', label: 'Roles', options: ['issuance:manage', 'root'] }, body)).toEqual([
       'roles: option root is not allowed by the schema',
     ]);
+    expect(check({ kind: 'ids', path: 'name', label: 'Name' }, body)).toEqual(['name: not an array of strings']);
+    expect(check({ kind: 'id', path: 'roles', label: 'Roles' }, body)).toEqual(['roles: not a string']);
   });
 });

@@ -35,7 +35,16 @@ const errorsOn = (problem: Problem | undefined, path: string) => (problem?.field
 
 const inputId = (path: string) => `field-${path.replace(/\W/g, '-')}`;
 
-export function BodyForm(props: { fields: FormField[]; body: string; onBody: (text: string) => void; problem?: Problem }) {
+/** The ids an `id` or `ids` field offers, by the field's path (the page lists them at run time). */
+export type Choices = Record<string, readonly string[]>;
+
+export function BodyForm(props: {
+  fields: FormField[];
+  body: string;
+  onBody: (text: string) => void;
+  problem?: Problem;
+  choices?: Choices;
+}) {
   const parsed = parsedJson(props.body)?.value;
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return <p class="field-error">The JSON does not parse as an object: correct it in the JSON view.</p>;
@@ -51,6 +60,7 @@ export function BodyForm(props: { fields: FormField[]; body: string; onBody: (te
           value={valueAt(body, field.path)}
           onValue={(v) => set(field.path, v)}
           problem={props.problem}
+          choices={props.choices?.[field.path] ?? []}
         />
       ))}
     </div>
@@ -62,11 +72,13 @@ function FieldInput({
   value,
   onValue,
   problem,
+  choices,
 }: {
   field: FormField;
   value: unknown;
   onValue: (value: unknown) => void;
   problem?: Problem;
+  choices: readonly string[];
 }) {
   const errors = errorsOn(problem, field.path);
   const id = inputId(field.path);
@@ -96,12 +108,15 @@ function FieldInput({
       </div>
     );
   }
-  if (field.kind === 'multi') {
+  if (field.kind === 'multi' || field.kind === 'ids') {
     const chosen = Array.isArray(value) ? (value as string[]) : [];
+    // A chosen id the list lacks (typed in the JSON view) stays visible, so that it can be unchecked.
+    const options = field.kind === 'multi' ? field.options : [...choices, ...chosen.filter((c) => !choices.includes(c))];
     return (
       <fieldset class="form-field multi" aria-describedby={described}>
         <legend>{field.label}</legend>
-        {field.options.map((option) => (
+        {options.length === 0 && <span class="muted">none yet</span>}
+        {options.map((option) => (
           <label class="check" key={option}>
             <input
               type="checkbox"
@@ -116,7 +131,24 @@ function FieldInput({
     );
   }
   let input: preact.JSX.Element;
-  if (field.kind === 'select') {
+  if (field.kind === 'id') {
+    input = (
+      <select
+        {...common}
+        value={typeof value === 'string' ? value : ''}
+        onChange={(e) => onValue((e.target as HTMLSelectElement).value || undefined)}
+      >
+        {(typeof value !== 'string' || !choices.includes(value)) && (
+          <option value={typeof value === 'string' ? value : ''}>{typeof value === 'string' ? value : '(not set)'}</option>
+        )}
+        {choices.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+    );
+  } else if (field.kind === 'select') {
     const known = field.options.some((o) => o === value);
     input = (
       <select

@@ -1,55 +1,81 @@
-// Issuance offers: a credential configuration, its claims, optionally a transaction code; the offer
-// URI as a QR code for a wallet, and the session's status live.
-import { useState } from 'preact/hooks';
+// Issuance offers: the offer request as a form (one or more credential configurations, the flow,
+// delivery as a URI or for the Digital Credentials API, claims per configuration, a transaction
+// code, the authorization server, a webhook endpoint), JSON one click away; then the offer URI as a
+// QR code for a wallet, and the session's status live.
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, asBody, type Problem, result } from '../api.js';
-import { JsonEditor, ProblemView, parsedJson, Qr, useConfigurationChoice } from '../components.js';
+import { formatDate, ProblemView, Qr } from '../components.js';
+import { FLOW_FORMS } from '../forms.js';
 import { StatusBadge, useLiveStatus } from './live-session.js';
+import { RequestForm } from './request-form.js';
 
-const listConfigurations = () => result(api.GET('/api/issuer/credentials'));
+type Offer = NonNullable<Awaited<ReturnType<typeof createOffer>>['data']>;
+const createOffer = (body: unknown) => result(api.POST('/api/issuer/offer', { body: asBody('/api/issuer/offer', 'post', body) }));
 
-export function OffersPage() {
-  const { chosen: configId, select, loadProblem } = useConfigurationChoice(listConfigurations, 'Credential configuration');
-  const [claims, setClaims] = useState('{\n  "given_name": "Erika",\n  "family_name": "Mustermann"\n}');
-  const [txCode, setTxCode] = useState('');
-  const [problem, setProblem] = useState<Problem>();
-  const [offer, setOffer] = useState<{ uri: string; session: string; tx_code?: string }>();
-  const status = useLiveStatus(offer?.session, 'active');
-
-  const create = async (e: Event) => {
-    e.preventDefault();
-    const parsed = parsedJson(claims);
-    if (!parsed) return;
-    const body = asBody('/api/issuer/offer', 'post', {
+/** The offer a new page starts with, valid as it stands (a browser test submits it unedited). */
+const template = (configurationId: string) =>
+  JSON.stringify(
+    {
       response_type: 'uri',
       flow: 'pre_authorized_code',
-      credentialConfigurationIds: [configId],
-      credentialClaims: { [configId]: { type: 'inline', claims: parsed.value } },
-      ...(txCode && { tx_code: txCode }),
+      credentialConfigurationIds: [configurationId],
+      credentialClaims: { [configurationId]: { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann' } } },
+    },
+    null,
+    2,
+  );
+
+export function OffersPage() {
+  const [ids, setIds] = useState<string[]>();
+  const [body, setBody] = useState('');
+  const [problem, setProblem] = useState<Problem>();
+  const [loadProblem, setLoadProblem] = useState<Problem>();
+  const [offer, setOffer] = useState<Offer & { txCode?: string }>();
+  const status = useLiveStatus(offer?.session, 'active');
+
+  const reset = useCallback((list: string[]) => {
+    setProblem(undefined);
+    setBody(list[0] ? template(list[0]) : '');
+  }, []);
+  useEffect(() => {
+    void result(api.GET('/api/issuer/credentials')).then(({ data, problem }) => {
+      const list = (data ?? []).map((c) => c.id);
+      setLoadProblem(problem);
+      setIds(list);
+      reset(list);
     });
-    const { data, problem } = await result(api.POST('/api/issuer/offer', { body }));
+  }, [reset]);
+
+  const create = async (value: unknown) => {
+    const { data, problem } = await createOffer(value);
     setProblem(problem);
-    // The answer does not repeat the transaction code: the one typed here is shown beside the QR code.
-    setOffer(data ? { uri: data.uri, session: data.session, tx_code: txCode || undefined } : undefined);
+    // The answer does not repeat the transaction code: the one sent is shown beside the QR code.
+    const txCode = (value as { tx_code?: unknown }).tx_code;
+    setOffer(data && { ...data, txCode: typeof txCode === 'string' ? txCode : undefined });
   };
 
   return (
     <>
       <h2>Issue a credential</h2>
-      <section class="card">
-        <form onSubmit={create}>
-          {select}
-          <JsonEditor label="Claims (JSON)" value={claims} onInput={setClaims} problem={problem} rows={8} />
-          <label>
-            Transaction code (optional: the wallet asks its user for it)
-            <input value={txCode} inputMode="numeric" onInput={(e) => setTxCode((e.target as HTMLInputElement).value)} />
-          </label>
-          <ProblemView problem={problem ?? loadProblem} />
-          <div class="row">
-            <button type="submit" disabled={!configId}>
-              Create offer
-            </button>
-          </div>
-        </form>
+      <ProblemView problem={loadProblem} />
+      <section class="card" aria-label="offer request">
+        {ids && ids.length === 0 && <p class="muted">No credential configuration yet: an offer needs one.</p>}
+        {body && (
+          <RequestForm
+            fields={FLOW_FORMS.issuanceOffer.fields}
+            choices={{ credentialConfigurationIds: ids ?? [] }}
+            body={body}
+            onBody={setBody}
+            problem={problem}
+            submitLabel="Create offer"
+            onSubmit={create}
+            extra={
+              <button type="button" class="secondary" onClick={() => reset(ids ?? [])}>
+                Reset to template
+              </button>
+            }
+          />
+        )}
       </section>
       {offer && (
         <section class="card" aria-label="offer">
@@ -60,14 +86,29 @@ export function OffersPage() {
           <p>
             <code data-testid="offer-uri">{offer.uri}</code>
           </p>
-          {offer.tx_code && (
+          {offer.txCode && (
             <p>
-              Transaction code: <strong data-testid="tx-code">{offer.tx_code}</strong>
+              Transaction code: <strong data-testid="tx-code">{offer.txCode}</strong>
             </p>
           )}
           <p class="muted">
-            Session <a href={`#/sessions/${encodeURIComponent(offer.session)}`}>{offer.session}</a>
+            Session <a href={`#/sessions/${encodeURIComponent(offer.session)}`}>{offer.session}</a>, valid until{' '}
+            {formatDate(offer.expiresAt)}
           </p>
+          {offer.dcApiRequest && (
+            <details open>
+              <summary>Digital Credentials API request</summary>
+              <p class="muted">
+                Pass it to navigator.credentials.create(&#123; digital: &#123; requests: [request] &#125; &#125;) on the page that offers
+                the credential.
+              </p>
+              <pre data-testid="dc-api-request">{JSON.stringify(offer.dcApiRequest, null, 2)}</pre>
+            </details>
+          )}
+          <details>
+            <summary>Credential offer (JSON)</summary>
+            <pre data-testid="credential-offer">{JSON.stringify(offer.credentialOffer, null, 2)}</pre>
+          </details>
         </section>
       )}
     </>

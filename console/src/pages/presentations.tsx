@@ -1,52 +1,99 @@
-// Presentation requests: a presentation configuration, the request URI as a QR code, and the
+// Presentation requests: the request as a form (the presentation configuration, delivery as a URI,
+// over the Digital Credentials API or as an ISO 18013-7 Annex C request, the verifier's options:
+// client id prefix, response mode, request_uri method, redirect, transaction data, webhook), JSON one
+// click away; then the request URI as a QR code (or the Digital Credentials API request), and the
 // verified claims when the wallet has answered.
-import { useState } from 'preact/hooks';
-import { api, type Problem, result } from '../api.js';
-import { ProblemView, Qr, useConfigurationChoice } from '../components.js';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, asBody, type Problem, result } from '../api.js';
+import { formatDate, ProblemView, Qr } from '../components.js';
+import { FLOW_FORMS } from '../forms.js';
 import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
+import { RequestForm } from './request-form.js';
 
-const listConfigurations = () => result(api.GET('/api/verifier/config'));
+type Request = NonNullable<Awaited<ReturnType<typeof createRequest>>['data']>;
+const createRequest = (body: unknown) => result(api.POST('/api/verifier/offer', { body: asBody('/api/verifier/offer', 'post', body) }));
+
+/** The request a new page starts with, valid as it stands (a browser test submits it unedited). */
+const template = (requestId: string) => JSON.stringify({ response_type: 'uri', requestId }, null, 2);
 
 export function PresentationsPage() {
-  const { chosen: requestId, select, loadProblem } = useConfigurationChoice(listConfigurations, 'Presentation configuration');
+  const [ids, setIds] = useState<string[]>();
+  const [body, setBody] = useState('');
   const [problem, setProblem] = useState<Problem>();
-  const [request, setRequest] = useState<{ uri: string; session: string }>();
+  const [loadProblem, setLoadProblem] = useState<Problem>();
+  const [request, setRequest] = useState<Request>();
   const status = useLiveStatus(request?.session, 'active');
   const details = useSessionDetails(request?.session, status);
 
-  const create = async (e: Event) => {
-    e.preventDefault();
-    const { data, problem } = await result(api.POST('/api/verifier/offer', { body: { response_type: 'uri', requestId } }));
+  const reset = useCallback((list: string[]) => {
+    setProblem(undefined);
+    setBody(list[0] ? template(list[0]) : '');
+  }, []);
+  useEffect(() => {
+    void result(api.GET('/api/verifier/config')).then(({ data, problem }) => {
+      const list = (data ?? []).map((c) => c.id);
+      setLoadProblem(problem);
+      setIds(list);
+      reset(list);
+    });
+  }, [reset]);
+
+  const create = async (value: unknown) => {
+    const { data, problem } = await createRequest(value);
     setProblem(problem);
-    setRequest(data?.uri ? { uri: data.uri, session: data.session } : undefined);
+    setRequest(data);
   };
 
   return (
     <>
       <h2>Request a presentation</h2>
-      <section class="card">
-        <form onSubmit={create}>
-          {select}
-          <ProblemView problem={problem ?? loadProblem} />
-          <div class="row">
-            <button type="submit" disabled={!requestId}>
-              Create request
-            </button>
-          </div>
-        </form>
+      <ProblemView problem={loadProblem} />
+      <section class="card" aria-label="presentation request form">
+        {ids && ids.length === 0 && <p class="muted">No presentation configuration yet: a request needs one.</p>}
+        {body && (
+          <RequestForm
+            fields={FLOW_FORMS.presentationRequest.fields}
+            choices={{ requestId: ids ?? [] }}
+            body={body}
+            onBody={setBody}
+            problem={problem}
+            submitLabel="Create request"
+            onSubmit={create}
+            extra={
+              <button type="button" class="secondary" onClick={() => reset(ids ?? [])}>
+                Reset to template
+              </button>
+            }
+          />
+        )}
       </section>
       {request && (
         <section class="card" aria-label="presentation request">
           <h3>
             Request <StatusBadge status={status} />
           </h3>
-          <Qr text={request.uri} label="QR code of the presentation request" />
-          <p>
-            <code data-testid="request-uri">{request.uri}</code>
-          </p>
+          {request.uri && (
+            <>
+              <Qr text={request.uri} label="QR code of the presentation request" />
+              <p>
+                <code data-testid="request-uri">{request.uri}</code>
+              </p>
+            </>
+          )}
           <p class="muted">
-            Session <a href={`#/sessions/${encodeURIComponent(request.session)}`}>{request.session}</a>
+            Session <a href={`#/sessions/${encodeURIComponent(request.session)}`}>{request.session}</a>, valid until{' '}
+            {formatDate(request.expiresAt)}
           </p>
+          {request.dcApiRequest && (
+            <details open>
+              <summary>Digital Credentials API request ({request.dcApiRequest.protocol})</summary>
+              <p class="muted">
+                Pass it to navigator.credentials.get(&#123; digital: &#123; requests: [request] &#125; &#125;) on the page at the expected
+                origin, and post the wallet's response to <code>{request.responseUri}</code>.
+              </p>
+              <pre data-testid="dc-api-request">{JSON.stringify(request.dcApiRequest, null, 2)}</pre>
+            </details>
+          )}
           {details?.errorReason && <p class="problem">{details.errorReason}</p>}
           {details?.status === 'completed' && (
             <>

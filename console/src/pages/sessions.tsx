@@ -6,6 +6,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/index.js';
 import { api, holds, type Problem, type Role, result, session } from '../api.js';
 import { formatDate, Pager, ProblemView, Table, useConfirm } from '../components.js';
+import { DeferredTransactions } from './deferred.js';
 import { getSession, type SessionView, StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
 
 const STATUSES = ['', 'active', 'fetched', 'completed', 'expired', 'failed'] as const;
@@ -17,6 +18,8 @@ type IssuedCredential = components['schemas']['SessionCredentialStatus'];
 /** Changing a credential's status, and deleting a session, need a manage role (as their routes do). */
 const STATUS_ROLES: Role[] = ['issuance:manage'];
 const DELETE_ROLES: Role[] = ['issuance:manage', 'presentation:manage'];
+/** Completing or failing a deferred credential needs issuance:manage (as its routes do). */
+const DEFERRED_ROLES: Role[] = ['issuance:manage'];
 
 export function SessionsPage() {
   const [page, setPage] = useState(1);
@@ -220,6 +223,7 @@ export function SessionPage({ id }: { id: string }) {
           ))}
         </section>
       )}
+      {details?.type === 'issuance' && holds(who, DEFERRED_ROLES) && <DeferredTransactions sessionId={id} onChange={loadIssued} />}
       {details?.type === 'presentation' && details.credentials && (
         <section class="card" aria-label="verified claims">
           <h3>Verified claims</h3>
