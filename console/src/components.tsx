@@ -240,3 +240,16 @@ export function SecretDialog({ secret, onClose }: { secret?: OneTimeSecret; onCl
     </Modal>
   );
 }
+
+/**
+ * A value as JSON in a box that scrolls sideways on a narrow screen, and takes the keyboard focus
+ * (a named region) so that the lines out of view can be scrolled to without a mouse.
+ */
+export function JsonBlock({ value, label, testId }: { value: unknown; label: string; testId?: string }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <section class="json-block" tabIndex={0} aria-label={label}>
+      <pre data-testid={testId}>{JSON.stringify(value, null, 2)}</pre>
+    </section>
+  );
+}

@@ -1,10 +1,12 @@
 // The console's main pages checked by axe-core in a real browser, at desktop width and at phone
 // width (375 px): no violation of impact serious or critical, on the pages as they open and in the
 // states that open over them (a refused field, the one-time secret and confirmation dialogs, the
-// JSON view, an unfolded certificate chain, a filtered audit log, an offer's QR code). The console's Content-Security-Policy
+// JSON view, an unfolded certificate chain, a filtered audit log, an offer's QR code, a Digital
+// Credentials API request, a deferred credential waiting for its claims). The console's Content-Security-Policy
 // (script-src 'self') would refuse axe as an inline script, so the browser context is opened with
 // bypassCSP (a DevTools-level switch); the policy itself is asserted in console.test.ts.
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AxeResults } from 'axe-core';
 import { build } from 'esbuild';
@@ -13,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
 import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
 import { startService, type TestService } from '../support/service.js';
+import { receiveCredentials } from '../support/wallet.js';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 375, height: 740 } };
@@ -20,6 +23,8 @@ let svc: TestService;
 let browser: Browser;
 let tenant: Awaited<ReturnType<TestService['tenant']>>;
 let sessionId: string;
+let deferredSessionId: string;
+let provider: Server;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
@@ -50,10 +55,44 @@ beforeAll(async () => {
   sessionId = offer.body.session;
   const user = await svc.call('POST', '/api/user', { token: tenant.token, body: { username: 'ada', roles: ['issuance:offer'] } });
   expect(user.status, user.text).toBe(201);
+  const presentation = await svc.call('POST', '/api/verifier/config', {
+    token: tenant.token,
+    body: { id: 'pid-check', dcql_query: { credentials: [{ id: 'pid', format: 'dc+sd-jwt', claims: [{ path: ['given_name'] }] }] } },
+  });
+  expect(presentation.status, presentation.text).toBe(201);
+  // A session whose credential waits for its claims: the attribute provider is never ready.
+  provider = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(202, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  const registry = await svc.call('POST', '/api/issuer/attribute-providers', {
+    token: tenant.token,
+    body: {
+      id: 'registry',
+      name: 'Registry',
+      url: `http://127.0.0.1:${(provider.address() as { port: number }).port}`,
+      auth: { type: 'none' },
+    },
+  });
+  expect(registry.status, registry.text).toBe(201);
+  const deferred = await svc.call('POST', '/api/issuer/offer', {
+    token: tenant.token,
+    body: {
+      response_type: 'uri',
+      flow: 'pre_authorized_code',
+      credentialConfigurationIds: ['pid'],
+      credentialClaims: { pid: { type: 'attributeProvider', attributeProviderId: 'registry' } },
+    },
+  });
+  expect(deferred.status, deferred.text).toBe(201);
+  expect((await receiveCredentials(deferred.body.uri)).response.credentialResponse.transaction_id).toEqual(expect.any(String));
+  deferredSessionId = deferred.body.session;
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
   await svc?.stop();
+  await new Promise<void>((resolve) => (provider ? provider.close(() => resolve()) : resolve()));
 });
 
 interface Finding {
@@ -147,6 +186,31 @@ describe.skipIf(!browserAvailable)('web console accessibility (axe-core)', () =>
         await page.getByTestId('offer-uri').or(page.getByRole('alert')).first().waitFor();
         expect(await page.getByRole('alert').allTextContents()).toEqual([]);
         findings.push(...(await seriousViolations(page, 'offer made')));
+        // A refused transaction code on its field; an offer for the Digital Credentials API.
+        await page.getByLabel('Transaction code', { exact: true }).fill('1'.repeat(65));
+        await page.getByRole('button', { name: 'Create offer' }).click();
+        await expect.poll(() => page.getByLabel('Transaction code', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+        findings.push(...(await seriousViolations(page, 'offer: field refused')));
+        await page.getByRole('button', { name: 'Reset to template' }).click();
+        await page.getByLabel('Delivery', { exact: true }).selectOption('dc-api');
+        await page.getByRole('button', { name: 'Create offer' }).click();
+        await page.getByTestId('dc-api-request').waitFor();
+        findings.push(...(await seriousViolations(page, 'offer for the DC API')));
+
+        // A presentation request, as a form and made.
+        await visit(page, 'presentations', 'Request a presentation', 'Create request');
+        findings.push(...(await seriousViolations(page, 'presentations')));
+        await page.getByRole('button', { name: 'Create request' }).click();
+        await page.getByTestId('request-uri').waitFor();
+        findings.push(...(await seriousViolations(page, 'presentation request made')));
+
+        // A deferred credential waiting for its claims, and the confirmation of its completion.
+        await visit(page, `sessions/${deferredSessionId}`, `Session ${deferredSessionId}`, 'pending');
+        findings.push(...(await seriousViolations(page, 'session with a deferred credential')));
+        await page.getByRole('button', { name: 'Complete', exact: true }).click();
+        await page.getByRole('dialog', { name: 'Confirm' }).waitFor();
+        findings.push(...(await seriousViolations(page, 'deferred completion: confirmation')));
+        await page.getByRole('dialog', { name: 'Confirm' }).getByRole('button', { name: 'Cancel' }).click();
       } finally {
         await context.close();
       }

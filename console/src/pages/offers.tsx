@@ -4,7 +4,7 @@
 // QR code for a wallet, and the session's status live.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, asBody, type Problem, result } from '../api.js';
-import { formatDate, ProblemView, Qr } from '../components.js';
+import { formatDate, JsonBlock, ProblemView, Qr } from '../components.js';
 import { FLOW_FORMS } from '../forms.js';
 import { StatusBadge, useLiveStatus } from './live-session.js';
 import { RequestForm } from './request-form.js';
@@ -102,12 +102,12 @@ export function OffersPage() {
                 Pass it to navigator.credentials.create(&#123; digital: &#123; requests: [request] &#125; &#125;) on the page that offers
                 the credential.
               </p>
-              <pre data-testid="dc-api-request">{JSON.stringify(offer.dcApiRequest, null, 2)}</pre>
+              <JsonBlock value={offer.dcApiRequest} label="Digital Credentials API request" testId="dc-api-request" />
             </details>
           )}
           <details>
             <summary>Credential offer (JSON)</summary>
-            <pre data-testid="credential-offer">{JSON.stringify(offer.credentialOffer, null, 2)}</pre>
+            <JsonBlock value={offer.credentialOffer} label="credential offer" testId="credential-offer" />
           </details>
         </section>
       )}

@@ -5,7 +5,7 @@
 // verified claims when the wallet has answered.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, asBody, type Problem, result } from '../api.js';
-import { formatDate, ProblemView, Qr } from '../components.js';
+import { formatDate, JsonBlock, ProblemView, Qr } from '../components.js';
 import { FLOW_FORMS } from '../forms.js';
 import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
 import { RequestForm } from './request-form.js';
@@ -91,7 +91,7 @@ export function PresentationsPage() {
                 Pass it to navigator.credentials.get(&#123; digital: &#123; requests: [request] &#125; &#125;) on the page at the expected
                 origin, and post the wallet's response to <code>{request.responseUri}</code>.
               </p>
-              <pre data-testid="dc-api-request">{JSON.stringify(request.dcApiRequest, null, 2)}</pre>
+              <JsonBlock value={request.dcApiRequest} label="Digital Credentials API request" testId="dc-api-request" />
             </details>
           )}
           {details?.errorReason && <p class="problem">{details.errorReason}</p>}
