@@ -1,6 +1,6 @@
 // The console's flow forms in a real browser: the offer (several credential configurations, the
 // authorization code flow, the Digital Credentials API, a webhook endpoint), the presentation
-// request (the verifier's options, the Digital Credentials API), the completion and failure of a
+// request (the verifier's options, transaction data, the Digital Credentials API, Annex C), the completion and failure of a
 // deferred credential, and the deletion of a session. Each form's template is submitted unedited and
 // succeeds; a value the API refuses shows its error on the field; a client without the role does not
 // see the action. At phone width (375 px) the forms do not scroll the page sideways.
@@ -59,6 +59,22 @@ beforeAll(async () => {
         id: 'pid-check',
         dcql_query: {
           credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] }, claims: [{ path: ['given_name'] }] }],
+        },
+      },
+    }),
+    await svc.call('POST', '/api/verifier/config', {
+      token: admin.token,
+      body: {
+        id: 'mdl-check',
+        dcql_query: {
+          credentials: [
+            {
+              id: 'mdl',
+              format: 'mso_mdoc',
+              meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
+              claims: [{ path: ['org.iso.18013.5.1', 'family_name'] }],
+            },
+          ],
         },
       },
     }),
@@ -201,7 +217,7 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     await close();
   }, 60_000);
 
-  it('makes presentation requests: the template unedited, the verifier options, the DC API with its origin', async () => {
+  it('makes presentation requests: the template unedited, the verifier options, transaction data, the DC API with its origin, Annex C', async () => {
     const { page, errors, close } = await newPage();
     await logInToConsole(page, svc.url, admin.clientId, admin.secret);
     await visit(page, 'presentations', 'Request a presentation');
@@ -210,13 +226,16 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     expect(await page.getByTestId('request-uri').textContent()).toMatch(/^openid4vp:\/\//);
     expect(await page.getByRole('alert').count()).toBe(0);
 
-    // Unencrypted responses, the request fetched by POST.
+    // Unencrypted responses, the request fetched by POST, transaction data of this request.
     await page.getByLabel('Response mode', { exact: true }).selectOption('direct_post');
     await page.getByLabel('Request URI method', { exact: true }).selectOption('post');
+    const transaction = { type: 'payment', credential_ids: ['pid'], amount: '42 EUR' };
+    await page.getByLabel('Transaction data', { exact: true }).fill(JSON.stringify([transaction]));
     await page.getByRole('button', { name: 'Create request' }).click();
     await expect.poll(() => page.getByTestId('request-uri').textContent()).toContain('request_uri_method=post');
     const resolved = await resolveRequest((await page.getByTestId('request-uri').textContent()) as string);
     expect(resolved.responseMode).toBe('direct_post');
+    expect(resolved.transactionData.map((t) => JSON.parse(Buffer.from(String(t), 'base64url').toString()))).toEqual([transaction]);
 
     // The DC API needs the page's origin: refused on the field without it, then made.
     await page.getByRole('button', { name: 'Reset to template' }).click();
@@ -230,6 +249,14 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     const dcApi = page.getByTestId('dc-api-request');
     await dcApi.waitFor();
     expect(JSON.parse((await dcApi.textContent()) as string).protocol).toBe('openid4vp-v1-signed');
+
+    // ISO/IEC 18013-7 Annex C, for an mdoc configuration.
+    await page.getByLabel('Presentation configuration', { exact: true }).selectOption('mdl-check');
+    await page.getByLabel('Delivery', { exact: true }).selectOption('iso-18013-7');
+    await page.getByRole('button', { name: 'Create request' }).click();
+    await expect.poll(async () => JSON.parse((await dcApi.textContent()) as string).protocol).toBe('org-iso-mdoc');
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await page.getByTestId('request-uri').count()).toBe(0);
     expect(errors).toEqual([]);
     await close();
   }, 60_000);
