@@ -128,6 +128,17 @@ export function Qr({ text, label }: { text: string; label: string }) {
   return <div class="qr" role="img" aria-label={label} dangerouslySetInnerHTML={{ __html: svg }} />;
 }
 
+/** Hands `text` to the browser as a file named `filename`. */
+export function saveAs(text: string, filename: string, type: string) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  link.click();
+  // The download has taken its copy once click() returns; the URL would only hold the memory.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
 export const formatDate = (iso?: string | null) => (iso ? new Date(iso).toLocaleString() : '');
 
 /** The JSON in an editor, or undefined while it does not parse (the editor shows why). */

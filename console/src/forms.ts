@@ -8,6 +8,8 @@
 export type FieldKind =
   | { kind: 'text' }
   | { kind: 'textarea' }
+  /** Write-only text (a password): typed, never shown back. */
+  | { kind: 'password' }
   | { kind: 'integer' }
   | { kind: 'checkbox' }
   | { kind: 'select'; options: readonly (string | number)[] }
@@ -61,6 +63,33 @@ const clientFields: FormField[] = [
     label: 'Allowed presentation configurations',
     hint: 'ids, comma-separated; empty: all',
   },
+];
+const registrarFields: FormField[] = [
+  text('registrarUrl', 'Registrar URL', 'base URL of the registrar API'),
+  text('oidcUrl', 'Identity provider URL', 'issuer URL of the realm the registrar login uses'),
+  text('clientId', 'Client id (at the identity provider)'),
+  text('username', 'User name'),
+  { kind: 'password', path: 'password', label: 'Password', hint: 'write-only: never shown again' },
+  { kind: 'password', path: 'clientSecret', label: 'Client secret', hint: 'write-only; only for a confidential client' },
+  { kind: 'json', path: 'registrationCertificateDefaults', label: 'Registration certificate defaults' },
+];
+const schemaMetaFields: FormField[] = [
+  text('config.version', 'Version', 'semantic version, e.g. 1.0.0'),
+  {
+    kind: 'select',
+    path: 'config.attestationLoS',
+    label: 'Level of security',
+    options: ['iso_18045_high', 'iso_18045_moderate', 'iso_18045_enhanced-basic', 'iso_18045_basic'],
+  },
+  { kind: 'select', path: 'config.bindingType', label: 'Binding', options: ['claim', 'key', 'biometric', 'none'] },
+  text('config.rulebookURI', 'Rulebook URL'),
+  {
+    kind: 'select',
+    path: 'config.category',
+    label: 'Category',
+    options: ['identity', 'health', 'finance', 'education', 'mobility', 'employment', 'other'],
+  },
+  { kind: 'json', path: 'config.schemaURIs', label: 'Schemas per format' },
 ];
 /** The form of a change: the create form's fields but those a change cannot set, for the operation that changes. */
 const change = (create: FormSpec, operation: FormSpec['operation'], fixed: string[]): FormSpec => ({
@@ -179,6 +208,50 @@ const CREATE = {
     operation: { method: 'post', path: '/api/trust-list' },
     fields: [text('id', 'Id'), description, text('keyChainId', 'Signing key chain'), { kind: 'json', path: 'entities', label: 'Entities' }],
   },
+  registrarConfig: {
+    operation: { method: 'post', path: '/api/registrar/config' },
+    fields: registrarFields,
+  },
+  accessCertificate: {
+    operation: { method: 'post', path: '/api/registrar/access-certificate' },
+    fields: [text('keyChainId', 'Key chain', "a key chain of usage access; empty: the tenant's default access key chain")],
+  },
+  schemaMetadataPublish: {
+    operation: { method: 'post', path: '/api/schema-metadata/publish' },
+    fields: [
+      text('config.nameHint', 'Name hint', 'the id the registrar reserves is based on it'),
+      ...schemaMetaFields,
+      text('credentialConfigId', 'Credential configuration', 'its fields give the schema when there are no schema URIs'),
+    ],
+  },
+  schemaMetadataPublishVersion: {
+    operation: { method: 'post', path: '/api/schema-metadata/publish-version' },
+    fields: [
+      text('config.id', 'Attestation id', 'of the published schema metadata'),
+      ...schemaMetaFields,
+      text('credentialConfigId', 'Credential configuration', 'its fields give the schema when there are no schema URIs'),
+    ],
+  },
+  schemaMetadataDeprecation: {
+    operation: { method: 'patch', path: '/api/schema-metadata/{id}/versions/{version}/deprecation' },
+    fields: [
+      { kind: 'checkbox', path: 'deprecated', label: 'Deprecated' },
+      text('message', 'Message'),
+      text('supersededByVersion', 'Superseded by version'),
+    ],
+  },
+  schemaMetadataResolveUrl: {
+    operation: { method: 'post', path: '/api/verifier/config/schema-metadata/resolve' },
+    fields: [text('schemaMetadataUrl', 'Schema metadata URL', 'the JSON there must hold signedJwt')],
+  },
+  schemaMetadataResolveJwt: {
+    operation: { method: 'post', path: '/api/verifier/config/schema-metadata/resolve-jwt' },
+    fields: [{ kind: 'textarea', path: 'signedJwt', label: 'Signed schema metadata (JWT)' }],
+  },
+  issuerMetadataResolve: {
+    operation: { method: 'post', path: '/api/verifier/config/issuer-metadata/resolve' },
+    fields: [text('credentialIssuer', 'Credential issuer', 'its identifier (URL)')],
+  },
 } satisfies Record<string, FormSpec>;
 
 export const FORMS = {
@@ -190,6 +263,7 @@ export const FORMS = {
   webhookEndpointUpdate: change(CREATE.httpEndpoint, { method: 'patch', path: '/api/issuer/webhook-endpoints/{id}' }, ['id']),
   statusListUpdate: change(CREATE.statusList, { method: 'patch', path: '/api/status-lists/{listId}' }, ['bits']),
   trustListUpdate: change(CREATE.trustList, { method: 'put', path: '/api/trust-list/{id}' }, ['id']),
+  registrarConfigUpdate: change(CREATE.registrarConfig, { method: 'patch', path: '/api/registrar/config' }, []),
 };
 
 const WEBHOOK_HINT =

@@ -6,11 +6,14 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { holds, logOut, onSessionChange, type Role, resumeSession, type Session, session } from './api.js';
 import { AuditPage } from './pages/audit.js';
+import { CachesPage } from './pages/caches.js';
 import { LoginPage } from './pages/login.js';
 import { OffersPage } from './pages/offers.js';
 import { PresentationsPage } from './pages/presentations.js';
+import { RegistrarPage } from './pages/registrar.js';
 import { type ResourceDefinition, ResourcePage } from './pages/resource.js';
 import * as resources from './pages/resources.js';
+import { SchemaMetadataPage } from './pages/schema-metadata.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
 import { issuerSettings, type Settings, SettingsPage, sessionSettings, statusListSettings } from './pages/settings.js';
 
@@ -87,6 +90,15 @@ const VIEWS: View[] = [
     roles: ['issuance:manage', 'presentation:manage'],
     page: settings(sessionSettings),
   },
+  { route: 'registrar', label: 'Registrar', for: 'tenant', roles: ['registrar:manage'], page: () => <RegistrarPage /> },
+  {
+    route: 'schema-metadata',
+    label: 'Schema metadata',
+    for: 'tenant',
+    roles: ['registrar:manage', 'issuance:manage', 'presentation:manage'],
+    page: () => <SchemaMetadataPage />,
+  },
+  { route: 'caches', label: 'Caches', for: 'tenant', roles: ['issuance:manage', 'presentation:manage'], page: () => <CachesPage /> },
   { route: 'audit', label: 'Audit log', for: 'both', roles: ANY_MANAGER, page: () => <AuditPage /> },
 ];
 

@@ -33,17 +33,19 @@ function withValue(body: Body, path: string, value: unknown): Body {
 export const isOn = (field: string, path: string) => field === `body.${path}` || field.startsWith(`body.${path}.`);
 const errorsOn = (problem: Problem | undefined, path: string) => (problem?.fields ?? []).filter((f) => isOn(f.field, path));
 
-const inputId = (path: string) => `field-${path.replace(/\W/g, '-')}`;
+const inputId = (path: string, prefix = '') => `field-${prefix}${path.replace(/\W/g, '-')}`;
 
 /** The ids an `id` or `ids` field offers, by the field's path (the page lists them at run time). */
 export type Choices = Record<string, readonly string[]>;
 
+/** `idPrefix` keeps the ids of the inputs apart where a page shows more than one form. */
 export function BodyForm(props: {
   fields: FormField[];
   body: string;
   onBody: (text: string) => void;
   problem?: Problem;
   choices?: Choices;
+  idPrefix?: string;
 }) {
   const parsed = parsedJson(props.body)?.value;
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
@@ -61,6 +63,7 @@ export function BodyForm(props: {
           onValue={(v) => set(field.path, v)}
           problem={props.problem}
           choices={props.choices?.[field.path] ?? []}
+          idPrefix={props.idPrefix}
         />
       ))}
     </div>
@@ -73,15 +76,17 @@ function FieldInput({
   onValue,
   problem,
   choices,
+  idPrefix,
 }: {
   field: FormField;
   value: unknown;
   onValue: (value: unknown) => void;
   problem?: Problem;
   choices: readonly string[];
+  idPrefix?: string;
 }) {
   const errors = errorsOn(problem, field.path);
-  const id = inputId(field.path);
+  const id = inputId(field.path, idPrefix);
   const described = errors.length || field.hint ? `${id}-note` : undefined;
   const common = { id, 'aria-invalid': errors.length > 0, 'aria-describedby': described };
   const note = described && (
@@ -201,6 +206,16 @@ function FieldInput({
         rows={3}
         value={typeof value === 'string' ? value : ''}
         onChange={(e) => onValue((e.target as HTMLTextAreaElement).value || undefined)}
+      />
+    );
+  } else if (field.kind === 'password') {
+    input = (
+      <input
+        {...common}
+        type="password"
+        autocomplete="new-password"
+        value={typeof value === 'string' ? value : ''}
+        onChange={(e) => onValue(target(e).value || undefined)}
       />
     );
   } else {

@@ -4,20 +4,9 @@
 // is a plain download link.
 import { useState } from 'preact/hooks';
 import { api, type ListItem, type Problem, result } from '../api.js';
-import { ProblemView } from '../components.js';
+import { ProblemView, saveAs } from '../components.js';
 
 type KeyChain = ListItem<'/api/key-chain'>;
-
-/** Hands `text` to the browser as a file named `filename`. */
-function saveAs(text: string, filename: string, type: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = filename;
-  link.click();
-  // The download has taken its copy once click() returns; the URL would only hold the memory.
-  setTimeout(() => URL.revokeObjectURL(url), 0);
-}
 
 export function KeyChainDownloads({ chain }: { chain: KeyChain }) {
   const [problem, setProblem] = useState<Problem>();

@@ -29,6 +29,8 @@ export interface ResourceAction<Row> {
   secret?: (row: Row, data: unknown) => OneTimeSecret | undefined;
   /** Roles of which one is needed; absent: those of the resource. */
   roles?: Role[];
+  /** Whether the action applies to `row`; absent: to every row. */
+  shown?: (row: Row) => boolean;
 }
 
 export interface CreateVariant {
@@ -171,17 +173,19 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
               Edit
             </button>
           )}
-          {actions.map((action) => (
-            <button
-              type="button"
-              class={action.confirm ? 'danger' : 'secondary'}
-              key={action.label}
-              onClick={() => act(action, row)}
-              aria-label={`${action.label} ${definition.name(row)}`}
-            >
-              {action.label}
-            </button>
-          ))}
+          {actions
+            .filter((action) => action.shown?.(row) ?? true)
+            .map((action) => (
+              <button
+                type="button"
+                class={action.confirm ? 'danger' : 'secondary'}
+                key={action.label}
+                onClick={() => act(action, row)}
+                aria-label={`${action.label} ${definition.name(row)}`}
+              >
+                {action.label}
+              </button>
+            ))}
           {definition.remove && (
             <button type="button" class="danger" onClick={() => remove(row)} aria-label={`Delete ${definition.name(row)}`}>
               Delete

@@ -5,6 +5,7 @@ import { api, asBody, type ListItem, type Role, result, session } from '../api.j
 import { summarizeChain } from '../certificates.js';
 import { formatDate } from '../components.js';
 import { FORMS } from '../forms.js';
+import { ConfigExport } from './config-export.js';
 import { DcqlCheck } from './dcql-check.js';
 import { FieldsForm } from './fields-form.js';
 import { KeyChainDownloads } from './key-chain-downloads.js';
@@ -28,7 +29,13 @@ export const tenants: ResourceDefinition<ListItem<'/api/tenant'>> = {
   roles: ['tenants:manage'],
   list: () => result(api.GET('/api/tenant')),
   name: (t) => t.id,
-  columns: [idColumn, { title: 'Name', cell: (t) => t.name }, { title: 'Status', cell: (t) => t.status }, created],
+  columns: [
+    idColumn,
+    { title: 'Name', cell: (t) => t.name },
+    { title: 'Status', cell: (t) => t.status },
+    created,
+    { title: 'Configuration', cell: (t) => <ConfigExport tenantId={t.id} /> },
+  ],
   template: () => ({ id: 'acme', name: 'Acme', roles: TENANT_ADMIN_ROLES }),
   form: FORMS.tenantCreate.fields,
   editForm: FORMS.tenantUpdate.fields,
@@ -315,6 +322,14 @@ export const presentationConfigs: ResourceDefinition<PresentationConfig> = {
     result(api.PATCH('/api/verifier/config/{id}', { ...byId(p), body: asBody('/api/verifier/config/{id}', 'patch', body) })),
   editable: ({ id: _id, tenantId: _t, createdAt: _c, updatedAt: _u, ...rest }) => rest,
   remove: (p) => result(api.DELETE('/api/verifier/config/{id}', byId(p))),
+  actions: [
+    {
+      label: 'Reissue registration certificate',
+      // Only a certificate the registrar issues (registration_cert without a jwt) can be obtained again.
+      shown: (p) => !!p.registration_cert && !('jwt' in p.registration_cert && p.registration_cert.jwt),
+      run: (p) => result(api.POST('/api/verifier/config/{id}/registration-cert/reissue', byId(p))),
+    },
+  ],
   aside: ({ body }) => <DcqlCheck body={body} />,
   intro: (
     <p class="muted">
