@@ -2,7 +2,8 @@
 // width (375 px): no violation of impact serious or critical, on the pages as they open and in the
 // states that open over them (a refused field, the one-time secret and confirmation dialogs, the
 // JSON view, an unfolded certificate chain, a filtered audit log, an offer's QR code, a Digital
-// Credentials API request, a deferred credential waiting for its claims). The console's Content-Security-Policy
+// Credentials API request, a deferred credential waiting for its claims, the registrar and schema
+// metadata screens against the registrar fake). The console's Content-Security-Policy
 // (script-src 'self') would refuse axe as an inline script, so the browser context is opened with
 // bypassCSP (a DevTools-level switch); the policy itself is asserted in console.test.ts.
 import { readFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
 import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
+import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
 
@@ -25,6 +27,7 @@ let tenant: Awaited<ReturnType<TestService['tenant']>>;
 let sessionId: string;
 let deferredSessionId: string;
 let provider: Server;
+let registrar: RegistrarFake;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
@@ -88,8 +91,22 @@ beforeAll(async () => {
   expect(deferred.status, deferred.text).toBe(201);
   expect((await receiveCredentials(deferred.body.uri)).response.credentialResponse.transaction_id).toEqual(expect.any(String));
   deferredSessionId = deferred.body.session;
+  // A registrar, and schema metadata published there from the credential configuration.
+  const account = { username: 'axe', password: 'registrar password', clientId: 'axe' };
+  registrar = await startRegistrarFake(account);
+  const linked = await svc.call('POST', '/api/registrar/config', {
+    token: tenant.token,
+    body: { registrarUrl: registrar.url, oidcUrl: registrar.oidcUrl, ...account },
+  });
+  expect(linked.status, linked.text).toBe(200);
+  const published = await svc.call('POST', '/api/schema-metadata/publish', {
+    token: tenant.token,
+    body: { credentialConfigId: 'pid', config: { version: '1.0.0', attestationLoS: 'iso_18045_moderate', bindingType: 'key' } },
+  });
+  expect(published.status, published.text).toBe(201);
 }, 120_000);
 afterAll(async () => {
+  await registrar?.stop();
   await browser?.close();
   await svc?.stop();
   await new Promise<void>((resolve) => (provider ? provider.close(() => resolve()) : resolve()));
@@ -148,6 +165,9 @@ describe.skipIf(!browserAvailable)('web console accessibility (axe-core)', () =>
           ['key-chains', 'Key chains', 'default-attestation'],
           ['users', 'Users', 'ada'],
           ['audit', 'Audit log', 'When'],
+          ['registrar', 'Registrar', 'Obtain an access certificate'],
+          ['schema-metadata', 'Schema metadata', '1.0.0'],
+          ['caches', 'Caches', 'Status lists this service signs'],
         ];
         for (const [route, heading, ready] of pages) {
           await visit(page, route, heading, ready);

@@ -33,8 +33,8 @@ afterAll(async () => {
 });
 
 /** A page logged in as `clientId`, at `route`, collecting the page's script errors. */
-async function open(clientId: string, secret: string, route: string) {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+async function open(clientId: string, secret: string, route: string, viewport = { width: 1280, height: 900 }) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
@@ -255,4 +255,49 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
       await close();
     }
   }, 120_000);
+
+  it('fits a phone (375 px): nothing on these screens scrolls the page sideways', async () => {
+    const tenant = await svc.tenant('console-phone', ['registrar:manage', 'issuance:manage', 'presentation:manage']);
+    await configureRegistrar(tenant.token);
+    const published = await svc.call('POST', '/api/schema-metadata/publish', {
+      token: tenant.token,
+      body: {
+        config: {
+          version: '1.0.0',
+          attestationLoS: 'iso_18045_moderate',
+          bindingType: 'key',
+          schemaURIs: [{ formatIdentifier: 'dc+sd-jwt', meta: { vct: 'urn:example:phone:1' }, schemaContent: { type: 'object' } }],
+        },
+      },
+    });
+    expect(published.status, published.text).toBe(201);
+    const { page, errors, close } = await open(tenant.clientId, tenant.secret, 'registrar', { width: 375, height: 740 });
+    try {
+      for (const [route, ready] of [
+        ['registrar', 'Obtain an access certificate'],
+        ['schema-metadata', "Another issuer's metadata"],
+        ['caches', 'Status lists this service signs'],
+      ] as const) {
+        await page.goto(`${svc.url}/console#/${route}`);
+        await page.getByText(ready, { exact: true }).first().waitFor();
+        await expect.poll(() => page.getByRole('cell').count(), POLL).toBeGreaterThan(0);
+        if (route === 'schema-metadata') {
+          // An answer shown: a DCQL query in a box of its own.
+          const form = section(page, 'Schema metadata as a signed JWT');
+          await expect.poll(() => form.getByRole('textbox').inputValue(), POLL).not.toBe('');
+          await form.getByRole('button', { name: 'Resolve JWT' }).click();
+          await form.getByRole('status').waitFor();
+          await form.getByText('Answer').click();
+        }
+        const { width, screen } = await page.evaluate(() => ({
+          width: document.documentElement.scrollWidth,
+          screen: document.documentElement.clientWidth,
+        }));
+        expect(width, `${route}: page wider than the screen`).toBeLessThanOrEqual(screen);
+      }
+      expect(errors).toEqual([]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
 });

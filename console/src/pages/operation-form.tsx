@@ -59,7 +59,7 @@ export function OperationForm(props: OperationFormProps) {
 
   return (
     <section class="card" aria-label={props.title}>
-      <form onSubmit={submit}>
+      <form class="operation" onSubmit={submit}>
         <h3>{props.title}</h3>
         {props.intro}
         <div class="row">
