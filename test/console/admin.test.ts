@@ -138,6 +138,12 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
       const versions = await svc.call('GET', `/api/schema-metadata/${id}/versions`, { token: tenant.token });
       expect(versions.body.find((v: { version: string }) => v.version === '1.0.0')).toMatchObject({ deprecated: true });
 
+      // The audit log names the version whose deprecation changed.
+      await page.goto(`${svc.url}/console#/audit`);
+      await page.getByLabel('Action').selectOption('schema_metadata.deprecation_changed');
+      expect(await page.getByTestId('audit-object').allTextContents()).toEqual([`schema_metadata ${id} 1.0.0 · tenant console-publisher`]);
+      await page.goto(`${svc.url}/console#/schema-metadata`);
+
       // The registrar's catalog, and the versions of an id.
       await page.reload();
       const catalog = section(page, 'registrar catalog');

@@ -1,6 +1,6 @@
 // The console, in a real browser: a key chain's certificate chain (PEM) and its CA's CRL (DER) as
 // files, and the audit log filtered by the kind of object, the action, who acted and the object's
-// name, each entry naming the object it changed.
+// name, each entry naming the object it changed and showing what it changed.
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import * as x509 from '@peculiar/x509';
@@ -121,7 +121,11 @@ describe.skipIf(!browserAvailable)('web console: key chain downloads and the aud
       // The update of the key chain: its name and the field it changed.
       await page.getByLabel('Action').selectOption('key_chain.updated');
       expect(await shown()).toEqual(['key_chain default-attestation']);
-      expect(await page.getByRole('row').filter({ hasText: 'key_chain default-attestation' }).textContent()).toContain('description');
+      const keyChainRow = page.getByRole('row').filter({ hasText: 'key_chain default-attestation' });
+      expect(await keyChainRow.textContent()).toContain('description');
+      // What it changed, before and after.
+      await keyChainRow.locator('summary').click();
+      expect(await keyChainRow.locator('dd').textContent()).toBe('"default attestation key" → "signs the PID"');
       await page.getByRole('button', { name: 'Clear filters' }).click();
 
       // By who acted: the tenant's admin client did these three; the service client made the tenant and its key chains.

@@ -1,6 +1,7 @@
 // The audit log: who did what to which object. GET /api/admin/audit-logs takes only a limit (newest
 // first, at most 500), so the console fetches the newest 500 and filters those here, by the kind of
-// object, the action, who acted, and the object's name.
+// object, the action, who acted, and the object's name. Each entry names the object it changed and
+// shows what it changed, before and after.
 import { useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/index.js';
 import { api, type Problem, result } from '../api.js';
@@ -13,14 +14,48 @@ const NEWEST = 500;
 const kindOf = (e: AuditEntry) => e.actionType.slice(0, e.actionType.lastIndexOf('.')) || e.actionType;
 const actorOf = (e: AuditEntry) => e.actorDisplay ?? e.actorId;
 
-/** The name of the object the entry changed, from the snapshot after (or, when deleted, before) the change. */
+/**
+ * The name of the object the entry changed, from the snapshot after (or, when deleted, before) the
+ * change, with its version where the object has versions (schema metadata). Settings the tenant has
+ * one of (issuer settings, the registrar configuration) have no name: the kind names them.
+ */
 export function objectOf(e: AuditEntry): string {
   const snapshot = e.after ?? e.before ?? {};
-  for (const key of ['username', 'clientId', 'id', 'name']) {
+  const named = (key: string) => {
     const value = snapshot[key];
-    if (typeof value === 'string' || typeof value === 'number') return String(value);
-  }
-  return '';
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+  };
+  const name = ['username', 'clientId', 'id', 'name'].map(named).find((v) => v !== undefined) ?? '';
+  const version = named('version');
+  return name && version ? `${name} ${version}` : name;
+}
+
+/** A value of a snapshot as one line (long ones shortened: the entry's JSON is in the API). */
+function shown(value: unknown): string {
+  if (value === undefined) return '(none)';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** What the entry changed: each changed field, before and after. */
+function Changes({ entry }: { entry: AuditEntry }) {
+  const fields = entry.changedFields ?? [];
+  if (fields.length === 0) return null;
+  return (
+    <details>
+      <summary>{fields.join(', ')}</summary>
+      <dl class="changes">
+        {fields.map((field) => (
+          <div key={field}>
+            <dt>{field}</dt>
+            <dd>
+              <code>{shown(entry.before?.[field])}</code> → <code>{shown(entry.after?.[field])}</code>
+            </dd>
+          </div>
+        ))}
+      </dl>
+    </details>
+  );
 }
 
 interface Filters {
@@ -102,13 +137,13 @@ export function AuditPage() {
               title: 'Object',
               cell: (e) => (
                 <span data-testid="audit-object">
-                  {kindOf(e)} <code class="id">{objectOf(e)}</code>
+                  {kindOf(e)} {objectOf(e) && <code class="id">{objectOf(e)}</code>}
                   {e.tenantId && <span class="muted"> · tenant {e.tenantId}</span>}
                 </span>
               ),
             },
             { title: 'By', cell: actorOf },
-            { title: 'Changed', cell: (e) => (e.changedFields ?? []).join(', ') },
+            { title: 'Changed', cell: (e) => <Changes entry={e} /> },
           ]}
         />
         {pager}
