@@ -1,7 +1,8 @@
 // The console's admin screens in a real browser, against the registrar fake: the registrar
 // configuration (created through its form, a refused field shown on the field, changed, deleted after
 // a confirmation) and an access certificate; schema metadata published, a new version, a version
-// deprecated, the catalog, and imports as a DCQL query; the caches and their clearing; a tenant's
+// deprecated, the catalog, and imports as a DCQL query; a registration certificate reissued; the
+// caches and their clearing; a tenant's
 // configuration exported as a file. Each template is submitted as it stands and succeeds, and each
 // screen and action shows only to a client holding a role its routes take.
 import { readFileSync } from 'node:fs';
@@ -173,6 +174,43 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
       await close();
     }
   }, 90_000);
+
+  it("reissues a presentation configuration's registration certificate, offered only where the registrar issues it", async () => {
+    const tenant = await svc.tenant('console-rp', ['presentation:manage', 'registrar:manage']);
+    await configureRegistrar(tenant.token);
+    const dcql_query = {
+      credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: ['urn:eudi:pid:1'] }, claims: [{ path: ['given_name'] }] }],
+    };
+    const purpose = [{ lang: 'en', content: 'Check the name' }];
+    for (const body of [
+      {
+        id: 'kyc',
+        dcql_query,
+        registration_cert: {
+          body: { purpose, privacy_policy: 'https://rp.example.com/privacy', support_uri: 'mailto:help@rp.example.com' },
+        },
+      },
+      { id: 'plain', dcql_query },
+    ]) {
+      const saved = await svc.call('POST', '/api/verifier/config', { token: tenant.token, body });
+      expect(saved.status, saved.text).toBe(201);
+    }
+    const { page, errors, close } = await open(tenant.clientId, tenant.secret, 'presentation-configs');
+    try {
+      await page.getByRole('cell', { name: 'plain', exact: true }).waitFor();
+      expect(await page.getByRole('button', { name: 'Reissue registration certificate plain' }).count()).toBe(0);
+      const issued = registrar.certificates.registrationCertificates.length;
+      await page.getByRole('button', { name: 'Reissue registration certificate kyc' }).click();
+      const outcome = page.getByRole('status').filter({ hasText: 'Reissue registration certificate: kyc' }).or(page.getByRole('alert'));
+      await expect.poll(() => outcome.first().textContent(), POLL).toBe('Reissue registration certificate: kyc');
+      expect(registrar.certificates.registrationCertificates).toHaveLength(issued + 1);
+      const stored = await svc.call('GET', '/api/verifier/config/kyc', { token: tenant.token });
+      expect(stored.body.registrationCertCache?.jwt).toBe(registrar.certificates.registrationCertificates.at(-1)?.jwt);
+      expect(errors).toEqual([]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
 
   it('shows the cache statistics and clears the caches after asking', async () => {
     const tenant = await svc.tenant('console-caches', ['issuance:manage']);

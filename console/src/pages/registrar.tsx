@@ -18,6 +18,8 @@ const NEW_CONFIG = {
   clientId: 'registrar-client',
   username: 'operator',
   password: 'the password at the registrar',
+  // What every registration certificate request needs, unless a presentation configuration sets it.
+  registrationCertificateDefaults: { privacy_policy: 'https://example.com/privacy', support_uri: 'mailto:support@example.com' },
 };
 
 export function RegistrarPage() {
