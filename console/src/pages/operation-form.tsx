@@ -16,8 +16,8 @@ export interface OperationFormProps {
   template: unknown;
   submit: (body: unknown) => Promise<Result<unknown>>;
   submitLabel: string;
-  /** What a success says (role=status). */
-  done: (data: unknown) => string;
+  /** What a success says (role=status); undefined: the page says it (the form goes away on success). */
+  done: (data: unknown) => string | undefined;
   /** Destructive operations ask first: the question. */
   confirm?: string;
   /** Show the answer's JSON below the form. */

@@ -67,7 +67,7 @@ export function RegistrarPage() {
           template={NEW_CONFIG}
           submitLabel="Save"
           submit={(body) => result(api.POST('/api/registrar/config', { body: asBody('/api/registrar/config', 'post', body) }))}
-          done={() => 'Saved the registrar configuration'}
+          done={() => undefined}
           onDone={() => {
             setNotice('Saved the registrar configuration');
             void load();
