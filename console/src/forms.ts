@@ -73,6 +73,19 @@ const registrarFields: FormField[] = [
   { kind: 'password', path: 'clientSecret', label: 'Client secret', hint: 'write-only; only for a confidential client' },
   { kind: 'json', path: 'registrationCertificateDefaults', label: 'Registration certificate defaults' },
 ];
+const SCHEMA_CATEGORIES = ['identity', 'health', 'finance', 'education', 'mobility', 'employment', 'other'] as const;
+const SCHEMA_TAGS = [
+  'pid',
+  'eudi',
+  'kyc',
+  'aml',
+  'age-verification',
+  'residency',
+  'membership',
+  'education',
+  'employment',
+  'mobility',
+] as const;
 const schemaMetaFields: FormField[] = [
   text('config.version', 'Version', 'semantic version, e.g. 1.0.0'),
   {
@@ -83,12 +96,8 @@ const schemaMetaFields: FormField[] = [
   },
   { kind: 'select', path: 'config.bindingType', label: 'Binding', options: ['claim', 'key', 'biometric', 'none'] },
   text('config.rulebookURI', 'Rulebook URL'),
-  {
-    kind: 'select',
-    path: 'config.category',
-    label: 'Category',
-    options: ['identity', 'health', 'finance', 'education', 'mobility', 'employment', 'other'],
-  },
+  { kind: 'select', path: 'config.category', label: 'Category', options: SCHEMA_CATEGORIES },
+  { kind: 'multi', path: 'config.tags', label: 'Tags', options: SCHEMA_TAGS },
   { kind: 'json', path: 'config.schemaURIs', label: 'Schemas per format' },
 ];
 /** The form of a change: the create form's fields but those a change cannot set, for the operation that changes. */
@@ -238,6 +247,13 @@ const CREATE = {
       { kind: 'checkbox', path: 'deprecated', label: 'Deprecated' },
       text('message', 'Message'),
       text('supersededByVersion', 'Superseded by version'),
+    ],
+  },
+  schemaMetadataClassification: {
+    operation: { method: 'patch', path: '/api/schema-metadata/{id}/versions/{version}' },
+    fields: [
+      { kind: 'select', path: 'category', label: 'Category', options: SCHEMA_CATEGORIES },
+      { kind: 'multi', path: 'tags', label: 'Tags', options: SCHEMA_TAGS },
     ],
   },
   schemaMetadataResolveUrl: {

@@ -139,6 +139,17 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
       const versions = await svc.call('GET', `/api/schema-metadata/${id}/versions`, { token: tenant.token });
       expect(versions.body.find((v: { version: string }) => v.version === '1.0.0')).toMatchObject({ deprecated: true });
 
+      // Category and tags of 1.1.0, from the record: tags chosen in the form.
+      await mine.getByRole('button', { name: `Category and tags of ${id} 1.1.0` }).click();
+      const classification = section(page, `Category and tags of ${id} 1.1.0`);
+      await classification.getByLabel('kyc').check();
+      await classification.getByRole('button', { name: 'Save category and tags' }).click();
+      await expect
+        .poll(() => statusIn(page, `Category and tags of ${id} 1.1.0`).textContent(), POLL)
+        .toBe(`Saved the category and tags of ${id} 1.1.0`);
+      const classified = await svc.call('GET', `/api/schema-metadata/${id}/versions`, { token: tenant.token });
+      expect(classified.body.find((v: { version: string }) => v.version === '1.1.0')).toMatchObject({ tags: ['kyc'] });
+
       // The audit log names the version whose deprecation changed.
       await page.goto(`${svc.url}/console#/audit`);
       await page.getByLabel('Action').selectOption('schema_metadata.deprecation_changed');
@@ -152,7 +163,26 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
         .getByRole('button', { name: `Versions of ${id}` })
         .first()
         .click();
-      await catalog.getByRole('region', { name: `versions of ${id}` }).waitFor();
+      const versionsTable = catalog.getByRole('region', { name: `versions of ${id}` });
+      await versionsTable.waitFor();
+      // A version's signed JWT and its schema, as files.
+      const [jwtFile] = await Promise.all([
+        page.waitForEvent('download'),
+        versionsTable.getByRole('button', { name: `Download the JWT of ${id} 1.0.0` }).click(),
+      ]);
+      expect(jwtFile.suggestedFilename()).toBe(`${id}-1.0.0.jwt`);
+      const served = await fetch(`${svc.url}/api/schema-metadata/${id}/versions/1.0.0/jwt`, {
+        headers: { authorization: `Bearer ${tenant.token}` },
+      });
+      expect(readFileSync(await jwtFile.path(), 'utf8')).toBe(await served.text());
+      const [schemaFile] = await Promise.all([
+        page.waitForEvent('download'),
+        versionsTable.getByRole('button', { name: `Download the dc+sd-jwt schema of ${id} 1.0.0` }).click(),
+      ]);
+      expect(JSON.parse(readFileSync(await schemaFile.path(), 'utf8'))).toMatchObject({ type: 'object' });
+      // The vocabularies the registrar accepts.
+      await catalog.getByText(/^Categories and tags the registrar accepts/).click();
+      await catalog.getByText('age-verification', { exact: true }).waitFor();
 
       // Imports as the verifier: the templates take the catalog's first entry, and this service as issuer.
       for (const [form, button, said] of [

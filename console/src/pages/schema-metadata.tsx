@@ -5,7 +5,7 @@
 // metadata into a DCQL query. Each section shows only for the roles its routes take.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, asBody, holds, type ListItem, type Problem, result, session } from '../api.js';
-import { ProblemView, Table } from '../components.js';
+import { ProblemView, saveAs, Table } from '../components.js';
 import { FORMS } from '../forms.js';
 import { OperationForm } from './operation-form.js';
 
@@ -105,6 +105,7 @@ function Publishing() {
   const [mine, setMine] = useState<Record[]>([]);
   const [problem, setProblem] = useState<Problem>();
   const [deprecating, setDeprecating] = useState<Record>();
+  const [classifying, setClassifying] = useState<Record>();
   const load = useCallback(async () => {
     const { data, problem } = await result(api.GET('/api/schema-metadata/mine'));
     setMine(data ?? []);
@@ -129,14 +130,24 @@ function Publishing() {
             {
               title: 'Actions',
               cell: (r) => (
-                <button
-                  type="button"
-                  class={r.deprecated ? 'secondary' : 'danger'}
-                  aria-label={`${r.deprecated ? 'Undo deprecation of' : 'Deprecate'} ${r.id} ${r.version}`}
-                  onClick={() => setDeprecating(r)}
-                >
-                  {r.deprecated ? 'Undo deprecation' : 'Deprecate'}
-                </button>
+                <div class="row actions">
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`Category and tags of ${r.id} ${r.version}`}
+                    onClick={() => setClassifying(r)}
+                  >
+                    Category and tags
+                  </button>
+                  <button
+                    type="button"
+                    class={r.deprecated ? 'secondary' : 'danger'}
+                    aria-label={`${r.deprecated ? 'Undo deprecation of' : 'Deprecate'} ${r.id} ${r.version}`}
+                    onClick={() => setDeprecating(r)}
+                  >
+                    {r.deprecated ? 'Undo deprecation' : 'Deprecate'}
+                  </button>
+                </div>
               ),
             },
           ]}
@@ -162,6 +173,26 @@ function Publishing() {
             const r = data as Record;
             return `${r.id} ${r.version} is ${r.deprecated ? 'deprecated' : 'no longer deprecated'}`;
           }}
+          onDone={() => void load()}
+        />
+      )}
+      {classifying && (
+        <OperationForm
+          key={`${classifying.id}@${classifying.version}`}
+          title={`Category and tags of ${classifying.id} ${classifying.version}`}
+          intro={<p class="muted">Catalog attributes the registrar keeps beside the signed metadata; they are not signed.</p>}
+          fields={FORMS.schemaMetadataClassification.fields}
+          template={{ category: classifying.category ?? 'other', tags: classifying.tags ?? [] }}
+          submitLabel="Save category and tags"
+          submit={(body) =>
+            result(
+              api.PATCH('/api/schema-metadata/{id}/versions/{version}', {
+                params: { path: { id: classifying.id, version: classifying.version } },
+                body: asBody('/api/schema-metadata/{id}/versions/{version}', 'patch', body),
+              }),
+            )
+          }
+          done={(data) => `Saved the category and tags of ${(data as Record).id} ${(data as Record).version}`}
           onDone={() => void load()}
         />
       )}
@@ -194,10 +225,88 @@ function Publishing() {
   );
 }
 
+/** A version's signed JWT and its JSON Schema per format, as files. */
+function RecordFiles({ record }: { record: Record }) {
+  const [problem, setProblem] = useState<Problem>();
+  const path = { id: record.id, version: record.version };
+  const name = `${record.id}-${record.version}`;
+  const jwt = async () => {
+    const { data, problem } = await result(
+      api.GET('/api/schema-metadata/{id}/versions/{version}/jwt', { params: { path }, parseAs: 'text' }),
+    );
+    setProblem(problem);
+    if (typeof data === 'string') saveAs(data, `${name}.jwt`, 'application/jwt');
+  };
+  const schema = async (format: 'dc+sd-jwt' | 'mso_mdoc') => {
+    const { data, problem } = await result(
+      api.GET('/api/schema-metadata/{id}/versions/{version}/schemas/{format}', { params: { path: { ...path, format } } }),
+    );
+    setProblem(problem);
+    if (data) saveAs(JSON.stringify(data, null, 2), `${name}-${format}.schema.json`, 'application/schema+json');
+  };
+  const formats = (record.supportedFormats ?? []).filter((f): f is 'dc+sd-jwt' | 'mso_mdoc' => f === 'dc+sd-jwt' || f === 'mso_mdoc');
+  return (
+    <div class="downloads">
+      <button type="button" class="secondary" aria-label={`Download the JWT of ${record.id} ${record.version}`} onClick={jwt}>
+        JWT
+      </button>
+      {formats.map((format) => (
+        <button
+          type="button"
+          class="secondary"
+          key={format}
+          aria-label={`Download the ${format} schema of ${record.id} ${record.version}`}
+          onClick={() => schema(format)}
+        >
+          Schema ({format})
+        </button>
+      ))}
+      <ProblemView problem={problem} />
+    </div>
+  );
+}
+
+type Vocabularies = NonNullable<Awaited<ReturnType<typeof loadVocabularies>>['data']>;
+const loadVocabularies = () => result(api.GET('/api/schema-metadata/vocabularies'));
+
+/** The categories and tags the registrar accepts, with those it deprecated. */
+function VocabularyList({ vocabularies }: { vocabularies: Vocabularies }) {
+  const entries = (title: string, list: Vocabularies['categories']) => (
+    <>
+      <h4>{title}</h4>
+      <ul class="vocabulary">
+        {list.map((e) => (
+          <li key={e.code}>
+            <code>{e.code}</code> {e.label}
+            {e.status !== 'active' && (
+              <span class="muted">
+                {' '}
+                ({e.status}
+                {e.replacedBy ? `, use ${e.replacedBy}` : ''})
+              </span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+  return (
+    <details>
+      <summary>Categories and tags the registrar accepts (vocabulary {vocabularies.version})</summary>
+      {entries('Categories', vocabularies.categories)}
+      {entries('Tags', vocabularies.tags)}
+    </details>
+  );
+}
+
 function Catalog() {
   const [records, setRecords] = useState<Record[]>([]);
   const [problem, setProblem] = useState<Problem>();
   const [versions, setVersions] = useState<{ id: string; records: Record[] }>();
+  const [vocabularies, setVocabularies] = useState<Vocabularies>();
+  useEffect(() => {
+    void loadVocabularies().then(({ data }) => setVocabularies(data));
+  }, []);
   useEffect(() => {
     void result(api.GET('/api/schema-metadata')).then(({ data, problem }) => {
       setRecords(data ?? []);
@@ -213,6 +322,7 @@ function Catalog() {
     <section class="card" aria-label="registrar catalog">
       <h3>The registrar's catalog</h3>
       <ProblemView problem={problem} />
+      {vocabularies && <VocabularyList vocabularies={vocabularies} />}
       <Table
         label="registrar catalog"
         rows={records}
@@ -232,7 +342,11 @@ function Catalog() {
       {versions && (
         <>
           <h4>Versions of {versions.id}</h4>
-          <Table label={`versions of ${versions.id}`} rows={versions.records} columns={recordColumns} />
+          <Table
+            label={`versions of ${versions.id}`}
+            rows={versions.records}
+            columns={[...recordColumns, { title: 'Files', cell: (r) => <RecordFiles record={r} /> }]}
+          />
         </>
       )}
     </section>
