@@ -158,7 +158,7 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
 
       // The registrar's catalog, and the versions of an id.
       await page.reload();
-      const catalog = section(page, 'registrar catalog');
+      const catalog = section(page, "The registrar's catalog");
       await catalog
         .getByRole('button', { name: `Versions of ${id}` })
         .first()
@@ -180,6 +180,14 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
         versionsTable.getByRole('button', { name: `Download the dc+sd-jwt schema of ${id} 1.0.0` }).click(),
       ]);
       expect(JSON.parse(readFileSync(await schemaFile.path(), 'utf8'))).toMatchObject({ type: 'object' });
+      // One id and version looked up at the registrar.
+      const search = catalog.getByRole('form', { name: 'search the catalog' });
+      await search.getByLabel('Attestation id').fill(id as string);
+      await search.getByLabel('Version').fill('1.1.0');
+      await search.getByRole('button', { name: 'Search' }).click();
+      const catalogRows = catalog.getByRole('region', { name: 'registrar catalog' }).getByRole('row');
+      await expect.poll(() => catalogRows.count(), POLL).toBe(2);
+      expect(await catalogRows.nth(1).getByRole('cell').nth(1).textContent()).toBe('1.1.0');
       // The vocabularies the registrar accepts.
       await catalog.getByText(/^Categories and tags the registrar accepts/).click();
       await catalog.getByText('age-verification', { exact: true }).waitFor();
@@ -244,14 +252,25 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
 
   it('shows the cache statistics and clears the caches after asking', async () => {
     const tenant = await svc.tenant('console-caches', ['issuance:manage']);
+    // A status list token served once: it is in the cache.
+    const list = await svc.call('POST', '/api/status-lists', { token: tenant.token, body: { bits: 1 } });
+    expect(list.status, list.text).toBe(201);
+    expect((await fetch(list.body.uri)).status).toBe(200);
     const { page, errors, close } = await open(tenant.clientId, tenant.secret, 'caches');
     try {
       const table = page.getByRole('region', { name: 'cache statistics' });
-      await table.getByRole('cell', { name: 'Trust lists' }).waitFor();
+      const signedEntries = () =>
+        table.getByRole('row').filter({ hasText: 'Status lists this service signs' }).getByRole('cell').nth(1).textContent();
+      await expect.poll(signedEntries, POLL).toMatch(/^1 \//);
+      // Cancel keeps it.
+      await page.getByRole('button', { name: 'Clear the status list cache' }).click();
+      await page.getByRole('dialog', { name: 'Confirm' }).getByRole('button', { name: 'Cancel' }).click();
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await expect.poll(signedEntries, POLL).toMatch(/^1 \//);
       for (const [button, what] of [
-        ['Clear all caches', 'every cache'],
         ['Clear the status list cache', 'the status list cache'],
         ['Clear the trust list cache', 'the trust list cache'],
+        ['Clear all caches', 'every cache'],
       ]) {
         await page.getByRole('button', { name: button }).click();
         await page.getByRole('dialog', { name: 'Confirm' }).getByRole('button', { name: 'Clear' }).click();
@@ -259,6 +278,7 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
           .getByRole('status')
           .filter({ hasText: `Cleared ${what}` })
           .waitFor();
+        await expect.poll(signedEntries, POLL).toMatch(/^0 \//);
       }
       expect(errors).toEqual([]);
     } finally {
@@ -305,7 +325,7 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
           await page.getByRole('heading', { name: 'Schema metadata', level: 2 }).waitFor();
           const publishing = roles?.includes('registrar:manage') ?? false;
           expect(await section(page, 'Publish new schema metadata').count()).toBe(publishing ? 1 : 0);
-          expect(await section(page, 'registrar catalog').count()).toBe(publishing || roles?.includes('issuance:manage') ? 1 : 0);
+          expect(await section(page, "The registrar's catalog").count()).toBe(publishing || roles?.includes('issuance:manage') ? 1 : 0);
           expect(await section(page, 'Schema metadata as a signed JWT').count()).toBe(roles?.includes('presentation:manage') ? 1 : 0);
         }
         // A hidden route opens the first section instead.

@@ -307,22 +307,48 @@ function Catalog() {
   useEffect(() => {
     void loadVocabularies().then(({ data }) => setVocabularies(data));
   }, []);
-  useEffect(() => {
-    void result(api.GET('/api/schema-metadata')).then(({ data, problem }) => {
-      setRecords(data ?? []);
-      setProblem(problem);
-    });
+  const [query, setQuery] = useState({ attestationId: '', version: '' });
+  // The registrar looks up one id (and version) itself; empty: the whole catalog.
+  const search = useCallback(async (q: { attestationId: string; version: string }) => {
+    const params = { query: { attestationId: q.attestationId.trim() || undefined, version: q.version.trim() || undefined } };
+    const { data, problem } = await result(api.GET('/api/schema-metadata', { params }));
+    setRecords(data ?? []);
+    setProblem(problem);
   }, []);
+  useEffect(() => {
+    void search({ attestationId: '', version: '' });
+  }, [search]);
+  const typed = (key: 'attestationId' | 'version') => (e: Event) => setQuery({ ...query, [key]: (e.target as HTMLInputElement).value });
   const showVersions = async (id: string) => {
     const { data, problem } = await result(api.GET('/api/schema-metadata/{id}/versions', { params: { path: { id } } }));
     setProblem(problem);
     setVersions(data ? { id, records: data } : undefined);
   };
   return (
-    <section class="card" aria-label="registrar catalog">
+    <section class="card" aria-label="The registrar's catalog">
       <h3>The registrar's catalog</h3>
       <ProblemView problem={problem} />
       {vocabularies && <VocabularyList vocabularies={vocabularies} />}
+      <form
+        class="filters"
+        aria-label="search the catalog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void search(query);
+        }}
+      >
+        <label>
+          Attestation id
+          <input value={query.attestationId} onInput={typed('attestationId')} />
+        </label>
+        <label>
+          Version
+          <input value={query.version} onInput={typed('version')} />
+        </label>
+        <button type="submit" class="secondary">
+          Search
+        </button>
+      </form>
       <Table
         label="registrar catalog"
         rows={records}
