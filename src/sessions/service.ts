@@ -8,7 +8,16 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { SessionsTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, inTransaction, nowIso, parseJson, toBool } from '../platform/db/values.js';
+import {
+  type Executor,
+  fromBool,
+  insertAndRead,
+  inTransaction,
+  nowIso,
+  type OnceInsert,
+  parseJson,
+  toBool,
+} from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import { notFound } from '../platform/http/problem.js';
 import {
@@ -22,6 +31,7 @@ import {
   statusEvent,
 } from './model.js';
 import * as store from './store.js';
+import type { TenantSummary } from './view.js';
 
 export interface NewSession {
   tenantId: string;
@@ -182,6 +192,23 @@ export class SessionService {
     return row ? this.toState(row) : undefined;
   }
 
+  /** The session with the summary of its tenant, read together (one round trip, as the session view needs both). */
+  async getWithTenant(tenantId: string, id: string): Promise<{ session: SessionState; tenant: TenantSummary }> {
+    const found = await store.findSessionWithTenant(tenantDb(this.db, tenantId), id);
+    if (!found) throw notFound('session', id);
+    const { tenant_name: name, tenant_description: description, tenant_status: status, ...row } = found;
+    return { session: this.toState(row), tenant: { id: tenantId, name, description, status } };
+  }
+
+  /**
+   * `find` with `insert` (a once-only value remembered: a DPoP proof's jti, say) sent in the same round
+   * trip; `inserted` is false when its row was there already.
+   */
+  async findInserting(tenantId: string, id: string, insert: OnceInsert): Promise<{ session?: SessionState; inserted: boolean }> {
+    const { inserted, row } = await insertAndRead(this.db, insert, store.sessionQuery(tenantDb(this.db, tenantId), id));
+    return { inserted, session: row && this.toState(row) };
+  }
+
   async get(tenantId: string, id: string, db: Executor = this.db): Promise<SessionState> {
     const session = await this.find(tenantId, id, db);
     if (!session) throw notFound('session', id);
@@ -276,6 +303,12 @@ export class SessionService {
   async findByHandle(purpose: string, secret: string, db: Executor = this.db): Promise<SessionState | undefined> {
     const found = await store.findHandle(db, hashHandle(secret), purpose, nowIso());
     return found && this.toState(found);
+  }
+
+  /** `findByHandle` with `insert` sent in the same round trip, as `findInserting` does. */
+  async findByHandleInserting(purpose: string, secret: string, insert: OnceInsert): Promise<{ session?: SessionState; inserted: boolean }> {
+    const { inserted, row } = await insertAndRead(this.db, insert, store.handleQuery(this.db, hashHandle(secret), purpose, nowIso()));
+    return { inserted, session: row && this.toState(row) };
   }
 
   /**

@@ -4,7 +4,15 @@ import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isPostgres } from '../platform/db/values.js';
 import { OPEN_STATUSES, type SessionStatus } from './model.js';
 
-export const findSession = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+export const sessionQuery = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id);
+export const findSession = (db: TenantDb, id: string) => sessionQuery(db, id).executeTakeFirst();
+
+/** The session with the summary of its tenant (what the session view shows), in one query. */
+export const findSessionWithTenant = (db: TenantDb, id: string) =>
+  sessionQuery(db, id)
+    .innerJoin('tenants', 'tenants.id', 'sessions.tenant_id')
+    .select(['tenants.name as tenant_name', 'tenants.description as tenant_description', 'tenants.status as tenant_status'])
+    .executeTakeFirst();
 
 export type LogRow = { level: string; message: string; details: string | null; created_at: string };
 
@@ -115,15 +123,16 @@ export async function insertHandle(db: Executor, row: { hash: string; purpose: s
 }
 
 /** The session a live handle belongs to, read in the same query. */
-export const findHandle = (db: Executor, hash: string, purpose: string, now: string) =>
+export const handleQuery = (db: Executor, hash: string, purpose: string, now: string) =>
   db
     .selectFrom('session_handles')
     .innerJoin('sessions', 'sessions.id', 'session_handles.session_id')
     .selectAll('sessions')
     .where('session_handles.hash', '=', hash)
     .where('session_handles.purpose', '=', purpose)
-    .where('session_handles.expires_at', '>', now)
-    .executeTakeFirst();
+    .where('session_handles.expires_at', '>', now);
+export const findHandle = (db: Executor, hash: string, purpose: string, now: string) =>
+  handleQuery(db, hash, purpose, now).executeTakeFirst();
 
 /** Renames a live handle's purpose, so exactly one of two racing callers succeeds; false when it was not live. */
 export async function respurposeHandle(db: Executor, hash: string, purpose: string, newPurpose: string, now: string) {

@@ -3,8 +3,10 @@
 // one rule and fails with the error that rule names.
 
 import { sameSecret } from '../../platform/crypto/secrets.js';
+import type { OnceInsert } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import { hashHandle, type SessionService } from '../../sessions/service.js';
+import { replayedProof } from '../access/dpop.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { OFFER_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
@@ -19,18 +21,23 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
     private readonly tokens: SessionTokens,
   ) {}
 
-  async redeem({ issuer, grant, dpopKey }: GrantCall<PreAuthorizedCodeRequest>): Promise<TokenResponse> {
+  async redeem({ issuer, grant, dpopProof }: GrantCall<PreAuthorizedCodeRequest>): Promise<TokenResponse> {
     // The proof first: a wallet told to retry with a DPoP nonce has spent no transaction code attempt.
-    const jkt = await dpopKey();
-    const session = await this.findSession(issuer, grant);
+    const proof = dpopProof();
+    const session = await this.findSession(issuer, grant, proof?.replay);
     this.checkUsable(session, issuer);
     await this.checkTxCode(session, issuer, grant.tx_code);
     await this.consume(session, issuer);
-    return this.tokens.issue(issuer, session, { jkt, refreshable: false });
+    return this.tokens.issue(issuer, session, { jkt: proof?.thumbprint, refreshable: false });
   }
 
-  private async findSession(issuer: Issuer, grant: PreAuthorizedCodeRequest): Promise<SessionState> {
-    const session = await this.sessions.findByHandle(OFFER_HANDLE.preAuthorizedCode, grant['pre-authorized_code']);
+  /** The offer of the code, read in the same round trip as the DPoP proof's jti is remembered (a replay is refused first). */
+  private async findSession(issuer: Issuer, grant: PreAuthorizedCodeRequest, replay: OnceInsert | undefined): Promise<SessionState> {
+    const code = grant['pre-authorized_code'];
+    const { session, inserted } = replay
+      ? await this.sessions.findByHandleInserting(OFFER_HANDLE.preAuthorizedCode, code, replay)
+      : { session: await this.sessions.findByHandle(OFFER_HANDLE.preAuthorizedCode, code), inserted: true };
+    if (!inserted) throw replayedProof();
     if (!session || session.tenantId !== issuer.tenantId) throw invalidGrant('the pre-authorized code is unknown or expired');
     return session;
   }
