@@ -2,7 +2,7 @@
 // sessions through this service; it keeps personal data encrypted, logs what happened, and
 // publishes every status change to subscribers on all instances.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
@@ -13,6 +13,7 @@ import {
   fromBool,
   insertAndRead,
   inTransaction,
+  isPostgres,
   nowIso,
   type OnceInsert,
   parseJson,
@@ -224,7 +225,9 @@ export class SessionService {
    * in one round trip when nothing raced: `options.from` is the session as the caller just read it
    * (no second read), `options.log` a log line written with the change (in the same statement on
    * PostgreSQL, with the status event). `change` may be computed from the session as read (appending
-   * to a list, say). Returns the new state, or undefined when the session is gone or the condition failed.
+   * to a list, say). `options.write` is a write to another table sent with the change (in its
+   * statement on PostgreSQL; see store.AlongWrite). Returns the new state, or undefined when the
+   * session is gone, the condition failed, or the write that guards the change touched no row.
    */
   async update(
     tenantId: string,
@@ -232,7 +235,7 @@ export class SessionService {
     change: SessionChange | ((current: SessionState) => SessionChange),
     expected: SessionExpectation = {},
     db: Executor = this.db,
-    options: { from?: SessionState; log?: SessionLogLine } = {},
+    options: { from?: SessionState; log?: SessionLogLine; write?: store.AlongWrite } = {},
   ): Promise<SessionState | undefined> {
     const given = options.from && this.rows.get(options.from);
     let row = given && given.id === id && given.tenant_id === tenantId ? given : await store.findSession(tenantDb(db, tenantId), id);
@@ -248,10 +251,14 @@ export class SessionService {
       const event = after.status !== before.status ? statusEvent(after, before.status) : undefined;
       const notify = event && this.bus.notification?.(sessionTopic(id), event);
       const log = options.log && this.logRow(options.log);
-      if (await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify })) {
+      // A write that guards the change goes with every attempt; any other only with the first.
+      const write = options.write && (options.write.guards || attempt === 0) ? options.write : undefined;
+      const { updated, written } = await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify, write });
+      if (updated) {
         if (event) await this.announce(db, after, before.status, event, notify !== undefined);
         return after;
       }
+      if (write?.guards && written === 0) return undefined;
       row = await store.findSession(tenantDb(db, tenantId), id);
     }
     throw new Error(`session ${id}: changed by others on each of ${MAX_UPDATE_ATTEMPTS} attempts`);
@@ -309,6 +316,43 @@ export class SessionService {
   async findByHandleInserting(purpose: string, secret: string, insert: OnceInsert): Promise<{ session?: SessionState; inserted: boolean }> {
     const { inserted, row } = await insertAndRead(this.db, insert, store.handleQuery(this.db, hashHandle(secret), purpose, nowIso()));
     return { inserted, session: row && this.toState(row) };
+  }
+
+  /**
+   * Moves the session of a live handle from status `from` to `to` when the wallet fetches its offer or
+   * request, with the log line: on PostgreSQL read, moved, logged and announced in one statement (a
+   * compare-and-set on the version read, as `update` does); elsewhere `findByHandle` then `update`.
+   * With `tenantId`, a session of another tenant is neither read nor moved. Returns the session as
+   * read (before the move) and whether this call moved it.
+   */
+  async moveByHandle(
+    purpose: string,
+    secret: string,
+    move: { from: SessionStatus; to: SessionStatus; tenantId?: string; log?: SessionLogLine },
+  ): Promise<{ session?: SessionState; moved: boolean }> {
+    const { from, to, tenantId } = move;
+    const log = move.log && this.logRow(move.log);
+    const now = nowIso();
+    const notify = this.bus.notificationOf?.(sql`'session:' || moved.id`, statusEventOfMoved(from, to, now));
+    const read =
+      isPostgres(this.db) && notify
+        ? await store.moveByHandle(this.db, hashHandle(secret), purpose, { from, to, now, tenantId, log, notify })
+        : undefined;
+    if (read?.moved) {
+      const before = this.toState(read.row);
+      const after = this.toState({ ...read.row, status: to, updated_at: now, version: read.row.version + 1 });
+      await this.announce(this.db, after, from, statusEvent(after, from), true);
+      return { session: before, moved: true };
+    }
+    const session = read ? this.toState(read.row) : await this.findByHandle(purpose, secret);
+    if (!session || (tenantId && session.tenantId !== tenantId)) return { moved: false };
+    // Not read yet, or read as movable while another write came first: `update` decides, reading it again.
+    if (read && session.status !== from) return { session, moved: false };
+    const moved = await this.update(session.tenantId, session.id, { status: to }, { statuses: [from] }, undefined, {
+      from: read ? undefined : session,
+      log: move.log,
+    });
+    return { session, moved: moved !== undefined };
   }
 
   /**
@@ -436,6 +480,11 @@ export class SessionService {
     for (const listener of this.statusListeners) listener(state, previousStatus);
   }
 }
+
+/** statusEvent, made in SQL from the columns of a session the statement moved (its CTE `moved`) from `from` to `to` at `now`. */
+const statusEventOfMoved = (from: SessionStatus, to: SessionStatus, now: string) => sql`json_build_object(
+  'sessionId', moved.id, 'tenantId', moved.tenant_id, 'status', cast(${to} as text), 'previousStatus', cast(${from} as text),
+  'consumed', moved.consumed, 'errorReason', moved.error_reason, 'updatedAt', cast(${now} as text))`;
 
 const pickKeys = (source: Record<string, unknown>, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((key) => key in source).map((key) => [key, source[key]]));

@@ -1,4 +1,14 @@
-import { type ExpressionBuilder, type Insertable, type RawBuilder, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
+import {
+  type Compilable,
+  type ExpressionBuilder,
+  type Insertable,
+  type OperationNodeSource,
+  type RawBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+  type Updateable,
+} from 'kysely';
 import type { Database, SessionsTable } from '../platform/db/schema.js';
 import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isPostgres } from '../platform/db/values.js';
@@ -9,8 +19,11 @@ export const findSession = (db: TenantDb, id: string) => sessionQuery(db, id).ex
 
 /** The session with the summary of its tenant (what the session view shows), in one query. */
 export const findSessionWithTenant = (db: TenantDb, id: string) =>
-  sessionQuery(db, id)
+  db
+    .selectFrom('sessions')
     .innerJoin('tenants', 'tenants.id', 'sessions.tenant_id')
+    .where('sessions.id', '=', id)
+    .selectAll('sessions')
     .select(['tenants.name as tenant_name', 'tenants.description as tenant_description', 'tenants.status as tenant_status'])
     .executeTakeFirst();
 
@@ -21,6 +34,19 @@ export interface AlongWithUpdate {
   log?: LogRow;
   /** A SQL expression that sends the event when evaluated (PostgreSQL's pg_notify); evaluated only if the row was updated. */
   notify?: RawBuilder<unknown>;
+  /** A write to another table, with RETURNING, sent in the same statement (see AlongWrite). */
+  write?: AlongWrite;
+}
+
+/**
+ * A write to another table that goes with a session update. PostgreSQL: a sibling CTE of the same
+ * statement (it sees no effect of the update, nor the update of it). SQLite: run just before it.
+ * `guards`: the session changes only if the write touched a row (so the write must be idempotent:
+ * it is sent again when the update loses a race); otherwise it is sent once, whatever the update does.
+ */
+export interface AlongWrite {
+  query: OperationNodeSource & Compilable<unknown> & { execute(): Promise<unknown[]> };
+  guards: boolean;
 }
 
 /**
@@ -36,28 +62,33 @@ export async function updateSessionAt(
   version: number,
   changes: Updateable<SessionsTable>,
   along: AlongWithUpdate = {},
-): Promise<boolean> {
-  const update = tenantDb(db, tenantId)
+): Promise<{ updated: boolean; written: number }> {
+  const { log, notify, write } = along;
+  let update = tenantDb(db, tenantId)
     .updateTable('sessions')
     .set({ ...changes, version: version + 1 })
     .where('id', '=', id)
-    .where('version', '=', version)
-    .returning('id');
-  const { log, notify } = along;
-  if (!isPostgres(db) || (!log && !notify)) {
-    const updated = await update.executeTakeFirst();
+    .where('version', '=', version);
+  if (!isPostgres(db) || (!log && !notify && !write)) {
+    const written = write ? (await write.query.execute()).length : 0;
+    if (write?.guards && written === 0) return { updated: false, written };
+    const updated = await update.returning('id').executeTakeFirst();
     if (updated && log) await insertLog(db, { ...log, session_id: id });
-    return updated !== undefined;
+    return { updated: updated !== undefined, written };
   }
+  if (write?.guards) update = update.where(sql<boolean>`exists (select 1 from written)`);
+  const writtenCte = write ? sql`written as (${write.query}), ` : sql``;
   const logged = log
     ? sql`, logged as (
         insert into session_logs (session_id, level, message, details, created_at)
         select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from updated)`
     : sql``;
-  const { rows } = await sql<{ id: string }>`
-    with updated as (${update})${logged}
-    select id${notify ? sql`, ${notify} as notified` : sql``} from updated`.execute(db);
-  return rows.length > 0;
+  const { rows } = await sql<{ updated: number; written: number }>`
+    with ${writtenCte}updated as (${update.returning('id')})${logged}
+    select (select count(*) from updated) as updated, ${write ? sql`(select count(*) from written)` : sql`0`} as written
+    ${notify ? sql`, (select ${notify} from updated) as notified` : sql``}`.execute(db);
+  const [row] = rows;
+  return { updated: Number(row?.updated) > 0, written: Number(row?.written) };
 }
 
 type HandleRow = { hash: string; purpose: string; session_id: string; expires_at: string };
@@ -133,6 +164,47 @@ export const handleQuery = (db: Executor, hash: string, purpose: string, now: st
     .where('session_handles.expires_at', '>', now);
 export const findHandle = (db: Executor, hash: string, purpose: string, now: string) =>
   handleQuery(db, hash, purpose, now).executeTakeFirst();
+
+/** A change of status that needs nothing of the session but its status: the wallet fetching its offer or request. */
+export interface StatusMove {
+  from: string;
+  to: string;
+  now: string;
+  /** The session must be this tenant's (else it is neither read nor moved). */
+  tenantId?: string;
+  log?: LogRow;
+  /** The status event, made from the moved row (`moved`'s columns) by the statement. */
+  notify?: RawBuilder<unknown>;
+}
+
+/**
+ * PostgreSQL only: reads the session of a live handle and, if it has the status `from` and is not
+ * expired, moves it to `to` (a compare-and-set on the version read), with its log line and event, in
+ * one statement. The session as read, and whether it moved: a session read as movable but not moved
+ * was written by another statement meanwhile.
+ */
+export async function moveByHandle(db: Executor, hash: string, purpose: string, move: StatusMove) {
+  let found = handleQuery(db, hash, purpose, move.now);
+  if (move.tenantId) found = found.where('sessions.tenant_id', '=', move.tenantId);
+  const { log } = move;
+  const logged = log
+    ? sql`, logged as (
+        insert into session_logs (session_id, level, message, details, created_at)
+        select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from moved)`
+    : sql``;
+  const { rows } = await sql<Selectable<SessionsTable> & { moved_rows: number }>`
+    with found as (${found}), moved as (
+      update sessions set status = ${move.to}, updated_at = ${move.now}, version = sessions.version + 1
+      from found
+      where sessions.id = found.id and sessions.version = found.version and found.status = ${move.from} and found.expires_at > ${move.now}
+      returning sessions.id, sessions.tenant_id, sessions.consumed, sessions.error_reason)${logged}
+    select found.*, (select count(*) from moved) as moved_rows${move.notify ? sql`, (select ${move.notify} from moved) as notified` : sql``}
+    from found`.execute(db);
+  const [row] = rows;
+  if (!row) return undefined;
+  const { moved_rows: moved, notified: _, ...session } = row as typeof row & { notified?: unknown };
+  return { row: session as Selectable<SessionsTable>, moved: Number(moved) > 0 };
+}
 
 /** Renames a live handle's purpose, so exactly one of two racing callers succeeds; false when it was not live. */
 export async function respurposeHandle(db: Executor, hash: string, purpose: string, newPurpose: string, now: string) {

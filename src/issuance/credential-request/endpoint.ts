@@ -26,7 +26,7 @@ import type { CredentialEncryption, WalletAnswer } from './encryption.js';
 import type { CredentialMinter } from './minter.js';
 import { carriesKeyAttestation, verifyKeyProofs } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
-import { recordIssued, releaseConfiguration, type TakenConfiguration, takeConfiguration, takenConfigurations } from './store.js';
+import { issuedRecord, releaseConfiguration, type TakenConfiguration, takeConfiguration, takenConfigurations } from './store.js';
 
 export type CredentialResult =
   | { status: 200; body: { credentials: { credential: string }[]; notification_id: string } }
@@ -186,16 +186,19 @@ export class CredentialEndpoint {
 
   /** Records the issuance; the session completes once every offered configuration was handled. */
   private async complete(session: SessionState, offered: IssuancePublicData, config: CredentialConfiguration): Promise<string> {
-    const notificationId = await recordIssued(this.db, session.tenantId, session.id, config.id, config.config.format);
+    const issued = issuedRecord(this.db, session.tenantId, session.id, config.id, config.config.format);
     const log = { level: 'info', message: 'credential issued', details: { credentialConfigurationId: config.id } } as const;
     // This request took its configuration before it got here; only the others need looking up.
     const others = grantedConfigurationIds(offered).filter((id) => id !== config.id);
     const taken = others.length > 0 ? await takenConfigurations(this.db, session.tenantId, session.id) : new Set<string>();
     if (others.every((id) => taken.has(id))) {
-      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log });
+      // The record of the credential goes in the statement that completes the session (on PostgreSQL).
+      const write = { query: issued.query, guards: false };
+      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log, write });
     } else {
+      await issued.query.execute();
       await this.sessions.log(session.id, log.level, log.message, log.details);
     }
-    return notificationId;
+    return issued.notificationId;
   }
 }

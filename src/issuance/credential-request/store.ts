@@ -4,10 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, nowIso } from '../../platform/db/values.js';
 
-/** Remembers one issuance of a configuration; returns its notification id. */
-export async function recordIssued(db: Executor, tenantId: string, sessionId: string, configurationId: string, format: string) {
+/**
+ * The statement that remembers one issuance of a configuration (with RETURNING, to send along with
+ * the session's update), and the notification id it gives the credential.
+ */
+export function issuedRecord(db: Executor, tenantId: string, sessionId: string, configurationId: string, format: string) {
   const notificationId = randomUUID();
-  await tenantDb(db, tenantId)
+  const query = tenantDb(db, tenantId)
     .insertInto('issued_credentials', {
       id: randomUUID(),
       session_id: sessionId,
@@ -17,8 +20,8 @@ export async function recordIssued(db: Executor, tenantId: string, sessionId: st
       notification_event: null,
       created_at: nowIso(),
     })
-    .execute();
-  return notificationId;
+    .returning('id');
+  return { notificationId, query };
 }
 
 /** A configuration of an offer in one round of its grant (0: the code's, n: the n-th refresh's). */
@@ -65,13 +68,15 @@ export async function takenConfigurations(db: Executor, tenantId: string, sessio
   return new Set(rows.map((r) => r.credential_configuration_id));
 }
 
-/** Records the wallet's notification event on the credential it names; false when the id is not this session's. */
-export async function setNotificationEvent(db: Executor, tenantId: string, sessionId: string, notificationId: string, event: string) {
-  const updated = await tenantDb(db, tenantId)
+/**
+ * The statement that records the wallet's notification event on the credential it names (with
+ * RETURNING: it touches no row when the id is not this session's). Idempotent, as a write guarding
+ * a session update must be.
+ */
+export const notificationEventUpdate = (db: Executor, tenantId: string, sessionId: string, notificationId: string, event: string) =>
+  tenantDb(db, tenantId)
     .updateTable('issued_credentials')
     .set({ notification_event: event })
     .where('notification_id', '=', notificationId)
     .where('session_id', '=', sessionId)
-    .executeTakeFirst();
-  return updated.numUpdatedRows > 0n;
-}
+    .returning('id');
