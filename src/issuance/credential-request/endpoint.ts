@@ -24,7 +24,7 @@ import type { ClaimSources } from './claims.js';
 import { insertTransaction } from './deferred-store.js';
 import type { CredentialEncryption, WalletAnswer } from './encryption.js';
 import type { CredentialMinter } from './minter.js';
-import { carriesKeyAttestation, verifyKeyProofs } from './proofs.js';
+import { type CheckedProofs, carriesKeyAttestation, checkKeyProofs, spentNonce } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
 import { issuedRecord, releaseConfiguration, type TakenConfiguration, takeConfiguration, takenConfigurations } from './store.js';
 
@@ -61,9 +61,10 @@ export class CredentialEndpoint {
     const offered = issuancePublic(session);
     const parsed = parseCredentialRequest(body, issuer.settings.batchSize);
     const config = await this.grantedConfiguration(session, offered, parsed);
-    const holderJwks = await this.holderKeys(issuer, config, parsed);
+    const proven = await this.holderKeys(issuer, config, parsed);
+    const holderJwks = proven?.keys ?? [];
     const taken = { sessionId: session.id, configurationId: config.id, round };
-    await this.take(session, taken);
+    await this.take(session, taken, proven?.nonce);
     try {
       const personal = issuancePrivate(session);
       const source = personal?.credentialPayload.credentialClaims[config.id];
@@ -110,10 +111,14 @@ export class CredentialEndpoint {
    * Each configuration once per offer and access token round (so at most batchSize credentials of it
    * for the code's token, and again for each refreshed one): taken in one statement before anything
    * is made, so of racing requests exactly one goes on. Given back if its request fails before a
-   * credential or deferred transaction exists.
+   * credential or deferred transaction exists. The proofs' c_nonce is spent in the same statement
+   * (on PostgreSQL), the configuration taken only if it was.
    */
-  private async take(session: SessionState, taken: TakenConfiguration) {
-    if (!(await takeConfiguration(this.db, session.tenantId, taken))) {
+  private async take(session: SessionState, taken: TakenConfiguration, nonce: string | undefined) {
+    const spend = nonce === undefined ? undefined : this.nonces.consuming(session.tenantId, 'c_nonce', nonce);
+    const took = await takeConfiguration(this.db, session.tenantId, taken, spend);
+    if (!took.spent) throw spentNonce();
+    if (!took.taken) {
       throw invalidCredentialRequest(`'${taken.configurationId}' has already been issued for this access token`);
     }
   }
@@ -122,8 +127,8 @@ export class CredentialEndpoint {
     { tenantId, urls, settings, walletProviderAnchors }: Issuer,
     config: CredentialConfiguration,
     request: CredentialRequest,
-  ): Promise<JWK[]> {
-    if (config.keyBinding === false) return [];
+  ): Promise<CheckedProofs | undefined> {
+    if (config.keyBinding === false) return undefined;
     const context = {
       tenantId,
       issuer: urls.issuer,
@@ -136,7 +141,7 @@ export class CredentialEndpoint {
           config.config.keyAttestationsRequired || carriesKeyAttestation(request.proofs) ? await walletProviderAnchors() : [],
       },
     };
-    return verifyKeyProofs(request.proofs, context, this.nonces);
+    return checkKeyProofs(request.proofs, context);
   }
 
   /** The claims are not ready: a deferred transaction the integrator completes or fails later. */

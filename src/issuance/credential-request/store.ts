@@ -1,8 +1,9 @@
 // The queries of the credential endpoint: which configurations of an offer were taken (each once per
 // offer) and what a session was issued (for the notification endpoint).
 import { randomUUID } from 'node:crypto';
+import { type OperationNodeSource, sql } from 'kysely';
 import { tenantDb } from '../../platform/db/tenant-db.js';
-import { type Executor, nowIso } from '../../platform/db/values.js';
+import { type Executor, isPostgres, nowIso } from '../../platform/db/values.js';
 
 /**
  * The statement that remembers one issuance of a configuration (with RETURNING, to send along with
@@ -32,20 +33,44 @@ export interface TakenConfiguration {
 }
 
 /**
- * Takes a configuration of the offer for one credential request: true for exactly one of any number
- * of racing requests of the same round (the primary key decides, in one statement), false once taken.
+ * Takes a configuration of the offer for one credential request: `taken` true for exactly one of any
+ * number of racing requests of the same round (the primary key decides, in one statement), false once
+ * taken. With `spend` (the DELETE ... RETURNING that consumes the request's c_nonce), the nonce is
+ * spent in the same statement on PostgreSQL (before it on SQLite), and the configuration taken only
+ * if it was: `spent` false means neither happened.
  */
-export async function takeConfiguration(db: Executor, tenantId: string, taken: TakenConfiguration): Promise<boolean> {
-  const result = await tenantDb(db, tenantId)
-    .insertInto('configurations_taken', {
-      session_id: taken.sessionId,
-      credential_configuration_id: taken.configurationId,
-      round: taken.round,
-      created_at: nowIso(),
-    })
+export async function takeConfiguration(
+  db: Executor,
+  tenantId: string,
+  taken: TakenConfiguration,
+  spend?: OperationNodeSource & { execute(): Promise<unknown[]> },
+): Promise<{ spent: boolean; taken: boolean }> {
+  const row = {
+    session_id: taken.sessionId,
+    credential_configuration_id: taken.configurationId,
+    round: taken.round,
+    created_at: nowIso(),
+    tenant_id: tenantId,
+  };
+  if (spend && isPostgres(db)) {
+    // INSERT ... SELECT takes the parameters' types from the columns they go to.
+    const { rows } = await sql<{ spent: number; taken: number }>`
+      with spent as (${spend}), taken as (
+        insert into configurations_taken (session_id, credential_configuration_id, round, created_at, tenant_id)
+        select ${row.session_id}, ${row.credential_configuration_id}, ${row.round}, ${row.created_at}, ${row.tenant_id}
+        where exists (select 1 from spent)
+        on conflict (session_id, credential_configuration_id, round) do nothing
+        returning 1)
+      select (select count(*) from spent) as spent, (select count(*) from taken) as taken`.execute(db);
+    return { spent: Number(rows[0]?.spent) > 0, taken: Number(rows[0]?.taken) > 0 };
+  }
+  if (spend && (await spend.execute()).length === 0) return { spent: false, taken: false };
+  const result = await db
+    .insertInto('configurations_taken')
+    .values(row)
     .onConflict((conflict) => conflict.columns(['session_id', 'credential_configuration_id', 'round']).doNothing())
     .executeTakeFirst();
-  return result.numInsertedOrUpdatedRows === 1n;
+  return { spent: true, taken: result.numInsertedOrUpdatedRows === 1n };
 }
 
 /** Gives a configuration back when its request failed before anything was made for it, so the wallet may ask again. */

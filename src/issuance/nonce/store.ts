@@ -32,6 +32,18 @@ export class NonceStore {
       .onConflict((conflict) => conflict.doNothing()) as OnceInsert;
   }
 
+  /**
+   * The statement that consumes a value (with RETURNING: a row exactly once for a value that was
+   * issued and has not expired), for a caller that sends it along with its own write.
+   */
+  consuming(tenantId: string, purpose: string, value: string) {
+    return tenantDb(this.db, tenantId)
+      .deleteFrom('nonces')
+      .where('hash', '=', hashHandle(`${purpose}:${value}`))
+      .where('expires_at', '>', nowIso())
+      .returning('hash');
+  }
+
   /** True exactly once for a value that was issued and has not expired. */
   async consume(tenantId: string, purpose: string, value: string): Promise<boolean> {
     const result = await tenantDb(this.db, tenantId)
