@@ -225,9 +225,9 @@ export class SessionService {
    * in one round trip when nothing raced: `options.from` is the session as the caller just read it
    * (no second read), `options.log` a log line written with the change (in the same statement on
    * PostgreSQL, with the status event). `change` may be computed from the session as read (appending
-   * to a list, say). `options.write` is a write to another table sent with the change (in its
+   * to a list, say). `options.writes` are writes to other tables sent with the change (in its
    * statement on PostgreSQL; see store.AlongWrite). Returns the new state, or undefined when the
-   * session is gone, the condition failed, or the write that guards the change touched no row.
+   * session is gone, the condition failed, or a write that guards the change touched no row.
    */
   async update(
     tenantId: string,
@@ -235,7 +235,7 @@ export class SessionService {
     change: SessionChange | ((current: SessionState) => SessionChange),
     expected: SessionExpectation = {},
     db: Executor = this.db,
-    options: { from?: SessionState; log?: SessionLogLine; write?: store.AlongWrite } = {},
+    options: { from?: SessionState; log?: SessionLogLine; writes?: store.AlongWrite[] } = {},
   ): Promise<SessionState | undefined> {
     const given = options.from && this.rows.get(options.from);
     let row = given && given.id === id && given.tenant_id === tenantId ? given : await store.findSession(tenantDb(db, tenantId), id);
@@ -252,13 +252,13 @@ export class SessionService {
       const notify = event && this.bus.notification?.(sessionTopic(id), event);
       const log = options.log && this.logRow(options.log);
       // A write that guards the change goes with every attempt; any other only with the first.
-      const write = options.write && (options.write.guards || attempt === 0) ? options.write : undefined;
-      const { updated, written } = await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify, write });
+      const writes = (options.writes ?? []).filter((write) => write.guards || attempt === 0);
+      const { updated, written } = await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify, writes });
       if (updated) {
         if (event) await this.announce(db, after, before.status, event, notify !== undefined);
         return after;
       }
-      if (write?.guards && written === 0) return undefined;
+      if (writes.some((write, i) => write.guards && written[i] === 0)) return undefined;
       row = await store.findSession(tenantDb(db, tenantId), id);
     }
     throw new Error(`session ${id}: changed by others on each of ${MAX_UPDATE_ATTEMPTS} attempts`);

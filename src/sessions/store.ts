@@ -1,5 +1,4 @@
 import {
-  type Compilable,
   type ExpressionBuilder,
   type Insertable,
   type OperationNodeSource,
@@ -34,18 +33,18 @@ export interface AlongWithUpdate {
   log?: LogRow;
   /** A SQL expression that sends the event when evaluated (PostgreSQL's pg_notify); evaluated only if the row was updated. */
   notify?: RawBuilder<unknown>;
-  /** A write to another table, with RETURNING, sent in the same statement (see AlongWrite). */
-  write?: AlongWrite;
+  /** Writes to other tables, with RETURNING, sent in the same statement (see AlongWrite). */
+  writes?: AlongWrite[];
 }
 
 /**
- * A write to another table that goes with a session update. PostgreSQL: a sibling CTE of the same
+ * A write to another table that goes with a session update (in the order given). PostgreSQL: a sibling CTE of the same
  * statement (it sees no effect of the update, nor the update of it). SQLite: run just before it.
  * `guards`: the session changes only if the write touched a row (so the write must be idempotent:
  * it is sent again when the update loses a race); otherwise it is sent once, whatever the update does.
  */
 export interface AlongWrite {
-  query: OperationNodeSource & Compilable<unknown> & { execute(): Promise<unknown[]> };
+  query: OperationNodeSource & { execute(): Promise<unknown[]> };
   guards: boolean;
 }
 
@@ -62,33 +61,40 @@ export async function updateSessionAt(
   version: number,
   changes: Updateable<SessionsTable>,
   along: AlongWithUpdate = {},
-): Promise<{ updated: boolean; written: number }> {
-  const { log, notify, write } = along;
+): Promise<{ updated: boolean; written: number[] }> {
+  const { log, notify, writes = [] } = along;
   let update = tenantDb(db, tenantId)
     .updateTable('sessions')
     .set({ ...changes, version: version + 1 })
     .where('id', '=', id)
     .where('version', '=', version);
-  if (!isPostgres(db) || (!log && !notify && !write)) {
-    const written = write ? (await write.query.execute()).length : 0;
-    if (write?.guards && written === 0) return { updated: false, written };
+  if (!isPostgres(db) || (!log && !notify && writes.length === 0)) {
+    const written: number[] = [];
+    for (const write of writes) {
+      written.push((await write.query.execute()).length);
+      if (write.guards && written.at(-1) === 0) return { updated: false, written };
+    }
     const updated = await update.returning('id').executeTakeFirst();
     if (updated && log) await insertLog(db, { ...log, session_id: id });
     return { updated: updated !== undefined, written };
   }
-  if (write?.guards) update = update.where(sql<boolean>`exists (select 1 from written)`);
-  const writtenCte = write ? sql`written as (${write.query}), ` : sql``;
+  const name = (i: number) => sql.raw(`written${i}`);
+  writes.forEach((write, i) => {
+    if (write.guards) update = update.where(sql<boolean>`exists (select 1 from ${name(i)})`);
+  });
+  const writtenCtes = writes.map((write, i) => sql`${name(i)} as (${write.query}), `);
+  const counts = writes.map((_, i) => sql`, (select count(*) from ${name(i)}) as ${name(i)}`);
   const logged = log
     ? sql`, logged as (
         insert into session_logs (session_id, level, message, details, created_at)
         select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from updated)`
     : sql``;
-  const { rows } = await sql<{ updated: number; written: number }>`
-    with ${writtenCte}updated as (${update.returning('id')})${logged}
-    select (select count(*) from updated) as updated, ${write ? sql`(select count(*) from written)` : sql`0`} as written
+  const { rows } = await sql<Record<string, number>>`
+    with ${sql.join(writtenCtes, sql``)}updated as (${update.returning('id')})${logged}
+    select (select count(*) from updated) as updated${sql.join(counts, sql``)}
     ${notify ? sql`, (select ${notify} from updated) as notified` : sql``}`.execute(db);
   const [row] = rows;
-  return { updated: Number(row?.updated) > 0, written: Number(row?.written) };
+  return { updated: Number(row?.updated) > 0, written: writes.map((_, i) => Number(row?.[`written${i}`])) };
 }
 
 type HandleRow = { hash: string; purpose: string; session_id: string; expires_at: string };

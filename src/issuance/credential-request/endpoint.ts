@@ -23,7 +23,7 @@ import { grantedConfigurationIds, type IssuancePublicData, issuancePrivate, issu
 import type { ClaimSources } from './claims.js';
 import { insertTransaction } from './deferred-store.js';
 import type { CredentialEncryption, WalletAnswer } from './encryption.js';
-import type { CredentialMinter } from './minter.js';
+import type { CredentialMinter, StatusRecord } from './minter.js';
 import { type CheckedProofs, carriesKeyAttestation, checkKeyProofs, spentNonce } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
 import { issuedRecord, releaseConfiguration, type TakenConfiguration, takeConfiguration, takenConfigurations } from './store.js';
@@ -70,8 +70,8 @@ export class CredentialEndpoint {
       const source = personal?.credentialPayload.credentialClaims[config.id];
       const claims = await this.claims.obtain(session, config, source, holderJwks, personal?.authorizationResult);
       if (!claims.ready) return await this.defer(session, config, holderJwks, claims.message);
-      const credentials = await this.mint(issuer, session, config, claims.claims, holderJwks);
-      const notificationId = await this.complete(session, offered, config);
+      const { credentials, statusRecord } = await this.mint(issuer, session, config, claims.claims, holderJwks);
+      const notificationId = await this.complete(session, offered, config, statusRecord);
       return { status: 200, body: { credentials: credentials.map((credential) => ({ credential })), notification_id: notificationId } };
     } catch (err) {
       await releaseConfiguration(this.db, session.tenantId, taken);
@@ -172,7 +172,7 @@ export class CredentialEndpoint {
     holderJwks: JWK[],
   ) {
     try {
-      return await this.minter.mint({
+      return await this.minter.mintUnrecorded({
         urls: issuer.urls,
         tenantId: issuer.tenantId,
         config,
@@ -189,18 +189,28 @@ export class CredentialEndpoint {
     }
   }
 
-  /** Records the issuance; the session completes once every offered configuration was handled. */
-  private async complete(session: SessionState, offered: IssuancePublicData, config: CredentialConfiguration): Promise<string> {
+  /**
+   * Records the issuance, and the credentials' status entries; the session completes once every
+   * offered configuration was handled.
+   */
+  private async complete(
+    session: SessionState,
+    offered: IssuancePublicData,
+    config: CredentialConfiguration,
+    statusRecord: StatusRecord | undefined,
+  ): Promise<string> {
     const issued = issuedRecord(this.db, session.tenantId, session.id, config.id, config.config.format);
     const log = { level: 'info', message: 'credential issued', details: { credentialConfigurationId: config.id } } as const;
     // This request took its configuration before it got here; only the others need looking up.
     const others = grantedConfigurationIds(offered).filter((id) => id !== config.id);
     const taken = others.length > 0 ? await takenConfigurations(this.db, session.tenantId, session.id) : new Set<string>();
     if (others.every((id) => taken.has(id))) {
-      // The record of the credential goes in the statement that completes the session (on PostgreSQL).
-      const write = { query: issued.query, guards: false };
-      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log, write });
+      // The records of the credential and its status entries go in the statement that completes the
+      // session (on PostgreSQL), sent once whatever the update meets.
+      const writes = [issued.query, ...(statusRecord ? [statusRecord] : [])].map((query) => ({ query, guards: false }));
+      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log, writes });
     } else {
+      await statusRecord?.execute();
       await issued.query.execute();
       await this.sessions.log(session.id, log.level, log.message, log.details);
     }

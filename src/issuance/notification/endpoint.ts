@@ -36,7 +36,7 @@ export class NotificationEndpoint {
       (current) => ({ public: { notifications: [...issuancePublic(current).notifications, notification] } }),
       {},
       undefined,
-      { from: session, log: { level, message: `wallet notification: ${event}`, details: { notificationId } }, write },
+      { from: session, log: { level, message: `wallet notification: ${event}`, details: { notificationId } }, writes: [write] },
     );
     if (!updated) throw invalidNotificationId('unknown notification_id for this access token');
   }
