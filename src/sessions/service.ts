@@ -2,7 +2,7 @@
 // sessions through this service; it keeps personal data encrypted, logs what happened, and
 // publishes every status change to subscribers on all instances.
 import { createHash, randomUUID } from 'node:crypto';
-import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
+import { type Insertable, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
@@ -331,20 +331,9 @@ export class SessionService {
     move: { from: SessionStatus; to: SessionStatus; tenantId?: string; log?: SessionLogLine },
   ): Promise<{ session?: SessionState; moved: boolean }> {
     const { from, to, tenantId } = move;
-    const log = move.log && this.logRow(move.log);
-    const now = nowIso();
-    const notify = this.bus.notificationOf?.(sql`'session:' || moved.id`, statusEventOfMoved(from, to, now));
-    const read =
-      isPostgres(this.db) && notify
-        ? await store.moveByHandle(this.db, hashHandle(secret), purpose, { from, to, now, tenantId, log, notify })
-        : undefined;
-    if (read?.moved) {
-      const before = this.toState(read.row);
-      const after = this.toState({ ...read.row, status: to, updated_at: now, version: read.row.version + 1 });
-      await this.announce(this.db, after, from, statusEvent(after, from), true);
-      return { session: before, moved: true };
-    }
-    const session = read ? this.toState(read.row) : await this.findByHandle(purpose, secret);
+    const read = await this.moveInOne(purpose, secret, { from: [from], to, tenantId, log: move.log });
+    if (read?.moved) return read;
+    const session = read ? read.session : await this.findByHandle(purpose, secret);
     if (!session || (tenantId && session.tenantId !== tenantId)) return { moved: false };
     // Not read yet, or read as movable while another write came first: `update` decides, reading it again.
     if (read && session.status !== from) return { session, moved: false };
@@ -353,6 +342,51 @@ export class SessionService {
       log: move.log,
     });
     return { session, moved: moved !== undefined };
+  }
+
+  /**
+   * PostgreSQL: redeems the session of a live handle in one statement: marks it consumed and moves it
+   * to `to`, if it is unconsumed, in one of `from`, and meets `holds` (SQL over the session as read,
+   * the CTE `found`), with `once` (a DPoP proof's jti, say) remembered in the same statement (and the
+   * session redeemed only if that added its row), the log line and the event. Undefined elsewhere
+   * (the caller reads and updates instead). Returns the session as read, whether it was redeemed, and
+   * whether `once` added its row; a session not redeemed is the caller's to explain, or to try again
+   * through `update` when it was merely raced.
+   */
+  consumeByHandle(
+    purpose: string,
+    secret: string,
+    redeem: {
+      from: SessionStatus[];
+      to: SessionStatus;
+      tenantId: string;
+      holds?: RawBuilder<boolean>;
+      once?: OnceInsert;
+      log?: SessionLogLine;
+    },
+  ) {
+    return this.moveInOne(purpose, secret, { ...redeem, consume: true });
+  }
+
+  /** The statement behind moveByHandle and consumeByHandle; undefined where it cannot be one (SQLite). */
+  private async moveInOne(
+    purpose: string,
+    secret: string,
+    move: Omit<store.StatusMove, 'now' | 'log' | 'notify'> & { from: readonly SessionStatus[]; to: SessionStatus; log?: SessionLogLine },
+  ): Promise<{ session?: SessionState; moved: boolean; inserted: boolean } | undefined> {
+    const now = nowIso();
+    const notify = this.bus.notificationOf?.(sql`'session:' || moved.id`, statusEventOfMoved(move.to, now));
+    if (!isPostgres(this.db) || !notify) return undefined;
+    const log = move.log && this.logRow(move.log);
+    const read = await store.moveByHandle(this.db, hashHandle(secret), purpose, { ...move, now, log, notify });
+    if (!read.row) return { moved: false, inserted: read.inserted };
+    const before = this.toState(read.row);
+    if (read.moved) {
+      const consumed = move.consume ? { consumed: true, consumed_at: now } : {};
+      const after = this.toState({ ...read.row, ...consumed, status: move.to, updated_at: now, version: read.row.version + 1 });
+      if (after.status !== before.status) await this.announce(this.db, after, before.status, statusEvent(after, before.status), true);
+    }
+    return { session: before, moved: read.moved, inserted: read.inserted };
   }
 
   /**
@@ -481,9 +515,9 @@ export class SessionService {
   }
 }
 
-/** statusEvent, made in SQL from the columns of a session the statement moved (its CTE `moved`) from `from` to `to` at `now`. */
-const statusEventOfMoved = (from: SessionStatus, to: SessionStatus, now: string) => sql`json_build_object(
-  'sessionId', moved.id, 'tenantId', moved.tenant_id, 'status', cast(${to} as text), 'previousStatus', cast(${from} as text),
+/** statusEvent, made in SQL from the columns of a session the statement moved (its CTE `moved`) to `to` at `now`. */
+const statusEventOfMoved = (to: SessionStatus, now: string) => sql`json_build_object(
+  'sessionId', moved.id, 'tenantId', moved.tenant_id, 'status', cast(${to} as text), 'previousStatus', moved.previous_status,
   'consumed', moved.consumed, 'errorReason', moved.error_reason, 'updatedAt', cast(${now} as text))`;
 
 const pickKeys = (source: Record<string, unknown>, keys: readonly string[]) =>

@@ -10,7 +10,7 @@ import {
 } from 'kysely';
 import type { Database, SessionsTable } from '../platform/db/schema.js';
 import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, inTransaction, isPostgres } from '../platform/db/values.js';
+import { type Executor, inTransaction, isPostgres, type OnceInsert } from '../platform/db/values.js';
 import { OPEN_STATUSES, type SessionStatus } from './model.js';
 
 export const sessionQuery = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id);
@@ -171,45 +171,66 @@ export const handleQuery = (db: Executor, hash: string, purpose: string, now: st
 export const findHandle = (db: Executor, hash: string, purpose: string, now: string) =>
   handleQuery(db, hash, purpose, now).executeTakeFirst();
 
-/** A change of status that needs nothing of the session but its status: the wallet fetching its offer or request. */
+/** A change of status decided by the session row alone: the wallet fetching its offer or request, or redeeming a code. */
 export interface StatusMove {
-  from: string;
+  /** The statuses it moves from (an expired session never moves). */
+  from: readonly string[];
   to: string;
   now: string;
   /** The session must be this tenant's (else it is neither read nor moved). */
   tenantId?: string;
+  /** Also marks the session consumed; it moves only if it was not. */
+  consume?: boolean;
+  /** A further condition on the session as read (the CTE `found`). */
+  holds?: RawBuilder<boolean>;
+  /** A once-only value remembered in the same statement; the session moves only if it added its row. */
+  once?: OnceInsert;
   log?: LogRow;
-  /** The status event, made from the moved row (`moved`'s columns) by the statement. */
+  /** The status event, made by the statement from the moved row (`moved`: id, tenant_id, consumed, error_reason, previous_status); sent only when the status changed. */
   notify?: RawBuilder<unknown>;
 }
 
 /**
- * PostgreSQL only: reads the session of a live handle and, if it has the status `from` and is not
- * expired, moves it to `to` (a compare-and-set on the version read), with its log line and event, in
- * one statement. The session as read, and whether it moved: a session read as movable but not moved
- * was written by another statement meanwhile.
+ * PostgreSQL only: reads the session of a live handle and, if `move` allows, moves it (a
+ * compare-and-set on the version read), with its log line and event, in one statement. The session
+ * as read (before the move), whether it moved, and whether `once` added its row. A session that the
+ * conditions allowed but that did not move was written by another statement meanwhile.
  */
 export async function moveByHandle(db: Executor, hash: string, purpose: string, move: StatusMove) {
   let found = handleQuery(db, hash, purpose, move.now);
   if (move.tenantId) found = found.where('sessions.tenant_id', '=', move.tenantId);
-  const { log } = move;
+  const { log, once, notify } = move;
+  const conditions = [
+    sql`sessions.id = found.id`,
+    sql`sessions.version = found.version`,
+    sql`found.status in (${sql.join(move.from)})`,
+    sql`found.expires_at > ${move.now}`,
+    ...(move.consume ? [sql`not found.consumed`] : []),
+    ...(move.holds ? [move.holds] : []),
+    ...(once ? [sql`exists (select 1 from inserted)`] : []),
+  ];
+  const consumed = move.consume ? sql`, consumed = true, consumed_at = ${move.now}` : sql``;
+  const inserted = once ? sql`inserted as (${once.returning(sql<number>`1`.as('one'))}), ` : sql``;
   const logged = log
     ? sql`, logged as (
         insert into session_logs (session_id, level, message, details, created_at)
         select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from moved)`
     : sql``;
-  const { rows } = await sql<Selectable<SessionsTable> & { moved_rows: number }>`
-    with found as (${found}), moved as (
-      update sessions set status = ${move.to}, updated_at = ${move.now}, version = sessions.version + 1
+  const { rows } = await sql<Selectable<SessionsTable> & { moved_rows: number; inserted_rows: number }>`
+    with ${inserted}found as (${found}), moved as (
+      update sessions set status = ${move.to}${consumed}, updated_at = ${move.now}, version = sessions.version + 1
       from found
-      where sessions.id = found.id and sessions.version = found.version and found.status = ${move.from} and found.expires_at > ${move.now}
-      returning sessions.id, sessions.tenant_id, sessions.consumed, sessions.error_reason)${logged}
-    select found.*, (select count(*) from moved) as moved_rows${move.notify ? sql`, (select ${move.notify} from moved) as notified` : sql``}
-    from found`.execute(db);
-  const [row] = rows;
-  if (!row) return undefined;
-  const { moved_rows: moved, notified: _, ...session } = row as typeof row & { notified?: unknown };
-  return { row: session as Selectable<SessionsTable>, moved: Number(moved) > 0 };
+      where ${sql.join(conditions, sql` and `)}
+      returning sessions.id, sessions.tenant_id, sessions.consumed, sessions.error_reason, found.status as previous_status)${logged}
+    select found.*, (select count(*) from moved) as moved_rows, ${once ? sql`(select count(*) from inserted)` : sql`1`} as inserted_rows
+      ${notify ? sql`, (select ${notify} from moved where previous_status <> ${move.to}) as notified` : sql``}
+    from (select 1) as one left join found on true`.execute(db);
+  const { moved_rows: moved, inserted_rows: insertedRows, notified: _, ...row } = rows[0] as (typeof rows)[number] & { notified?: unknown };
+  return {
+    row: row.id === null ? undefined : (row as Selectable<SessionsTable>),
+    moved: Number(moved) > 0,
+    inserted: Number(insertedRows) > 0,
+  };
 }
 
 /** Renames a live handle's purpose, so exactly one of two racing callers succeeds; false when it was not live. */
