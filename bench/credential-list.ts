@@ -60,7 +60,9 @@ try {
     );
     return done;
   };
-  console.log(`GET /api/issuer/credentials (${configurations} configurations), ${CONNECTIONS} connections, database ${process.env.DB_TYPE ?? 'sqlite'}`);
+  console.log(
+    `GET /api/issuer/credentials (${configurations} configurations), ${CONNECTIONS} connections, database ${process.env.DB_TYPE ?? 'sqlite'}`,
+  );
   await run(2000); // warm-up
   for (let i = 0; i < 3; i++) {
     const cpu = service.cpuMs();
