@@ -51,8 +51,9 @@ export interface AlongWrite {
 /**
  * Sets `changes` only while the session is still at `version`, the version the changes were computed
  * from, and moves it to the next one: a compare-and-set that no write made meanwhile can slip under.
- * On PostgreSQL the log line and the event go in the same statement (data-modifying CTEs, one round
- * trip, atomic with the change); SQLite writes the log line next. True when the row was updated.
+ * On PostgreSQL the log line, the event and the writes along go in the same statement (data-modifying
+ * CTEs, one round trip, atomic with the change); SQLite runs the writes before and the log line after.
+ * `updated`: whether the row was updated; `written`: the rows each write touched.
  */
 export async function updateSessionAt(
   db: Executor,
