@@ -86,6 +86,8 @@ export interface StatusListSigning {
 export class CredentialConfigService {
   private readonly changeListeners: ((tenantId: string) => void)[] = [];
   private readonly cache = new TtlCache<CredentialConfiguration | undefined>(CONFIG_CACHE_MS);
+  /** Each tenant's list, kept and forgotten as the single configurations are (read by the metadata, PAR and the API). */
+  private readonly lists = new TtlCache<CredentialConfiguration[]>(CONFIG_CACHE_MS);
 
   constructor(
     private readonly db: Executor,
@@ -113,6 +115,7 @@ export class CredentialConfigService {
 
   private forget(tenantId: string) {
     this.cache.forgetPrefix(`${tenantId}\u0000`);
+    this.lists.forget(tenantId);
     for (const listener of this.changeListeners) listener(tenantId);
   }
 
@@ -134,8 +137,11 @@ export class CredentialConfigService {
     return { id: row.id, tenantId: row.tenant_id, ...doc, statusListSigner, createdAt: row.created_at, updatedAt: row.updated_at };
   }
 
-  async list(tenantId: string): Promise<CredentialConfiguration[]> {
-    return (await store.listConfigs(tenantDb(this.db, tenantId))).map((row) => this.toConfiguration(row));
+  /** The tenant's configurations; shared by callers (kept per instance, as `find` keeps each): not to be changed. */
+  list(tenantId: string): Promise<CredentialConfiguration[]> {
+    return this.lists.get(tenantId, async () =>
+      (await store.listConfigs(tenantDb(this.db, tenantId))).map((row) => this.toConfiguration(row)),
+    );
   }
 
   async get(tenantId: string, id: string, db: Executor = this.db): Promise<CredentialConfiguration> {

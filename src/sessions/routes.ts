@@ -105,8 +105,8 @@ export function sessionRoutes(app: App, deps: SessionRouteDeps) {
     },
     async (request) => {
       const tenantId = tenantOf(request);
-      const [session] = await view(tenantId, [await sessions.get(tenantId, request.params.id)]);
-      return session;
+      const { session, tenant } = await sessions.getWithTenant(tenantId, request.params.id);
+      return toSessionView(session, tenant);
     },
   );
 

@@ -2,13 +2,23 @@
 // sessions through this service; it keeps personal data encrypted, logs what happened, and
 // publishes every status change to subscribers on all instances.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { SessionsTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, inTransaction, nowIso, parseJson, toBool } from '../platform/db/values.js';
+import {
+  type Executor,
+  fromBool,
+  insertAndRead,
+  inTransaction,
+  isPostgres,
+  nowIso,
+  type OnceInsert,
+  parseJson,
+  toBool,
+} from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import { notFound } from '../platform/http/problem.js';
 import {
@@ -22,6 +32,7 @@ import {
   statusEvent,
 } from './model.js';
 import * as store from './store.js';
+import type { TenantSummary } from './view.js';
 
 export interface NewSession {
   tenantId: string;
@@ -182,6 +193,23 @@ export class SessionService {
     return row ? this.toState(row) : undefined;
   }
 
+  /** The session with the summary of its tenant, read together (one round trip, as the session view needs both). */
+  async getWithTenant(tenantId: string, id: string): Promise<{ session: SessionState; tenant: TenantSummary }> {
+    const found = await store.findSessionWithTenant(tenantDb(this.db, tenantId), id);
+    if (!found) throw notFound('session', id);
+    const { tenant_name: name, tenant_description: description, tenant_status: status, ...row } = found;
+    return { session: this.toState(row), tenant: { id: tenantId, name, description, status } };
+  }
+
+  /**
+   * `find` with `insert` (a once-only value remembered: a DPoP proof's jti, say) sent in the same round
+   * trip; `inserted` is false when its row was there already.
+   */
+  async findInserting(tenantId: string, id: string, insert: OnceInsert): Promise<{ session?: SessionState; inserted: boolean }> {
+    const { inserted, row } = await insertAndRead(this.db, insert, store.sessionQuery(tenantDb(this.db, tenantId), id));
+    return { inserted, session: row && this.toState(row) };
+  }
+
   async get(tenantId: string, id: string, db: Executor = this.db): Promise<SessionState> {
     const session = await this.find(tenantId, id, db);
     if (!session) throw notFound('session', id);
@@ -197,7 +225,9 @@ export class SessionService {
    * in one round trip when nothing raced: `options.from` is the session as the caller just read it
    * (no second read), `options.log` a log line written with the change (in the same statement on
    * PostgreSQL, with the status event). `change` may be computed from the session as read (appending
-   * to a list, say). Returns the new state, or undefined when the session is gone or the condition failed.
+   * to a list, say). `options.writes` are writes to other tables sent with the change (in its
+   * statement on PostgreSQL; see store.AlongWrite). Returns the new state, or undefined when the
+   * session is gone, the condition failed, or a write that guards the change touched no row.
    */
   async update(
     tenantId: string,
@@ -205,7 +235,7 @@ export class SessionService {
     change: SessionChange | ((current: SessionState) => SessionChange),
     expected: SessionExpectation = {},
     db: Executor = this.db,
-    options: { from?: SessionState; log?: SessionLogLine } = {},
+    options: { from?: SessionState; log?: SessionLogLine; writes?: store.AlongWrite[] } = {},
   ): Promise<SessionState | undefined> {
     const given = options.from && this.rows.get(options.from);
     let row = given && given.id === id && given.tenant_id === tenantId ? given : await store.findSession(tenantDb(db, tenantId), id);
@@ -221,10 +251,14 @@ export class SessionService {
       const event = after.status !== before.status ? statusEvent(after, before.status) : undefined;
       const notify = event && this.bus.notification?.(sessionTopic(id), event);
       const log = options.log && this.logRow(options.log);
-      if (await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify })) {
+      // A write that guards the change goes with every attempt; any other only with the first.
+      const writes = (options.writes ?? []).filter((write) => write.guards || attempt === 0);
+      const { updated, written } = await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify, writes });
+      if (updated) {
         if (event) await this.announce(db, after, before.status, event, notify !== undefined);
         return after;
       }
+      if (writes.some((write, i) => write.guards && written[i] === 0)) return undefined;
       row = await store.findSession(tenantDb(db, tenantId), id);
     }
     throw new Error(`session ${id}: changed by others on each of ${MAX_UPDATE_ATTEMPTS} attempts`);
@@ -276,6 +310,83 @@ export class SessionService {
   async findByHandle(purpose: string, secret: string, db: Executor = this.db): Promise<SessionState | undefined> {
     const found = await store.findHandle(db, hashHandle(secret), purpose, nowIso());
     return found && this.toState(found);
+  }
+
+  /** `findByHandle` with `insert` sent in the same round trip, as `findInserting` does. */
+  async findByHandleInserting(purpose: string, secret: string, insert: OnceInsert): Promise<{ session?: SessionState; inserted: boolean }> {
+    const { inserted, row } = await insertAndRead(this.db, insert, store.handleQuery(this.db, hashHandle(secret), purpose, nowIso()));
+    return { inserted, session: row && this.toState(row) };
+  }
+
+  /**
+   * Moves the session of a live handle from status `from` to `to` when the wallet fetches its offer or
+   * request, with the log line: on PostgreSQL read, moved, logged and announced in one statement (a
+   * compare-and-set on the version read, as `update` does); elsewhere `findByHandle` then `update`.
+   * With `tenantId`, a session of another tenant is neither read nor moved. Returns the session as
+   * read (before the move) and whether this call moved it.
+   */
+  async moveByHandle(
+    purpose: string,
+    secret: string,
+    move: { from: SessionStatus; to: SessionStatus; tenantId?: string; log?: SessionLogLine },
+  ): Promise<{ session?: SessionState; moved: boolean }> {
+    const { from, to, tenantId } = move;
+    const read = await this.moveInOne(purpose, secret, { from: [from], to, tenantId, log: move.log });
+    if (read?.moved) return read;
+    const session = read ? read.session : await this.findByHandle(purpose, secret);
+    if (!session || (tenantId && session.tenantId !== tenantId)) return { moved: false };
+    // Not read yet, or read as movable while another write came first: `update` decides, reading it again.
+    if (read && session.status !== from) return { session, moved: false };
+    const moved = await this.update(session.tenantId, session.id, { status: to }, { statuses: [from] }, undefined, {
+      from: read ? undefined : session,
+      log: move.log,
+    });
+    return { session, moved: moved !== undefined };
+  }
+
+  /**
+   * PostgreSQL: redeems the session of a live handle in one statement: marks it consumed and moves it
+   * to `to`, if it is unconsumed, in one of `from`, and meets `holds` (SQL over the session as read,
+   * the CTE `found`), with `once` (a DPoP proof's jti, say) remembered in the same statement (and the
+   * session redeemed only if that added its row), the log line and the event. Undefined elsewhere
+   * (the caller reads and updates instead). Returns the session as read, whether it was redeemed, and
+   * whether `once` added its row; a session not redeemed is the caller's to explain, or to try again
+   * through `update` when it was merely raced.
+   */
+  consumeByHandle(
+    purpose: string,
+    secret: string,
+    redeem: {
+      from: SessionStatus[];
+      to: SessionStatus;
+      tenantId: string;
+      holds?: RawBuilder<boolean>;
+      once?: OnceInsert;
+      log?: SessionLogLine;
+    },
+  ) {
+    return this.moveInOne(purpose, secret, { ...redeem, consume: true });
+  }
+
+  /** The statement behind moveByHandle and consumeByHandle; undefined where it cannot be one (SQLite). */
+  private async moveInOne(
+    purpose: string,
+    secret: string,
+    move: Omit<store.StatusMove, 'now' | 'log' | 'notify'> & { from: readonly SessionStatus[]; to: SessionStatus; log?: SessionLogLine },
+  ): Promise<{ session?: SessionState; moved: boolean; inserted: boolean } | undefined> {
+    const now = nowIso();
+    const notify = this.bus.notificationOf?.(sql`'session:' || moved.id`, statusEventOfMoved(move.to, now));
+    if (!isPostgres(this.db) || !notify) return undefined;
+    const log = move.log && this.logRow(move.log);
+    const read = await store.moveByHandle(this.db, hashHandle(secret), purpose, { ...move, now, log, notify });
+    if (!read.row) return { moved: false, inserted: read.inserted };
+    const before = this.toState(read.row);
+    if (read.moved) {
+      const consumed = move.consume ? { consumed: true, consumed_at: now } : {};
+      const after = this.toState({ ...read.row, ...consumed, status: move.to, updated_at: now, version: read.row.version + 1 });
+      if (after.status !== before.status) await this.announce(this.db, after, before.status, statusEvent(after, before.status), true);
+    }
+    return { session: before, moved: read.moved, inserted: read.inserted };
   }
 
   /**
@@ -403,6 +514,11 @@ export class SessionService {
     for (const listener of this.statusListeners) listener(state, previousStatus);
   }
 }
+
+/** statusEvent, made in SQL from the columns of a session the statement moved (its CTE `moved`) to `to` at `now`. */
+const statusEventOfMoved = (to: SessionStatus, now: string) => sql`json_build_object(
+  'sessionId', moved.id, 'tenantId', moved.tenant_id, 'status', cast(${to} as text), 'previousStatus', moved.previous_status,
+  'consumed', moved.consumed, 'errorReason', moved.error_reason, 'updatedAt', cast(${now} as text))`;
 
 const pickKeys = (source: Record<string, unknown>, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((key) => key in source).map((key) => [key, source[key]]));

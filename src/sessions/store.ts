@@ -1,10 +1,30 @@
-import { type ExpressionBuilder, type Insertable, type RawBuilder, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
+import {
+  type ExpressionBuilder,
+  type Insertable,
+  type OperationNodeSource,
+  type RawBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+  type Updateable,
+} from 'kysely';
 import type { Database, SessionsTable } from '../platform/db/schema.js';
 import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, inTransaction, isPostgres } from '../platform/db/values.js';
+import { type Executor, inTransaction, isPostgres, type OnceInsert } from '../platform/db/values.js';
 import { OPEN_STATUSES, type SessionStatus } from './model.js';
 
-export const findSession = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+export const sessionQuery = (db: TenantDb, id: string) => db.selectFrom('sessions').selectAll().where('id', '=', id);
+export const findSession = (db: TenantDb, id: string) => sessionQuery(db, id).executeTakeFirst();
+
+/** The session with the summary of its tenant (what the session view shows), in one query. */
+export const findSessionWithTenant = (db: TenantDb, id: string) =>
+  db
+    .selectFrom('sessions')
+    .innerJoin('tenants', 'tenants.id', 'sessions.tenant_id')
+    .where('sessions.id', '=', id)
+    .selectAll('sessions')
+    .select(['tenants.name as tenant_name', 'tenants.description as tenant_description', 'tenants.status as tenant_status'])
+    .executeTakeFirst();
 
 export type LogRow = { level: string; message: string; details: string | null; created_at: string };
 
@@ -13,13 +33,27 @@ export interface AlongWithUpdate {
   log?: LogRow;
   /** A SQL expression that sends the event when evaluated (PostgreSQL's pg_notify); evaluated only if the row was updated. */
   notify?: RawBuilder<unknown>;
+  /** Writes to other tables, with RETURNING, sent in the same statement (see AlongWrite). */
+  writes?: AlongWrite[];
+}
+
+/**
+ * A write to another table that goes with a session update (in the order given). PostgreSQL: a sibling CTE of the same
+ * statement (it sees no effect of the update, nor the update of it). SQLite: run just before it.
+ * `guards`: the session changes only if the write touched a row (so the write must be idempotent:
+ * it is sent again when the update loses a race); otherwise it is sent once, whatever the update does.
+ */
+export interface AlongWrite {
+  query: OperationNodeSource & { execute(): Promise<unknown[]> };
+  guards: boolean;
 }
 
 /**
  * Sets `changes` only while the session is still at `version`, the version the changes were computed
  * from, and moves it to the next one: a compare-and-set that no write made meanwhile can slip under.
- * On PostgreSQL the log line and the event go in the same statement (data-modifying CTEs, one round
- * trip, atomic with the change); SQLite writes the log line next. True when the row was updated.
+ * On PostgreSQL the log line, the event and the writes along go in the same statement (data-modifying
+ * CTEs, one round trip, atomic with the change); SQLite runs the writes before and the log line after.
+ * `updated`: whether the row was updated; `written`: the rows each write touched.
  */
 export async function updateSessionAt(
   db: Executor,
@@ -28,28 +62,40 @@ export async function updateSessionAt(
   version: number,
   changes: Updateable<SessionsTable>,
   along: AlongWithUpdate = {},
-): Promise<boolean> {
-  const update = tenantDb(db, tenantId)
+): Promise<{ updated: boolean; written: number[] }> {
+  const { log, notify, writes = [] } = along;
+  let update = tenantDb(db, tenantId)
     .updateTable('sessions')
     .set({ ...changes, version: version + 1 })
     .where('id', '=', id)
-    .where('version', '=', version)
-    .returning('id');
-  const { log, notify } = along;
-  if (!isPostgres(db) || (!log && !notify)) {
-    const updated = await update.executeTakeFirst();
+    .where('version', '=', version);
+  if (!isPostgres(db) || (!log && !notify && writes.length === 0)) {
+    const written: number[] = [];
+    for (const write of writes) {
+      written.push((await write.query.execute()).length);
+      if (write.guards && written.at(-1) === 0) return { updated: false, written };
+    }
+    const updated = await update.returning('id').executeTakeFirst();
     if (updated && log) await insertLog(db, { ...log, session_id: id });
-    return updated !== undefined;
+    return { updated: updated !== undefined, written };
   }
+  const name = (i: number) => sql.raw(`written${i}`);
+  writes.forEach((write, i) => {
+    if (write.guards) update = update.where(sql<boolean>`exists (select 1 from ${name(i)})`);
+  });
+  const writtenCtes = writes.map((write, i) => sql`${name(i)} as (${write.query}), `);
+  const counts = writes.map((_, i) => sql`, (select count(*) from ${name(i)}) as ${name(i)}`);
   const logged = log
     ? sql`, logged as (
         insert into session_logs (session_id, level, message, details, created_at)
         select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from updated)`
     : sql``;
-  const { rows } = await sql<{ id: string }>`
-    with updated as (${update})${logged}
-    select id${notify ? sql`, ${notify} as notified` : sql``} from updated`.execute(db);
-  return rows.length > 0;
+  const { rows } = await sql<Record<string, number>>`
+    with ${sql.join(writtenCtes, sql``)}updated as (${update.returning('id')})${logged}
+    select (select count(*) from updated) as updated${sql.join(counts, sql``)}
+    ${notify ? sql`, (select ${notify} from updated) as notified` : sql``}`.execute(db);
+  const [row] = rows;
+  return { updated: Number(row?.updated) > 0, written: writes.map((_, i) => Number(row?.[`written${i}`])) };
 }
 
 type HandleRow = { hash: string; purpose: string; session_id: string; expires_at: string };
@@ -115,15 +161,78 @@ export async function insertHandle(db: Executor, row: { hash: string; purpose: s
 }
 
 /** The session a live handle belongs to, read in the same query. */
-export const findHandle = (db: Executor, hash: string, purpose: string, now: string) =>
+export const handleQuery = (db: Executor, hash: string, purpose: string, now: string) =>
   db
     .selectFrom('session_handles')
     .innerJoin('sessions', 'sessions.id', 'session_handles.session_id')
     .selectAll('sessions')
     .where('session_handles.hash', '=', hash)
     .where('session_handles.purpose', '=', purpose)
-    .where('session_handles.expires_at', '>', now)
-    .executeTakeFirst();
+    .where('session_handles.expires_at', '>', now);
+export const findHandle = (db: Executor, hash: string, purpose: string, now: string) =>
+  handleQuery(db, hash, purpose, now).executeTakeFirst();
+
+/** A change of status decided by the session row alone: the wallet fetching its offer or request, or redeeming a code. */
+export interface StatusMove {
+  /** The statuses it moves from (an expired session never moves). */
+  from: readonly string[];
+  to: string;
+  now: string;
+  /** The session must be this tenant's (else it is neither read nor moved). */
+  tenantId?: string;
+  /** Also marks the session consumed; it moves only if it was not. */
+  consume?: boolean;
+  /** A further condition on the session as read (the CTE `found`). */
+  holds?: RawBuilder<boolean>;
+  /** A once-only value remembered in the same statement; the session moves only if it added its row. */
+  once?: OnceInsert;
+  log?: LogRow;
+  /** The status event, made by the statement from the moved row (`moved`: id, tenant_id, consumed, error_reason, previous_status); sent only when the status changed. */
+  notify?: RawBuilder<unknown>;
+}
+
+/**
+ * PostgreSQL only: reads the session of a live handle and, if `move` allows, moves it (a
+ * compare-and-set on the version read), with its log line and event, in one statement. The session
+ * as read (before the move), whether it moved, and whether `once` added its row. A session that the
+ * conditions allowed but that did not move was written by another statement meanwhile.
+ */
+export async function moveByHandle(db: Executor, hash: string, purpose: string, move: StatusMove) {
+  let found = handleQuery(db, hash, purpose, move.now);
+  if (move.tenantId) found = found.where('sessions.tenant_id', '=', move.tenantId);
+  const { log, once, notify } = move;
+  const conditions = [
+    sql`sessions.id = found.id`,
+    sql`sessions.version = found.version`,
+    sql`found.status in (${sql.join(move.from)})`,
+    sql`found.expires_at > ${move.now}`,
+    ...(move.consume ? [sql`not found.consumed`] : []),
+    ...(move.holds ? [move.holds] : []),
+    ...(once ? [sql`exists (select 1 from inserted)`] : []),
+  ];
+  const consumed = move.consume ? sql`, consumed = true, consumed_at = ${move.now}` : sql``;
+  const inserted = once ? sql`inserted as (${once.returning(sql<number>`1`.as('one'))}), ` : sql``;
+  const logged = log
+    ? sql`, logged as (
+        insert into session_logs (session_id, level, message, details, created_at)
+        select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from moved)`
+    : sql``;
+  const { rows } = await sql<Selectable<SessionsTable> & { moved_rows: number; inserted_rows: number }>`
+    with ${inserted}found as (${found}), moved as (
+      update sessions set status = ${move.to}${consumed}, updated_at = ${move.now}, version = sessions.version + 1
+      from found
+      where ${sql.join(conditions, sql` and `)}
+      returning sessions.id, sessions.tenant_id, sessions.consumed, sessions.error_reason, found.status as previous_status)${logged}
+    select found.*, (select count(*) from moved) as moved_rows, ${once ? sql`(select count(*) from inserted)` : sql`1`} as inserted_rows
+      ${notify ? sql`, (select ${notify} from moved where previous_status <> ${move.to}) as notified` : sql``}
+    from (select 1) as one left join found on true`.execute(db);
+  const { moved_rows: moved, inserted_rows: insertedRows, notified: _, ...row } = rows[0] as (typeof rows)[number] & { notified?: unknown };
+  return {
+    row: row.id === null ? undefined : (row as Selectable<SessionsTable>),
+    moved: Number(moved) > 0,
+    inserted: Number(insertedRows) > 0,
+  };
+}
 
 /** Renames a live handle's purpose, so exactly one of two racing callers succeeds; false when it was not live. */
 export async function respurposeHandle(db: Executor, hash: string, purpose: string, newPurpose: string, now: string) {

@@ -305,21 +305,40 @@ export class StatusListService {
    * else a shared list; when all are full, a new shared list is made. A configuration whose status
    * lists its issuer signs (statusListSigner issuer) uses, and makes, only lists bound to it and
    * signed by its credentials' key chain. Each index comes from the
-   * list's atomic slot counter (one conditional UPDATE) through its secret permutation; the entry row
-   * follows (its primary key (list, idx) rules out a second hand-out even if something went wrong;
+   * list's atomic slot counter (one conditional UPDATE) through its secret permutation; the entry rows
+   * follow (their primary key (list, idx) rules out a second hand-out even if something went wrong;
    * a failure between the two leaves an index never handed out, not one handed out twice).
    */
   async allocate(
     tenantId: string,
     request: { credentialConfigurationId: string; sessionId?: string | null; count?: number },
   ): Promise<StatusEntry[]> {
-    const entries: StatusEntry[] = [];
+    const { entries, record } = await this.allocateUnrecorded(tenantId, request);
+    await record.execute();
+    return entries;
+  }
+
+  /**
+   * `allocate` without writing the entry rows: `record` is the INSERT (with RETURNING) that writes
+   * them, for the caller to send with its own statement, before any credential with these entries
+   * is handed out (an index whose row is never written was never handed out).
+   */
+  async allocateUnrecorded(
+    tenantId: string,
+    request: { credentialConfigurationId: string; sessionId?: string | null; count?: number },
+  ): Promise<{ entries: StatusEntry[]; record: store.EntriesInsert }> {
+    const allocated: { entry: StatusEntry; row: store.EntryRow }[] = [];
     const signing = await this.deps.configurationSigning(tenantId, request.credentialConfigurationId);
     // statusListSigner issuer: only lists of this configuration signed by its credentials' key chain.
     const issuerChainId = signing?.statusListSigner === 'issuer' ? signing.keyChainId : undefined;
     for (let i = 0; i < (request.count ?? 1); i++)
-      entries.push(await this.allocateOne(tenantId, request.credentialConfigurationId, issuerChainId, request.sessionId ?? null));
-    return entries;
+      allocated.push(await this.allocateOne(tenantId, request.credentialConfigurationId, issuerChainId, request.sessionId ?? null));
+    const record = store.insertEntries(
+      this.deps.db,
+      tenantId,
+      allocated.map(({ row }) => row),
+    );
+    return { entries: allocated.map(({ entry }) => entry), record };
   }
 
   private async allocateOne(
@@ -327,20 +346,14 @@ export class StatusListService {
     configurationId: string,
     issuerChainId: string | undefined,
     sessionId: string | null,
-  ): Promise<StatusEntry> {
+  ): Promise<{ entry: StatusEntry; row: store.EntryRow }> {
     const scoped = this.scoped(tenantId);
     const usableLists = (db: Executor) => store.usableLists(this.scoped(tenantId, db), configurationId, issuerChainId).execute();
     /** The entry of a slot taken: its index through the list's secret permutation, its row keyed (list, idx). */
-    const entryOf = async (slot: store.ClaimedSlot): Promise<StatusEntry> => {
+    const entryOf = (slot: store.ClaimedSlot) => {
       const idx = new IndexPermutation(slot.permutation_key, slot.capacity).permute(slot.used_entries - 1);
-      await store.insertEntry(scoped, {
-        list_id: slot.id,
-        idx,
-        session_id: sessionId,
-        credential_configuration_id: configurationId,
-        created_at: nowIso(),
-      });
-      return { listId: slot.id, idx, uri: this.uri(tenantId, slot.id) };
+      const row = { list_id: slot.id, idx, session_id: sessionId, credential_configuration_id: configurationId, created_at: nowIso() };
+      return { entry: { listId: slot.id, idx, uri: this.uri(tenantId, slot.id) }, row };
     };
     // Most of the time the first usable list has room: one statement picks it and takes a slot.
     const first = await store.claimFirstSlot(scoped, configurationId, issuerChainId);

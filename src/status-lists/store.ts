@@ -108,8 +108,15 @@ export function claimFirstSlot(db: TenantDb, configurationId: string, keyChainId
     .executeTakeFirst();
 }
 
-export async function insertEntry(db: TenantDb, row: Omit<Insertable<StatusEntriesTable>, 'tenant_id'>) {
-  await db.insertInto('status_entries', row).execute();
+export type EntryRow = Omit<Insertable<StatusEntriesTable>, 'tenant_id'>;
+export type EntriesInsert = ReturnType<typeof insertEntries>;
+
+/** The INSERT of allocated entries' rows, each with the tenant, with RETURNING (so that it can go in another statement as a CTE). */
+export function insertEntries(db: Executor, tenantId: string, rows: EntryRow[]) {
+  return db
+    .insertInto('status_entries')
+    .values(rows.map((row) => ({ ...row, tenant_id: tenantId })))
+    .returning('idx');
 }
 
 export function entriesOfSession(db: TenantDb, sessionId: string, configurationId?: string) {

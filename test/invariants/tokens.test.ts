@@ -251,6 +251,44 @@ describe('single use under concurrency: proofs and nonces', () => {
     expect(tally(retried)).toEqual({ '200': 15 });
   });
 
+  it('one DPoP proof sent with 16 credential requests of its access token at once is accepted once; the refused ones spend no c_nonce', async () => {
+    const [created] = await offers(1, 'pre_authorized_code');
+    const key = await holderKey();
+    const token = await tokenRequest(svc, preAuthorizedGrant((created as { preAuthorizedCode: string }).preAuthorizedCode), {
+      dpop: await dpopProof(key, `${issuerOf('acme')}/token`),
+    });
+    expect(token.status, token.text).toBe(200);
+    const accessToken = token.body.access_token as string;
+    const client = walletClient([key]);
+    const issuerMetadata = await client.resolveIssuerMetadata(issuerOf('acme'));
+    const nonces = await Promise.all(
+      Array.from({ length: 16 }, async () => (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce as string),
+    );
+    const keyProofs = await Promise.all(
+      nonces.map(
+        async (nonce) =>
+          (await client.createCredentialRequestJwtProof({ issuerMetadata, signer: key.signer, nonce, credentialConfigurationId: 'pid' }))
+            .jwt,
+      ),
+    );
+    const proof = await dpopProof(key, `${issuerOf('acme')}/credential`, { accessToken });
+    const replies = await race(instances.all, 16, (instance, i) =>
+      instance.raw('POST', '/issuers/acme/credential', {
+        headers: { authorization: `DPoP ${accessToken}`, dpop: proof },
+        body: { credential_configuration_id: 'pid', proofs: { jwt: [keyProofs[i]] } },
+      }),
+    );
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1);
+    const refused = replies.filter((reply) => reply.status !== 200);
+    expect(refused.map((reply) => reply.body?.error_description ?? reply.headers.get('www-authenticate'))).toEqual(
+      Array(15).fill(expect.stringMatching(/used before/)),
+    );
+    expect(await nonceRows('dpop-jti', decodeJwt(proof).jti as string)).toHaveLength(1);
+    // The proof was refused before the request's c_nonce was looked at: 15 of the 16 are still there.
+    const left = await Promise.all(nonces.map((nonce) => nonceRows('c_nonce', nonce)));
+    expect(left.filter((rows) => rows.length === 1)).toHaveLength(15);
+  });
+
   it('one c_nonce in the key proofs of 16 credential requests at once (each its own offer and access token) issues one credential', async () => {
     const created = await offers(16, 'pre_authorized_code');
     const accessTokens = await Promise.all(

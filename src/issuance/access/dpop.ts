@@ -6,6 +6,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { deriveKey } from '../../platform/crypto/derive.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
 import { sameSecret } from '../../platform/crypto/secrets.js';
+import type { OnceInsert } from '../../platform/db/values.js';
 import { invalidDpopProof, invalidRequest, useDpopNonce } from '../errors.js';
 import type { NonceStore } from '../nonce/store.js';
 import type { IssuerSettings } from '../settings/service.js';
@@ -55,6 +56,9 @@ export class DpopNonces {
   }
 }
 
+type TokenEndpointRequest = { tenantId: string; url: string; dpop?: string };
+type TokenEndpointSettings = DpopCheck['settings'] & { dpopRequired: boolean };
+
 export class DpopProofs {
   constructor(
     /** Remembers the jti of every proof until it is too old to be accepted anyway. */
@@ -63,26 +67,44 @@ export class DpopProofs {
   ) {}
 
   /** At the token endpoint: the key of the wallet's DPoP proof, if it sent one (required when the issuer says so). */
-  async keyOf(request: { tenantId: string; url: string; dpop?: string }, settings: DpopCheck['settings'] & { dpopRequired: boolean }) {
+  async keyOf(request: TokenEndpointRequest, settings: TokenEndpointSettings) {
+    const proof = this.proofOf(request, settings);
+    if (proof && !(await proof.replay.executeTakeFirst()).numInsertedOrUpdatedRows) throw replayedProof();
+    return proof?.thumbprint;
+  }
+
+  /** keyOf without remembering the jti: its statement is returned, for the caller to send with its own read (`check`). */
+  proofOf(request: TokenEndpointRequest, settings: TokenEndpointSettings) {
     if (!request.dpop) {
       if (settings.dpopRequired) throw invalidRequest('this issuer requires DPoP: send a DPoP proof');
       return undefined;
     }
-    return this.verify(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url, settings });
+    return this.check(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url, settings });
   }
 
   /** Verifies a DPoP proof and returns the thumbprint of its key. */
   async verify(proof: string, check: DpopCheck): Promise<string> {
+    const { thumbprint, replay } = this.check(proof, check);
+    if (!(await replay.executeTakeFirst()).numInsertedOrUpdatedRows) throw replayedProof();
+    return thumbprint;
+  }
+
+  /**
+   * Checks all of a proof but its novelty: its key's thumbprint, and `replay`, the statement that
+   * remembers its jti (adding no row when it was used before), for the caller to send along with its
+   * own read (insertAndRead) and to refuse the proof with `replayedProof()` when it added nothing.
+   */
+  check(proof: string, check: DpopCheck): { thumbprint: string; replay: OnceInsert } {
     const { payload, jwk } = checkProof(proof, check);
     if (check.settings.dpopNonceRequired && !this.serverNonces.accepts(check.tenantId, payload.nonce)) {
       throw useDpopNonce(this.serverNonces.issue(check.tenantId), check.accessToken !== undefined);
     }
-    if (!(await this.replays.remember(check.tenantId, 'dpop-jti', payload.jti as string, MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS))) {
-      throw invalidDpopProof('this DPoP proof was used before');
-    }
-    return ecThumbprint(jwk);
+    const replay = this.replays.remembering(check.tenantId, 'dpop-jti', payload.jti as string, MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS);
+    return { thumbprint: ecThumbprint(jwk), replay };
   }
 }
+
+export const replayedProof = () => invalidDpopProof('this DPoP proof was used before');
 
 /** Everything about a proof that needs no state: its form, signature, request, age and access token binding. */
 function checkProof(proof: string, check: DpopCheck) {

@@ -9,7 +9,7 @@ import { invalidToken } from '../errors.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
 import { issuancePublic } from '../session.js';
 import type { IssuanceAccessToken, IssuanceTokens } from './access-tokens.js';
-import type { DpopProofs } from './dpop.js';
+import { type DpopProofs, replayedProof } from './dpop.js';
 import type { ExternalAccessTokens } from './external-access-tokens.js';
 
 export interface WalletAccess {
@@ -36,8 +36,12 @@ export class WalletAccessCheck {
     const token = this.tokens.verify(raw, issuer.urls.issuer);
     if (!token) return this.authenticateExternal(request, issuer, scheme, raw);
     if (token.tenantId !== request.tenantId) throw invalidToken('the access token is invalid or expired', scheme);
-    await this.checkBinding(request, issuer, token, scheme, raw);
-    const session = await this.sessions.find(request.tenantId, token.sessionId);
+    // A DPoP proof's jti is remembered in the same round trip as the session is read.
+    const replay = this.checkBinding(request, issuer, token, scheme, raw);
+    const { session, inserted } = replay
+      ? await this.sessions.findInserting(request.tenantId, token.sessionId, replay)
+      : { session: await this.sessions.find(request.tenantId, token.sessionId), inserted: true };
+    if (!inserted) throw replayedProof();
     if (!session?.consumed || issuancePublic(session).tokensRevoked) {
       throw invalidToken('the session of this access token is no longer valid', scheme);
     }
@@ -49,24 +53,31 @@ export class WalletAccessCheck {
     const external = await this.external.verify(issuer, raw, scheme);
     if (!external) throw invalidToken('the access token is invalid or expired', scheme);
     const binding = { sessionId: '', tenantId: issuer.tenantId, round: 0, ...(external.jkt && { jkt: external.jkt }) };
-    await this.checkBinding(request, issuer, binding, scheme, raw);
+    const replay = this.checkBinding(request, issuer, binding, scheme, raw);
+    if (replay && !(await replay.executeTakeFirst()).numInsertedOrUpdatedRows) throw replayedProof();
     const session = await this.external.sessionOf(issuer, external, scheme);
     if (issuancePublic(session).tokensRevoked) throw invalidToken('the session of this access token is no longer valid', scheme);
     return { issuer, token: { ...binding, sessionId: session.id }, session };
   }
 
-  private async checkBinding(request: ResourceRequest, issuer: Issuer, token: IssuanceAccessToken, scheme: string, raw: string) {
+  /**
+   * Checks that the token is used as it is bound: a DPoP-bound one with a proof of its key. Returns
+   * the statement remembering the proof's jti, for the caller to send (the proof is a replay when it adds nothing).
+   */
+  private checkBinding(request: ResourceRequest, issuer: Issuer, token: IssuanceAccessToken, scheme: string, raw: string) {
     if (!token.jkt) {
       if (scheme.toLowerCase() === 'dpop' || issuer.settings.dpopRequired)
         throw invalidToken('this access token is not DPoP-bound', scheme);
-      return;
+      return undefined;
     }
     if (scheme.toLowerCase() !== 'dpop' || !request.dpop) {
       throw invalidToken('this access token is DPoP-bound: use the DPoP scheme with a proof', 'DPoP');
     }
     const proofCheck = { tenantId: request.tenantId, method: 'POST', url: request.url, accessToken: raw, settings: issuer.settings };
-    if ((await this.dpop.verify(request.dpop, proofCheck)) !== token.jkt) {
+    const { thumbprint, replay } = this.dpop.check(request.dpop, proofCheck);
+    if (thumbprint !== token.jkt) {
       throw invalidToken('the DPoP proof is signed by another key than the token is bound to', 'DPoP');
     }
+    return replay;
   }
 }

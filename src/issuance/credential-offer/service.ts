@@ -245,9 +245,9 @@ export class OfferService {
 
   /** The offer behind credential_offer_uri; fetching it moves the session to `fetched`. */
   async byReference(tenantId: string, handle: string): Promise<Record<string, unknown> | undefined> {
-    const session = await this.sessions.findByHandle(OFFER_HANDLE.offer, handle);
-    if (!session || session.tenantId !== tenantId || session.status === 'expired') return undefined;
-    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] }, undefined, { from: session });
+    // Read and moved in one statement (on PostgreSQL); a second fetch finds it fetched and leaves it so.
+    const { session } = await this.sessions.moveByHandle(OFFER_HANDLE.offer, handle, { from: 'active', to: 'fetched', tenantId });
+    if (!session || session.status === 'expired') return undefined;
     return issuancePrivate(session)?.offer;
   }
 }

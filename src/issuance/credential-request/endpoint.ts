@@ -23,10 +23,10 @@ import { grantedConfigurationIds, type IssuancePublicData, issuancePrivate, issu
 import type { ClaimSources } from './claims.js';
 import { insertTransaction } from './deferred-store.js';
 import type { CredentialEncryption, WalletAnswer } from './encryption.js';
-import type { CredentialMinter } from './minter.js';
-import { carriesKeyAttestation, verifyKeyProofs } from './proofs.js';
+import type { CredentialMinter, StatusRecord } from './minter.js';
+import { type CheckedProofs, carriesKeyAttestation, checkKeyProofs, spentNonce } from './proofs.js';
 import { type CredentialRequest, parseCredentialRequest } from './schemas.js';
-import { recordIssued, releaseConfiguration, type TakenConfiguration, takeConfiguration, takenConfigurations } from './store.js';
+import { issuedRecord, releaseConfiguration, type TakenConfiguration, takeConfiguration, takenConfigurations } from './store.js';
 
 export type CredentialResult =
   | { status: 200; body: { credentials: { credential: string }[]; notification_id: string } }
@@ -61,16 +61,17 @@ export class CredentialEndpoint {
     const offered = issuancePublic(session);
     const parsed = parseCredentialRequest(body, issuer.settings.batchSize);
     const config = await this.grantedConfiguration(session, offered, parsed);
-    const holderJwks = await this.holderKeys(issuer, config, parsed);
+    const proven = await this.holderKeys(issuer, config, parsed);
+    const holderJwks = proven?.keys ?? [];
     const taken = { sessionId: session.id, configurationId: config.id, round };
-    await this.take(session, taken);
+    await this.take(session, taken, proven?.nonce);
     try {
       const personal = issuancePrivate(session);
       const source = personal?.credentialPayload.credentialClaims[config.id];
       const claims = await this.claims.obtain(session, config, source, holderJwks, personal?.authorizationResult);
       if (!claims.ready) return await this.defer(session, config, holderJwks, claims.message);
-      const credentials = await this.mint(issuer, session, config, claims.claims, holderJwks);
-      const notificationId = await this.complete(session, offered, config);
+      const { credentials, statusRecord } = await this.mint(issuer, session, config, claims.claims, holderJwks);
+      const notificationId = await this.complete(session, offered, config, statusRecord);
       return { status: 200, body: { credentials: credentials.map((credential) => ({ credential })), notification_id: notificationId } };
     } catch (err) {
       await releaseConfiguration(this.db, session.tenantId, taken);
@@ -110,10 +111,14 @@ export class CredentialEndpoint {
    * Each configuration once per offer and access token round (so at most batchSize credentials of it
    * for the code's token, and again for each refreshed one): taken in one statement before anything
    * is made, so of racing requests exactly one goes on. Given back if its request fails before a
-   * credential or deferred transaction exists.
+   * credential or deferred transaction exists. The proofs' c_nonce is spent in the same statement
+   * (on PostgreSQL), the configuration taken only if it was.
    */
-  private async take(session: SessionState, taken: TakenConfiguration) {
-    if (!(await takeConfiguration(this.db, session.tenantId, taken))) {
+  private async take(session: SessionState, taken: TakenConfiguration, nonce: string | undefined) {
+    const spend = nonce === undefined ? undefined : this.nonces.consuming(session.tenantId, 'c_nonce', nonce);
+    const took = await takeConfiguration(this.db, session.tenantId, taken, spend);
+    if (!took.spent) throw spentNonce();
+    if (!took.taken) {
       throw invalidCredentialRequest(`'${taken.configurationId}' has already been issued for this access token`);
     }
   }
@@ -122,8 +127,8 @@ export class CredentialEndpoint {
     { tenantId, urls, settings, walletProviderAnchors }: Issuer,
     config: CredentialConfiguration,
     request: CredentialRequest,
-  ): Promise<JWK[]> {
-    if (config.keyBinding === false) return [];
+  ): Promise<CheckedProofs | undefined> {
+    if (config.keyBinding === false) return undefined;
     const context = {
       tenantId,
       issuer: urls.issuer,
@@ -136,7 +141,7 @@ export class CredentialEndpoint {
           config.config.keyAttestationsRequired || carriesKeyAttestation(request.proofs) ? await walletProviderAnchors() : [],
       },
     };
-    return verifyKeyProofs(request.proofs, context, this.nonces);
+    return checkKeyProofs(request.proofs, context);
   }
 
   /** The claims are not ready: a deferred transaction the integrator completes or fails later. */
@@ -167,7 +172,7 @@ export class CredentialEndpoint {
     holderJwks: JWK[],
   ) {
     try {
-      return await this.minter.mint({
+      return await this.minter.mintUnrecorded({
         urls: issuer.urls,
         tenantId: issuer.tenantId,
         config,
@@ -184,18 +189,31 @@ export class CredentialEndpoint {
     }
   }
 
-  /** Records the issuance; the session completes once every offered configuration was handled. */
-  private async complete(session: SessionState, offered: IssuancePublicData, config: CredentialConfiguration): Promise<string> {
-    const notificationId = await recordIssued(this.db, session.tenantId, session.id, config.id, config.config.format);
+  /**
+   * Records the issuance, and the credentials' status entries; the session completes once every
+   * offered configuration was handled.
+   */
+  private async complete(
+    session: SessionState,
+    offered: IssuancePublicData,
+    config: CredentialConfiguration,
+    statusRecord: StatusRecord | undefined,
+  ): Promise<string> {
+    const issued = issuedRecord(this.db, session.tenantId, session.id, config.id, config.config.format);
     const log = { level: 'info', message: 'credential issued', details: { credentialConfigurationId: config.id } } as const;
     // This request took its configuration before it got here; only the others need looking up.
     const others = grantedConfigurationIds(offered).filter((id) => id !== config.id);
     const taken = others.length > 0 ? await takenConfigurations(this.db, session.tenantId, session.id) : new Set<string>();
     if (others.every((id) => taken.has(id))) {
-      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log });
+      // The records of the credential and its status entries go in the statement that completes the
+      // session (on PostgreSQL), sent once whatever the update meets.
+      const writes = [issued.query, ...(statusRecord ? [statusRecord] : [])].map((query) => ({ query, guards: false }));
+      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log, writes });
     } else {
+      await statusRecord?.execute();
+      await issued.query.execute();
       await this.sessions.log(session.id, log.level, log.message, log.details);
     }
-    return notificationId;
+    return issued.notificationId;
   }
 }

@@ -3,6 +3,7 @@
 // status, signed by the configuration's attestation key chain. Shared by the credential endpoint and
 // the completion of deferred transactions.
 import type { JWK } from 'jose';
+import type { OperationNodeSource } from 'kysely';
 import { type CredentialConfiguration, validateClaims } from '../../credential-configs/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import { lazy } from '../../platform/lazy.js';
@@ -13,11 +14,14 @@ import { type IssuerUrls, vctOf } from '../urls.js';
 const mdocFormat = lazy(() => import('../formats/mdoc.js'));
 const sdJwtVcFormat = lazy(() => import('../formats/sd-jwt-vc.js'));
 
+/** The INSERT (with RETURNING) that writes allocated status entries' rows. */
+export type StatusRecord = OperationNodeSource & { execute(): Promise<unknown[]> };
+
 export interface StatusEntryAllocator {
-  allocate(
+  allocateUnrecorded(
     tenantId: string,
     request: { credentialConfigurationId: string; sessionId?: string | null; count?: number },
-  ): Promise<{ idx: number; uri: string }[]>;
+  ): Promise<{ entries: { idx: number; uri: string }[]; record: StatusRecord }>;
 }
 
 export interface MintRequest {
@@ -42,7 +46,26 @@ export class CredentialMinter {
     private readonly statusEntries?: StatusEntryAllocator,
   ) {}
 
-  async mint({ urls, tenantId, config, claims, holderJwks, sessionId, federationEntityId }: MintRequest): Promise<string[]> {
+  /** The credentials, their status entries recorded. */
+  async mint(request: MintRequest): Promise<string[]> {
+    const { credentials, statusRecord } = await this.mintUnrecorded(request);
+    await statusRecord?.execute();
+    return credentials;
+  }
+
+  /**
+   * The credentials, and `statusRecord`, the statement that records their status entries (when they
+   * have any), for the caller to send before it hands them out: with its own (one round trip less).
+   */
+  async mintUnrecorded({
+    urls,
+    tenantId,
+    config,
+    claims,
+    holderJwks,
+    sessionId,
+    federationEntityId,
+  }: MintRequest): Promise<{ credentials: string[]; statusRecord?: StatusRecord }> {
     const problems = validateClaims(config, claims);
     if (problems.length) {
       const described = problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ');
@@ -51,10 +74,11 @@ export class CredentialMinter {
     const signer = await this.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
     const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
     // One status list entry per credential: `status` in the SD-JWT VC payload or in the mdoc MSO.
-    const statuses =
+    const allocated =
       config.statusManagement && this.statusEntries
-        ? await this.statusEntries.allocate(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
+        ? await this.statusEntries.allocateUnrecorded(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
         : undefined;
+    const statuses = allocated?.entries;
     const credentials = await Promise.all(
       keys.map(async (holderJwk, i) => {
         const entry = statuses?.[i];
@@ -73,6 +97,6 @@ export class CredentialMinter {
       }),
     );
     this.metrics.credentialsIssued(tenantId, config.config.format, credentials.length);
-    return credentials;
+    return { credentials, statusRecord: allocated?.record };
   }
 }

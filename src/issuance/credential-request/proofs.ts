@@ -13,7 +13,6 @@ import {
   withinValidity,
 } from '../../platform/crypto/ec-jws.js';
 import { invalidNonce, invalidProof } from '../errors.js';
-import type { NonceStore } from '../nonce/store.js';
 import { type KeyAttestationTrust, verifyKeyAttestation } from './key-attestation.js';
 import type { KeyProofs } from './schemas.js';
 
@@ -109,22 +108,17 @@ function distinctKeys(keys: JWK[], batchSize: number): JWK[] {
   return [...byThumbprint.values()];
 }
 
-async function spendNonce(nonce: string, context: ProofContext, nonces: NonceStore) {
-  if (!(await nonces.consume(context.tenantId, 'c_nonce', nonce))) {
-    throw invalidNonce('the nonce is unknown, expired or already used; get a fresh one from the nonce endpoint');
-  }
-}
+/** The error of a c_nonce that was not there to spend. */
+export const spentNonce = () => invalidNonce('the nonce is unknown, expired or already used; get a fresh one from the nonce endpoint');
 
 /** The `attestation` proof type: one key attestation, fresh by its nonce (the c_nonce), without proof of possession. */
-async function verifyAttestationProof(jwt: string, context: ProofContext, nonces: NonceStore): Promise<JWK[]> {
+function checkAttestationProof(jwt: string, context: ProofContext): CheckedProofs {
   if (!context.keyAttestations.required) {
     throw invalidProof('the attestation proof type is only taken where the credential requires key attestations; send jwt proofs');
   }
   const verified = verifyKeyAttestation(jwt, 'attestation', context.keyAttestations);
   if (verified.nonce === undefined) throw invalidProof('the key attestation of an attestation proof must carry the c_nonce as nonce');
-  const keys = distinctKeys(verified.attestedKeys, context.batchSize);
-  await spendNonce(verified.nonce, context, nonces);
-  return keys;
+  return { keys: distinctKeys(verified.attestedKeys, context.batchSize), nonce: verified.nonce };
 }
 
 /** Whether the proofs hold a key attestation: an attestation proof, or a jwt proof with a key_attestation header. */
@@ -133,12 +127,20 @@ export function carriesKeyAttestation(proofs: KeyProofs | undefined): boolean {
   return (proofs?.jwts ?? []).some((jwt) => decodeJws(jwt)?.header.key_attestation !== undefined);
 }
 
+/** The holder keys of valid proofs, and the c_nonce they were made over (still to be spent). */
+export interface CheckedProofs {
+  keys: JWK[];
+  nonce: string;
+}
+
 /**
- * Verifies the proofs of one request and returns the holder keys to bind: every jwt proof valid and
- * all for the same fresh c_nonce (then spent), or one valid attestation proof over a fresh c_nonce.
+ * Checks the proofs of one request and returns the holder keys to bind: every jwt proof valid and
+ * all for the same c_nonce, or one valid attestation proof over a c_nonce. The nonce is not spent
+ * here: the caller spends it (NonceStore.consuming) in the statement that takes the configuration,
+ * and refuses the request with `spentNonce()` when it was not there.
  */
-export async function verifyKeyProofs(proofs: KeyProofs | undefined, context: ProofContext, nonces: NonceStore): Promise<JWK[]> {
-  if (proofs?.type === 'attestation') return verifyAttestationProof(proofs.jwt, context, nonces);
+export function checkKeyProofs(proofs: KeyProofs | undefined, context: ProofContext): CheckedProofs {
+  if (proofs?.type === 'attestation') return checkAttestationProof(proofs.jwt, context);
   const jwts = proofs?.jwts ?? [];
   if (jwts.length === 0) {
     throw invalidProof(
@@ -154,6 +156,5 @@ export async function verifyKeyProofs(proofs: KeyProofs | undefined, context: Pr
     verified.flatMap((p) => p.keys),
     context.batchSize,
   );
-  await spendNonce(first.nonce, context, nonces);
-  return keys;
+  return { keys, nonce: first.nonce };
 }

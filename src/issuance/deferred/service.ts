@@ -14,7 +14,7 @@ import { type DeferredStatus, findTransaction, moveTransaction } from '../creden
 import type { CredentialEncryption, WalletAnswer } from '../credential-request/encryption.js';
 import { DEFERRED_INTERVAL_SECONDS } from '../credential-request/endpoint.js';
 import type { CredentialMinter } from '../credential-request/minter.js';
-import { recordIssued } from '../credential-request/store.js';
+import { issuedRecord } from '../credential-request/store.js';
 import { invalidTransactionId } from '../errors.js';
 import type { IssuerDirectory } from '../issuers.js';
 import { parseDeferredRequest } from './schemas.js';
@@ -116,7 +116,7 @@ export class DeferredService {
       throw invalidTransactionId('the transaction is retrieved');
     }
     const config = await this.configs.get(tenantId, row.credential_configuration_id);
-    await recordIssued(this.db, tenantId, sessionId, config.id, config.config.format);
+    await issuedRecord(this.db, tenantId, sessionId, config.id, config.config.format).query.execute();
     await this.sessions.log(sessionId, 'info', 'deferred credential retrieved', { transactionId });
     await this.sessions.update(tenantId, sessionId, { status: 'completed' });
     // OpenID4VCI 1.0 allows a notification_id here, but @openid4vc/openid4vci 0.4.6 (as used by

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { tenantDb } from '../../platform/db/tenant-db.js';
-import { type Executor, isUniqueViolation, nowIso } from '../../platform/db/values.js';
+import { type Executor, nowIso, type OnceInsert } from '../../platform/db/values.js';
 import { hashHandle } from '../../sessions/service.js';
 
 export class NonceStore {
@@ -17,16 +17,31 @@ export class NonceStore {
 
   /** Stores a value until it expires; false when it is already known (a replay). */
   async remember(tenantId: string, purpose: string, value: string, lifetimeSeconds: number): Promise<boolean> {
+    const result = await this.remembering(tenantId, purpose, value, lifetimeSeconds).executeTakeFirst();
+    return result.numInsertedOrUpdatedRows === 1n;
+  }
+
+  /**
+   * The statement that remembers a value (adding no row when it is known), for a caller that sends it
+   * along with its own query (insertAndRead): the one INSERT still decides a replay.
+   */
+  remembering(tenantId: string, purpose: string, value: string, lifetimeSeconds: number): OnceInsert {
     const expiresAt = new Date(Date.now() + lifetimeSeconds * 1000).toISOString();
-    try {
-      await tenantDb(this.db, tenantId)
-        .insertInto('nonces', { hash: hashHandle(`${purpose}:${value}`), purpose, expires_at: expiresAt })
-        .execute();
-      return true;
-    } catch (err) {
-      if (isUniqueViolation(err)) return false;
-      throw err;
-    }
+    return tenantDb(this.db, tenantId)
+      .insertInto('nonces', { hash: hashHandle(`${purpose}:${value}`), purpose, expires_at: expiresAt })
+      .onConflict((conflict) => conflict.doNothing()) as OnceInsert;
+  }
+
+  /**
+   * The statement that consumes a value (with RETURNING: a row exactly once for a value that was
+   * issued and has not expired), for a caller that sends it along with its own write.
+   */
+  consuming(tenantId: string, purpose: string, value: string) {
+    return tenantDb(this.db, tenantId)
+      .deleteFrom('nonces')
+      .where('hash', '=', hashHandle(`${purpose}:${value}`))
+      .where('expires_at', '>', nowIso())
+      .returning('hash');
   }
 
   /** True exactly once for a value that was issued and has not expired. */

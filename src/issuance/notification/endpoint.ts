@@ -4,7 +4,7 @@ import type { Executor } from '../../platform/db/values.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { WalletAccessCheck } from '../access/wallet-access.js';
 import type { ResourceRequest } from '../client-request.js';
-import { setNotificationEvent } from '../credential-request/store.js';
+import { notificationEventUpdate } from '../credential-request/store.js';
 import { invalidNotificationId } from '../errors.js';
 import { type IssuanceNotification, issuancePublic } from '../session.js';
 import { parseNotificationRequest } from './schemas.js';
@@ -19,9 +19,6 @@ export class NotificationEndpoint {
   async notify(request: ResourceRequest): Promise<void> {
     const { session } = await this.access.authenticate(request);
     const { notification_id: notificationId, event, event_description: description } = parseNotificationRequest(request.body);
-    if (!(await setNotificationEvent(this.db, request.tenantId, session.id, notificationId, event))) {
-      throw invalidNotificationId('unknown notification_id for this access token');
-    }
     const notification: IssuanceNotification = {
       notificationId,
       event,
@@ -29,14 +26,18 @@ export class NotificationEndpoint {
       receivedAt: new Date().toISOString(),
     };
     const level = event === 'credential_accepted' ? 'info' : 'warn';
-    // Appended to the list as it is at the version written to, so notifications racing each other all stay.
-    await this.sessions.update(
+    // Appended to the list as it is at the version written to, so notifications racing each other all
+    // stay; the event recorded on the credential in the same statement (on PostgreSQL), which the change
+    // depends on: an id that is not this session's changes nothing.
+    const write = { query: notificationEventUpdate(this.db, request.tenantId, session.id, notificationId, event), guards: true };
+    const updated = await this.sessions.update(
       request.tenantId,
       session.id,
       (current) => ({ public: { notifications: [...issuancePublic(current).notifications, notification] } }),
       {},
       undefined,
-      { from: session, log: { level, message: `wallet notification: ${event}`, details: { notificationId } } },
+      { from: session, log: { level, message: `wallet notification: ${event}`, details: { notificationId } }, writes: [write] },
     );
+    if (!updated) throw invalidNotificationId('unknown notification_id for this access token');
   }
 }

@@ -40,7 +40,13 @@ export class TokenEndpoint {
     if (disabled) throw unsupportedGrantType(disabled);
     const clientId = 'client_id' in grant ? grant.client_id : undefined;
     const attested = await this.attestations.check(issuer, clientId, request.attestation, this.server.identifier(issuer));
-    const call = { issuer, request, attested, dpopKey: () => this.dpop.keyOf(request, issuer.settings) };
+    const call = {
+      issuer,
+      request,
+      attested,
+      dpopKey: () => this.dpop.keyOf(request, issuer.settings),
+      dpopProof: () => this.dpop.proofOf(request, issuer.settings),
+    };
     switch (grant.grant_type) {
       case PRE_AUTHORIZED_GRANT:
         return this.grants.preAuthorizedCode.redeem({ ...call, grant });

@@ -1,4 +1,5 @@
 // What every grant of the token endpoint is given: the issuer, the wallet's request, and its DPoP key.
+import type { OnceInsert } from '../../platform/db/values.js';
 import type { WalletAttestation } from '../authorization/wallet-attestation.js';
 import type { ClientRequest } from '../client-request.js';
 import type { Issuer } from '../issuers.js';
@@ -14,6 +15,11 @@ export interface GrantCall<G> {
   attested: WalletAttestation | undefined;
   /** Verifies the request's DPoP proof, if any (required when the issuer says so); its key's thumbprint. */
   dpopKey(): Promise<string | undefined>;
+  /**
+   * dpopKey without remembering the proof's jti: its key and the statement that remembers it, for a
+   * grant that sends it with its own read (then refusing the proof when that statement added nothing).
+   */
+  dpopProof(): { thumbprint: string; replay: OnceInsert } | undefined;
 }
 
 export interface TokenGrant<G> {

@@ -2,9 +2,12 @@
 // code when the offer asked for one. `redeem` lists the steps in the order they apply; each enforces
 // one rule and fails with the error that rule names.
 
+import { sql } from 'kysely';
 import { sameSecret } from '../../platform/crypto/secrets.js';
+import type { OnceInsert } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import { hashHandle, type SessionService } from '../../sessions/service.js';
+import { replayedProof } from '../access/dpop.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { OFFER_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
@@ -19,20 +22,53 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
     private readonly tokens: SessionTokens,
   ) {}
 
-  async redeem({ issuer, grant, dpopKey }: GrantCall<PreAuthorizedCodeRequest>): Promise<TokenResponse> {
+  async redeem({ issuer, grant, dpopProof }: GrantCall<PreAuthorizedCodeRequest>): Promise<TokenResponse> {
     // The proof first: a wallet told to retry with a DPoP nonce has spent no transaction code attempt.
-    const jkt = await dpopKey();
-    const session = await this.findSession(issuer, grant);
+    const proof = dpopProof();
+    const issue = (session: SessionState) => this.tokens.issue(issuer, session, { jkt: proof?.thumbprint, refreshable: false });
+    // Without a transaction code, the offer is read and redeemed in one statement where the database
+    // allows (PostgreSQL); when that statement did not redeem it, the steps below say why (or decide again).
+    const fast = grant.tx_code === undefined ? await this.redeemInOne(issuer, grant, proof?.replay) : undefined;
+    if (fast && !fast.inserted) throw replayedProof();
+    if (fast?.moved && fast.session) return issue(fast.session);
+    const session = fast ? this.ofIssuer(issuer, fast.session) : await this.findSession(issuer, grant, proof?.replay);
     this.checkUsable(session, issuer);
     await this.checkTxCode(session, issuer, grant.tx_code);
     await this.consume(session, issuer);
-    return this.tokens.issue(issuer, session, { jkt, refreshable: false });
+    return issue(session);
   }
 
-  private async findSession(issuer: Issuer, grant: PreAuthorizedCodeRequest): Promise<SessionState> {
-    const session = await this.sessions.findByHandle(OFFER_HANDLE.preAuthorizedCode, grant['pre-authorized_code']);
+  /** The offer of the code, read in the same round trip as the DPoP proof's jti is remembered (a replay is refused first). */
+  private async findSession(issuer: Issuer, grant: PreAuthorizedCodeRequest, replay: OnceInsert | undefined): Promise<SessionState> {
+    const code = grant['pre-authorized_code'];
+    const { session, inserted } = replay
+      ? await this.sessions.findByHandleInserting(OFFER_HANDLE.preAuthorizedCode, code, replay)
+      : { session: await this.sessions.findByHandle(OFFER_HANDLE.preAuthorizedCode, code), inserted: true };
+    if (!inserted) throw replayedProof();
+    return this.ofIssuer(issuer, session);
+  }
+
+  private ofIssuer(issuer: Issuer, session: SessionState | undefined): SessionState {
     if (!session || session.tenantId !== issuer.tenantId) throw invalidGrant('the pre-authorized code is unknown or expired');
     return session;
+  }
+
+  /**
+   * checkUsable, an offer without a transaction code, and consume, as one statement (with the DPoP
+   * proof's jti): the same conditions as those steps, decided by the same compare-and-set. An offer
+   * that does not say it has no transaction code is left to the steps.
+   */
+  private redeemInOne(issuer: Issuer, grant: PreAuthorizedCodeRequest, replay: OnceInsert | undefined) {
+    const max = issuer.settings.txCodeMaxAttempts;
+    return this.sessions.consumeByHandle(OFFER_HANDLE.preAuthorizedCode, grant['pre-authorized_code'], {
+      from: ['active', 'fetched'],
+      to: 'fetched',
+      tenantId: issuer.tenantId,
+      holds: sql<boolean>`found.tx_code_failed_attempts < ${max}
+        and cast(found.public_data as jsonb) ->> 'txCodeRequired' = 'false'`,
+      once: replay,
+      log: REDEEMED,
+    });
   }
 
   private checkUsable(session: SessionState, { settings }: Issuer) {
@@ -78,7 +114,7 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
       { consumed: true, status: 'fetched' },
       { consumed: false, statuses: ['active', 'fetched'], holds: (current) => current.txCodeFailedAttempts < settings.txCodeMaxAttempts },
       undefined,
-      { from: session, log: { level: 'info', message: 'pre-authorized code redeemed' } },
+      { from: session, log: REDEEMED },
     );
     if (!consumed) throw await this.refusal(session);
   }
@@ -90,5 +126,6 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
   }
 }
 
+const REDEEMED = { level: 'info', message: 'pre-authorized code redeemed' } as const;
 const LOCKED = 'the offer is locked after too many wrong transaction codes';
 const USED = 'the pre-authorized code has already been used';

@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter } from 'kysely';
+import { type InsertQueryBuilder, type InsertResult, type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database } from './schema.js';
 
 /** The database or an open transaction: stores take either, so services decide what is atomic. */
@@ -29,3 +29,29 @@ export const takesRowLocks = (db: Executor) => db.getExecutor().adapter instance
 
 /** Whether `db` is PostgreSQL, for a statement only it can run (a data-modifying CTE, say). */
 export const isPostgres = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+/** An INSERT ... ON CONFLICT DO NOTHING (a once-only value remembered): added its row, or found it there. */
+export type OnceInsert = InsertQueryBuilder<Database, keyof Database, InsertResult>;
+
+/**
+ * Runs `insert` and reads `read`'s first row, in one round trip on PostgreSQL (a data-modifying CTE
+ * beside the query; the read sees the database as it was before the insert, which the two never
+ * share a table for); SQLite runs them one after the other. `inserted` is false when the insert's
+ * row was there already, so a once-only rule is still decided by the one INSERT.
+ */
+export async function insertAndRead<R>(
+  db: Executor,
+  insert: OnceInsert,
+  read: SelectQueryBuilder<Database, keyof Database, R>,
+): Promise<{ inserted: boolean; row: R | undefined }> {
+  if (!isPostgres(db)) {
+    const result = await insert.executeTakeFirst();
+    return { inserted: result.numInsertedOrUpdatedRows === 1n, row: await read.executeTakeFirst() };
+  }
+  const { rows } = await sql<R & { inserted_rows: number; found_row: number | null }>`
+    with inserted as (${insert.returning(sql<number>`1`.as('one'))})
+    select found.*, (select count(*) from inserted) as inserted_rows
+    from (select 1) as one left join (select r.*, 1 as found_row from (${read.limit(1)}) as r) as found on true`.execute(db);
+  const { inserted_rows: insertedRows, found_row: found, ...row } = rows[0] as R & { inserted_rows: number; found_row: number | null };
+  return { inserted: Number(insertedRows) === 1, row: found === null ? undefined : (row as R) };
+}

@@ -16,6 +16,12 @@ export interface EventBus {
    * and only if the statement evaluates it. Absent where publishing needs no database.
    */
   notification?(topic: string, payload: unknown): RawBuilder<unknown>;
+  /**
+   * `notification` for an event that the statement itself makes from the rows it writes: `topic` a
+   * SQL text expression, `payload` a SQL json expression (of a few short columns: well under the
+   * size limit, which is not checked here).
+   */
+  notificationOf?(topic: RawBuilder<string>, payload: RawBuilder<unknown>): RawBuilder<unknown>;
   /** Returns the function that unsubscribes. */
   subscribe(topic: string, listener: Listener): () => void;
   close(): Promise<void>;

@@ -4,7 +4,7 @@
 // local subscribers are served the same way as remote ones.
 import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import type { Executor } from '../db/values.js';
 import { type EventBus, encodeEvent, type Listener } from './bus.js';
@@ -40,6 +40,10 @@ export class PostgresBus implements EventBus {
 
   notification(topic: string, payload: unknown) {
     return sql`pg_notify(${this.channel}, ${encodeEvent(topic, payload)})`;
+  }
+
+  notificationOf(topic: RawBuilder<string>, payload: RawBuilder<unknown>) {
+    return sql`pg_notify(${this.channel}, json_build_object('topic', ${topic}, 'payload', ${payload})::text)`;
   }
 
   subscribe(topic: string, listener: Listener) {

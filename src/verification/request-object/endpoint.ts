@@ -21,16 +21,12 @@ export class RequestObjects {
 
   /** What the wallet fetches at request_uri: checkSession, markFetched, sign. */
   async fetch(handle: string, walletNonce?: string): Promise<string> {
-    const session = await this.sessions.findByHandle(PRESENTATION_HANDLE, handle);
+    // Read, moved and logged in one statement (on PostgreSQL).
+    const log = { level: 'info', message: 'request object fetched' } as const;
+    const { session, moved } = await this.sessions.moveByHandle(PRESENTATION_HANDLE, handle, { from: 'active', to: 'fetched', log });
     if (!session) throw unknownRequest();
     if (session.status === 'expired') throw invalidRequest('the presentation request has expired');
-    // Logged with the change of status, in its statement.
-    const log = { level: 'info', message: 'request object fetched' } as const;
-    const fetched = await this.sessions.update(session.tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] }, undefined, {
-      from: session,
-      log,
-    });
-    if (!fetched) throw invalidRequest('the request object was already fetched');
+    if (!moved) throw invalidRequest('the request object was already fetched');
     return this.sign(session, walletNonce);
   }
 
