@@ -1,5 +1,5 @@
 import { ConfigError } from './config.js';
-import { keepMemoryReducerWorking } from './platform/memory-reducer.js';
+import { keepMemoryReducerWorking, releaseCompileCache } from './platform/memory-reducer.js';
 import { start } from './server.js';
 import { EXIT_CODES, StartUpError } from './start-up-errors.js';
 
@@ -18,6 +18,7 @@ keepMemoryReducerWorking();
 
 start(process.env).then(
   (service) => {
+    releaseCompileCache();
     let stopping = false;
     stopNow = (signal: string) => {
       if (stopping) return;
