@@ -2,14 +2,12 @@
 // fake speaking KMS's JSON 1.1 protocol (KMS cannot run here). Credentials and certificates made
 // with those keys are verified independently.
 import { randomBytes, verify, X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { derToRaw } from '../../src/key-chains/aws-kms.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
 import { freshDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
+import { kmsFiles } from '../support/kms-files.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startFailure, startService, type TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
@@ -17,11 +15,9 @@ import { issueCredential } from '../support/wallet.js';
 let kms: AwsKmsFake;
 let svc: TestService;
 let acme: string;
-const dir = mkdtempSync(join(tmpdir(), 'svc-kms-'));
-let files = 0;
+const files = kmsFiles();
 
 function kmsFile(endpoint: string, accessKeyId: unknown = { env: 'TEST_AWS_KEY_ID' }) {
-  const path = join(dir, `kms-${++files}.json`);
   const provider = {
     id: 'aws',
     type: 'aws-kms',
@@ -30,8 +26,7 @@ function kmsFile(endpoint: string, accessKeyId: unknown = { env: 'TEST_AWS_KEY_I
     accessKeyId,
     secretAccessKey: { env: 'TEST_AWS_SECRET' },
   };
-  writeFileSync(path, JSON.stringify({ providers: [provider] }));
-  return path;
+  return files.write({ providers: [provider] });
 }
 
 beforeAll(async () => {
@@ -46,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await kms?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  files.remove();
 });
 
 describe('AWS KMS', () => {

@@ -2,13 +2,13 @@
 // run here). Vault is the default provider here: a new tenant's signing chains are made there.
 // Credentials are verified independently with the chain's certificates.
 import { randomBytes, verify, X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { importEnvironment } from '../../src/config-files/environment.js';
 import { freshDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
+import { kmsFiles } from '../support/kms-files.js';
 import { problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startFailure, startService, type TestService } from '../support/service.js';
@@ -18,17 +18,10 @@ import { issueCredential } from '../support/wallet.js';
 let vault: VaultFake;
 let svc: TestService;
 let acme: string;
-const dir = mkdtempSync(join(tmpdir(), 'svc-kms-'));
-let files = 0;
+const files = kmsFiles();
 
-function kmsFile(url: string, token: unknown = { env: 'TEST_VAULT_TOKEN' }) {
-  const path = join(dir, `kms-${++files}.json`);
-  writeFileSync(
-    path,
-    JSON.stringify({ defaultProvider: 'vault', providers: [{ id: 'vault', type: 'vault', url, token, mount: 'transit' }] }),
-  );
-  return path;
-}
+const kmsFile = (url: string, token: unknown = { env: 'TEST_VAULT_TOKEN' }) =>
+  files.write({ defaultProvider: 'vault', providers: [{ id: 'vault', type: 'vault', url, token, mount: 'transit' }] });
 
 beforeAll(async () => {
   vault = await startVaultFake();
@@ -38,7 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
   await vault?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  files.remove();
 });
 
 describe('Vault Transit as the default provider', () => {
@@ -60,7 +53,7 @@ describe('Vault Transit as the default provider', () => {
   });
 
   it('takes a configuration file without kmsProvider as describing a chain of the default provider', async () => {
-    const folder = join(dir, 'config');
+    const folder = join(files.dir, 'config');
     mkdirSync(join(folder, 'acme', 'key-chains'), { recursive: true });
     const file = { usageType: 'attestation', type: 'internalChain', description: 'described by a file' };
     writeFileSync(join(folder, 'acme', 'tenant.json'), JSON.stringify({ name: 'Tenant acme' }));

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { kmsFiles } from './kms-files.js';
 
 export const SOFTHSM_MODULE = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so'].find((path) =>
   existsSync(path),
@@ -31,15 +32,11 @@ export function softHsm(label: string, pin: string): SoftHsm {
   process.env.SOFTHSM2_CONF = conf;
   const util = (...args: string[]) => execFileSync('softhsm2-util', args, { env: { ...process.env, SOFTHSM2_CONF: conf }, stdio: 'pipe' });
   util('--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', `${pin}-so`);
-  let files = 0;
+  const files = kmsFiles(dir);
   return {
     dir,
     conf,
-    kmsFile(content) {
-      const path = join(dir, `kms-${++files}.json`);
-      writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
-      return path;
-    },
+    kmsFile: files.write,
     deleteToken(tokenLabel) {
       util('--delete-token', '--token', tokenLabel);
     },
@@ -50,8 +47,6 @@ export function softHsm(label: string, pin: string): SoftHsm {
         cpSync(join(dir, 'tokens-copy'), join(dir, 'tokens'), { recursive: true });
       };
     },
-    remove() {
-      rmSync(dir, { recursive: true, force: true });
-    },
+    remove: files.remove,
   };
 }
