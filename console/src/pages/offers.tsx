@@ -2,14 +2,16 @@
 // delivery as a URI or for the Digital Credentials API, claims per configuration, a transaction
 // code, the authorization server, a webhook endpoint), JSON one click away; then the offer URI as a
 // QR code for a wallet, and the session's status live.
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, asBody, type Problem, result } from '../api.js';
-import { formatDate, JsonBlock, ProblemView, Qr } from '../components.js';
+import { useState } from 'preact/hooks';
+import { api, asBody, result } from '../api.js';
+import { formatDate, JsonBlock, Qr } from '../components.js';
 import { FLOW_FORMS } from '../forms.js';
 import { StatusBadge, useLiveStatus } from './live-session.js';
-import { RequestForm } from './request-form.js';
+import { TemplatedRequest } from './request-form.js';
 
 type Offer = NonNullable<Awaited<ReturnType<typeof createOffer>>['data']>;
+const loadConfigurationIds = () =>
+  result(api.GET('/api/issuer/credentials')).then(({ data, problem }) => ({ ids: data?.map((c) => c.id), problem }));
 const createOffer = (body: unknown) => result(api.POST('/api/issuer/offer', { body: asBody('/api/issuer/offer', 'post', body) }));
 
 /** The offer a new page starts with, valid as it stands (a browser test submits it unedited). */
@@ -26,57 +28,30 @@ const template = (configurationId: string) =>
   );
 
 export function OffersPage() {
-  const [ids, setIds] = useState<string[]>();
-  const [body, setBody] = useState('');
-  const [problem, setProblem] = useState<Problem>();
-  const [loadProblem, setLoadProblem] = useState<Problem>();
   const [offer, setOffer] = useState<Offer & { txCode?: string }>();
   const status = useLiveStatus(offer?.session, 'active');
 
-  const reset = useCallback((list: string[]) => {
-    setProblem(undefined);
-    setBody(list[0] ? template(list[0]) : '');
-  }, []);
-  useEffect(() => {
-    void result(api.GET('/api/issuer/credentials')).then(({ data, problem }) => {
-      const list = (data ?? []).map((c) => c.id);
-      setLoadProblem(problem);
-      setIds(list);
-      reset(list);
-    });
-  }, [reset]);
-
   const create = async (value: unknown) => {
     const { data, problem } = await createOffer(value);
-    setProblem(problem);
     // The answer does not repeat the transaction code: the one sent is shown beside the QR code.
     const txCode = (value as { tx_code?: unknown }).tx_code;
     setOffer(data && { ...data, txCode: typeof txCode === 'string' ? txCode : undefined });
+    return problem;
   };
 
   return (
     <>
       <h2>Issue a credential</h2>
-      <ProblemView problem={loadProblem} />
-      <section class="card" aria-label="offer request">
-        {ids && ids.length === 0 && <p class="muted">No credential configuration yet: an offer needs one.</p>}
-        {body && (
-          <RequestForm
-            fields={FLOW_FORMS.issuanceOffer.fields}
-            choices={{ credentialConfigurationIds: ids ?? [] }}
-            body={body}
-            onBody={setBody}
-            problem={problem}
-            submitLabel="Create offer"
-            onSubmit={create}
-            extra={
-              <button type="button" class="secondary" onClick={() => reset(ids ?? [])}>
-                Reset to template
-              </button>
-            }
-          />
-        )}
-      </section>
+      <TemplatedRequest
+        label="offer request"
+        choice="credentialConfigurationIds"
+        loadIds={loadConfigurationIds}
+        template={template}
+        empty="No credential configuration yet: an offer needs one."
+        fields={FLOW_FORMS.issuanceOffer.fields}
+        submitLabel="Create offer"
+        submit={create}
+      />
       {offer && (
         <section class="card" aria-label="offer">
           <h3>

@@ -3,70 +3,45 @@
 // client id prefix, response mode, request_uri method, redirect, transaction data, webhook), JSON one
 // click away; then the request URI as a QR code (or the Digital Credentials API request), and the
 // verified claims when the wallet has answered.
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, asBody, type Problem, result } from '../api.js';
-import { formatDate, JsonBlock, ProblemView, Qr } from '../components.js';
+import { useState } from 'preact/hooks';
+import { api, asBody, result } from '../api.js';
+import { formatDate, JsonBlock, Qr } from '../components.js';
 import { FLOW_FORMS } from '../forms.js';
 import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
-import { RequestForm } from './request-form.js';
+import { TemplatedRequest } from './request-form.js';
 
 type Request = NonNullable<Awaited<ReturnType<typeof createRequest>>['data']>;
+const loadConfigurationIds = () =>
+  result(api.GET('/api/verifier/config')).then(({ data, problem }) => ({ ids: data?.map((c) => c.id), problem }));
 const createRequest = (body: unknown) => result(api.POST('/api/verifier/offer', { body: asBody('/api/verifier/offer', 'post', body) }));
 
 /** The request a new page starts with, valid as it stands (a browser test submits it unedited). */
 const template = (requestId: string) => JSON.stringify({ response_type: 'uri', requestId }, null, 2);
 
 export function PresentationsPage() {
-  const [ids, setIds] = useState<string[]>();
-  const [body, setBody] = useState('');
-  const [problem, setProblem] = useState<Problem>();
-  const [loadProblem, setLoadProblem] = useState<Problem>();
   const [request, setRequest] = useState<Request>();
   const status = useLiveStatus(request?.session, 'active');
   const details = useSessionDetails(request?.session, status);
 
-  const reset = useCallback((list: string[]) => {
-    setProblem(undefined);
-    setBody(list[0] ? template(list[0]) : '');
-  }, []);
-  useEffect(() => {
-    void result(api.GET('/api/verifier/config')).then(({ data, problem }) => {
-      const list = (data ?? []).map((c) => c.id);
-      setLoadProblem(problem);
-      setIds(list);
-      reset(list);
-    });
-  }, [reset]);
-
   const create = async (value: unknown) => {
     const { data, problem } = await createRequest(value);
-    setProblem(problem);
     setRequest(data);
+    return problem;
   };
 
   return (
     <>
       <h2>Request a presentation</h2>
-      <ProblemView problem={loadProblem} />
-      <section class="card" aria-label="presentation request form">
-        {ids && ids.length === 0 && <p class="muted">No presentation configuration yet: a request needs one.</p>}
-        {body && (
-          <RequestForm
-            fields={FLOW_FORMS.presentationRequest.fields}
-            choices={{ requestId: ids ?? [] }}
-            body={body}
-            onBody={setBody}
-            problem={problem}
-            submitLabel="Create request"
-            onSubmit={create}
-            extra={
-              <button type="button" class="secondary" onClick={() => reset(ids ?? [])}>
-                Reset to template
-              </button>
-            }
-          />
-        )}
-      </section>
+      <TemplatedRequest
+        label="presentation request form"
+        choice="requestId"
+        loadIds={loadConfigurationIds}
+        template={template}
+        empty="No presentation configuration yet: a request needs one."
+        fields={FLOW_FORMS.presentationRequest.fields}
+        submitLabel="Create request"
+        submit={create}
+      />
       {request && (
         <section class="card" aria-label="presentation request">
           <h3>

@@ -2,7 +2,7 @@
 // from its FormSpec, with the JSON of the whole body one click away. The API's field errors show on
 // the fields they name; the problem box below repeats only those no field of the form shows.
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { Problem } from '../api.js';
 import { JsonEditor, ProblemView, parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
@@ -51,5 +51,68 @@ export function RequestForm(props: {
         {props.extra}
       </div>
     </form>
+  );
+}
+
+/**
+ * A flow's request card (an offer, a presentation request): the ids its form chooses from, loaded
+ * once, and a body that starts from `template` of the first of them (and goes back to it on Reset).
+ * `submit` sends the body and returns the API's problem, shown on the fields it names.
+ */
+export function TemplatedRequest(props: {
+  label: string;
+  /** The field of the form whose options are the loaded ids. */
+  choice: string;
+  loadIds: () => Promise<{ ids?: string[]; problem?: Problem }>;
+  template: (id: string) => string;
+  /** What the page says while there is no id to choose. */
+  empty: string;
+  fields: FormField[];
+  submitLabel: string;
+  submit: (body: unknown) => Promise<Problem | undefined>;
+}) {
+  const { loadIds, template } = props;
+  const [ids, setIds] = useState<string[]>();
+  const [body, setBody] = useState('');
+  const [problem, setProblem] = useState<Problem>();
+  const [loadProblem, setLoadProblem] = useState<Problem>();
+  const reset = useCallback(
+    (list: string[]) => {
+      setProblem(undefined);
+      setBody(list[0] ? template(list[0]) : '');
+    },
+    [template],
+  );
+  useEffect(() => {
+    void loadIds().then(({ ids: list = [], problem }) => {
+      setLoadProblem(problem);
+      setIds(list);
+      reset(list);
+    });
+  }, [loadIds, reset]);
+
+  return (
+    <>
+      <ProblemView problem={loadProblem} />
+      <section class="card" aria-label={props.label}>
+        {ids && ids.length === 0 && <p class="muted">{props.empty}</p>}
+        {body && (
+          <RequestForm
+            fields={props.fields}
+            choices={{ [props.choice]: ids ?? [] }}
+            body={body}
+            onBody={setBody}
+            problem={problem}
+            submitLabel={props.submitLabel}
+            onSubmit={async (value) => setProblem(await props.submit(value))}
+            extra={
+              <button type="button" class="secondary" onClick={() => reset(ids ?? [])}>
+                Reset to template
+              </button>
+            }
+          />
+        )}
+      </section>
+    </>
   );
 }
