@@ -86,6 +86,12 @@ const SCHEMA_TAGS = [
   'employment',
   'mobility',
 ] as const;
+// Where a published version's schema comes from when its config names no schema URIs.
+const schemaSourceField = text(
+  'credentialConfigId',
+  'Credential configuration',
+  'its fields give the schema when there are no schema URIs',
+);
 const schemaMetaFields: FormField[] = [
   text('config.version', 'Version', 'semantic version, e.g. 1.0.0'),
   {
@@ -227,19 +233,11 @@ const CREATE = {
   },
   schemaMetadataPublish: {
     operation: { method: 'post', path: '/api/schema-metadata/publish' },
-    fields: [
-      text('config.nameHint', 'Name hint', 'the id the registrar reserves is based on it'),
-      ...schemaMetaFields,
-      text('credentialConfigId', 'Credential configuration', 'its fields give the schema when there are no schema URIs'),
-    ],
+    fields: [text('config.nameHint', 'Name hint', 'the id the registrar reserves is based on it'), ...schemaMetaFields, schemaSourceField],
   },
   schemaMetadataPublishVersion: {
     operation: { method: 'post', path: '/api/schema-metadata/publish-version' },
-    fields: [
-      text('config.id', 'Attestation id', 'of the published schema metadata'),
-      ...schemaMetaFields,
-      text('credentialConfigId', 'Credential configuration', 'its fields give the schema when there are no schema URIs'),
-    ],
+    fields: [text('config.id', 'Attestation id', 'of the published schema metadata'), ...schemaMetaFields, schemaSourceField],
   },
   schemaMetadataDeprecation: {
     operation: { method: 'patch', path: '/api/schema-metadata/{id}/versions/{version}/deprecation' },
