@@ -14,13 +14,13 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
+import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE } from '../support/browser.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 375, height: 740 } };
+const VIEWPORTS = { desktop: DESKTOP, phone: PHONE };
 let svc: TestService;
 let browser: Browser;
 let tenant: Awaited<ReturnType<TestService['tenant']>>;

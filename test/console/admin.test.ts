@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
+import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE } from '../support/browser.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
 import { startService, type TestService } from '../support/service.js';
 
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 /** A page logged in as `clientId`, at `route`, collecting the page's script errors. */
-async function open(clientId: string, secret: string, route: string, viewport = { width: 1280, height: 900 }) {
+async function open(clientId: string, secret: string, route: string, viewport = DESKTOP) {
   const context = await browser.newContext({ acceptDownloads: true, viewport });
   const page = await context.newPage();
   const errors: string[] = [];
@@ -365,7 +365,7 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
       },
     });
     expect(published.status, published.text).toBe(201);
-    const { page, errors, close } = await open(tenant.clientId, tenant.secret, 'registrar', { width: 375, height: 740 });
+    const { page, errors, close } = await open(tenant.clientId, tenant.secret, 'registrar', PHONE);
     try {
       for (const [route, ready] of [
         ['registrar', 'Obtain an access certificate'],

@@ -6,29 +6,24 @@
 // claims, adds a user and a client and rotates that client's secret. Then: every template the
 // console offers is accepted as it stands; the navigation shows only what the roles open; a reload
 // keeps the session (sessionStorage, never localStorage). Screenshots go to artifacts/console/.
-import { mkdirSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
+import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE, screenshot } from '../support/browser.js';
 import { ADMIN_CLIENT, startOpenIdProvider } from '../support/oidc-provider.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { freePort, startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
 
-const ARTIFACTS = new URL('../../artifacts/console/', import.meta.url).pathname;
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 375, height: 740 };
 let svc: TestService;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
   await buildConsole(build);
-  mkdirSync(ARTIFACTS, { recursive: true });
   svc = await startService();
   browser = await launchBrowser();
 }, 120_000);
@@ -36,8 +31,6 @@ afterAll(async () => {
   await browser?.close();
   await svc?.stop();
 });
-
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 
 /** A page in a fresh browser context (its own sessionStorage, as a new tab), which may use the clipboard. */
 async function newPage(viewport = DESKTOP) {
@@ -100,7 +93,7 @@ async function takeSecret(page: Page, shotName?: string) {
   await dialog.getByRole('button', { name: 'Copy' }).click();
   await dialog.getByText('Copied').waitFor();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
-  if (shotName) await shot(page, shotName);
+  if (shotName) await screenshot(page, shotName);
   await dialog.getByRole('button', { name: 'Done' }).click();
   await dialog.waitFor({ state: 'hidden' });
   return secret;
@@ -127,7 +120,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await submitJson(page, { ...template, id: tenantId, name: `Day ${suffix}` });
   const adminSecret = await takeSecret(page, `tenant-secret-${suffix}`);
   await page.getByRole('cell', { name: `Day ${suffix}` }).waitFor();
-  await shot(page, `tenants-${suffix}`);
+  await screenshot(page, `tenants-${suffix}`);
   await page.getByRole('button', { name: 'Log out' }).click();
 
   // The tenant's admin: a key chain and a credential configuration, from the templates.
@@ -135,7 +128,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await open(page, 'Key chains');
   await createFromTemplate(page);
   await page.getByRole('cell', { name: 'signer', exact: true }).waitFor();
-  await shot(page, `key-chains-${suffix}`);
+  await screenshot(page, `key-chains-${suffix}`);
   await open(page, 'Credential configurations');
   await createFromTemplate(page);
   await page.getByRole('cell', { name: 'pid', exact: true }).waitFor();
@@ -146,7 +139,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   const offerUri = (await page.getByTestId('offer-uri').textContent()) as string;
   expect(offerUri).toMatch(/^openid-credential-offer:\/\//);
   await page.locator('.qr svg').waitFor();
-  await shot(page, `offer-${suffix}`);
+  await screenshot(page, `offer-${suffix}`);
   const key = await holderKey();
   const { response } = await receiveCredentials(offerUri, { keys: [key] });
   const credential = (response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
@@ -164,7 +157,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await issued.getByRole('cell', { name: 'revoked', exact: true }).waitFor();
   await page.getByRole('status').filter({ hasText: 'Revoked: 1 credential of pid' }).waitFor();
   await noPageScroll(page);
-  await shot(page, `session-revoked-${suffix}`);
+  await screenshot(page, `session-revoked-${suffix}`);
   const { status } = decodeJwt(credential.split('~')[0] as string) as { status: { status_list: { idx: number; uri: string } } };
   const token = await (await fetch(status.status_list.uri)).text();
   const { bits, lst } = (decodeJwt(token) as { status_list: { bits: number; lst: string } }).status_list;
@@ -191,7 +184,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   expect((await submit(resolved, { pid: [presented] })).status).toBe(200);
   await page.getByTestId('verified-claims').waitFor({ timeout: 10_000 });
   expect(await page.getByTestId('verified-claims').textContent()).toContain('Mustermann');
-  await shot(page, `presentation-${suffix}`);
+  await screenshot(page, `presentation-${suffix}`);
   // The presentation's session issued nothing: no revoke there.
   await page
     .getByRole('link', { name: /^[0-9a-f-]{36}$/ })
@@ -218,7 +211,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await open(page, 'Sessions');
   await page.locator('tbody tr').first().waitFor();
   expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(3);
-  await shot(page, `sessions-${suffix}`);
+  await screenshot(page, `sessions-${suffix}`);
   expect(errors).toEqual([]);
   await close();
 }
@@ -247,7 +240,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     const wrap = page.locator('.table-wrap').first();
     expect(await wrap.evaluate((el) => getComputedStyle(el).overflowX)).toBe('auto');
     await noPageScroll(page);
-    await shot(page, 'phone-clients');
+    await screenshot(page, 'phone-clients');
     await close();
   }, 120_000);
 
@@ -319,7 +312,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await expect.poll(() => email.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
     const note = page.locator(`#${await email.getAttribute('aria-describedby')}`);
     expect(await note.textContent()).toMatch(/email/i);
-    await shot(page, 'form-field-error');
+    await screenshot(page, 'form-field-error');
     // The same body as JSON, one click away; and back.
     await showJson(page);
     expect(JSON.parse(await page.getByLabel('Body (JSON)').inputValue())).toMatchObject({
@@ -401,7 +394,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
   }, 60_000);
 
   it('edits fields in a form beside the JSON, checks DCQL as it is typed, reads certificate chains and imports keys', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser.newPage({ viewport: DESKTOP });
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
     const tenant = await svc.tenant('forms');
@@ -432,7 +425,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     const rowError = page.getByRole('group', { name: 'Field 3' }).locator('.field-error');
     await rowError.first().waitFor();
     expect(await rowError.first().textContent()).toContain('body.fields.2');
-    await shot(page, 'fields-form');
+    await screenshot(page, 'fields-form');
     await page.getByRole('button', { name: 'Remove field 3' }).click();
     expect((await body()).fields.map((f: { path: string[] }) => f.path.join('.'))).toEqual(['given_name', 'family_name', 'address.street']);
     await page.getByRole('button', { name: 'Create', exact: true }).click();
@@ -461,7 +454,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(await chain.count()).toBe(2);
     expect(await chain.nth(0).textContent()).toMatch(/CN=.*issued by CN=/);
     expect(await chain.nth(1).textContent()).toContain('(self-signed)');
-    await shot(page, 'key-chains');
+    await screenshot(page, 'key-chains');
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     await page.getByLabel('Kind').selectOption({ label: 'Import a key' });
     await showJson(page);
@@ -552,7 +545,7 @@ describe.skipIf(!browserAvailable)('web console in external mode', () => {
       await page.getByText('Nothing here yet.').waitFor();
       const stored = await page.evaluate(() => ({ local: { ...localStorage }, session: Object.keys(sessionStorage) }));
       expect(stored).toEqual({ local: {}, session: ['svc-console-session'] });
-      await shot(page, 'external-login');
+      await screenshot(page, 'external-login');
     } finally {
       await page.close();
       await external.stop();

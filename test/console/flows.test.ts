@@ -5,20 +5,16 @@
 // succeeds; a value the API refuses shows its error on the field; a client without the role does not
 // see the action. At phone width (375 px) the forms do not scroll the page sideways. Screenshots go
 // to artifacts/console/.
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
+import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE, screenshot } from '../support/browser.js';
 import { resolveRequest } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
 
-const ARTIFACTS = new URL('../../artifacts/console/', import.meta.url).pathname;
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 375, height: 740 };
 let svc: TestService;
 let browser: Browser;
 let admin: Awaited<ReturnType<TestService['tenant']>>;
@@ -27,7 +23,6 @@ let provider: Server;
 beforeAll(async () => {
   if (!browserAvailable) return;
   await buildConsole(build);
-  mkdirSync(ARTIFACTS, { recursive: true });
   svc = await startService();
   browser = await launchBrowser();
   admin = await svc.tenant('flows');
@@ -106,8 +101,6 @@ afterAll(async () => {
   await svc?.stop();
   await new Promise<void>((resolve) => (provider ? provider.close(() => resolve()) : resolve()));
 });
-
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 
 async function newPage(viewport = DESKTOP) {
   const context = await browser.newContext({ viewport });
@@ -217,7 +210,7 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
       protocol: 'openid4vci-v1',
       data: { credential_configuration_ids: ['pid', 'email'], grants: { authorization_code: expect.any(Object) } },
     });
-    await shot(page, 'flows-offer-dc-api');
+    await screenshot(page, 'flows-offer-dc-api');
     const second = await getSession((await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).textContent()) as string);
     expect(second).toMatchObject({ credentialConfigurationIds: ['pid', 'email'], webhookEndpointId: 'notify' });
     expect(errors).toEqual([]);
@@ -249,7 +242,7 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     await page.getByLabel('Delivery', { exact: true }).selectOption('dc-api');
     await page.getByRole('button', { name: 'Create request' }).click();
     expect(await fieldError(page, 'Expected origin')).toMatch(/origin|required/i);
-    await shot(page, 'flows-request-field-error');
+    await screenshot(page, 'flows-request-field-error');
     await page.getByLabel('Expected origin', { exact: true }).fill('https://shop.example.com');
     await page.getByRole('button', { name: 'Create request' }).click();
     // The refusal's box goes once the request is made.
@@ -277,7 +270,7 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     const deferred = page.getByRole('region', { name: 'deferred credentials' });
     await deferred.getByText(transactionId).waitFor();
     expect(await deferred.getByTestId('transaction-state').textContent()).toBe('pending');
-    await shot(page, 'flows-deferred-pending');
+    await screenshot(page, 'flows-deferred-pending');
 
     // Cancel changes nothing; then the template's claims, unedited.
     await deferred.getByRole('button', { name: 'Complete', exact: true }).click();
@@ -362,7 +355,7 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     await page.getByRole('button', { name: 'Create request' }).click();
     await page.getByTestId('dc-api-request').waitFor();
     await noPageScroll(page);
-    await shot(page, 'flows-request-phone');
+    await screenshot(page, 'flows-request-phone');
     expect(errors).toEqual([]);
     await close();
   }, 60_000);

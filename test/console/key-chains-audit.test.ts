@@ -9,7 +9,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, launchBrowser, logInToConsole } from '../support/browser.js';
+import { browserAvailable, DESKTOP, launchBrowser, logInToConsole } from '../support/browser.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -98,7 +98,7 @@ describe.skipIf(!browserAvailable)('web console: key chain downloads and the aud
     expect(patched.status, patched.text).toBe(200);
     await svc.call('POST', '/api/user', { token: other.token, body: { username: 'mallory', roles: ['issuance:offer'] } });
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser.newPage({ viewport: DESKTOP });
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
     try {

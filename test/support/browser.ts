@@ -1,7 +1,7 @@
 // Debian's Chromium driven by playwright-core (installed by .ci/run). Without a browser on the
 // machine the browser tests are skipped with a message, except where REQUIRE_BROWSER is set (CI),
 // where its absence fails them.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -9,6 +9,18 @@ export const browserAvailable = existsSync(CHROMIUM) || process.env.REQUIRE_BROW
 
 if (!existsSync(CHROMIUM)) {
   process.stderr.write(`browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium)${browserAvailable ? '' : '; skipped'}\n`);
+}
+
+/** The widths the console is tested at: a desktop and a phone. */
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 375, height: 740 };
+
+const ARTIFACTS = new URL('../../artifacts/console/', import.meta.url).pathname;
+
+/** Saves a full-page screenshot under artifacts/console/ (CI keeps them). */
+export function screenshot(page: Page, name: string) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 }
 
 export function launchBrowser(): Promise<Browser> {
