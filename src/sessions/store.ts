@@ -85,17 +85,21 @@ export async function updateSessionAt(
   });
   const writtenCtes = writes.map((write, i) => sql`${name(i)} as (${write.query}), `);
   const counts = writes.map((_, i) => sql`, (select count(*) from ${name(i)}) as ${name(i)}`);
-  const logged = log
-    ? sql`, logged as (
-        insert into session_logs (session_id, level, message, details, created_at)
-        select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from updated)`
-    : sql``;
+  const logged = loggedFrom('updated', log);
   const { rows } = await sql<Record<string, number>>`
     with ${sql.join(writtenCtes, sql``)}updated as (${update.returning('id')})${logged}
     select (select count(*) from updated) as updated${sql.join(counts, sql``)}
     ${notify ? sql`, (select ${notify} from updated) as notified` : sql``}`.execute(db);
   const [row] = rows;
   return { updated: Number(row?.updated) > 0, written: writes.map((_, i) => Number(row?.[`written${i}`])) };
+}
+
+/** The CTE (`, logged as (...)`) that writes `log` for the session row of the CTE `from`; empty without a log line. */
+function loggedFrom(from: 'updated' | 'moved', log: LogRow | undefined) {
+  if (!log) return sql``;
+  return sql`, logged as (
+    insert into session_logs (session_id, level, message, details, created_at)
+    select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from ${sql.raw(from)})`;
 }
 
 type HandleRow = { hash: string; purpose: string; session_id: string; expires_at: string };
@@ -212,11 +216,7 @@ export async function moveByHandle(db: Executor, hash: string, purpose: string, 
   ];
   const consumed = move.consume ? sql`, consumed = true, consumed_at = ${move.now}` : sql``;
   const inserted = once ? sql`inserted as (${once.returning(sql<number>`1`.as('one'))}), ` : sql``;
-  const logged = log
-    ? sql`, logged as (
-        insert into session_logs (session_id, level, message, details, created_at)
-        select id, ${log.level}, ${log.message}, ${log.details}, cast(${log.created_at} as timestamptz) from moved)`
-    : sql``;
+  const logged = loggedFrom('moved', log);
   const { rows } = await sql<Selectable<SessionsTable> & { moved_rows: number; inserted_rows: number }>`
     with ${inserted}found as (${found}), moved as (
       update sessions set status = ${move.to}${consumed}, updated_at = ${move.now}, version = sessions.version + 1
