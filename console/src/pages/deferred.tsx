@@ -1,6 +1,6 @@
 // The deferred credentials of an issuance session: each transaction the credential endpoint opened
-// (the session log names it: the API has no list of transactions) and, while it waits for its
-// claims, the completion with claims as a form (JSON one click away) or the failure, each confirmed
+// (the session log names it with its status: the API has no list of transactions) and, while it
+// waits for its claims, the completion with claims as a form (JSON one click away) or the failure, each confirmed
 // first and sent through the typed client.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/index.js';
@@ -17,26 +17,20 @@ interface Transaction {
   state: TransactionState;
 }
 
-// The session log's messages for the moves of a deferred transaction (src/issuance: the credential
-// endpoint opens it, the deferred service moves it on). Each entry's details carry its transactionId.
-const MOVES: Record<string, TransactionState> = {
-  'credential deferred': 'pending',
-  'deferred credential ready': 'ready',
-  'deferred credential failed': 'failed',
-  'deferred credential retrieved': 'retrieved',
-};
+const STATES: readonly string[] = ['pending', 'ready', 'failed', 'retrieved'] satisfies TransactionState[];
 
-/** The deferred transactions the log names, each in the state of its latest move (the log is oldest first). */
+/**
+ * The deferred transactions the log names, each in the state of its latest move (the log is oldest
+ * first): the service writes each move of a transaction with its transactionId and transactionStatus.
+ */
 export function deferredTransactions(log: LogEntry[]): Transaction[] {
   const found = new Map<string, Transaction>();
   for (const entry of log) {
-    const id = entry.details?.transactionId;
-    const state = MOVES[entry.message];
-    if (typeof id !== 'string' || !state) continue;
-    const configurationId = entry.details?.credentialConfigurationId;
+    const { transactionId: id, transactionStatus: state, credentialConfigurationId: configurationId } = entry.details ?? {};
+    if (typeof id !== 'string' || typeof state !== 'string' || !STATES.includes(state)) continue;
     found.set(id, {
       id,
-      state,
+      state: state as TransactionState,
       configurationId: typeof configurationId === 'string' ? configurationId : found.get(id)?.configurationId,
     });
   }

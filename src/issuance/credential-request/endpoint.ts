@@ -159,7 +159,11 @@ export class CredentialEndpoint {
       message: message ?? null,
       request: this.sealer.sealJson({ holderJwks }, transactionId),
     });
-    await this.sessions.log(session.id, 'info', 'credential deferred', { credentialConfigurationId: config.id, transactionId });
+    await this.sessions.log(session.id, 'info', 'credential deferred', {
+      credentialConfigurationId: config.id,
+      transactionId,
+      transactionStatus: 'pending',
+    });
     return { status: 202, body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL_SECONDS } };
   }
 

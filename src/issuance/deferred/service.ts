@@ -64,7 +64,11 @@ export class DeferredService {
       credentials: this.sealer.sealJson(credentials, transactionId),
     });
     if (!moved) throw await this.notPending(tenantId, transactionId);
-    await this.sessions.log(row.session_id, 'info', 'deferred credential ready', { transactionId, by: ctx.principal.clientId });
+    await this.sessions.log(row.session_id, 'info', 'deferred credential ready', {
+      transactionId,
+      transactionStatus: 'ready',
+      by: ctx.principal.clientId,
+    });
     return { transactionId, status: 'ready' };
   }
 
@@ -74,7 +78,11 @@ export class DeferredService {
     if (!(await moveTransaction(this.db, tenantId, transactionId, 'pending', 'failed', { message }))) {
       throw await this.notPending(tenantId, transactionId);
     }
-    await this.sessions.log(row.session_id, 'warn', 'deferred credential failed', { transactionId, by: ctx.principal.clientId });
+    await this.sessions.log(row.session_id, 'warn', 'deferred credential failed', {
+      transactionId,
+      transactionStatus: 'failed',
+      by: ctx.principal.clientId,
+    });
     await this.sessions.update(tenantId, row.session_id, { status: 'failed', errorReason: 'deferred issuance failed' });
     return { transactionId, status: 'failed', message };
   }
@@ -117,7 +125,7 @@ export class DeferredService {
     }
     const config = await this.configs.get(tenantId, row.credential_configuration_id);
     await issuedRecord(this.db, tenantId, sessionId, config.id, config.config.format).query.execute();
-    await this.sessions.log(sessionId, 'info', 'deferred credential retrieved', { transactionId });
+    await this.sessions.log(sessionId, 'info', 'deferred credential retrieved', { transactionId, transactionStatus: 'retrieved' });
     await this.sessions.update(tenantId, sessionId, { status: 'completed' });
     // OpenID4VCI 1.0 allows a notification_id here, but @openid4vc/openid4vci 0.4.6 (as used by
     // Credo-based wallets) rejects a deferred response carrying one, so it is left out.
