@@ -5,9 +5,9 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Problem, Result } from '../api.js';
-import { JsonEditor, ProblemView, parsedJson, useConfirm } from '../components.js';
+import { parsedJson, useConfirm } from '../components.js';
 import type { FormField } from '../forms.js';
-import { BodyForm, isOn } from './body-form.js';
+import { BodyEditor } from './request-form.js';
 
 export interface OperationFormProps {
   title: string;
@@ -30,7 +30,6 @@ const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
 export function OperationForm(props: OperationFormProps) {
   const [body, setBody] = useState(pretty(props.template));
-  const [asJson, setAsJson] = useState(false);
   const [problem, setProblem] = useState<Problem>();
   const [notice, setNotice] = useState<string>();
   const [answer, setAnswer] = useState<unknown>();
@@ -51,28 +50,20 @@ export function OperationForm(props: OperationFormProps) {
     setNotice(props.done(data));
     props.onDone?.(data);
   };
-  // The problem box repeats only what no field of the form shows.
-  const unplaced =
-    problem && !asJson
-      ? { ...problem, fields: problem.fields.filter((f) => !props.fields.some((field) => isOn(f.field, field.path))) }
-      : problem;
 
   return (
     <section class="card" aria-label={props.title}>
       <form class="operation" onSubmit={submit}>
         <h3>{props.title}</h3>
         {props.intro}
-        <div class="row">
-          <button type="button" class="secondary" aria-pressed={asJson} onClick={() => setAsJson(!asJson)}>
-            {asJson ? 'Edit as form' : 'Edit as JSON'}
-          </button>
-        </div>
-        {asJson ? (
-          <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} rows={10} />
-        ) : (
-          <BodyForm fields={props.fields} body={body} onBody={setBody} problem={problem} idPrefix={`${props.title.replace(/\W/g, '-')}-`} />
-        )}
-        <ProblemView problem={unplaced} />
+        <BodyEditor
+          fields={props.fields}
+          body={body}
+          onBody={setBody}
+          problem={problem}
+          idPrefix={`${props.title.replace(/\W/g, '-')}-`}
+          rows={10}
+        />
         {notice && (
           <p class="notice" role="status">
             {notice}

@@ -8,6 +8,49 @@ import { JsonEditor, ProblemView, parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
 import { BodyForm, type Choices, isOn } from './body-form.js';
 
+/**
+ * A body as a form or as JSON, one click apart: the API's field errors show on the fields they name,
+ * and the problem box below repeats only those no field of the form shows.
+ */
+export function BodyEditor(props: {
+  fields: FormField[];
+  choices?: Choices;
+  body: string;
+  onBody: (text: string) => void;
+  problem?: Problem;
+  /** Prefixes the fields' ids, for a page with several forms. */
+  idPrefix?: string;
+  /** Lines of the JSON editor. */
+  rows?: number;
+}) {
+  const [asJson, setAsJson] = useState(false);
+  const { fields, problem } = props;
+  const unplaced =
+    problem && !asJson ? { ...problem, fields: problem.fields.filter((f) => !fields.some((field) => isOn(f.field, field.path))) } : problem;
+  return (
+    <>
+      <div class="row">
+        <button type="button" class="secondary" aria-pressed={asJson} onClick={() => setAsJson(!asJson)}>
+          {asJson ? 'Edit as form' : 'Edit as JSON'}
+        </button>
+      </div>
+      {asJson ? (
+        <JsonEditor label="Body (JSON)" value={props.body} onInput={props.onBody} problem={problem} rows={props.rows} />
+      ) : (
+        <BodyForm
+          fields={fields}
+          choices={props.choices}
+          body={props.body}
+          onBody={props.onBody}
+          problem={problem}
+          idPrefix={props.idPrefix}
+        />
+      )}
+      <ProblemView problem={unplaced} />
+    </>
+  );
+}
+
 export function RequestForm(props: {
   fields: FormField[];
   choices?: Choices;
@@ -21,11 +64,6 @@ export function RequestForm(props: {
   extra?: ComponentChildren;
   disabled?: boolean;
 }) {
-  const [asJson, setAsJson] = useState(false);
-  const unplaced =
-    props.problem && !asJson
-      ? { ...props.problem, fields: props.problem.fields.filter((f) => !props.fields.some((field) => isOn(f.field, field.path))) }
-      : props.problem;
   const submit = (e: Event) => {
     e.preventDefault();
     const parsed = parsedJson(props.body);
@@ -33,17 +71,7 @@ export function RequestForm(props: {
   };
   return (
     <form onSubmit={submit}>
-      <div class="row">
-        <button type="button" class="secondary" aria-pressed={asJson} onClick={() => setAsJson(!asJson)}>
-          {asJson ? 'Edit as form' : 'Edit as JSON'}
-        </button>
-      </div>
-      {asJson ? (
-        <JsonEditor label="Body (JSON)" value={props.body} onInput={props.onBody} problem={props.problem} />
-      ) : (
-        <BodyForm fields={props.fields} choices={props.choices} body={props.body} onBody={props.onBody} problem={props.problem} />
-      )}
-      <ProblemView problem={unplaced} />
+      <BodyEditor fields={props.fields} choices={props.choices} body={props.body} onBody={props.onBody} problem={props.problem} />
       <div class="row">
         <button type="submit" disabled={props.disabled}>
           {props.submitLabel}
