@@ -3,13 +3,16 @@
 import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain } from '../platform/crypto/x509.js';
-import { lazy } from '../platform/lazy.js';
-import type { Links, Subject } from './certificates.js';
+import {
+  createCrl,
+  createLeafCertificate,
+  createRootCertificate,
+  createSelfSignedCertificate,
+  type Links,
+  type Subject,
+} from './certificates.js';
 import type { UsageType } from './model.js';
 import { type KeyProvider, publicCryptoKey, type StoredKey } from './providers.js';
-
-/** Certificates are made by @peculiar/x509, loaded when the first one is made (not at start). */
-const certificates = lazy(() => import('./certificates.js'));
 
 export interface ChainIdentity {
   tenantId: string;
@@ -84,19 +87,23 @@ export class KeyMaterial {
   async standalone(identity: ChainIdentity, existing?: { sealedJwk: string; publicJwk: JWK }): Promise<MintedKey> {
     const { key, pair } = existing ? await this.withPair(identity, { ...existing, externalKeyId: null }) : await this.newKey(identity);
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
-    const { createSelfSignedCertificate } = await certificates();
-    const certificate = await createSelfSignedCertificate(pair, identity.subject, this.links(identity), this.leafOptions(identity), hash);
-    return { ...key, certificatePem: certificate.toString('pem') };
+    const certificatePem = await createSelfSignedCertificate(
+      pair,
+      identity.subject,
+      this.links(identity),
+      this.leafOptions(identity),
+      hash,
+    );
+    return { ...key, certificatePem };
   }
 
   async internalChain(identity: ChainIdentity): Promise<{ root: MintedKey; leaf: MintedKey }> {
     const root = await this.newKey(identity, identity.keyRef && rootKeyRef(identity.keyRef));
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
     const rootSubject = { ...identity.subject, commonName: `${identity.subject.commonName} CA` };
-    const { createRootCertificate } = await certificates();
-    const rootCertificate = await createRootCertificate(root.pair, rootSubject, this.links(identity), hash);
-    const leaf = await this.leafUnderRoot(identity, { ...root.stored, certificatePem: rootCertificate.toString('pem') });
-    return { root: { ...root.key, certificatePem: rootCertificate.toString('pem') }, leaf };
+    const rootPem = await createRootCertificate(root.pair, rootSubject, this.links(identity), hash);
+    const leaf = await this.leafUnderRoot(identity, { ...root.stored, certificatePem: rootPem });
+    return { root: { ...root.key, certificatePem: rootPem }, leaf };
   }
 
   /** A fresh leaf key and certificate signed by the chain's existing root. */
@@ -107,8 +114,7 @@ export class KeyMaterial {
     const signingKey = await this.providerOf(identity.kmsProvider).signingCryptoKey(root, identity.algorithm);
     const issuer = { certificate: rootCertificate, signingKey };
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
-    const { createLeafCertificate } = await certificates();
-    const certificate = await createLeafCertificate(
+    const certificatePem = await createLeafCertificate(
       await publicCryptoKey(key.publicJwk, identity.algorithm),
       issuer,
       identity.subject,
@@ -116,15 +122,14 @@ export class KeyMaterial {
       this.leafOptions(identity),
       hash,
     );
-    return { ...key, certificatePem: certificate.toString('pem') };
+    return { ...key, certificatePem };
   }
 
-  /** The CRL of the chain's CA (the root of an internal chain, else the self-signed certificate itself). */
+  /** The DER CRL of the chain's CA (the root of an internal chain, else the self-signed certificate itself). */
   async crl(identity: ChainIdentity, ca: StoredKey & { certificatePem: string }) {
     const [certificate] = parsePemChain(ca.certificatePem);
     if (!certificate) throw new Error('the key chain has no CA certificate');
     const signingKey = await this.providerOf(identity.kmsProvider).signingCryptoKey(ca, identity.algorithm);
-    const { createCrl } = await certificates();
     return createCrl({ certificate, signingKey }, ALGORITHM_PARAMS[identity.algorithm].hash);
   }
 }

@@ -300,7 +300,7 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
     },
     async (request, reply) => {
       const crl = await keyChains.crl(request.params.tenantId, request.params.id);
-      return reply.type('application/pkix-crl').header('cache-control', 'public, max-age=3600').send(Buffer.from(crl.rawData));
+      return reply.type('application/pkix-crl').header('cache-control', 'public, max-age=3600').send(Buffer.from(crl));
     },
   );
 }

@@ -94,7 +94,7 @@ export class KeyChainService {
   private readonly rotationListeners: RotationListener[] = [];
   private readonly resolved = new Map<string, { row: KeyChainRow; until: number }>();
   /** Signed CRLs by CA key, re-made hourly (each is valid for a week). */
-  private readonly crls = new Map<string, { crl: Awaited<ReturnType<KeyMaterial['crl']>>; until: number }>();
+  private readonly crls = new Map<string, { crl: Uint8Array; until: number }>();
 
   constructor(
     private readonly db: Executor,

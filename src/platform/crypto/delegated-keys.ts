@@ -1,6 +1,6 @@
-// Private keys that live outside the process (an HSM, a cloud KMS) as WebCrypto keys, so that the
-// certificate library signs certificates and CRLs with them as with any other key: its
-// crypto.subtle.sign is given the key, and a key registered here signs through its owner instead.
+// Private keys that live outside the process (an HSM, a cloud KMS) as WebCrypto keys, so that
+// certificates and CRLs are signed with them as with any other key: crypto.subtle.sign is given
+// the key, and a key registered here signs through its owner instead.
 import { webcrypto } from 'node:crypto';
 
 type Sign = (data: Uint8Array) => Promise<Uint8Array>;

@@ -1,5 +1,6 @@
 // Reading certificate chains with node:crypto: splitting PEM bundles and writing PEM and x5c.
-// Making certificates needs @peculiar/x509 (x509-library.ts), which is loaded only when one is made.
+// Certificates are made as DER (der.ts, key-chains/certificates.ts); only mdoc verification loads
+// @peculiar/x509 (x509-library.ts), to read certificate extensions.
 import { X509Certificate } from 'node:crypto';
 
 /** Splits a PEM bundle into certificates, in the order given. */
