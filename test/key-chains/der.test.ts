@@ -1,0 +1,204 @@
+// The DER writer and reader under the key chains' certificates, at the edges where encodings change
+// form: length octets, INTEGER sign padding, the UTCTime/GeneralizedTime switch, signature conversion.
+import { generateKeyPairSync, sign, verify, webcrypto } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  bitString,
+  certificateSubject,
+  ecdsaSignatureToDer,
+  explicit,
+  ia5String,
+  implicit,
+  namedBits,
+  objectIdentifier,
+  octetString,
+  printableString,
+  readElement,
+  sequence,
+  set,
+  smallInteger,
+  subjectPublicKey,
+  time,
+  toPem,
+  unsignedInteger,
+  utf8String,
+} from '../../src/platform/crypto/der.js';
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+const bytes = (hexString: string) => new Uint8Array(Buffer.from(hexString, 'hex'));
+
+describe('lengths', () => {
+  it.each([
+    [0, '00'],
+    [127, '7f'],
+    [128, '8180'],
+    [255, '81ff'],
+    [256, '820100'],
+    [65_535, '82ffff'],
+    [65_536, '83010000'],
+  ])('a %i-byte value has the length octets %s and reads back', (length, lengthOctets) => {
+    const encoded = octetString(new Uint8Array(length).fill(0xab));
+    expect(hex(encoded.subarray(1, 1 + lengthOctets.length / 2))).toBe(lengthOctets);
+    expect(encoded.length).toBe(1 + lengthOctets.length / 2 + length);
+    const element = readElement(encoded, 0);
+    expect([element.tag, element.contentStart, element.end]).toEqual([0x04, 1 + lengthOctets.length / 2, encoded.length]);
+  });
+
+  it('refuses truncated input', () => {
+    expect(() => readElement(bytes('0405abcd'), 0)).toThrow(/truncated/);
+    expect(() => readElement(bytes('3080'), 0)).toThrow(/length/);
+  });
+});
+
+describe('INTEGER', () => {
+  it.each([
+    ['', '020100'],
+    ['00', '020100'],
+    ['0000', '020100'],
+    ['7f', '02017f'],
+    ['80', '02020080'],
+    ['ff', '020200ff'],
+    ['00007f', '02017f'],
+    ['000080', '02020080'],
+    ['0100', '02020100'],
+  ])('from the unsigned bytes %s is %s', (input, expected) => {
+    expect(hex(unsignedInteger(bytes(input)))).toBe(expected);
+  });
+
+  it.each([
+    [0, '020100'],
+    [2, '020102'],
+    [127, '02017f'],
+    [128, '02020080'],
+    [256, '02020100'],
+  ])('from the number %i is %s', (value, expected) => {
+    expect(hex(smallInteger(value))).toBe(expected);
+  });
+});
+
+describe('OBJECT IDENTIFIER', () => {
+  it.each([
+    ['2.5.29.14', '0603551d0e'],
+    ['1.2.840.10045.4.3.2', '06082a8648ce3d040302'],
+    ['1.0.18013.5.1.2', '060728818c5d050102'],
+    ['2.999.3', '0603883703'],
+  ])('%s is %s', (dotted, expected) => {
+    expect(hex(objectIdentifier(dotted))).toBe(expected);
+  });
+
+  it.each(['1', '3.1', '1.40', '1.2.x', '1..2'])('refuses %s', (dotted) => {
+    expect(() => objectIdentifier(dotted)).toThrow(/object identifier/);
+  });
+});
+
+describe('times (RFC 5280 4.1.2.5)', () => {
+  it.each([
+    ['1999-12-31T23:59:59.999Z', '17', '991231235959Z'],
+    ['2026-03-04T05:06:07Z', '17', '260304050607Z'],
+    ['2049-12-31T23:59:59Z', '17', '491231235959Z'],
+    ['2050-01-01T00:00:00Z', '18', '20500101000000Z'],
+    ['2136-07-08T09:10:11Z', '18', '21360708091011Z'],
+  ])('%s is tag %s %s', (iso, tag, text) => {
+    const encoded = time(new Date(iso));
+    expect(hex(encoded.subarray(0, 1))).toBe(tag);
+    expect(Buffer.from(encoded.subarray(2)).toString('latin1')).toBe(text);
+    expect(encoded[1]).toBe(text.length);
+  });
+});
+
+describe('strings, bits and tags', () => {
+  it('encodes the string types and refuses characters a type cannot hold', () => {
+    expect(hex(printableString("A-z 0'()+,./:=?"))).toBe(`130f${Buffer.from("A-z 0'()+,./:=?").toString('hex')}`);
+    expect(() => printableString('a&b')).toThrow(/PrintableString/);
+    expect(hex(utf8String('é'))).toBe('0c02c3a9');
+    expect(hex(ia5String('https://x'))).toBe(`1609${Buffer.from('https://x').toString('hex')}`);
+    expect(() => ia5String('é')).toThrow(/IA5String/);
+  });
+
+  it.each([
+    [[0], '03020780'],
+    [[4], '03020308'],
+    [[5, 6], '03020106'],
+    [[7], '03020001'],
+    [[8], '0303070080'],
+    [[], '030100'],
+  ])('writes the named bits %j as %s, trailing zero bits dropped', (bits, expected) => {
+    expect(hex(namedBits(bits))).toBe(expected);
+  });
+
+  it('writes explicit and implicit context tags', () => {
+    expect(hex(explicit(3, smallInteger(2)))).toBe('a303020102');
+    expect(hex(implicit(0, octetString(bytes('0102'))))).toBe('80020102');
+    expect(hex(implicit(6, ia5String('a')))).toBe('860161');
+    expect(hex(implicit(0, sequence(smallInteger(1))))).toBe('a003020101');
+    expect(hex(bitString(bytes('ff'), 0))).toBe('030200ff');
+  });
+
+  it('sorts the elements of a SET by their encoding', () => {
+    expect(hex(set(smallInteger(2), octetString(bytes('01')), smallInteger(1)))).toBe('3109020101020102040101');
+  });
+});
+
+describe('reading a certificate', () => {
+  const name = sequence(set(sequence(objectIdentifier('2.5.4.3'), printableString('Issuer'))));
+  const spki = sequence(sequence(objectIdentifier('1.2.840.10045.2.1')), bitString(bytes('04aabb')));
+  const validity = sequence(time(new Date()), time(new Date()));
+  const algorithm = sequence(objectIdentifier('1.2.840.10045.4.3.2'));
+  const certificate = (tbs: Uint8Array) => sequence(tbs, algorithm, bitString(bytes('00')));
+
+  it('finds subject and SubjectPublicKeyInfo with and without the version field', () => {
+    const subject = sequence(set(sequence(objectIdentifier('2.5.4.3'), utf8String('Subjé'))));
+    const v3 = certificate(sequence(explicit(0, smallInteger(2)), smallInteger(7), algorithm, name, validity, subject, spki));
+    const v1 = certificate(sequence(smallInteger(7), algorithm, name, validity, subject, spki));
+    for (const cert of [v3, v1]) {
+      const fields = certificateSubject(cert);
+      expect(hex(fields.subject)).toBe(hex(subject));
+      expect(hex(fields.subjectPublicKeyInfo)).toBe(hex(spki));
+    }
+  });
+
+  it('takes the key bits out of a SubjectPublicKeyInfo without the unused-bits octet', async () => {
+    expect(hex(subjectPublicKey(spki))).toBe('04aabb');
+    const { publicKey } = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-384' }, true, ['sign'])) as CryptoKeyPair;
+    const jwk = await webcrypto.subtle.exportKey('jwk', publicKey);
+    const der = new Uint8Array(await webcrypto.subtle.exportKey('spki', publicKey));
+    const point = Buffer.concat([Buffer.of(4), Buffer.from(jwk.x as string, 'base64url'), Buffer.from(jwk.y as string, 'base64url')]);
+    expect(hex(subjectPublicKey(der))).toBe(point.toString('hex'));
+  });
+
+  it('refuses what is not a certificate', () => {
+    expect(() => certificateSubject(octetString(bytes('00')))).toThrow(/Certificate/);
+    expect(() => certificateSubject(certificate(sequence(smallInteger(1))))).toThrow(/subject/);
+  });
+});
+
+describe('ECDSA signatures', () => {
+  it('turns r ‖ s into SEQUENCE { r, s } with minimal INTEGERs', () => {
+    const r = `0000${'01'.repeat(30)}`;
+    const s = `80${'02'.repeat(31)}`;
+    expect(hex(ecdsaSignatureToDer(bytes(r + s)))).toBe(`3043021e${'01'.repeat(30)}022100${s}`);
+    expect(hex(ecdsaSignatureToDer(bytes(`${'00'.repeat(31)}05${'00'.repeat(32)}`)))).toBe('3006020105020100');
+    expect(() => ecdsaSignatureToDer(bytes('010203'))).toThrow(/length/);
+  });
+
+  it.each(['P-256', 'P-384', 'P-521'] as const)('gives %s signatures that node:crypto verifies as DER', (namedCurve) => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve });
+    const data = Buffer.from('tbs');
+    // Enough signatures that some r or s start with a zero byte or with the high bit set.
+    for (let i = 0; i < 64; i++) {
+      const raw = sign('sha256', data, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+      const der = ecdsaSignatureToDer(new Uint8Array(raw));
+      expect(verify('sha256', data, { key: publicKey, dsaEncoding: 'der' }, der)).toBe(true);
+    }
+  });
+});
+
+describe('PEM', () => {
+  it('writes base64 lines of 64 characters', () => {
+    const pem = toPem(new Uint8Array(100).fill(1), 'CERTIFICATE');
+    const lines = pem.split('\n');
+    expect(lines[0]).toBe('-----BEGIN CERTIFICATE-----');
+    expect(lines.at(-1)).toBe('-----END CERTIFICATE-----');
+    expect(lines.slice(1, -1).map((line) => line.length)).toEqual([64, 64, 8]);
+  });
+});
