@@ -71,6 +71,7 @@ const OID = {
   issuerAltName: '2.5.29.18',
   basicConstraints: '2.5.29.19',
   crlDistributionPoints: '2.5.29.31',
+  crlNumber: '2.5.29.20',
   authorityKeyIdentifier: '2.5.29.35',
   extKeyUsage: '2.5.29.37',
 } as const;
@@ -246,6 +247,13 @@ export async function createSelfSignedCertificate(
   });
 }
 
+/**
+ * cRLNumber (RFC 5280 5.2.3, which a conforming CRL issuer must include): it must grow with each CRL
+ * the CA issues. The CA's CRLs are made on demand by any instance, with no counter shared between
+ * them, so the number is the CRL's thisUpdate in seconds: later CRLs carry larger numbers.
+ */
+const crlNumber = (thisUpdate: number) => extension(OID.crlNumber, false, smallInteger(Math.floor(thisUpdate / 1000)));
+
 /** An empty v2 CRL signed by the chain's CA, as DER: nothing is revoked, and verifiers that fetch it see so. */
 export async function createCrl(issuer: { certificate: X509Certificate; signingKey: Key }, hash: string, validityDays = 7) {
   const now = Date.now();
@@ -257,7 +265,7 @@ export async function createCrl(issuer: { certificate: X509Certificate; signingK
     issuerFields.subject,
     time(new Date(now)),
     time(new Date(now + validityDays * DAY)),
-    explicit(0, sequence(await authorityKeyIdentifier(issuerFields.subjectPublicKeyInfo))),
+    explicit(0, sequence(await authorityKeyIdentifier(issuerFields.subjectPublicKeyInfo), crlNumber(now))),
   );
   return signed(tbs, issuer.signingKey, hash);
 }

@@ -29,6 +29,7 @@ const OID = {
   authorityKeyIdentifier: '2.5.29.35',
   issuerAltName: '2.5.29.18',
   crlDistributionPoints: '2.5.29.31',
+  crlNumber: '2.5.29.20',
 };
 
 let svc: TestService;
@@ -182,7 +183,15 @@ describe('the internal chain of the default attestation key chain', () => {
     expect(crl.version).toBe(1);
     expect(crl.issuer).toBe(root.subject);
     expect(crl.entries).toEqual([]);
-    expect(crl.extensions.map((e) => [e.type, e.critical])).toEqual([[OID.authorityKeyIdentifier, false]]);
+    expect(crl.extensions.map((e) => [e.type, e.critical])).toEqual([
+      [OID.authorityKeyIdentifier, false],
+      [OID.crlNumber, false],
+    ]);
+    // cRLNumber grows with time: the CRL's thisUpdate in seconds.
+    const crlNumber = crl.extensions.find((e) => e.type === OID.crlNumber);
+    expect(Number.parseInt(Buffer.from(crlNumber?.value ?? new ArrayBuffer(0)).subarray(2).toString('hex'), 16)).toBe(
+      Math.floor(crl.thisUpdate.getTime() / 1000),
+    );
     expect(aki(crl)).toBe(ski(root));
     expect((crl.nextUpdate?.getTime() ?? 0) - crl.thisUpdate.getTime()).toBe(7 * DAY);
 
@@ -200,6 +209,7 @@ describe('the internal chain of the default attestation key chain', () => {
     expect(text).toContain('verify OK');
     expect(text).toContain('Version 2 (0x1)');
     expect(text).toContain('No Revoked Certificates.');
+    expect(opensslExtension(text, 'X509v3 CRL Number')).toBe(String(Math.floor(crl.thisUpdate.getTime() / 1000)));
     expect(opensslExtension(text, 'X509v3 Authority Key Identifier')).toBe(
       opensslExtension(opensslText(chain.rootCertificate as string), 'X509v3 Subject Key Identifier'),
     );
