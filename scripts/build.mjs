@@ -85,8 +85,10 @@ export async function buildService() {
   // esbuild keeps a helper process for further builds; the service needs none.
   await stop();
   // The CommonJS build that came before this one left a package.json that would make Node read
-  // every file here as CommonJS, and its own code cache.
-  for (const old of ['package.json', 'v8-cache']) rmSync(join(DIST, old), { recursive: true, force: true });
+  // every file here as CommonJS, and its own code cache. The compile cache of earlier builds goes
+  // too: Node keeps a folder per set of V8 flags and never removes one, and the warm-up below
+  // writes the one this build's starts read.
+  for (const old of ['package.json', 'v8-cache', 'compile-cache']) rmSync(join(DIST, old), { recursive: true, force: true });
   // The bundle first, the entry that loads it last.
   writeAll([...result.outputFiles, { path: OUTFILE, contents: entryFile() }]);
   chmodSync(OUTFILE, 0o755);

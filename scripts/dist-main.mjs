@@ -6,6 +6,21 @@
 // A cache folder it cannot use only means compiling, as without a cache.
 import { constants, enableCompileCache } from 'node:module';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+
+// V8 tiers a function up to its optimizing compilers (Maglev, then TurboFan) once it has run a few
+// hundred times, and start-up alone does that to about a hundred functions (route registration,
+// schema construction): the compilers' own code and working memory then stay resident in a service
+// that goes idle. Ten times those counts keep start-up and set-up in the interpreter and baseline
+// code while request paths still reach optimized code within the first thousands of requests.
+// Measured on the compiled service, idle 30 s after set-up: 79 MiB against 86, with the same CPU per
+// issuance flow within the benchmark's noise (bench/start-up.ts, bench/issuance.ts). Set here, before
+// the bundle is compiled, and not in the shebang: a kernel before Linux 5.1 reads only its first 127
+// bytes. The compile cache is keyed on V8's flags, so the build's warm-up (which runs this file) and
+// every start agree.
+setFlagsFromString(
+  '--invocation-count-for-maglev=4000 --invocation-count-for-turbofan=20000 --invocation-count-for-maglev-osr=1000 --invocation-count-for-osr=5000',
+);
 
 // dist/compile-cache, written by the build's warm-up. Node keeps one folder per user id in it; where
 // that folder cannot be made (dist/ read-only to a user the image was not warmed up for), the cache
