@@ -8,6 +8,7 @@
 // are still in its sample, waits another 8 s, so it runs some 8 to 17 s into idleness: 30 s leaves it
 // time to finish. (15 s, as this read before, raced it: 76 MiB in some starts, 87 in others.)
 // Run: npx tsx bench/start-up.ts [starts, default 5] [flows, default 1000]   (DB_TYPE=postgres for PostgreSQL)
+import { execFileSync } from 'node:child_process';
 import { prepareIssuance } from './issuance-flow.js';
 import { median, startServiceProcess, throughput } from './support.js';
 
@@ -44,6 +45,16 @@ for (let i = 0; i < starts; i++) {
 const range = (values: number[], digits = 0) =>
   `median ${median(values).toFixed(digits)} (min ${Math.min(...values).toFixed(digits)}, max ${Math.max(...values).toFixed(digits)})`;
 console.log(`first answer: ${range(firstAnswer)} ms (budget 500)`);
+console.log(`this machine: \`node -e ""\` takes ${range(bareNodeStarts())} ms (start-up figures of two machines compare through it)`);
 console.log(`idle RSS 2 s after set-up: ${range(idle)} MiB`);
 console.log(`idle RSS ${IDLE_SECONDS} s after set-up: ${range(idleSettled)} MiB (budget 80)`);
 console.log(`RSS after ${flows} flows: ${range(afterFlows)} MiB (budget 200)`);
+
+/** How long this Node takes to start and exit doing nothing, five times: the machine's own pace. */
+function bareNodeStarts(): number[] {
+  return Array.from({ length: 5 }, () => {
+    const started = performance.now();
+    execFileSync(process.execPath, ['-e', '']);
+    return performance.now() - started;
+  });
+}
