@@ -1,7 +1,8 @@
 // @peculiar/x509, for what node:crypto cannot do with certificates: read their extensions (mdoc
 // verification). Key chains make their certificates and CRLs without it (der.ts). It needs
-// reflect-metadata loaded first and a WebCrypto provider; both are set here once. Only modules loaded on first use import it: with the ASN.1
-// libraries under it, it is the largest thing the service would otherwise load at start.
+// reflect-metadata loaded first and a WebCrypto provider; both are set here once. Only modules
+// loaded on first use import it: with the ASN.1 libraries under it, it is the largest thing the
+// service would otherwise load at start.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { cryptoWithDelegatedKeys } from './delegated-keys.js';
