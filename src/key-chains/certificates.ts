@@ -6,6 +6,7 @@
 // would then stay in memory for good. The profile is the one @peculiar/x509 produced before, so
 // chains made then and now fit together (same key identifiers, same names).
 import { randomBytes, type webcrypto, type X509Certificate } from 'node:crypto';
+import type { ALGORITHM_PARAMS, SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { cryptoWithDelegatedKeys } from '../platform/crypto/delegated-keys.js';
 import {
   bitString,
@@ -59,7 +60,7 @@ export interface LeafOptions {
 }
 
 type Key = webcrypto.CryptoKey;
-type Hash = 'SHA-256' | 'SHA-384' | 'SHA-512';
+type Hash = (typeof ALGORITHM_PARAMS)[SigningAlgorithm]['hash'];
 
 const OID = {
   countryName: '2.5.4.6',
@@ -90,11 +91,7 @@ const KEY_USAGE = { digitalSignature: 0, keyAgreement: 4, keyCertSign: 5, cRLSig
 const dnsName = (value: string) => implicit(2, ia5String(value));
 const uri = (value: string) => implicit(6, ia5String(value));
 
-function signatureAlgorithm(hash: string): Der {
-  const oid = SIGNATURE_OID[hash as Hash];
-  if (!oid) throw new Error(`no ECDSA signature algorithm for ${hash}`);
-  return sequence(objectIdentifier(oid));
-}
+const signatureAlgorithm = (hash: Hash): Der => sequence(objectIdentifier(SIGNATURE_OID[hash]));
 
 /** PrintableString when the value allows it, else UTF8String, as the earlier certificates had. */
 const directoryString = (value: string) => (PRINTABLE.test(value) ? printableString(value) : utf8String(value));
@@ -138,7 +135,7 @@ const linkExtensions = (links: Links) => [
 ];
 
 /** Signs `tbs` through the delegating WebCrypto (the key may live in an HSM or KMS) and wraps it. */
-async function signed(tbs: Der, signingKey: Key, hash: string): Promise<Der> {
+async function signed(tbs: Der, signingKey: Key, hash: Hash): Promise<Der> {
   const raw = await cryptoWithDelegatedKeys.subtle.sign({ name: 'ECDSA', hash }, signingKey, tbs);
   return sequence(tbs, signatureAlgorithm(hash), bitString(ecdsaSignatureToDer(new Uint8Array(raw))));
 }
@@ -150,7 +147,7 @@ async function generate(options: {
   spki: Uint8Array;
   signingKey: Key;
   validityDays: number;
-  hash: string;
+  hash: Hash;
   extensions: Der[];
 }): Promise<string> {
   const now = Date.now();
@@ -168,7 +165,7 @@ async function generate(options: {
 }
 
 /** A self-signed CA (IACA profile): CA, path length 0, keyCertSign and cRLSign, ten years. PEM. */
-export async function createRootCertificate(keys: { publicKey: Key; privateKey: Key }, subject: Subject, links: Links, hash: string) {
+export async function createRootCertificate(keys: { publicKey: Key; privateKey: Key }, subject: Subject, links: Links, hash: Hash) {
   const name = distinguishedName(subject);
   const spki = await spkiOf(keys.publicKey);
   return generate({
@@ -205,7 +202,7 @@ export async function createLeafCertificate(
   subject: Subject,
   links: Links,
   options: LeafOptions,
-  hash: string,
+  hash: Hash,
 ) {
   // The issuer's Name is copied as its certificate holds it, so chain building matches it byte for byte.
   const issuerFields = certificateSubject(new Uint8Array(issuer.certificate.raw));
@@ -232,7 +229,7 @@ export async function createSelfSignedCertificate(
   subject: Subject,
   links: Links,
   options: LeafOptions,
-  hash: string,
+  hash: Hash,
 ) {
   const name = distinguishedName(subject);
   const spki = await spkiOf(keys.publicKey);
@@ -255,7 +252,7 @@ export async function createSelfSignedCertificate(
 const crlNumber = (thisUpdate: number) => extension(OID.crlNumber, false, smallInteger(Math.floor(thisUpdate / 1000)));
 
 /** An empty v2 CRL signed by the chain's CA, as DER: nothing is revoked, and verifiers that fetch it see so. */
-export async function createCrl(issuer: { certificate: X509Certificate; signingKey: Key }, hash: string, validityDays = 7) {
+export async function createCrl(issuer: { certificate: X509Certificate; signingKey: Key }, hash: Hash, validityDays = 7) {
   const now = Date.now();
   const issuerFields = certificateSubject(new Uint8Array(issuer.certificate.raw));
   // TBSCertList: version v2 (1), signature, issuer, thisUpdate, nextUpdate, no revokedCertificates, [0] crlExtensions.

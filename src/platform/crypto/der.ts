@@ -23,21 +23,19 @@ const UNIVERSAL = {
 const CONTEXT_PRIMITIVE = 0x80;
 const CONTEXT_CONSTRUCTED = 0xa0;
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+const concat = (parts: readonly Uint8Array[]): Uint8Array => Buffer.concat(parts);
+
+/** A non-negative whole number big-endian in the fewest bytes (none for 0). */
+function bigEndian(value: number): number[] {
+  const bytes: number[] = [];
+  for (let rest = value; rest > 0; rest = Math.floor(rest / 256)) bytes.unshift(rest % 256);
+  return bytes;
 }
 
 /** Short form below 128; else 0x80 | count, then the length big-endian in the fewest bytes. */
 function encodeLength(length: number): Uint8Array {
   if (length < 0x80) return Uint8Array.of(length);
-  const bytes: number[] = [];
-  for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) bytes.unshift(rest % 256);
+  const bytes = bigEndian(length);
   return Uint8Array.of(0x80 | bytes.length, ...bytes);
 }
 
@@ -72,11 +70,7 @@ export function unsignedInteger(bytes: Uint8Array): Der {
 }
 
 /** A small non-negative INTEGER (versions, path lengths). */
-export function smallInteger(value: number): Der {
-  const bytes: number[] = [];
-  for (let rest = value; rest > 0; rest = Math.floor(rest / 256)) bytes.unshift(rest % 256);
-  return unsignedInteger(Uint8Array.from(bytes));
-}
+export const smallInteger = (value: number): Der => unsignedInteger(Uint8Array.from(bigEndian(value)));
 
 /** Base-128 with the continuation bit on every byte but the last. */
 function base128(value: number): number[] {
