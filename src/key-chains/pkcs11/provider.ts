@@ -5,12 +5,14 @@
 import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../platform/crypto/algorithms.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external-keys.js';
+import type { Adoptions } from '../key-names.js';
 import { ProviderStartError } from '../provider-start-error.js';
 import type { ProviderCapabilities } from '../providers.js';
 import { CKA, CKK_EC, CKO, CKR, Cryptoki, CryptokiError, type Template } from './cryptoki.js';
 
 export interface Pkcs11Settings {
   id: string;
+  adopt: Adoptions;
   module: string;
   tokenLabel: string;
   pin: string;
@@ -59,7 +61,7 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
     private readonly settings: Pkcs11Settings,
     firstSession: number,
   ) {
-    super(settings.id);
+    super(settings.id, settings.adopt);
     this.idle.push(firstSession);
     this.sessionCount = 1;
   }
