@@ -142,3 +142,13 @@ export async function checkChainForKey(
   if (chain.length > 1 && last.subject === last.issuer && signedBy(last, last)) return { active: chain.slice(0, -1), root: last };
   return { active: chain };
 }
+
+/**
+ * A chain's root certificate must certify the chain's root key where the service holds one (an
+ * internal chain): later leaves are signed by that key under this certificate, and the CRL too.
+ */
+export function checkRootForKey(root: X509Certificate, rootJwk: JWK, field: string) {
+  if (!certifies(root, createPublicKey({ key: publicPart(rootJwk) as JsonWebKey, format: 'jwk' }))) {
+    throw invalid(field, "the last (self-signed) certificate does not certify the key chain's root key");
+  }
+}

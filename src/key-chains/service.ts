@@ -10,7 +10,7 @@ import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, type FieldError, notFound } from '../platform/http/problem.js';
 import type { Subject } from './certificates.js';
-import { checkChainForKey, checkImportableJwk, checkProvider } from './checks.js';
+import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey } from './checks.js';
 import { escapeId } from './key-names.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
@@ -398,6 +398,7 @@ export class KeyChainService {
       const before = this.toKeyChain(row);
       const certificate =
         input.certificate !== undefined ? await checkChainForKey(input.certificate, before.activeJwk, 'certificate') : undefined;
+      if (certificate?.root && before.rootJwk) checkRootForKey(certificate.root, before.rootJwk, 'certificate');
       const scoped = tenantDb(trx, tenantId);
       if (input.default === true && !before.default) await store.clearDefault(scoped, row.usage_type);
       if (input.default === false && before.default)
