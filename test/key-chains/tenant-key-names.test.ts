@@ -3,11 +3,12 @@
 // reaches another's key by naming it, nor by picking tenant and chain ids that run together. A key
 // the operator made outside svc is reached by its own name only by the tenant KMS_PROVIDERS lets
 // adopt it. Real SoftHSM2; Vault and AWS KMS are fakes speaking their HTTP APIs.
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CKA, CKK_EC, CKO, Cryptoki } from '../../src/key-chains/pkcs11/cryptoki.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
+import { freshDatabase } from '../support/database.js';
 import { expectFieldErrors } from '../support/problems.js';
 import { startFailure, startService, type TestService } from '../support/service.js';
 import { SOFTHSM_MODULE, type SoftHsm, softHsm } from '../support/softhsm.js';
@@ -203,11 +204,20 @@ describe('names in the provider', () => {
 
 describe('KMS_PROVIDERS adopt', () => {
   it('refuses a name that is not a valid externalKeyId, or a tenant that is not a tenant id, naming the provider and the field', async () => {
-    const file = (adopt: unknown) =>
-      hsm.kmsFile({ providers: [{ id: 'hsm', type: 'pkcs11', module: SOFTHSM_MODULE, tokenLabel: 'svc-names', pin: PIN, adopt }] });
-    const badName = await startFailure({ KMS_PROVIDERS: file([{ tenant: 'alice', keys: ['a.b'] }]) });
-    expect(badName.message).toMatch(/provider 'hsm': providers\.0\.adopt\.0\.keys\.0: must be 1-100 letters, digits, _ or -/);
-    const badTenant = await startFailure({ KMS_PROVIDERS: file([{ tenant: '__proto__', keys: ['operator-key'] }]) });
-    expect(badTenant.message).toMatch(/provider 'hsm': providers\.0\.adopt\.0\.tenant: must be 1-64 URL-safe characters/);
+    const database = await freshDatabase();
+    const startWith = (adopt: unknown) => {
+      const provider = { id: 'hsm', type: 'pkcs11', module: SOFTHSM_MODULE, tokenLabel: 'svc-names', pin: PIN, adopt };
+      const env = { NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent', MASTER_SECRET: randomBytes(32).toString('base64url') };
+      return startFailure({ ...env, ...database.env, KMS_PROVIDERS: hsm.kmsFile({ providers: [provider] }) });
+    };
+    try {
+      const badName = await startWith([{ tenant: 'alice', keys: ['a.b'] }]);
+      expect(badName.exitCode).toBe(78);
+      expect(badName.message).toMatch(/provider 'hsm': providers\.0\.adopt\.0\.keys\.0: must be 1-100 letters, digits, _ or -/);
+      const badTenant = await startWith([{ tenant: '__proto__', keys: ['operator-key'] }]);
+      expect(badTenant.message).toMatch(/provider 'hsm': providers\.0\.adopt\.0\.tenant: must be 1-64 URL-safe characters/);
+    } finally {
+      await database.drop();
+    }
   });
 });
