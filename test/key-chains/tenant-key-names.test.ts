@@ -155,6 +155,23 @@ describe.each(['hsm', 'vault', 'aws'])('provider %s: an externalKeyId names a ke
   });
 });
 
+describe('one name, asked for at once', () => {
+  it('makes one key: chains created in parallel with the same externalKeyId share it and all sign', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        svc.call('POST', '/api/key-chain', {
+          token: tokens.alice,
+          body: { id: `parallel-${i}`, usageType: 'access', type: 'standalone', kmsProvider: 'hsm', externalKeyId: 'parallel' },
+        }),
+      ),
+    );
+    for (const reply of replies) expect(reply.status, reply.text).toBe(201);
+    expect(new Set(replies.map((reply) => reply.body.activeJwk.kid)).size).toBe(1);
+    const signer = await svc.running.services.signing.signer('alice', { keyChainId: 'parallel-0', usageType: 'access' });
+    expect((await signer.sign(Buffer.from('data'))).length).toBe(64);
+  });
+});
+
 describe('names in the provider', () => {
   it("keep tenant v49724's chain x-default-attestation apart from tenant v49724-x's default chain (defaultProvider hsm)", async () => {
     const joined = await createChain('v49724', { id: 'x-default-attestation', usageType: 'attestation', type: 'internalChain' });
