@@ -19,11 +19,13 @@ import type { JWK } from 'jose';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from './external-keys.js';
+import type { Adoptions } from './key-names.js';
 import { ProviderStartError } from './provider-start-error.js';
 import type { ProviderCapabilities } from './providers.js';
 
 export interface AwsKmsSettings {
   id: string;
+  adopt: Adoptions;
   region: string;
   endpoint?: string;
   /** Absent: the SDK's default chain (environment, shared files, web identity, instance role). */
@@ -44,12 +46,14 @@ const TIMEOUT_MS = 10_000;
 export class AwsKmsKeyProvider extends ExternalKeyProvider {
   readonly type = 'aws-kms';
   readonly capabilities: ProviderCapabilities = { generate: true, import: false, algorithms: ['ES256', 'ES384', 'ES512'], decrypt: false };
+  /** Alias names take letters, digits, / _ and -, not '.'. */
+  protected override readonly nameSeparator = '/';
 
   private constructor(
     settings: AwsKmsSettings,
     private readonly client: KMSClient,
   ) {
-    super(settings.id);
+    super(settings.id, settings.adopt);
   }
 
   /** Lists one key: an answer means KMS is reachable and takes the credentials. */

@@ -4,7 +4,8 @@ import { createECDH, createPublicKey, type JsonWebKey, type KeyObject, type X509
 import type { JWK } from 'jose';
 import { algorithmOfCurve, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain } from '../platform/crypto/x509.js';
-import { badRequest } from '../platform/http/problem.js';
+import { badRequest, type FieldError, invalidFields } from '../platform/http/problem.js';
+import { KEY_NAME } from './key-names.js';
 import { publicPart } from './providers.js';
 
 /** Fields here are fields of the request body, named as schema validation names them. */
@@ -21,18 +22,29 @@ const CURVES: Record<string, { bytes: number; openssl: string }> = {
 };
 
 /**
- * Only db keys are made without a name; another provider needs the name of the key it holds (or is
- * to make), in the letters every provider accepts in a name. Keys for decryption stay in db.
+ * Where a new chain's keys are to live, checked, naming every offending field: the provider must be
+ * configured; one other than db needs the name of the key (given, or derived from the chain id when
+ * the provider is the default one), in the letters every provider accepts in a name. Keys for
+ * decryption stay in db.
  */
-export function checkProvider(kmsProvider: string, externalKeyId: string | null | undefined, available: string[], usageType: string) {
+export function checkProvider(
+  place: { kmsProvider: string; chosen: boolean; externalKeyId: string | null | undefined; usageType: string },
+  available: string[],
+) {
+  const { kmsProvider, externalKeyId } = place;
   if (kmsProvider === 'db') return;
-  if (!externalKeyId) throw invalid('externalKeyId', `required when kmsProvider is '${kmsProvider}' (not db)`);
-  if (!/^[A-Za-z0-9_-]{1,100}$/.test(externalKeyId))
-    throw invalid('externalKeyId', 'must be 1-100 letters, digits, _ or - (a name every key provider accepts)');
+  const errors: FieldError[] = [];
+  const error = (field: string, message: string) => errors.push({ field: `body.${field}`, message });
   if (!available.includes(kmsProvider))
-    throw invalid('kmsProvider', `'${kmsProvider}' is not configured here; available: ${available.join(', ')}`);
-  if (usageType === 'encrypt')
-    throw invalid('kmsProvider', `key chains of usage type encrypt keep their key in db: '${kmsProvider}' does not decrypt (ECDH-ES)`);
+    error('kmsProvider', `no provider '${kmsProvider}' is configured; configured: ${available.join(', ')}`);
+  else if (place.usageType === 'encrypt')
+    error('kmsProvider', `key chains of usage type encrypt keep their key in db: '${kmsProvider}' does not decrypt (ECDH-ES)`);
+  if (!externalKeyId) {
+    if (place.chosen) error('externalKeyId', `required when kmsProvider is '${kmsProvider}' (not db)`);
+  } else if (!KEY_NAME.test(externalKeyId)) {
+    error('externalKeyId', 'must be 1-100 letters, digits, _ or - (a name every key provider accepts)');
+  }
+  if (errors.length) throw invalidFields(errors);
 }
 
 /** One member of an EC JWK: unpadded base64url of exactly `bytes` octets, in its one canonical spelling. */
@@ -129,4 +141,14 @@ export async function checkChainForKey(
   const last = chain[chain.length - 1] as X509Certificate;
   if (chain.length > 1 && last.subject === last.issuer && signedBy(last, last)) return { active: chain.slice(0, -1), root: last };
   return { active: chain };
+}
+
+/**
+ * A chain's root certificate must certify the chain's root key where the service holds one (an
+ * internal chain): later leaves are signed by that key under this certificate, and the CRL too.
+ */
+export function checkRootForKey(root: X509Certificate, rootJwk: JWK, field: string) {
+  if (!certifies(root, createPublicKey({ key: publicPart(rootJwk) as JsonWebKey, format: 'jwk' }))) {
+    throw invalid(field, "the last (self-signed) certificate does not certify the key chain's root key");
+  }
 }

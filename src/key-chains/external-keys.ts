@@ -7,7 +7,8 @@ import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { delegatedSigningKey } from '../platform/crypto/delegated-keys.js';
 import { Problem } from '../platform/http/problem.js';
-import { type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './providers.js';
+import { type Adoptions, type NameSeparator, providerKeyName } from './key-names.js';
+import { type KeyPlace, type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './providers.js';
 
 /** The stored form of an external key: where it is, and its public half. No private key material. */
 interface ExternalKeyRecord {
@@ -44,7 +45,13 @@ export abstract class ExternalKeyProvider implements KeyProvider {
   /** Public records (with the JWK's kid) by stored value: parsed once, never stale (a new key is a new value). */
   private readonly records = new Map<string, ExternalKeyRecord & { publicJwk: JWK }>();
 
-  constructor(readonly name: string) {}
+  /** What separates the parts of a namespaced key name: '.' unless the provider's names do not take it. */
+  protected readonly nameSeparator: NameSeparator = '.';
+
+  constructor(
+    readonly name: string,
+    private readonly adoptions: Adoptions,
+  ) {}
 
   /**
    * The public JWK of the key named `name`, made first (non-extractable, for signing) when the
@@ -58,8 +65,9 @@ export abstract class ExternalKeyProvider implements KeyProvider {
   abstract check(): Promise<void>;
   abstract close(): Promise<void>;
 
-  async generate(algorithm: SigningAlgorithm, _context: string, ref?: string | null) {
-    if (!ref) throw new Error(`key provider '${this.name}' needs the name of the key (externalKeyId)`);
+  async generate(algorithm: SigningAlgorithm, _context: string, place?: KeyPlace | null) {
+    if (!place) throw new Error(`key provider '${this.name}' needs the name of the key (externalKeyId)`);
+    const ref = providerKeyName(place.tenantId, place.name, this.nameSeparator, this.adoptions);
     if (!this.capabilities.algorithms.includes(algorithm)) {
       throw new Problem(400, 'Bad Request', `key provider '${this.name}' does not offer ${algorithm}`, {
         errors: [{ field: 'body.algorithm', message: `not offered by key provider '${this.name}'` }],
@@ -78,7 +86,7 @@ export abstract class ExternalKeyProvider implements KeyProvider {
       throw new Problem(409, 'Conflict', `key '${ref}' of key provider '${this.name}' is not an EC key on ${curve} (${algorithm})`);
     }
     const record: ExternalKeyRecord = { ref: found.ref, jwk: publicPart(jwk) };
-    return { sealedJwk: JSON.stringify(record), externalKeyId: ref, publicJwk: withKid(jwk) };
+    return { sealedJwk: JSON.stringify(record), externalKeyId: place.name, publicJwk: withKid(jwk) };
   }
 
   private record(key: StoredKey) {

@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { StartUpError } from '../start-up-errors.js';
+import { TENANT_ID } from '../tenants/routes.js';
 import type { ExternalKeyProvider } from './external-keys.js';
+import { type Adoptions, KEY_NAME } from './key-names.js';
 import { ProviderStartError } from './provider-start-error.js';
 
 /** A value written in the file, or read from an environment variable or a file (secrets stay out of the JSON). */
@@ -20,8 +22,33 @@ const ProviderId = z
   .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'must be 1-32 lower-case letters, digits, _ or -')
   .refine((id) => id !== 'db', 'db is the database provider, always present; choose another id');
 
+/**
+ * Keys the operator made in the provider outside svc, each with the tenant that may take it into a
+ * key chain under its own name (externalKeyId). Every other name a tenant gives lives in its
+ * namespace. A list, not an object keyed by tenant, so no tenant id is ever a property name.
+ */
+const Adopt = z
+  .array(
+    z.strictObject({
+      tenant: TENANT_ID,
+      keys: z.array(z.string().regex(KEY_NAME, 'must be 1-100 letters, digits, _ or - (a valid externalKeyId)')).min(1),
+    }),
+  )
+  .optional()
+  .transform((entries): Adoptions => {
+    const adoptions = new Map<string, Set<string>>();
+    for (const { tenant, keys } of entries ?? []) {
+      const names = adoptions.get(tenant) ?? new Set<string>();
+      for (const key of keys) names.add(key);
+      adoptions.set(tenant, names);
+    }
+    return adoptions;
+  })
+  .describe('[{"tenant": id, "keys": [names]}]: existing keys of the provider a tenant may use as externalKeyId, verbatim');
+
 const Pkcs11 = z.strictObject({
   id: ProviderId,
+  adopt: Adopt,
   type: z.literal('pkcs11'),
   module: z.string().min(1).describe("path of the PKCS#11 library, e.g. SoftHSM2's /usr/lib/softhsm/libsofthsm2.so"),
   tokenLabel: z.string().min(1).max(32),
@@ -30,6 +57,7 @@ const Pkcs11 = z.strictObject({
 });
 const Vault = z.strictObject({
   id: ProviderId,
+  adopt: Adopt,
   type: z.literal('vault'),
   url: z.url({ protocol: /^https?$/ }).describe('Vault address, e.g. https://vault.internal:8200'),
   token: Value,
@@ -40,6 +68,7 @@ const Vault = z.strictObject({
 });
 const AwsKms = z.strictObject({
   id: ProviderId,
+  adopt: Adopt,
   type: z.literal('aws-kms'),
   region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-central-1'),
   endpoint: z
@@ -198,7 +227,10 @@ async function connectOne(
           : undefined;
       const { AwsKmsKeyProvider } = await import('./aws-kms.js');
       return started(() =>
-        AwsKmsKeyProvider.connect({ id: settings.id, region: settings.region, endpoint: settings.endpoint, credentials }, outbound),
+        AwsKmsKeyProvider.connect(
+          { id: settings.id, adopt: settings.adopt, region: settings.region, endpoint: settings.endpoint, credentials },
+          outbound,
+        ),
       );
     }
   }

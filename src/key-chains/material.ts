@@ -23,7 +23,7 @@ export interface ChainIdentity {
   certValidityDays: number;
   /** Where the chain's private keys live. */
   kmsProvider: string;
-  /** The name, inside an external provider, of the leaf key to make (null for db). */
+  /** The tenant's name (externalKeyId or one derived from it) of the leaf key to make in an external provider (null for db). */
   keyRef: string | null;
 }
 
@@ -70,7 +70,8 @@ export class KeyMaterial {
 
   private async newKey(identity: ChainIdentity, ref = identity.keyRef) {
     const provider = this.providerOf(identity.kmsProvider);
-    const key = await provider.generate(identity.algorithm, sealingContext(identity.tenantId, identity.keyChainId), ref);
+    const place = ref === null ? null : { tenantId: identity.tenantId, name: ref };
+    const key = await provider.generate(identity.algorithm, sealingContext(identity.tenantId, identity.keyChainId), place);
     return this.withPair(identity, key);
   }
 

@@ -17,6 +17,12 @@ export interface StoredKey {
   context: string;
 }
 
+/** A key of an external provider as a tenant names it: the provider derives its own name from both (key-names.ts). */
+export interface KeyPlace {
+  tenantId: string;
+  name: string;
+}
+
 /** What GET /api/key-chain/providers says a provider can do. */
 export interface ProviderCapabilities {
   /** Makes new keys (for an external provider: when the externalKeyId names no key yet). */
@@ -38,12 +44,13 @@ export interface KeyProvider {
   check(): Promise<void>;
   /**
    * A new key; returns the value for the JWK column (and the external id for external providers).
-   * `ref` names the key inside an external provider, which uses the key of that name if it has one.
+   * `place` names the key inside an external provider (the tenant's name for it), which uses the
+   * key of that name if the tenant has one there.
    */
   generate(
     algorithm: SigningAlgorithm,
     context: string,
-    ref?: string | null,
+    place?: KeyPlace | null,
   ): Promise<{ sealedJwk: string; externalKeyId: string | null; publicJwk: JWK }>;
   /** The public JWK with its kid (RFC 7638 thumbprint). */
   publicJwk(key: StoredKey): JWK;

@@ -10,7 +10,8 @@ import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, type FieldError, notFound } from '../platform/http/problem.js';
 import type { Subject } from './certificates.js';
-import { checkChainForKey, checkImportableJwk, checkProvider } from './checks.js';
+import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey } from './checks.js';
+import { escapeId } from './key-names.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
 import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
@@ -253,8 +254,10 @@ export class KeyChainService {
 
   async create(ctx: RequestContext, tenantId: string, input: CreateKeyChain, db: Executor = this.db): Promise<KeyChain> {
     const id = input.id ?? randomUUID();
-    const { kmsProvider, externalKeyId } = this.keyPlace(tenantId, id, input);
-    checkProvider(kmsProvider, externalKeyId, [...this.providers.keys()], input.usageType);
+    const kmsProvider = input.kmsProvider ?? this.defaultProviderFor(input.usageType);
+    const chosen = input.kmsProvider !== undefined;
+    checkProvider({ kmsProvider, chosen, externalKeyId: input.externalKeyId, usageType: input.usageType }, [...this.providers.keys()]);
+    const externalKeyId = this.externalKeyIdOf(id, kmsProvider, input.externalKeyId);
     const identity = this.identity(tenantId, id, input, { kmsProvider, keyRef: externalKeyId ?? null });
     input = { ...input, externalKeyId };
     if (input.type === 'internalChain') {
@@ -266,16 +269,13 @@ export class KeyChainService {
   }
 
   /**
-   * Where a new chain's keys live: the provider asked for, else the configured default. Keys made in
-   * the default provider without an externalKeyId are named after the tenant and the chain; a
-   * chain of usage type encrypt stays in db unless asked otherwise (other providers do not decrypt).
+   * The tenant's name for a new chain's key in an external provider: the externalKeyId given, else
+   * (a chain of the default provider) the chain id, escaped into the letters of a key name. The
+   * provider puts it in the tenant's namespace (key-names.ts).
    */
-  private keyPlace(tenantId: string, id: string, input: CreateKeyChain): { kmsProvider: string; externalKeyId: string | null | undefined } {
-    if (input.kmsProvider !== undefined)
-      return { kmsProvider: input.kmsProvider, externalKeyId: input.kmsProvider === 'db' ? null : input.externalKeyId };
-    const kmsProvider = this.defaultProviderFor(input.usageType);
-    if (kmsProvider === 'db') return { kmsProvider, externalKeyId: null };
-    return { kmsProvider, externalKeyId: input.externalKeyId ?? `${tenantId}-${id}`.replace(/[^A-Za-z0-9_-]/g, '-') };
+  private externalKeyIdOf(id: string, kmsProvider: string, given: string | null | undefined): string | null {
+    if (kmsProvider === 'db') return null;
+    return given ?? escapeId(id);
   }
 
   /** The provider of a chain of `usageType` created without kmsProvider: KMS_PROVIDERS' default, db for decryption keys. */
@@ -398,6 +398,7 @@ export class KeyChainService {
       const before = this.toKeyChain(row);
       const certificate =
         input.certificate !== undefined ? await checkChainForKey(input.certificate, before.activeJwk, 'certificate') : undefined;
+      if (certificate?.root && before.rootJwk) checkRootForKey(certificate.root, before.rootJwk, 'certificate');
       const scoped = tenantDb(trx, tenantId);
       if (input.default === true && !before.default) await store.clearDefault(scoped, row.usage_type);
       if (input.default === false && before.default)

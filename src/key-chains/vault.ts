@@ -9,11 +9,13 @@ import { z } from 'zod';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { jsonObjectOf, type OutboundClient, type OutboundResponse, readAnswer } from '../platform/http/outbound-client.js';
 import { ExternalKeyProvider } from './external-keys.js';
+import type { Adoptions } from './key-names.js';
 import { ProviderStartError } from './provider-start-error.js';
 import type { ProviderCapabilities } from './providers.js';
 
 export interface VaultSettings {
   id: string;
+  adopt: Adoptions;
   url: string;
   token: string;
   mount: string;
@@ -40,7 +42,7 @@ export class VaultKeyProvider extends ExternalKeyProvider {
     private readonly settings: VaultSettings,
     private readonly outbound: OutboundClient,
   ) {
-    super(settings.id);
+    super(settings.id, settings.adopt);
   }
 
   /** Asks Vault who the token is: an answer means Vault is reachable and the token valid. */

@@ -62,11 +62,11 @@ describe('AWS KMS', () => {
   });
 
   it('makes the keys in KMS under aliases, and keeps only their ARNs and public keys', async () => {
-    expect([...kms.aliases.keys()].sort()).toEqual(['alias/acme-attestation', 'alias/acme-attestation-root']);
+    expect([...kms.aliases.keys()].sort()).toEqual(['alias/svc/acme/acme-attestation', 'alias/svc/acme/acme-attestation-root']);
     expect(kms.targets).toEqual(expect.arrayContaining(['TrentService.CreateKey', 'TrentService.GetPublicKey', 'TrentService.Sign']));
     const row = await svc.db.selectFrom('key_chains').selectAll().where('id', '=', 'kms-attestation').executeTakeFirstOrThrow();
     const active = JSON.parse(row.active_jwk);
-    expect(active.ref).toBe(kms.keys.get(kms.aliases.get('alias/acme-attestation') as string)?.arn);
+    expect(active.ref).toBe(kms.keys.get(kms.aliases.get('alias/svc/acme/acme-attestation') as string)?.arn);
     expect(Object.keys(active.jwk).sort()).toEqual(['crv', 'kty', 'x', 'y']);
     const [leaf] = (await svc.call('GET', '/api/key-chain/kms-attestation/certificate', { token: acme })).text.split(
       /(?<=-----END CERTIFICATE-----)\n/,
@@ -87,7 +87,7 @@ describe('AWS KMS', () => {
     const rotated = await svc.call('POST', '/api/key-chain/kms-attestation/rotate', { token: acme });
     expect(rotated.status, rotated.text).toBe(200);
     expect(kms.keys.size).toBe(3);
-    expect([...kms.aliases.keys()].some((alias) => /^alias\/acme-attestation-\d{8}t\d{9}z$/.test(alias))).toBe(true);
+    expect([...kms.aliases.keys()].some((alias) => /^alias\/svc\/acme\/acme-attestation-\d{8}t\d{9}z$/.test(alias))).toBe(true);
     const again = await svc.call('POST', '/api/key-chain', {
       token: acme,
       body: { usageType: 'access', type: 'standalone', kmsProvider: 'aws', externalKeyId: 'acme-attestation' },

@@ -321,6 +321,29 @@ describe('import and certificates from outside', () => {
     expect(problemOf(refused).errors).toEqual([{ field: 'body.certificate', message: 'the first certificate does not certify this key' }]);
   });
 
+  it("refuses, on an internal chain, a root certificate that does not certify the chain's root key, and changes nothing", async () => {
+    const created = await create(acme, { id: 'internal-patched', usageType: 'attestation', type: 'internalChain' });
+    const { ca, issue } = await externalCa();
+    const leaf = await issue((await importJWK(created.activeJwk, 'ES256')) as CryptoKey, 'Leaf under another root');
+    const refused = await svc.call('PATCH', '/api/key-chain/internal-patched', {
+      token: acme,
+      body: { certificate: `${leaf.toString('pem')}\n${ca.toString('pem')}` },
+    });
+    expect(refused.status, refused.text).toBe(400);
+    expect(problemOf(refused).errors).toEqual([
+      { field: 'body.certificate', message: "the last (self-signed) certificate does not certify the key chain's root key" },
+    ]);
+    const after = (await svc.call('GET', '/api/key-chain/internal-patched', { token: acme })).body;
+    expect(after.rootCertificate).toBe(created.rootCertificate);
+    expect(after.activeCertificate).toBe(created.activeCertificate);
+    // Its own leaf and root are taken.
+    const own = await svc.call('PATCH', '/api/key-chain/internal-patched', {
+      token: acme,
+      body: { certificate: `${created.activeCertificate}\n${created.rootCertificate}` },
+    });
+    expect(own.status, own.text).toBe(200);
+  });
+
   it('rejects bad input with a 400 naming the field', async () => {
     const cases: [string, string, Record<string, unknown>, string][] = [
       ['POST', '/api/key-chain', { usageType: 'signing', type: 'standalone' }, 'body.usageType'],

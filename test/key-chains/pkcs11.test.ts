@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pkcs11KeyProvider } from '../../src/key-chains/pkcs11/provider.js';
 import type { Operation, RequestBodyOf } from '../support/api-types.js';
 import { MDL_NAMESPACE, mdl, PID } from '../support/fixtures.js';
-import { problemOf } from '../support/problems.js';
+import { expectFieldErrors, problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
 import { SOFTHSM_MODULE, type SoftHsm, softHsm } from '../support/softhsm.js';
@@ -112,9 +112,9 @@ describe('a key chain in the token', () => {
       expect(stored.jwk).not.toHaveProperty('d');
       expect(Object.keys(stored.jwk).sort()).toEqual(['crv', 'kty', 'x', 'y']);
     }
-    expect(JSON.parse(row.active_jwk).ref).toBe('acme-attestation');
-    expect(JSON.parse(row.root_jwk as string).ref).toBe('acme-attestation-root');
-    for (const label of ['acme-attestation', 'acme-attestation-root']) {
+    expect(JSON.parse(row.active_jwk).ref).toBe('svc.acme.acme-attestation');
+    expect(JSON.parse(row.root_jwk as string).ref).toBe('svc.acme.acme-attestation-root');
+    for (const label of ['svc.acme.acme-attestation', 'svc.acme.acme-attestation-root']) {
       expect(await token().keyAttributes(label)).toEqual({ token: true, sensitive: true, extractable: false, private: true, sign: true });
     }
   });
@@ -152,7 +152,7 @@ describe('a key chain in the token', () => {
     expect(rotated.rootJwk?.kid).toBe(chain.rootJwk.kid);
     const row = await svc.db.selectFrom('key_chains').selectAll().where('id', '=', 'hsm-attestation').executeTakeFirstOrThrow();
     const ref = JSON.parse(row.active_jwk).ref as string;
-    expect(ref).toMatch(/^acme-attestation-\d{8}t\d{9}z$/);
+    expect(ref).toMatch(/^svc\.acme\.acme-attestation-\d{8}t\d{9}z$/);
     expect(await token().keyAttributes(ref)).toMatchObject({ token: true, sensitive: true, extractable: false });
     const sdJwt = await issueCredential(svc, acme, 'pid-hsm', { given_name: 'Max', family_name: 'Mustermann' });
     const { header } = await verifySdJwtIndependently(sdJwt.credential, chain.rootCertificate);
@@ -180,6 +180,16 @@ describe('refusals', () => {
     });
     expect(reply.status).toBe(400);
     expect(problemOf(reply).errors?.[0]?.field).toBe('body.kmsProvider');
+  });
+
+  it('names both kmsProvider and externalKeyId when an unknown provider comes without a key name', async () => {
+    const reply = await svc.call('POST', '/api/key-chain', {
+      token: acme,
+      body: { usageType: 'access', type: 'standalone', kmsProvider: 'vault' },
+    });
+    expectFieldErrors(reply, ['body.kmsProvider', 'body.externalKeyId']);
+    expect(problemOf(reply).errors?.[0]?.message).toBe("no provider 'vault' is configured; configured: db, hsm");
+    expect(problemOf(reply).errors?.[1]?.message).toBe("required when kmsProvider is 'vault' (not db)");
   });
 
   it('names externalKeyId when it is missing or not a name every provider takes', async () => {

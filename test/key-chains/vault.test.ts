@@ -38,13 +38,13 @@ describe('Vault Transit as the default provider', () => {
   it("makes a new tenant's signing keys in Vault, and keeps the decryption key in db", async () => {
     const chains = (await svc.call('GET', '/api/key-chain', { token: acme })).body as any[];
     const byUsage = Object.fromEntries(chains.map((chain) => [chain.usageType, chain]));
-    expect(byUsage.attestation).toMatchObject({ kmsProvider: 'vault', externalKeyId: 'acme-default-attestation' });
-    expect(byUsage.statusList).toMatchObject({ kmsProvider: 'vault', externalKeyId: 'acme-default-statusList' });
+    expect(byUsage.attestation).toMatchObject({ kmsProvider: 'vault', externalKeyId: 'default-attestation' });
+    expect(byUsage.statusList).toMatchObject({ kmsProvider: 'vault', externalKeyId: 'default-statusList' });
     expect(byUsage.encrypt).toMatchObject({ kmsProvider: 'db', externalKeyId: null });
     expect([...vault.keys.keys()]).toEqual(
-      expect.arrayContaining(['acme-default-attestation', 'acme-default-attestation-root', 'acme-default-access']),
+      expect.arrayContaining(['svc.acme.default-attestation', 'svc.acme.default-attestation-root', 'svc.acme.default-access']),
     );
-    expect(vault.keys.get('acme-default-attestation')?.type).toBe('ecdsa-p256');
+    expect(vault.keys.get('svc.acme.default-attestation')?.type).toBe('ecdsa-p256');
     const providers = (await svc.call('GET', '/api/key-chain/providers', { token: acme })).body as any[];
     expect(providers.map((p) => [p.id, p.type, p.default])).toEqual([
       ['db', 'db', false],
@@ -71,7 +71,7 @@ describe('Vault Transit as the default provider', () => {
     assert.isNotNull(chain.rootCertificate, 'the chain has a root certificate');
     const { claims } = await verifySdJwtIndependently(issued.credential, chain.rootCertificate);
     expect(claims.given_name).toBe('Erika');
-    expect(vault.requests).toContain('POST /v1/transit/sign/acme-default-attestation');
+    expect(vault.requests).toContain('POST /v1/transit/sign/svc.acme.default-attestation');
   });
 
   it('keeps signing with the version it certified when the key is rotated inside Vault, and rotates to a new Vault key', async () => {
@@ -81,8 +81,12 @@ describe('Vault Transit as the default provider', () => {
     });
     expect(created.status, created.text).toBe(201);
     expect(
-      (await fetch(`${vault.url}/v1/transit/keys/acme-access/rotate`, { method: 'POST', headers: { 'x-vault-token': vault.token } }))
-        .status,
+      (
+        await fetch(`${vault.url}/v1/transit/keys/svc.acme.acme-access/rotate`, {
+          method: 'POST',
+          headers: { 'x-vault-token': vault.token },
+        })
+      ).status,
     ).toBe(204);
     const signer = await svc.running.services.signing.signer('acme', { keyChainId: 'vault-access', usageType: 'access' });
     const certificate = new X509Certificate(created.body.activeCertificate);
@@ -92,9 +96,9 @@ describe('Vault Transit as the default provider', () => {
     const rotated = await svc.call('POST', '/api/key-chain/vault-access/rotate', { token: acme });
     expect(rotated.status, rotated.text).toBe(200);
     expect(rotated.body.previousJwk?.kid).toBe(created.body.activeJwk.kid);
-    const names = [...vault.keys.keys()].filter((name) => name.startsWith('acme-access-'));
+    const names = [...vault.keys.keys()].filter((name) => name.startsWith('svc.acme.acme-access-'));
     expect(names).toHaveLength(1);
-    expect(names[0]).toMatch(/^acme-access-\d{8}t\d{9}z$/);
+    expect(names[0]).toMatch(/^svc\.acme\.acme-access-\d{8}t\d{9}z$/);
   });
 
   it('fails signatures with a 503 naming the provider when Vault fails, and /health/ready says so', async () => {

@@ -78,6 +78,9 @@ export async function startAwsKmsFake(region = 'eu-central-1'): Promise<AwsKmsFa
       return { KeyMetadata: metadata(key) };
     },
     CreateAlias: (input) => {
+      // KMS's alias pattern: alias/ then letters, digits, / _ and -, at most 256 characters in all.
+      if (!/^alias\/[a-zA-Z0-9/_-]+$/.test(input.AliasName) || input.AliasName.length > 256)
+        throw error('ValidationException', `Alias ${input.AliasName} is not a valid alias name`);
       const key = findKey(input.TargetKeyId);
       if (!key) throw error('NotFoundException', `Key '${input.TargetKeyId}' does not exist`);
       if (fake.aliases.has(input.AliasName))

@@ -16,6 +16,8 @@ export interface SoftHsm {
   conf: string;
   /** Writes a KMS_PROVIDERS file and returns its path. */
   kmsFile(content: unknown): string;
+  /** Another token beside the first, in the same token folder (one module, two tokens). */
+  initToken(label: string, pin: string): void;
   deleteToken(label: string): void;
   /** Copies the token folder aside; the function returned puts the copy back (a token that returns). */
   keepCopy(): () => void;
@@ -37,6 +39,9 @@ export function softHsm(label: string, pin: string): SoftHsm {
     dir,
     conf,
     kmsFile: files.write,
+    initToken(tokenLabel, tokenPin) {
+      util('--init-token', '--free', '--label', tokenLabel, '--pin', tokenPin, '--so-pin', `${tokenPin}-so`);
+    },
     deleteToken(tokenLabel) {
       util('--delete-token', '--token', tokenLabel);
     },

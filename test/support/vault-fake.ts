@@ -42,6 +42,8 @@ export async function startVaultFake(mount = 'transit', token = 'hvs.test-token'
     if (!match) return send(404, { errors: [] });
     const [, action, encodedName, rotate] = match as unknown as [string, string, string, string | undefined];
     const name = decodeURIComponent(encodedName);
+    // Vault routes transit key names by its GenericNameRegex: word characters, - and . inside.
+    if (!/^\w(([\w.-]+)?\w)?$/.test(name)) return send(404, { errors: ['unsupported path'] });
     const key = fake.keys.get(name);
     if (action === 'keys' && req.method === 'POST' && rotate) {
       if (!key) return send(404, { errors: [] });

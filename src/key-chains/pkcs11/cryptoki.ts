@@ -254,13 +254,30 @@ export class Cryptoki {
   }
 
   /**
+   * Sessions of this module handed out for an operation, by every provider in the process that
+   * uses it: C_Finalize ends every session of the module, so it waits until none is in use.
+   */
+  private sessionsInUse = 0;
+  /** Counts reinitialisations: a provider whose sessions are of an earlier one holds void handles and reconnects. */
+  generation = 0;
+
+  sessionTaken() {
+    this.sessionsInUse++;
+  }
+  sessionReturned() {
+    this.sessionsInUse--;
+  }
+
+  /**
    * Finalises and initialises the module again, so that it reads its slots and tokens anew (some
-   * modules, SoftHSM2 among them, see a token that came back only so). Only when no other user in
-   * this process holds the module open (their sessions would end); false when it was not done.
+   * modules, SoftHSM2 among them, see a token that came back only so). Only while no session of the
+   * module is in use, by any of its users (their operations would fail); false when it was not done.
+   * Every user's sessions, idle ones too, end: each sees `generation` change and reconnects.
    */
   reinitialize(): boolean {
-    if ((opened.get(this.path)?.users ?? 0) > 1) return false;
+    if (this.sessionsInUse > 0) return false;
     this.fn('C_Finalize')(null);
+    this.generation++;
     this.initialize();
     return true;
   }

@@ -5,12 +5,14 @@
 import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../platform/crypto/algorithms.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external-keys.js';
+import type { Adoptions } from '../key-names.js';
 import { ProviderStartError } from '../provider-start-error.js';
 import type { ProviderCapabilities } from '../providers.js';
 import { CKA, CKK_EC, CKO, CKR, Cryptoki, CryptokiError, type Template } from './cryptoki.js';
 
 export interface Pkcs11Settings {
   id: string;
+  adopt: Adoptions;
   module: string;
   tokenLabel: string;
   pin: string;
@@ -52,6 +54,8 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
   private lost = false;
   /** Private key handles by label (handles of token objects stay valid while the application is logged in). */
   private readonly handles = new Map<string, number>();
+  /** The module's generation the sessions were opened in: another provider on the module may reinitialise it. */
+  private generation: number;
 
   private constructor(
     private readonly cryptoki: Cryptoki,
@@ -59,7 +63,8 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
     private readonly settings: Pkcs11Settings,
     firstSession: number,
   ) {
-    super(settings.id);
+    super(settings.id, settings.adopt);
+    this.generation = cryptoki.generation;
     this.idle.push(firstSession);
     this.sessionCount = 1;
   }
@@ -99,19 +104,22 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
   }
 
   /**
-   * After the token was lost (removed, reset, the HSM failed over), the next operation finds it again
-   * by its label and logs in anew: sessions and key handles of before are void.
+   * After the token was lost (removed, reset, the HSM failed over), or the module was reinitialised
+   * for another provider, the next operation finds the token again by its label and logs in anew:
+   * sessions and key handles of before are void.
    */
   private reconnect() {
+    this.lost = true; // until it succeeds
+    // Handles of an earlier generation are not closed: the module may have given their numbers to new sessions.
+    const stale = this.generation !== this.cryptoki.generation;
     for (const session of this.idle.splice(0)) {
-      this.cryptoki.closeSession(session);
+      if (!stale) this.cryptoki.closeSession(session);
       this.sessionCount--;
     }
     this.handles.clear();
     let slot = this.cryptoki.findSlot(this.settings.tokenLabel);
-    if (slot === undefined && this.sessionCount === 0 && this.cryptoki.reinitialize()) {
-      slot = this.cryptoki.findSlot(this.settings.tokenLabel);
-    }
+    if (slot === undefined && this.cryptoki.reinitialize()) slot = this.cryptoki.findSlot(this.settings.tokenLabel);
+    this.generation = this.cryptoki.generation;
     if (slot === undefined) throw new Error(`no token labelled '${this.settings.tokenLabel}' is present`);
     const session = this.cryptoki.openSession(slot);
     try {
@@ -126,15 +134,23 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
     this.lost = false;
   }
 
-  /** A session of the pool: an idle one, a new one while under the limit, else the next one released. */
+  /**
+   * A session of the pool: an idle one, a new one while under the limit, else the next one released.
+   * The module counts it as in use until it is released (a waiter is handed it still in use).
+   */
   private async acquire(): Promise<number> {
-    if (this.lost) this.reconnect();
+    if (this.lost || this.generation !== this.cryptoki.generation) this.reconnect();
     const idle = this.idle.pop();
-    if (idle !== undefined) return idle;
+    if (idle !== undefined) {
+      this.cryptoki.sessionTaken();
+      return idle;
+    }
     if (this.sessionCount < (this.settings.sessions ?? 4)) {
       this.sessionCount++;
       try {
-        return this.cryptoki.openSession(this.slot);
+        const session = this.cryptoki.openSession(this.slot);
+        this.cryptoki.sessionTaken();
+        return session;
       } catch (err) {
         this.sessionCount--;
         throw err;
@@ -145,6 +161,7 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
 
   private release(session: number, broken = false) {
     if (broken) {
+      this.cryptoki.sessionReturned();
       this.cryptoki.closeSession(session);
       this.sessionCount--;
       // One waiting for a session gets a new one (or the reason there is none) instead of waiting on.
@@ -153,8 +170,9 @@ export class Pkcs11KeyProvider extends ExternalKeyProvider {
       return;
     }
     const next = this.waiting.shift();
-    if (next) next.resolve(session);
-    else this.idle.push(session);
+    if (next) return next.resolve(session);
+    this.cryptoki.sessionReturned();
+    this.idle.push(session);
   }
 
   private async withSession<T>(work: (session: number) => T | Promise<T>): Promise<T> {

@@ -1,0 +1,240 @@
+// Keys in a provider shared by all tenants (a PKCS#11 token, a Vault mount, an AWS account) belong to
+// the tenant that made them: a tenant's externalKeyId names a key in its own namespace, so no tenant
+// reaches another's key by naming it, nor by picking tenant and chain ids that run together. A key
+// the operator made outside svc is reached by its own name only by the tenant KMS_PROVIDERS lets
+// adopt it. Real SoftHSM2; Vault and AWS KMS are fakes speaking their HTTP APIs.
+import { createPublicKey, randomBytes } from 'node:crypto';
+import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CKA, CKK_EC, CKO, Cryptoki } from '../../src/key-chains/pkcs11/cryptoki.js';
+import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
+import { freshDatabase } from '../support/database.js';
+import { expectFieldErrors } from '../support/problems.js';
+import { startFailure, startService, type TestService } from '../support/service.js';
+import { SOFTHSM_MODULE, type SoftHsm, softHsm } from '../support/softhsm.js';
+import { startVaultFake, type VaultFake } from '../support/vault-fake.js';
+
+const PIN = '271828';
+let hsm: SoftHsm;
+let vault: VaultFake;
+let kms: AwsKmsFake;
+let svc: TestService;
+const tokens: Record<string, string> = {};
+
+/** Public keys of the operator's keys made outside svc, by provider. */
+const operatorKeys: Record<string, { x: string; y: string }> = {};
+
+/** A P-256 key pair made in the token directly, as an operator's tool would: label `label`. */
+function makeTokenKey(label: string) {
+  const cryptoki = Cryptoki.open(SOFTHSM_MODULE);
+  try {
+    const slot = cryptoki.findSlot('svc-names') as number;
+    const session = cryptoki.openSession(slot);
+    cryptoki.login(session, PIN);
+    const p256 = Buffer.from('06082a8648ce3d030107', 'hex');
+    const { publicKey } = cryptoki.generateKeyPair(
+      session,
+      [
+        [CKA.CLASS, CKO.PUBLIC_KEY],
+        [CKA.KEY_TYPE, CKK_EC],
+        [CKA.TOKEN, true],
+        [CKA.LABEL, label],
+        [CKA.EC_PARAMS, p256],
+        [CKA.VERIFY, true],
+      ],
+      [
+        [CKA.CLASS, CKO.PRIVATE_KEY],
+        [CKA.KEY_TYPE, CKK_EC],
+        [CKA.TOKEN, true],
+        [CKA.PRIVATE, true],
+        [CKA.LABEL, label],
+        [CKA.SIGN, true],
+        [CKA.SENSITIVE, true],
+      ],
+    );
+    const [point] = cryptoki.attributes(session, publicKey, [CKA.EC_POINT]);
+    cryptoki.closeSession(session);
+    const raw = (point as Buffer).subarray(-65);
+    return { x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33).toString('base64url') };
+  } finally {
+    cryptoki.close();
+  }
+}
+
+async function makeVaultKey(name: string) {
+  const headers = { 'x-vault-token': vault.token, 'content-type': 'application/json' };
+  const made = await fetch(`${vault.url}/v1/transit/keys/${name}`, { method: 'POST', headers, body: '{"type":"ecdsa-p256"}' });
+  expect(made.status).toBe(204);
+  const read = (await (await fetch(`${vault.url}/v1/transit/keys/${name}`, { headers })).json()) as any;
+  const jwk = createPublicKey(read.data.keys['1'].public_key).export({ format: 'jwk' });
+  return { x: jwk.x as string, y: jwk.y as string };
+}
+
+async function makeAwsKey(name: string) {
+  const client = new KMSClient({ region: kms.region, endpoint: kms.url, credentials: { ...kms.credentials } });
+  const made = await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }));
+  await client.send(new CreateAliasCommand({ AliasName: `alias/${name}`, TargetKeyId: made.KeyMetadata?.Arn }));
+  const key = await client.send(new GetPublicKeyCommand({ KeyId: `alias/${name}` }));
+  client.destroy();
+  const jwk = createPublicKey({ key: Buffer.from(key.PublicKey as Uint8Array), format: 'der', type: 'spki' }).export({ format: 'jwk' });
+  return { x: jwk.x as string, y: jwk.y as string };
+}
+
+beforeAll(async () => {
+  hsm = softHsm('svc-names', PIN);
+  vault = await startVaultFake();
+  kms = await startAwsKmsFake();
+  operatorKeys.hsm = makeTokenKey('operator-key');
+  operatorKeys.vault = await makeVaultKey('operator-key');
+  operatorKeys.aws = await makeAwsKey('operator-key');
+  const adopt = [{ tenant: 'alice', keys: ['operator-key'] }];
+  svc = await startService({
+    KMS_PROVIDERS: hsm.kmsFile({
+      defaultProvider: 'hsm',
+      providers: [
+        { id: 'hsm', type: 'pkcs11', module: SOFTHSM_MODULE, tokenLabel: 'svc-names', pin: PIN, adopt },
+        { id: 'vault', type: 'vault', url: vault.url, token: vault.token, adopt },
+        {
+          id: 'aws',
+          type: 'aws-kms',
+          region: kms.region,
+          endpoint: kms.url,
+          accessKeyId: kms.credentials.accessKeyId,
+          secretAccessKey: kms.credentials.secretAccessKey,
+          adopt,
+        },
+      ],
+    }),
+  });
+  for (const tenant of ['alice', 'mallory', 'v49724', 'v49724-x']) tokens[tenant] = (await svc.tenant(tenant)).token;
+});
+afterAll(async () => {
+  await svc?.stop();
+  await vault?.stop();
+  await kms?.stop();
+  hsm?.remove();
+});
+
+const point = (jwk: { x?: string; y?: string } | null | undefined) => ({ x: jwk?.x, y: jwk?.y });
+
+async function createChain(tenant: string, body: Record<string, unknown>) {
+  const reply = await svc.call('POST', '/api/key-chain', { token: tokens[tenant], body: body as any });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.body;
+}
+
+describe.each(['hsm', 'vault', 'aws'])('provider %s: an externalKeyId names a key of the tenant', (provider) => {
+  it("gives another tenant naming the same externalKeyId a key of its own, never Alice's", async () => {
+    const body = { usageType: 'attestation', type: 'internalChain', kmsProvider: provider, externalKeyId: 'signer' };
+    const alice = await createChain('alice', { id: `signer-${provider}`, ...body });
+    const mallory = await createChain('mallory', { id: `signer-${provider}`, ...body });
+    expect(mallory.externalKeyId).toBe('signer');
+    expect(point(mallory.activeJwk)).not.toEqual(point(alice.activeJwk));
+    expect(point(mallory.rootJwk)).not.toEqual(point(alice.rootJwk));
+    // The same tenant naming its key again gets it again (a chain re-created).
+    const again = await createChain('alice', { id: `signer-${provider}-again`, ...body });
+    expect(point(again.activeJwk)).toEqual(point(alice.activeJwk));
+  });
+
+  it("refuses a name in another tenant's namespace: externalKeyId cannot hold a separator", async () => {
+    for (const externalKeyId of ['svc.alice.signer', 'svc/alice/signer']) {
+      const reply = await svc.call('POST', '/api/key-chain', {
+        token: tokens.mallory,
+        body: { usageType: 'access', type: 'standalone', kmsProvider: provider, externalKeyId },
+      });
+      expectFieldErrors(reply, ['body.externalKeyId']);
+    }
+  });
+
+  it('lets only the tenant KMS_PROVIDERS names adopt the key the operator made', async () => {
+    const body = { usageType: 'access', type: 'standalone', kmsProvider: provider, externalKeyId: 'operator-key' };
+    const alice = await createChain('alice', { id: `adopted-${provider}`, ...body });
+    expect(point(alice.activeJwk)).toEqual(operatorKeys[provider]);
+    const mallory = await createChain('mallory', { id: `adopted-${provider}`, ...body });
+    expect(point(mallory.activeJwk)).not.toEqual(operatorKeys[provider]);
+  });
+});
+
+describe('one name, asked for at once', () => {
+  it('makes one key: chains created in parallel with the same externalKeyId share it and all sign', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        svc.call('POST', '/api/key-chain', {
+          token: tokens.alice,
+          body: { id: `parallel-${i}`, usageType: 'access', type: 'standalone', kmsProvider: 'hsm', externalKeyId: 'parallel' },
+        }),
+      ),
+    );
+    for (const reply of replies) expect(reply.status, reply.text).toBe(201);
+    expect(new Set(replies.map((reply) => reply.body.activeJwk.kid)).size).toBe(1);
+    const signer = await svc.running.services.signing.signer('alice', { keyChainId: 'parallel-0', usageType: 'access' });
+    expect((await signer.sign(Buffer.from('data'))).length).toBe(64);
+  });
+});
+
+describe('names in the provider', () => {
+  it("keep tenant v49724's chain x-default-attestation apart from tenant v49724-x's default chain (defaultProvider hsm)", async () => {
+    const joined = await createChain('v49724', { id: 'x-default-attestation', usageType: 'attestation', type: 'internalChain' });
+    const other = (await svc.call('GET', '/api/key-chain/default-attestation', { token: tokens['v49724-x'] })).body;
+    expect(other.kmsProvider).toBe('hsm');
+    expect(joined.kmsProvider).toBe('hsm');
+    expect(point(joined.activeJwk)).not.toEqual(point(other.activeJwk));
+    expect(point(joined.rootJwk)).not.toEqual(point(other.rootJwk));
+  });
+
+  it('are svc.<tenant>.<name> in the token and Vault, alias/svc/<tenant>/<name> in AWS KMS', async () => {
+    const refOf = async (tenant: string, id: string, column: 'active_jwk' | 'root_jwk' = 'active_jwk') => {
+      const row = await svc.db
+        .selectFrom('key_chains')
+        .selectAll()
+        .where('tenant_id', '=', tenant)
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      return JSON.parse(row[column] as string).ref as string;
+    };
+    expect(await refOf('v49724-x', 'default-attestation')).toBe('svc.v49724-x.default-attestation');
+    expect(await refOf('v49724', 'x-default-attestation', 'root_jwk')).toBe('svc.v49724.x-default-attestation-root');
+    expect(await refOf('alice', 'signer-hsm')).toBe('svc.alice.signer');
+    expect(await refOf('alice', 'adopted-hsm')).toBe('operator-key');
+    expect(await refOf('mallory', 'adopted-hsm')).toBe('svc.mallory.operator-key');
+    expect(await refOf('alice', 'signer-vault')).toBe('svc.alice.signer:1');
+    expect([...kms.aliases.keys()]).toEqual(expect.arrayContaining(['alias/svc/alice/signer', 'alias/svc/mallory/signer']));
+    expect(await refOf('alice', 'signer-aws')).toBe(kms.keys.get(kms.aliases.get('alias/svc/alice/signer') as string)?.arn);
+  });
+
+  it('escape the characters of tenant and chain ids that are not letters, digits or - (one-to-one)', async () => {
+    const dotted = (await svc.tenant('a.b_c~d')).token;
+    const chain = await svc.call('GET', '/api/key-chain/default-access', { token: dotted });
+    expect(chain.body.externalKeyId).toBe('default-access');
+    const row = await svc.db
+      .selectFrom('key_chains')
+      .selectAll()
+      .where('tenant_id', '=', 'a.b_c~d')
+      .where('id', '=', 'default-access')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(row.active_jwk).ref).toBe('svc.a_2eb_5fc_7ed.default-access');
+    tokens.dotted = dotted;
+    const made = await createChain('dotted', { id: 'my.chain', usageType: 'access', type: 'standalone' });
+    expect(made.externalKeyId).toBe('my_2echain');
+  });
+});
+
+describe('KMS_PROVIDERS adopt', () => {
+  it('refuses a name that is not a valid externalKeyId, or a tenant that is not a tenant id, naming the provider and the field', async () => {
+    const database = await freshDatabase();
+    const startWith = (adopt: unknown) => {
+      const provider = { id: 'hsm', type: 'pkcs11', module: SOFTHSM_MODULE, tokenLabel: 'svc-names', pin: PIN, adopt };
+      const env = { NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent', MASTER_SECRET: randomBytes(32).toString('base64url') };
+      return startFailure({ ...env, ...database.env, KMS_PROVIDERS: hsm.kmsFile({ providers: [provider] }) });
+    };
+    try {
+      const badName = await startWith([{ tenant: 'alice', keys: ['a.b'] }]);
+      expect(badName.exitCode).toBe(78);
+      expect(badName.message).toMatch(/provider 'hsm': providers\.0\.adopt\.0\.keys\.0: must be 1-100 letters, digits, _ or -/);
+      const badTenant = await startWith([{ tenant: '__proto__', keys: ['operator-key'] }]);
+      expect(badTenant.message).toMatch(/provider 'hsm': providers\.0\.adopt\.0\.tenant: must be 1-64 URL-safe characters/);
+    } finally {
+      await database.drop();
+    }
+  });
+});
