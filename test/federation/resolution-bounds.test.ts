@@ -29,17 +29,17 @@ beforeAll(async () => {
   credentialKey = await testKey('issuer-credential-key');
   svc = await startService({ FEDERATION_RESOLUTION_DEADLINE_MS: String(DEADLINE_MS) });
   admin = (await svc.tenant('acme')).token;
-  const query = {
-    credentials: [{ ...PID_ADULT_QUERY.credentials[0], trusted_authorities: [{ type: 'openid_federation', values: [anchor.id] }] }],
-  };
-  const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'fed', dcql_query: query } });
-  expect(config.status, config.text).toBe(201);
   // cacheTtlSeconds 0: every presentation resolves, so only sharing can spare a fetch.
   const settings = await svc.raw('PUT', '/api/issuer/config', {
     token: admin,
     body: { federation: { role: 'leaf', mode: 'federation-only', trustAnchors: [{ entityId: anchor.id }], cacheTtlSeconds: 0 } },
   });
   expect(settings.status, settings.text).toBe(200);
+  const query = {
+    credentials: [{ ...PID_ADULT_QUERY.credentials[0], trusted_authorities: [{ type: 'openid_federation', values: [anchor.id] }] }],
+  };
+  const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'fed', dcql_query: query } });
+  expect(config.status, config.text).toBe(201);
 });
 afterAll(async () => {
   await svc?.stop();
