@@ -3342,6 +3342,7 @@ export interface paths {
                         /** @description default 90 */
                         rotationIntervalDays?: number;
                         subject?: {
+                            /** @description at most 64 characters (RFC 5280), 61 for an internalChain (its root CA is named '{commonName} CA'); default '{tenant} {usageType}' */
                             commonName?: string;
                             country?: string;
                             organization?: string;
@@ -3951,6 +3952,7 @@ export interface paths {
                         /** @description default 90 */
                         rotationIntervalDays?: number;
                         subject?: {
+                            /** @description at most 64 characters (RFC 5280), 61 for an internalChain (its root CA is named '{commonName} CA'); default '{tenant} {usageType}' */
                             commonName?: string;
                             country?: string;
                             organization?: string;
