@@ -13,6 +13,7 @@ const SLOW_MS = 300;
 
 let svc: TestService;
 let admin: string;
+let globex: string;
 let fed: TestFederation;
 let anchor: TestEntity;
 let intermediate: TestEntity;
@@ -28,19 +29,26 @@ beforeAll(async () => {
   issuer = await fed.entity('issuer');
   credentialKey = await testKey('issuer-credential-key');
   svc = await startService({ FEDERATION_RESOLUTION_DEADLINE_MS: String(DEADLINE_MS) });
-  admin = (await svc.tenant('acme')).token;
+  admin = await verifierTenant('acme');
+  globex = await verifierTenant('globex');
+});
+
+/** A tenant that trusts `anchor` and asks for the PID through it (presentation configuration 'fed'). */
+async function verifierTenant(id: string) {
+  const token = (await svc.tenant(id)).token;
   // cacheTtlSeconds 0: every presentation resolves, so only sharing can spare a fetch.
   const settings = await svc.raw('PUT', '/api/issuer/config', {
-    token: admin,
+    token,
     body: { federation: { role: 'leaf', mode: 'federation-only', trustAnchors: [{ entityId: anchor.id }], cacheTtlSeconds: 0 } },
   });
   expect(settings.status, settings.text).toBe(200);
   const query = {
     credentials: [{ ...PID_ADULT_QUERY.credentials[0], trusted_authorities: [{ type: 'openid_federation', values: [anchor.id] }] }],
   };
-  const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'fed', dcql_query: query } });
+  const config = await svc.call('POST', '/api/verifier/config', { token, body: { id: 'fed', dcql_query: query } });
   expect(config.status, config.text).toBe(201);
-});
+  return token;
+}
 afterAll(async () => {
   await svc?.stop();
   await fed?.stop();
@@ -58,8 +66,8 @@ function buildFederation() {
 afterEach(() => buildFederation());
 
 /** A new session asking for the foreign issuer's PID, and `count` forms answering it with the same credential. */
-async function responses(count: number) {
-  const offer = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId: 'fed' } });
+async function responses(count: number, token = admin) {
+  const offer = await svc.call('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'fed' } });
   expect(offer.status, offer.text).toBe(201);
   const resolved = await resolveRequest(offer.body.uri as string);
   const holder = await holderKey();
@@ -70,7 +78,7 @@ async function responses(count: number) {
   return { session: offer.body.session as string, posts: Array.from({ length: count }, () => post) };
 }
 
-const sessionOf = async (id: string) => (await svc.call('GET', `/api/session/${id}`, { token: admin })).body;
+const sessionOf = async (id: string, token = admin) => (await svc.call('GET', `/api/session/${id}`, { token })).body;
 
 describe('one resolution has a deadline', () => {
   it('30 slow authority hints end at the deadline, the chain refused naming it', async () => {
@@ -113,6 +121,20 @@ describe('callers that need the same chain at once share one resolution', () => 
       '/anchor/.well-known/openid-federation',
       `/anchor/fetch?sub=${encodeURIComponent(intermediate.id)}`,
     ]);
+  });
+
+  it("one tenant's resolution never answers another's: parallel responses of two tenants each read the chain", async () => {
+    buildFederation();
+    issuer.answerDelayMs = SLOW_MS;
+    const atAcme = await responses(1);
+    const atGlobex = await responses(1, globex);
+    fed.requests.length = 0;
+    const replies = await Promise.all([...atAcme.posts, ...atGlobex.posts].map((post) => post()));
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200]);
+    expect((await sessionOf(atAcme.session)).status).toBe('completed');
+    expect((await sessionOf(atGlobex.session, globex)).status).toBe('completed');
+    expect(fed.requests.filter((path) => path === '/issuer/.well-known/openid-federation')).toHaveLength(2);
+    expect(fed.requests).toHaveLength(10);
   });
 
   it('a resolution that ended is not shared: the next presentation reads the chain again (cacheTtlSeconds 0)', async () => {
