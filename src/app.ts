@@ -204,6 +204,8 @@ async function assemble(
     sealer: sealerFor('presentation-configs'),
     keyChains,
     webhookEndpoints,
+    // The issuer settings are built with issuance below; read only when a configuration is saved.
+    hasFederationSettings: async (tenantId, db) => Boolean((await issuance.settings.get(tenantId, db)).federation),
     outbound,
     bus,
   });
@@ -258,7 +260,11 @@ async function assemble(
     trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
   });
   // The settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
-  const federation = createFederation({ outbound, settingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation });
+  const federation = createFederation({
+    outbound,
+    settingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation,
+    resolutionDeadlineMs: config.FEDERATION_RESOLUTION_DEADLINE_MS,
+  });
   const verification = createVerification({
     db: kysely,
     publicUrl: config.PUBLIC_URL,

@@ -199,6 +199,12 @@ export const CONFIG_KEYS = {
     default: '15',
     description: 'interval of the heartbeat comments on session event streams, seconds (keeps proxies from closing idle streams)',
   },
+  FEDERATION_RESOLUTION_DEADLINE_MS: {
+    schema: int(100, 60_000),
+    default: '10000',
+    description:
+      'milliseconds one OpenID Federation trust chain resolution may take, every statement it reads together (each also at most 3 s); past it the chain is refused, naming the deadline',
+  },
   OUTBOUND_ALLOW_PRIVATE: {
     schema: bool,
     default: 'true',

@@ -3342,6 +3342,7 @@ export interface paths {
                         /** @description default 90 */
                         rotationIntervalDays?: number;
                         subject?: {
+                            /** @description at most 64 characters (RFC 5280), 61 for an internalChain (its root CA is named '{commonName} CA'); default '{tenant} {usageType}' */
                             commonName?: string;
                             country?: string;
                             organization?: string;
@@ -3951,6 +3952,7 @@ export interface paths {
                         /** @description default 90 */
                         rotationIntervalDays?: number;
                         subject?: {
+                            /** @description at most 64 characters (RFC 5280), 61 for an internalChain (its root CA is named '{commonName} CA'); default '{tenant} {usageType}' */
                             commonName?: string;
                             country?: string;
                             organization?: string;
@@ -10166,7 +10168,7 @@ export interface paths {
          *
          *     Each step is answered {status: require_interaction, type, auth_session, ...}. An auth_session that is unknown, expired, used, or of a flow started at the authorization challenge endpoint: 400 invalid_request.
          *
-         *     - openid4vp_presentation: The presentation step carries openid4vp_request: {request}, a signed OpenID4VP request object (x509_hash client_id of the presentation configuration's access certificate, response_mode iae_post.jwt or iae_post as the action asks (encrypted by default; client_metadata.jwks then holds an ephemeral ECDH-ES key), nonce, dcql_query, expected_origins: [the origin of this endpoint], verifier_info). The wallet answers with a follow-up: auth_session and openid4vp_response, a JSON object: {response: <JWE to that key, ECDH-ES with A128GCM or A256GCM, of {vp_token}>} when encrypted, {vp_token} when plain, or {error, error_description}. dc+sd-jwt presentations only; the KB-JWT aud must be iae: followed by this endpoint's URL and its nonce the request's: a presentation bound to the other endpoint is refused. Verified like any presentation: issuer trust (the tenant's trust lists), signature, key binding, status list, DCQL. A failing or declined presentation ends the flow: access_denied (400); a new first request starts over. The request also names this endpoint in expected_url.
+         *     - openid4vp_presentation: The presentation step carries openid4vp_request: {request}, a signed OpenID4VP request object (x509_hash client_id of the presentation configuration's access certificate, response_mode iae_post.jwt or iae_post as the action asks (encrypted by default; client_metadata.jwks then holds an ephemeral ECDH-ES key), nonce, dcql_query, expected_origins: [the origin of this endpoint], verifier_info). The wallet answers with a follow-up: auth_session and openid4vp_response, a JSON object: {response: <JWE to that key, ECDH-ES with A128GCM or A256GCM, of {vp_token}>} when encrypted, {vp_token} when plain, or {error, error_description}. dc+sd-jwt presentations only; the KB-JWT aud must be iae: followed by this endpoint's origin (the drafts since January 2026) or by its URL (the drafts before) and its nonce the request's: a presentation bound to the other endpoint is refused. Verified like any presentation: issuer trust (the tenant's trust lists), signature, key binding, status list, DCQL. A failing or declined presentation ends the flow: access_denied (400); a new first request starts over. The request also names this endpoint in expected_url.
          *
          *     - redirect_to_web: The web step carries request_uri and expires_in (60 s): the wallet opens the authorization endpoint with client_id and that request_uri in the browser; it redirects to the integrator's page (see POST /issuers/{tenantId}/iae/web-result). Afterwards the browser comes back to the wallet's redirect_uri with code (last step) or auth_session; with auth_session the wallet sends a follow-up to this endpoint: auth_session and code_verifier (PKCE of the first request).
          *

@@ -11,8 +11,10 @@ export interface FederationNeeds {
   outbound: OutboundClient;
   /** The tenant's federation settings; null when it takes part in none. */
   settingsOf: (tenantId: string) => Promise<FederationSettings | null>;
+  /** FEDERATION_RESOLUTION_DEADLINE_MS: how long one trust chain resolution may take. */
+  resolutionDeadlineMs: number;
 }
 
 export function createFederation(needs: FederationNeeds) {
-  return { trust: new FederationTrustSource(new TrustChainResolver(needs.outbound), needs.settingsOf) };
+  return { trust: new FederationTrustSource(new TrustChainResolver(needs.outbound, needs.resolutionDeadlineMs), needs.settingsOf) };
 }

@@ -4,7 +4,8 @@
 // a trust anchor the caller accepts. Every statement's signature, issuer, subject and expiry is
 // checked; the leaf's metadata comes out with its superiors' policies applied. Everything an issuer
 // controls is bounded: how many statements are read, how deep the chain goes, how large and slow
-// each answer may be. Every fetch goes through the outbound client and its address policy.
+// each answer may be, and how long the whole resolution may take. Callers that need the same chain at
+// the same time share one resolution. Every fetch goes through the outbound client and its address policy.
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { isJsonObject } from '../platform/json.js';
 import {
@@ -55,18 +56,37 @@ interface Path {
   anchor: EntityStatement;
 }
 
-/** The statements one resolution may still read. */
+/** The statements one resolution may still read, and the time it has left. */
 class Budget {
   private fetches = 0;
+  /** Aborts the fetch under way when the deadline passes. */
+  readonly deadline: AbortSignal;
+
+  constructor(private readonly deadlineMs: number) {
+    this.deadline = AbortSignal.timeout(deadlineMs);
+  }
+
   spend() {
+    this.checkDeadline();
     if (++this.fetches > MAX_FETCHES) throw new FederationRefused('trust chain', `more than ${MAX_FETCHES} statements would be read`);
+  }
+
+  /** Step 'trust chain': no other authority hint is tried once the time is up. */
+  checkDeadline() {
+    if (this.deadline.aborted) throw new FederationRefused('trust chain', `not resolved within the deadline of ${this.deadlineMs} ms`);
   }
 }
 
 export class TrustChainResolver {
   private readonly cache = new Map<string, { until: number; value: Promise<ResolvedTrust> }>();
+  /** Resolutions under way, by cache key: a caller asking for one of them waits for it instead of fetching again. */
+  private readonly inFlight = new Map<string, Promise<ResolvedTrust>>();
 
-  constructor(private readonly outbound: Pick<OutboundClient, 'request'>) {}
+  constructor(
+    private readonly outbound: Pick<OutboundClient, 'request'>,
+    /** How long one resolution may take, all its statements together (FEDERATION_RESOLUTION_DEADLINE_MS). */
+    private readonly deadlineMs: number,
+  ) {}
 
   /**
    * The issuer's trust through a chain to one of `anchors`, kept for `cacheTtlSeconds` (never past
@@ -74,12 +94,12 @@ export class TrustChainResolver {
    * Throws FederationRefused naming the step that failed.
    */
   resolve(scope: string, issuer: string, anchors: TrustAnchorRef[], cacheTtlSeconds: number): Promise<ResolvedTrust> {
-    if (cacheTtlSeconds <= 0) return this.resolveUncached(issuer, anchors);
     const key = [scope, issuer, ...anchors.map((a) => `${a.entityId} ${a.entityConfigurationUri ?? ''}`).sort()].join('\u0000');
+    if (cacheTtlSeconds <= 0) return this.shared(key, issuer, anchors);
     const now = Date.now();
     const cached = this.cache.get(key);
     if (cached && cached.until > now) return cached.value;
-    const value = this.resolveUncached(issuer, anchors);
+    const value = this.shared(key, issuer, anchors);
     this.cache.delete(key);
     this.cache.set(key, { until: now + cacheTtlSeconds * 1000, value });
     value.then(
@@ -100,14 +120,28 @@ export class TrustChainResolver {
     return value;
   }
 
-  /** Forgets the decisions kept under `scope`. */
+  /** Forgets the decisions kept under `scope`; a resolution under way is not joined by later callers. */
   forget(scope: string) {
-    for (const key of [...this.cache.keys()]) if (key.startsWith(`${scope}\u0000`)) this.cache.delete(key);
+    for (const entries of [this.cache, this.inFlight])
+      for (const key of [...entries.keys()]) if (key.startsWith(`${scope}\u0000`)) entries.delete(key);
+  }
+
+  /** The resolution under way for `key`, or a new one, kept in inFlight until it settles. */
+  private shared(key: string, issuer: string, anchors: TrustAnchorRef[]): Promise<ResolvedTrust> {
+    const running = this.inFlight.get(key);
+    if (running) return running;
+    const value = this.resolveUncached(issuer, anchors);
+    this.inFlight.set(key, value);
+    const settled = () => {
+      if (this.inFlight.get(key) === value) this.inFlight.delete(key);
+    };
+    value.then(settled, settled);
+    return value;
   }
 
   private async resolveUncached(issuer: string, anchors: TrustAnchorRef[]): Promise<ResolvedTrust> {
     if (anchors.length === 0) throw new FederationRefused('trust anchors', 'none is accepted');
-    const budget = new Budget();
+    const budget = new Budget(this.deadlineMs);
     const leaf = await this.entityConfiguration(issuer, entityConfigurationUrl(issuer), 'issuer entity configuration', budget);
     const failures: string[] = [];
     const path = await this.climb(leaf, anchors, new Set([issuer]), 0, budget, failures);
@@ -209,8 +243,10 @@ export class TrustChainResolver {
         headers: { accept: ENTITY_STATEMENT_MEDIA_TYPE },
         timeoutMs: FETCH_TIMEOUT_MS,
         maxBytes: MAX_STATEMENT_BYTES,
+        signal: budget.deadline,
       });
     } catch (err) {
+      budget.checkDeadline();
       throw new FederationRefused(step, `${url} could not be read (${err instanceof Error ? err.message : String(err)})`);
     }
     if (!reply.ok) throw new FederationRefused(step, `${url} answered ${reply.status}`);

@@ -22,6 +22,13 @@ export const invalidTransactionId = (description: string) => new OAuthError(400,
 export const invalidNotificationId = (description: string) => new OAuthError(400, 'invalid_notification_id', description);
 export const invalidNotificationRequest = (description: string) => new OAuthError(400, 'invalid_notification_request', description);
 export const notFoundIssuer = (tenantId: string) => new OAuthError(404, 'invalid_request', `no credential issuer '${tenantId}'`);
+/** The issuer exists but takes part in no federation: it has no entity configuration to serve. */
+export const noFederationSettings = (tenantId: string) =>
+  new OAuthError(
+    404,
+    'invalid_request',
+    `the issuer '${tenantId}' has no federation settings, so no entity configuration: set federation in its issuer settings (PUT /api/issuer/config)`,
+  );
 export const invalidRequestUri = (description: string) => new OAuthError(400, 'invalid_request_uri', description);
 export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
 export const invalidTarget = (description: string) => new OAuthError(400, 'invalid_target', description);

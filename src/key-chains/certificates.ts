@@ -43,6 +43,14 @@ export interface Subject {
   country: string;
 }
 
+/** RFC 5280 Appendix A: the upper bounds (ub-common-name, ub-organization-name, ub-country-name) of the attributes written, in characters. */
+export const SUBJECT_UPPER_BOUNDS: Record<keyof Subject, number> = { commonName: 64, organization: 64, country: 2 };
+/** What an internal chain's root CA adds to the chain's common name. */
+export const ROOT_COMMON_NAME_SUFFIX = ' CA';
+export const rootSubject = (subject: Subject): Subject => ({ ...subject, commonName: `${subject.commonName}${ROOT_COMMON_NAME_SUFFIX}` });
+/** The longest common name of a chain: with a root CA, its name must fit too. */
+export const maxCommonName = (withRoot: boolean) => SUBJECT_UPPER_BOUNDS.commonName - (withRoot ? ROOT_COMMON_NAME_SUFFIX.length : 0);
+
 export interface Links {
   /** Identifies the issuing authority (IssuerAltName, mandatory in the ISO profiles). */
   issuerUri: string;

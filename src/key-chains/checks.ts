@@ -1,10 +1,12 @@
-// Validation of key material that comes from outside: imported JWKs and certificate chains. Every
-// defect is a 400 naming the member at fault, found before any crypto library sees the input.
+// Validation of key material that comes from outside: imported JWKs and certificate chains, and the
+// subject a generated certificate is given. Every defect is a 400 naming the member at fault, found
+// before any crypto library sees the input.
 import { createECDH, createPublicKey, type JsonWebKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import type { JWK } from 'jose';
 import { algorithmOfCurve, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain } from '../platform/crypto/x509.js';
 import { badRequest, type FieldError, invalidFields } from '../platform/http/problem.js';
+import { maxCommonName, ROOT_COMMON_NAME_SUFFIX, SUBJECT_UPPER_BOUNDS, type Subject } from './certificates.js';
 import { KEY_NAME } from './key-names.js';
 import { publicPart } from './providers.js';
 
@@ -151,4 +153,22 @@ export function checkRootForKey(root: X509Certificate, rootJwk: JWK, field: stri
   if (!certifies(root, createPublicKey({ key: publicPart(rootJwk) as JsonWebKey, format: 'jwk' }))) {
     throw invalid(field, "the last (self-signed) certificate does not certify the key chain's root key");
   }
+}
+
+/**
+ * Subject attributes longer than RFC 5280 allows (Appendix A), named as the request names them. An
+ * internal chain's root CA is named after the chain with ROOT_COMMON_NAME_SUFFIX, so its common name
+ * has that much less room.
+ */
+export function subjectErrors(subject: Subject, withRoot: boolean): FieldError[] {
+  return (Object.keys(SUBJECT_UPPER_BOUNDS) as (keyof Subject)[]).flatMap((name) => {
+    const value = subject[name];
+    const max = name === 'commonName' ? maxCommonName(withRoot) : SUBJECT_UPPER_BOUNDS[name];
+    if (value === undefined || [...value].length <= max) return [];
+    const why =
+      max < SUBJECT_UPPER_BOUNDS[name]
+        ? `RFC 5280 allows ${SUBJECT_UPPER_BOUNDS[name]}, and the root CA of an internal chain adds '${ROOT_COMMON_NAME_SUFFIX}'`
+        : 'RFC 5280 Appendix A';
+    return [{ field: `body.subject.${name}`, message: `must be at most ${max} characters (${why})` }];
+  });
 }

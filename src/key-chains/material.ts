@@ -9,6 +9,7 @@ import {
   createRootCertificate,
   createSelfSignedCertificate,
   type Links,
+  rootSubject,
   type Subject,
 } from './certificates.js';
 import type { UsageType } from './model.js';
@@ -101,8 +102,7 @@ export class KeyMaterial {
   async internalChain(identity: ChainIdentity): Promise<{ root: MintedKey; leaf: MintedKey }> {
     const root = await this.newKey(identity, identity.keyRef && rootKeyRef(identity.keyRef));
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
-    const rootSubject = { ...identity.subject, commonName: `${identity.subject.commonName} CA` };
-    const rootPem = await createRootCertificate(root.pair, rootSubject, this.links(identity), hash);
+    const rootPem = await createRootCertificate(root.pair, rootSubject(identity.subject), this.links(identity), hash);
     const leaf = await this.leafUnderRoot(identity, { ...root.stored, certificatePem: rootPem });
     return { root: { ...root.key, certificatePem: rootPem }, leaf };
   }

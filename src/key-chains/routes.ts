@@ -18,7 +18,14 @@ const PublicJwk = z
   })
   .loose();
 const SubjectInput = z.strictObject({
-  commonName: z.string().min(1).max(64).optional(),
+  commonName: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      "at most 64 characters (RFC 5280), 61 for an internalChain (its root CA is named '{commonName} CA'); default '{tenant} {usageType}'",
+    ),
   organization: z.string().min(1).max(64).optional(),
   country: z
     .string()

@@ -8,9 +8,9 @@ import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
-import { conflict, type FieldError, notFound } from '../platform/http/problem.js';
-import type { Subject } from './certificates.js';
-import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey } from './checks.js';
+import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
+import { maxCommonName, type Subject } from './certificates.js';
+import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, subjectErrors } from './checks.js';
 import { escapeId } from './key-names.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
@@ -66,6 +66,12 @@ const TENANT_DEFAULTS: Partial<Record<UsageType, 'standalone' | 'internalChain'>
   trustList: 'standalone',
   encrypt: 'standalone',
 };
+
+/** `{tenant} {usage type}`, the tenant id shortened where the name would not fit (an internal chain's root CA adds to it). */
+function defaultCommonName(tenantId: string, usageType: UsageType) {
+  const suffix = ` ${usageType}`;
+  return `${tenantId.slice(0, maxCommonName(true) - suffix.length)}${suffix}`;
+}
 
 const SCHEDULER: Principal = { clientId: 'system:scheduler', tenantId: null, roles: [] };
 const DAY = 86_400_000;
@@ -245,7 +251,7 @@ export class KeyChainService {
       algorithm: input.algorithm ?? 'ES256',
       certValidityDays: input.certValidityDays ?? 365,
       subject: {
-        commonName: input.subject?.commonName ?? `${tenantId} ${input.usageType}`,
+        commonName: input.subject?.commonName ?? defaultCommonName(tenantId, input.usageType),
         organization: input.subject?.organization ?? tenantId,
         country: input.subject?.country ?? this.defaults.country,
       },
@@ -259,6 +265,8 @@ export class KeyChainService {
     checkProvider({ kmsProvider, chosen, externalKeyId: input.externalKeyId, usageType: input.usageType }, [...this.providers.keys()]);
     const externalKeyId = this.externalKeyIdOf(id, kmsProvider, input.externalKeyId);
     const identity = this.identity(tenantId, id, input, { kmsProvider, keyRef: externalKeyId ?? null });
+    const subjectProblems = subjectErrors(identity.subject, input.type === 'internalChain');
+    if (subjectProblems.length) throw invalidFields(subjectProblems);
     input = { ...input, externalKeyId };
     if (input.type === 'internalChain') {
       const { root, leaf } = await this.material.internalChain(identity);

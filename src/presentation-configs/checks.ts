@@ -106,6 +106,21 @@ export function checkDocument(doc: PresentationDocument): FieldError[] {
   return errors;
 }
 
+/** Where the query names trusted authorities of type openid_federation: body.dcql_query.credentials.{i}.trusted_authorities.{j}.type. */
+export function federationAuthorityFields(query: unknown): string[] {
+  const credentials = (query as { credentials?: unknown } | null)?.credentials;
+  if (!Array.isArray(credentials)) return [];
+  return credentials.flatMap((credential, i) => {
+    const authorities = (credential as { trusted_authorities?: unknown } | null)?.trusted_authorities;
+    if (!Array.isArray(authorities)) return [];
+    return authorities.flatMap((authority, j) =>
+      (authority as { type?: unknown } | null)?.type === 'openid_federation'
+        ? [at('credentials', i, 'trusted_authorities', j, 'type')]
+        : [],
+    );
+  });
+}
+
 interface CertifiedCredential {
   format?: unknown;
   meta?: unknown;

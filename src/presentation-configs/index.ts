@@ -19,6 +19,8 @@ export interface PresentationConfigNeeds {
   sealer: Sealer;
   keyChains: KeyChainService;
   webhookEndpoints: HttpEndpointService;
+  /** Whether the tenant has federation settings (its issuer settings, read through `db`). */
+  hasFederationSettings: (tenantId: string, db: Executor) => Promise<boolean>;
   outbound: OutboundClient;
   /** Tells the other instances that a tenant's configurations changed, so their caches forget them. */
   bus?: EventBus;
@@ -31,6 +33,7 @@ export function createPresentationConfigs(needs: PresentationConfigNeeds) {
     needs.audit,
     needs.keyChains,
     needs.webhookEndpoints,
+    needs.hasFederationSettings,
     needs.bus,
   );
   return {

@@ -115,6 +115,8 @@ export class PresentationConfigService {
     private readonly audit: AuditService,
     private readonly keyChains: KeyChainService,
     private readonly webhookEndpoints: HttpEndpointService,
+    /** Whether the tenant has federation settings (in its issuer settings), as `db` sees them. */
+    private readonly hasFederationSettings: (tenantId: string, db: Executor) => Promise<boolean>,
     private readonly bus?: EventBus,
   ) {
     // A change made on any instance (this one included) reaches every instance's cache.
@@ -248,10 +250,25 @@ export class PresentationConfigService {
     return errors;
   }
 
+  /**
+   * trusted_authorities of type openid_federation are decided by the tenant's federation settings:
+   * without them no presentation could ever pass, so such a query is refused when it is saved.
+   */
+  private async federationErrors(trx: Executor, tenantId: string, s: Settings): Promise<FieldError[]> {
+    const { federationAuthorityFields } = await documentChecks();
+    const fields = federationAuthorityFields(s.dcql_query);
+    if (fields.length === 0 || (await this.hasFederationSettings(tenantId, trx))) return [];
+    return fields.map((field) => ({
+      field,
+      message:
+        "openid_federation needs the tenant's federation settings, and it has none: set federation in the issuer settings (PUT /api/issuer/config) first",
+    }));
+  }
+
   private async check(trx: Executor, tenantId: string, settings: Settings, stored: WebhookConfig | null, extra: FieldError[] = []) {
     const { checkDocument } = await documentChecks();
     const errors = [...extra, ...checkDocument(settings), ...unmaskWebhook(settings, stored)];
-    errors.push(...(await this.referenceErrors(trx, tenantId, settings)));
+    errors.push(...(await this.referenceErrors(trx, tenantId, settings)), ...(await this.federationErrors(trx, tenantId, settings)));
     if (errors.length) throw invalidFields(errors);
   }
 

@@ -346,6 +346,34 @@ describe('configuration files', () => {
     await expect(base.token('delta-app', APP_SECRET)).rejects.toThrow(/401/);
   });
 
+  it('takes a presentation configuration trusting federation anchors with the federation settings of its folder, and refuses one without', async () => {
+    const trusted_authorities = [{ type: 'openid_federation', values: ['https://anchor.example.eu'] }];
+    const federationQuery = { credentials: [{ ...dcql.credentials[0], trusted_authorities }] };
+    const without = writeFolder({
+      'zeta/tenant.json': { name: 'Zeta' },
+      'zeta/presentation-configs/fed.json': { dcql_query: federationQuery },
+    });
+    const err = await refusal(without);
+    expect(err.message).toContain(
+      "zeta/presentation-configs/fed.json: dcql_query.credentials.0.trusted_authorities.0.type: openid_federation needs the tenant's federation settings",
+    );
+    expectProblem(await base.call('GET', '/api/tenant/zeta', { token: root }), 404);
+    // issuer.json is imported before the presentation configurations, in the same transaction: they see its settings.
+    const withSettings = writeFolder({
+      'eta/tenant.json': { name: 'Eta' },
+      'eta/issuer.json': { federation: { role: 'leaf', trustAnchors: [{ entityId: 'https://anchor.example.eu' }] } },
+      'eta/presentation-configs/fed.json': { dcql_query: federationQuery },
+    });
+    await importing(withSettings);
+    const stored = await base.db
+      .selectFrom('presentation_configs')
+      .select('document')
+      .where('tenant_id', '=', 'eta')
+      .where('id', '=', 'fed')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(stored.document).dcql_query).toEqual(federationQuery);
+  });
+
   it('refuses a key chain file that would change what the existing chain is', async () => {
     const dir = writeFolder({
       'epsilon/tenant.json': { name: 'Epsilon' },

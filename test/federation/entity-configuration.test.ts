@@ -61,8 +61,18 @@ describe('federation settings', () => {
     expect((await putSettings({ federation: FEDERATION }, reader)).status).toBe(403);
   });
 
-  it('without them the issuer serves no entity configuration', async () => {
-    expect((await entityConfiguration()).status).toBe(404);
+  it('without them the issuer serves no entity configuration, and says the settings are missing', async () => {
+    const missing = await entityConfiguration();
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.text)).toEqual({
+      error: 'invalid_request',
+      error_description:
+        "the issuer 'acme' has no federation settings, so no entity configuration: set federation in its issuer settings (PUT /api/issuer/config)",
+    });
+    // An unknown tenant is still an unknown issuer.
+    const unknown = await entityConfiguration('no-such-tenant');
+    expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.text).error_description).toBe("no credential issuer 'no-such-tenant'");
   });
 
   it('are stored with their defaults, and make a federation key chain', async () => {

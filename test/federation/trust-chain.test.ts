@@ -7,6 +7,7 @@ import type { Schemas } from '../support/api-types.js';
 import { foreignSdJwtVc, startFederation, type TestEntity, type TestFederation, type TestKey, testKey } from '../support/federation.js';
 import { PID, PID_ADULT_QUERY, PID_VCT } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
+import { expectFieldErrors } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, issueCredential } from '../support/wallet.js';
 
@@ -68,6 +69,8 @@ beforeAll(async () => {
     body: { id: 'issuers', entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
   });
   expect(trust.status, trust.text).toBe(201);
+  // A query that trusts federation anchors needs the settings first; each test sets its own.
+  await federationSettings({});
   for (const [id, dcql_query] of [
     ['fed', queryTrusting([anchor.id])],
     ['other-anchor', queryTrusting([otherAnchor.id])],
@@ -285,14 +288,24 @@ describe("the tenant's mode", () => {
     expect(fed.requests).toEqual([]);
   });
 
-  it('a tenant without federation settings trusts no federation', async () => {
+  it('a tenant without federation settings cannot make a query that trusts federation anchors', async () => {
     const globex = (await svc.tenant('globex')).token;
-    const config = await svc.call('POST', '/api/verifier/config', {
+    const config = await svc.raw('POST', '/api/verifier/config', {
       token: globex,
       body: { id: 'fed', dcql_query: queryTrusting([anchor.id]) },
     });
-    expect(config.status, config.text).toBe(201);
-    expectRefused(await present('fed', await foreignCredential(), globex), /no x5c chain|takes part in no federation/);
+    expectFieldErrors(config, ['body.dcql_query.credentials.0.trusted_authorities.0.type']);
+  });
+
+  it('a query made before the federation settings were removed refuses, saying they are missing', async () => {
+    const removed = await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { federation: null } });
+    expect(removed.status, removed.text).toBe(200);
+    fed.requests.length = 0;
+    expectRefused(
+      await present('fed', await foreignCredential()),
+      /untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings \(federation in PUT \/api\/issuer\/config\)/,
+    );
+    expect(fed.requests).toEqual([]);
   });
 });
 

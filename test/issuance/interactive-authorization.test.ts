@@ -557,6 +557,14 @@ describe('interactive authorization: refusals', () => {
     }
   });
 
+  it("accepts a key binding to iae: + the endpoint's origin (the drafts since January 2026), and to iae: + its URL", async () => {
+    for (const aud of [`iae:${new URL(svc.url).origin}`, `iae:${iaeUrl()}`]) {
+      const { answer } = await throughPresentation(pid, { aud });
+      expect(answer.status, `${aud}: ${answer.text}`).toBe(200);
+      expect(answer.body).toMatchObject({ status: 'require_interaction' });
+    }
+  });
+
   it('takes an auth_session once, and only at the issuer that gave it', async () => {
     const started = await start();
     const request = await openRequest(started.reply.body.openid4vp_request);
@@ -975,6 +983,8 @@ describe('interactive authorization: a flow stays with the endpoint it started a
       { endpoint: 'authorize-challenge', types: IA_TYPES, aud: audienceOf('iae') },
       // The draft's dc+sd-jwt binding is the derived origin; the full URL its example shows is not taken.
       { endpoint: 'authorize-challenge', types: IA_TYPES, aud: `ia:${aceUrl()}` },
+      // The origin form of /iae is still /iae's, not the challenge endpoint's.
+      { endpoint: 'authorize-challenge', types: IA_TYPES, aud: `iae:${new URL(svc.url).origin}` },
       { endpoint: 'iae', types: IAE_URN_TYPES, aud: audienceOf('authorize-challenge') },
       { endpoint: 'iae', types: 'openid4vp_presentation,redirect_to_web', aud: audienceOf('authorize-challenge') },
     ];

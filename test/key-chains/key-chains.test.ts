@@ -30,6 +30,8 @@ afterAll(() => svc.stop());
 const pemBlocks = (pem: string) => pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 const x5cToPem = (der: string) => `-----BEGIN CERTIFICATE-----\n${der.match(/.{1,64}/g)?.join('\n')}\n-----END CERTIFICATE-----`;
 
+const commonNameOf = (pem: string) => /^CN=(.*)$/m.exec(new NodeX509(pem).subject)?.[1] ?? '';
+
 async function create(token: string, body: Record<string, unknown>) {
   const reply = await svc.raw('POST', '/api/key-chain', { token, body });
   expect(reply.status, reply.text).toBe(201);
@@ -105,6 +107,37 @@ describe('certificates', () => {
       expect(Math.round((Date.parse(cert.validTo) - Date.parse(cert.validFrom)) / 86_400_000)).toBe(30);
       const internal = await create(acme, { usageType: 'statusList', type: 'internalChain', algorithm });
       expect(new NodeX509(internal.activeCertificate).verify(new NodeX509(internal.rootCertificate).publicKey)).toBe(true);
+    }
+  });
+
+  it('keeps every subject within RFC 5280: a common name the root CA would take past 64 characters is a 400 naming it', async () => {
+    const before = (await svc.call('GET', '/api/key-chain', { token: acme })).body.length;
+    // An internal chain's root CA is named '<common name> CA': 62 + 3 characters would be 65.
+    const tooLong = await svc.raw('POST', '/api/key-chain', {
+      token: acme,
+      body: { usageType: 'access', type: 'internalChain', subject: { commonName: 'c'.repeat(62) } },
+    });
+    expect(tooLong.status).toBe(400);
+    expect(fieldsOf(tooLong)).toEqual(['body.subject.commonName']);
+    expect(problemOf(tooLong).errors?.[0]?.message).toMatch(/at most 61 characters .*root CA of an internal chain adds ' CA'/);
+    expect((await svc.call('GET', '/api/key-chain', { token: acme })).body).toHaveLength(before);
+    // 61 characters fit, the root's name is then exactly 64; a standalone chain has no root and keeps 64.
+    const fits = await create(acme, { usageType: 'access', type: 'internalChain', subject: { commonName: 'c'.repeat(61) } });
+    expect(commonNameOf(fits.rootCertificate)).toBe(`${'c'.repeat(61)} CA`);
+    expect(commonNameOf(fits.activeCertificate)).toBe('c'.repeat(61));
+    const standalone = await create(acme, { usageType: 'access', type: 'standalone', subject: { commonName: 's'.repeat(64) } });
+    expect(commonNameOf(standalone.activeCertificate)).toBe('s'.repeat(64));
+  });
+
+  it("shortens the default common names of a 64-character tenant id's chains to fit, root CA included", async () => {
+    const longTenant = 't'.repeat(64);
+    const token = (await svc.tenant(longTenant)).token;
+    const chains = (await svc.call('GET', '/api/key-chain', { token })).body;
+    expect(chains.length).toBeGreaterThan(0);
+    for (const chain of chains) {
+      for (const pem of [chain.activeCertificate, ...(chain.rootCertificate ? [chain.rootCertificate] : [])])
+        expect([...commonNameOf(pem)].length, `${chain.id}: ${commonNameOf(pem)}`).toBeLessThanOrEqual(64);
+      expect(chain.subject.commonName).toMatch(new RegExp(`^t+ ${chain.usageType}$`));
     }
   });
 

@@ -299,6 +299,48 @@ describe('DCQL validation', () => {
   });
 });
 
+describe('trusted authorities of type openid_federation', () => {
+  const federationQuery = {
+    credentials: [
+      { id: 'mdl', format: 'mso_mdoc' },
+      {
+        id: 'pid',
+        format: 'dc+sd-jwt',
+        trusted_authorities: [
+          { type: 'aki', values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] },
+          { type: 'openid_federation', values: ['https://anchor.example.eu'] },
+        ],
+      },
+    ],
+  };
+  const federation = { role: 'leaf', trustAnchors: [{ entityId: 'https://anchor.example.eu' }] };
+  const issuerSettings = (token: string, body: Record<string, unknown>) => svc.raw('PUT', '/api/issuer/config', { token, body });
+
+  it('are refused, naming the authority, while the tenant has no federation settings; nothing is stored', async () => {
+    const reply = await save(globex, { id: 'federated', dcql_query: federationQuery });
+    expectFieldErrors(reply, ['body.dcql_query.credentials.1.trusted_authorities.1.type']);
+    expect(reply.body.errors[0].message).toMatch(
+      /the tenant's federation settings, and it has none: set federation .*PUT \/api\/issuer\/config/,
+    );
+    expect((await get(globex, 'federated')).status).toBe(404);
+    // A PATCH that would add them is refused likewise, and leaves the configuration as it was.
+    await created(globex, { id: 'plain', dcql_query: MINIMAL.dcql_query });
+    expectFieldErrors(await patch(globex, 'plain', { dcql_query: federationQuery }), [
+      'body.dcql_query.credentials.1.trusted_authorities.1.type',
+    ]);
+    expect((await get(globex, 'plain')).body.dcql_query).toEqual(MINIMAL.dcql_query);
+  });
+
+  it("are accepted once the tenant has federation settings, and another tenant's settings do not count", async () => {
+    expect((await issuerSettings(acme, { federation })).status).toBe(200);
+    await created(acme, { id: 'federated', dcql_query: federationQuery });
+    expectFieldErrors(await save(globex, { id: 'federated', dcql_query: federationQuery }), [
+      'body.dcql_query.credentials.1.trusted_authorities.1.type',
+    ]);
+    expect((await issuerSettings(acme, { federation: null })).status).toBe(200);
+  });
+});
+
 describe('other fields', () => {
   const base = { id: 'v', dcql_query: { credentials: [{ id: 'pid', format: 'dc+sd-jwt' }] } };
   const cases: [string, Record<string, unknown>, string[]][] = [

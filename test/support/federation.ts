@@ -2,7 +2,8 @@
 // issuer) under one HTTP server, each with its own ES256 key, serving real signed entity
 // configurations at {entityId}/.well-known/openid-federation and subordinate statements at its
 // federation_fetch_endpoint ({entityId}/fetch?sub=...), as OpenID Federation 1.0 defines them. Tests
-// change what an entity says (its hints, a statement's expiry, the key it signs with) to break a chain.
+// change what an entity says (its hints, a statement's expiry, the key it signs with) to break a chain,
+// or how long it takes to answer.
 import { createHash, createPrivateKey, createSign, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +43,8 @@ export class TestEntity {
   signConfigurationWith?: TestKey;
   /** Seconds from now its entity configuration expires. */
   configurationExpiresIn = 3600;
+  /** Milliseconds the server waits before it answers any request for this entity (a slow superior). */
+  answerDelayMs = 0;
 
   constructor(
     readonly id: string,
@@ -110,6 +113,7 @@ export async function startFederation(): Promise<TestFederation> {
     const [, name, ...rest] = url.pathname.split('/');
     const entity = entities.get(name ?? '');
     const path = rest.join('/');
+    if (entity?.answerDelayMs) await new Promise((resolve) => setTimeout(resolve, entity.answerDelayMs));
     let statement: string | undefined;
     if (entity && path === '.well-known/openid-federation') statement = await entity.entityConfiguration();
     else if (entity && path === 'fetch') statement = await entity.subordinateStatement(url.searchParams.get('sub') ?? '');

@@ -181,7 +181,7 @@ export class InteractiveAuthorizationEndpoint {
       }
       const endpoint = face.endpoint(issuer.urls);
       return await this.presentations.verify(issuer.tenantId, presentation, response, {
-        audience: face.audience(endpoint),
+        audiences: face.audiences(endpoint),
         responseUri: endpoint,
       });
     } catch (err) {

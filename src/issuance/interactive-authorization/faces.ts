@@ -10,7 +10,8 @@
 // - iae: the Interactive Authorization Endpoint of the drafts before (January to June 2026), with the
 //   bare type names wallets shipped first and the urn:openid:dcp:iae: names of March 2026; response
 //   modes iae_post / iae_post.jwt, 200 answers with status, and a key binding audience of `iae:` plus
-//   the endpoint's full URL, which names the tenant.
+//   the endpoint's origin (the drafts since January 2026, as at the challenge endpoint) or plus its
+//   full URL (the drafts before, which wallets still send).
 //
 // A flow stays with the face and the spellings it started with: its answers use the names the wallet
 // listed, and its presentation must be bound to that face's audience, so a presentation made for the
@@ -38,8 +39,8 @@ export interface Face {
   interactionTypes: Record<ActionType, readonly string[]>;
   /** The OpenID4VP response mode that sends the answer back to this endpoint, encrypted or plain. */
   responseMode(encrypted: boolean): EmbeddedResponseMode;
-  /** The key binding audience a presentation made for this endpoint carries. */
-  audience(endpoint: string): string;
+  /** The key binding audiences a presentation made for this endpoint may carry (the drafts it serves differ). */
+  audiences(endpoint: string): string[];
   /** Whether the OpenID4VP request names the endpoint in expected_url (drafts before expected_origins alone). */
   expectedUrl: boolean;
   /** An auth_session that is unknown, expired, spent or another face's. */
@@ -60,7 +61,7 @@ export const AUTHORIZATION_CHALLENGE: Face = {
   responseMode: (encrypted) => (encrypted ? 'ia_post.jwt' : 'ia_post'),
   // The draft's dc+sd-jwt rule names the derived origin (RFC 6454 section 4); its example shows a
   // full URL, but the normative text and expected_origins both say origin, so that is what wallets bind.
-  audience: (endpoint) => `ia:${new URL(endpoint).origin}`,
+  audiences: (endpoint) => [`ia:${new URL(endpoint).origin}`],
   expectedUrl: false,
   // First-party apps section 5.2.2.1: the error of an auth_session that is invalid, expired or revoked.
   unknownSession: () => new OAuthError(400, 'invalid_session', UNKNOWN_SESSION),
@@ -80,7 +81,8 @@ export const INTERACTIVE_AUTHORIZATION_ENDPOINT: Face = {
     'redirect-to-web': ['urn:openid:dcp:iae:redirect_to_web', 'redirect_to_web'],
   },
   responseMode: (encrypted) => (encrypted ? 'iae_post.jwt' : 'iae_post'),
-  audience: (endpoint) => `iae:${endpoint}`,
+  // The origin is shared by every tenant of a deployment; the per-step nonce still ties a presentation to its flow.
+  audiences: (endpoint) => [`iae:${new URL(endpoint).origin}`, `iae:${endpoint}`],
   expectedUrl: true,
   unknownSession: () => invalidRequest(UNKNOWN_SESSION),
   render(answer) {

@@ -41,7 +41,7 @@ const IAE_DESCRIPTION = [
   'Interactive Authorization Endpoint of the OpenID4VCI 1.1 drafts before June 2026, advertised as interactive_authorization_endpoint and kept for the wallets that implement them; the current draft moved interactive authorization to the authorization challenge endpoint (POST /issuers/{tenantId}/authorize-challenge). Form-encoded; answers 200 application/json; errors use the OAuth shape {error, error_description}.',
   `${FIRST_REQUEST} Interaction types, in either spelling: the URNs of the March 2026 draft (urn:openid:dcp:iae:openid4vp_presentation, urn:openid:dcp:iae:redirect_to_web) or the bare names of the drafts before (openid4vp_presentation, redirect_to_web); each answer names its type as the wallet listed it.`,
   'Each step is answered {status: require_interaction, type, auth_session, ...}. An auth_session that is unknown, expired, used, or of a flow started at the authorization challenge endpoint: 400 invalid_request.',
-  `- openid4vp_presentation: ${presentationStep('iae_post.jwt or iae_post', "iae: followed by this endpoint's URL")} The request also names this endpoint in expected_url.`,
+  `- openid4vp_presentation: ${presentationStep('iae_post.jwt or iae_post', "iae: followed by this endpoint's origin (the drafts since January 2026) or by its URL (the drafts before)")} The request also names this endpoint in expected_url.`,
   `- redirect_to_web: ${webStep('this endpoint')}`,
   `After the last step: {status: ok, code}. ${CODE}`,
 ].join('\n\n');

@@ -11,7 +11,7 @@ import type { SigningService } from '../../key-chains/signing.js';
 import type { App } from '../../platform/http/types.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
 import type { CredentialEncryption } from '../credential-request/encryption.js';
-import { notFoundIssuer } from '../errors.js';
+import { noFederationSettings, notFoundIssuer } from '../errors.js';
 import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';
 import { TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { IssuerSettingsService } from '../settings/service.js';
@@ -89,7 +89,7 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
     async (request, reply) => {
       const issuer = await issuers.get(request.params.tenantId);
       const { federation } = issuer.settings;
-      if (!federation) throw notFoundIssuer(`${issuer.tenantId}/.well-known/openid-federation`);
+      if (!federation) throw noFederationSettings(issuer.tenantId);
       const signer = await signing.signer(issuer.tenantId, { usageType: 'federation' });
       const statement = await signEntityConfiguration(signer, {
         credentialIssuer: issuer.urls.issuer,

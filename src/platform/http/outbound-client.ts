@@ -43,6 +43,8 @@ export interface OutboundRequest {
   body?: string;
   timeoutMs?: number;
   maxBytes?: number;
+  /** Ends the request early: a caller's own deadline over several requests (timeoutMs still bounds this one). */
+  signal?: AbortSignal;
 }
 
 export interface OutboundResponse {
@@ -128,7 +130,8 @@ export class OutboundClient {
 
   async request(target: string | URL, init: OutboundRequest = {}): Promise<OutboundResponse> {
     const timeoutMs = init.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const signal = AbortSignal.timeout(timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal ? AbortSignal.any([timeout, init.signal]) : timeout;
     let url = new URL(target);
     try {
       for (let redirects = 0; ; redirects++) {
@@ -146,7 +149,8 @@ export class OutboundClient {
         url = next;
       }
     } catch (err) {
-      if (signal.aborted) throw new Error(`no complete answer within ${timeoutMs} ms`);
+      if (init.signal?.aborted) throw new Error('stopped by the caller');
+      if (timeout.aborted) throw new Error(`no complete answer within ${timeoutMs} ms`);
       throw err;
     }
   }

@@ -106,14 +106,14 @@ export class EmbeddedPresentations {
 
   /**
    * The wallet's authorization response (decrypted first, for an encrypted response mode) verified
-   * against the request: every presentation of its vp_token (audience `audience`, the request's
+   * against the request: every presentation of its vp_token (an audience of `audiences`, the request's
    * nonce), its status, then the DCQL query. Throws PresentationRejected with the reason.
    */
   async verify(
     tenantId: string,
     state: EmbeddedPresentationState,
     response: Record<string, unknown>,
-    binding: { audience: string; responseUri: string },
+    binding: { audiences: string[]; responseUri: string },
   ): Promise<EmbeddedCredential[]> {
     const payload = await responseOf(state, response);
     const vpToken = parseVpToken(payload.vp_token);
@@ -121,7 +121,7 @@ export class EmbeddedPresentations {
     const trustedCertificates = await this.trust.trustedCertificates(tenantId);
     const context = {
       clientId: state.clientId,
-      audience: binding.audience,
+      audiences: binding.audiences,
       nonce: state.nonce,
       trustedCertificates,
       federation: await this.trust.federationTrust(tenantId),

@@ -3,10 +3,13 @@ import type { JWK } from 'jose';
 import type { FederationTrust } from '../../federation/trust.js';
 
 export interface PresentationContext {
-  /** The request's client_id: the KB-JWT audience unless `audience` says otherwise. */
+  /** The request's client_id: the KB-JWT audience unless `audiences` says otherwise. */
   clientId: string;
-  /** The KB-JWT audience when it is not the client_id: over the DC API `origin:<origin>` (OpenID4VP 1.0 A.4). */
-  audience?: string;
+  /**
+   * The KB-JWT audiences accepted when the client_id is not the audience: over the DC API
+   * `origin:<origin>` (OpenID4VP 1.0 A.4); at interactive authorization those of its endpoint.
+   */
+  audiences?: string[];
   nonce: string;
   trustedCertificates: string[];
   /** The tenant's OpenID Federation trust; absent when it takes part in no federation. */

@@ -63,8 +63,12 @@ export async function trustedIssuerKey(presentation: string, context: Presentati
   const federation = context.federation;
   const mode = federation?.mode ?? 'lote-only';
   const anchorIds = context.federationAnchors ?? federation?.trustAnchors.map((anchor) => anchor.entityId) ?? [];
+  if (context.federationAnchors && !federation)
+    throw reject(
+      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/issuer/config)',
+    );
   if (mode === 'lote-only') {
-    if (context.federationAnchors && federation)
+    if (context.federationAnchors)
       throw reject('untrusted issuer: the query trusts OpenID Federation anchors, and the tenant federation mode is lote-only');
     return { key: loteKey(header.x5c, context) };
   }

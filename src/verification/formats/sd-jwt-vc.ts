@@ -32,7 +32,8 @@ function checkKeyBinding(presentation: string, context: PresentationContext) {
   const kbJwt = presentation.slice(presentation.lastIndexOf('~') + 1);
   if (!kbJwt) throw reject('key binding: the presentation has no KB-JWT');
   const kb = decodeJwt(kbJwt);
-  if (kb.aud !== (context.audience ?? context.clientId)) throw reject('key binding: aud is not this verifier');
+  const audiences = context.audiences ?? [context.clientId];
+  if (typeof kb.aud !== 'string' || !audiences.includes(kb.aud)) throw reject('key binding: aud is not this verifier');
   if (kb.nonce !== context.nonce) throw reject('key binding: nonce does not match the request');
   const now = context.now.getTime() / 1000;
   if (typeof kb.iat !== 'number' || kb.iat > now + CLOCK_SKEW_SECONDS) throw reject('key binding: iat is missing or in the future');

@@ -177,7 +177,7 @@ export class ResponseEndpoint {
     const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
     return {
       clientId: request.clientId,
-      ...(dcApiOrigin && { audience: `origin:${dcApiOrigin}`, origin: dcApiOrigin }),
+      ...(dcApiOrigin && { audiences: [`origin:${dcApiOrigin}`], origin: dcApiOrigin }),
       nonce: secrets.nonce,
       trustedCertificates: await this.trust.trustedCertificates(session.tenantId),
       federation: await this.trust.federationTrust(session.tenantId),
