@@ -30,7 +30,7 @@ start(process.env).then(
   },
   (err: unknown) => {
     // An operator reads one line that says what to fix, never a stack trace.
-    if (err instanceof ConfigError) fail(err.message, EXIT_CODES.config);
+    if (err instanceof ConfigError) fail(`svc: ${err.message}`, EXIT_CODES.config);
     if (err instanceof StartUpError) fail(`svc: ${err.message}`, err.exitCode);
     fail(`svc: start-up failed: ${err instanceof Error ? err.message : String(err)}`, EXIT_CODES.unexpected);
   },

@@ -219,6 +219,16 @@ describe('start-up failures: one line, a distinct exit code, no stack trace', ()
     expect(failure.output).toContain('PORT: must be a whole number (got "abc")');
   });
 
+  it('several invalid keys exit 78 with one line naming each of them', async () => {
+    const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: 'abc', STATUS_BITS: '3', JWT_EXPIRES_IN: 'soon' });
+    expect(failure.code).toBe(78);
+    const lines = failure.output.trim().split('\n');
+    expect(lines.at(-1)).toMatch(
+      /^svc: invalid configuration: PORT: must be a whole number \(got "abc"\); JWT_EXPIRES_IN: must be a number with a unit [^;]*; STATUS_BITS: [^;]+ \(got "3"\)$/,
+    );
+    expect(lines.filter((line) => /PORT|STATUS_BITS|JWT_EXPIRES_IN|configuration/i.test(line))).toHaveLength(1);
+  });
+
   it('DATABASE_URL with DB_TYPE sqlite is refused rather than silently ignored', async () => {
     const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: '0', DATABASE_URL: 'postgres://svc:pw@db.internal:5432/svc' });
     expect(failure.code).toBe(78);
