@@ -1,4 +1,4 @@
-import { ConfigError } from './config.js';
+import { ConfigError, plainHttpWarning } from './config.js';
 import { keepMemoryReducerWorking, releaseCompileCache } from './platform/memory-reducer.js';
 import { start } from './server.js';
 import { EXIT_CODES, StartUpError } from './start-up-errors.js';
@@ -19,6 +19,8 @@ keepMemoryReducerWorking();
 start(process.env).then(
   (service) => {
     releaseCompileCache();
+    const plainHttp = plainHttpWarning(service.config);
+    if (plainHttp) service.app.log.warn(plainHttp);
     let stopping = false;
     stopNow = (signal: string) => {
       if (stopping) return;

@@ -140,6 +140,45 @@ describe('addresses', () => {
     }
   });
 
+  it('warns once, naming HAIP, when production runs on a plain-http PUBLIC_URL; says nothing for https', async () => {
+    const production = {
+      NODE_ENV: 'production',
+      MASTER_SECRET: 'm'.repeat(32),
+      AUTH_CLIENT_ID: 'admin',
+      AUTH_CLIENT_SECRET: 's'.repeat(16),
+    };
+    const port = await freePort();
+    const http = await run({
+      ...production,
+      DATA_DIR: dataDir(),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: `http://localhost:${port}`,
+    });
+    // Said once the service listens: wait for it, so that a missing warning fails here rather than racing the stop.
+    await expect.poll(() => http.output(), { timeout: 3000 }).toContain('plain http');
+    await stop(http);
+    const warnings = http
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('plain http'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0] as string)).toMatchObject({
+      level: 'warn',
+      msg: expect.stringMatching(/^PUBLIC_URL http:\/\/localhost:\d+ is plain http: HAIP .* requires https, and wallets refuse .* on http/),
+    });
+
+    const https = await run({
+      ...production,
+      DATA_DIR: dataDir(),
+      PORT: '0',
+      PUBLIC_URL: 'https://issuer.example.com',
+      TRUST_PROXY: 'true',
+    });
+    await stop(https);
+    expect(https.output()).not.toContain('plain http');
+  });
+
   it('says nothing about a different PUBLIC_URL behind a reverse proxy', async () => {
     const started = await run({ DATA_DIR: dataDir(), PORT: '0', PUBLIC_URL: 'https://issuer.example.com', TRUST_PROXY: 'true' });
     await stop(started);
