@@ -170,6 +170,30 @@ describe('redeeming offers', () => {
   });
 });
 
+describe('a credential issued with OpenID Federation trust', () => {
+  it('is refused plainly when received (kid, no x5c: the wallet cannot resolve trust chains), and nothing is stored', async () => {
+    const fed = await startService();
+    try {
+      const token = (await fed.tenant('acme')).token;
+      const settings = await fed.raw('PUT', '/api/issuer/config', {
+        token,
+        body: { federation: { role: 'leaf', authorityHints: ['https://intermediate.example.eu'] } },
+      });
+      expect(settings.status, settings.text).toBe(200);
+      const config = await fed.call('POST', '/api/issuer/credentials', { token, body: { ...PID, sdJwtTrustFormat: 'federation' } });
+      expect(config.status, config.text).toBe(201);
+      const holder = wallet();
+      expect(await holder.run((await offer('pid', ERIKA, '493817', { svc: fed, admin: token })).uri, '--tx-code', '493817')).toBe(1);
+      expect(holder.output()).toContain(
+        'error: this SD-JWT VC names its issuer key by kid (OpenID Federation trust), not by an x5c certificate; this demo wallet cannot resolve federation trust chains',
+      );
+      expect(existsSync(join(holder.dir, 'credentials')) ? storedFiles(holder.dir) : []).toEqual([]);
+    } finally {
+      await fed.stop();
+    }
+  });
+});
+
 describe('answering presentation requests', () => {
   let holder: ReturnType<typeof wallet>;
   beforeAll(async () => {
