@@ -2,7 +2,7 @@
 // naming MASTER_SECRET and exit code 78, instead of a service that starts and answers 500 at its
 // first signature (the keys sealed under the other secret do not open). On SQLite and PostgreSQL.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -89,9 +89,9 @@ describe('npm start with another MASTER_SECRET than the database was created wit
   });
 });
 
-// SQLite keeps its database in DATA_DIR, so a fresh DATA_DIR is a fresh database there: only a
-// PostgreSQL database outlives the DATA_DIR whose generated secret it was created with.
-describe.skipIf(engine !== 'postgres')('npm start on a PostgreSQL database with a fresh DATA_DIR and no MASTER_SECRET', () => {
+// A PostgreSQL database outlives the DATA_DIR whose generated secret it was created with. SQLite keeps
+// its database in DATA_DIR (svc.db), so there it takes the file copied into a fresh DATA_DIR.
+describe('npm start on a database of another DATA_DIR, with a fresh DATA_DIR and no MASTER_SECRET', () => {
   it('exits 78 saying a secret was generated for this start and how to pass the original, and removes the generated one', async () => {
     const { env } = await database();
     const firstDir = mkdtempSync(join(tmpdir(), 'svc-first-data-'));
@@ -99,6 +99,7 @@ describe.skipIf(engine !== 'postgres')('npm start on a PostgreSQL database with 
     try {
       const first = await run({ ...env, PORT: '0', DATA_DIR: firstDir });
       expect(await stop(first)).toBe(0);
+      if (engine === 'sqlite') copyFileSync(join(firstDir, 'svc.db'), join(freshDir, 'svc.db'));
 
       const failure = await runUntilExit({ ...env, PORT: '0', DATA_DIR: freshDir });
       expect(failure.code).toBe(78);
