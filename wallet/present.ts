@@ -154,12 +154,14 @@ function preference(payload: RequestPayload, credentialId: string | undefined) {
 
 /** For each credential query to answer, the preferred credential that satisfies it and the claims of its first satisfied claim set. */
 async function choose(query: Query, payload: RequestPayload, { store, io, credentialId }: PresentOptions): Promise<Choice[]> {
+  // Parsed first: what the verifier sent is read below only in the shape the dcql library accepts.
+  const parsed = DcqlQuery.parse(query as never);
   refuseFederationTrust(query);
   const held = await readable(store, io);
   if (credentialId && !held.some(({ stored }) => stored.id === credentialId))
     throw new Error(`no stored credential '${credentialId}' (npm run wallet -- list shows them)`);
   const result: DcqlQueryResult = DcqlQuery.query(
-    DcqlQuery.parse(query as never),
+    parsed,
     held.map(({ view }) => dcqlCredential(view)),
   );
   const match = (id: string) => result.credential_matches[id];
