@@ -82,8 +82,17 @@ export class WalletStore {
 
   list(): StoredCredential[] {
     return this.files()
-      .map((name) => JSON.parse(readFileSync(join(this.credentialsDir, name), 'utf8')) as StoredCredential)
+      .map((name) => this.read(name))
       .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
+  }
+
+  private read(name: string): StoredCredential {
+    try {
+      return JSON.parse(readFileSync(join(this.credentialsDir, name), 'utf8')) as StoredCredential;
+    } catch {
+      const id = name.slice(0, -'.json'.length);
+      throw new Error(`${join(this.credentialsDir, name)} is not a stored credential (not JSON); npm run wallet -- rm ${id} removes it`);
+    }
   }
 
   /** Removes one credential; false when the folder holds none by that id. */

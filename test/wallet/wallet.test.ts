@@ -453,6 +453,15 @@ describe('managing the stored credentials', () => {
     }
     expect(existsSync(join(holder.dir, 'holder-key.json'))).toBe(true);
     expect(storedCredentials(holder.dir)).toHaveLength(1);
+
+    // A file in the folder that is not JSON at all is named, with the command that removes it.
+    writeFileSync(join(holder.dir, 'credentials', 'garbage.json'), 'garbage');
+    const listing = wallet();
+    expect(await runWallet(['list', '--dir', holder.dir], listing.io, {})).toBe(1);
+    expect(listing.output()).toBe(
+      `error: ${join(holder.dir, 'credentials', 'garbage.json')} is not a stored credential (not JSON); npm run wallet -- rm garbage removes it`,
+    );
+    expect(await runWallet(['rm', 'garbage', '--dir', holder.dir], wallet().io, {})).toBe(0);
     const usage = wallet();
     expect(await runWallet(['rm', '--dir', holder.dir], usage.io, {})).toBe(2);
     expect(usage.output()).toContain('rm needs the id of the credential to remove');
