@@ -254,7 +254,8 @@ export type Config = {
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    // One line, as every start-up failure: a log collector keeps it in one record, and `tail -1` finds it.
+    super(`invalid configuration: ${problems.join('; ')}`);
     this.name = 'ConfigError';
   }
 }
@@ -312,3 +313,12 @@ function crossKeyProblems(config: Config): string[] {
 export type SecretsConfig = Config & { MASTER_SECRET: string };
 /** ...and whose addresses are settled: the interface listened on and the public base URL. */
 export type ReadyConfig = SecretsConfig & { PUBLIC_URL: string };
+
+/**
+ * Production with a plain-http PUBLIC_URL (compose's default) starts, since a TLS proxy may be added
+ * later and the checks run on loopback; but wallets would refuse it, so the operator hears of it once.
+ */
+export function plainHttpWarning(config: Pick<ReadyConfig, 'NODE_ENV' | 'PUBLIC_URL'>): string | undefined {
+  if (config.NODE_ENV !== 'production' || new URL(config.PUBLIC_URL).protocol !== 'http:') return undefined;
+  return `PUBLIC_URL ${config.PUBLIC_URL} is plain http: HAIP (the OpenID4VC high assurance profile) requires https, and wallets refuse credential issuers and verifiers on http; serve it over TLS (a reverse proxy, TRUST_PROXY=true) and set PUBLIC_URL to its https address`;
+}

@@ -1,13 +1,17 @@
 // Zero-configuration start outside production: a missing MASTER_SECRET or bootstrap client is
 // generated once into DATA_DIR (mode 0600) and reused on every later start.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config, ReadyConfig, SecretsConfig } from './config.js';
+import { WrongMasterSecret } from './master-secret-check.js';
 import { generateSecret } from './platform/crypto/secrets.js';
+import { StartUpError } from './start-up-errors.js';
 
 interface Generated {
   /** The master secret was generated during this start. */
   masterSecretCreated?: true;
+  /** MASTER_SECRET was not set: the one used is DATA_DIR's master-secret file (generated now or earlier). */
+  masterSecretFromFile?: true;
   /** The bootstrap client kept in DATA_DIR (generated now or on an earlier start), if it is used. */
   client?: { id: string; secret: string };
 }
@@ -42,6 +46,7 @@ export function prepareSecrets(config: Config): FirstRunResult {
       (t) => t.trim(),
     );
     masterSecret = result.value;
+    generated.masterSecretFromFile = true;
     if (result.created) generated.masterSecretCreated = true;
   }
   let client =
@@ -60,6 +65,32 @@ export function prepareSecrets(config: Config): FirstRunResult {
     config: { ...config, MASTER_SECRET: masterSecret, ...(client && { AUTH_CLIENT_ID: client.id, AUTH_CLIENT_SECRET: client.secret }) },
     generated,
   };
+}
+
+const masterSecretFile = (config: Config) => join(config.DATA_DIR, 'master-secret');
+
+/**
+ * A database created with another secret, while MASTER_SECRET was unset: the usual cause is a
+ * database reused with a fresh DATA_DIR, whose generated secret the user never chose. The message
+ * says where the secret came from and how to pass the original; a secret generated for this start
+ * is removed again, so that the next start does not stumble over it (or someone back it up as the
+ * database's). Any other failure passes unchanged.
+ */
+export function explainMasterSecretRefusal(config: Config, generated: Generated, err: unknown): unknown {
+  if (!(err instanceof WrongMasterSecret) || !generated.masterSecretFromFile) return err;
+  const file = masterSecretFile(config);
+  const passOriginal = `start with MASTER_SECRET set to the original secret, or with the DATA_DIR (its master-secret file) the database was first started with`;
+  if (generated.masterSecretCreated) {
+    rmSync(file, { force: true });
+    return new StartUpError(
+      'config',
+      `MASTER_SECRET: not set, so a new one was generated into ${file} for this start, but this database was created with another secret (the data sealed under it does not open); the generated secret was removed again: ${passOriginal}`,
+    );
+  }
+  return new StartUpError(
+    'config',
+    `MASTER_SECRET: not set, so the one in ${file} was used, but this database was created with another secret (the data sealed under it does not open): ${passOriginal}`,
+  );
 }
 
 export interface Announcement {

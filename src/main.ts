@@ -1,4 +1,4 @@
-import { ConfigError } from './config.js';
+import { ConfigError, plainHttpWarning } from './config.js';
 import { keepMemoryReducerWorking, releaseCompileCache } from './platform/memory-reducer.js';
 import { start } from './server.js';
 import { EXIT_CODES, StartUpError } from './start-up-errors.js';
@@ -19,6 +19,8 @@ keepMemoryReducerWorking();
 start(process.env).then(
   (service) => {
     releaseCompileCache();
+    const plainHttp = plainHttpWarning(service.config);
+    if (plainHttp) service.app.log.warn(plainHttp);
     let stopping = false;
     stopNow = (signal: string) => {
       if (stopping) return;
@@ -30,7 +32,7 @@ start(process.env).then(
   },
   (err: unknown) => {
     // An operator reads one line that says what to fix, never a stack trace.
-    if (err instanceof ConfigError) fail(err.message, EXIT_CODES.config);
+    if (err instanceof ConfigError) fail(`svc: ${err.message}`, EXIT_CODES.config);
     if (err instanceof StartUpError) fail(`svc: ${err.message}`, err.exitCode);
     fail(`svc: start-up failed: ${err instanceof Error ? err.message : String(err)}`, EXIT_CODES.unexpected);
   },

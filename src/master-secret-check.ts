@@ -14,11 +14,17 @@ import { StartUpError } from './start-up-errors.js';
 const NAME = 'master-secret-check';
 const CHECKED = 'MASTER_SECRET opens the data of this database';
 
-export const wrongMasterSecret = () =>
-  new StartUpError(
-    'config',
-    'MASTER_SECRET: not the secret this database was created with (the data sealed under that secret does not open); start with the original MASTER_SECRET',
-  );
+/** The database was created with another MASTER_SECRET; first-run.ts tells a generated one apart. */
+export class WrongMasterSecret extends StartUpError {
+  constructor() {
+    super(
+      'config',
+      'MASTER_SECRET: not the secret this database was created with (the data sealed under that secret does not open); start with the original MASTER_SECRET',
+    );
+  }
+}
+
+export const wrongMasterSecret = () => new WrongMasterSecret();
 
 /**
  * Resolves when MASTER_SECRET opens this database's data (and the check value is stored); rejects with

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { type BuildOptions, buildApp, type Services } from './app.js';
 import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from './config.js';
 import { ConfigImportError, type ImportEnvironment, importEnvironment } from './config-files/service.js';
-import { firstRunAnnouncement, prepareSecrets } from './first-run.js';
+import { explainMasterSecretRefusal, firstRunAnnouncement, prepareSecrets } from './first-run.js';
 import type { Db } from './platform/db/connect.js';
 import { databaseFailure, listenFailure, StartUpError } from './start-up-errors.js';
 
@@ -27,7 +27,7 @@ export async function start(
   const { config: withSecrets, generated } = prepareSecrets(loadConfig(env));
   const config = await settleAddresses(withSecrets);
   const { app, db, services } = await buildApp(config, { ...options, env }).catch((err) => {
-    const failure = databaseFailure(config, err);
+    const failure = explainMasterSecretRefusal(config, generated, databaseFailure(config, err));
     // The metrics port is opened while the app is built.
     throw failure === err && config.METRICS_PORT ? listenFailure({ HOST: config.HOST, PORT: config.METRICS_PORT }, err) : failure;
   });

@@ -1,8 +1,11 @@
 // What a stored credential says: its type, its claims, who signed it (the subject of the certificate
 // whose key verifies the issuer signature) and whether it is bound to this wallet's key. The same
 // view feeds the DCQL matching of presentation requests.
+// @peculiar/x509 (certificate extensions) needs it loaded first.
+import 'reflect-metadata';
 import { createHash, verify as nodeVerify, X509Certificate } from 'node:crypto';
 import { DataItem, DateOnly, IssuerSigned } from '@owf/mdoc';
+import { AuthorityKeyIdentifierExtension, X509Certificate as ParsedCertificate } from '@peculiar/x509';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { DcqlCredential } from 'dcql';
 import { compactVerify, type JWK } from 'jose';
@@ -17,6 +20,13 @@ export interface CredentialView {
   claims: Record<string, unknown>;
   /** Subject of the certificate that verified the issuer signature. */
   issuer: string;
+  /** When the issuer signed it (SD-JWT VC iat, mdoc validityInfo.signed), as ISO 8601. */
+  issuedAt?: string;
+  /**
+   * The authority key identifiers (base64url) of the issuer's certificate chain: what DCQL
+   * trusted_authorities of type aki name, to say which issuers a verifier accepts.
+   */
+  authorityKeyIds: string[];
   /** The key the issuer bound the credential to. */
   holderJwk?: JWK;
 }
@@ -34,12 +44,36 @@ export const personalClaims = (view: CredentialView) =>
 async function viewSdJwt(credential: string): Promise<CredentialView> {
   const decoded = await sdJwtVc().decode(credential);
   const claims = (await sdJwtVc().getClaims(credential)) as Record<string, unknown>;
-  const x5c = decoded.jwt?.header?.x5c as string[] | undefined;
-  if (!x5c?.[0]) throw new Error('the SD-JWT VC carries no x5c certificate to verify its issuer signature with');
+  const header = decoded.jwt?.header as { x5c?: string[]; kid?: string } | undefined;
+  const x5c = header?.x5c;
+  if (!x5c?.[0]) {
+    // svc's sdJwtTrustFormat "federation": the key is found by resolving the issuer's federation trust chain.
+    if (header?.kid)
+      throw new Error(
+        'this SD-JWT VC names its issuer key by kid (OpenID Federation trust), not by an x5c certificate; this demo wallet cannot resolve federation trust chains and holds only credentials it can verify by x5c',
+      );
+    throw new Error('the SD-JWT VC carries no x5c certificate to verify its issuer signature with');
+  }
   const leaf = new X509Certificate(Buffer.from(x5c[0], 'base64'));
   await compactVerify(credential.split('~')[0] as string, leaf.publicKey);
   const cnf = claims.cnf as { jwk?: JWK } | undefined;
-  return { format: 'dc+sd-jwt', type: String(claims.vct), claims, issuer: oneLine(leaf.subject), ...(cnf?.jwk && { holderJwk: cnf.jwk }) };
+  return {
+    format: 'dc+sd-jwt',
+    type: String(claims.vct),
+    claims,
+    issuer: oneLine(leaf.subject),
+    ...(typeof claims.iat === 'number' && { issuedAt: new Date(claims.iat * 1000).toISOString() }),
+    authorityKeyIds: authorityKeyIds(x5c.map((der) => Buffer.from(der, 'base64'))),
+    ...(cnf?.jwk && { holderJwk: cnf.jwk }),
+  };
+}
+
+/** The keyIdentifier of each certificate's AuthorityKeyIdentifier extension, base64url, as DCQL's aki values. */
+function authorityKeyIds(chain: Uint8Array[]): string[] {
+  return chain.flatMap((der) => {
+    const keyId = new ParsedCertificate(new Uint8Array(der)).getExtension(AuthorityKeyIdentifierExtension)?.keyId;
+    return keyId ? [Buffer.from(keyId, 'hex').toString('base64url')] : [];
+  });
 }
 
 /** mdoc element values as JSON: dates as ISO strings, bytes as base64url. */
@@ -80,7 +114,15 @@ function viewMdoc(credential: string): CredentialView {
     x: Buffer.from(deviceKey.x ?? []).toString('base64url'),
     y: Buffer.from(deviceKey.y ?? []).toString('base64url'),
   };
-  return { format: 'mso_mdoc', type: issuerAuth.mobileSecurityObject.docType, claims, issuer: oneLine(certificate.subject), holderJwk };
+  return {
+    format: 'mso_mdoc',
+    type: issuerAuth.mobileSecurityObject.docType,
+    claims,
+    issuer: oneLine(certificate.subject),
+    issuedAt: issuerAuth.mobileSecurityObject.validityInfo.signed.toISOString(),
+    authorityKeyIds: authorityKeyIds(issuerAuth.certificateChain),
+    holderJwk,
+  };
 }
 
 export async function viewOf(stored: Pick<StoredCredential, 'format' | 'credential'>): Promise<CredentialView> {
@@ -91,7 +133,15 @@ export const boundTo = (view: CredentialView, key: JWK) => view.holderJwk?.x ===
 
 /** The credential as the dcql library matches it against a query. */
 export function dcqlCredential(view: CredentialView): DcqlCredential {
+  // Matched by the dcql library against a query's trusted_authorities of type aki.
+  const authority = view.authorityKeyIds.length ? { authority: { type: 'aki' as const, values: view.authorityKeyIds as [string] } } : {};
   return view.format === 'dc+sd-jwt'
-    ? { credential_format: 'dc+sd-jwt', vct: view.type, claims: view.claims as never, cryptographic_holder_binding: true }
-    : { credential_format: 'mso_mdoc', doctype: view.type, namespaces: view.claims as never, cryptographic_holder_binding: true };
+    ? { credential_format: 'dc+sd-jwt', vct: view.type, claims: view.claims as never, cryptographic_holder_binding: true, ...authority }
+    : {
+        credential_format: 'mso_mdoc',
+        doctype: view.type,
+        namespaces: view.claims as never,
+        cryptographic_holder_binding: true,
+        ...authority,
+      };
 }

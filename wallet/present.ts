@@ -20,6 +20,8 @@ export interface PresentOptions {
   io: Io;
   /** Send without asking (scripts, the README walkthrough). */
   yes?: boolean;
+  /** The stored credential to present (`--credential`), for the query it satisfies, instead of the wallet's choice. */
+  credentialId?: string;
 }
 
 export interface PresentResult {
@@ -30,8 +32,13 @@ export interface PresentResult {
 
 type ClaimPath = (string | number | null)[];
 
+interface TrustedAuthority {
+  type: string;
+  values: string[];
+}
+
 interface Query {
-  credentials: { id: string; claims?: { path: ClaimPath }[] }[];
+  credentials: { id: string; claims?: { path: ClaimPath }[]; trusted_authorities?: TrustedAuthority[] }[];
   credential_sets?: { options: string[][]; required?: boolean }[];
 }
 
@@ -53,6 +60,8 @@ interface Choice {
   paths: ClaimPath[];
   /** The claims that will be disclosed, as the query selected them. */
   disclosed: unknown;
+  /** How many other stored credentials satisfy the query too. */
+  alternatives: number;
 }
 
 function client(io: Io) {
@@ -86,24 +95,97 @@ function queriesToAnswer(query: Query, matched: (id: string) => boolean): string
   return [...ids];
 }
 
-/** For each credential query to answer, the first credential that satisfies it and the claims of its first satisfied claim set. */
-async function choose(query: Query, store: WalletStore): Promise<Choice[]> {
-  const held = await Promise.all(store.list().map(async (stored) => ({ stored, view: await viewOf(stored) })));
+type Held = { stored: StoredCredential; view: CredentialView };
+
+/**
+ * Federation trust is decided by resolving the issuer's trust chain up to an anchor, which this
+ * wallet does not do: a query that asks for it is refused plainly rather than answered with a
+ * credential the verifier would refuse.
+ */
+function refuseFederationTrust(query: Query) {
+  for (const credentialQuery of query.credentials) {
+    const anchors = (credentialQuery.trusted_authorities ?? []).filter((a) => a.type === 'openid_federation').flatMap((a) => a.values);
+    if (anchors.length)
+      throw new Error(
+        `the credential query '${credentialQuery.id}' accepts only issuers trusted through OpenID Federation (${anchors.join(', ')}); this demo wallet cannot resolve federation trust chains`,
+      );
+  }
+}
+
+/** The stored credentials the wallet can read; one it cannot (a damaged file) is named and left out. */
+async function readable(store: WalletStore, io: Io): Promise<Held[]> {
+  const held: Held[] = [];
+  for (const stored of store.list()) {
+    try {
+      held.push({ stored, view: await viewOf(stored) });
+    } catch (err) {
+      io.print(`  (leaving out ${stored.id}: ${(err as Error).message})`);
+    }
+  }
+  return held;
+}
+
+const originOf = (url: string) => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The order in which credentials that satisfy a query are offered: the one the user named, then
+ * those from the verifier's own deployment (same origin as its response_uri: an issuer it likely
+ * trusts), then the newest. A wallet keeps credentials of deployments long gone (a service started
+ * over with a fresh database): the oldest match is the one most likely refused.
+ */
+function preference(payload: RequestPayload, credentialId: string | undefined) {
+  const verifier = originOf(payload.response_uri);
+  const issuedAt = ({ stored, view }: Held) => view.issuedAt ?? stored.receivedAt;
+  const key = (held: Held) => [held.stored.id === credentialId ? 0 : 1, originOf(held.stored.issuer) === verifier ? 0 : 1] as const;
+  return (a: Held, b: Held) => {
+    const [ka, kb] = [key(a), key(b)];
+    // Issued in the same second (iat): the later received is the newer.
+    return (
+      ka[0] - kb[0] || ka[1] - kb[1] || issuedAt(b).localeCompare(issuedAt(a)) || b.stored.receivedAt.localeCompare(a.stored.receivedAt)
+    );
+  };
+}
+
+/** For each credential query to answer, the preferred credential that satisfies it and the claims of its first satisfied claim set. */
+async function choose(query: Query, payload: RequestPayload, { store, io, credentialId }: PresentOptions): Promise<Choice[]> {
+  // Parsed first: what the verifier sent is read below only in the shape the dcql library accepts.
+  const parsed = DcqlQuery.parse(query as never);
+  refuseFederationTrust(query);
+  const held = await readable(store, io);
+  if (credentialId && !held.some(({ stored }) => stored.id === credentialId))
+    throw new Error(`no stored credential '${credentialId}' (npm run wallet -- list shows them)`);
   const result: DcqlQueryResult = DcqlQuery.query(
-    DcqlQuery.parse(query as never),
+    parsed,
     held.map(({ view }) => dcqlCredential(view)),
   );
   const match = (id: string) => result.credential_matches[id];
-  return queriesToAnswer(query, (id) => match(id)?.success === true).map((queryId) => {
+  const better = preference(payload, credentialId);
+  const choices = queriesToAnswer(query, (id) => match(id)?.success === true).map((queryId) => {
     const found = match(queryId);
-    const valid = found?.success ? found.valid_credentials[0] : undefined;
-    if (!valid) throw new Error(`no credential in this wallet satisfies the credential query '${queryId}'`);
+    const candidates = found?.success ? [...found.valid_credentials] : [];
+    const credentialQuery = query.credentials.find((c) => c.id === queryId);
+    if (!candidates.length) {
+      const trusted = credentialQuery?.trusted_authorities ? ' from the trusted authorities it names' : '';
+      throw new Error(`no credential in this wallet satisfies the credential query '${queryId}'${trusted}`);
+    }
+    const heldAt = (index: number) => held[index] as Held;
+    candidates.sort((a, b) => better(heldAt(a.input_credential_index), heldAt(b.input_credential_index)));
+    const valid = candidates[0] as (typeof candidates)[number];
     const claimSet = valid.claims.success ? valid.claims.valid_claim_sets[0] : undefined;
-    const claims = query.credentials.find((c) => c.id === queryId)?.claims ?? [];
+    const claims = credentialQuery?.claims ?? [];
     const paths = (claimSet?.valid_claim_indexes ?? []).map((i) => (claims[i] as { path: ClaimPath }).path);
-    const { stored, view } = held[valid.input_credential_index] as (typeof held)[number];
-    return { queryId, stored, view, paths, disclosed: claimSet?.output ?? {} };
+    const { stored, view } = heldAt(valid.input_credential_index);
+    return { queryId, stored, view, paths, disclosed: claimSet?.output ?? {}, alternatives: candidates.length - 1 };
   });
+  if (credentialId && !choices.some(({ stored }) => stored.id === credentialId))
+    throw new Error(`the stored credential '${credentialId}' does not satisfy what the request asks for`);
+  return choices;
 }
 
 /** The @sd-jwt presentation frame that discloses exactly `paths` (null selects every array element). */
@@ -214,7 +296,8 @@ async function send(payload: RequestPayload, vpToken: Record<string, string[]>, 
   return { status: submitted.response.status, body };
 }
 
-export async function answerRequest(uri: string, { store, io, yes }: PresentOptions): Promise<PresentResult> {
+export async function answerRequest(uri: string, options: PresentOptions): Promise<PresentResult> {
+  const { store, io, yes } = options;
   io.print('Fetching the presentation request');
   const { payload, certificate } = await resolve(uri, io);
   io.print(`Verifier: ${payload.client_id}`);
@@ -225,10 +308,12 @@ export async function answerRequest(uri: string, { store, io, yes }: PresentOpti
   const query = payload.dcql_query;
   if (!query) throw new Error('the request carries no DCQL query');
 
-  const choices = await choose(query, store);
+  const choices = await choose(query, payload, options);
   io.print('It asks for:');
   for (const choice of choices) {
     io.print(`  ${choice.queryId}: ${choice.view.type} (${choice.stored.id}, issued by ${choice.view.issuer}), disclosing`);
+    if (choice.alternatives)
+      io.print(`    (${choice.alternatives} other stored credential(s) satisfy it too; --credential <id> presents another)`);
     io.print(indent(json(choice.disclosed), 4));
   }
   // What the user approves along with the disclosure (a payment, a signature): shown before consent.

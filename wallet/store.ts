@@ -2,7 +2,7 @@
 // each. Everything in it is private (files 0600 in a 0700 folder): the key proves possession of
 // every credential, and the credentials hold personal data.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JwtSignerJwk } from '@openid4vc/oauth2';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
@@ -76,11 +76,39 @@ export class WalletStore {
     return stored;
   }
 
+  private files(): string[] {
+    return existsSync(this.credentialsDir) ? readdirSync(this.credentialsDir).filter((name) => name.endsWith('.json')) : [];
+  }
+
   list(): StoredCredential[] {
-    if (!existsSync(this.credentialsDir)) return [];
-    return readdirSync(this.credentialsDir)
-      .filter((name) => name.endsWith('.json'))
-      .map((name) => JSON.parse(readFileSync(join(this.credentialsDir, name), 'utf8')) as StoredCredential)
+    return this.files()
+      .map((name) => this.read(name))
       .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
+  }
+
+  private read(name: string): StoredCredential {
+    try {
+      return JSON.parse(readFileSync(join(this.credentialsDir, name), 'utf8')) as StoredCredential;
+    } catch {
+      const id = name.slice(0, -'.json'.length);
+      throw new Error(`${join(this.credentialsDir, name)} is not a stored credential (not JSON); npm run wallet -- rm ${id} removes it`);
+    }
+  }
+
+  /** Removes one credential; false when the folder holds none by that id. */
+  remove(id: string): boolean {
+    // Only a name the folder lists is removed: an id is never made into a path (../holder-key).
+    const file = this.files().find((name) => name === `${id}.json`);
+    if (!file) return false;
+    rmSync(join(this.credentialsDir, file));
+    return true;
+  }
+
+  /** Empties the wallet: every credential and the holder key (a new one is made on next use). */
+  reset(): number {
+    const count = this.files().length;
+    rmSync(this.credentialsDir, { recursive: true, force: true });
+    rmSync(join(this.dir, 'holder-key.json'), { force: true });
+    return count;
   }
 }

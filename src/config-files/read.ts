@@ -5,6 +5,7 @@ import { createPrivateKey } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { z } from 'zod';
+import { isVersion4 } from './convert-v4.js';
 import type { ImportEnvironment } from './environment.js';
 import { type ConfigFile, type Decoding, type FileKind, FOLDER_KINDS, KINDS, type KindKey, type TenantFolder } from './layout.js';
 
@@ -67,7 +68,7 @@ function readTenant(scope: TenantScope): TenantFolder | undefined {
     }
   }
   if (!existsSync(join(dir, KINDS.tenant.path))) {
-    reader.problems.push(`${id}/${KINDS.tenant.path}: missing; every tenant folder needs one`);
+    reader.problems.push(missingTenantFile(reader, id));
     return undefined;
   }
   const tenant = readFile(scope, KINDS.tenant, join(dir, KINDS.tenant.path), { key: 'id', value: id });
@@ -76,6 +77,28 @@ function readTenant(scope: TenantScope): TenantFolder | undefined {
   const folder = Object.fromEntries(FOLDER_KINDS.map((key) => [key, readFolder(scope, key, join(dir, KINDS[key].path))]));
   if (!tenant) return undefined;
   return { id, tenant, ...(issuer && { issuer }), ...folder } as TenantFolder;
+}
+
+/**
+ * A tenant folder without tenant.json is how version 4 laid them out: when its credential
+ * configurations are version-4 files, the converter is what the operator needs to hear of, not the file.
+ */
+function missingTenantFile(reader: Reader, id: string): Problem {
+  const configs = join(reader.root, id, KINDS.credentialConfigs.path);
+  const legacy = existsSync(configs)
+    ? visibleEntries(configs).filter((name) => name.endsWith('.json') && isVersion4(parsedOrUndefined(join(configs, name))))
+    : [];
+  if (!legacy.length) return `${id}/${KINDS.tenant.path}: missing; every tenant folder needs one`;
+  const files = legacy.map((name) => `${KINDS.credentialConfigs.path}/${name}`).join(', ');
+  return `${id}: a version-4 folder (no ${KINDS.tenant.path}; version-4 credential configurations: ${files}): \`npm run convert-v4 -- ${reader.root} --out <new folder>\` rewrites it into one this version imports, ${KINDS.tenant.path} included`;
+}
+
+function parsedOrUndefined(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined; // not JSON: not a version-4 file either
+  }
 }
 
 function readFolder(scope: TenantScope, key: KindKey, dir: string): ConfigFile<KindKey>[] {

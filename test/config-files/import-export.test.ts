@@ -311,6 +311,23 @@ describe('configuration files', () => {
     expectProblem(await base.call('GET', '/api/tenant/legacy', { token: root }), 404);
   });
 
+  it('names a version-4 folder (tenant folders without tenant.json) as such, with the converter to run, and writes nothing', async () => {
+    const dir = writeFolder({
+      'legacy/credential-configs/pid.json': { config: { format: 'dc+sd-jwt' }, vct: 'urn:example:pid', claims: { given_name: 'Erika' } },
+      'legacy/credential-configs/notes.json': 'not JSON',
+      'plain/credential-configs/pid.json': { config: { format: 'dc+sd-jwt' }, fields: [] },
+    });
+    const err = await refusal(dir);
+    expect(err.exitCode).toBe(EXIT_CODES.configImport);
+    expect(err.message).toContain(
+      `legacy: a version-4 folder (no tenant.json; version-4 credential configurations: credential-configs/pid.json): \`npm run convert-v4 -- ${dir} --out <new folder>\``,
+    );
+    expect(err.message).not.toContain('legacy/tenant.json: missing');
+    // A folder without tenant.json whose files are of this version is simply missing the file.
+    expect(err.message).toContain('plain/tenant.json: missing');
+    expectProblem(await base.call('GET', '/api/tenant/legacy', { token: root }), 404);
+  });
+
   it('names the file and the field of every invalid file before writing anything', async () => {
     const dir = writeFolder({
       'beta/tenant.json': { name: 'Beta' },

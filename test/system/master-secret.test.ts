@@ -2,6 +2,9 @@
 // naming MASTER_SECRET and exit code 78, instead of a service that starts and answers 500 at its
 // first signature (the keys sealed under the other secret do not open). On SQLite and PostgreSQL.
 import { randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { migrationsFor } from '../../src/migrations/index.js';
@@ -9,7 +12,7 @@ import { connect } from '../../src/platform/db/connect.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { start } from '../../src/server.js';
 import { StartUpError } from '../../src/start-up-errors.js';
-import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { type RequestOptions, request } from '../support/http.js';
 import { run, runUntilExit, stop } from '../support/process.js';
 import { ROOT_ID, startService } from '../support/service.js';
@@ -82,6 +85,45 @@ describe('npm start with another MASTER_SECRET than the database was created wit
       expect(signed.status).toBe(201);
     } finally {
       expect(await stop(again)).toBe(0);
+    }
+  });
+});
+
+// A PostgreSQL database outlives the DATA_DIR whose generated secret it was created with. SQLite keeps
+// its database in DATA_DIR (svc.db), so there it takes the file copied into a fresh DATA_DIR.
+describe('npm start on a database of another DATA_DIR, with a fresh DATA_DIR and no MASTER_SECRET', () => {
+  it('exits 78 saying a secret was generated for this start and how to pass the original, and removes the generated one', async () => {
+    const { env } = await database();
+    const firstDir = mkdtempSync(join(tmpdir(), 'svc-first-data-'));
+    const freshDir = mkdtempSync(join(tmpdir(), 'svc-fresh-data-'));
+    try {
+      const first = await run({ ...env, PORT: '0', DATA_DIR: firstDir });
+      expect(await stop(first)).toBe(0);
+      if (engine === 'sqlite') copyFileSync(join(firstDir, 'svc.db'), join(freshDir, 'svc.db'));
+
+      const failure = await runUntilExit({ ...env, PORT: '0', DATA_DIR: freshDir });
+      expect(failure.code).toBe(78);
+      expect(failure.output.trim().split('\n').at(-1)).toBe(
+        `svc: MASTER_SECRET: not set, so a new one was generated into ${join(freshDir, 'master-secret')} for this start, but this database was created with another secret (the data sealed under it does not open); the generated secret was removed again: start with MASTER_SECRET set to the original secret, or with the DATA_DIR (its master-secret file) the database was first started with`,
+      );
+      expect(failure.output).not.toMatch(STACK_TRACE);
+      expect(existsSync(join(freshDir, 'master-secret'))).toBe(false);
+
+      // A secret file of its own in DATA_DIR (another database's, say) is named, and kept: the user put it there.
+      writeFileSync(join(freshDir, 'master-secret'), `${secret()}\n`, { mode: 0o600 });
+      const fromFile = await runUntilExit({ ...env, PORT: '0', DATA_DIR: freshDir });
+      expect(fromFile.code).toBe(78);
+      expect(fromFile.output.trim().split('\n').at(-1)).toContain(
+        `svc: MASTER_SECRET: not set, so the one in ${join(freshDir, 'master-secret')} was used, but this database was created with another secret`,
+      );
+      expect(existsSync(join(freshDir, 'master-secret'))).toBe(true);
+
+      // What the message says works: the original secret, passed in the environment.
+      const original = readFileSync(join(firstDir, 'master-secret'), 'utf8').trim();
+      const again = await run({ ...env, PORT: '0', DATA_DIR: freshDir, MASTER_SECRET: original });
+      expect(await stop(again)).toBe(0);
+    } finally {
+      for (const dir of [firstDir, freshDir]) rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -140,6 +140,45 @@ describe('addresses', () => {
     }
   });
 
+  it('warns once, naming HAIP, when production runs on a plain-http PUBLIC_URL; says nothing for https', async () => {
+    const production = {
+      NODE_ENV: 'production',
+      MASTER_SECRET: 'm'.repeat(32),
+      AUTH_CLIENT_ID: 'admin',
+      AUTH_CLIENT_SECRET: 's'.repeat(16),
+    };
+    const port = await freePort();
+    const http = await run({
+      ...production,
+      DATA_DIR: dataDir(),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: `http://localhost:${port}`,
+    });
+    // Said once the service listens: wait for it, so that a missing warning fails here rather than racing the stop.
+    await expect.poll(() => http.output(), { timeout: 3000 }).toContain('plain http');
+    await stop(http);
+    const warnings = http
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('plain http'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0] as string)).toMatchObject({
+      level: 'warn',
+      msg: expect.stringMatching(/^PUBLIC_URL http:\/\/localhost:\d+ is plain http: HAIP .* requires https, and wallets refuse .* on http/),
+    });
+
+    const https = await run({
+      ...production,
+      DATA_DIR: dataDir(),
+      PORT: '0',
+      PUBLIC_URL: 'https://issuer.example.com',
+      TRUST_PROXY: 'true',
+    });
+    await stop(https);
+    expect(https.output()).not.toContain('plain http');
+  });
+
   it('says nothing about a different PUBLIC_URL behind a reverse proxy', async () => {
     const started = await run({ DATA_DIR: dataDir(), PORT: '0', PUBLIC_URL: 'https://issuer.example.com', TRUST_PROXY: 'true' });
     await stop(started);
@@ -217,6 +256,16 @@ describe('start-up failures: one line, a distinct exit code, no stack trace', ()
     const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: 'abc' });
     expect(failure.code).toBe(78);
     expect(failure.output).toContain('PORT: must be a whole number (got "abc")');
+  });
+
+  it('several invalid keys exit 78 with one line naming each of them', async () => {
+    const failure = await runUntilExit({ DATA_DIR: dataDir(), PORT: 'abc', STATUS_BITS: '3', JWT_EXPIRES_IN: 'soon' });
+    expect(failure.code).toBe(78);
+    const lines = failure.output.trim().split('\n');
+    expect(lines.at(-1)).toMatch(
+      /^svc: invalid configuration: PORT: must be a whole number \(got "abc"\); JWT_EXPIRES_IN: must be a number with a unit [^;]*; STATUS_BITS: [^;]+ \(got "3"\)$/,
+    );
+    expect(lines.filter((line) => /PORT|STATUS_BITS|JWT_EXPIRES_IN|configuration/i.test(line))).toHaveLength(1);
   });
 
   it('DATABASE_URL with DB_TYPE sqlite is refused rather than silently ignored', async () => {

@@ -1,11 +1,14 @@
 // The demo wallet (wallet/, `npm run wallet`) against the real service over HTTP: offers redeemed with
 // a transaction code and DPoP (SD-JWT VC and mdoc), credentials stored privately, presentation
 // requests answered (SD-JWT VC and mdoc) and the sessions completed; and what it refuses.
+// @peculiar/x509 (certificate extensions) needs it loaded first.
+import 'reflect-metadata';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AuthorityKeyIdentifierExtension, X509Certificate } from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWallet } from '../../wallet/cli.js';
 import type { Io } from '../../wallet/io.js';
@@ -30,8 +33,15 @@ const MDL_QUERY = {
   ],
 };
 
+/** A running service with tenant acme set up as below: its admin token. */
+interface Deployment {
+  svc: TestService;
+  admin: string;
+}
+
 let svc: TestService;
 let admin: string;
+let main: Deployment;
 const dirs: string[] = [];
 
 /** A wallet folder of its own and an Io that records what the wallet says and answers its questions in turn. */
@@ -51,9 +61,9 @@ function wallet(answers: string[] = []) {
   return { dir, io, run, questions, output: () => lines.join('\n') };
 }
 
-beforeAll(async () => {
-  svc = await startService();
-  admin = (await svc.tenant('acme')).token;
+/** Tenant acme with the PID and mDL configurations, DPoP required, a trust list of its issuing key and the two presentation configurations. */
+async function deploy(svc: TestService): Promise<Deployment> {
+  const admin = (await svc.tenant('acme')).token;
   for (const body of [PID, MDL]) expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body })).status).toBe(201);
   // DPoP required: a wallet that did not bind its token would be refused.
   const settings = await svc.raw('PUT', '/api/issuer/config', { token: admin, body: { dpopRequired: true } });
@@ -70,6 +80,13 @@ beforeAll(async () => {
     const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id, dcql_query } });
     expect(config.status, config.text).toBe(201);
   }
+  return { svc, admin };
+}
+
+beforeAll(async () => {
+  svc = await startService();
+  main = await deploy(svc);
+  admin = main.admin;
 });
 afterAll(async () => {
   await svc.stop();
@@ -78,7 +95,7 @@ afterAll(async () => {
 
 const session = (id: string) => svc.running.services.sessions.get('acme', id);
 
-async function offer(configurationId: string, claims: Record<string, unknown>, txCode = '493817') {
+async function offer(configurationId: string, claims: Record<string, unknown>, txCode = '493817', { svc, admin } = main) {
   const reply = await svc.call('POST', '/api/issuer/offer', {
     token: admin,
     body: {
@@ -93,7 +110,7 @@ async function offer(configurationId: string, claims: Record<string, unknown>, t
   return reply.body as { uri: string; session: string };
 }
 
-async function request(requestId: string, body: Record<string, unknown> = {}) {
+async function request(requestId: string, body: Record<string, unknown> = {}, { svc, admin } = main) {
   const reply = await svc.call('POST', '/api/verifier/offer', { token: admin, body: { response_type: 'uri', requestId, ...body } });
   expect(reply.status, reply.text).toBe(201);
   return reply.body as { uri: string; session: string };
@@ -150,6 +167,30 @@ describe('redeeming offers', () => {
     expect(listing.output()).toMatch(new RegExp(`mdl-[0-9a-f]{8} {2}mso_mdoc {2}${DOC_TYPE.replaceAll('.', '\\.')}`));
     expect(listing.output()).toContain(`"${NS}": {`);
     expect(listing.output()).toContain('"given_name": "Erika"');
+  });
+});
+
+describe('a credential issued with OpenID Federation trust', () => {
+  it('is refused plainly when received (kid, no x5c: the wallet cannot resolve trust chains), and nothing is stored', async () => {
+    const fed = await startService();
+    try {
+      const token = (await fed.tenant('acme')).token;
+      const settings = await fed.raw('PUT', '/api/issuer/config', {
+        token,
+        body: { federation: { role: 'leaf', authorityHints: ['https://intermediate.example.eu'] } },
+      });
+      expect(settings.status, settings.text).toBe(200);
+      const config = await fed.call('POST', '/api/issuer/credentials', { token, body: { ...PID, sdJwtTrustFormat: 'federation' } });
+      expect(config.status, config.text).toBe(201);
+      const holder = wallet();
+      expect(await holder.run((await offer('pid', ERIKA, '493817', { svc: fed, admin: token })).uri, '--tx-code', '493817')).toBe(1);
+      expect(holder.output()).toContain(
+        'error: this SD-JWT VC names its issuer key by kid (OpenID Federation trust), not by an x5c certificate; this demo wallet cannot resolve federation trust chains',
+      );
+      expect(existsSync(join(holder.dir, 'credentials')) ? storedFiles(holder.dir) : []).toEqual([]);
+    } finally {
+      await fed.stop();
+    }
   });
 });
 
@@ -254,6 +295,194 @@ describe('answering presentation requests', () => {
       expect(result.output()).toMatch(/error: .*verification of jwt/i);
       expect(result.output()).not.toContain('It asks for');
     });
+  });
+});
+
+const storedCredentials = (dir: string) =>
+  storedFiles(dir).map((file) => JSON.parse(readFileSync(file, 'utf8')) as { id: string; issuer: string; credential: string });
+
+/** The base64url AuthorityKeyIdentifier of an SD-JWT VC's issuer certificate, as DCQL trusted_authorities of type aki name it. */
+function authorityKeyId(sdJwtVc: string): string {
+  const header = JSON.parse(Buffer.from(sdJwtVc.split('.')[0] as string, 'base64url').toString()) as { x5c: string[] };
+  const keyId = new X509Certificate(Buffer.from(header.x5c[0] as string, 'base64')).getExtension(AuthorityKeyIdentifierExtension)?.keyId;
+  return Buffer.from(keyId as string, 'hex').toString('base64url');
+}
+
+describe('choosing among stored credentials', () => {
+  let other: Deployment;
+  let holder: ReturnType<typeof wallet>;
+  const held = (deployment: Deployment) =>
+    storedCredentials(holder.dir).find((c) => c.issuer === `${deployment.svc.url}/issuers/acme`) as { id: string; credential: string };
+  beforeAll(async () => {
+    // Another deployment with the same tenant and configurations (a service started over, say): its
+    // credentials look alike, but the other verifier does not trust its keys.
+    other = await deploy(await startService());
+    holder = wallet();
+    // Received from the other deployment first: the first stored match of every query is its credential.
+    expect(await holder.run((await offer('pid', ERIKA, '493817', other)).uri, '--tx-code', '493817')).toBe(0);
+    expect(await holder.run((await offer('pid', ERIKA)).uri, '--tx-code', '493817')).toBe(0);
+  });
+  afterAll(() => other.svc.stop());
+
+  it('presents to each verifier the credential of its own deployment, and says that another one fits too', async () => {
+    for (const deployment of [main, other]) {
+      const created = await request('adult', {}, deployment);
+      const run = wallet();
+      const code = await runWallet([created.uri, '--dir', holder.dir, '--yes'], run.io, {});
+      expect(code, run.output()).toBe(0);
+      expect(run.output()).toContain(`pid: urn:eudi:pid:1 (${held(deployment).id}, issued by`);
+      expect(run.output()).toContain('(1 other stored credential(s) satisfy it too; --credential <id> presents another)');
+      expect((await deployment.svc.running.services.sessions.get('acme', created.session)).status).toBe('completed');
+    }
+  });
+
+  it('presents the newest of the credentials of one deployment, and --credential presents the one named', async () => {
+    const twice = wallet();
+    expect(await twice.run((await offer('pid', ERIKA)).uri, '--tx-code', '493817')).toBe(0);
+    const older = /Stored (\S+) /.exec(twice.output())?.[1] as string;
+    expect(await twice.run((await offer('pid', { ...ERIKA, given_name: 'Eva' })).uri, '--tx-code', '493817')).toBe(0);
+    const present = async (...flags: string[]) => {
+      const created = await request('adult');
+      const run = wallet();
+      const code = await runWallet([created.uri, '--dir', twice.dir, '--yes', ...flags], run.io, {});
+      expect(code, run.output()).toBe(0);
+      const done = (await session(created.session)) as { private?: { credentials?: { claims: unknown }[] } };
+      return done.private?.credentials?.[0]?.claims;
+    };
+    expect(await present()).toEqual({ given_name: 'Eva', age_over_18: true });
+    expect(await present('--credential', older)).toEqual({ given_name: 'Erika', age_over_18: true });
+  });
+
+  it('refuses in one line a --credential that is not stored or does not fit the request, and sends nothing', async () => {
+    const both = wallet();
+    expect(await both.run((await offer('pid', ERIKA)).uri, '--tx-code', '493817')).toBe(0);
+    const pid = /Stored (\S+) /.exec(both.output())?.[1] as string;
+    expect(await both.run((await offer('mdl', { [NS]: ERIKA })).uri, '--tx-code', '493817')).toBe(0);
+    for (const [requestId, credential, message] of [
+      ['adult', 'nope', "error: no stored credential 'nope' (npm run wallet -- list shows them)"],
+      ['mdl-check', pid, `error: the stored credential '${pid}' does not satisfy what the request asks for`],
+    ] as const) {
+      const created = await request(requestId);
+      const run = wallet();
+      expect(await runWallet([created.uri, '--dir', both.dir, '--yes', '--credential', credential], run.io, {})).toBe(1);
+      expect(run.output()).toContain(message);
+      expect((await session(created.session)).status).toBe('fetched');
+    }
+  });
+
+  it("follows a query's trusted_authorities of type aki, even to another deployment's credential", async () => {
+    const aki = authorityKeyId(held(other).credential);
+    const [pidQuery] = PID_QUERY.credentials;
+    for (const [id, values] of [
+      ['other-issuers', [aki]],
+      ['nobody', [Buffer.from('no such key identifier').toString('base64url')]],
+    ] as const) {
+      const dcql_query = { credentials: [{ ...pidQuery, trusted_authorities: [{ type: 'aki', values }] }] };
+      const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id, dcql_query } });
+      expect(config.status, config.text).toBe(201);
+    }
+    const trusted = wallet(['n']);
+    expect(await runWallet([(await request('other-issuers')).uri, '--dir', holder.dir], trusted.io, {})).toBe(1);
+    expect(trusted.output()).toContain(`pid: urn:eudi:pid:1 (${held(other).id}, issued by`);
+    expect(trusted.output()).not.toContain('other stored credential(s)');
+
+    const none = wallet();
+    expect(await runWallet([(await request('nobody')).uri, '--dir', holder.dir, '--yes'], none.io, {})).toBe(1);
+    expect(none.output()).toContain(
+      "error: no credential in this wallet satisfies the credential query 'pid' from the trusted authorities it names",
+    );
+  });
+
+  it('says plainly that it cannot answer a query that asks for OpenID Federation trust, and sends nothing', async () => {
+    const [pidQuery] = PID_QUERY.credentials;
+    const dcql_query = {
+      credentials: [{ ...pidQuery, trusted_authorities: [{ type: 'openid_federation', values: ['https://anchor.example.eu'] }] }],
+    };
+    const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'federated', dcql_query } });
+    expect(config.status, config.text).toBe(201);
+    const created = await request('federated');
+    const run = wallet();
+    expect(await runWallet([created.uri, '--dir', holder.dir, '--yes'], run.io, {})).toBe(1);
+    expect(run.output()).toContain(
+      "error: the credential query 'pid' accepts only issuers trusted through OpenID Federation (https://anchor.example.eu); this demo wallet cannot resolve federation trust chains",
+    );
+    expect(run.output()).not.toContain('It asks for');
+    expect((await session(created.session)).status).toBe('fetched');
+  });
+});
+
+describe('managing the stored credentials', () => {
+  it('lists each credential with its id, format, type, issuer and when it was issued; a damaged one on its own line', async () => {
+    const holder = wallet();
+    expect(await holder.run((await offer('pid', ERIKA)).uri, '--tx-code', '493817')).toBe(0);
+    writeFileSync(
+      join(holder.dir, 'credentials', 'damaged.json'),
+      JSON.stringify({ id: 'damaged', format: 'dc+sd-jwt', credential: 'x', receivedAt: '' }),
+    );
+    const listing = wallet();
+    expect(await runWallet(['list', '--dir', holder.dir], listing.io, {})).toBe(0);
+    const [stored] = storedCredentials(holder.dir).filter((c) => c.id !== 'damaged');
+    expect(listing.output()).toMatch(
+      new RegExp(
+        `^${stored?.id}  dc\\+sd-jwt  urn:eudi:pid:1  from ${svc.url}/issuers/acme \\(.*CN=.*\\), issued \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`,
+        'm',
+      ),
+    );
+    expect(listing.output()).toMatch(/^damaged {2}dc\+sd-jwt {2}unreadable: .+$/m);
+
+    // The damaged file does not stop a presentation either: it is named and left out.
+    const created = await request('adult');
+    const presenting = wallet();
+    expect(await runWallet([created.uri, '--dir', holder.dir, '--yes'], presenting.io, {}), presenting.output()).toBe(0);
+    expect(presenting.output()).toContain('(leaving out damaged: ');
+  });
+
+  it('removes one credential by id, and refuses an id it does not hold (a path least of all)', async () => {
+    const holder = wallet();
+    for (const name of ['Erika', 'Eva'])
+      expect(await holder.run((await offer('pid', { ...ERIKA, given_name: name })).uri, '--tx-code', '493817')).toBe(0);
+    const [first, second] = storedCredentials(holder.dir).map((c) => c.id);
+    expect(await holder.run('rm', first as string)).toBe(0);
+    expect(holder.output()).toContain(`Removed ${first}.`);
+    expect(storedCredentials(holder.dir).map((c) => c.id)).toEqual([second]);
+
+    for (const id of [first as string, '../holder-key', `../credentials/${second}`]) {
+      const run = wallet();
+      expect(await runWallet(['rm', id, '--dir', holder.dir], run.io, {})).toBe(1);
+      expect(run.output()).toMatch(/^error: no stored credential '.*' in /);
+    }
+    expect(existsSync(join(holder.dir, 'holder-key.json'))).toBe(true);
+    expect(storedCredentials(holder.dir)).toHaveLength(1);
+
+    // A file in the folder that is not JSON at all is named, with the command that removes it.
+    writeFileSync(join(holder.dir, 'credentials', 'garbage.json'), 'garbage');
+    const listing = wallet();
+    expect(await runWallet(['list', '--dir', holder.dir], listing.io, {})).toBe(1);
+    expect(listing.output()).toBe(
+      `error: ${join(holder.dir, 'credentials', 'garbage.json')} is not a stored credential (not JSON); npm run wallet -- rm garbage removes it`,
+    );
+    expect(await runWallet(['rm', 'garbage', '--dir', holder.dir], wallet().io, {})).toBe(0);
+    const usage = wallet();
+    expect(await runWallet(['rm', '--dir', holder.dir], usage.io, {})).toBe(2);
+    expect(usage.output()).toContain('rm needs the id of the credential to remove');
+  });
+
+  it('resets the wallet after asking (or with --yes): every credential and the holder key', async () => {
+    const holder = wallet(['n']);
+    expect(await holder.run((await offer('pid', ERIKA)).uri, '--tx-code', '493817')).toBe(0);
+    expect(await holder.run('reset')).toBe(1);
+    expect(holder.output()).toContain('Nothing was removed.');
+    expect(storedCredentials(holder.dir)).toHaveLength(1);
+
+    const confirmed = wallet(['y']);
+    expect(await runWallet(['reset', '--dir', holder.dir], confirmed.io, {})).toBe(0);
+    expect(confirmed.questions).toEqual([`Remove every credential and the holder key from ${holder.dir}? [y/N] `]);
+    expect(confirmed.output()).toContain(`Removed 1 credential(s) and the holder key from ${holder.dir}.`);
+    expect(existsSync(join(holder.dir, 'holder-key.json'))).toBe(false);
+    const listing = wallet();
+    expect(await runWallet(['list', '--dir', holder.dir], listing.io, {})).toBe(0);
+    expect(listing.output()).toBe(`No credentials in ${holder.dir}.`);
+    expect(await runWallet(['reset', '--yes', '--dir', holder.dir], wallet().io, {})).toBe(0);
   });
 });
 
