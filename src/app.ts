@@ -291,6 +291,7 @@ async function assemble(
     tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
     outbound,
     statusEntries: statusLists,
+    sessionCredentialsValid: statusLists.sessionCredentialsValid,
     metrics,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     presentations: verification.embeddedPresentations,

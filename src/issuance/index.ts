@@ -5,6 +5,7 @@
 // this folder (handles.ts, grants.ts, urls.ts, claim-sources.ts, client-request.ts, session.ts,
 // issuers.ts, settings/), and access/ holds the resource access the credential, deferred credential
 // and notification endpoints check, below the token endpoint that issues it.
+import type { RawBuilder } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { FederationTrustSource } from '../federation/trust.js';
@@ -72,6 +73,8 @@ export interface IssuanceNeeds {
   outbound: OutboundClient;
   /** Status list entries for credentials of configurations with statusManagement. */
   statusEntries: StatusEntryAllocator;
+  /** SQL over a session row (`sessions`) that holds while none of its credentials is revoked or suspended (a refresh needs it). */
+  sessionCredentialsValid: RawBuilder<boolean>;
   webhookRetryDelaysMs: readonly number[];
   /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
   presentations: InteractivePresentations;
@@ -109,7 +112,7 @@ export function createIssuance(needs: IssuanceNeeds) {
   const grants = {
     preAuthorizedCode: new PreAuthorizedCodeGrant(sessions, sessionTokens),
     authorizationCode: new AuthorizationCodeGrant(sessions, sessionTokens),
-    refreshToken: new RefreshTokenGrant(sessions, sessionTokens),
+    refreshToken: new RefreshTokenGrant(sessions, sessionTokens, needs.sessionCredentialsValid),
   };
   const chained = createChainedAuthorization({
     db,

@@ -397,6 +397,17 @@ export class SessionService {
     return store.respurposeHandle(db, hashHandle(secret), purpose, spentHandle(purpose), nowIso());
   }
 
+  /**
+   * `spendHandle` only while the handle's session is in use: before its expiresAt (whatever its
+   * status says), not failed or expired, and meeting `holds` (SQL over the row `sessions`), all decided
+   * by the statement that spends, so no change to the session can slip in between.
+   */
+  async spendHandleOfLiveSession(purpose: string, secret: string, holds: RawBuilder<boolean>): Promise<boolean> {
+    const now = nowIso();
+    const live = sql<boolean>`sessions.expires_at > ${now} and sessions.status not in ('failed', 'expired') and ${holds}`;
+    return store.respurposeHandle(this.db, hashHandle(secret), purpose, spentHandle(purpose), now, live);
+  }
+
   async dropHandles(sessionId: string, purpose: string, db: Executor = this.db) {
     await store.deleteHandles(db, sessionId, purpose);
   }

@@ -2,12 +2,13 @@
 // issuance, and status changes that flip bits in the stored bitset. The signed tokens are
 // publisher.ts's.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { StatusListSigning } from '../credential-configs/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { RequestContext } from '../platform/auth/principal.js';
-import { tenantDb } from '../platform/db/tenant-db.js';
+import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/observability/metrics.js';
@@ -373,14 +374,20 @@ export class StatusListService {
     throw new Error(`no status list entry could be allocated for '${configurationId}'`);
   }
 
-  /** Sets entries to `value`, flipping bits in the stored bitsets; 400 if a list has too few bits for it. */
-  async setStatus(tenantId: string, entries: { list_id: string; idx: number }[], value: number): Promise<number> {
+  /**
+   * Sets the session's entries (or those of one configuration) to `value`: each entry row keeps the
+   * value and the bits of the stored bitsets flip, in one transaction, so what the rows say (which
+   * decides whether the session's tokens may be refreshed) is what the lists say; on PostgreSQL a
+   * concurrent change of the same session waits for the entry rows this one locked, so the two apply
+   * in one order to rows and bits alike. 400 if a list has too few bits for it.
+   */
+  private async setStatus(tenantId: string, sessionId: string, configurationId: string | undefined, value: number): Promise<number> {
+    const entries = await store.entriesOfSession(this.scoped(tenantId), sessionId, configurationId);
     const byList = new Map<string, number[]>();
     for (const entry of entries) byList.set(entry.list_id, [...(byList.get(entry.list_id) ?? []), entry.idx]);
-    const scoped = this.scoped(tenantId);
     const metas = new Map<string, store.StatusListMeta>();
     for (const listId of byList.keys()) {
-      const meta = await store.findMeta(scoped, listId);
+      const meta = await store.findMeta(this.scoped(tenantId), listId);
       if (!meta) continue;
       if (value > maxStatus(meta.bits)) {
         throw invalidFields([
@@ -389,20 +396,26 @@ export class StatusListService {
       }
       metas.set(listId, meta);
     }
-    let changed = 0;
-    for (const [listId, indexes] of byList) {
-      const meta = metas.get(listId);
-      if (!meta) continue;
-      changed += indexes.length;
-      const version = await this.flip(tenantId, listId, indexes, value);
-      if (version !== undefined && fromBool(meta.immediate_update)) await this.publisher.signedAtLeast(tenantId, listId, version);
+    // Lists in one order, so two transactions flipping the same lists never wait for each other in a cycle.
+    const listIds = [...metas.keys()].sort();
+    const versions = await inTransaction(this.deps.db, async (trx) => {
+      await store.setEntriesStatus(this.scoped(tenantId, trx), sessionId, configurationId, value);
+      const flipped = new Map<string, number>();
+      for (const listId of listIds) {
+        const version = await this.flip(this.scoped(tenantId, trx), listId, byList.get(listId) ?? [], value);
+        if (version !== undefined) flipped.set(listId, version);
+      }
+      return flipped;
+    });
+    for (const [listId, version] of versions) {
+      if (fromBool((metas.get(listId) as store.StatusListMeta).immediate_update))
+        await this.publisher.signedAtLeast(tenantId, listId, version);
     }
-    return changed;
+    return listIds.reduce((changed, listId) => changed + (byList.get(listId)?.length ?? 0), 0);
   }
 
   /** Writes the changed bitset and bumps the list's version in one statement; the new version, or undefined if nothing changed. */
-  private async flip(tenantId: string, listId: string, indexes: number[], value: number): Promise<number | undefined> {
-    const scoped = this.scoped(tenantId);
+  private async flip(scoped: TenantDb, listId: string, indexes: number[], value: number): Promise<number | undefined> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const row = await store.findList(scoped, listId);
       if (!row) return undefined;
@@ -414,16 +427,17 @@ export class StatusListService {
     throw conflict(`status list '${listId}' is changing too often; try again`);
   }
 
+  /** SQL over a session row (the table `sessions` in scope) that holds while none of its credentials is revoked, suspended or otherwise not valid. */
+  readonly sessionCredentialsValid = store.credentialsAllValid(sql.ref('sessions.tenant_id'), sql.ref('sessions.id'));
+
   /** POST /api/session/revoke: every credential of a session (or of one of its configurations) gets `status`. */
   async changeSessionStatus(
     ctx: RequestContext,
     tenantId: string,
     input: { sessionId: string; status: number; credentialConfigurationId?: string },
   ) {
-    const scoped = this.scoped(tenantId);
     if (!(await this.deps.sessionExists(tenantId, input.sessionId))) throw notFound('session', input.sessionId);
-    const entries = await store.entriesOfSession(scoped, input.sessionId, input.credentialConfigurationId);
-    const updated = await this.setStatus(tenantId, entries, input.status);
+    const updated = await this.setStatus(tenantId, input.sessionId, input.credentialConfigurationId, input.status);
     await this.deps.audit.record(ctx, {
       tenantId,
       actionType: 'status_list.status_changed',

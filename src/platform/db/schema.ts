@@ -276,6 +276,8 @@ export interface StatusEntriesTable {
   session_id: string | null;
   credential_configuration_id: string;
   created_at: Timestamp;
+  /** The status last set on the entry, as its list's bits hold it (0 valid, 1 revoked, 2 suspended, ...). */
+  status: Generated<number>;
 }
 
 export interface PresentationConfigsTable extends TenantOwnedRow {
