@@ -292,6 +292,10 @@ async function assemble(
     outbound,
     statusEntries: statusLists,
     sessionCredentialsValid: statusLists.sessionCredentialsValid,
+    walletInitiatedLimits: {
+      perAddress: { requests: config.WALLET_INITIATED_LIMIT_PER_ADDRESS, windowSeconds: config.WALLET_INITIATED_WINDOW },
+      perTenant: { requests: config.WALLET_INITIATED_LIMIT_PER_TENANT, windowSeconds: config.WALLET_INITIATED_WINDOW },
+    },
     metrics,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     presentations: verification.embeddedPresentations,

@@ -26,6 +26,7 @@ import { AuthorizationEndpoint, userOfTheOffer } from './authorization/authorize
 import { PushedAuthorizationEndpoint } from './authorization/par.js';
 import { authorizationRoutes } from './authorization/routes.js';
 import { WalletAttestations } from './authorization/wallet-attestation.js';
+import { WalletInitiatedLimit, type WalletInitiatedLimits } from './authorization/wallet-initiated-limit.js';
 import { createChainedAuthorization } from './chained-as/index.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
@@ -73,6 +74,8 @@ export interface IssuanceNeeds {
   outbound: OutboundClient;
   /** Status list entries for credentials of configurations with statusManagement. */
   statusEntries: StatusEntryAllocator;
+  /** How many wallet-initiated authorization requests an address, and an issuer, take per window (WALLET_INITIATED_*). */
+  walletInitiatedLimits: WalletInitiatedLimits;
   /** SQL over a session row (`sessions`) that holds while none of its credentials is revoked or suspended (a refresh needs it). */
   sessionCredentialsValid: RawBuilder<boolean>;
   webhookRetryDelaysMs: readonly number[];
@@ -109,6 +112,7 @@ export function createIssuance(needs: IssuanceNeeds) {
   const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer, encryption);
   const sessionTokens = new SessionTokens(sessions, tokens);
   const attestations = new WalletAttestations(issuers, nonces);
+  const walletInitiated = new WalletInitiatedLimit(db, needs.walletInitiatedLimits);
   const grants = {
     preAuthorizedCode: new PreAuthorizedCodeGrant(sessions, sessionTokens),
     authorizationCode: new AuthorizationCodeGrant(sessions, sessionTokens),
@@ -126,8 +130,9 @@ export function createIssuance(needs: IssuanceNeeds) {
     grants,
     settingsSealer,
     upstream,
+    walletInitiated,
   });
-  const par = new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations);
+  const par = new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations, walletInitiated);
   const interactive = createInteractiveAuthorization({
     db,
     publicUrl,

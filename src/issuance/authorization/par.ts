@@ -33,6 +33,7 @@ import {
 } from './schemas.js';
 import { type AuthorizationServerRole, BUILTIN_SERVER } from './server-role.js';
 import type { WalletAttestations } from './wallet-attestation.js';
+import type { WalletInitiatedLimit } from './wallet-initiated-limit.js';
 
 export type PushRequest = ClientRequest;
 
@@ -55,6 +56,7 @@ export class PushedAuthorizationEndpoint {
     private readonly configs: CredentialConfigService,
     private readonly dpop: DpopProofs,
     private readonly attestations: WalletAttestations,
+    private readonly walletInitiated: WalletInitiatedLimit,
     /** The built-in server, or the chained one (its own handles and identifier). */
     private readonly server: AuthorizationServerRole = BUILTIN_SERVER,
   ) {}
@@ -89,7 +91,9 @@ export class PushedAuthorizationEndpoint {
       credentialConfigurationIds,
       byDetails,
     };
-    return offer ? this.store(offer, authorizationRequest) : this.storeWalletInitiated(issuer, authorizationRequest, identified);
+    if (offer) return this.store(offer, authorizationRequest);
+    await this.walletInitiated.admit(issuer.tenantId, request.address);
+    return this.storeWalletInitiated(issuer, authorizationRequest, identified);
   }
 
   /** Without an offer the wallet may ask for any configuration of the issuer (as its metadata lists them). */

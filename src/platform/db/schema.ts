@@ -69,6 +69,13 @@ export interface AuditLogTable {
   seq: Generated<number>;
 }
 
+/** Requests admitted per key in its current window (platform/http/request-limits.ts). */
+export interface RequestWindowsTable {
+  key: string;
+  window_start: Timestamp;
+  count: number;
+}
+
 export interface AuthFailuresTable {
   key: string;
   window_start: Timestamp;
@@ -327,6 +334,7 @@ export interface Database {
   users: UsersTable;
   audit_log: AuditLogTable;
   auth_failures: AuthFailuresTable;
+  request_windows: RequestWindowsTable;
   service_settings: ServiceSettingsTable;
   job_leases: JobLeasesTable;
   key_chains: KeyChainsTable;
