@@ -51,6 +51,8 @@ export interface SessionChange {
   /** Merged key by key into the stored metadata / personal data. */
   public?: Record<string, unknown>;
   private?: Record<string, unknown>;
+  /** A new expiry (a session opened for a short while that has shown it is worth keeping). */
+  expiresAt?: string;
 }
 
 /** Conditions for a compare-and-set update: the change applies only while they still hold. */
@@ -276,6 +278,7 @@ export class SessionService {
       ...(change.errorReason !== undefined && { error_reason: change.errorReason }),
       ...(change.public && { public_data: JSON.stringify({ ...before.public, ...change.public }) }),
       ...(change.private && before.private && { private_data: this.sealer.sealJson({ ...before.private, ...change.private }, before.id) }),
+      ...(change.expiresAt && { expires_at: change.expiresAt }),
       updated_at: now,
     };
   }

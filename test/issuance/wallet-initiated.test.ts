@@ -61,6 +61,18 @@ describe('wallet-initiated authorization (no issuer_state)', () => {
     });
     expect(started.status, started.text).toBe(200);
     expect(started.body).toMatchObject({ status: 'require_interaction', type: 'redirect_to_web' });
+    // Until its code is redeemed the session lives 15 minutes, not the offer lifetime (a day).
+    const lifetime = async () => {
+      const [row] = await svc.db
+        .selectFrom('sessions')
+        .select(['created_at', 'expires_at'])
+        .where('tenant_id', '=', 'acme')
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .execute();
+      return (Date.parse(String(row?.expires_at)) - Date.parse(String(row?.created_at))) / 1000;
+    };
+    expect(await lifetime()).toBe(900);
     const opened = await fetch(
       `${svc.url}/issuers/acme/authorize?${new URLSearchParams({ client_id: CLIENT_ID, request_uri: started.body.request_uri })}`,
       { redirect: 'manual' },
@@ -74,6 +86,8 @@ describe('wallet-initiated authorization (no issuer_state)', () => {
 
     const token = await redeemCode(svc, 'acme', code, verifier, CLIENT_ID);
     expect(token.status, token.text).toBe(200);
+    // The wallet showed what identifies the person: the session now lives as an offer would (86400 s by default).
+    expect(await lifetime()).toBe(86400);
     const key = await holderKey();
     const { c_nonce } = (await svc.raw('POST', '/issuers/acme/nonce')).body;
     const proof = await keyProof(key, `${svc.url}/issuers/acme`, c_nonce);

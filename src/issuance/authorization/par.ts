@@ -45,6 +45,13 @@ export interface PushResponse {
   expires_in: number;
 }
 
+/**
+ * How long a wallet-initiated session lives until its authorization code is redeemed, which gives it
+ * the offer lifetime (token/authorization-code.ts): time enough for the interactive steps, and an
+ * abandoned request does not hold a session open for a day.
+ */
+export const WALLET_INITIATED_PENDING_SECONDS = 900;
+
 /** S256 challenges are the base64url of a SHA-256 digest: 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -136,7 +143,14 @@ export class PushedAuthorizationEndpoint {
     const personal: IssuancePrivate = { offer: {}, credentialPayload: { credentialClaims: {} } };
     return inTransaction(this.db, async (trx) => {
       const session = await this.sessions.create(
-        { tenantId, kind: 'issuance', clientId: null, lifetimeSeconds: settings.offerLifetimeSeconds, public: metadata, private: personal },
+        {
+          tenantId,
+          kind: 'issuance',
+          clientId: null,
+          lifetimeSeconds: Math.min(settings.offerLifetimeSeconds, WALLET_INITIATED_PENDING_SECONDS),
+          public: metadata,
+          private: personal,
+        },
         trx,
       );
       const details = { clientId: request.clientId, credentialConfigurationIds: request.credentialConfigurationIds };
