@@ -375,43 +375,51 @@ export class StatusListService {
   }
 
   /**
-   * Sets the session's entries (or those of one configuration) to `value`: each entry row keeps the
-   * value and the bits of the stored bitsets flip, in one transaction, so what the rows say (which
-   * decides whether the session's tokens may be refreshed) is what the lists say; on PostgreSQL a
-   * concurrent change of the same session waits for the entry rows this one locked, so the two apply
-   * in one order to rows and bits alike. 400 if a list has too few bits for it.
+   * Sets the session's entries (or those of one configuration) to `value`: the entry rows keep the
+   * value and the bits of the stored bitsets flip, in one transaction, for exactly the rows the UPDATE
+   * changed, so what the rows say (which decides whether the session's tokens may be refreshed) is
+   * what the lists say; on PostgreSQL a concurrent change of the same session waits for the entry
+   * rows this one locked, so the two apply in one order to rows and bits alike. 400 (nothing
+   * changed) if a list has too few bits for it.
    */
   private async setStatus(tenantId: string, sessionId: string, configurationId: string | undefined, value: number): Promise<number> {
-    const entries = await store.entriesOfSession(this.scoped(tenantId), sessionId, configurationId);
-    const byList = new Map<string, number[]>();
-    for (const entry of entries) byList.set(entry.list_id, [...(byList.get(entry.list_id) ?? []), entry.idx]);
-    const metas = new Map<string, store.StatusListMeta>();
-    for (const listId of byList.keys()) {
-      const meta = await store.findMeta(this.scoped(tenantId), listId);
-      if (!meta) continue;
-      if (value > maxStatus(meta.bits)) {
-        throw invalidFields([
-          { field: 'status', message: `status ${value} needs more bits than the ${meta.bits} bit(s) per entry of status list '${listId}'` },
-        ]);
+    const { metas, versions, changed } = await inTransaction(this.deps.db, async (trx) => {
+      const scoped = this.scoped(tenantId, trx);
+      const byList = new Map<string, number[]>();
+      for (const entry of await store.setEntriesStatus(scoped, sessionId, configurationId, value)) {
+        byList.set(entry.list_id, [...(byList.get(entry.list_id) ?? []), entry.idx]);
       }
-      metas.set(listId, meta);
-    }
-    // Lists in one order, so two transactions flipping the same lists never wait for each other in a cycle.
-    const listIds = [...metas.keys()].sort();
-    const versions = await inTransaction(this.deps.db, async (trx) => {
-      await store.setEntriesStatus(this.scoped(tenantId, trx), sessionId, configurationId, value);
-      const flipped = new Map<string, number>();
-      for (const listId of listIds) {
-        const version = await this.flip(this.scoped(tenantId, trx), listId, byList.get(listId) ?? [], value);
-        if (version !== undefined) flipped.set(listId, version);
+      const metas = new Map<string, store.StatusListMeta>();
+      // Lists in one order, so two transactions flipping the same lists never wait for each other in a cycle.
+      for (const listId of [...byList.keys()].sort()) {
+        const meta = await store.findMeta(scoped, listId);
+        if (!meta) continue;
+        if (value > maxStatus(meta.bits)) {
+          throw invalidFields([
+            {
+              field: 'status',
+              message: `status ${value} needs more bits than the ${meta.bits} bit(s) per entry of status list '${listId}'`,
+            },
+          ]);
+        }
+        metas.set(listId, meta);
       }
-      return flipped;
+      const versions = new Map<string, number>();
+      let changed = 0;
+      for (const listId of metas.keys()) {
+        const indexes = byList.get(listId) ?? [];
+        changed += indexes.length;
+        const version = await this.flip(scoped, listId, indexes, value);
+        if (version !== undefined) versions.set(listId, version);
+      }
+      return { metas, versions, changed };
     });
     for (const [listId, version] of versions) {
-      if (fromBool((metas.get(listId) as store.StatusListMeta).immediate_update))
+      if (fromBool((metas.get(listId) as store.StatusListMeta).immediate_update)) {
         await this.publisher.signedAtLeast(tenantId, listId, version);
+      }
     }
-    return listIds.reduce((changed, listId) => changed + (byList.get(listId)?.length ?? 0), 0);
+    return changed;
   }
 
   /** Writes the changed bitset and bumps the list's version in one statement; the new version, or undefined if nothing changed. */

@@ -119,17 +119,11 @@ export function insertEntries(db: Executor, tenantId: string, rows: EntryRow[]) 
     .returning('idx');
 }
 
-export function entriesOfSession(db: TenantDb, sessionId: string, configurationId?: string) {
-  let query = db.selectFrom('status_entries').select(['list_id', 'idx']).where('session_id', '=', sessionId);
-  if (configurationId !== undefined) query = query.where('credential_configuration_id', '=', configurationId);
-  return query.execute();
-}
-
-/** Records `status` on the session's entries (or those of one configuration), as their bits are set. */
-export async function setEntriesStatus(db: TenantDb, sessionId: string, configurationId: string | undefined, status: number) {
+/** Records `status` on the session's entries (or those of one configuration), as their bits are set; the entries. */
+export function setEntriesStatus(db: TenantDb, sessionId: string, configurationId: string | undefined, status: number) {
   let query = db.updateTable('status_entries').set({ status }).where('session_id', '=', sessionId);
   if (configurationId !== undefined) query = query.where('credential_configuration_id', '=', configurationId);
-  await query.execute();
+  return query.returning(['list_id', 'idx']).execute();
 }
 
 /**
