@@ -321,6 +321,7 @@ async function assemble(
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });
+  scheduler.add({ name: 'request-windows-cleanup', run: () => issuance.walletInitiated.purgeLapsed() });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
   scheduler.add(sessionFeature.cleanupJob(tenants, retentionDefaults));
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);

@@ -148,6 +148,8 @@ export function createIssuance(needs: IssuanceNeeds) {
 
   return {
     nonces,
+    /** The bound on wallet-initiated requests, whose lapsed windows a scheduled job drops. */
+    walletInitiated,
     settings,
     routes(app: App) {
       issuerSettingsRoutes(app, settings);

@@ -235,4 +235,17 @@ describe('bounded: an address, and an issuer, open at most so many wallet-initia
     });
     expect(pushed.status, pushed.text).toBe(201);
   });
+
+  it('a new window admits again; the clean-up job drops the windows that have passed', async () => {
+    const windows = () => limited.db.selectFrom('request_windows').select('key').execute();
+    // 23 (issuer, address) pairs and 2 issuers have windows; one of them began more than a window ago.
+    expect(await windows()).toHaveLength(25);
+    const lapsed = new Date(Date.now() - 61_000).toISOString();
+    await limited.db.updateTable('request_windows').set({ window_start: lapsed }).where('key', 'like', '%198.51.100.2%').execute();
+    await limited.running.services.scheduler.runNow('request-windows-cleanup');
+    expect(await windows()).toHaveLength(24);
+    // The issuer's window still counts: moved back too, its requests are admitted again.
+    await limited.db.updateTable('request_windows').set({ window_start: lapsed }).execute();
+    expect((await par('198.51.100.1')).status).toBe(201);
+  });
 });

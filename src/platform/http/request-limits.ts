@@ -15,6 +15,12 @@ export interface RequestLimit {
 export class RequestLimits {
   constructor(private readonly db: Executor) {}
 
+  /** Deletes the windows of keys starting with `prefix` that began more than `windowSeconds` ago (they count nothing any more). */
+  async purgeLapsed(prefix: string, windowSeconds: number): Promise<void> {
+    const windowOpen = new Date(Date.now() - windowSeconds * 1000).toISOString();
+    await this.db.deleteFrom('request_windows').where('key', 'like', `${prefix}%`).where('window_start', '<', windowOpen).execute();
+  }
+
   /** Counts the request under `key`; past the limit, a 429 (OAuth error shape) with Retry-After and `what` saying which limit. */
   async admit(key: string, limit: RequestLimit, what: string): Promise<void> {
     const now = new Date();
