@@ -128,7 +128,9 @@ describe('status of issued credentials', () => {
 
     const suspended = await revoke(token, { sessionId, status: 2 });
     expect(suspended.status).toBe(400);
-    expect(suspended.body.errors).toEqual([{ field: 'status', message: expect.stringMatching(/^status 2 needs more bits than the 1 bit/) }]);
+    expect(suspended.body.errors).toEqual([
+      { field: 'status', message: expect.stringMatching(/^status 2 needs more bits than the 1 bit/) },
+    ]);
     expect(await entryStatus()).toBe(0);
     expect((await readStatus(uri, idx)).value).toBe(0);
 
