@@ -297,6 +297,11 @@ async function assemble(
     tenantExists: (tenantId) => tenants.exists(kysely, tenantId),
     outbound,
     statusEntries: statusLists,
+    sessionCredentialsValid: statusLists.sessionCredentialsValid,
+    walletInitiatedLimits: {
+      perAddress: { requests: config.WALLET_INITIATED_LIMIT_PER_ADDRESS, windowSeconds: config.WALLET_INITIATED_WINDOW },
+      perTenant: { requests: config.WALLET_INITIATED_LIMIT_PER_TENANT, windowSeconds: config.WALLET_INITIATED_WINDOW },
+    },
     metrics,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     presentations: verification.embeddedPresentations,
@@ -322,6 +327,7 @@ async function assemble(
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });
+  scheduler.add({ name: 'request-windows-cleanup', run: () => issuance.walletInitiated.purgeLapsed() });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
   scheduler.add(sessionFeature.cleanupJob(tenants, retentionDefaults));
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);

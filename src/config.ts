@@ -125,6 +125,22 @@ export const CONFIG_KEYS = {
     default: '60',
     description: 'window of TOKEN_FAILED_ATTEMPTS_LIMIT, in seconds',
   },
+  WALLET_INITIATED_LIMIT_PER_ADDRESS: {
+    schema: int(1),
+    default: '20',
+    description:
+      'wallet-initiated authorization requests (PAR or a first interactive authorization request without issuer_state, each of which opens a session) one address may make to one issuer per window before it gets 429',
+  },
+  WALLET_INITIATED_LIMIT_PER_TENANT: {
+    schema: int(1),
+    default: '1000',
+    description: 'wallet-initiated authorization requests one issuer takes per window from all addresses together before it answers 429',
+  },
+  WALLET_INITIATED_WINDOW: {
+    schema: int(1),
+    default: '60',
+    description: 'window of WALLET_INITIATED_LIMIT_PER_ADDRESS and WALLET_INITIATED_LIMIT_PER_TENANT, in seconds',
+  },
   KMS_PROVIDERS: {
     schema: z.string().min(1),
     description:

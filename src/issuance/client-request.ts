@@ -32,6 +32,8 @@ export interface ClientRequest {
   url: string;
   /** The client attestation headers, when the wallet sent them. */
   attestation: AttestationHeaders;
+  /** The caller's address (behind a proxy, from X-Forwarded-For when TRUST_PROXY says so). */
+  address: string;
 }
 
 /** A request to a wallet resource endpoint, as the routes hand it over. */

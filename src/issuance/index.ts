@@ -5,6 +5,7 @@
 // this folder (handles.ts, grants.ts, urls.ts, claim-sources.ts, client-request.ts, session.ts,
 // issuers.ts, settings/), and access/ holds the resource access the credential, deferred credential
 // and notification endpoints check, below the token endpoint that issues it.
+import type { RawBuilder } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { FederationTrustSource } from '../federation/trust.js';
@@ -25,6 +26,7 @@ import { AuthorizationEndpoint, userOfTheOffer } from './authorization/authorize
 import { PushedAuthorizationEndpoint } from './authorization/par.js';
 import { authorizationRoutes } from './authorization/routes.js';
 import { WalletAttestations } from './authorization/wallet-attestation.js';
+import { WalletInitiatedLimit, type WalletInitiatedLimits } from './authorization/wallet-initiated-limit.js';
 import { createChainedAuthorization } from './chained-as/index.js';
 import { offerRoutes } from './credential-offer/routes.js';
 import { OfferService } from './credential-offer/service.js';
@@ -72,6 +74,10 @@ export interface IssuanceNeeds {
   outbound: OutboundClient;
   /** Status list entries for credentials of configurations with statusManagement. */
   statusEntries: StatusEntryAllocator;
+  /** How many wallet-initiated authorization requests an address, and an issuer, take per window (WALLET_INITIATED_*). */
+  walletInitiatedLimits: WalletInitiatedLimits;
+  /** SQL over a session row (`sessions`) that holds while none of its credentials is revoked or suspended (a refresh needs it). */
+  sessionCredentialsValid: RawBuilder<boolean>;
   webhookRetryDelaysMs: readonly number[];
   /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
   presentations: InteractivePresentations;
@@ -106,10 +112,11 @@ export function createIssuance(needs: IssuanceNeeds) {
   const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer, encryption);
   const sessionTokens = new SessionTokens(sessions, tokens);
   const attestations = new WalletAttestations(issuers, nonces);
+  const walletInitiated = new WalletInitiatedLimit(db, needs.walletInitiatedLimits);
   const grants = {
     preAuthorizedCode: new PreAuthorizedCodeGrant(sessions, sessionTokens),
     authorizationCode: new AuthorizationCodeGrant(sessions, sessionTokens),
-    refreshToken: new RefreshTokenGrant(sessions, sessionTokens),
+    refreshToken: new RefreshTokenGrant(sessions, sessionTokens, needs.sessionCredentialsValid),
   };
   const chained = createChainedAuthorization({
     db,
@@ -123,8 +130,9 @@ export function createIssuance(needs: IssuanceNeeds) {
     grants,
     settingsSealer,
     upstream,
+    walletInitiated,
   });
-  const par = new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations);
+  const par = new PushedAuthorizationEndpoint(db, issuers, sessions, configs, dpop, attestations, walletInitiated);
   const interactive = createInteractiveAuthorization({
     db,
     publicUrl,
@@ -140,6 +148,8 @@ export function createIssuance(needs: IssuanceNeeds) {
 
   return {
     nonces,
+    /** The bound on wallet-initiated requests, whose lapsed windows a scheduled job drops. */
+    walletInitiated,
     settings,
     routes(app: App) {
       issuerSettingsRoutes(app, settings);

@@ -21,6 +21,7 @@ export function clientRequest(publicUrl: string, request: FastifyRequest): Clien
     body: (request.body as Record<string, unknown> | undefined) ?? {},
     url: requestUrl(publicUrl, request),
     attestation: attestationHeaders(request.headers),
+    address: request.ip,
     ...(typeof dpop === 'string' && { dpop }),
   };
 }

@@ -15,6 +15,8 @@ import { schemaMetadata } from './0012-schema-metadata.js';
 import { serviceSettings } from './0013-service-settings.js';
 import { configurationsTaken } from './0014-configurations-taken.js';
 import { sessionVersion } from './0017-session-version.js';
+import { statusEntryStatus } from './0018-status-entry-status.js';
+import { requestWindows } from './0019-request-windows.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -32,6 +34,8 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0013-service-settings': serviceSettings,
   '0014-configurations-taken': configurationsTaken,
   '0017-session-version': sessionVersion,
+  '0018-status-entry-status': statusEntryStatus,
+  '0019-request-windows': requestWindows,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

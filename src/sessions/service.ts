@@ -51,6 +51,8 @@ export interface SessionChange {
   /** Merged key by key into the stored metadata / personal data. */
   public?: Record<string, unknown>;
   private?: Record<string, unknown>;
+  /** A new expiry (a session opened for a short while that has shown it is worth keeping). */
+  expiresAt?: string;
 }
 
 /** Conditions for a compare-and-set update: the change applies only while they still hold. */
@@ -276,6 +278,7 @@ export class SessionService {
       ...(change.errorReason !== undefined && { error_reason: change.errorReason }),
       ...(change.public && { public_data: JSON.stringify({ ...before.public, ...change.public }) }),
       ...(change.private && before.private && { private_data: this.sealer.sealJson({ ...before.private, ...change.private }, before.id) }),
+      ...(change.expiresAt && { expires_at: change.expiresAt }),
       updated_at: now,
     };
   }
@@ -395,6 +398,17 @@ export class SessionService {
    */
   async spendHandle(purpose: string, secret: string, db: Executor = this.db): Promise<boolean> {
     return store.respurposeHandle(db, hashHandle(secret), purpose, spentHandle(purpose), nowIso());
+  }
+
+  /**
+   * `spendHandle` only while the handle's session is in use: before its expiresAt (whatever its
+   * status says), not failed or expired, and meeting `holds` (SQL over the row `sessions`), all decided
+   * by the statement that spends, so no change to the session can slip in between.
+   */
+  async spendHandleOfLiveSession(purpose: string, secret: string, holds: RawBuilder<boolean>): Promise<boolean> {
+    const now = nowIso();
+    const live = sql<boolean>`sessions.expires_at > ${now} and sessions.status not in ('failed', 'expired') and ${holds}`;
+    return store.respurposeHandle(this.db, hashHandle(secret), purpose, spentHandle(purpose), now, live);
   }
 
   async dropHandles(sessionId: string, purpose: string, db: Executor = this.db) {

@@ -234,15 +234,29 @@ export async function moveByHandle(db: Executor, hash: string, purpose: string, 
   };
 }
 
-/** Renames a live handle's purpose, so exactly one of two racing callers succeeds; false when it was not live. */
-export async function respurposeHandle(db: Executor, hash: string, purpose: string, newPurpose: string, now: string) {
-  const result = await db
+/**
+ * Renames a live handle's purpose, so exactly one of two racing callers succeeds; false when it was not
+ * live. With `sessionHolds` (SQL over the handle's session, the table `sessions`), only while it holds,
+ * decided in the same statement.
+ */
+export async function respurposeHandle(
+  db: Executor,
+  hash: string,
+  purpose: string,
+  newPurpose: string,
+  now: string,
+  sessionHolds?: RawBuilder<boolean>,
+) {
+  let query = db
     .updateTable('session_handles')
     .set({ purpose: newPurpose })
     .where('hash', '=', hash)
     .where('purpose', '=', purpose)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
+    .where('expires_at', '>', now);
+  if (sessionHolds) {
+    query = query.where(sql<boolean>`exists (select 1 from sessions where sessions.id = session_handles.session_id and ${sessionHolds})`);
+  }
+  const result = await query.executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 

@@ -2,12 +2,13 @@
 // issuance, and status changes that flip bits in the stored bitset. The signed tokens are
 // publisher.ts's.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { StatusListSigning } from '../credential-configs/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { RequestContext } from '../platform/auth/principal.js';
-import { tenantDb } from '../platform/db/tenant-db.js';
+import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/observability/metrics.js';
@@ -373,36 +374,56 @@ export class StatusListService {
     throw new Error(`no status list entry could be allocated for '${configurationId}'`);
   }
 
-  /** Sets entries to `value`, flipping bits in the stored bitsets; 400 if a list has too few bits for it. */
-  async setStatus(tenantId: string, entries: { list_id: string; idx: number }[], value: number): Promise<number> {
-    const byList = new Map<string, number[]>();
-    for (const entry of entries) byList.set(entry.list_id, [...(byList.get(entry.list_id) ?? []), entry.idx]);
-    const scoped = this.scoped(tenantId);
-    const metas = new Map<string, store.StatusListMeta>();
-    for (const listId of byList.keys()) {
-      const meta = await store.findMeta(scoped, listId);
-      if (!meta) continue;
-      if (value > maxStatus(meta.bits)) {
-        throw invalidFields([
-          { field: 'status', message: `status ${value} needs more bits than the ${meta.bits} bit(s) per entry of status list '${listId}'` },
-        ]);
+  /**
+   * Sets the session's entries (or those of one configuration) to `value`: the entry rows keep the
+   * value and the bits of the stored bitsets flip, in one transaction, for exactly the rows the UPDATE
+   * changed, so what the rows say (which decides whether the session's tokens may be refreshed) is
+   * what the lists say; on PostgreSQL a concurrent change of the same session waits for the entry
+   * rows this one locked, so the two apply in one order to rows and bits alike. 400 (nothing
+   * changed) if a list has too few bits for it.
+   */
+  private async setStatus(tenantId: string, sessionId: string, configurationId: string | undefined, value: number): Promise<number> {
+    const { metas, versions, changed } = await inTransaction(this.deps.db, async (trx) => {
+      const scoped = this.scoped(tenantId, trx);
+      const byList = new Map<string, number[]>();
+      for (const entry of await store.setEntriesStatus(scoped, sessionId, configurationId, value)) {
+        byList.set(entry.list_id, [...(byList.get(entry.list_id) ?? []), entry.idx]);
       }
-      metas.set(listId, meta);
-    }
-    let changed = 0;
-    for (const [listId, indexes] of byList) {
-      const meta = metas.get(listId);
-      if (!meta) continue;
-      changed += indexes.length;
-      const version = await this.flip(tenantId, listId, indexes, value);
-      if (version !== undefined && fromBool(meta.immediate_update)) await this.publisher.signedAtLeast(tenantId, listId, version);
+      const metas = new Map<string, store.StatusListMeta>();
+      // Lists in one order, so two transactions flipping the same lists never wait for each other in a cycle.
+      for (const listId of [...byList.keys()].sort()) {
+        const meta = await store.findMeta(scoped, listId);
+        if (!meta) continue;
+        if (value > maxStatus(meta.bits)) {
+          throw invalidFields([
+            {
+              field: 'status',
+              message: `status ${value} needs more bits than the ${meta.bits} bit(s) per entry of status list '${listId}'`,
+            },
+          ]);
+        }
+        metas.set(listId, meta);
+      }
+      const versions = new Map<string, number>();
+      let changed = 0;
+      for (const listId of metas.keys()) {
+        const indexes = byList.get(listId) ?? [];
+        changed += indexes.length;
+        const version = await this.flip(scoped, listId, indexes, value);
+        if (version !== undefined) versions.set(listId, version);
+      }
+      return { metas, versions, changed };
+    });
+    for (const [listId, version] of versions) {
+      if (fromBool((metas.get(listId) as store.StatusListMeta).immediate_update)) {
+        await this.publisher.signedAtLeast(tenantId, listId, version);
+      }
     }
     return changed;
   }
 
   /** Writes the changed bitset and bumps the list's version in one statement; the new version, or undefined if nothing changed. */
-  private async flip(tenantId: string, listId: string, indexes: number[], value: number): Promise<number | undefined> {
-    const scoped = this.scoped(tenantId);
+  private async flip(scoped: TenantDb, listId: string, indexes: number[], value: number): Promise<number | undefined> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const row = await store.findList(scoped, listId);
       if (!row) return undefined;
@@ -414,16 +435,17 @@ export class StatusListService {
     throw conflict(`status list '${listId}' is changing too often; try again`);
   }
 
+  /** SQL over a session row (the table `sessions` in scope) that holds while none of its credentials is revoked, suspended or otherwise not valid. */
+  readonly sessionCredentialsValid = store.credentialsAllValid(sql.ref('sessions.tenant_id'), sql.ref('sessions.id'));
+
   /** POST /api/session/revoke: every credential of a session (or of one of its configurations) gets `status`. */
   async changeSessionStatus(
     ctx: RequestContext,
     tenantId: string,
     input: { sessionId: string; status: number; credentialConfigurationId?: string },
   ) {
-    const scoped = this.scoped(tenantId);
     if (!(await this.deps.sessionExists(tenantId, input.sessionId))) throw notFound('session', input.sessionId);
-    const entries = await store.entriesOfSession(scoped, input.sessionId, input.credentialConfigurationId);
-    const updated = await this.setStatus(tenantId, entries, input.status);
+    const updated = await this.setStatus(tenantId, input.sessionId, input.credentialConfigurationId, input.status);
     await this.deps.audit.record(ctx, {
       tenantId,
       actionType: 'status_list.status_changed',

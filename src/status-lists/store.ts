@@ -1,5 +1,5 @@
 // Queries of the status-list tables; every one goes through a TenantDb.
-import { type Insertable, type Selectable, sql } from 'kysely';
+import { type Insertable, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { StatusEntriesTable, StatusListsTable } from '../platform/db/schema.js';
 import type { TenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, takesRowLocks } from '../platform/db/values.js';
@@ -119,11 +119,20 @@ export function insertEntries(db: Executor, tenantId: string, rows: EntryRow[]) 
     .returning('idx');
 }
 
-export function entriesOfSession(db: TenantDb, sessionId: string, configurationId?: string) {
-  let query = db.selectFrom('status_entries').select(['list_id', 'idx']).where('session_id', '=', sessionId);
+/** Records `status` on the session's entries (or those of one configuration), as their bits are set; the entries. */
+export function setEntriesStatus(db: TenantDb, sessionId: string, configurationId: string | undefined, status: number) {
+  let query = db.updateTable('status_entries').set({ status }).where('session_id', '=', sessionId);
   if (configurationId !== undefined) query = query.where('credential_configuration_id', '=', configurationId);
-  return query.execute();
+  return query.returning(['list_id', 'idx']).execute();
 }
+
+/**
+ * SQL that holds while no credential of the session `sessionId` (an SQL expression naming a session
+ * id of the tenant `tenantId`) has a status other than 0 (valid): revoked, suspended or any other.
+ */
+export const credentialsAllValid = (tenantId: RawBuilder<string>, sessionId: RawBuilder<string>) =>
+  sql<boolean>`not exists (select 1 from status_entries where status_entries.tenant_id = ${tenantId}
+    and status_entries.session_id = ${sessionId} and status_entries.status <> 0)`;
 
 /** Every entry of a session, with the configuration of its credential, in the order they were handed out. */
 export function entriesOfSessionWithConfiguration(db: TenantDb, sessionId: string) {

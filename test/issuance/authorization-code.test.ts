@@ -13,6 +13,7 @@ import {
   dpopProof,
   type HolderKey,
   holderKey,
+  keyProof,
   pkce,
   receiveCredentials,
   WALLET_REDIRECT_URI,
@@ -621,6 +622,88 @@ describe('token endpoint: refresh_token grant', () => {
     const deleted = await tokens();
     expect((await svc.call('DELETE', `/api/session/${deleted.session}`, { token: acme })).status).toBeLessThan(300);
     expect((await refresh(deleted.refresh_token)).body.error).toBe('invalid_grant');
+  });
+
+  describe('refused when the session may no longer obtain credentials', () => {
+    // A configuration whose credentials get status list entries (of 2 bits: suspended is 2), so that the session's can be revoked.
+    beforeAll(async () => {
+      expect((await svc.call('PUT', '/api/status-list-config', { token: acme, body: { bits: 2 } })).status).toBe(200);
+      const badge = { ...configuration('badge', 'badge_scope'), statusManagement: true };
+      const created = await svc.raw('POST', '/api/issuer/credentials', { token: acme, body: badge });
+      expect(created.status, created.text).toBe(201);
+    });
+
+    /** Tokens of a session that obtained its badge credential (so it has a status entry). */
+    async function issuedBadge() {
+      const { created, code, verifier } = await codeFor({ ids: ['badge'], fields: { scope: 'badge_scope' } });
+      const reply = await token(codeGrant(code, verifier));
+      expect(reply.status, reply.text).toBe(200);
+      const nonce = (await svc.raw('POST', '/issuers/acme/nonce')).body.c_nonce;
+      const proof = await keyProof(await holderKey(), url('acme', '').slice(0, -1), nonce);
+      const credential = await svc.raw('POST', '/issuers/acme/credential', {
+        headers: { authorization: `Bearer ${reply.body.access_token}` },
+        body: { credential_configuration_id: 'badge', proofs: { jwt: [proof] } },
+      });
+      expect(credential.status, credential.text).toBe(200);
+      return { session: created.session as string, refreshToken: reply.body.refresh_token as string };
+    }
+    const setStatus = async (session: string, status: 0 | 1 | 2) => {
+      const changed = await svc.call('POST', '/api/session/revoke', { token: acme, body: { sessionId: session, status } });
+      expect(changed.status, changed.text).toBe(200);
+      expect(changed.body.updatedEntries).toBe(1);
+    };
+    const refusals = async (session: string) =>
+      (await svc.call('GET', `/api/session/${session}/logs`, { token: acme })).body.filter((line) => line.message === 'refresh refused');
+
+    it('revoked: invalid_grant saying why, logged in the session; the token stays unspent', async () => {
+      const issued = await issuedBadge();
+      await setStatus(issued.session, 1);
+      const refused = await refresh(issued.refreshToken);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ error: 'invalid_grant', error_description: "the session's credentials are revoked or suspended" });
+      expect(await refusals(issued.session)).toEqual([
+        expect.objectContaining({ level: 'warn', details: { reason: "the session's credentials are revoked or suspended" } }),
+      ]);
+      // Not a replay: the session and its tokens are not revoked for it.
+      expect((await svc.running.services.sessions.get('acme', issued.session)).status).toBe('completed');
+    });
+
+    it('suspended: refused; reinstated: the same token refreshes again', async () => {
+      const issued = await issuedBadge();
+      await setStatus(issued.session, 2);
+      expect((await refresh(issued.refreshToken)).body.error).toBe('invalid_grant');
+      await setStatus(issued.session, 0);
+      const refreshed = await refresh(issued.refreshToken);
+      expect(refreshed.status, refreshed.text).toBe(200);
+      expect(refreshed.body.refresh_token).toEqual(expect.any(String));
+    });
+
+    it('past the session expiresAt: refused, whatever its status says', async () => {
+      const issued = await issuedBadge();
+      const valid = await issuedBadge();
+      await svc.db
+        .updateTable('sessions')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', issued.session)
+        .execute();
+      const refused = await refresh(issued.refreshToken);
+      expect(refused.body).toEqual({ error: 'invalid_grant', error_description: 'the issuance session of this refresh token has expired' });
+      expect(await refusals(issued.session)).toHaveLength(1);
+      // A session in use and with valid credentials still refreshes.
+      expect((await refresh(valid.refreshToken)).status).toBe(200);
+    });
+
+    it('revocations racing refreshes: once the revocation answered, the live token of every session is refused', async () => {
+      const sessions = await Promise.all(Array.from({ length: 8 }, () => issuedBadge()));
+      const latest = await Promise.all(
+        sessions.map(async (issued) => {
+          const [reply] = await Promise.all([refresh(issued.refreshToken), setStatus(issued.session, 1)]);
+          // A refresh that came first rotated the token: its successor is the live one.
+          return reply.status === 200 ? (reply.body.refresh_token as string) : issued.refreshToken;
+        }),
+      );
+      for (const live of latest) expect((await refresh(live)).body.error).toBe('invalid_grant');
+    });
   });
 
   it('refreshTokenLifetimeSeconds 0 issues no refresh token and drops the grant from the metadata', async () => {

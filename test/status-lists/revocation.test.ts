@@ -9,7 +9,7 @@ import { decode as cborDecode } from 'cbor-x';
 import { decodeJwt, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine } from '../support/database.js';
-import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
+import { presentSdJwt, resolveRequest, responseForm, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
 
@@ -193,6 +193,45 @@ describe('a revocation through the API', () => {
       // The first instance's cache still holds the earlier token: the row's version decides, and nothing is signed again.
       expect(await served(issued.uri, issued.idx)).toBe(1);
       expect(await tokenState(issued.uri)).toEqual(signed);
+    } finally {
+      if (second !== svc) await second.stop();
+    }
+  });
+});
+
+describe("a revocation seen by the service's own verifier", () => {
+  /**
+   * A presentation of the credential made on `on` (the wallet's answer posted to that instance; the
+   * request made and fetched through the first): whether it was accepted, and why not.
+   */
+  async function presentOn(on: TestService, tenant: string, token: string, issued: Issued) {
+    const offer = await svc.raw('POST', '/api/verifier/offer', { token, body: { response_type: 'uri', requestId: 'pid-check' } });
+    expect(offer.status, offer.text).toBe(201);
+    const resolved = await resolveRequest(offer.body.uri);
+    const form = await responseForm(resolved, { pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name'])] });
+    const reply = await on.raw('POST', new URL(resolved.responseUri).pathname, { form });
+    const session = await svc.running.services.sessions.get(tenant, offer.body.session);
+    return { status: reply.status, errorReason: session.errorReason };
+  }
+
+  // The default configuration: immediateUpdate false, a ttl of an hour, which a relying party may cache the token for.
+  it(`is refused by the next presentation${engine === 'postgres' ? ' on either of two instances sharing PUBLIC_URL' : ''}, whatever the ttl`, async () => {
+    const token = await setUpTenant('own-verifier');
+    expect((await svc.call('GET', '/api/status-list-config', { token })).body.ttl).toBe(3600);
+    const issued = await issue(token);
+    // Behind one PUBLIC_URL, as behind a load balancer: each instance reads the lists in-process.
+    const second = engine === 'postgres' ? await startService({ PUBLIC_URL: svc.url }, { besides: svc }) : svc;
+    try {
+      // Both verifiers read the list while the credential is valid, and keep what they verified.
+      expect(await presentOn(svc, 'own-verifier', token, issued)).toEqual({ status: 200, errorReason: null });
+      expect(await presentOn(second, 'own-verifier', token, issued)).toEqual({ status: 200, errorReason: null });
+
+      await revoke(token, issued);
+      expect(await presentOn(second, 'own-verifier', token, issued)).toEqual({ status: 400, errorReason: 'status: revoked' });
+      expect(await presentOn(svc, 'own-verifier', token, issued)).toEqual({ status: 400, errorReason: 'status: revoked' });
+
+      await revoke(token, issued, 0);
+      expect(await presentOn(second, 'own-verifier', token, issued)).toEqual({ status: 200, errorReason: null });
     } finally {
       if (second !== svc) await second.stop();
     }

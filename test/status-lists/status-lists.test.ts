@@ -119,6 +119,26 @@ describe('status of issued credentials', () => {
     expect(aggregation.body).toEqual({ status_lists: [uri] });
   });
 
+  it('keeps the status on the entry row with its bit; a status the list has too few bits for changes neither (400 naming status)', async () => {
+    const token = await setUpTenant('one-bit', { bits: 1, immediateUpdate: true });
+    const { sessionId, status } = await issue(token);
+    const { uri, idx } = (status as { status_list: { idx: number; uri: string } }).status_list;
+    const entryStatus = async () =>
+      (await svc.db.selectFrom('status_entries').select('status').where('session_id', '=', sessionId).executeTakeFirstOrThrow()).status;
+
+    const suspended = await revoke(token, { sessionId, status: 2 });
+    expect(suspended.status).toBe(400);
+    expect(suspended.body.errors).toEqual([
+      { field: 'status', message: expect.stringMatching(/^status 2 needs more bits than the 1 bit/) },
+    ]);
+    expect(await entryStatus()).toBe(0);
+    expect((await readStatus(uri, idx)).value).toBe(0);
+
+    expect((await revoke(token, { sessionId, status: 1 })).status).toBe(200);
+    expect(await entryStatus()).toBe(1);
+    expect((await readStatus(uri, idx)).value).toBe(1);
+  });
+
   it('without immediateUpdate signs at the first fetch after a change, and serves that token until the next change or its ttl', async () => {
     const token = await setUpTenant('lazy');
     const { sessionId, status } = await issue(token);

@@ -85,6 +85,8 @@ export async function startService(env: Record<string, string> = {}, options: St
       HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
       TOKEN_FAILED_ATTEMPTS_LIMIT: '1000',
+      // Tests open many wallet-initiated flows from one address; the limit's own tests set it low.
+      WALLET_INITIATED_LIMIT_PER_ADDRESS: '1000',
       ...setup,
       ...env,
     },

@@ -42,3 +42,34 @@ describe('migrations at start-up', () => {
     await expect(migrate(db, migrations)).rejects.toThrow(/database migration failed: .*9999_from_a_newer_version/);
   });
 });
+
+describe('0018-status-entry-status', () => {
+  it('gives each existing status entry the status its list holds for it', async () => {
+    const older = await freshDatabase();
+    const olderDb = await connect(loadConfig({ NODE_ENV: 'test', MASTER_SECRET: randomBytes(32).toString('base64url'), ...older.env }));
+    try {
+      const all = migrationsFor(olderDb.dialect);
+      await migrate(olderDb, Object.fromEntries(Object.entries(all).filter(([name]) => name < '0018')));
+      const now = new Date().toISOString();
+      const bool = (value: boolean) => (olderDb.dialect === 'postgres' ? value : Number(value));
+      await sql`insert into tenants (id, name, status, created_at, updated_at) values ('t', 'T', 'active', ${now}, ${now})`.execute(
+        olderDb.kysely,
+      );
+      // 2 bits per entry, least significant first: entry 1 suspended (2), entry 2 revoked (1), entries 0 and 3 valid.
+      const bitset = Buffer.from([0b0001_1000]);
+      await sql`insert into status_lists (tenant_id, id, bits, capacity, ttl, immediate_update, enable_aggregation, used_entries,
+        permutation_key, bitset, version, token_seq, created_at, updated_at)
+        values ('t', 'l', 2, 4, 60, ${bool(false)}, ${bool(true)}, 4, 'k', ${bitset}, 1, 0, ${now}, ${now})`.execute(olderDb.kysely);
+      for (const idx of [0, 1, 2, 3]) {
+        await sql`insert into status_entries (tenant_id, list_id, idx, session_id, credential_configuration_id, created_at)
+          values ('t', 'l', ${idx}, ${`s${idx}`}, 'c', ${now})`.execute(olderDb.kysely);
+      }
+      await migrate(olderDb, all);
+      const rows = await sql<{ idx: number; status: number }>`select idx, status from status_entries order by idx`.execute(olderDb.kysely);
+      expect(rows.rows.map((row) => Number(row.status))).toEqual([0, 2, 1, 0]);
+    } finally {
+      await olderDb.close();
+      await older.drop();
+    }
+  });
+});

@@ -33,6 +33,7 @@ import {
 } from './schemas.js';
 import { type AuthorizationServerRole, BUILTIN_SERVER } from './server-role.js';
 import type { WalletAttestations } from './wallet-attestation.js';
+import type { WalletInitiatedLimit } from './wallet-initiated-limit.js';
 
 export type PushRequest = ClientRequest;
 
@@ -43,6 +44,13 @@ export interface PushResponse {
   request_uri: string;
   expires_in: number;
 }
+
+/**
+ * How long a wallet-initiated session lives until its authorization code is redeemed, which gives it
+ * the offer lifetime (token/authorization-code.ts): time enough for the interactive steps, and an
+ * abandoned request does not hold a session open for a day.
+ */
+export const WALLET_INITIATED_PENDING_SECONDS = 900;
 
 /** S256 challenges are the base64url of a SHA-256 digest: 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -55,6 +63,7 @@ export class PushedAuthorizationEndpoint {
     private readonly configs: CredentialConfigService,
     private readonly dpop: DpopProofs,
     private readonly attestations: WalletAttestations,
+    private readonly walletInitiated: WalletInitiatedLimit,
     /** The built-in server, or the chained one (its own handles and identifier). */
     private readonly server: AuthorizationServerRole = BUILTIN_SERVER,
   ) {}
@@ -89,7 +98,9 @@ export class PushedAuthorizationEndpoint {
       credentialConfigurationIds,
       byDetails,
     };
-    return offer ? this.store(offer, authorizationRequest) : this.storeWalletInitiated(issuer, authorizationRequest, identified);
+    if (offer) return this.store(offer, authorizationRequest);
+    await this.walletInitiated.admit(issuer.tenantId, request.address);
+    return this.storeWalletInitiated(issuer, authorizationRequest, identified);
   }
 
   /** Without an offer the wallet may ask for any configuration of the issuer (as its metadata lists them). */
@@ -132,7 +143,14 @@ export class PushedAuthorizationEndpoint {
     const personal: IssuancePrivate = { offer: {}, credentialPayload: { credentialClaims: {} } };
     return inTransaction(this.db, async (trx) => {
       const session = await this.sessions.create(
-        { tenantId, kind: 'issuance', clientId: null, lifetimeSeconds: settings.offerLifetimeSeconds, public: metadata, private: personal },
+        {
+          tenantId,
+          kind: 'issuance',
+          clientId: null,
+          lifetimeSeconds: Math.min(settings.offerLifetimeSeconds, WALLET_INITIATED_PENDING_SECONDS),
+          public: metadata,
+          private: personal,
+        },
         trx,
       );
       const details = { clientId: request.clientId, credentialConfigurationIds: request.credentialConfigurationIds };

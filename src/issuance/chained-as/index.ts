@@ -10,6 +10,7 @@ import type { SessionService } from '../../sessions/service.js';
 import type { DpopProofs } from '../access/dpop.js';
 import { PushedAuthorizationEndpoint } from '../authorization/par.js';
 import type { WalletAttestations } from '../authorization/wallet-attestation.js';
+import type { WalletInitiatedLimit } from '../authorization/wallet-initiated-limit.js';
 import { CHAINED_HANDLE } from '../handles.js';
 import type { IssuerDirectory } from '../issuers.js';
 import { AuthorizationCodeGrant } from '../token/authorization-code.js';
@@ -35,12 +36,23 @@ export interface ChainedAuthorizationNeeds {
   settingsSealer: Sealer;
   /** The upstream provider's metadata, keys and endpoints (through the outbound client). */
   upstream: UpstreamProviders;
+  /** The bound on wallet-initiated requests, shared with the built-in server's PAR. */
+  walletInitiated: WalletInitiatedLimit;
 }
 
 export function createChainedAuthorization(needs: ChainedAuthorizationNeeds) {
   const { db, publicUrl, issuers, sessions } = needs;
   const role = chainedServerRole(publicUrl);
-  const par = new PushedAuthorizationEndpoint(db, issuers, sessions, needs.configs, needs.dpop, needs.attestations, role);
+  const par = new PushedAuthorizationEndpoint(
+    db,
+    issuers,
+    sessions,
+    needs.configs,
+    needs.dpop,
+    needs.attestations,
+    needs.walletInitiated,
+    role,
+  );
   const login = new ChainedLogin(publicUrl, issuers, sessions, needs.upstream, needs.settingsSealer);
   const grants = { ...needs.grants, authorizationCode: new AuthorizationCodeGrant(sessions, needs.sessionTokens, CHAINED_HANDLE.code) };
   const token = new TokenEndpoint(issuers, needs.dpop, grants, needs.attestations, role);

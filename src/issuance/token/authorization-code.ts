@@ -7,11 +7,12 @@ import { sameSecret } from '../../platform/crypto/secrets.js';
 import type { SessionState } from '../../sessions/model.js';
 import { type SessionService, spentHandle } from '../../sessions/service.js';
 import { offerRefusal } from '../authorization/offer-session.js';
+import { WALLET_INITIATED } from '../authorization/par.js';
 import type { WalletAttestation } from '../authorization/wallet-attestation.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { AUTHORIZATION_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
-import { type AuthorizationRequest, issuancePrivate } from '../session.js';
+import { type AuthorizationRequest, issuancePrivate, issuancePublic } from '../session.js';
 import type { GrantCall, TokenGrant } from './grant.js';
 import type { AuthorizationCodeRequest } from './schemas.js';
 import type { SessionTokens, TokenResponse } from './session-tokens.js';
@@ -36,7 +37,7 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
     checkPkce(request, grant.code_verifier);
     const jkt = checkDpopJkt(request, proven);
     checkOfferUsable(session);
-    await this.consume(session, request, jkt);
+    await this.consume(issuer, session, request, jkt);
     return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: request.byDetails });
   }
 
@@ -55,8 +56,13 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
     throw invalidGrant('the authorization code was already used; the tokens issued for it are revoked');
   }
 
-  /** Redeems the offer (once: compare-and-set on `consumed`) and records what the wallet was granted. */
-  private async consume(session: SessionState, request: AuthorizationRequest, jkt: string | undefined) {
+  /**
+   * Redeems the offer (once: compare-and-set on `consumed`) and records what the wallet was granted. A
+   * wallet-initiated session, opened for WALLET_INITIATED_PENDING_SECONDS, now gets the offer lifetime.
+   */
+  private async consume(issuer: Issuer, session: SessionState, request: AuthorizationRequest, jkt: string | undefined) {
+    const walletInitiated = issuancePublic(session).responseType === WALLET_INITIATED;
+    const offerExpiry = new Date(Date.parse(session.createdAt) + issuer.settings.offerLifetimeSeconds * 1000).toISOString();
     const consumed = await this.sessions.update(
       session.tenantId,
       session.id,
@@ -65,6 +71,7 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
         status: 'fetched',
         public: { authorized: request.credentialConfigurationIds, authorizedByDetails: request.byDetails },
         ...(jkt && { private: { refreshJkt: jkt } }),
+        ...(walletInitiated && { expiresAt: offerExpiry }),
       },
       { consumed: false, statuses: ['active', 'fetched'] },
     );

@@ -1,7 +1,9 @@
 // The refresh token grant (RFC 6749 section 6) for tokens of the authorization code flow. Refresh
 // tokens rotate: each use spends the token and returns a new one; a spent token presented again
 // means two parties hold the chain, so the whole session's tokens are revoked (RFC 9700 section
-// 4.14.2). `redeem` lists the steps in the order they apply.
+// 4.14.2). A session whose credentials are revoked or suspended, or that is past its expiresAt, is not
+// refreshed: the statement that spends the token decides it. `redeem` lists the steps in the order they apply.
+import type { RawBuilder } from 'kysely';
 import type { SessionState } from '../../sessions/model.js';
 import { type SessionService, spentHandle } from '../../sessions/service.js';
 import { invalidGrant } from '../errors.js';
@@ -19,6 +21,8 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
   constructor(
     private readonly sessions: SessionService,
     private readonly tokens: SessionTokens,
+    /** SQL over the session row that holds while none of its credentials is revoked, suspended or otherwise not valid. */
+    private readonly credentialsValid: RawBuilder<boolean>,
   ) {}
 
   async redeem({ issuer, grant, attested, dpopKey }: GrantCall<RefreshTokenRequest>): Promise<TokenResponse> {
@@ -59,11 +63,30 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
     throw invalidGrant('the refresh token is unknown or expired');
   }
 
-  /** Spends the token; losing the race to another use of the same token is a replay too. */
+  /**
+   * Spends the token while its session is in use and its credentials are valid (one statement, so a
+   * revocation or the expiry cannot come between check and rotation); losing the race to another
+   * use of the same token is a replay too.
+   */
   private async rotate(issuer: Issuer, token: string) {
-    if (await this.sessions.spendHandle(PURPOSE, token)) return;
+    if (await this.sessions.spendHandleOfLiveSession(PURPOSE, token, this.credentialsValid)) return;
+    await this.refuseForSession(token);
     await this.revokeOnReplay(issuer, token);
     throw invalidGrant('the refresh token is unknown or expired');
+  }
+
+  /** The token is still unspent, so its session's state refused it: says which, in the answer and the session log. */
+  private async refuseForSession(token: string) {
+    const session = await this.sessions.findByHandle(PURPOSE, token);
+    if (!session) return;
+    const reason =
+      Date.parse(session.expiresAt) <= Date.now()
+        ? 'the issuance session of this refresh token has expired'
+        : session.status === 'failed' || session.status === 'expired'
+          ? 'the issuance session of this refresh token has ended'
+          : "the session's credentials are revoked or suspended";
+    await this.sessions.log(session.id, 'warn', 'refresh refused', { reason });
+    throw invalidGrant(reason);
   }
 
   private async revokeOnReplay(issuer: Issuer, token: string) {

@@ -69,6 +69,13 @@ export interface AuditLogTable {
   seq: Generated<number>;
 }
 
+/** Requests admitted per key in its current window (platform/http/request-limits.ts). */
+export interface RequestWindowsTable {
+  key: string;
+  window_start: Timestamp;
+  count: number;
+}
+
 export interface AuthFailuresTable {
   key: string;
   window_start: Timestamp;
@@ -276,6 +283,8 @@ export interface StatusEntriesTable {
   session_id: string | null;
   credential_configuration_id: string;
   created_at: Timestamp;
+  /** The status last set on the entry, as its list's bits hold it (0 valid, 1 revoked, 2 suspended, ...). */
+  status: Generated<number>;
 }
 
 export interface PresentationConfigsTable extends TenantOwnedRow {
@@ -325,6 +334,7 @@ export interface Database {
   users: UsersTable;
   audit_log: AuditLogTable;
   auth_failures: AuthFailuresTable;
+  request_windows: RequestWindowsTable;
   service_settings: ServiceSettingsTable;
   job_leases: JobLeasesTable;
   key_chains: KeyChainsTable;

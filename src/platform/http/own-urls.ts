@@ -17,8 +17,8 @@ import { oauthErrorBody } from './errors.js';
 import { DEFAULT_MAX_BYTES, type OutboundClient, type OutboundRequest, type OutboundResponse } from './outbound-client.js';
 import { Problem } from './problem.js';
 
-/** What reads a URL: the outbound client, or OwnUrlsFirst in front of it. */
-export type UrlReader = Pick<OutboundClient, 'request'>;
+/** What reads a URL: the outbound client, or OwnUrlsFirst in front of it (which also tells which URLs it answers itself). */
+export type UrlReader = Pick<OutboundClient, 'request'> & { owns?(target: URL): boolean };
 
 /** What a route answers with a 200. */
 export interface ServedDocument {
@@ -74,6 +74,11 @@ export class OwnUrlsFirst implements UrlReader {
     const maxBytes = init.maxBytes ?? DEFAULT_MAX_BYTES;
     if (body.length > maxBytes) throw new Error(`the answer is larger than ${maxBytes} bytes`);
     return { status: 200, ok: true, headers: { ...served.headers, 'content-type': served.contentType }, body };
+  }
+
+  /** Whether a GET of `target` is answered in-process: a URL of one of this service's own documents. */
+  owns(target: URL): boolean {
+    return this.match(target) !== undefined;
   }
 
   /** The route a URL of this service names, with its decoded parameters; undefined for any other URL. */

@@ -3,9 +3,13 @@
 // anchors, sub, exp), and read the entry at `idx`. Anything short of a verified 0 (VALID) rejects the
 // presentation: revoked, suspended, another value, and any fetch or verification failure (fail closed).
 //
-// Verified tokens are cached per tenant and URI until the earlier of their exp and ttl, as the draft
-// allows a Relying Party ("Status List Caching"); a status change reaches this verifier when that
-// time has passed, or at once after DELETE /api/cache/status-list (the cache is registered there).
+// Verified tokens of other issuers are cached per tenant and URI until the earlier of their exp and
+// ttl, as the draft allows a Relying Party ("Status List Caching"); a status change reaches this
+// verifier when that time has passed, or at once after DELETE /api/cache/status-list (the cache is
+// registered there). This service's own lists are read in-process at every check instead: the token
+// served shows every change committed before the read, so a revocation is seen by the next
+// presentation on every instance, with no message between instances that could arrive late. Their
+// verification is kept per token (stamped with its hash), so an unchanged list is not verified again.
 //
 // SSRF: the URI comes from the credential, so the request goes where the credential says. Only a
 // credential whose signature and issuer chain have already been verified against the tenant's trust
@@ -14,6 +18,7 @@
 // no cross-origin redirects, bounded time and size), and nothing of the answer is echoed beyond a reason.
 // A list of this service itself (under PUBLIC_URL) is read in-process instead (OwnUrlsFirst), so that
 // a deployment verifies its own credentials wherever PUBLIC_URL leads from inside it.
+import { createHash } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
 import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
@@ -49,7 +54,7 @@ export interface StatusListCheckerOptions {
   timeoutMs?: number;
 }
 
-/** Unstamped entries: the stamp mechanism is for artefacts this service makes; expiry is checked on use. */
+/** The stamp of other issuers' tokens (their own lists are stamped with the token's hash); expiry is checked on use. */
 const STAMP = 'fetched';
 
 export class StatusListChecker {
@@ -87,12 +92,16 @@ export class StatusListChecker {
   }
 
   private async list(tenantId: string, uri: string, context: StatusCheckContext): Promise<FetchedStatusList> {
+    const url = statusListUrl(uri);
     const key = tenantKey(tenantId, uri);
+    if (this.reader.owns?.(url)) return this.ownList(key, url, uri, context);
     const cached = this.cache.get(key, STAMP);
     if (cached && cached.until > context.now.getTime()) return cached;
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.fetchAndVerify(uri, context).finally(() => this.inFlight.delete(key));
+      pending = this.fetchToken(url, uri)
+        .then((jwt) => this.verify(jwt, uri, context))
+        .finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, pending);
     }
     const list = await pending;
@@ -100,8 +109,18 @@ export class StatusListChecker {
     return list;
   }
 
-  private async fetchAndVerify(uri: string, context: StatusCheckContext): Promise<FetchedStatusList> {
-    const jwt = await this.fetchToken(uri);
+  /** A list of this service: the token it serves now, verified unless this very token was verified before. */
+  private async ownList(key: string, url: URL, uri: string, context: StatusCheckContext): Promise<FetchedStatusList> {
+    const jwt = await this.fetchToken(url, uri);
+    const stamp = createHash('sha256').update(jwt).digest('base64url');
+    const cached = this.cache.get(key, stamp);
+    if (cached && cached.until > context.now.getTime()) return cached;
+    const list = await this.verify(jwt, uri, context);
+    if (list.until > context.now.getTime()) this.cache.set(key, stamp, list);
+    return list;
+  }
+
+  private async verify(jwt: string, uri: string, context: StatusCheckContext): Promise<FetchedStatusList> {
     let header: ReturnType<typeof decodeProtectedHeader>;
     try {
       header = decodeProtectedHeader(jwt);
@@ -146,14 +165,7 @@ export class StatusListChecker {
     return { bits: statusList.bits as number, list, x5c: x5c as string[], until };
   }
 
-  private async fetchToken(uri: string): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(uri);
-    } catch {
-      throw reject('the status list uri is not a URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw reject('the status list uri is not an http(s) URL');
+  private async fetchToken(url: URL, uri: string): Promise<string> {
     try {
       const response = await this.reader.request(url, {
         headers: { accept: STATUS_LIST_JWT },
@@ -168,4 +180,15 @@ export class StatusListChecker {
       throw reject(`the status list at ${uri} could not be fetched (${err instanceof Error ? err.message : String(err)}${cause})`);
     }
   }
+}
+
+function statusListUrl(uri: string): URL {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw reject('the status list uri is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw reject('the status list uri is not an http(s) URL');
+  return url;
 }
