@@ -127,7 +127,7 @@ export const CONFIG_KEYS = {
   },
   WALLET_INITIATED_LIMIT_PER_ADDRESS: {
     schema: int(1),
-    default: '20',
+    default: '60',
     description:
       'wallet-initiated authorization requests (PAR or a first interactive authorization request without issuer_state, each of which opens a session) one address may make to one issuer per window before it gets 429',
   },
