@@ -169,10 +169,14 @@ async function assemble(
   });
   const { tenants, clients } = tenancy;
   // Hashing the bootstrap secret takes a worker thread 50-100 ms: it runs while the routes are built.
-  // External mode makes it at the provider, and only through an admin adapter.
+  // External mode makes it at the provider, and only through an admin adapter. It waits for the master
+  // secret check (one row read): a start that is refused (a fresh DATA_DIR's generated secrets on a
+  // reused database, say) must not leave the bootstrap client's secret changed for the instances
+  // still running with the right one.
+  const { AUTH_CLIENT_ID, AUTH_CLIENT_SECRET } = config;
   const bootstrapClientReady =
-    config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET && (!identityProvider || identityProvider.admin)
-      ? clients.ensureBootstrapClient(config.AUTH_CLIENT_ID, config.AUTH_CLIENT_SECRET).catch(rootClientFailure)
+    AUTH_CLIENT_ID && AUTH_CLIENT_SECRET && (!identityProvider || identityProvider.admin)
+      ? masterSecretChecked.then(() => clients.ensureBootstrapClient(AUTH_CLIENT_ID, AUTH_CLIENT_SECRET).catch(rootClientFailure))
       : Promise.resolve();
   bootstrapClientReady.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
   const auth = createAuth({

@@ -162,6 +162,20 @@ describe('the master secret check at start-up', () => {
     }
   });
 
+  it('leaves the bootstrap client as it was when the start is refused', async () => {
+    const base = await startService();
+    try {
+      const bootstrapHash = async () =>
+        (await base.db.selectFrom('clients').select('secret_hash').where('id', '=', ROOT_ID).executeTakeFirstOrThrow()).secret_hash;
+      const before = await bootstrapHash();
+      const refused = startService({ MASTER_SECRET: secret(), AUTH_CLIENT_SECRET: secret() }, { besides: base });
+      expect(await refusal(refused)).toBe(WRONG);
+      expect(await bootstrapHash()).toBe(before);
+    } finally {
+      await base.stop();
+    }
+  });
+
   it('lets exactly one of two instances started at once on a new database with different secrets run', async () => {
     const { env } = await database();
     // Migrated first: the race under test is the one for the check value.
