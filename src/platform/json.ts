@@ -1,5 +1,41 @@
-// The one check, for values parsed from JSON, that a value is an object with members (not null, not an array).
+// Values parsed from JSON that came from outside (request bodies, JWTs, entity statements, answers of
+// other servers, configuration files): the one check that a value is an object with members, and the
+// rules that keep outside member names away from Object.prototype.
 
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * Member names no outside document may use. Assigned on a plain object, `__proto__` replaces its
+ * prototype (or, through a nested lookup, writes into Object.prototype itself); `constructor` and
+ * `prototype` lead from any object to Object and its prototype. No format the service reads has a
+ * use for them.
+ */
+export const PROTOTYPE_MEMBER_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+export const isPrototypeMemberName = (name: unknown): boolean => typeof name === 'string' && PROTOTYPE_MEMBER_NAMES.has(name);
+
+/** Why a document is refused when it names one of them, after the member's path. */
+export const PROTOTYPE_MEMBER_RULE = 'is a member name that is refused (__proto__, constructor, prototype)';
+
+/**
+ * The path (`root.a.0.b`) of the first member of `value` whose name is one of PROTOTYPE_MEMBER_NAMES;
+ * undefined when there is none. Iterative, so that a deeply nested document cannot overflow the stack.
+ */
+export function prototypeMemberPath(value: unknown, root: string): string | undefined {
+  const stack: { node: unknown; path: string }[] = [{ node: value, path: root }];
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    const { node, path } = entry;
+    if (typeof node !== 'object' || node === null) continue;
+    for (const [key, child] of Object.entries(node)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (PROTOTYPE_MEMBER_NAMES.has(key)) return childPath;
+      stack.push({ node: child, path: childPath });
+    }
+  }
+  return undefined;
+}
+
+/** A record with no prototype: indexed by an outside name, it reaches nothing but its own members. */
+export const nullRecord = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
