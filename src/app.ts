@@ -401,6 +401,10 @@ async function createServer(config: ReadyConfig, metrics: Metrics, tracing: Trac
     ...requestIds,
     // Long enough for any id the API accepts, so a long unknown id is a 404, not a 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // A body's __proto__ and constructor members are kept as parsed, so that the input guards refuse
+    // them with a 400 naming the field (src/platform/http/input-guards.ts) before anything reads the body.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
     // Zod validates and serializes every route; named here, Fastify never builds (nor loads) its own
     // Ajv and fast-json-stringify compilers. (Its types describe Ajv's factories; what it calls the
     // compilers with is what Zod's take.)
