@@ -39,3 +39,23 @@ export function prototypeMemberPath(value: unknown, root: string): string | unde
 
 /** A record with no prototype: indexed by an outside name, it reaches nothing but its own members. */
 export const nullRecord = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
+/** A document from outside that names a member PROTOTYPE_MEMBER_NAMES holds; `path` says where. */
+export class PrototypeMemberRefused extends Error {
+  override name = 'PrototypeMemberRefused';
+  constructor(readonly path: string) {
+    super(`${path} ${PROTOTYPE_MEMBER_RULE}`);
+  }
+}
+
+/**
+ * JSON text from outside, parsed; a member named __proto__, constructor or prototype anywhere in it
+ * throws PrototypeMemberRefused (malformed text throws JSON.parse's SyntaxError). `root` starts the
+ * path the error names.
+ */
+export function parseOutsideJson(text: string, root = ''): unknown {
+  const value: unknown = JSON.parse(text);
+  const path = prototypeMemberPath(value, root);
+  if (path !== undefined) throw new PrototypeMemberRefused(path);
+  return value;
+}

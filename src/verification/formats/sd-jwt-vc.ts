@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
+import { PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import { lazy } from '../../platform/lazy.js';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationContext } from './context.js';
@@ -53,7 +54,35 @@ function checkTransactionData(kb: Record<string, unknown>, expected: string[]) {
   }
 }
 
+/**
+ * Every part of the presentation (the issuer-signed JWT, each Disclosure, the KB-JWT) names no member
+ * __proto__, constructor or prototype: @sd-jwt unpacks the Disclosures into the claims by their
+ * names, so such a name is refused before it runs. A part that is not JSON is left to its checks.
+ */
+function checkMemberNames(presentation: string) {
+  const [issuerJwt = '', ...rest] = presentation.split('~');
+  const keyBinding = rest.at(-1)?.includes('.') ? (rest.pop() as string) : undefined;
+  const jwtParts = (jwt: string, what: string) =>
+    jwt
+      .split('.')
+      .slice(0, 2)
+      .map((segment, i) => [`${what} ${i === 0 ? 'header' : 'payload'}`, segment] as const);
+  const parts = [
+    ...jwtParts(issuerJwt, 'credential'),
+    ...rest.map((disclosure, i) => [`disclosure ${i + 1}`, disclosure] as const),
+    ...(keyBinding ? jwtParts(keyBinding, 'key binding JWT') : []),
+  ];
+  for (const [what, segment] of parts) {
+    try {
+      parseOutsideJson(Buffer.from(segment, 'base64url').toString('utf8'), what);
+    } catch (err) {
+      if (err instanceof PrototypeMemberRefused) throw reject(`credential: ${err.message}`);
+    }
+  }
+}
+
 export async function verifySdJwtPresentation(presentation: string, context: PresentationContext): Promise<VerifiedSdJwt> {
+  checkMemberNames(presentation);
   const { key: issuerKey, authority } = await trustedIssuerKey(presentation, context);
   const { SDJwtVcInstance } = await sdJwtVc();
   const sdjwt = new SDJwtVcInstance({
