@@ -55,6 +55,7 @@ import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
+import { sealPrototypes } from './platform/prototype-seal.js';
 import { createPresentationConfigs } from './presentation-configs/index.js';
 import type { PresentationConfigService } from './presentation-configs/service.js';
 import { createRegistrar } from './registrar/index.js';
@@ -108,6 +109,7 @@ export interface BuildOptions {
 }
 
 export async function buildApp(config: ReadyConfig, options: BuildOptions = {}): Promise<BuiltApp> {
+  sealPrototypes();
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
     ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME)
     : NO_TRACING;
