@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
-import { PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
+import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE, PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import { lazy } from '../../platform/lazy.js';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationContext } from './context.js';
@@ -73,11 +73,15 @@ function checkMemberNames(presentation: string) {
     ...(keyBinding ? jwtParts(keyBinding, 'key binding JWT') : []),
   ];
   for (const [what, segment] of parts) {
+    let value: unknown;
     try {
-      parseOutsideJson(Buffer.from(segment, 'base64url').toString('utf8'), what);
+      value = parseOutsideJson(Buffer.from(segment, 'base64url').toString('utf8'), what);
     } catch (err) {
       if (err instanceof PrototypeMemberRefused) throw reject(`credential: ${err.message}`);
     }
+    // An object-property Disclosure [salt, name, value] names its member as a value.
+    if (Array.isArray(value) && value.length === 3 && isPrototypeMemberName(value[1]))
+      throw reject(`credential: ${what} discloses ${value[1]}, which ${PROTOTYPE_MEMBER_RULE}`);
   }
 }
 
