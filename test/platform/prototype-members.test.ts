@@ -25,6 +25,8 @@ beforeAll(async () => {
   admin = (await svc.tenant('acme')).token;
   const pid = await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID });
   expect(pid.status, pid.text).toBe(201);
+  const adult = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'adult', dcql_query: PID_ADULT_QUERY } });
+  expect(adult.status, adult.text).toBe(201);
 });
 afterAll(async () => {
   await svc?.stop();
@@ -92,7 +94,7 @@ describe('wallet-facing requests', () => {
     it(`a vp_token keyed ${name} is invalid_request naming it`, async () => {
       const offer = await svc.call('POST', '/api/verifier/offer', {
         token: admin,
-        body: { response_type: 'uri', requestId: 'meta-toString', responseMode: 'direct_post' },
+        body: { response_type: 'uri', requestId: 'adult', responseMode: 'direct_post' },
       });
       expect(offer.status, offer.text).toBe(201);
       const resolved = await resolveRequest(offer.body.uri as string);
