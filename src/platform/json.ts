@@ -12,7 +12,7 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
  * `prototype` lead from any object to Object and its prototype. No format the service reads has a
  * use for them.
  */
-export const PROTOTYPE_MEMBER_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+const PROTOTYPE_MEMBER_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 export const isPrototypeMemberName = (name: unknown): boolean => typeof name === 'string' && PROTOTYPE_MEMBER_NAMES.has(name);
 

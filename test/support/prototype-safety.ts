@@ -4,10 +4,6 @@
 import { expect } from 'vitest';
 import type { TestService } from './service.js';
 
-/** The names hostile documents use as member names, each as a real own member (JSON.parse, not an object literal). */
-export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString'] as const;
-export type PrototypeName = (typeof PROTOTYPE_NAMES)[number];
-
 /** `{"<name>": inner}` with `name` as an own member, as JSON.parse reads it from outside text. */
 export const memberNamed = (name: string, inner: unknown): Record<string, unknown> =>
   JSON.parse(`{${JSON.stringify(name)}: ${JSON.stringify(inner)}}`) as Record<string, unknown>;
