@@ -55,6 +55,7 @@ import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
+import { sealPrototypes } from './platform/prototype-seal.js';
 import { createPresentationConfigs } from './presentation-configs/index.js';
 import type { PresentationConfigService } from './presentation-configs/service.js';
 import { createRegistrar } from './registrar/index.js';
@@ -108,6 +109,7 @@ export interface BuildOptions {
 }
 
 export async function buildApp(config: ReadyConfig, options: BuildOptions = {}): Promise<BuiltApp> {
+  sealPrototypes();
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
     ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME)
     : NO_TRACING;
@@ -417,6 +419,10 @@ async function createServer(config: ReadyConfig, metrics: Metrics, tracing: Trac
     ...requestIds,
     // Long enough for any id the API accepts, so a long unknown id is a 404, not a 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // A body's __proto__ and constructor members are kept as parsed, so that the input guards refuse
+    // them with a 400 naming the field (src/platform/http/input-guards.ts) before anything reads the body.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
     // Zod validates and serializes every route; named here, Fastify never builds (nor loads) its own
     // Ajv and fast-json-stringify compilers. (Its types describe Ajv's factories; what it calls the
     // compilers with is what Zod's take.)

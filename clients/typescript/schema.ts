@@ -11260,11 +11260,11 @@ export interface components {
             name: string;
             text_color?: string;
         };
-        /** @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. Stored as given */
+        /** @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given */
         DcqlQuery: {
             [key: string]: unknown;
         };
-        /** @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. Stored as given */
+        /** @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given */
         DcqlQueryInput: {
             [key: string]: unknown;
         };

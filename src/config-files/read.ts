@@ -5,6 +5,7 @@ import { createPrivateKey } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { z } from 'zod';
+import { PrototypeMemberRefused, parseOutsideJson } from '../platform/json.js';
 import { isVersion4 } from './convert-v4.js';
 import type { ImportEnvironment } from './environment.js';
 import { type ConfigFile, type Decoding, type FileKind, FOLDER_KINDS, KINDS, type KindKey, type TenantFolder } from './layout.js';
@@ -124,8 +125,9 @@ function readFile(scope: TenantScope, kind: FileKind, file: string, id?: { key: 
   };
   let content: unknown;
   try {
-    content = JSON.parse(readFileSync(file, 'utf8'));
+    content = parseOutsideJson(readFileSync(file, 'utf8'));
   } catch (err) {
+    if (err instanceof PrototypeMemberRefused) return fail([err.message]);
     return fail([`not JSON: ${(err as Error).message}`]);
   }
   if (typeof content !== 'object' || content === null || Array.isArray(content)) return fail(['must hold a JSON object']);
@@ -235,8 +237,9 @@ function realFileInside(scope: TenantScope, named: string, target: string): stri
 function decodePrivateKey(text: string): Record<string, unknown> | { problem: string } {
   if (text.trimStart().startsWith('{')) {
     try {
-      return JSON.parse(text) as Record<string, unknown>;
-    } catch {
+      return parseOutsideJson(text) as Record<string, unknown>;
+    } catch (err) {
+      if (err instanceof PrototypeMemberRefused) return { problem: `is a JWK whose ${err.message}` };
       return { problem: 'is neither a JWK in JSON nor a PEM private key' };
     }
   }

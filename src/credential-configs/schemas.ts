@@ -2,6 +2,7 @@
 // The zod schemas here are the validation, the TypeScript types and the OpenAPI document at once.
 import { z } from 'zod';
 import { webUrl } from '../platform/http/web-urls.js';
+import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE } from '../platform/json.js';
 import { SchemaMetaConfigSchema } from './schema-meta.js';
 
 export const FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
@@ -35,8 +36,9 @@ const PathSegment = z.union([
     .string()
     .min(1)
     .max(256)
-    .refine((key) => key !== '__proto__', 'is not allowed as a claim name')
-    .describe('an object key'),
+    // Claim names become member names of the issued claims and of the schema derived from the fields.
+    .refine((key) => !isPrototypeMemberName(key), PROTOTYPE_MEMBER_RULE)
+    .describe('an object key (not __proto__, constructor or prototype)'),
   z.number().int().min(0).describe('an array index'),
   z.null().describe('every element of an array'),
 ]);
@@ -111,6 +113,7 @@ export const FieldDefinitionSchema: z.ZodType<FieldDefinition> = z
       .string()
       .min(1)
       .max(256)
+      .refine((name) => !isPrototypeMemberName(name), PROTOTYPE_MEMBER_RULE)
       .optional()
       .describe('mso_mdoc only, and required there on every top-level field; children inherit it'),
     display: z.array(FieldDisplaySchema).max(50).optional(),

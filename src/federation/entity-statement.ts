@@ -4,7 +4,7 @@
 // the superior's jwks, and its jwks are the subject's keys as the superior vouches for them).
 import type { JWK } from 'jose';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../platform/crypto/ec-jws.js';
-import { isJsonObject } from '../platform/json.js';
+import { isJsonObject, PROTOTYPE_MEMBER_RULE, prototypeMemberPath } from '../platform/json.js';
 
 export const ENTITY_STATEMENT_TYP = 'entity-statement+jwt';
 export const ENTITY_STATEMENT_MEDIA_TYPE = 'application/entity-statement+jwt';
@@ -52,6 +52,9 @@ export function readEntityStatement(jwt: string, step: string, now = Date.now() 
   const decoded = decodeJws(jwt);
   if (!decoded) throw refuse('not a compact JWS');
   const { header, payload } = decoded;
+  // Its metadata and policies are combined by member name: a name that reaches Object.prototype refuses the statement.
+  const forbidden = prototypeMemberPath(header, 'header') ?? prototypeMemberPath(payload, '');
+  if (forbidden) throw refuse(`${forbidden} ${PROTOTYPE_MEMBER_RULE}`);
   if (header.typ !== ENTITY_STATEMENT_TYP) throw refuse(`typ is not ${ENTITY_STATEMENT_TYP}`);
   if (typeof header.kid !== 'string') throw refuse('the header names no kid');
   if (header.crit !== undefined) throw refuse('the header has crit parameters this service does not understand');

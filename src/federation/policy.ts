@@ -2,8 +2,11 @@
 // the leaf's metadata. Their policies are combined from the trust anchor down (a subordinate may only
 // narrow what its superior set), then applied to the leaf's metadata operator by operator in the
 // order the spec fixes. A conflict in the combination, or metadata the policy does not allow, refuses.
+// Entity types, parameters and operators are member names a statement chooses: every record indexed
+// by them here has no prototype, so that no name (toString, __proto__) finds anything but what the
+// policies put there (readEntityStatement refuses __proto__, constructor and prototype before).
 import { isDeepStrictEqual } from 'node:util';
-import { isJsonObject } from '../platform/json.js';
+import { isJsonObject, nullRecord } from '../platform/json.js';
 import { FederationRefused } from './entity-statement.js';
 
 /** The standard operators, in the order they are applied (section 6.1.3.1). */
@@ -29,7 +32,7 @@ const union = (a: unknown[], b: unknown[]) => [...a, ...b.filter((item) => !cont
  */
 function knownOperators(policy: unknown, crit: string[], where: string): ParameterPolicy {
   if (!isJsonObject(policy)) throw refuse(`${where} is not an object of operators`);
-  const known: ParameterPolicy = {};
+  const known: ParameterPolicy = nullRecord();
   for (const [operator, value] of Object.entries(policy)) {
     if (KNOWN.has(operator)) known[operator as Operator] = value;
     else if (crit.includes(operator))
@@ -44,7 +47,7 @@ function knownOperators(policy: unknown, crit: string[], where: string): Paramet
 
 /** Two policies for one parameter as one: the superior's, narrowed by the subordinate's (section 6.1.4.1). */
 function combineParameter(upper: ParameterPolicy, lower: ParameterPolicy, where: string): ParameterPolicy {
-  const combined: ParameterPolicy = { ...upper };
+  const combined: ParameterPolicy = Object.assign(nullRecord(), upper);
   for (const [operator, value] of Object.entries(lower) as [Operator, unknown][]) {
     if (!(operator in combined)) {
       combined[operator] = value;
@@ -96,13 +99,13 @@ function checkConsistent(policy: ParameterPolicy, where: string) {
 
 /** The statements' policies, trust anchor's first, as one policy. */
 export function combinePolicies(policies: { policy: unknown; crit: string[] }[]): MetadataPolicy {
-  const combined: MetadataPolicy = {};
+  const combined: MetadataPolicy = nullRecord();
   for (const { policy, crit } of policies) {
     if (policy === undefined) continue;
     if (!isJsonObject(policy)) throw refuse('metadata_policy is not an object');
     for (const [entityType, parameters] of Object.entries(policy)) {
       if (!isJsonObject(parameters)) throw refuse(`${entityType} is not an object of parameters`);
-      combined[entityType] ??= {};
+      combined[entityType] ??= nullRecord();
       const forType = combined[entityType];
       for (const [parameter, operators] of Object.entries(parameters)) {
         const where = `${entityType}.${parameter}`;
@@ -135,11 +138,12 @@ function applyParameter(value: unknown, policy: ParameterPolicy, where: string):
 export function applyPolicy(metadata: Metadata, policy: MetadataPolicy): Metadata {
   const resolved: Metadata = structuredClone(metadata);
   for (const [entityType, parameters] of Object.entries(policy)) {
-    const forType = resolved[entityType];
+    const forType = Object.hasOwn(resolved, entityType) ? resolved[entityType] : undefined;
     // A policy for an entity type the leaf does not have leaves nothing to constrain (section 6.1.4.2).
     if (!forType) continue;
     for (const [parameter, operators] of Object.entries(parameters)) {
-      const value = applyParameter(forType[parameter], operators, `${entityType}.${parameter}`);
+      const current = Object.hasOwn(forType, parameter) ? forType[parameter] : undefined;
+      const value = applyParameter(current, operators, `${entityType}.${parameter}`);
       if (value === undefined) delete forType[parameter];
       else forType[parameter] = value;
     }
@@ -152,7 +156,7 @@ export function withSuperiorMetadata(metadata: Metadata, superior: Metadata | un
   if (!superior) return metadata;
   const merged: Metadata = structuredClone(metadata);
   for (const [entityType, parameters] of Object.entries(superior)) {
-    if (isJsonObject(parameters)) merged[entityType] = { ...(merged[entityType] ?? {}), ...parameters };
+    if (isJsonObject(parameters)) merged[entityType] = { ...(Object.hasOwn(merged, entityType) ? merged[entityType] : {}), ...parameters };
   }
   return merged;
 }

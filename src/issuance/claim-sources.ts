@@ -22,10 +22,12 @@ export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
 
 /** Given claims over the fields' defaults, object by object (an mdoc namespace keeps the defaults it does not override). */
 export function mergeClaims(defaults: Record<string, unknown>, given: Record<string, unknown>): Record<string, unknown> {
-  const merged: Record<string, unknown> = { ...defaults };
+  // Claim names come from outside (an attribute provider, a webhook): merged in a Map and made into
+  // own members, so that no name (toString, __proto__) finds or replaces an inherited member.
+  const merged = new Map(Object.entries(defaults));
   for (const [key, value] of Object.entries(given)) {
-    const base = merged[key];
-    merged[key] = isJsonObject(base) && isJsonObject(value) ? mergeClaims(base, value) : value;
+    const base = merged.get(key);
+    merged.set(key, isJsonObject(base) && isJsonObject(value) ? mergeClaims(base, value) : value);
   }
-  return merged;
+  return Object.fromEntries(merged);
 }

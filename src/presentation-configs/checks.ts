@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { DcqlCredentialSetError, DcqlError, DcqlNonUniqueCredentialQueryIdsError, DcqlQuery } from 'dcql';
 import type { FieldError } from '../platform/http/problem.js';
+import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE } from '../platform/json.js';
 import { type PresentationDocument, SUPPORTED_FORMATS } from './schemas.js';
 
 /** A valibot issue, as the dcql library's parse errors (ValiError) carry them. */
@@ -81,6 +82,26 @@ function consistencyErrors(query: DcqlQuery): FieldError[] {
   }
 }
 
+/**
+ * Credential query ids, claim ids and claim path segments become member names: of the vp_token, of
+ * the claims looked up in a presentation, of an Annex C DeviceRequest's namespaces and elements.
+ */
+function prototypeNameErrors(query: DcqlQuery): FieldError[] {
+  const names: [string, unknown][] = query.credentials.flatMap((credential, i) => [
+    [at('credentials', i, 'id'), credential.id] as [string, unknown],
+    ...(credential.claims ?? []).flatMap((claim, j) => [
+      [at('credentials', i, 'claims', j, 'id'), claim.id] as [string, unknown],
+      ...('path' in claim
+        ? claim.path.map((segment: unknown, k: number) => [at('credentials', i, 'claims', j, 'path', k), segment] as [string, unknown])
+        : [
+            [at('credentials', i, 'claims', j, 'namespace'), claim.namespace] as [string, unknown],
+            [at('credentials', i, 'claims', j, 'claim_name'), claim.claim_name] as [string, unknown],
+          ]),
+    ]),
+  ]);
+  return names.filter(([, name]) => isPrototypeMemberName(name)).map(([field]) => ({ field, message: PROTOTYPE_MEMBER_RULE }));
+}
+
 /** Each credential id must name a credential query of the DCQL query. */
 function referenceErrors(field: string, items: { credential_ids?: string[] }[] | null, queryIds: Set<string>): FieldError[] {
   return (items ?? []).flatMap((item, i) =>
@@ -96,7 +117,7 @@ export function checkDocument(doc: PresentationDocument): FieldError[] {
   const parsed = parse(doc.dcql_query);
   const errors = [...parsed.errors, ...formatErrors(doc.dcql_query, parsed.errors)];
   if (!parsed.query) return errors;
-  errors.push(...consistencyErrors(parsed.query));
+  errors.push(...prototypeNameErrors(parsed.query), ...consistencyErrors(parsed.query));
   const queryIds = new Set(parsed.query.credentials.map((c) => c.id));
   errors.push(
     ...referenceErrors('transaction_data', doc.transaction_data, queryIds),

@@ -22,7 +22,8 @@ const DcqlQuerySchema = z
   .record(z.string(), z.unknown())
   .describe(
     'OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. ' +
-      `body.dcql_query.credentials.0.format); every credential query asks for one of: ${SUPPORTED_FORMATS.join(', ')}. Stored as given`,
+      `body.dcql_query.credentials.0.format); every credential query asks for one of: ${SUPPORTED_FORMATS.join(', ')}. ` +
+      'No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given',
   )
   .meta({ id: 'DcqlQuery' });
 

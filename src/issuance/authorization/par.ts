@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CredentialConfigService, CredentialConfiguration } from '../../credential-configs/service.js';
 import { type Executor, inTransaction } from '../../platform/db/values.js';
+import { PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { DpopProofs } from '../access/dpop.js';
@@ -269,8 +270,9 @@ function detailsConfigurations(issuer: Issuer, requestable: { ids: string[]; of:
   if (raw === undefined) return [];
   let json: unknown;
   try {
-    json = JSON.parse(raw);
-  } catch {
+    json = parseOutsideJson(raw, 'authorization_details');
+  } catch (err) {
+    if (err instanceof PrototypeMemberRefused) throw invalidAuthorizationDetails(err.message);
     throw invalidAuthorizationDetails('authorization_details must be a JSON array');
   }
   const details = AuthorizationDetailsSchema.safeParse(json);

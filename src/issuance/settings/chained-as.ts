@@ -6,19 +6,18 @@ import { z } from 'zod';
 import type { Sealer } from '../../platform/crypto/sealed.js';
 import { badRequest } from '../../platform/http/problem.js';
 import { webUrl } from '../../platform/http/web-urls.js';
+import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE } from '../../platform/json.js';
 
 /** RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ); one character class, so linear. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
-/** Names that would reach an object's prototype instead of a claim. */
-const PROTOTYPE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 const ClaimPath = z
   .array(
     z
       .string()
       .min(1)
       .max(200)
-      .refine((name) => !PROTOTYPE_NAMES.has(name), 'is not a claim name'),
+      .refine((name) => !isPrototypeMemberName(name), PROTOTYPE_MEMBER_RULE),
   )
   .min(1)
   .max(10);

@@ -5,8 +5,11 @@
 // - NUL characters: PostgreSQL text and jsonb cannot hold U+0000, so such a value would fail on
 //   one database and pass on the other. No field of the API has a use for it;
 // - lone surrogates ("\ud800" is valid JSON but no Unicode text): certificate names cannot encode
-//   them, and the databases would silently store U+FFFD instead.
+//   them, and the databases would silently store U+FFFD instead;
+// - the member names __proto__, constructor and prototype (src/platform/json.ts): no field of the API
+//   has them, and code that copies a body by its keys must never reach Object.prototype.
 import type { FastifyInstance } from 'fastify';
+import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE } from '../json.js';
 import { type FieldError, invalidFields } from './problem.js';
 
 /** Far beyond any document the API takes (trust lists nest about a dozen levels). */
@@ -35,7 +38,10 @@ function textDefect(text: string): string | undefined {
   return undefined;
 }
 
-/** The first value under `root` that nests too deep or holds a NUL or lone surrogate, in a key or a string. */
+/**
+ * The first value under `root` that nests too deep, holds a NUL or lone surrogate (in a key or a
+ * string), or has a member named __proto__, constructor or prototype.
+ */
 export function inputDefect(value: unknown, root: string): FieldError | undefined {
   // Iterative, so that the check cannot itself overflow the stack.
   const stack: Entry[] = [{ node: value, depth: 0, key: root }];
@@ -53,6 +59,7 @@ export function inputDefect(value: unknown, root: string): FieldError | undefine
       const next = { node: child, depth: depth + 1, key, parent: entry };
       const defect = textDefect(key);
       if (defect) return { field: fieldOf(next), message: `names a field with ${defect}` };
+      if (isPrototypeMemberName(key)) return { field: fieldOf(next), message: PROTOTYPE_MEMBER_RULE };
       stack.push(next);
     }
   }

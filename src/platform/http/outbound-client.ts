@@ -13,7 +13,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import type { LookupFunction } from 'node:net';
 import type { z } from 'zod';
-import { isJsonObject } from '../json.js';
+import { isJsonObject, parseOutsideJson } from '../json.js';
 import { requireOnFirstUse } from '../lazy.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { literalAddress, nonPublic } from './outbound-policy.js';
@@ -54,11 +54,15 @@ export interface OutboundResponse {
   body: Buffer;
 }
 
-/** The answer's body as JSON; undefined when it is empty or not JSON. */
+/**
+ * The answer's body as JSON; undefined when it is empty or not JSON, or names a member __proto__,
+ * constructor or prototype anywhere (no answer the service reads has one; its members are copied
+ * into claims, settings and proxied answers).
+ */
 export function jsonOf(reply: Pick<OutboundResponse, 'body'>): unknown {
   if (reply.body.length === 0) return undefined;
   try {
-    return JSON.parse(reply.body.toString('utf8'));
+    return parseOutsideJson(reply.body.toString('utf8'));
   } catch {
     return undefined;
   }

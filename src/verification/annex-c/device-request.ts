@@ -7,6 +7,7 @@
 import { Tag } from 'cbor-x';
 import type { Signer } from '../../key-chains/signing.js';
 import { badRequest } from '../../platform/http/problem.js';
+import { nullRecord } from '../../platform/json.js';
 import { type AnnexCTranscript, cbor } from './transcript.js';
 
 const DEVICE_REQUEST_VERSION = '1.1';
@@ -56,13 +57,14 @@ export function itemsRequestsOf(dcqlQuery: Record<string, unknown>): ItemsReques
     if (seen.has(docType)) throw refuse(`two credential queries ask for ${docType}; a DeviceResponse could not tell them apart`);
     seen.add(docType);
     if (!query.claims?.length) throw refuse(`credential query '${id}' names no claims; a DeviceRequest must name the elements it asks for`);
-    const nameSpaces: Record<string, Record<string, boolean>> = {};
+    // Namespaces and elements are the query's names: records without a prototype hold them.
+    const nameSpaces = nullRecord<Record<string, boolean>>();
     for (const claim of query.claims) {
       const path = claim.path;
       if (!Array.isArray(path) || path.length !== 2 || typeof path[0] !== 'string' || typeof path[1] !== 'string')
         throw refuse(`credential query '${id}': an mso_mdoc claim path is [namespace, element]`);
       const [namespace, element] = path as [string, string];
-      nameSpaces[namespace] ??= {};
+      nameSpaces[namespace] ??= nullRecord();
       nameSpaces[namespace][element] = claim.intent_to_retain === true;
     }
     return { queryId: id, docType, nameSpaces };

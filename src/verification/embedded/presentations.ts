@@ -10,6 +10,7 @@ import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
+import { nullRecord } from '../../platform/json.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
 import { PresentationRejected } from '../errors.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
@@ -144,7 +145,8 @@ export class EmbeddedPresentations {
         }
       }
     }
-    const byQuery: Record<string, VerifiedForDcql[]> = {};
+    // Query ids are the tenant's names: grouped without a prototype, so that none finds an inherited member.
+    const byQuery = nullRecord<VerifiedForDcql[]>();
     for (const credential of verified) byQuery[credential.queryId] = [...(byQuery[credential.queryId] ?? []), credential];
     const { checkDcql } = await import('../dcql/check.js');
     checkDcql(state.dcqlQuery, byQuery);

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
+import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE, PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import { lazy } from '../../platform/lazy.js';
 import { PresentationRejected } from '../errors.js';
 import type { PresentationContext } from './context.js';
@@ -54,7 +55,39 @@ function checkTransactionData(kb: Record<string, unknown>, expected: string[]) {
   }
 }
 
+/**
+ * Every part of the presentation (the issuer-signed JWT, each Disclosure, the KB-JWT) names no member
+ * __proto__, constructor or prototype: @sd-jwt unpacks the Disclosures into the claims by their
+ * names, so such a name is refused before it runs. A part that is not JSON is left to its checks.
+ */
+function checkMemberNames(presentation: string) {
+  const [issuerJwt = '', ...rest] = presentation.split('~');
+  const keyBinding = rest.at(-1)?.includes('.') ? (rest.pop() as string) : undefined;
+  const jwtParts = (jwt: string, what: string) =>
+    jwt
+      .split('.')
+      .slice(0, 2)
+      .map((segment, i) => [`${what} ${i === 0 ? 'header' : 'payload'}`, segment] as const);
+  const parts = [
+    ...jwtParts(issuerJwt, 'credential'),
+    ...rest.map((disclosure, i) => [`disclosure ${i + 1}`, disclosure] as const),
+    ...(keyBinding ? jwtParts(keyBinding, 'key binding JWT') : []),
+  ];
+  for (const [what, segment] of parts) {
+    let value: unknown;
+    try {
+      value = parseOutsideJson(Buffer.from(segment, 'base64url').toString('utf8'), what);
+    } catch (err) {
+      if (err instanceof PrototypeMemberRefused) throw reject(`credential: ${err.message}`);
+    }
+    // An object-property Disclosure [salt, name, value] names its member as a value.
+    if (Array.isArray(value) && value.length === 3 && isPrototypeMemberName(value[1]))
+      throw reject(`credential: ${what} discloses ${value[1]}, which ${PROTOTYPE_MEMBER_RULE}`);
+  }
+}
+
 export async function verifySdJwtPresentation(presentation: string, context: PresentationContext): Promise<VerifiedSdJwt> {
+  checkMemberNames(presentation);
   const { key: issuerKey, authority } = await trustedIssuerKey(presentation, context);
   const { SDJwtVcInstance } = await sdJwtVc();
   const sdjwt = new SDJwtVcInstance({

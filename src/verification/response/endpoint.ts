@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Clock } from '../../platform/clock.js';
 import { OAuthError } from '../../platform/http/problem.js';
+import { nullRecord } from '../../platform/json.js';
 import { lazy } from '../../platform/lazy.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
@@ -190,7 +191,8 @@ export class ResponseEndpoint {
 
   /** The verified credentials satisfy the DCQL query (claims, values, credential sets). */
   private async checkDcql(secrets: PresentationPrivate, verified: VerifiedCredential[]) {
-    const byQuery: Record<string, VerifiedForDcql[]> = {};
+    // Query ids are the tenant's names: grouped without a prototype, so that none finds an inherited member.
+    const byQuery = nullRecord<VerifiedForDcql[]>();
     for (const credential of verified) byQuery[credential.queryId] = [...(byQuery[credential.queryId] ?? []), credential];
     (await dcql()).checkDcql(secrets.dcqlQuery, byQuery);
   }
