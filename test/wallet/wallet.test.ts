@@ -398,9 +398,14 @@ describe('choosing among stored credentials', () => {
     const dcql_query = {
       credentials: [{ ...pidQuery, trusted_authorities: [{ type: 'openid_federation', values: ['https://anchor.example.eu'] }] }],
     };
+    // The service takes such a query only from a tenant with federation settings of its own.
+    const federation = { role: 'leaf', trustAnchors: [{ entityId: 'https://anchor.example.eu' }] };
+    const settings = (body: Record<string, unknown>) => svc.call('PUT', '/api/issuer/config', { token: admin, body });
+    expect((await settings({ federation })).status).toBe(200);
     const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'federated', dcql_query } });
     expect(config.status, config.text).toBe(201);
     const created = await request('federated');
+    expect((await settings({ federation: null })).status).toBe(200);
     const run = wallet();
     expect(await runWallet([created.uri, '--dir', holder.dir, '--yes'], run.io, {})).toBe(1);
     expect(run.output()).toContain(
