@@ -400,7 +400,7 @@ describe('choosing among stored credentials', () => {
     };
     // The service takes such a query only from a tenant with federation settings of its own.
     const federation = { role: 'leaf', trustAnchors: [{ entityId: 'https://anchor.example.eu' }] };
-    const settings = (body: Record<string, unknown>) => svc.call('PUT', '/api/issuer/config', { token: admin, body });
+    const settings = (body: Record<string, unknown>) => svc.raw('PUT', '/api/issuer/config', { token: admin, body });
     expect((await settings({ federation })).status).toBe(200);
     const config = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'federated', dcql_query } });
     expect(config.status, config.text).toBe(201);
