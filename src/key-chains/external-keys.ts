@@ -7,8 +7,8 @@ import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { delegatedSigningKey } from '../platform/crypto/delegated-keys.js';
 import { Problem } from '../platform/http/problem.js';
-import { type Adoptions, type NameSeparator, providerKeyName } from './key-names.js';
-import { type KeyPlace, type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './providers.js';
+import { type Adoptions, type KeyPlace, type NameSeparator, providerKeyName } from './key-names.js';
+import { type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './providers.js';
 
 /** The stored form of an external key: where it is, and its public half. No private key material. */
 interface ExternalKeyRecord {
@@ -67,7 +67,7 @@ export abstract class ExternalKeyProvider implements KeyProvider {
 
   async generate(algorithm: SigningAlgorithm, _context: string, place?: KeyPlace | null) {
     if (!place) throw new Error(`key provider '${this.name}' needs the name of the key (externalKeyId)`);
-    const ref = providerKeyName(place.tenantId, place.name, this.nameSeparator, this.adoptions);
+    const ref = providerKeyName(place, this.nameSeparator, this.adoptions);
     if (!this.capabilities.algorithms.includes(algorithm)) {
       throw new Problem(400, 'Bad Request', `key provider '${this.name}' does not offer ${algorithm}`, {
         errors: [{ field: 'body.algorithm', message: `not offered by key provider '${this.name}'` }],

@@ -11,7 +11,7 @@ import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBo
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { maxCommonName, type Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, subjectErrors } from './checks.js';
-import { escapeId } from './key-names.js';
+import { escapeId, type KeyPlace } from './key-names.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
 import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
@@ -241,7 +241,7 @@ export class KeyChainService {
     tenantId: string,
     id: string,
     input: { usageType: UsageType; algorithm?: SigningAlgorithm; subject?: Partial<Subject>; certValidityDays?: number },
-    keys: { kmsProvider: string; keyRef: string | null } = { kmsProvider: 'db', keyRef: null },
+    keys: { kmsProvider: string; keyPlace: KeyPlace | null } = { kmsProvider: 'db', keyPlace: null },
   ): ChainIdentity {
     return {
       tenantId,
@@ -264,7 +264,8 @@ export class KeyChainService {
     const chosen = input.kmsProvider !== undefined;
     checkProvider({ kmsProvider, chosen, externalKeyId: input.externalKeyId, usageType: input.usageType }, [...this.providers.keys()]);
     const externalKeyId = this.externalKeyIdOf(id, kmsProvider, input.externalKeyId);
-    const identity = this.identity(tenantId, id, input, { kmsProvider, keyRef: externalKeyId ?? null });
+    const keyPlace = externalKeyId === null ? null : await this.keyPlace(tenantId, externalKeyId, db);
+    const identity = this.identity(tenantId, id, input, { kmsProvider, keyPlace });
     const subjectProblems = subjectErrors(identity.subject, input.type === 'internalChain');
     if (subjectProblems.length) throw invalidFields(subjectProblems);
     input = { ...input, externalKeyId };
@@ -284,6 +285,11 @@ export class KeyChainService {
   private externalKeyIdOf(id: string, kmsProvider: string, given: string | null | undefined): string | null {
     if (kmsProvider === 'db') return null;
     return given ?? escapeId(id);
+  }
+
+  /** Where the tenant's key `name` is in an external provider: in the namespace of this tenant, not of a deleted one of the same id. */
+  private async keyPlace(tenantId: string, name: string, db: Executor): Promise<KeyPlace> {
+    return { tenantId, tenantCreatedAt: await store.tenantCreatedAt(db, tenantId), name };
   }
 
   /** The provider of a chain of `usageType` created without kmsProvider: KMS_PROVIDERS' default, db for decryption keys. */
@@ -449,8 +455,11 @@ export class KeyChainService {
     if (row.chain_type === 'imported')
       throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
     const before = this.toKeyChain(row);
-    const keyRef = row.kms_provider === 'db' || !row.external_key_id ? null : rotatedKeyRef(row.external_key_id, new Date());
-    const identity = this.identity(tenantId, id, { ...before, subject: before.subject }, { kmsProvider: row.kms_provider, keyRef });
+    const keyPlace =
+      row.kms_provider === 'db' || !row.external_key_id
+        ? null
+        : await this.keyPlace(tenantId, rotatedKeyRef(row.external_key_id, new Date()), this.db);
+    const identity = this.identity(tenantId, id, { ...before, subject: before.subject }, { kmsProvider: row.kms_provider, keyPlace });
     const root = this.storedKey(row, 'root');
     const leaf =
       root && row.root_certificate
@@ -510,7 +519,7 @@ export class KeyChainService {
         tenantId,
         id,
         { usageType: row.usage_type as UsageType, algorithm: row.algorithm as SigningAlgorithm },
-        { kmsProvider: row.kms_provider, keyRef: null },
+        { kmsProvider: row.kms_provider, keyPlace: null },
       ),
       { ...ca.key, certificatePem: ca.pem },
     );

@@ -73,3 +73,14 @@ export async function forgetPreviousKey(db: Executor, tenantId: string, id: stri
     .where('previous_key_expiry', '=', expiry)
     .execute();
 }
+
+/**
+ * When the tenant row was created: what tells this tenant from a deleted one of the same id, for
+ * its key names in shared providers. Read through the caller's transaction, which may be the one
+ * creating the tenant.
+ */
+export async function tenantCreatedAt(db: Executor, tenantId: string): Promise<string> {
+  const row = await db.selectFrom('tenants').select('created_at').where('id', '=', tenantId).executeTakeFirst();
+  if (!row) throw new Error(`tenant '${tenantId}' does not exist`);
+  return row.created_at;
+}
