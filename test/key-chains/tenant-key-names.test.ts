@@ -7,8 +7,10 @@ import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CKA, CKK_EC, CKO, Cryptoki } from '../../src/key-chains/pkcs11/cryptoki.js';
+import { removeFolders, writeFolder } from '../config-files/support.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
 import { freshDatabase } from '../support/database.js';
+import { tenantInstance } from '../support/kms-files.js';
 import { expectFieldErrors } from '../support/problems.js';
 import { startFailure, startService, type TestService } from '../support/service.js';
 import { SOFTHSM_MODULE, type SoftHsm, softHsm } from '../support/softhsm.js';
@@ -19,6 +21,8 @@ let hsm: SoftHsm;
 let vault: VaultFake;
 let kms: AwsKmsFake;
 let svc: TestService;
+/** The KMS_PROVIDERS file of the service, for another instance beside it. */
+let kmsProviders: string;
 const tokens: Record<string, string> = {};
 
 /** Public keys of the operator's keys made outside svc, by provider. */
@@ -91,24 +95,23 @@ beforeAll(async () => {
     { tenant: 'alice', keys: ['operator-key'] },
     { tenant: 'phoenix', keys: ['operator-key'] },
   ];
-  svc = await startService({
-    KMS_PROVIDERS: hsm.kmsFile({
-      defaultProvider: 'hsm',
-      providers: [
-        { id: 'hsm', type: 'pkcs11', module: SOFTHSM_MODULE, tokenLabel: 'svc-names', pin: PIN, adopt },
-        { id: 'vault', type: 'vault', url: vault.url, token: vault.token, adopt },
-        {
-          id: 'aws',
-          type: 'aws-kms',
-          region: kms.region,
-          endpoint: kms.url,
-          accessKeyId: kms.credentials.accessKeyId,
-          secretAccessKey: kms.credentials.secretAccessKey,
-          adopt,
-        },
-      ],
-    }),
+  kmsProviders = hsm.kmsFile({
+    defaultProvider: 'hsm',
+    providers: [
+      { id: 'hsm', type: 'pkcs11', module: SOFTHSM_MODULE, tokenLabel: 'svc-names', pin: PIN, adopt },
+      { id: 'vault', type: 'vault', url: vault.url, token: vault.token, adopt },
+      {
+        id: 'aws',
+        type: 'aws-kms',
+        region: kms.region,
+        endpoint: kms.url,
+        accessKeyId: kms.credentials.accessKeyId,
+        secretAccessKey: kms.credentials.secretAccessKey,
+        adopt,
+      },
+    ],
   });
+  svc = await startService({ KMS_PROVIDERS: kmsProviders });
   for (const tenant of ['alice', 'mallory', 'v49724', 'v49724-x']) tokens[tenant] = (await svc.tenant(tenant)).token;
 });
 afterAll(async () => {
@@ -116,15 +119,12 @@ afterAll(async () => {
   await vault?.stop();
   await kms?.stop();
   hsm?.remove();
+  removeFolders();
 });
 
 const point = (jwk: { x?: string; y?: string } | null | undefined) => ({ x: jwk?.x, y: jwk?.y });
 
-/** The tenant instance's part of its key names: the tenant row's created_at in milliseconds, base 36. */
-async function instanceOf(tenant: string) {
-  const row = await svc.db.selectFrom('tenants').select('created_at').where('id', '=', tenant).executeTakeFirstOrThrow();
-  return Date.parse(row.created_at).toString(36);
-}
+const instanceOf = (tenant: string) => tenantInstance(svc.db, tenant);
 
 async function createChain(tenant: string, body: Record<string, unknown>) {
   const reply = await svc.call('POST', '/api/key-chain', { token: tokens[tenant], body: body as any });
@@ -256,6 +256,42 @@ describe('a tenant deleted and created again with the same id', () => {
     }
     return keys;
   }
+
+  it('gets new keys when CONFIG_IMPORT makes it again from its files; an import into the tenant as it is keeps them', async () => {
+    const folder = writeFolder({
+      'reimported/tenant.json': { name: 'Made from files' },
+      'reimported/key-chains/named-vault.json': { usageType: 'access', type: 'standalone', kmsProvider: 'vault', externalKeyId: 'named' },
+      'reimported/key-chains/named-aws.json': { usageType: 'access', type: 'standalone', kmsProvider: 'aws', externalKeyId: 'named' },
+    });
+    const importFolder = async () => (await startService({ CONFIG_IMPORT: folder, KMS_PROVIDERS: kmsProviders }, { besides: svc })).stop();
+    const publicKeys = async () => {
+      const rows = await svc.db
+        .selectFrom('key_chains')
+        .selectAll()
+        .where('tenant_id', '=', 'reimported')
+        .where('kms_provider', '!=', 'db')
+        .execute();
+      return Object.fromEntries(rows.map((row) => [row.id, point(JSON.parse(row.active_jwk).jwk)]));
+    };
+    await importFolder();
+    const before = await publicKeys();
+    expect(Object.keys(before).sort()).toEqual([
+      'default-access',
+      'default-attestation',
+      'default-statusList',
+      'default-trustList',
+      'named-aws',
+      'named-vault',
+    ]);
+    await importFolder();
+    expect(await publicKeys()).toEqual(before);
+    const deleted = await svc.call('DELETE', '/api/tenant/reimported', { token: await svc.rootToken() });
+    expect(deleted.status, deleted.text).toBe(204);
+    await importFolder();
+    const after = await publicKeys();
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    for (const [chain, key] of Object.entries(after)) expect(key, chain).not.toEqual(before[chain]);
+  });
 
   const recreate = async () => {
     const deleted = await svc.call('DELETE', '/api/tenant/phoenix', { token: await svc.rootToken() });
