@@ -289,7 +289,9 @@ export class KeyChainService {
 
   /** Where the tenant's key `name` is in an external provider: in the namespace of this tenant, not of a deleted one of the same id. */
   private async keyPlace(tenantId: string, name: string, db: Executor): Promise<KeyPlace> {
-    return { tenantId, tenantCreatedAt: await store.tenantCreatedAt(db, tenantId), name };
+    const tenantCreatedAt = await store.tenantCreatedAt(db, tenantId);
+    if (tenantCreatedAt === undefined) throw notFound('tenant', tenantId);
+    return { tenantId, tenantCreatedAt, name };
   }
 
   /** The provider of a chain of `usageType` created without kmsProvider: KMS_PROVIDERS' default, db for decryption keys. */
@@ -364,6 +366,7 @@ export class KeyChainService {
   ) {
     return inTransaction(db, async (trx) => {
       const scoped = tenantDb(trx, identity.tenantId);
+      await this.checkSameTenant(identity, trx);
       const hasDefault = (await store.findDefaultKeyChain(scoped, identity.usageType)) !== undefined;
       const makeDefault = settings.default === true || !hasDefault;
       const now = nowIso();
@@ -404,6 +407,18 @@ export class KeyChainService {
       await this.audit.record(ctx, { tenantId: identity.tenantId, actionType: 'key_chain.created', after: auditView(view) }, trx);
       return view;
     });
+  }
+
+  /**
+   * A chain whose keys were named in a tenant instance's namespace is stored only for that instance:
+   * the tenant deleted and created again while the keys were made must not get them. Checked with
+   * the row locked until the chain is stored, so the tenant cannot go in between.
+   */
+  private async checkSameTenant(identity: ChainIdentity, trx: Executor) {
+    if (!identity.keyPlace) return;
+    const current = await store.tenantCreatedAt(trx, identity.tenantId, true);
+    if (current !== identity.keyPlace.tenantCreatedAt)
+      throw conflict(`tenant '${identity.tenantId}' was deleted while the key chain was made; the keys stay with the deleted tenant`);
   }
 
   async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateKeyChain, db: Executor = this.db): Promise<KeyChain> {

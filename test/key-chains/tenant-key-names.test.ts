@@ -5,13 +5,13 @@
 // adopt it. Real SoftHSM2; Vault and AWS KMS are fakes speaking their HTTP APIs.
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from '@aws-sdk/client-kms';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CKA, CKK_EC, CKO, Cryptoki } from '../../src/key-chains/pkcs11/cryptoki.js';
 import { removeFolders, writeFolder } from '../config-files/support.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
 import { freshDatabase } from '../support/database.js';
 import { tenantInstance } from '../support/kms-files.js';
-import { expectFieldErrors } from '../support/problems.js';
+import { expectFieldErrors, expectProblem, problemOf } from '../support/problems.js';
 import { startFailure, startService, type TestService } from '../support/service.js';
 import { SOFTHSM_MODULE, type SoftHsm, softHsm } from '../support/softhsm.js';
 import { startVaultFake, type VaultFake } from '../support/vault-fake.js';
@@ -291,6 +291,33 @@ describe('a tenant deleted and created again with the same id', () => {
     const after = await publicKeys();
     expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
     for (const [chain, key] of Object.entries(after)) expect(key, chain).not.toEqual(before[chain]);
+  });
+
+  it('refuses (409) a chain whose keys were being made while the tenant was deleted and created again: the new tenant never gets it', async () => {
+    const deletedTenant = (await svc.tenant('racer')).token;
+    let release = () => {};
+    vault.hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    try {
+      const body = { id: 'raced', usageType: 'access', type: 'standalone', kmsProvider: 'vault', externalKeyId: 'raced' } as const;
+      const pending = svc.call('POST', '/api/key-chain', { token: deletedTenant, body });
+      // The key is being made in Vault (named for the first racer) when the tenant is deleted and made again.
+      await vi.waitFor(() => expect(vault.requests.some((request) => request.endsWith('.raced'))).toBe(true));
+      const deleted = await svc.call('DELETE', '/api/tenant/racer', { token: await svc.rootToken() });
+      expect(deleted.status, deleted.text).toBe(204);
+      const newTenant = (await svc.tenant('racer')).token;
+      release();
+      const reply = await pending;
+      expectProblem(reply, 409);
+      expect(problemOf(reply).detail).toBe(
+        "tenant 'racer' was deleted while the key chain was made; the keys stay with the deleted tenant",
+      );
+      expect((await svc.call('GET', '/api/key-chain/raced', { token: newTenant })).status).toBe(404);
+    } finally {
+      vault.hold = undefined;
+      release();
+    }
   });
 
   const recreate = async () => {
