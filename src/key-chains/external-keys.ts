@@ -47,6 +47,8 @@ export abstract class ExternalKeyProvider implements KeyProvider {
 
   /** What separates the parts of a namespaced key name: '.' unless the provider's names do not take it. */
   protected readonly nameSeparator: NameSeparator = '.';
+  /** The longest name the provider takes for a key: no limit unless the provider has one. */
+  protected readonly maxNameLength: number = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly name: string,
@@ -64,6 +66,12 @@ export abstract class ExternalKeyProvider implements KeyProvider {
   /** Resolves when the provider can sign; rejects with the reason otherwise (/health/ready). */
   abstract check(): Promise<void>;
   abstract close(): Promise<void>;
+
+  keyNameProblem(place: KeyPlace): string | undefined {
+    const name = providerKeyName(place, this.nameSeparator, this.adoptions);
+    if (name.length <= this.maxNameLength) return undefined;
+    return `key provider '${this.name}' takes names of at most ${this.maxNameLength} characters, and '${name}' has ${name.length}`;
+  }
 
   async generate(algorithm: SigningAlgorithm, _context: string, place?: KeyPlace | null) {
     if (!place) throw new Error(`key provider '${this.name}' needs the name of the key (externalKeyId)`);

@@ -47,6 +47,8 @@ export interface KeyProvider {
     context: string,
     place?: KeyPlace | null,
   ): Promise<{ sealedJwk: string; externalKeyId: string | null; publicJwk: JWK }>;
+  /** Why an external provider cannot hold a key at `place` (its name would be too long there); undefined when it can. */
+  keyNameProblem?(place: KeyPlace): string | undefined;
   /** The public JWK with its kid (RFC 7638 thumbprint). */
   publicJwk(key: StoredKey): JWK;
   /** Raw (IEEE P1363, r || s) signature over `data`, hashed with the algorithm's hash. */

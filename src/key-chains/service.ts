@@ -265,6 +265,7 @@ export class KeyChainService {
     checkProvider({ kmsProvider, chosen, externalKeyId: input.externalKeyId, usageType: input.usageType }, [...this.providers.keys()]);
     const externalKeyId = this.externalKeyIdOf(id, kmsProvider, input.externalKeyId);
     const keyPlace = externalKeyId === null ? null : await this.keyPlace(tenantId, externalKeyId, db);
+    if (keyPlace) this.checkKeyNameFits(kmsProvider, keyPlace, input.externalKeyId ? 'externalKeyId' : 'id');
     const identity = this.identity(tenantId, id, input, { kmsProvider, keyPlace });
     const subjectProblems = subjectErrors(identity.subject, input.type === 'internalChain');
     if (subjectProblems.length) throw invalidFields(subjectProblems);
@@ -292,6 +293,18 @@ export class KeyChainService {
     const tenantCreatedAt = await store.tenantCreatedAt(db, tenantId);
     if (tenantCreatedAt === undefined) throw notFound('tenant', tenantId);
     return { tenantId, tenantCreatedAt, name };
+  }
+
+  /**
+   * The longest name the chain's keys will have in the provider (a rotated key's) must fit there:
+   * refused now, naming the field the name comes from, rather than failing at the first rotation.
+   */
+  private checkKeyNameFits(kmsProvider: string, place: KeyPlace, field: 'externalKeyId' | 'id') {
+    const problem = this.provider(kmsProvider).keyNameProblem?.({ ...place, name: rotatedKeyRef(place.name, new Date()) });
+    if (problem)
+      throw invalidFields([
+        { field: `body.${field}`, message: `too long with the tenant's namespace and a rotated key's suffix: ${problem}` },
+      ]);
   }
 
   /** The provider of a chain of `usageType` created without kmsProvider: KMS_PROVIDERS' default, db for decryption keys. */

@@ -362,6 +362,27 @@ describe('a key chain made before names had a tenant instance', () => {
   });
 });
 
+describe('names too long for the provider', () => {
+  it("refuses (400 naming externalKeyId) a chain whose rotated keys' aliases would pass AWS KMS's 256 characters; one that fits rotates", async () => {
+    // Escaped, the tenant id is 190 characters: alias/svc/<190>/<instance: 8>/ is 210, and a rotated
+    // key adds -<UTC time> (20) to the name: a name of 26 fits, 27 does not (though its first key would).
+    const token = (await svc.tenant(`a${'~'.repeat(63)}`)).token;
+    const create = (externalKeyId: string) =>
+      svc.call('POST', '/api/key-chain', { token, body: { usageType: 'access', type: 'standalone', kmsProvider: 'aws', externalKeyId } });
+    const aliases = kms.aliases.size;
+    const tooLong = await create('k'.repeat(27));
+    expectFieldErrors(tooLong, ['body.externalKeyId']);
+    expect(problemOf(tooLong).errors?.[0]?.message).toMatch(
+      /takes names of at most 250 characters, and 'svc\/a(_7e){63}\/[0-9a-z]{8}\/k{27}-\d{8}t\d{9}z' has 251$/,
+    );
+    expect(kms.aliases.size).toBe(aliases);
+    const fits = await create('k'.repeat(26));
+    expect(fits.status, fits.text).toBe(201);
+    const rotated = await svc.call('POST', `/api/key-chain/${fits.body.id}/rotate`, { token });
+    expect(rotated.status, rotated.text).toBe(200);
+  });
+});
+
 describe('KMS_PROVIDERS adopt', () => {
   it('refuses a name that is not a valid externalKeyId, or a tenant that is not a tenant id, naming the provider and the field', async () => {
     const database = await freshDatabase();
