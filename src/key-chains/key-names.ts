@@ -32,7 +32,7 @@ export interface KeyPlace {
  * The tenant instance's part of a name: its creation time in milliseconds, base 36 (8 letters and
  * digits until 2059). A tenant deleted and created again with the same id gets another.
  */
-export const tenantInstance = (createdAt: string) => {
+const tenantInstance = (createdAt: string) => {
   const ms = Date.parse(createdAt);
   if (!Number.isSafeInteger(ms)) throw new Error(`a tenant's created_at is not a time: '${createdAt}'`);
   return ms.toString(36);
