@@ -3331,7 +3331,7 @@ export interface paths {
                         /** @description make this the default of its usage type (the first of a type always is) */
                         default?: boolean;
                         description?: string | null;
-                        /** @description the tenant's name for the key (1-100 letters, digits, _ or -), in the provider svc.<tenant>.<externalKeyId> (AWS KMS: alias/svc/<tenant>/<externalKeyId>) unless KMS_PROVIDERS lets the tenant adopt an existing key of that very name: the key is used if it exists, else made there; an internal chain's root is <externalKeyId>-root, a rotated key <externalKeyId>-<UTC time>. Required when kmsProvider is given and not db; for the default provider it defaults to the key chain id */
+                        /** @description the tenant's name for the key (1-100 letters, digits, _ or -), in the provider svc.<tenant>.<instance>.<externalKeyId> (AWS KMS: alias/svc/<tenant>/<instance>/<externalKeyId>; <instance> tells the tenant from a deleted one of the same id) unless KMS_PROVIDERS lets the tenant adopt an existing key of that very name: the key is used if it exists, else made there; an internal chain's root is <externalKeyId>-root, a rotated key <externalKeyId>-<UTC time>. Required when kmsProvider is given and not db; for the default provider it defaults to the key chain id */
                         externalKeyId?: string | null;
                         /** @description generated (UUID) when absent */
                         id?: string;

@@ -48,6 +48,8 @@ export class AwsKmsKeyProvider extends ExternalKeyProvider {
   readonly capabilities: ProviderCapabilities = { generate: true, import: false, algorithms: ['ES256', 'ES384', 'ES512'], decrypt: false };
   /** Alias names take letters, digits, / _ and -, not '.'. */
   protected override readonly nameSeparator = '/';
+  /** An alias is at most 256 characters, alias/ included. */
+  protected override readonly maxNameLength = 256 - 'alias/'.length;
 
   private constructor(
     settings: AwsKmsSettings,

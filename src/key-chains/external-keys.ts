@@ -7,8 +7,8 @@ import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { delegatedSigningKey } from '../platform/crypto/delegated-keys.js';
 import { Problem } from '../platform/http/problem.js';
-import { type Adoptions, type NameSeparator, providerKeyName } from './key-names.js';
-import { type KeyPlace, type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './providers.js';
+import { type Adoptions, type KeyPlace, type NameSeparator, providerKeyName } from './key-names.js';
+import { type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './providers.js';
 
 /** The stored form of an external key: where it is, and its public half. No private key material. */
 interface ExternalKeyRecord {
@@ -47,6 +47,8 @@ export abstract class ExternalKeyProvider implements KeyProvider {
 
   /** What separates the parts of a namespaced key name: '.' unless the provider's names do not take it. */
   protected readonly nameSeparator: NameSeparator = '.';
+  /** The longest name the provider takes for a key: no limit unless the provider has one. */
+  protected readonly maxNameLength: number = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly name: string,
@@ -65,9 +67,15 @@ export abstract class ExternalKeyProvider implements KeyProvider {
   abstract check(): Promise<void>;
   abstract close(): Promise<void>;
 
+  keyNameProblem(place: KeyPlace): string | undefined {
+    const name = providerKeyName(place, this.nameSeparator, this.adoptions);
+    if (name.length <= this.maxNameLength) return undefined;
+    return `key provider '${this.name}' takes names of at most ${this.maxNameLength} characters, and '${name}' has ${name.length}`;
+  }
+
   async generate(algorithm: SigningAlgorithm, _context: string, place?: KeyPlace | null) {
     if (!place) throw new Error(`key provider '${this.name}' needs the name of the key (externalKeyId)`);
-    const ref = providerKeyName(place.tenantId, place.name, this.nameSeparator, this.adoptions);
+    const ref = providerKeyName(place, this.nameSeparator, this.adoptions);
     if (!this.capabilities.algorithms.includes(algorithm)) {
       throw new Problem(400, 'Bad Request', `key provider '${this.name}' does not offer ${algorithm}`, {
         errors: [{ field: 'body.algorithm', message: `not offered by key provider '${this.name}'` }],

@@ -12,6 +12,7 @@ import {
   rootSubject,
   type Subject,
 } from './certificates.js';
+import type { KeyPlace } from './key-names.js';
 import type { UsageType } from './model.js';
 import { type KeyProvider, publicCryptoKey, type StoredKey } from './providers.js';
 
@@ -24,8 +25,8 @@ export interface ChainIdentity {
   certValidityDays: number;
   /** Where the chain's private keys live. */
   kmsProvider: string;
-  /** The tenant's name (externalKeyId or one derived from it) of the leaf key to make in an external provider (null for db). */
-  keyRef: string | null;
+  /** The leaf key to make in an external provider, by the tenant's name for it (externalKeyId or one derived from it); null for db. */
+  keyPlace: KeyPlace | null;
 }
 
 /** The name of an internal chain's root key inside an external provider: beside its first leaf key. */
@@ -69,9 +70,8 @@ export class KeyMaterial {
     };
   }
 
-  private async newKey(identity: ChainIdentity, ref = identity.keyRef) {
+  private async newKey(identity: ChainIdentity, place = identity.keyPlace) {
     const provider = this.providerOf(identity.kmsProvider);
-    const place = ref === null ? null : { tenantId: identity.tenantId, name: ref };
     const key = await provider.generate(identity.algorithm, sealingContext(identity.tenantId, identity.keyChainId), place);
     return this.withPair(identity, key);
   }
@@ -100,7 +100,8 @@ export class KeyMaterial {
   }
 
   async internalChain(identity: ChainIdentity): Promise<{ root: MintedKey; leaf: MintedKey }> {
-    const root = await this.newKey(identity, identity.keyRef && rootKeyRef(identity.keyRef));
+    const place = identity.keyPlace;
+    const root = await this.newKey(identity, place && { ...place, name: rootKeyRef(place.name) });
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
     const rootPem = await createRootCertificate(root.pair, rootSubject(identity.subject), this.links(identity), hash);
     const leaf = await this.leafUnderRoot(identity, { ...root.stored, certificatePem: rootPem });

@@ -5,6 +5,7 @@ import { createHash, createPrivateKey, type JsonWebKey, type KeyObject, sign as 
 import { compactDecrypt, type JWK } from 'jose';
 import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
+import type { KeyPlace } from './key-names.js';
 
 /**
  * One key as stored in a key chain row: the JWK column (db: the private JWK, sealed; an external
@@ -15,12 +16,6 @@ export interface StoredKey {
   externalKeyId: string | null;
   /** Binds the sealed value to its key chain (associated data). */
   context: string;
-}
-
-/** A key of an external provider as a tenant names it: the provider derives its own name from both (key-names.ts). */
-export interface KeyPlace {
-  tenantId: string;
-  name: string;
 }
 
 /** What GET /api/key-chain/providers says a provider can do. */
@@ -52,6 +47,8 @@ export interface KeyProvider {
     context: string,
     place?: KeyPlace | null,
   ): Promise<{ sealedJwk: string; externalKeyId: string | null; publicJwk: JWK }>;
+  /** Why an external provider cannot hold a key at `place` (its name would be too long there); undefined when it can. */
+  keyNameProblem?(place: KeyPlace): string | undefined;
   /** The public JWK with its kid (RFC 7638 thumbprint). */
   publicJwk(key: StoredKey): JWK;
   /** Raw (IEEE P1363, r || s) signature over `data`, hashed with the algorithm's hash. */

@@ -11,7 +11,7 @@ import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBo
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { maxCommonName, type Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, subjectErrors } from './checks.js';
-import { escapeId } from './key-names.js';
+import { escapeId, type KeyPlace } from './key-names.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
 import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
@@ -241,7 +241,7 @@ export class KeyChainService {
     tenantId: string,
     id: string,
     input: { usageType: UsageType; algorithm?: SigningAlgorithm; subject?: Partial<Subject>; certValidityDays?: number },
-    keys: { kmsProvider: string; keyRef: string | null } = { kmsProvider: 'db', keyRef: null },
+    keys: { kmsProvider: string; keyPlace: KeyPlace | null } = { kmsProvider: 'db', keyPlace: null },
   ): ChainIdentity {
     return {
       tenantId,
@@ -264,7 +264,9 @@ export class KeyChainService {
     const chosen = input.kmsProvider !== undefined;
     checkProvider({ kmsProvider, chosen, externalKeyId: input.externalKeyId, usageType: input.usageType }, [...this.providers.keys()]);
     const externalKeyId = this.externalKeyIdOf(id, kmsProvider, input.externalKeyId);
-    const identity = this.identity(tenantId, id, input, { kmsProvider, keyRef: externalKeyId ?? null });
+    const keyPlace = externalKeyId === null ? null : await this.keyPlace(tenantId, externalKeyId, db);
+    if (keyPlace) this.checkKeyNameFits(kmsProvider, keyPlace, input.externalKeyId ? 'externalKeyId' : 'id');
+    const identity = this.identity(tenantId, id, input, { kmsProvider, keyPlace });
     const subjectProblems = subjectErrors(identity.subject, input.type === 'internalChain');
     if (subjectProblems.length) throw invalidFields(subjectProblems);
     input = { ...input, externalKeyId };
@@ -284,6 +286,25 @@ export class KeyChainService {
   private externalKeyIdOf(id: string, kmsProvider: string, given: string | null | undefined): string | null {
     if (kmsProvider === 'db') return null;
     return given ?? escapeId(id);
+  }
+
+  /** Where the tenant's key `name` is in an external provider: in the namespace of this tenant, not of a deleted one of the same id. */
+  private async keyPlace(tenantId: string, name: string, db: Executor): Promise<KeyPlace> {
+    const tenantCreatedAt = await store.tenantCreatedAt(db, tenantId);
+    if (tenantCreatedAt === undefined) throw notFound('tenant', tenantId);
+    return { tenantId, tenantCreatedAt, name };
+  }
+
+  /**
+   * The longest name the chain's keys will have in the provider (a rotated key's) must fit there:
+   * refused now, naming the field the name comes from, rather than failing at the first rotation.
+   */
+  private checkKeyNameFits(kmsProvider: string, place: KeyPlace, field: 'externalKeyId' | 'id') {
+    const problem = this.provider(kmsProvider).keyNameProblem?.({ ...place, name: rotatedKeyRef(place.name, new Date()) });
+    if (problem)
+      throw invalidFields([
+        { field: `body.${field}`, message: `too long with the tenant's namespace and a rotated key's suffix: ${problem}` },
+      ]);
   }
 
   /** The provider of a chain of `usageType` created without kmsProvider: KMS_PROVIDERS' default, db for decryption keys. */
@@ -358,6 +379,7 @@ export class KeyChainService {
   ) {
     return inTransaction(db, async (trx) => {
       const scoped = tenantDb(trx, identity.tenantId);
+      await this.checkSameTenant(identity, trx);
       const hasDefault = (await store.findDefaultKeyChain(scoped, identity.usageType)) !== undefined;
       const makeDefault = settings.default === true || !hasDefault;
       const now = nowIso();
@@ -398,6 +420,18 @@ export class KeyChainService {
       await this.audit.record(ctx, { tenantId: identity.tenantId, actionType: 'key_chain.created', after: auditView(view) }, trx);
       return view;
     });
+  }
+
+  /**
+   * A chain whose keys were named in a tenant instance's namespace is stored only for that instance:
+   * the tenant deleted and created again while the keys were made must not get them. Checked with
+   * the row locked until the chain is stored, so the tenant cannot go in between.
+   */
+  private async checkSameTenant(identity: ChainIdentity, trx: Executor) {
+    if (!identity.keyPlace) return;
+    const current = await store.tenantCreatedAt(trx, identity.tenantId, true);
+    if (current !== identity.keyPlace.tenantCreatedAt)
+      throw conflict(`tenant '${identity.tenantId}' was deleted while the key chain was made; the keys stay with the deleted tenant`);
   }
 
   async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateKeyChain, db: Executor = this.db): Promise<KeyChain> {
@@ -449,8 +483,11 @@ export class KeyChainService {
     if (row.chain_type === 'imported')
       throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
     const before = this.toKeyChain(row);
-    const keyRef = row.kms_provider === 'db' || !row.external_key_id ? null : rotatedKeyRef(row.external_key_id, new Date());
-    const identity = this.identity(tenantId, id, { ...before, subject: before.subject }, { kmsProvider: row.kms_provider, keyRef });
+    const keyPlace =
+      row.kms_provider === 'db' || !row.external_key_id
+        ? null
+        : await this.keyPlace(tenantId, rotatedKeyRef(row.external_key_id, new Date()), this.db);
+    const identity = this.identity(tenantId, id, { ...before, subject: before.subject }, { kmsProvider: row.kms_provider, keyPlace });
     const root = this.storedKey(row, 'root');
     const leaf =
       root && row.root_certificate
@@ -510,7 +547,7 @@ export class KeyChainService {
         tenantId,
         id,
         { usageType: row.usage_type as UsageType, algorithm: row.algorithm as SigningAlgorithm },
-        { kmsProvider: row.kms_provider, keyRef: null },
+        { kmsProvider: row.kms_provider, keyPlace: null },
       ),
       { ...ca.key, certificatePem: ca.pem },
     );

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { KeyChainsTable } from '../platform/db/schema.js';
 import type { TenantDb } from '../platform/db/tenant-db.js';
-import type { Executor } from '../platform/db/values.js';
+import { type Executor, takesRowLocks } from '../platform/db/values.js';
 
 export type KeyChainRow = Selectable<KeyChainsTable>;
 export type NewKeyChainRow = Omit<Insertable<KeyChainsTable>, 'tenant_id'>;
@@ -72,4 +72,16 @@ export async function forgetPreviousKey(db: Executor, tenantId: string, id: stri
     .where('id', '=', id)
     .where('previous_key_expiry', '=', expiry)
     .execute();
+}
+
+/**
+ * When the tenant row was created: what tells this tenant from a deleted one of the same id, for
+ * its key names in shared providers; undefined when there is no such tenant. Read through the
+ * caller's transaction, which may be the one creating the tenant. With `lock`, the row is kept from
+ * being deleted until that transaction ends (SQLite's one writer at a time needs no lock).
+ */
+export async function tenantCreatedAt(db: Executor, tenantId: string, lock = false): Promise<string | undefined> {
+  let query = db.selectFrom('tenants').select('created_at').where('id', '=', tenantId);
+  if (lock && takesRowLocks(db)) query = query.forShare();
+  return (await query.executeTakeFirst())?.created_at;
 }

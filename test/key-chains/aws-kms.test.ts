@@ -7,7 +7,7 @@ import { derToRaw } from '../../src/key-chains/aws-kms.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
 import { freshDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
-import { kmsFiles } from '../support/kms-files.js';
+import { kmsFiles, tenantInstance } from '../support/kms-files.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startFailure, startService, type TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
@@ -15,6 +15,8 @@ import { issueCredential } from '../support/wallet.js';
 let kms: AwsKmsFake;
 let svc: TestService;
 let acme: string;
+/** The namespace of acme's aliases: alias/svc/acme/<instance>. */
+let acmeAliases: string;
 const files = kmsFiles();
 
 function kmsFile(endpoint: string, accessKeyId: unknown = { env: 'TEST_AWS_KEY_ID' }) {
@@ -37,6 +39,7 @@ beforeAll(async () => {
     TEST_AWS_SECRET: kms.credentials.secretAccessKey,
   });
   acme = (await svc.tenant('acme')).token;
+  acmeAliases = `alias/svc/acme/${await tenantInstance(svc.db, 'acme')}`;
 });
 afterAll(async () => {
   await svc?.stop();
@@ -62,11 +65,11 @@ describe('AWS KMS', () => {
   });
 
   it('makes the keys in KMS under aliases, and keeps only their ARNs and public keys', async () => {
-    expect([...kms.aliases.keys()].sort()).toEqual(['alias/svc/acme/acme-attestation', 'alias/svc/acme/acme-attestation-root']);
+    expect([...kms.aliases.keys()].sort()).toEqual([`${acmeAliases}/acme-attestation`, `${acmeAliases}/acme-attestation-root`]);
     expect(kms.targets).toEqual(expect.arrayContaining(['TrentService.CreateKey', 'TrentService.GetPublicKey', 'TrentService.Sign']));
     const row = await svc.db.selectFrom('key_chains').selectAll().where('id', '=', 'kms-attestation').executeTakeFirstOrThrow();
     const active = JSON.parse(row.active_jwk);
-    expect(active.ref).toBe(kms.keys.get(kms.aliases.get('alias/svc/acme/acme-attestation') as string)?.arn);
+    expect(active.ref).toBe(kms.keys.get(kms.aliases.get(`${acmeAliases}/acme-attestation`) as string)?.arn);
     expect(Object.keys(active.jwk).sort()).toEqual(['crv', 'kty', 'x', 'y']);
     const [leaf] = (await svc.call('GET', '/api/key-chain/kms-attestation/certificate', { token: acme })).text.split(
       /(?<=-----END CERTIFICATE-----)\n/,
@@ -87,7 +90,7 @@ describe('AWS KMS', () => {
     const rotated = await svc.call('POST', '/api/key-chain/kms-attestation/rotate', { token: acme });
     expect(rotated.status, rotated.text).toBe(200);
     expect(kms.keys.size).toBe(3);
-    expect([...kms.aliases.keys()].some((alias) => /^alias\/svc\/acme\/acme-attestation-\d{8}t\d{9}z$/.test(alias))).toBe(true);
+    expect([...kms.aliases.keys()].some((alias) => new RegExp(`^${acmeAliases}/acme-attestation-\\d{8}t\\d{9}z$`).test(alias))).toBe(true);
     const again = await svc.call('POST', '/api/key-chain', {
       token: acme,
       body: { usageType: 'access', type: 'standalone', kmsProvider: 'aws', externalKeyId: 'acme-attestation' },

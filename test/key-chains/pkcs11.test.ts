@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pkcs11KeyProvider } from '../../src/key-chains/pkcs11/provider.js';
 import type { Operation, RequestBodyOf } from '../support/api-types.js';
 import { MDL_NAMESPACE, mdl, PID } from '../support/fixtures.js';
+import { tenantInstance } from '../support/kms-files.js';
 import { expectFieldErrors, problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
@@ -17,6 +18,8 @@ const PIN = '314159';
 let hsm: SoftHsm;
 let svc: TestService;
 let acme: string;
+/** The namespace of acme's keys in the token: svc.acme.<instance>. */
+let acmeKeys: string;
 let other: string;
 
 const providers = (pin: unknown, tokenLabel = 'svc-test') => ({
@@ -28,6 +31,7 @@ beforeAll(async () => {
   hsm = softHsm('svc-test', PIN);
   svc = await startService({ KMS_PROVIDERS: hsm.kmsFile(providers({ env: 'TEST_HSM_PIN' })), TEST_HSM_PIN: PIN });
   acme = (await svc.tenant('acme')).token;
+  acmeKeys = `svc.acme.${await tenantInstance(svc.db, 'acme')}`;
   other = (await svc.tenant('other')).token;
 });
 afterAll(async () => {
@@ -112,9 +116,9 @@ describe('a key chain in the token', () => {
       expect(stored.jwk).not.toHaveProperty('d');
       expect(Object.keys(stored.jwk).sort()).toEqual(['crv', 'kty', 'x', 'y']);
     }
-    expect(JSON.parse(row.active_jwk).ref).toBe('svc.acme.acme-attestation');
-    expect(JSON.parse(row.root_jwk as string).ref).toBe('svc.acme.acme-attestation-root');
-    for (const label of ['svc.acme.acme-attestation', 'svc.acme.acme-attestation-root']) {
+    expect(JSON.parse(row.active_jwk).ref).toBe(`${acmeKeys}.acme-attestation`);
+    expect(JSON.parse(row.root_jwk as string).ref).toBe(`${acmeKeys}.acme-attestation-root`);
+    for (const label of [`${acmeKeys}.acme-attestation`, `${acmeKeys}.acme-attestation-root`]) {
       expect(await token().keyAttributes(label)).toEqual({ token: true, sensitive: true, extractable: false, private: true, sign: true });
     }
   });
@@ -152,7 +156,7 @@ describe('a key chain in the token', () => {
     expect(rotated.rootJwk?.kid).toBe(chain.rootJwk.kid);
     const row = await svc.db.selectFrom('key_chains').selectAll().where('id', '=', 'hsm-attestation').executeTakeFirstOrThrow();
     const ref = JSON.parse(row.active_jwk).ref as string;
-    expect(ref).toMatch(/^svc\.acme\.acme-attestation-\d{8}t\d{9}z$/);
+    expect(ref).toMatch(new RegExp(`^${acmeKeys}\\.acme-attestation-\\d{8}t\\d{9}z$`));
     expect(await token().keyAttributes(ref)).toMatchObject({ token: true, sensitive: true, extractable: false });
     const sdJwt = await issueCredential(svc, acme, 'pid-hsm', { given_name: 'Max', family_name: 'Mustermann' });
     const { header } = await verifySdJwtIndependently(sdJwt.credential, chain.rootCertificate);

@@ -8,7 +8,7 @@ import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { importEnvironment } from '../../src/config-files/environment.js';
 import { freshDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
-import { kmsFiles } from '../support/kms-files.js';
+import { kmsFiles, tenantInstance } from '../support/kms-files.js';
 import { problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startFailure, startService, type TestService } from '../support/service.js';
@@ -18,6 +18,8 @@ import { issueCredential } from '../support/wallet.js';
 let vault: VaultFake;
 let svc: TestService;
 let acme: string;
+/** The namespace of acme's keys in Vault: svc.acme.<instance>. */
+let acmeKeys: string;
 const files = kmsFiles();
 
 const kmsFile = (url: string, token: unknown = { env: 'TEST_VAULT_TOKEN' }) =>
@@ -27,6 +29,7 @@ beforeAll(async () => {
   vault = await startVaultFake();
   svc = await startService({ KMS_PROVIDERS: kmsFile(vault.url), TEST_VAULT_TOKEN: vault.token });
   acme = (await svc.tenant('acme')).token;
+  acmeKeys = `svc.acme.${await tenantInstance(svc.db, 'acme')}`;
 });
 afterAll(async () => {
   await svc?.stop();
@@ -42,9 +45,9 @@ describe('Vault Transit as the default provider', () => {
     expect(byUsage.statusList).toMatchObject({ kmsProvider: 'vault', externalKeyId: 'default-statusList' });
     expect(byUsage.encrypt).toMatchObject({ kmsProvider: 'db', externalKeyId: null });
     expect([...vault.keys.keys()]).toEqual(
-      expect.arrayContaining(['svc.acme.default-attestation', 'svc.acme.default-attestation-root', 'svc.acme.default-access']),
+      expect.arrayContaining([`${acmeKeys}.default-attestation`, `${acmeKeys}.default-attestation-root`, `${acmeKeys}.default-access`]),
     );
-    expect(vault.keys.get('svc.acme.default-attestation')?.type).toBe('ecdsa-p256');
+    expect(vault.keys.get(`${acmeKeys}.default-attestation`)?.type).toBe('ecdsa-p256');
     const providers = (await svc.call('GET', '/api/key-chain/providers', { token: acme })).body as any[];
     expect(providers.map((p) => [p.id, p.type, p.default])).toEqual([
       ['db', 'db', false],
@@ -71,7 +74,7 @@ describe('Vault Transit as the default provider', () => {
     assert.isNotNull(chain.rootCertificate, 'the chain has a root certificate');
     const { claims } = await verifySdJwtIndependently(issued.credential, chain.rootCertificate);
     expect(claims.given_name).toBe('Erika');
-    expect(vault.requests).toContain('POST /v1/transit/sign/svc.acme.default-attestation');
+    expect(vault.requests).toContain(`POST /v1/transit/sign/${acmeKeys}.default-attestation`);
   });
 
   it('keeps signing with the version it certified when the key is rotated inside Vault, and rotates to a new Vault key', async () => {
@@ -82,7 +85,7 @@ describe('Vault Transit as the default provider', () => {
     expect(created.status, created.text).toBe(201);
     expect(
       (
-        await fetch(`${vault.url}/v1/transit/keys/svc.acme.acme-access/rotate`, {
+        await fetch(`${vault.url}/v1/transit/keys/${acmeKeys}.acme-access/rotate`, {
           method: 'POST',
           headers: { 'x-vault-token': vault.token },
         })
@@ -96,9 +99,9 @@ describe('Vault Transit as the default provider', () => {
     const rotated = await svc.call('POST', '/api/key-chain/vault-access/rotate', { token: acme });
     expect(rotated.status, rotated.text).toBe(200);
     expect(rotated.body.previousJwk?.kid).toBe(created.body.activeJwk.kid);
-    const names = [...vault.keys.keys()].filter((name) => name.startsWith('svc.acme.acme-access-'));
+    const names = [...vault.keys.keys()].filter((name) => name.startsWith(`${acmeKeys}.acme-access-`));
     expect(names).toHaveLength(1);
-    expect(names[0]).toMatch(/^svc\.acme\.acme-access-\d{8}t\d{9}z$/);
+    expect(names[0]).toMatch(new RegExp(`^${acmeKeys}\\.acme-access-\\d{8}t\\d{9}z$`));
   });
 
   it('fails signatures with a 503 naming the provider when Vault fails, and /health/ready says so', async () => {

@@ -2,6 +2,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/platform/db/schema.js';
 
 export interface KmsFiles {
   dir: string;
@@ -21,4 +23,13 @@ export function kmsFiles(dir = mkdtempSync(join(tmpdir(), 'svc-kms-'))): KmsFile
     },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * The instance part of a tenant's key names in a shared provider (svc.<tenant>.<instance>.<name>),
+ * worked out from its tenant row: created_at in milliseconds, base 36.
+ */
+export async function tenantInstance(db: Kysely<Database>, tenantId: string): Promise<string> {
+  const row = await db.selectFrom('tenants').select('created_at').where('id', '=', tenantId).executeTakeFirstOrThrow();
+  return Date.parse(row.created_at).toString(36);
 }

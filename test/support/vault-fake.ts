@@ -25,6 +25,8 @@ export interface VaultFake {
   requests: string[];
   /** When set, every request is answered with this status (a sealed or failing Vault). */
   failWith?: number;
+  /** When set, every request waits for it before it is answered (a slow Vault: something else happens meanwhile). */
+  hold?: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function startVaultFake(mount = 'transit', token = 'hvs.test-token'
     const path = new URL(req.url ?? '/', 'http://vault').pathname;
     fake.requests.push(`${req.method} ${path}`);
     const body = await readJson(req);
+    await fake.hold;
     if (fake.failWith) return send(fake.failWith, { errors: ['Vault is sealed'] });
     if (req.headers['x-vault-token'] !== fake.token) return send(403, { errors: ['permission denied'] });
     if (req.method === 'GET' && path === '/v1/auth/token/lookup-self') return send(200, { data: { id: fake.token, policies: ['svc'] } });
