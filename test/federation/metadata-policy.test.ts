@@ -251,6 +251,15 @@ describe('operators that contradict each other refuse, in one policy and across 
     expect(resolve({ algs: { subset_of: ['ES256', 'ES512'] } }, { algs: { add: ['ES512'] } })?.algs).toEqual(['ES256', 'ES512']);
   });
 
+  it('value null cannot be undone by a subordinate: add or default beside it refuses', () => {
+    expect(() => resolve({ logo: { value: null } }, { logo: { default: 'https://logo.example' } })).toThrow(
+      'metadata policy: openid_credential_issuer.logo: value null removes the parameter, which add or default would set again',
+    );
+    expect(() => resolve({ algs: { value: null } }, { algs: { add: ['ES512'] } })).toThrow(
+      'metadata policy: openid_credential_issuer.algs: value null removes the parameter, which add or default would set again',
+    );
+  });
+
   it('value null removes the parameter whatever the other operators list', () => {
     expect(
       resolve({ scopes: { subset_of: ['pid'], superset_of: ['pid'], one_of: ['pid'] } }, { scopes: { value: null } }),
