@@ -77,7 +77,6 @@ function combineParameter(upper: ParameterPolicy, lower: ParameterPolicy, where:
         break;
     }
   }
-  checkConsistent(combined, where);
   return combined;
 }
 

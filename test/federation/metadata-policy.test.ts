@@ -317,8 +317,9 @@ describe('malformed policies refuse, naming where', () => {
     expect(refusal({ openid_credential_issuer: { algs: null } })).toThrow(/algs is not an object of operators/);
   });
 
-  it('a set operator that is not a list, an essential that is not a boolean', () => {
-    for (const operator of ['one_of', 'subset_of', 'superset_of']) {
+  it('a list operator that is not a list, an essential that is not a boolean', () => {
+    // A scalar add (older drafts' examples) is refused too: union() of a string would throw a TypeError, not a refusal.
+    for (const operator of ['one_of', 'subset_of', 'superset_of', 'add']) {
       expect(refusal({ openid_credential_issuer: { algs: { [operator]: 'ES256' } } })).toThrow(
         `metadata policy: openid_credential_issuer.algs.${operator} is not an array`,
       );
