@@ -200,6 +200,19 @@ describe('every other outcome refuses, naming the step', () => {
     expectRefused(await present('fed', await foreignCredential()), /credential key: kid issuer-credential-key/);
   });
 
+  it("the intermediate's policy cannot bring back a parameter the anchor's policy removes (value null, then default)", async () => {
+    await federationSettings({ mode: 'federation-only' });
+    anchor.subordinate(intermediate, { metadata_policy: { openid_credential_issuer: { logo_uri: { value: null } } } });
+    await expectAccepted(await present('fed', await foreignCredential()));
+    intermediate.subordinate(issuer, {
+      metadata_policy: { openid_credential_issuer: { logo_uri: { default: 'https://tracker.example/logo.png' } } },
+    });
+    expectRefused(
+      await present('fed', await foreignCredential()),
+      /metadata policy: openid_credential_issuer.logo_uri: value null removes the parameter, which add or default would set again/,
+    );
+  });
+
   it("the anchor's constraints allow no intermediate (max_path_length 0)", async () => {
     await federationSettings({ mode: 'federation-only' });
     anchor.subordinate(intermediate, { constraints: { max_path_length: 1 } });
