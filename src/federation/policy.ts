@@ -77,12 +77,15 @@ function combineParameter(upper: ParameterPolicy, lower: ParameterPolicy, where:
         break;
     }
   }
-  checkConsistent(combined, where);
   return combined;
 }
 
 /** Combinations that can never hold (section 6.1.3.1: each operator's "combination" rules). */
 function checkConsistent(policy: ParameterPolicy, where: string) {
+  // add and default apply after value: beside value null they would let a subordinate bring back a
+  // parameter its superior removes (section 6.1.3.1.1: add must be a subset of value, default needs a non-null value).
+  if ('value' in policy && policy.value === null && ('add' in policy || 'default' in policy))
+    throw refuse(`${where}: value null removes the parameter, which add or default would set again`);
   if ('value' in policy && policy.value !== null) {
     const value = policy.value;
     if ('one_of' in policy && !contains(policy.one_of as unknown[], value)) throw refuse(`${where}: value is not one of one_of`);

@@ -2,7 +2,7 @@
 // a foreign credential issuer, real signed statements), presentations of the issuer's SD-JWT VCs
 // through the real response endpoint, and every way a chain can fail refusing with the step named.
 import type { JWK } from 'jose';
-import { afterAll, afterEach, assert, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, assert, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Schemas } from '../support/api-types.js';
 import { foreignSdJwtVc, startFederation, type TestEntity, type TestFederation, type TestKey, testKey } from '../support/federation.js';
 import { PID, PID_ADULT_QUERY, PID_VCT } from '../support/fixtures.js';
@@ -84,7 +84,8 @@ afterAll(async () => {
   await svc?.stop();
   await fed?.stop();
 });
-afterEach(() => buildFederation());
+// Before each test, not after: a test run alone (-t) starts from the same working chain as the first.
+beforeEach(() => buildFederation());
 
 async function foreignCredential(key = credentialKey, kid?: string) {
   const holder = await holderKey();
@@ -118,7 +119,6 @@ function expectRefused(result: Awaited<ReturnType<typeof present>>, reason: RegE
 
 describe('a credential whose issuer resolves to a trusted anchor', () => {
   it('is accepted: issuer configuration, intermediate and anchor read, the credential key taken from the leaf metadata', async () => {
-    buildFederation();
     await federationSettings({ mode: 'federation-only' });
     fed.requests.length = 0;
     const result = await present('fed', await foreignCredential());
@@ -198,6 +198,19 @@ describe('every other outcome refuses, naming the step', () => {
       metadata_policy: { openid_credential_issuer: { jwks: { value: { keys: [rogueKey.publicJwk] } } } },
     });
     expectRefused(await present('fed', await foreignCredential()), /credential key: kid issuer-credential-key/);
+  });
+
+  it("the intermediate's policy cannot bring back a parameter the anchor's policy removes (value null, then default)", async () => {
+    await federationSettings({ mode: 'federation-only' });
+    anchor.subordinate(intermediate, { metadata_policy: { openid_credential_issuer: { logo_uri: { value: null } } } });
+    await expectAccepted(await present('fed', await foreignCredential()));
+    intermediate.subordinate(issuer, {
+      metadata_policy: { openid_credential_issuer: { logo_uri: { default: 'https://tracker.example/logo.png' } } },
+    });
+    expectRefused(
+      await present('fed', await foreignCredential()),
+      /metadata policy: openid_credential_issuer.logo_uri: value null removes the parameter, which add or default would set again/,
+    );
   });
 
   it("the anchor's constraints allow no intermediate (max_path_length 0)", async () => {
