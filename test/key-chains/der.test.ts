@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   bitString,
   certificateSubject,
+  childrenOf,
   ecdsaSignatureToDer,
   explicit,
   ia5String,
@@ -48,6 +49,50 @@ describe('lengths', () => {
     expect(() => readElement(bytes('0405abcd'), 0)).toThrow(/truncated/);
     expect(() => readElement(bytes('3080'), 0)).toThrow(/length/);
   });
+
+  it.each([
+    ['a short form', sequence(smallInteger(1), octetString(bytes('0102')))],
+    ['a long form', octetString(new Uint8Array(300).fill(7))],
+  ])('refuses %s cut short at every position', (_, whole) => {
+    expect(readElement(whole, 0).end).toBe(whole.length);
+    for (let cut = 0; cut < whole.length; cut++) {
+      expect(() => readElement(whole.subarray(0, cut), 0), `cut at ${cut}`).toThrow(/DER: truncated/);
+    }
+  });
+
+  it.each([
+    ['80', 'the indefinite form'],
+    ['85', 'a length of five octets'],
+    ['ff', 'the reserved 0xff'],
+  ])('refuses the length octet %s (%s)', (lengthOctet) => {
+    expect(() => readElement(bytes(`04${lengthOctet}0000000000000000`), 0)).toThrow('DER: unsupported length');
+  });
+
+  it('reads a four-octet length, and refuses one with too few octets or larger than the input', () => {
+    expect(readElement(bytes('048400000002abcd'), 0)).toEqual({ tag: 0x04, start: 0, contentStart: 6, end: 8 });
+    expect(() => readElement(bytes('0484000000'), 0)).toThrow('DER: truncated');
+    expect(() => readElement(bytes('048400000003abcd'), 0)).toThrow('DER: truncated');
+    expect(() => readElement(bytes('0484ffffffff00'), 0)).toThrow('DER: truncated');
+  });
+
+  it.each(['1f2200', '3f810100', 'bf1f00', 'df2001ff'])('refuses the high tag number form in %s', (input) => {
+    expect(() => readElement(bytes(input), 0)).toThrow('DER: high tag numbers are not supported');
+  });
+
+  it('reads at an offset, and tag 30 (the highest low tag number)', () => {
+    expect(readElement(bytes('ff1e01aa'), 1)).toEqual({ tag: 0x1e, start: 1, contentStart: 3, end: 4 });
+  });
+
+  it('lists the children of a constructed element, and refuses a child that overruns its parent', () => {
+    const whole = sequence(smallInteger(1), octetString(bytes('0102')));
+    expect(childrenOf(whole, readElement(whole, 0)).map((child) => [child.tag, child.start, child.end])).toEqual([
+      [0x02, 2, 5],
+      [0x04, 5, 9],
+    ]);
+    // The SEQUENCE says 3 content octets; its OCTET STRING claims 4, read from the bytes after it.
+    const overrun = bytes('300304040102030405');
+    expect(() => childrenOf(overrun, readElement(overrun, 0))).toThrow('DER: truncated');
+  });
 });
 
 describe('INTEGER', () => {
@@ -86,7 +131,19 @@ describe('OBJECT IDENTIFIER', () => {
     expect(hex(objectIdentifier(dotted))).toBe(expected);
   });
 
-  it.each(['1', '3.1', '1.40', '1.2.x', '1..2'])('refuses %s', (dotted) => {
+  it.each([
+    ['0.39', '060127'],
+    ['1.39.0', '06024f00'],
+    ['2.40', '060178'],
+    ['2.47.127', '06027f7f'],
+    ['1.2.128', '06032a8100'],
+    ['1.2.16383.16384', '06062a ff7f 818000'],
+    ['1.2.4294967295', '06062a8fffffff7f'],
+  ])('%s is %s (base 128, minimal, continuation bit on all but the last octet)', (dotted, expected) => {
+    expect(hex(objectIdentifier(dotted))).toBe(expected.replaceAll(' ', ''));
+  });
+
+  it.each(['1', '', '3.1', '9.0', '0.40', '1.40', '1.2.x', '1..2', '1.2.', '-1.2', '1.2.-3'])('refuses %j', (dotted) => {
     expect(() => objectIdentifier(dotted)).toThrow(/object identifier/);
   });
 });
@@ -98,12 +155,23 @@ describe('times (RFC 5280 4.1.2.5)', () => {
     ['2049-12-31T23:59:59Z', '17', '491231235959Z'],
     ['2050-01-01T00:00:00Z', '18', '20500101000000Z'],
     ['2136-07-08T09:10:11Z', '18', '21360708091011Z'],
+    ['1950-01-01T00:00:00Z', '17', '500101000000Z'],
+    ['2049-01-01T00:00:00Z', '17', '490101000000Z'],
+    ['2050-12-31T23:59:59Z', '18', '20501231235959Z'],
+    ['9999-12-31T23:59:59Z', '18', '99991231235959Z'],
   ])('%s is tag %s %s', (iso, tag, text) => {
     const encoded = time(new Date(iso));
     expect(hex(encoded.subarray(0, 1))).toBe(tag);
     expect(Buffer.from(encoded.subarray(2)).toString('latin1')).toBe(text);
     expect(encoded[1]).toBe(text.length);
   });
+
+  it.each(['1949-12-31T23:59:59Z', '1900-01-01T00:00:00Z', '+010000-01-01T00:00:00Z'])(
+    'refuses %s, which neither form holds unambiguously',
+    (iso) => {
+      expect(() => time(new Date(iso))).toThrow(`no certificate time for the year ${new Date(iso).getUTCFullYear()}`);
+    },
+  );
 });
 
 describe('strings, bits and tags', () => {
@@ -166,6 +234,14 @@ describe('reading a certificate', () => {
     expect(hex(subjectPublicKey(der))).toBe(point.toString('hex'));
   });
 
+  it('takes no key bits out of an empty BIT STRING, and refuses a SubjectPublicKeyInfo without one', () => {
+    const algorithmOnly = sequence(objectIdentifier('1.2.840.10045.2.1'));
+    expect(hex(subjectPublicKey(sequence(algorithmOnly, bitString(new Uint8Array()))))).toBe('');
+    expect(() => subjectPublicKey(sequence(algorithmOnly, octetString(bytes('0004'))))).toThrow('DER: expected subjectPublicKey');
+    expect(() => subjectPublicKey(sequence(algorithmOnly))).toThrow('DER: expected subjectPublicKey');
+    expect(() => subjectPublicKey(octetString(bytes('00')))).toThrow('DER: expected SubjectPublicKeyInfo');
+  });
+
   it('refuses what is not a certificate', () => {
     expect(() => certificateSubject(octetString(bytes('00')))).toThrow(/Certificate/);
     expect(() => certificateSubject(certificate(sequence(smallInteger(1))))).toThrow(/subject/);
@@ -179,6 +255,15 @@ describe('ECDSA signatures', () => {
     expect(hex(ecdsaSignatureToDer(bytes(r + s)))).toBe(`3043021e${'01'.repeat(30)}022100${s}`);
     expect(hex(ecdsaSignatureToDer(bytes(`${'00'.repeat(31)}05${'00'.repeat(32)}`)))).toBe('3006020105020100');
     expect(() => ecdsaSignatureToDer(bytes('010203'))).toThrow(/length/);
+  });
+
+  it.each(['', '01', '0102030405'])('refuses the raw signature %j: empty, or r and s of different lengths', (raw) => {
+    expect(() => ecdsaSignatureToDer(bytes(raw))).toThrow('ECDSA signature: r and s differ in length');
+  });
+
+  it('keeps zero values as INTEGER 0 and splits r ‖ s in the middle', () => {
+    expect(hex(ecdsaSignatureToDer(bytes('0000')))).toBe('3006020100020100');
+    expect(hex(ecdsaSignatureToDer(bytes('01ff')))).toBe('30070201010202' + '00ff');
   });
 
   it.each(['P-256', 'P-384', 'P-521'] as const)('gives %s signatures that node:crypto verifies as DER', (namedCurve) => {

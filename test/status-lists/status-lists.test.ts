@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { X509Certificate } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
-import { decode as cborDecode } from 'cbor-x';
+import { Decoder as CborDecoder, decode as cborDecode } from 'cbor-x';
 import { decodeJwt, decodeProtectedHeader, importX509, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine } from '../support/database.js';
@@ -203,6 +203,31 @@ describe('status of issued credentials', () => {
     const lst = (list instanceof Map ? list.get('lst') : list.lst) as Uint8Array;
     const bytes = inflateSync(lst);
     expect(((bytes[idx >> 3] as number) >> (idx & 7)) & 1).toBe(0);
+  });
+
+  it("the served CWT and JWT carry the tenant's ttl, iat at signing, exp = iat + ttl, and aggregation_uri only when enabled", async () => {
+    for (const enableAggregation of [true, false]) {
+      const tenant = `cwt-claims-${enableAggregation}`;
+      const token = await setUpTenant(tenant, { ttl: 120, enableAggregation });
+      const { status } = await issue(token);
+      const { uri } = (status as { status_list: { idx: number; uri: string } }).status_list;
+      const before = Math.floor(Date.now() / 1000);
+      const reply = await fetch(uri, { headers: { accept: 'application/statuslist+cwt' } });
+      const after = Math.ceil(Date.now() / 1000);
+      const [, , payloadBytes] = new CborDecoder({ mapsAsObjects: false }).decode(Buffer.from(await reply.arrayBuffer()).subarray(1));
+      const claims = new CborDecoder({ mapsAsObjects: false }).decode(payloadBytes) as Map<number, unknown>;
+      const iat = claims.get(6) as number;
+      expect(iat).toBeGreaterThanOrEqual(before);
+      expect(iat).toBeLessThanOrEqual(after);
+      expect([claims.get(4), claims.get(65534)]).toEqual([iat + 120, 120]);
+      const aggregationUri = (claims.get(65533) as Map<string, unknown>).get('aggregation_uri');
+      expect(aggregationUri).toBe(enableAggregation ? `${svc.url}/issuers/${tenant}/status-lists` : undefined);
+
+      const jwt = await (await fetch(uri, { headers: { accept: 'application/statuslist+jwt' } })).text();
+      const payload = decodeJwt(jwt);
+      expect([payload.iat, payload.exp, payload.ttl]).toEqual([iat, iat + 120, 120]);
+      expect((payload.status_list as { aggregation_uri?: string }).aggregation_uri).toBe(aggregationUri);
+    }
   });
 
   it("answers 404 for an unknown session and for another tenant's session", async () => {

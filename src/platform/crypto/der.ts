@@ -189,6 +189,8 @@ export function childrenOf(der: Uint8Array, parent: Element): Element[] {
   const children: Element[] = [];
   for (let offset = parent.contentStart; offset < parent.end; ) {
     const child = readElement(der, offset);
+    // readElement bounds a child by the buffer only: one longer than its parent would read its siblings' bytes.
+    if (child.end > parent.end) throw new Error('DER: truncated');
     children.push(child);
     offset = child.end;
   }
