@@ -139,6 +139,27 @@ describe('the proof itself (at PAR, where nothing else is checked before it)', (
     expect(newest.status, newest.text).toBe(201);
   });
 
+  it('compares htu with the URL without its query (RFC 9449 section 4.3)', async () => {
+    const key = await holderKey();
+    const issuerState = (await offer('authorization_code')).authorization_code.issuer_state;
+    const pushTo = async (htu: string) =>
+      svc.raw('POST', '/issuers/acme/par?trace=1', {
+        form: {
+          client_id: 'raw-wallet',
+          response_type: 'code',
+          redirect_uri: WALLET_REDIRECT_URI,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+          issuer_state: issuerState,
+          scope: 'pid_scope',
+        },
+        headers: { dpop: await dpopProof(key, htu) },
+      });
+    expectRefused(await pushTo(`${url('acme', 'par')}?trace=1`));
+    const pushed = await pushTo(url('acme', 'par'));
+    expect(pushed.status, pushed.text).toBe(201);
+  });
+
   it('refuses the replay of a proof at PAR', async () => {
     const proof = await dpopProof(await holderKey(), url('acme', 'par'));
     expect((await par(proof)).status).toBe(201);
