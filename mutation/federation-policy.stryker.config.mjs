@@ -1,0 +1,6 @@
+import { mutationConfig } from './base.mjs';
+
+export default mutationConfig('federation-policy', {
+  mutate: ['src/federation/policy.ts'],
+  testFiles: ['test/federation/metadata-policy.test.ts', 'test/federation/trust-chain.test.ts'],
+});
