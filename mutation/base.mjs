@@ -4,11 +4,12 @@
 // say what it claims, "these tests catch a defect in these files".
 export function mutationConfig(set, { mutate, testFiles }) {
   const reports = `reports/mutation/${set}`;
+  // Read by mutation/vitest.config.mjs (see there why not Stryker's testFiles).
+  process.env.MUTATION_TEST_FILES = JSON.stringify(testFiles);
   return {
     testRunner: 'vitest',
-    vitest: { configFile: 'vitest.config.ts', related: false },
+    vitest: { configFile: 'mutation/vitest.config.mjs', related: false },
     mutate,
-    testFiles,
     coverageAnalysis: 'perTest',
     // The machine is shared: one worker, and generous timeouts so a slow test is not a "timeout" kill.
     concurrency: 1,

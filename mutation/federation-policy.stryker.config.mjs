@@ -2,5 +2,9 @@ import { mutationConfig } from './base.mjs';
 
 export default mutationConfig('federation-policy', {
   mutate: ['src/federation/policy.ts'],
-  testFiles: ['test/federation/metadata-policy.test.ts', 'test/federation/trust-chain.test.ts'],
+  testFiles: [
+    'test/federation/metadata-policy.test.ts',
+    'test/federation/trust-chain.test.ts',
+    'test/federation/prototype-members.test.ts',
+  ],
 });
