@@ -9,6 +9,7 @@ export default mutationConfig('dpop', {
     'src/issuance/token/endpoint.ts',
   ],
   testFiles: [
+    'test/issuance/dpop-refusals.test.ts',
     'test/issuance/authorization-code.test.ts',
     'test/issuance/pre-authorized.test.ts',
     'test/issuance/haip-flow.test.ts',
