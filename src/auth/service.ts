@@ -4,6 +4,7 @@ import type { ClientService } from '../clients/service.js';
 import type { TokenSigner } from '../platform/auth/tokens.js';
 import type { Executor } from '../platform/db/values.js';
 import { OAuthError } from '../platform/http/problem.js';
+import { tooManyRequests } from '../platform/http/request-limits.js';
 import { countFailure, failuresInWindow } from './store.js';
 
 export interface ClientCredentials {
@@ -48,9 +49,6 @@ export class TokenService {
     const now = new Date();
     const { count, window_start } = await failuresInWindow(this.db, key, now, this.limits.windowSeconds);
     if (count < this.limits.failures) return;
-    const retryAfter = Math.max(1, Math.ceil((Date.parse(window_start) + this.limits.windowSeconds * 1000 - now.getTime()) / 1000));
-    throw new OAuthError(429, 'invalid_request', `too many failed attempts; retry in ${retryAfter} s`, {
-      'retry-after': String(retryAfter),
-    });
+    throw tooManyRequests('too many failed attempts', window_start, this.limits.windowSeconds, now);
   }
 }

@@ -43,8 +43,12 @@ export class RequestLimits {
     if (counted) return;
     // Refused: the row is this window's; read only to say when it ends.
     const row = await this.db.selectFrom('request_windows').select('window_start').where('key', '=', key).executeTakeFirst();
-    const ends = Date.parse(String(row?.window_start ?? now.toISOString())) + limit.windowSeconds * 1000;
-    const retryAfter = Math.max(1, Math.ceil((ends - now.getTime()) / 1000));
-    throw new OAuthError(429, 'invalid_request', `${what}; retry in ${retryAfter} s`, { 'retry-after': String(retryAfter) });
+    throw tooManyRequests(what, String(row?.window_start ?? now.toISOString()), limit.windowSeconds, now);
   }
+}
+
+/** 429 (OAuth error shape) saying `what`, with Retry-After: the seconds until the window opened at `windowStart` ends. */
+export function tooManyRequests(what: string, windowStart: string, windowSeconds: number, now: Date): OAuthError {
+  const retryAfter = Math.max(1, Math.ceil((Date.parse(windowStart) + windowSeconds * 1000 - now.getTime()) / 1000));
+  return new OAuthError(429, 'invalid_request', `${what}; retry in ${retryAfter} s`, { 'retry-after': String(retryAfter) });
 }
