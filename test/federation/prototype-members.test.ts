@@ -8,7 +8,7 @@ import { afterAll, assert, beforeAll, beforeEach, describe, expect, it } from 'v
 import { foreignSdJwtVc, startFederation, type TestEntity, type TestFederation, type TestKey, testKey } from '../support/federation.js';
 import { PID, PID_ADULT_QUERY, PID_VCT } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
-import { expectUnharmed, memberNamed, objectPrototypeSnapshot } from '../support/prototype-safety.js';
+import { expectUnharmed, memberNamed, objectPrototypeSnapshot, REFUSED } from '../support/prototype-safety.js';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey } from '../support/wallet.js';
 
@@ -72,7 +72,7 @@ async function present() {
 const POLLUTING_PARAMETERS = { description: { value: { polluted: true } }, polluted: { value: true } };
 
 describe('a subordinate statement naming a prototype member is refused, and harms nothing', () => {
-  for (const name of ['__proto__', 'constructor', 'prototype'] as const) {
+  for (const name of REFUSED) {
     it(`metadata_policy with the entity type ${name}`, async () => {
       anchor.subordinate(issuer, { metadata_policy: memberNamed(name, POLLUTING_PARAMETERS) });
       const { reply, session } = await present();

@@ -9,12 +9,9 @@ import { removeFolders, writeFolder } from '../config-files/support.js';
 import { MDL_ADULT_QUERY, PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { resolveRequest } from '../support/presenter.js';
 import { fieldsOf } from '../support/problems.js';
-import { expectUnharmed, memberNamed, objectPrototypeSnapshot } from '../support/prototype-safety.js';
+import { expectUnharmed, memberNamed, objectPrototypeSnapshot, REFUSED, RULE } from '../support/prototype-safety.js';
 import { startService, type TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
-
-const REFUSED = ['__proto__', 'constructor', 'prototype'] as const;
-const RULE = 'is a member name that is refused (__proto__, constructor, prototype)';
 
 let svc: TestService;
 let admin: string;

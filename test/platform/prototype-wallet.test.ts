@@ -5,12 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushAuthorizationRequest } from '../support/authorization.js';
 import { PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
-import { expectUnharmed, memberNamed, objectPrototypeSnapshot } from '../support/prototype-safety.js';
+import { expectUnharmed, memberNamed, objectPrototypeSnapshot, REFUSED, RULE } from '../support/prototype-safety.js';
 import { startService, type TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
-
-const REFUSED = ['__proto__', 'constructor', 'prototype'] as const;
-const RULE = 'is a member name that is refused (__proto__, constructor, prototype)';
 
 let svc: TestService;
 let admin: string;

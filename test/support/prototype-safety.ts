@@ -4,6 +4,10 @@
 import { expect } from 'vitest';
 import type { TestService } from './service.js';
 
+/** The member names every document from outside is refused for, and the words the refusal says. */
+export const REFUSED = ['__proto__', 'constructor', 'prototype'] as const;
+export const RULE = 'is a member name that is refused (__proto__, constructor, prototype)';
+
 /** `{"<name>": inner}` with `name` as an own member, as JSON.parse reads it from outside text. */
 export const memberNamed = (name: string, inner: unknown): Record<string, unknown> =>
   JSON.parse(`{${JSON.stringify(name)}: ${JSON.stringify(inner)}}`) as Record<string, unknown>;
