@@ -1,7 +1,8 @@
 // The outbound client on its own: the address classifier, the URL parser's normalisation of numeric
 // hosts it relies on, and the redirect, size and time rules against local servers.
+import dns from 'node:dns';
 import { createServer, type Server } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
+import { createServer as createTcpServer, getDefaultAutoSelectFamily, setDefaultAutoSelectFamily } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundClient, OutboundRefused } from '../../src/platform/http/outbound-client.js';
 import { literalAddress, nonPublic } from '../../src/platform/http/outbound-policy.js';
@@ -188,6 +189,61 @@ describe('OutboundClient', () => {
     const started = Date.now();
     await expect(open.request(`${base}/hang`, { timeoutMs: 300 })).rejects.toThrow('no complete answer within 300 ms');
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it("stops when the caller says so, and keeps its own time limit beside the caller's", async () => {
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(), 100);
+    await expect(open.request(`${base}/hang`, { signal: caller.signal, timeoutMs: 10_000 })).rejects.toThrow('stopped by the caller');
+    const patient = new AbortController().signal;
+    await expect(open.request(`${base}/hang`, { signal: patient, timeoutMs: 300 })).rejects.toThrow('no complete answer within 300 ms');
+  });
+
+  it('names each call to tracing by its method, with the server it goes to', async () => {
+    const calls: [string, Record<string, unknown>][] = [];
+    const traced = new OutboundClient(
+      { allowPrivate: true },
+      {
+        outbound: (name, attributes, work) => {
+          calls.push([name, attributes]);
+          return work({});
+        },
+      },
+    );
+    await traced.request(`${base}/traced`);
+    await traced.request(`${base}/traced`, { method: 'POST', body: '{}' });
+    const host = new URL(base).host;
+    expect(calls).toEqual([
+      ['GET', { 'http.request.method': 'GET', 'server.address': host }],
+      ['POST', { 'http.request.method': 'POST', 'server.address': host }],
+    ]);
+  });
+
+  it('tells a URL it cannot read apart from a refused one', () => {
+    expect(open.urlRefusal('not a url')).toBe('is not a URL');
+    expect(strict.urlRefusal('http://[::1')).toBe('is not a URL');
+  });
+
+  it("fails with the resolver's error for a name that does not resolve (.invalid never does)", async () => {
+    await expect(open.request('http://svc-outbound-test.invalid/')).rejects.toThrow(/ENOTFOUND|EAI_AGAIN/);
+  });
+
+  it('gives a socket that asks for one address (autoSelectFamily off) one checked address', async () => {
+    const port = new URL(base).port;
+    const autoSelect = getDefaultAutoSelectFamily();
+    const order = dns.getDefaultResultOrder();
+    // Process-wide settings, put back below; ipv4first because the test server listens on 127.0.0.1 only.
+    setDefaultAutoSelectFamily(false);
+    dns.setDefaultResultOrder('ipv4first');
+    try {
+      expect((await open.request(`http://localhost:${port}/one-address`)).body.toString()).toBe('GET /one-address');
+      await expect(strict.request(`http://localhost:${port}/`)).rejects.toThrow(
+        /^refused: localhost resolves to 127\.0\.0\.1, a loopback address/,
+      );
+    } finally {
+      setDefaultAutoSelectFamily(autoSelect);
+      dns.setDefaultResultOrder(order);
+    }
   });
 
   it('calls http and https only', async () => {
