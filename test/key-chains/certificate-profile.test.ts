@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCrl, createLeafCertificate, MDL_DOCUMENT_SIGNER_EKU } from '../../src/key-chains/certificates.js';
+import {
+  createCrl,
+  createLeafCertificate,
+  createSelfSignedCertificate,
+  MDL_DOCUMENT_SIGNER_EKU,
+} from '../../src/key-chains/certificates.js';
 import { startService, type TestService } from '../support/service.js';
 
 x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
@@ -172,6 +177,18 @@ describe('the internal chain of the default attestation key chain', () => {
     );
   });
 
+  it('is served as one PEM file, leaf then root, each block on its own lines', async () => {
+    const chain = await keyChain('default-attestation');
+    const reply = await svc.raw('GET', '/api/key-chain/default-attestation/certificate', { token });
+    expect(reply.status).toBe(200);
+    // RFC 7468 text: a block ends with its own line break and the next begins on the following line.
+    const block = '-----BEGIN CERTIFICATE-----\n(?:[A-Za-z0-9+/=]{1,64}\n)+-----END CERTIFICATE-----\n';
+    expect(reply.text).toMatch(new RegExp(`^${block}${block}$`));
+    const [leaf, root] = reply.text.split(/(?<=-----END CERTIFICATE-----\n)/);
+    expect(new NodeX509(leaf as string).raw).toEqual(new NodeX509(chain.activeCertificate).raw);
+    expect(new NodeX509(root as string).raw).toEqual(new NodeX509(chain.rootCertificate as string).raw);
+  });
+
   it('publishes a v2 CRL that the root signed, with the root as authority key', async () => {
     const chain = await keyChain('default-attestation');
     const reply = await fetch(`${svc.url}/issuers/acme/key-chains/default-attestation/crl`);
@@ -274,6 +291,25 @@ describe('standalone key chains', () => {
     expect(await crl.verify({ publicKey: cert.publicKey })).toBe(true);
     expect(aki(crl)).toBe(ski(cert));
     expect(openssl('crl', '-inform', 'DER', '-in', tempFile(der), '-CAfile', tempFile(pem), '-noout')).toContain('verify OK');
+  });
+});
+
+describe('a subject without an organization', () => {
+  // The service always names one (the tenant id by default); the writer leaves the RDN out when it is not given.
+  it('is C and CN alone, and the certificate verifies', async () => {
+    const keys = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+    const pem = await createSelfSignedCertificate(
+      keys,
+      { commonName: 'No Org', country: 'NL' },
+      { issuerUri: ISSUER_URI, crlUri: crlUri('no-org') },
+      { dnsName: 'issuer.example.com', uri: ISSUER_URI, validityDays: 30, documentSigner: false },
+      'SHA-256',
+    );
+    const cert = new x509.X509Certificate(pem);
+    expect(cert.subject).toBe('C=NL, CN=No Org');
+    expect(cert.issuer).toBe(cert.subject);
+    expect(await cert.verify({ signatureOnly: true })).toBe(true);
+    expect(opensslVerify(pem, pem)).toContain(': OK');
   });
 });
 

@@ -1,7 +1,8 @@
 // The outbound client on its own: the address classifier, the URL parser's normalisation of numeric
 // hosts it relies on, and the redirect, size and time rules against local servers.
+import dns from 'node:dns';
 import { createServer, type Server } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
+import { createServer as createTcpServer, getDefaultAutoSelectFamily, setDefaultAutoSelectFamily } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundClient, OutboundRefused } from '../../src/platform/http/outbound-client.js';
 import { literalAddress, nonPublic } from '../../src/platform/http/outbound-policy.js';
@@ -43,6 +44,11 @@ describe('nonPublic', () => {
     ['64:ff9b:1::1', 'a local-use NAT64 address'],
     ['2002:a9fe:a9fe::1', 'the IPv6 form of 169.254.169.254, the cloud metadata address'],
     ['2001:0:4136:e378::1', 'a Teredo tunnel address'],
+    // ::a.b.c.d other than :: and ::1 is the IPv4-compatible form, even of an address in 0.0.0.0/8.
+    ['::2', 'the IPv6 form of 0.0.0.2, an unspecified address'],
+    // Ranges without a name of their own here are refused under the name ipaddr.js gives them.
+    ['2001:20::1', 'a special-purpose (orchid2) address'],
+    ['192.175.48.1', 'a special-purpose (as112) address'],
   ])('%s is %s', (address, kind) => {
     expect(nonPublic(address)?.kind).toBe(kind);
   });
@@ -52,6 +58,22 @@ describe('nonPublic', () => {
       expect(nonPublic(address)?.metadata).toBe(true);
     }
     expect(nonPublic('169.254.169.253')?.metadata).toBe(false);
+  });
+
+  // Where a cloud hands out credentials besides the instance metadata address: the ECS task metadata
+  // endpoint, the EKS Pod Identity agent (IPv4 and IPv6) and Alibaba Cloud's instance metadata.
+  it.each(['169.254.170.2', '169.254.170.23', 'fd00:ec2::23', '100.100.100.200', '::ffff:169.254.170.2'])(
+    '%s is a cloud metadata address too',
+    (address) => {
+      expect(nonPublic(address)?.metadata).toBe(true);
+      expect(nonPublic(address)?.kind).toMatch(/the cloud metadata address$/);
+    },
+  );
+
+  it('keeps the neighbours of the metadata addresses what they are (refused only where private ones are)', () => {
+    expect(nonPublic('169.254.170.3')).toEqual({ kind: 'a link-local address', metadata: false });
+    expect(nonPublic('100.100.100.201')).toEqual({ kind: 'a shared (CGNAT, RFC 6598) address', metadata: false });
+    expect(nonPublic('fd00:ec2::24')).toEqual({ kind: 'a unique-local (fc00::/7) address', metadata: false });
   });
 
   it.each([
@@ -64,6 +86,27 @@ describe('nonPublic', () => {
     '64:ff9b::808:808',
     '2002:808:808::1',
   ])('%s is public', (address) => {
+    expect(nonPublic(address)).toBeUndefined();
+  });
+
+  // Each of these differs from an embedding form (mapped, compatible, SIIT, NAT64) in one group, so
+  // it carries no IPv4 address: judging it by its last 32 bits (127.0.0.1 here) would refuse a public
+  // address, and the same slip the other way would let a private IPv4 address through as IPv6.
+  it.each([
+    ['2a00::ffff:7f00:1', 'the first group is not 0 (mapped)'],
+    ['0:2a00::ffff:7f00:1', 'the second group is not 0 (mapped)'],
+    ['0:0:2a00::ffff:7f00:1', 'the third group is not 0 (mapped)'],
+    ['0:0:0:2a00:0:ffff:7f00:1', 'the fourth group is not 0 (mapped)'],
+    ['::1:ffff:7f00:1', 'the fifth group is not 0 (mapped)'],
+    ['::1:0:7f00:1', 'the fifth group is not 0 (compatible)'],
+    ['::5:7f00:1', 'the sixth group is neither 0 nor ffff (compatible)'],
+    ['::ffff:1:7f00:1', 'the sixth group is not 0 (SIIT)'],
+    ['65:ff9b::7f00:1', 'the first group is not 64 (NAT64)'],
+    ['64:ff9a::7f00:1', 'the second group is not ff9b (NAT64)'],
+    ['64:ff9b:0:1::7f00:1', 'the fourth group is not 0 (NAT64)'],
+    ['64:ff9b::1:0:7f00:1', 'the fifth group is not 0 (NAT64)'],
+    ['64:ff9b::1:7f00:1', 'the sixth group is not 0 (NAT64)'],
+  ])('%s is public: %s', (address) => {
     expect(nonPublic(address)).toBeUndefined();
   });
 });
@@ -146,6 +189,61 @@ describe('OutboundClient', () => {
     const started = Date.now();
     await expect(open.request(`${base}/hang`, { timeoutMs: 300 })).rejects.toThrow('no complete answer within 300 ms');
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it("stops when the caller says so, and keeps its own time limit beside the caller's", async () => {
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(), 100);
+    await expect(open.request(`${base}/hang`, { signal: caller.signal, timeoutMs: 10_000 })).rejects.toThrow('stopped by the caller');
+    const patient = new AbortController().signal;
+    await expect(open.request(`${base}/hang`, { signal: patient, timeoutMs: 300 })).rejects.toThrow('no complete answer within 300 ms');
+  });
+
+  it('names each call to tracing by its method, with the server it goes to', async () => {
+    const calls: [string, Record<string, unknown>][] = [];
+    const traced = new OutboundClient(
+      { allowPrivate: true },
+      {
+        outbound: (name, attributes, work) => {
+          calls.push([name, attributes]);
+          return work({});
+        },
+      },
+    );
+    await traced.request(`${base}/traced`);
+    await traced.request(`${base}/traced`, { method: 'POST', body: '{}' });
+    const host = new URL(base).host;
+    expect(calls).toEqual([
+      ['GET', { 'http.request.method': 'GET', 'server.address': host }],
+      ['POST', { 'http.request.method': 'POST', 'server.address': host }],
+    ]);
+  });
+
+  it('tells a URL it cannot read apart from a refused one', () => {
+    expect(open.urlRefusal('not a url')).toBe('is not a URL');
+    expect(strict.urlRefusal('http://[::1')).toBe('is not a URL');
+  });
+
+  it("fails with the resolver's error for a name that does not resolve (.invalid never does)", async () => {
+    await expect(open.request('http://svc-outbound-test.invalid/')).rejects.toThrow(/ENOTFOUND|EAI_AGAIN/);
+  });
+
+  it('gives a socket that asks for one address (autoSelectFamily off) one checked address', async () => {
+    const port = new URL(base).port;
+    const autoSelect = getDefaultAutoSelectFamily();
+    const order = dns.getDefaultResultOrder();
+    // Process-wide settings, put back below; ipv4first because the test server listens on 127.0.0.1 only.
+    setDefaultAutoSelectFamily(false);
+    dns.setDefaultResultOrder('ipv4first');
+    try {
+      expect((await open.request(`http://localhost:${port}/one-address`)).body.toString()).toBe('GET /one-address');
+      await expect(strict.request(`http://localhost:${port}/`)).rejects.toThrow(
+        /^refused: localhost resolves to 127\.0\.0\.1, a loopback address/,
+      );
+    } finally {
+      setDefaultAutoSelectFamily(autoSelect);
+      dns.setDefaultResultOrder(order);
+    }
   });
 
   it('calls http and https only', async () => {

@@ -373,8 +373,16 @@ describe('with private destinations allowed (the default outside production)', (
   });
   afterAll(() => svc.stop());
 
-  it('still refuses the cloud metadata address in every form, and accepts loopback', async () => {
-    for (const host of ['169.254.169.254', '[fd00:ec2::254]', '[::ffff:169.254.169.254]', '[64:ff9b::a9fe:a9fe]', '2852039166']) {
+  it('still refuses the cloud metadata addresses (credential endpoints included) in every form, and accepts loopback', async () => {
+    const credentialEndpoints = ['169.254.170.2', '169.254.170.23', '[fd00:ec2::23]', '100.100.100.200'];
+    for (const host of [
+      '169.254.169.254',
+      '[fd00:ec2::254]',
+      '[::ffff:169.254.169.254]',
+      '[64:ff9b::a9fe:a9fe]',
+      '2852039166',
+      ...credentialEndpoints,
+    ]) {
       const reply = await svc.call('POST', '/api/issuer/webhook-endpoints', {
         token: admin,
         body: { id: 'metadata', name: 'Metadata', url: `http://${host}/latest/meta-data/`, auth: { type: 'none' } },

@@ -8,7 +8,14 @@ import ipaddr from 'ipaddr.js';
 type IPv4 = ipaddr.IPv4;
 type IPv6 = ipaddr.IPv6;
 
-const METADATA_ADDRESSES = ['169.254.169.254', 'fd00:ec2::254'].map((m) => ipaddr.parse(m).toNormalizedString());
+/**
+ * Where clouds hand out instance or workload credentials: the instance metadata service (AWS, Azure,
+ * GCP and others; AWS's IPv6 form), the ECS task metadata endpoint, the EKS Pod Identity agent (IPv4
+ * and IPv6) and Alibaba Cloud's metadata service.
+ */
+const METADATA_ADDRESSES = ['169.254.169.254', 'fd00:ec2::254', '169.254.170.2', '169.254.170.23', 'fd00:ec2::23', '100.100.100.200'].map(
+  (m) => ipaddr.parse(m).toNormalizedString(),
+);
 
 const KINDS: Record<string, string> = {
   unspecified: 'an unspecified address',
