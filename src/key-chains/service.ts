@@ -227,6 +227,16 @@ export class KeyChainService {
     for (const key of this.resolved.keys()) if (key.startsWith(`${tenantId}\u0000`)) this.resolved.delete(key);
   }
 
+  /**
+   * The chain a feature would use (the one named, else the tenant's default of the usage type) as
+   * `db` sees it, uncached: for checks made inside the transaction that saves what refers to it.
+   */
+  async chainInUse(tenantId: string, ref: { keyChainId?: string | null; usageType: UsageType }, db: Executor = this.db) {
+    const scoped = tenantDb(db, tenantId);
+    const row = ref.keyChainId ? await store.findKeyChain(scoped, ref.keyChainId) : await store.findDefaultKeyChain(scoped, ref.usageType);
+    return row && { id: row.id, algorithm: row.algorithm, activeCertificate: row.active_certificate };
+  }
+
   async get(tenantId: string, id: string): Promise<KeyChain> {
     return this.toKeyChain(await this.row(tenantId, id));
   }
