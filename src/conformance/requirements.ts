@@ -481,7 +481,9 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     judge: (facts) =>
       facts.features.responseCode
         ? met('the result of a redirected session is released only with its response_code')
-        : notMet('response_code (OpenID4VP 1.0 section 13.3) is not supported on this version'),
+        : notMet(
+            'the redirect back carries a response_code, but the session result is not yet released only with it (OpenID4VP 1.0 section 13.3)',
+          ),
   },
   {
     id: 'vp-dc-api-jwt',
