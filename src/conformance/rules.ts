@@ -92,6 +92,20 @@ export function requestSignerViolations(signer: ChainFacts, field: string): Fiel
   return errors;
 }
 
+/** Whose certificates wallets see by default: each usage type with the rule a self-signed chain would break. */
+const DEFAULT_SIGNERS = { attestation: RULES.sdJwtX5c, statusList: RULES.statusListX5c, access: RULES.requestX5c } as const;
+
+/**
+ * A key chain that is (or stays) a default of its usage type after a change: the configurations
+ * without a chain of their own sign with it. A certificate given for a chain that is not a default
+ * is judged where a configuration names the chain.
+ */
+export function defaultChainViolations(chain: ChainFacts & { usageType: string; default: boolean }, field: string): FieldError[] {
+  const rule = DEFAULT_SIGNERS[chain.usageType as keyof typeof DEFAULT_SIGNERS];
+  if (!rule || !chain.default || !leafIsSelfSigned(chain)) return [];
+  return [ruleError(rule, field, `${SELF_SIGNED(chain)}; it would be the default ${chain.usageType} key chain`)];
+}
+
 /** The choices a presentation request may make (POST /api/verifier/offer). */
 export function presentationRequestViolations(input: { responseMode?: string; clientIdPrefix?: string }): FieldError[] {
   const errors: FieldError[] = [];

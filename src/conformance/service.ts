@@ -14,6 +14,7 @@ import {
   type ChainFacts,
   type CredentialConfigFacts,
   credentialConfigViolations,
+  defaultChainViolations,
   presentationRequestViolations,
   requestSignerViolations,
   settingsViolations,
@@ -53,6 +54,9 @@ export class ConformanceService {
     );
     presentationConfigs.addCheck(async (tenantId, settings, db) =>
       (await inProfile(tenantId, db)) ? this.requestSignerViolations(tenantId, settings.accessKeyChainId, 'body.accessKeyChainId', db) : [],
+    );
+    this.needs.keyChains.onChangeCheck(async (tenantId, chain, field, db) =>
+      (await inProfile(tenantId, db)) ? defaultChainViolations(chain, field) : [],
     );
     presentationOffers.addCheck(async (tenantId, input, config) => {
       if (!(await inProfile(tenantId))) return [];

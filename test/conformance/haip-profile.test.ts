@@ -195,17 +195,26 @@ describe('presentations in a haip-1.0 tenant', () => {
     expect(payload.client_metadata).toMatchObject({ encrypted_response_enc_values_supported: ['A128GCM', 'A256GCM'] });
   });
 
-  it('refuses a request whose default access chain became self-signed after the configuration was saved (5)', async () => {
+  it('refuses making a self-signed chain the default that configurations sign with (5, 6.1), and requests go on', async () => {
     const makeDefault = (id: string) => svc.raw('PATCH', `/api/key-chain/${id}`, { token: acme, body: { default: true } });
     expect((await makeDefault('access-ca')).status).toBe(200);
     const saved = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'by-default', dcql_query: QUERY } });
     expect(saved.status, saved.text).toBe(201);
     await createChain({ id: 'later', usageType: 'access', type: 'standalone' });
-    expect((await makeDefault('later')).status).toBe(200);
+    const refused = await makeDefault('later');
+    expectRule(refused, 'body.default', '5', 'request-x5c');
+    expect(refusal(refused)[0]?.message).toContain("key chain 'later' has a self-signed certificate");
+    const chains = (await svc.raw('GET', '/api/key-chain', { token: acme })).body as { id: string; default: boolean }[];
+    expect(chains.find((c) => c.id === 'access-ca')?.default).toBe(true);
+    expect(chains.find((c) => c.id === 'later')?.default).toBe(false);
+    const standaloneStatus = await svc.raw('POST', '/api/key-chain', {
+      token: acme,
+      body: { id: 'status-standalone', usageType: 'statusList', type: 'standalone', default: true },
+    });
+    expectRule(standaloneStatus, 'body.default', '6.1', 'status-list-x5c');
+    expect((await svc.raw('GET', '/api/key-chain/status-standalone', { token: acme })).status).toBe(404);
     const offer = await svc.raw('POST', '/api/verifier/offer', { token: acme, body: { response_type: 'uri', requestId: 'by-default' } });
-    expectRule(offer, 'body.requestId', '5', 'request-x5c');
-    expect(refusal(offer)[0]?.message).toContain("key chain 'later'");
-    expect((await makeDefault('access-ca')).status).toBe(200);
+    expect(offer.status, offer.text).toBe(201);
   });
 
   it('refuses switching the profile on while a presentation configuration is signed by a self-signed chain, naming it', async () => {
