@@ -17,7 +17,8 @@ export const ProfileSchema = z
       'status list entry or an expiry (lifeTime), and no credential, status list or request is signed with a self-signed certificate. ' +
       'Anything that would break one of these is refused with 400 naming the rule and its HAIP section. GET /api/conformance?profile=haip-1.0 ' +
       'reports where the tenant stands',
-  );
+  )
+  .meta({ examples: [HAIP_PROFILE] });
 
 /** A rule the profile enforces: its id, the HAIP 1.0 section that states it, and what it asks. */
 export interface ProfileRule {

@@ -68,6 +68,7 @@ describe('issuer settings: profile', () => {
     const schema = doc.components.schemas.IssuerSettings.properties.profile;
     expect(schema.enum).toEqual(['none', 'haip-1.0']);
     expect(schema.description).toContain('haip-1.0');
+    expect(schema.examples).toEqual(['haip-1.0']);
   });
 
   it('refuses haip-1.0 with DPoP or wallet attestation off, naming each rule and section, and stores nothing', async () => {
