@@ -74,6 +74,12 @@ const keyBound = (facts: TenantFacts) => facts.credentialConfigs.filter((c) => c
 const inProfile = (facts: TenantFacts) => facts.settings.profile === HAIP_PROFILE;
 const ALWAYS = 'always, in code';
 
+/** External authorization servers run their own PAR and token endpoints: what they require is not ours to judge. */
+const externalServers = ({ settings }: TenantFacts) => {
+  const enabled = settings.authorizationServers.filter((s) => s.enabled).map((s) => s.issuer);
+  return enabled.length ? `; not judged: the external authorization server(s) ${enabled.join(', ')}` : '';
+};
+
 export const HAIP_REQUIREMENTS: Requirement[] = [
   {
     id: 'vci-authorization-code',
@@ -202,9 +208,9 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     section: '4.3, 4.4.1',
     role: 'issuer',
     requirement: 'Wallets authenticate at the PAR endpoint with wallet attestation, as at the token endpoint',
-    judge: ({ settings }) =>
-      settings.walletAttestationRequired
-        ? met('walletAttestationRequired is true: PAR refuses requests without a client attestation')
+    judge: (facts) =>
+      facts.settings.walletAttestationRequired
+        ? met(`walletAttestationRequired is true: PAR refuses requests without a client attestation${externalServers(facts)}`)
         : notMet('walletAttestationRequired is false: PAR accepts public clients'),
   },
   {
@@ -212,9 +218,11 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     section: '4.4.1',
     role: 'issuer',
     requirement: 'Issuers require client authentication at the PAR and token endpoints, for every grant',
-    judge: ({ settings }) =>
-      settings.walletAttestationRequired
-        ? met('walletAttestationRequired is true: the token endpoint refuses every grant without a client attestation')
+    judge: (facts) =>
+      facts.settings.walletAttestationRequired
+        ? met(
+            `walletAttestationRequired is true: the token endpoint refuses every grant without a client attestation${externalServers(facts)}`,
+          )
         : notMet('walletAttestationRequired is false: token_endpoint_auth_methods_supported includes none'),
   },
   {

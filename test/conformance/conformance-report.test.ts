@@ -235,6 +235,21 @@ describe('the conformance report', () => {
     expect(entry(await report(loose), id).status).toBe('met');
   });
 
+  it('says which external authorization servers it does not judge', async () => {
+    const external = 'https://as.example.com';
+    await ok(loose, 'PUT', '/api/issuer/config', settings({ authorizationServers: [{ issuer: external }] }));
+    try {
+      const judged = entry(await report(loose), 'vci-require-client-authentication');
+      expect(judged).toMatchObject({
+        status: 'met',
+        detail: expect.stringContaining(`not judged: the external authorization server(s) ${external}`),
+      });
+    } finally {
+      await ok(loose, 'PUT', '/api/issuer/config', settings());
+    }
+    expect(entry(await report(loose), 'vci-require-client-authentication').detail).not.toContain('not judged');
+  });
+
   it('names a configuration whose interactive presentation step is not encrypted, even in the profile', async () => {
     await ok(loose, 'POST', '/api/issuer/credentials', {
       ...credential('plain-iae'),
