@@ -7,7 +7,7 @@ import type { CredentialConfiguration } from '../credential-configs/service.js';
 import type { IssuerSettings } from '../issuance/settings/service.js';
 import type { ConformanceFeatures } from './features.js';
 import { HAIP_PROFILE } from './profile.js';
-import { type ChainFacts, leafIsSelfSigned } from './rules.js';
+import type { ChainFacts } from './rules.js';
 
 export type Status = 'met' | 'not-met' | 'not-applicable';
 export interface Judgement {
@@ -18,6 +18,8 @@ export interface Judgement {
 export interface KeyChainFacts extends ChainFacts {
   usageType: string;
   default: boolean;
+  /** Whether the leaf wallets get is self-signed, read once per report (each configuration names a chain). */
+  selfSigned: boolean;
 }
 
 /** What the report judges: the tenant's configuration as it is now. */
@@ -62,10 +64,10 @@ const statusListSigner = (facts: TenantFacts, config: CredentialConfiguration) =
   config.statusListSigner === 'issuer' ? credentialSigner(facts, config) : chainOf(facts, null, 'statusList');
 
 /** Not self-signed, as wallets get it; a chain that cannot be found (deleted meanwhile) fails too. */
-const selfSigned = (chain: ChainFacts | undefined) => !chain || leafIsSelfSigned(chain);
+const selfSigned = (chain: KeyChainFacts | undefined) => !chain || chain.selfSigned;
 
 /** Chains in use that fail `fails`, each named once with what uses it. */
-function chainsFailing(uses: { user: string; chain: ChainFacts | undefined }[], fails: (chain: ChainFacts | undefined) => boolean) {
+function chainsFailing(uses: { user: string; chain: KeyChainFacts | undefined }[], fails: (chain: KeyChainFacts | undefined) => boolean) {
   return uses.filter((use) => fails(use.chain)).map((use) => `${use.user} (key chain '${use.chain?.id ?? 'none'}')`);
 }
 
