@@ -19,6 +19,7 @@ import type { ClientService, SecretKeeping } from './clients/service.js';
 import type { ReadyConfig } from './config.js';
 import { createConfigFiles } from './config-files/index.js';
 import type { ConfigFileService } from './config-files/service.js';
+import { createConformance } from './conformance/index.js';
 import { consoleRoutes } from './console/routes.js';
 import { createCredentialConfigs } from './credential-configs/index.js';
 import type { CredentialConfigService } from './credential-configs/service.js';
@@ -315,6 +316,14 @@ async function assemble(
     federation: federation.trust,
   });
   issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
+  const conformanceFeature = createConformance({
+    issuerSettings: issuance.settings,
+    credentialConfigs,
+    presentationConfigs,
+    presentationOffers: verification.presentationOffers,
+    keyChains,
+    trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
+  });
   const configFileFeature = createConfigFiles({
     db: kysely,
     tenants,
@@ -373,6 +382,7 @@ async function assemble(
     trustListFeature,
     issuance,
     verification,
+    conformanceFeature,
   ])
     feature.routes(app);
   sessionFeature.routes(app, { tenants, streams, retentionDefaults });

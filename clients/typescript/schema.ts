@@ -1118,6 +1118,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conformance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the tenant stands against a conformance profile
+         * @description One entry per normative requirement of OpenID4VC HAIP 1.0 that binds an issuer or a verifier, judged on the tenant's live configuration (issuer settings, credential and presentation configurations, key chains, trusted wallet providers), whatever profile the tenant is in: not-met names what fails by id. Set the profile in the issuer settings (profile: haip-1.0) to have the tenant refuse what would break the requirements it enforces.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the profile to judge the tenant against; haip-1.0 is the only one */
+                    profile: "haip-1.0";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConformanceReport"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/frontend-config": {
         parameters: {
             query?: never;
@@ -11154,6 +11225,46 @@ export interface components {
                 };
             };
         };
+        ConformanceReport: {
+            /** @constant */
+            profile: "haip-1.0";
+            requirements: components["schemas"]["ConformanceRequirement"][];
+            tenantId: string;
+        };
+        ConformanceReportInput: {
+            /** @constant */
+            profile: "haip-1.0";
+            requirements: components["schemas"]["ConformanceRequirementInput"][];
+            tenantId: string;
+        };
+        ConformanceRequirement: {
+            /** @description why: the setting, configuration or key chain that fails, by id; or how svc meets it */
+            detail: string;
+            /** @description our stable name of the requirement */
+            id: string;
+            /** @description what it asks, in short */
+            requirement: string;
+            /** @enum {string} */
+            role: "issuer" | "verifier";
+            /** @description the section(s) of HAIP 1.0 that state it */
+            section: string;
+            /** @enum {string} */
+            status: "met" | "not-met" | "not-applicable";
+        };
+        ConformanceRequirementInput: {
+            /** @description why: the setting, configuration or key chain that fails, by id; or how svc meets it */
+            detail: string;
+            /** @description our stable name of the requirement */
+            id: string;
+            /** @description what it asks, in short */
+            requirement: string;
+            /** @enum {string} */
+            role: "issuer" | "verifier";
+            /** @description the section(s) of HAIP 1.0 that state it */
+            section: string;
+            /** @enum {string} */
+            status: "met" | "not-met" | "not-applicable";
+        };
         CredentialConfig: {
             /** @description how wallets show the credential, per locale */
             display?: components["schemas"]["CredentialDisplay"][];
@@ -11697,6 +11808,13 @@ export interface components {
              */
             offerLifetimeSeconds: number;
             /**
+             * @description none (default): the choices the specifications leave open stay with the settings. haip-1.0: the tenant is held to OpenID4VC HAIP 1.0: wallet attestation and DPoP are required (walletAttestationRequired and dpopRequired must be true), presentation requests are signed with x509_hash and answered with direct_post.jwt, key-bound credential configurations require key attestations, every SD-JWT VC has a status list entry or an expiry (lifeTime), and no credential, status list or request is signed with a self-signed certificate. Anything that would break one of these is refused with 400 naming the rule and its HAIP section. GET /api/conformance?profile=haip-1.0 reports where the tenant stands
+             * @default none
+             * @example haip-1.0
+             * @enum {string}
+             */
+            profile: "none" | "haip-1.0";
+            /**
              * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
              * @default 86400
              */
@@ -11794,6 +11912,13 @@ export interface components {
              * @default 86400
              */
             offerLifetimeSeconds: number;
+            /**
+             * @description none (default): the choices the specifications leave open stay with the settings. haip-1.0: the tenant is held to OpenID4VC HAIP 1.0: wallet attestation and DPoP are required (walletAttestationRequired and dpopRequired must be true), presentation requests are signed with x509_hash and answered with direct_post.jwt, key-bound credential configurations require key attestations, every SD-JWT VC has a status list entry or an expiry (lifeTime), and no credential, status list or request is signed with a self-signed certificate. Anything that would break one of these is refused with 400 naming the rule and its HAIP section. GET /api/conformance?profile=haip-1.0 reports where the tenant stands
+             * @default none
+             * @example haip-1.0
+             * @enum {string}
+             */
+            profile: "none" | "haip-1.0";
             /**
              * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
              * @default 86400

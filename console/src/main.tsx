@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { holds, logOut, onSessionChange, type Role, resumeSession, type Session, session } from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { CachesPage } from './pages/caches.js';
+import { ConformancePage } from './pages/conformance.js';
 import { LoginPage } from './pages/login.js';
 import { OffersPage } from './pages/offers.js';
 import { PresentationsPage } from './pages/presentations.js';
@@ -99,6 +100,13 @@ const VIEWS: View[] = [
     page: () => <SchemaMetadataPage />,
   },
   { route: 'caches', label: 'Caches', for: 'tenant', roles: ['issuance:manage', 'presentation:manage'], page: () => <CachesPage /> },
+  {
+    route: 'conformance',
+    label: 'Conformance',
+    for: 'tenant',
+    roles: ['issuance:manage', 'presentation:manage'],
+    page: () => <ConformancePage />,
+  },
   { route: 'audit', label: 'Audit log', for: 'both', roles: ANY_MANAGER, page: () => <AuditPage /> },
 ];
 

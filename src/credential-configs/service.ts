@@ -36,6 +36,8 @@ export { type ClaimProblem, type ClaimsSchema, claimsSchema, defaultClaims, vali
 export type { CredentialConfiguration, FieldDefinition } from './schemas.js';
 
 type Input = Omit<CreateCredentialConfiguration, 'id'>;
+/** A tenant's rule over a configuration's stored document; answers what it breaks. */
+export type ConfigurationCheck = (tenantId: string, doc: ConfigurationDocument, db: Executor) => Promise<FieldError[]>;
 
 /** The stored document of an input: defaults applied, the removed version-4 keys gone. */
 function toDocument(input: Input): ConfigurationDocument {
@@ -85,6 +87,7 @@ export interface StatusListSigning {
 
 export class CredentialConfigService {
   private readonly changeListeners: ((tenantId: string) => void)[] = [];
+  private readonly checks: ConfigurationCheck[] = [];
   private readonly cache = new TtlCache<CredentialConfiguration | undefined>(CONFIG_CACHE_MS);
   /** Each tenant's list, kept and forgotten as the single configurations are (read by the metadata, PAR and the API). */
   private readonly lists = new TtlCache<CredentialConfiguration[]>(CONFIG_CACHE_MS);
@@ -137,11 +140,27 @@ export class CredentialConfigService {
     return { id: row.id, tenantId: row.tenant_id, ...doc, statusListSigner, createdAt: row.created_at, updatedAt: row.updated_at };
   }
 
-  /** The tenant's configurations; shared by callers (kept per instance, as `find` keeps each): not to be changed. */
-  list(tenantId: string): Promise<CredentialConfiguration[]> {
-    return this.lists.get(tenantId, async () =>
-      (await store.listConfigs(tenantDb(this.db, tenantId))).map((row) => this.toConfiguration(row)),
-    );
+  /**
+   * The tenant's configurations; shared by callers (kept per instance, as `find` keeps each): not to be
+   * changed. In a transaction (`db`), read as it sees them.
+   */
+  list(tenantId: string, db: Executor = this.db): Promise<CredentialConfiguration[]> {
+    const read = async () => (await store.listConfigs(tenantDb(db, tenantId))).map((row) => this.toConfiguration(row));
+    return db === this.db ? this.lists.get(tenantId, read) : read();
+  }
+
+  /**
+   * Adds a rule a configuration must obey in its tenant beyond its own shape (a conformance profile):
+   * run in the saving transaction (`db`) on the document as it would be stored.
+   */
+  addCheck(check: ConfigurationCheck) {
+    this.checks.push(check);
+  }
+
+  private async checkErrors(tenantId: string, doc: ConfigurationDocument, db: Executor): Promise<FieldError[]> {
+    const errors: FieldError[] = [];
+    for (const check of this.checks) errors.push(...(await check(tenantId, doc, db)));
+    return errors;
   }
 
   async get(tenantId: string, id: string, db: Executor = this.db): Promise<CredentialConfiguration> {
@@ -206,6 +225,7 @@ export class CredentialConfigService {
     const errors = checkConfiguration(doc);
     const saved = await inTransaction(db, async (trx) => {
       errors.push(...(await this.referenceErrors(trx, tenantId, doc)));
+      if (!errors.length) errors.push(...(await this.checkErrors(tenantId, doc, trx)));
       if (errors.length) throw invalidFields(errors);
       const now = nowIso();
       try {
@@ -242,6 +262,7 @@ export class CredentialConfigService {
         errors.push({ field: 'body.id', message: `cannot change: the path names credential configuration '${id}'` });
       }
       errors.push(...checkConfiguration(doc), ...(await this.referenceErrors(trx, tenantId, doc)));
+      if (!errors.length) errors.push(...(await this.checkErrors(tenantId, doc, trx)));
       if (errors.length) throw invalidFields(errors);
       await store.updateConfig(tenantDb(trx, tenantId), id, {
         document: JSON.stringify(doc),

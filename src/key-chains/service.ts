@@ -52,6 +52,11 @@ export interface UpdateKeyChain extends KeyChainSettings {
 
 /** Names what uses a key chain (for the 409 on delete); empty when nothing does. */
 export type KeyChainUsageCheck = (db: Executor, tenantId: string, keyChainId: string) => Promise<string[]>;
+/**
+ * A tenant's rule over a chain that became its default or got a new certificate (a conformance
+ * profile), run in the transaction that changes it; `field` is the request field that made the change.
+ */
+export type KeyChainChangeCheck = (tenantId: string, chain: KeyChain, field: string, db: Executor) => Promise<FieldError[]>;
 /** Called after a rotation, so that features re-sign what they serve (status lists, trust lists). */
 export type RotationListener = (tenantId: string, keyChainId: string) => Promise<void>;
 
@@ -98,6 +103,7 @@ const auditView = (k: KeyChain) => ({
 
 export class KeyChainService {
   private readonly usageChecks: KeyChainUsageCheck[] = [];
+  private readonly changeChecks: KeyChainChangeCheck[] = [];
   private readonly rotationListeners: RotationListener[] = [];
   private readonly resolved = new Map<string, { row: KeyChainRow; until: number }>();
   /** Signed CRLs by CA key, re-made hourly (each is valid for a week). */
@@ -114,6 +120,16 @@ export class KeyChainService {
   onUsageCheck(check: KeyChainUsageCheck) {
     this.usageChecks.push(check);
   }
+  onChangeCheck(check: KeyChainChangeCheck) {
+    this.changeChecks.push(check);
+  }
+
+  private async checkChange(tenantId: string, chain: KeyChain, field: string, db: Executor) {
+    const errors: FieldError[] = [];
+    for (const check of this.changeChecks) errors.push(...(await check(tenantId, chain, field, db)));
+    if (errors.length) throw invalidFields(errors);
+  }
+
   onRotated(listener: RotationListener) {
     this.rotationListeners.push(listener);
   }
@@ -225,6 +241,16 @@ export class KeyChainService {
 
   private forgetResolved(tenantId: string) {
     for (const key of this.resolved.keys()) if (key.startsWith(`${tenantId}\u0000`)) this.resolved.delete(key);
+  }
+
+  /**
+   * The chain a feature would use (the one named, else the tenant's default of the usage type) as
+   * `db` sees it, uncached: for checks made inside the transaction that saves what refers to it.
+   */
+  async chainInUse(tenantId: string, ref: { keyChainId?: string | null; usageType: UsageType }, db: Executor = this.db) {
+    const scoped = tenantDb(db, tenantId);
+    const row = ref.keyChainId ? await store.findKeyChain(scoped, ref.keyChainId) : await store.findDefaultKeyChain(scoped, ref.usageType);
+    return row && { id: row.id, algorithm: row.algorithm, activeCertificate: row.active_certificate };
   }
 
   async get(tenantId: string, id: string): Promise<KeyChain> {
@@ -417,6 +443,7 @@ export class KeyChainService {
       }
       this.forgetResolved(identity.tenantId);
       const view = this.toKeyChain(await this.row(identity.tenantId, identity.keyChainId, trx));
+      if (view.default) await this.checkChange(identity.tenantId, view, 'body.default', trx);
       await this.audit.record(ctx, { tenantId: identity.tenantId, actionType: 'key_chain.created', after: auditView(view) }, trx);
       return view;
     });
@@ -459,6 +486,8 @@ export class KeyChainService {
       });
       this.forgetResolved(tenantId);
       const after = this.toKeyChain(await this.row(tenantId, id, trx));
+      if (certificate) await this.checkChange(tenantId, after, 'body.certificate', trx);
+      else if (input.default === true && !before.default) await this.checkChange(tenantId, after, 'body.default', trx);
       await this.audit.record(ctx, { tenantId, actionType: 'key_chain.updated', before: auditView(before), after: auditView(after) }, trx);
       return after;
     });

@@ -106,7 +106,15 @@ export const PRESENTATION_CONFIG_CACHE_MS = 1_000;
 /** Announces on the bus that a tenant's presentation configurations changed; payload { tenantId }. */
 const CHANGED_TOPIC = 'presentation-configs:changed';
 
+/** A tenant's rule over a configuration's settings (as they would be stored); answers what it breaks. */
+export type PresentationConfigCheck = (
+  tenantId: string,
+  settings: { accessKeyChainId: string | null },
+  db: Executor,
+) => Promise<FieldError[]>;
+
 export class PresentationConfigService {
+  private readonly checks: PresentationConfigCheck[] = [];
   private readonly cache = new TtlCache<Loaded | undefined>(PRESENTATION_CONFIG_CACHE_MS);
 
   constructor(
@@ -189,8 +197,16 @@ export class PresentationConfigService {
     return found;
   }
 
-  async list(tenantId: string): Promise<PresentationConfiguration[]> {
-    return (await store.listConfigs(tenantDb(this.db, tenantId))).map((row) => this.load(row).configuration);
+  async list(tenantId: string, db: Executor = this.db): Promise<PresentationConfiguration[]> {
+    return (await store.listConfigs(tenantDb(db, tenantId))).map((row) => this.load(row).configuration);
+  }
+
+  /**
+   * Adds a rule a configuration must obey in its tenant beyond its own shape (a conformance profile):
+   * run in the saving transaction (`db`) once its references resolve.
+   */
+  addCheck(check: PresentationConfigCheck) {
+    this.checks.push(check);
   }
 
   /** As get(), but undefined when the tenant has no configuration of that id. */
@@ -269,6 +285,7 @@ export class PresentationConfigService {
     const { checkDocument } = await documentChecks();
     const errors = [...extra, ...checkDocument(settings), ...unmaskWebhook(settings, stored)];
     errors.push(...(await this.referenceErrors(trx, tenantId, settings)), ...(await this.federationErrors(trx, tenantId, settings)));
+    for (const check of errors.length ? [] : this.checks) errors.push(...(await check(tenantId, settings, trx)));
     if (errors.length) throw invalidFields(errors);
   }
 

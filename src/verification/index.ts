@@ -60,6 +60,8 @@ export function createVerification(needs: VerificationNeeds) {
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
   const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock);
   return {
+    /** Makes presentation requests; other features add checks to it (a conformance profile). */
+    presentationOffers: offers,
     /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */
     embeddedPresentations: new EmbeddedPresentations(
       needs.publicUrl,

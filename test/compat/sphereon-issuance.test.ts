@@ -1,6 +1,7 @@
 // Issuance with a second holder implementation, Sphereon's oid4vci-client 0.20.1, through a recording
 // proxy: discovery through the compatibility locations, and the deviations from OpenID4VCI 1.0 it
-// sends (user_pin beside tx_code, a singular `proof`), each accepted or refused on purpose.
+// sends (user_pin beside tx_code, a singular `proof`), each accepted or refused on purpose. An issuer
+// in the haip-1.0 profile requires wallet attestation, which this client cannot send: it is refused.
 import 'reflect-metadata';
 import { X509Certificate } from 'node:crypto';
 import { IssuerSigned } from '@owf/mdoc';
@@ -8,6 +9,7 @@ import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, importJWK, im
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/service.js';
 import { holderKey } from '../support/wallet.js';
+import { walletProvider } from '../support/wallet-provider.js';
 import { type RecordingProxy, recordingProxy } from './recording-proxy.js';
 import { sphereonReceive } from './sphereon-holder.js';
 
@@ -162,5 +164,38 @@ describe('tolerated and refused deviations at issuance', () => {
     expect(issued.status, issued.text).toBe(200);
     const cnf = decodeJwt(issued.body.credentials[0].credential.split('~')[0]).cnf as { jwk: JWK };
     expect(await calculateJwkThumbprint(cnf.jwk)).toBe(await calculateJwkThumbprint(key.publicJwk));
+  });
+});
+
+describe("Sphereon's oid4vci-client 0.20.1 and an issuer in the haip-1.0 profile", () => {
+  it('is refused at the token endpoint: it sends no wallet (client) attestation, which HAIP section 4.4.1 requires', async () => {
+    const { token } = await svc.tenant('haip');
+    const configuration = { ...PID, config: { ...PID.config, keyAttestationsRequired: {} }, lifeTime: 3600 };
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: configuration });
+    expect(created.status, created.text).toBe(201);
+    const walletProviders = [{ name: 'Wallet Provider', certificates: [(await walletProvider()).caPem] }];
+    const body = { profile: 'haip-1.0', dpopRequired: true, walletAttestationRequired: true, walletProviders };
+    const settings = await svc.raw('PUT', '/api/issuer/config', { token, body });
+    expect(settings.status, settings.text).toBe(200);
+    const offered = await svc.call('POST', '/api/issuer/offer', {
+      token,
+      body: {
+        response_type: 'uri',
+        flow: 'pre_authorized_code',
+        credentialConfigurationIds: ['pid'],
+        credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika' } } },
+      },
+    });
+    expect(offered.status, offered.text).toBe(201);
+    const from = proxy.requests.length;
+    const failure = await sphereonReceive(offered.body.uri, { dpop: true }).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(failure?.message).toMatch(/^Retrieving an access token from .* failed with status: 401$/);
+    const [tokenRequest] = sentTo('/issuers/haip/token', from);
+    expect(tokenRequest).toBeDefined();
+    expect(tokenRequest?.headers['oauth-client-attestation']).toBeUndefined();
+    expect(sentTo('/issuers/haip/credential', from)).toEqual([]);
   });
 });

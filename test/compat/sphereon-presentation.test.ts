@@ -2,12 +2,16 @@
 // received with Sphereon's oid4vci-client), through a recording proxy: OpenID4VP 1.0 with DCQL, both
 // x509 client id prefixes, direct_post and direct_post.jwt, SD-JWT VC (mdoc: see its test); and the
 // one deviation it sends (`state` in the clear beside the encrypted `response`), tolerated only when
-// it matches the encrypted one; the vp_token shape of pre-1.0 DCQL drafts is refused.
+// it matches the encrypted one; the vp_token shape of pre-1.0 DCQL drafts is refused. A verifier
+// tenant in the haip-1.0 profile (x509_hash, direct_post.jwt, a CA-issued request signer) is answered too.
 import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presentMdoc } from '../support/mdoc-wallet.js';
 import { presentSdJwt } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
+import { walletProvider } from '../support/wallet-provider.js';
 import { type RecordingProxy, recordingProxy } from './recording-proxy.js';
 import {
   encryptResponse,
@@ -226,5 +230,46 @@ describe('vp_token of DCQL drafts before 1.0', () => {
       error_description: 'each vp_token entry must be a non-empty array of presentations',
     });
     expect((await session(offer.session)).status).toBe('failed');
+  });
+});
+
+describe("Sphereon's did-auth-siop 0.20.1 and a verifier in the haip-1.0 profile", () => {
+  let haip: string;
+  const ok = async (reply: Promise<{ status: number; text: string }>) => {
+    const answered = await reply;
+    expect(answered.status, answered.text).toBeLessThan(300);
+  };
+
+  beforeAll(async () => {
+    haip = (await svc.tenant('haip')).token;
+    const issuerRoot = (await svc.raw('GET', '/api/key-chain/default-attestation', { token: admin })).body.rootCertificate as string;
+    const body = { id: 'access-ca', usageType: 'access', type: 'internalChain', default: true };
+    await ok(svc.raw('POST', '/api/key-chain', { token: haip, body }));
+    const trusted = { type: 'external', name: 'acme', certificates: [issuerRoot] };
+    await ok(svc.raw('POST', '/api/trust-list', { token: haip, body: { id: 'issuers', entities: [trusted] } }));
+    const walletProviders = [{ name: 'Wallet Provider', certificates: [(await walletProvider()).caPem] }];
+    const settings = { profile: 'haip-1.0', dpopRequired: true, walletAttestationRequired: true, walletProviders };
+    await ok(svc.raw('PUT', '/api/issuer/config', { token: haip, body: settings }));
+    await ok(svc.raw('POST', '/api/verifier/config', { token: haip, body: { id: 'adult', dcql_query: QUERIES.adult } }));
+  });
+
+  it('presents an SD-JWT VC to a request signed with x509_hash by a CA-issued certificate, encrypted (direct_post.jwt)', async () => {
+    const offer = await svc.raw('POST', '/api/verifier/offer', { token: haip, body: { response_type: 'uri', requestId: 'adult' } });
+    expect(offer.status, offer.text).toBe(201);
+    const resolved = await sphereonResolve(offer.body.uri);
+    expect(resolved.request.clientId.startsWith('x509_hash:')).toBe(true);
+    expect(resolved.request.responseMode).toBe('direct_post.jwt');
+    // The request object as the library fetched it (request_uri works once).
+    const jwt = resolved.verified.jwt as string;
+    const x5c = decodeProtectedHeader(jwt).x5c ?? [];
+    expect(x5c.length).toBeGreaterThan(0);
+    for (const der of x5c) expect(await new x509.X509Certificate(der).isSelfSigned()).toBe(false);
+    const reply = await sphereonPresent(resolved, { pid: [await presentPid(resolved)] });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const done = await svc.running.services.sessions.get('haip', offer.body.session);
+    expect(done).toMatchObject({ status: 'completed', consumed: true });
+    expect(done.private?.credentials).toEqual([
+      expect.objectContaining({ queryId: 'pid', claims: expect.objectContaining({ given_name: 'Erika' }) }),
+    ]);
   });
 });

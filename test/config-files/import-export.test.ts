@@ -391,6 +391,30 @@ describe('configuration files', () => {
     expect(JSON.parse(stored.document).dcql_query).toEqual(federationQuery);
   });
 
+  it('imports a tenant in the haip-1.0 profile, its CA-issued defaults made first, and refuses a file that breaks the profile', async () => {
+    const haipFiles = (pid: Record<string, unknown>) => ({
+      'theta/tenant.json': { name: 'Theta' },
+      'theta/key-chains/status-ca.json': { usageType: 'statusList', type: 'internalChain', default: true },
+      'theta/key-chains/access-ca.json': { usageType: 'access', type: 'internalChain', default: true },
+      'theta/issuer.json': { profile: 'haip-1.0', dpopRequired: true, walletAttestationRequired: true },
+      'theta/credential-configs/pid.json': pid,
+      'theta/presentation-configs/check.json': { dcql_query: dcql },
+    });
+    const conforming = { config: { format: 'dc+sd-jwt', keyAttestationsRequired: {} }, fields: [], statusManagement: true };
+    const err = await refusal(writeFolder(haipFiles({ ...conforming, statusManagement: false })));
+    expect(err.message).toContain('theta/credential-configs/pid.json: lifeTime: HAIP 1.0 section 6.1 (sd-jwt-exp-or-status:');
+    expectProblem(await base.call('GET', '/api/tenant/theta', { token: root }), 404);
+    await importing(writeFolder(haipFiles(conforming)));
+    const settings = await base.db
+      .selectFrom('issuer_settings')
+      .select('document')
+      .where('tenant_id', '=', 'theta')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(settings.document).profile).toBe('haip-1.0');
+    const configs = await base.db.selectFrom('credential_configs').select('id').where('tenant_id', '=', 'theta').execute();
+    expect(configs.map((c) => c.id)).toEqual(['pid']);
+  });
+
   it('refuses a key chain file that would change what the existing chain is', async () => {
     const dir = writeFolder({
       'epsilon/tenant.json': { name: 'Epsilon' },

@@ -168,6 +168,7 @@ describe.skipIf(!browserAvailable)('web console accessibility (axe-core)', () =>
           ['registrar', 'Registrar', 'Obtain an access certificate'],
           ['schema-metadata', 'Schema metadata', '1.0.0'],
           ['caches', 'Caches', 'Status lists this service signs'],
+          ['conformance', 'HAIP 1.0 conformance', 'Not met'],
         ];
         for (const [route, heading, ready] of pages) {
           await visit(page, route, heading, ready);

@@ -9,7 +9,10 @@
 // refresh token refused when used again. The test is the wallet (its IAE requests by hand in the
 // draft's shapes, its key proofs by @openid4vc/openid4vci, its DPoP proofs with jose), the wallet
 // provider (test/support/wallet-provider.ts) and the integrator (it signs the web step's result).
+// The tenant is in the haip-1.0 profile (issuer settings `profile`): its status lists and requests are
+// signed by CA-issued chains, and every configuration meets the rules the profile enforces.
 import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
 import { decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PID_VCT } from '../support/fixtures.js';
@@ -37,7 +40,7 @@ let pid: { credential: string; holder: JWK };
 
 const CLIENT_ID = 'haip-wallet';
 const INTEGRATOR_PAGE = 'https://integrator.example/membership';
-const STATUS_SIGNER = { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' };
+const STATUS_SIGNER = { type: 'internal', keyChainId: 'status-ca', serviceType: 'revocation' };
 const KEY_ATTESTATIONS_REQUIRED = { key_storage: ['iso_18045_high'], user_authentication: ['iso_18045_high'] };
 
 const PID_CONFIG = {
@@ -64,6 +67,14 @@ beforeAll(async () => {
   issuer = `${svc.url}/issuers/acme`;
   integrator = (await generateKeyPair('ES256', { extractable: true })) as CryptoKeyPair;
   const integratorJwk = await exportJWK(integrator.publicKey);
+  // The profile refuses self-signed status list and request signers: CA-issued chains become the defaults.
+  for (const usageType of ['statusList', 'access'] as const) {
+    const chain = await svc.call('POST', '/api/key-chain', {
+      token: acme,
+      body: { id: usageType === 'access' ? 'access-ca' : 'status-ca', usageType, type: 'internalChain', default: true },
+    });
+    expect(chain.status, chain.text).toBe(201);
+  }
   const statusConfig = await svc.call('PUT', '/api/status-list-config', { token: acme, body: { bits: 2, immediateUpdate: true, ttl: 60 } });
   expect(statusConfig.status, statusConfig.text).toBe(200);
   const trust = await svc.raw('POST', '/api/trust-list', {
@@ -78,6 +89,7 @@ beforeAll(async () => {
     config: { format: 'dc+sd-jwt', scope: 'membership_scope', keyAttestationsRequired: KEY_ATTESTATIONS_REQUIRED },
     vct: 'urn:example:membership',
     keyBinding: true,
+    lifeTime: 86_400,
     fields: [
       { path: ['given_name'], type: 'string', mandatory: true },
       { path: ['family_name'], type: 'string', mandatory: true },
@@ -113,10 +125,18 @@ beforeAll(async () => {
   };
   expect(pid.credential).toEqual(expect.any(String));
 
+  // Issued, the PID configuration is made to meet the profile too (its next holders present key attestations).
+  const pidAttested = await svc.raw('PATCH', '/api/issuer/credentials/pid', {
+    token: acme,
+    body: { config: { format: 'dc+sd-jwt', keyAttestationsRequired: KEY_ATTESTATIONS_REQUIRED } },
+  });
+  expect(pidAttested.status, pidAttested.text).toBe(200);
+
   [provider, instance] = await Promise.all([walletProvider('HAIP Wallets'), walletInstance()]);
   const settings = await svc.raw('PUT', '/api/issuer/config', {
     token: acme,
     body: {
+      profile: 'haip-1.0',
       batchSize: 2,
       dpopRequired: true,
       walletAttestationRequired: true,
@@ -124,6 +144,7 @@ beforeAll(async () => {
     },
   });
   expect(settings.status, settings.text).toBe(200);
+  expect(settings.body.profile).toBe('haip-1.0');
 });
 afterAll(() => svc.stop());
 
@@ -135,6 +156,9 @@ const iae = (form: Record<string, string>, headers: Record<string, string>) => s
 /** What a wallet checks of the embedded OpenID4VP request: the x5c signature, the x509_hash client_id, the expected origin and URL. */
 async function openRequest(openid4vpRequest: { request: string }): Promise<ResolvedRequest> {
   const request = await verifyIaeRequest(openid4vpRequest, iaeUrl());
+  // HAIP section 5: the signing certificate is not self-signed, and the trust anchor is not in x5c.
+  const x5c = decodeProtectedHeader(openid4vpRequest.request).x5c as string[];
+  for (const der of x5c) expect(await new x509.X509Certificate(der).isSelfSigned()).toBe(false);
   expect(request.payload).toMatchObject({
     response_type: 'vp_token',
     response_mode: 'iae_post.jwt',

@@ -36,6 +36,7 @@ describe('issuer settings', () => {
     const reply = await svc.call('GET', '/api/issuer/config', { token: admin });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
+      profile: 'none',
       display: [],
       dpopRequired: false,
       dpopNonceRequired: false,

@@ -5,11 +5,13 @@ import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { AuditService } from '../../audit/service.js';
+import { ProfileSchema } from '../../conformance/profile.js';
 import { FederationSettingsSchema } from '../../federation/settings.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Sealer } from '../../platform/crypto/sealed.js';
 import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso } from '../../platform/db/values.js';
+import { type FieldError, invalidFields } from '../../platform/http/problem.js';
 import { underWebUrlPolicy, webUrl } from '../../platform/http/web-urls.js';
 import { ChainedAuthorizationServerSchema, sameClientSecret, sealClientSecret, withoutClientSecret } from './chained-as.js';
 
@@ -44,6 +46,7 @@ const WalletProvider = z.strictObject({
 
 export const IssuerSettingsSchema = z
   .strictObject({
+    profile: ProfileSchema.default('none'),
     display: z.array(Display).default([]).describe('issuer display in the credential issuer metadata'),
     dpopRequired: z.boolean().default(false).describe('DPoP-bound access tokens are always accepted; true makes them required'),
     dpopNonceRequired: z
@@ -113,6 +116,8 @@ export const IssuerSettingsSchema = z
   .meta({ id: 'IssuerSettings' });
 
 export type IssuerSettings = z.output<typeof IssuerSettingsSchema>;
+/** A tenant's rule over its settings (as they would be stored); answers what it breaks. */
+export type SettingsCheck = (tenantId: string, settings: IssuerSettings, db: Executor) => Promise<FieldError[]>;
 export const DEFAULT_SETTINGS: IssuerSettings = IssuerSettingsSchema.parse({});
 
 /** The settings as the management API answers them and the audit log records them: secrets only as set / not set. */
@@ -123,6 +128,7 @@ export const shownSettings = (settings: IssuerSettings): IssuerSettings => ({
 
 export class IssuerSettingsService {
   private readonly changeListeners: ((tenantId: string) => void)[] = [];
+  private readonly checks: SettingsCheck[] = [];
 
   constructor(
     private readonly db: Executor,
@@ -132,6 +138,11 @@ export class IssuerSettingsService {
     /** Makes the tenant's default federation key chain when federation is set and it has none. */
     private readonly ensureFederationKeys: (ctx: RequestContext, tenantId: string, db: Executor) => Promise<void> = async () => {},
   ) {}
+
+  /** Adds a rule the settings must obey in their tenant (a conformance profile), run in the saving transaction. */
+  addCheck(check: SettingsCheck) {
+    this.checks.push(check);
+  }
 
   /** Called after a tenant's settings changed on this instance (caches forget them at once). */
   onChange(listener: (tenantId: string) => void) {
@@ -167,6 +178,9 @@ export class IssuerSettingsService {
       const before = await this.get(tenantId, trx);
       const chained = sealClientSecret(this.sealer, tenantId, given.chainedAuthorizationServer, before.chainedAuthorizationServer);
       const settings = { ...given, chainedAuthorizationServer: chained };
+      const errors: FieldError[] = [];
+      for (const check of this.checks) errors.push(...(await check(tenantId, settings, trx)));
+      if (errors.length) throw invalidFields(errors);
       if (settings.federation) await this.ensureFederationKeys(ctx, tenantId, trx);
       const scoped = tenantDb(trx, tenantId);
       const document = JSON.stringify(settings);

@@ -13,3 +13,9 @@ export const toPem = (certs: X509Certificate[]) => certs.map((c) => c.toString()
 
 /** DER in base64 (not base64url), as the x5c header wants it. */
 export const toX5c = (certs: X509Certificate[]) => certs.map((c) => c.raw.toString('base64'));
+
+/**
+ * Issued by itself and verified by its own key: a trust anchor, or a standalone certificate that acts
+ * as one. (Not checkIssued: OpenSSL's issuer check also wants keyCertSign, which a self-signed leaf lacks.)
+ */
+export const isSelfSigned = (cert: X509Certificate) => cert.subject === cert.issuer && cert.verify(cert.publicKey);

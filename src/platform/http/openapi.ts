@@ -52,6 +52,10 @@ export const TAGS = [
   { name: 'trust lists', description: 'Lists of trusted entities (ETSI TS 119 602 LoTE), published signed.' },
   { name: 'issuance', description: 'Issuer settings and credential offers for wallets (OpenID4VCI).' },
   { name: 'verification', description: 'Presentation requests for wallets (OpenID4VP with DCQL, the Digital Credentials API).' },
+  {
+    name: 'conformance',
+    description: 'Where a tenant stands against a conformance profile (OpenID4VC HAIP 1.0), requirement by requirement.',
+  },
   { name: 'sessions', description: 'Issuance and presentation sessions: state, claims, events (SSE), revocation, retention.' },
   { name: 'status lists', description: 'Token Status Lists of issued credentials: settings, lists and their tokens.' },
   { name: 'caches', description: 'Caches of status list tokens, and how to clear them.' },

@@ -9,7 +9,7 @@ import type { SigningService } from '../../key-chains/signing.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Executor } from '../../platform/db/values.js';
 import type { OutboundClient } from '../../platform/http/outbound-client.js';
-import { badRequest, forbidden, invalidFields } from '../../platform/http/problem.js';
+import { badRequest, type FieldError, forbidden, invalidFields } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { AnnexCOfferMaker } from '../annex-c/index.js';
 import type { PresentationConfiguration, PresentationConfigurations, RegistrationCertificateSource } from '../ports.js';
@@ -35,7 +35,16 @@ function expectedOrigin(value: string | undefined, responseType: string): string
   throw badRequest(`expected_origin: ${message}`, [{ field: 'body.expected_origin', message }]);
 }
 
+/** A tenant's rule over a presentation request before its session opens (a conformance profile); answers what it breaks. */
+export type PresentationRequestCheck = (
+  tenantId: string,
+  input: PresentationOfferRequest,
+  config: PresentationConfiguration,
+) => Promise<FieldError[]>;
+
 export class PresentationOffers {
+  private readonly checks: PresentationRequestCheck[] = [];
+
   constructor(
     private readonly db: Executor,
     private readonly publicUrl: string,
@@ -48,11 +57,19 @@ export class PresentationOffers {
     private readonly annexC?: AnnexCOfferMaker,
   ) {}
 
-  /** checkInput, checkAllowed, configuration, verifier info; then the session opens (and over the DC API, the request is signed at once). */
+  /** Adds a rule the tenant's presentation requests obey, checked before the session opens. */
+  addCheck(check: PresentationRequestCheck) {
+    this.checks.push(check);
+  }
+
+  /** checkInput, checkAllowed, configuration, the tenant's checks, verifier info; then the session opens (and over the DC API, the request is signed at once). */
   async create(ctx: RequestContext, tenantId: string, input: PresentationOfferRequest) {
     const browserOrigin = this.checkInput(input);
     checkAllowed(ctx, input.requestId);
     const config = await this.configuration(tenantId, input.requestId);
+    const errors: FieldError[] = [];
+    for (const check of this.checks) errors.push(...(await check(tenantId, input, config)));
+    if (errors.length) throw invalidFields(errors);
     if (input.response_type === 'iso-18013-7' && browserOrigin && this.annexC)
       return this.annexC.create(ctx, tenantId, { ...input, expected_origin: browserOrigin }, config);
     const verifierInfo = await this.verifierInfoOf(tenantId, config);
