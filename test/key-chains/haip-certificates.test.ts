@@ -260,6 +260,18 @@ describe('POST /api/key-chain/move-to-ca', () => {
     expect(request.clientId).not.toBe(clientIdBefore);
   });
 
+  it('rotates a moved chain to a new leaf under its new root; the moved key stays published as the previous one', async () => {
+    const { token, before } = await legacyTenant('legacy-rotated');
+    expect((await moveToCa(token)).status).toBe(200);
+    const moved = await keyChain(token, 'old-status');
+    const rotated = await svc.raw('POST', '/api/key-chain/old-status/rotate', { token });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body.rootCertificate).toBe(moved.rootCertificate);
+    expect(rotated.body.previousJwk.kid).toBe(before['old-status']?.activeJwk.kid);
+    expect(rotated.body.activeJwk.kid).not.toBe(before['old-status']?.activeJwk.kid);
+    await expectCaIssued([derOf(rotated.body.activeCertificate)], rotated.body);
+  });
+
   it('moves nothing more when called again', async () => {
     const { token } = await legacyTenant('legacy-again');
     expect((await moveToCa(token)).body.moved).toHaveLength(2);
