@@ -268,16 +268,16 @@ const refusal = (field: string, message: string) =>
   new Problem(400, 'Bad Request', `${field}: ${message}`, { errors: [{ field: `body.${field}`, message }] });
 
 /**
- * What a key chain file says about what the chain is, which no update can change. A file without
- * kmsProvider names the provider a chain made from it would get (`defaultProvider`).
- */
-/**
  * A file asking for a standalone (self-signed) chain is met by an internal chain of that id: the
  * tenant defaults are internal chains now, and POST /api/key-chain/move-to-ca turns standalone
  * chains into internal ones (HAIP 1.0), so folders written or exported before keep importing.
  */
 const caIssuedInstead = (wanted: string, existing: string) => wanted === 'standalone' && existing === 'internalChain';
 
+/**
+ * What a key chain file says about what the chain is, which no update can change. A file without
+ * kmsProvider names the provider a chain made from it would get (`defaultProvider`).
+ */
 function checkSameChain(existing: KeyChain, file: Contents['keyChains'], defaultProvider: string) {
   const cannot = (field: string, stored: unknown) =>
     refusal(field, `cannot change on the existing key chain '${existing.id}' (it is ${JSON.stringify(stored)})`);
