@@ -272,6 +272,17 @@ describe('POST /api/key-chain/move-to-ca', () => {
     await expectCaIssued([derOf(rotated.body.activeCertificate)], rotated.body);
   });
 
+  it('skips a self-signed chain whose common name leaves no room for its root CA, naming why', async () => {
+    const { token } = await svc.tenant('legacy-long-name');
+    const commonName = 'c'.repeat(64);
+    await createChain(token, { id: 'long-name', usageType: 'access', type: 'standalone', subject: { commonName } });
+    const reply = await moveToCa(token);
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.moved).toEqual([]);
+    expect(reply.body.skipped).toEqual([{ id: 'long-name', reason: expect.stringMatching(/common name is too long.*61 characters/) }]);
+    expect((await keyChain(token, 'long-name')).type).toBe('standalone');
+  });
+
   it('moves nothing more when called again', async () => {
     const { token } = await legacyTenant('legacy-again');
     expect((await moveToCa(token)).body.moved).toHaveLength(2);
