@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PID_ADULT_QUERY } from '../support/fixtures.js';
+import { PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { startService, type TestService } from '../support/service.js';
+import { issueCredential } from '../support/wallet.js';
 
 x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
@@ -155,6 +156,16 @@ describe("a new tenant's default key chains", () => {
     const { x5c, clientId } = await requestObject(token, 'adult');
     await expectCaIssued(x5c, await keyChain(token, 'default-access'));
     expect(clientId).toBe(x509HashOf(x5c[0] as string));
+  });
+
+  it('sign SD-JWT VCs with the leaf alone in x5c', async () => {
+    const created = await svc.raw('POST', '/api/issuer/credentials', { token, body: PID });
+    expect(created.status, created.text).toBe(201);
+    const { credential } = await issueCredential(svc, token, 'pid', { given_name: 'Erika', family_name: 'Mustermann' });
+    const jwt = credential.split('~')[0] as string;
+    const header = decodeProtectedHeader(jwt);
+    await jwtVerify(jwt, await importX509(pemOf((header.x5c as string[])[0] as string), header.alg as string));
+    await expectCaIssued(header.x5c, await keyChain(token, 'default-attestation'));
   });
 
   it('sign trust lists with the leaf alone in x5c', async () => {
