@@ -3419,7 +3419,7 @@ export interface paths {
                             organization?: string;
                         };
                         /**
-                         * @description standalone: self-signed; internalChain: a root CA of the tenant signs the leaf
+                         * @description standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains)
                          * @enum {string}
                          */
                         type: "standalone" | "internalChain";
@@ -4050,6 +4050,74 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/key-chain/move-to-ca": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the tenant's self-signed key chains under a root CA (HAIP 1.0: no self-signed certificate in x5c)
+         * @description For a tenant made before its default key chains were CA-issued: every key chain whose active certificate is self-signed (standalone) gets a root CA of its own and a certificate for the same key signed by it, and becomes an internalChain. The key and its kid stay, so whatever it signed stays valid; status lists and trust lists are signed again with the new chain, and a request signed with an access key chain now has another x509_hash client_id (the hash of the new certificate). Chains under a CA already are left alone and not listed; imported self-signed chains are listed under skipped, since their certificates come from outside. Calling it again moves nothing more.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["KeyChainsMovedToCa"];
                     };
                 };
                 /** @description no access token, or one that is invalid, expired or whose client is gone */
@@ -12086,6 +12154,24 @@ export interface components {
             usage: "sign" | "encrypt";
             /** @enum {string} */
             usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
+        };
+        KeyChainsMovedToCa: {
+            /** @description the key chains now issued by a root CA of their own (type internalChain) */
+            moved: components["schemas"]["KeyChain"][];
+            /** @description self-signed key chains left as they were, each with why (imported, or a common name too long for its root CA) */
+            skipped: {
+                id: string;
+                reason: string;
+            }[];
+        };
+        KeyChainsMovedToCaInput: {
+            /** @description the key chains now issued by a root CA of their own (type internalChain) */
+            moved: components["schemas"]["KeyChainInput"][];
+            /** @description self-signed key chains left as they were, each with why (imported, or a common name too long for its root CA) */
+            skipped: {
+                id: string;
+                reason: string;
+            }[];
         };
         KeyProvider: {
             capabilities: {

@@ -158,7 +158,7 @@ const CREATE = {
         path: 'type',
         label: 'Chain type',
         options: ['internalChain', 'standalone'],
-        hint: 'internalChain: a root CA of the tenant signs the key; standalone: self-signed',
+        hint: 'internalChain: a root CA of the tenant signs the key; standalone: self-signed, which HAIP 1.0 forbids where wallets see the certificate',
       },
       description,
       { kind: 'checkbox', path: 'rotationEnabled', label: 'Rotate automatically' },

@@ -268,6 +268,13 @@ const refusal = (field: string, message: string) =>
   new Problem(400, 'Bad Request', `${field}: ${message}`, { errors: [{ field: `body.${field}`, message }] });
 
 /**
+ * A file asking for a standalone (self-signed) chain is met by an internal chain of that id: the
+ * tenant defaults are internal chains now, and POST /api/key-chain/move-to-ca turns standalone
+ * chains into internal ones (HAIP 1.0), so folders written or exported before keep importing.
+ */
+const caIssuedInstead = (wanted: string, existing: string) => wanted === 'standalone' && existing === 'internalChain';
+
+/**
  * What a key chain file says about what the chain is, which no update can change. A file without
  * kmsProvider names the provider a chain made from it would get (`defaultProvider`).
  */
@@ -287,7 +294,7 @@ function checkSameChain(existing: KeyChain, file: Contents['keyChains'], default
     return;
   }
   if (!('type' in file)) return;
-  if (file.type !== existing.type) throw cannot('type', existing.type);
+  if (file.type !== existing.type && !caIssuedInstead(file.type, existing.type)) throw cannot('type', existing.type);
   if (file.algorithm !== undefined && file.algorithm !== existing.algorithm) throw cannot('algorithm', existing.algorithm);
   if ((file.kmsProvider ?? defaultProvider) !== existing.kmsProvider) throw cannot('kmsProvider', existing.kmsProvider);
   for (const [key, value] of Object.entries(file.subject ?? {})) {

@@ -110,6 +110,19 @@ function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
   }
 }
 
+/** Whether the certificate is its own issuer: its issuer name is its subject, and its own key signed it. */
+export const isSelfSigned = (certificate: X509Certificate) =>
+  certificate.subject === certificate.issuer && signedBy(certificate, certificate);
+
+/**
+ * Whether the leaf of a PEM chain (a key chain's active certificate) is self-signed: what HAIP 1.0
+ * forbids in every x5c a wallet or verifier sees (sections 4.1, 5, 6.1, 6.1.1).
+ */
+export function leafIsSelfSigned(pem: string): boolean {
+  const [leaf] = parsePemChain(pem);
+  return leaf !== undefined && isSelfSigned(leaf);
+}
+
 function readChain(pem: string, field: string): X509Certificate[] {
   let chain: X509Certificate[];
   try {
@@ -141,7 +154,7 @@ export async function checkChainForKey(
     }
   }
   const last = chain[chain.length - 1] as X509Certificate;
-  if (chain.length > 1 && last.subject === last.issuer && signedBy(last, last)) return { active: chain.slice(0, -1), root: last };
+  if (chain.length > 1 && isSelfSigned(last)) return { active: chain.slice(0, -1), root: last };
   return { active: chain };
 }
 

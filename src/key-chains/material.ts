@@ -1,5 +1,6 @@
 // Making keys and certificates for a key chain: a standalone self-signed key, a root that signs a
-// leaf, or a new leaf under an existing root (rotation).
+// leaf, a new leaf under an existing root (rotation), or a new root for a key already held (a
+// self-signed chain moved under a CA).
 import type { JWK } from 'jose';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain } from '../platform/crypto/x509.js';
@@ -100,31 +101,49 @@ export class KeyMaterial {
   }
 
   async internalChain(identity: ChainIdentity): Promise<{ root: MintedKey; leaf: MintedKey }> {
+    const root = await this.newRoot(identity);
+    const leaf = await this.leafUnderRoot(identity, root.stored);
+    return { root: root.minted, leaf };
+  }
+
+  /**
+   * A new root CA for a key the chain already holds (a self-signed chain moved under a CA): the root
+   * certificate, and a certificate for the same key signed by it. The key itself stays, so its kid
+   * and everything it signed stay valid.
+   */
+  async rootForExistingKey(identity: ChainIdentity, publicJwk: JWK): Promise<{ root: MintedKey; certificatePem: string }> {
+    const root = await this.newRoot(identity);
+    return { root: root.minted, certificatePem: await this.certify(identity, publicJwk, root.stored) };
+  }
+
+  /** A root CA key (beside the chain's key in an external provider) with its self-signed CA certificate. */
+  private async newRoot(identity: ChainIdentity) {
     const place = identity.keyPlace;
     const root = await this.newKey(identity, place && { ...place, name: rootKeyRef(place.name) });
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
-    const rootPem = await createRootCertificate(root.pair, rootSubject(identity.subject), this.links(identity), hash);
-    const leaf = await this.leafUnderRoot(identity, { ...root.stored, certificatePem: rootPem });
-    return { root: { ...root.key, certificatePem: rootPem }, leaf };
+    const certificatePem = await createRootCertificate(root.pair, rootSubject(identity.subject), this.links(identity), hash);
+    return { minted: { ...root.key, certificatePem }, stored: { ...root.stored, certificatePem } };
   }
 
   /** A fresh leaf key and certificate signed by the chain's existing root. */
   async leafUnderRoot(identity: ChainIdentity, root: StoredKey & { certificatePem: string }): Promise<MintedKey> {
     const { key } = await this.newKey(identity);
+    return { ...key, certificatePem: await this.certify(identity, key.publicJwk, root) };
+  }
+
+  /** A leaf certificate for `publicJwk`, signed by the chain's root. PEM. */
+  private async certify(identity: ChainIdentity, publicJwk: JWK, root: StoredKey & { certificatePem: string }) {
     const [rootCertificate] = parsePemChain(root.certificatePem);
     if (!rootCertificate) throw new Error('the key chain has no root certificate');
     const signingKey = await this.providerOf(identity.kmsProvider).signingCryptoKey(root, identity.algorithm);
-    const issuer = { certificate: rootCertificate, signingKey };
-    const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
-    const certificatePem = await createLeafCertificate(
-      await publicCryptoKey(key.publicJwk, identity.algorithm),
-      issuer,
+    return createLeafCertificate(
+      await publicCryptoKey(publicJwk, identity.algorithm),
+      { certificate: rootCertificate, signingKey },
       identity.subject,
       this.links(identity),
       this.leafOptions(identity),
-      hash,
+      ALGORITHM_PARAMS[identity.algorithm].hash,
     );
-    return { ...key, certificatePem };
   }
 
   /** The DER CRL of the chain's CA (the root of an internal chain, else the self-signed certificate itself). */

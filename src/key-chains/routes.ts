@@ -73,7 +73,11 @@ const Settings = {
 export const CreateBody = z.strictObject({
   id: Id.optional().describe('generated (UUID) when absent'),
   usageType: z.enum(USAGE_TYPES),
-  type: z.enum(['standalone', 'internalChain']).describe('standalone: self-signed; internalChain: a root CA of the tenant signs the leaf'),
+  type: z
+    .enum(['standalone', 'internalChain'])
+    .describe(
+      "standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains)",
+    ),
   algorithm: z.enum(SIGNING_ALGORITHMS).optional().describe('default ES256'),
   subject: SubjectInput.optional(),
   kmsProvider: z
@@ -122,6 +126,14 @@ const ProviderSchema = z
   })
   .meta({ id: 'KeyProvider' });
 const Jwks = z.object({ keys: z.array(PublicJwk) });
+const MoveToCaSchema = z
+  .object({
+    moved: z.array(KeyChainSchema).describe('the key chains now issued by a root CA of their own (type internalChain)'),
+    skipped: z
+      .array(z.object({ id: z.string(), reason: z.string() }))
+      .describe('self-signed key chains left as they were, each with why (imported, or a common name too long for its root CA)'),
+  })
+  .meta({ id: 'KeyChainsMovedToCa' });
 
 const access = { roles: ['issuance:manage', 'presentation:manage'], tenant: 'required' } as const;
 const tags = ['key chains'];
@@ -191,6 +203,26 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       },
     },
     async (request, reply) => reply.code(201).send(await keyChains.import(contextOf(request), tenantOf(request), request.body)),
+  );
+
+  app.post(
+    '/api/key-chain/move-to-ca',
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: "Move the tenant's self-signed key chains under a root CA (HAIP 1.0: no self-signed certificate in x5c)",
+        description:
+          'For a tenant made before its default key chains were CA-issued: every key chain whose active certificate is ' +
+          'self-signed (standalone) gets a root CA of its own and a certificate for the same key signed by it, and becomes ' +
+          'an internalChain. The key and its kid stay, so whatever it signed stays valid; status lists and trust lists are ' +
+          'signed again with the new chain, and a request signed with an access key chain now has another x509_hash ' +
+          'client_id (the hash of the new certificate). Chains under a CA already are left alone and not listed; imported ' +
+          'self-signed chains are listed under skipped, since their certificates come from outside. Calling it again moves nothing more.',
+        response: { 200: MoveToCaSchema },
+      },
+    },
+    (request) => keyChains.moveToCa(contextOf(request), tenantOf(request)),
   );
 
   app.get(

@@ -10,10 +10,10 @@ import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { maxCommonName, type Subject } from './certificates.js';
-import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, subjectErrors } from './checks.js';
+import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, leafIsSelfSigned, subjectErrors } from './checks.js';
 import { escapeId, type KeyPlace } from './key-names.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
-import { type ChainType, type KeyChain, USAGE_OF, USAGE_TYPES, type UsageType } from './model.js';
+import { type ChainType, type KeyChain, USAGE_OF, type UsageType } from './model.js';
 import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
 import type { KeyChainRow } from './store.js';
 import * as store from './store.js';
@@ -50,6 +50,12 @@ export interface UpdateKeyChain extends KeyChainSettings {
   certificate?: string;
 }
 
+/** What POST /api/key-chain/move-to-ca did: the chains now under a root CA, and the self-signed ones left, with why. */
+export interface MoveToCaResult {
+  moved: KeyChain[];
+  skipped: { id: string; reason: string }[];
+}
+
 /** Names what uses a key chain (for the 409 on delete); empty when nothing does. */
 export type KeyChainUsageCheck = (db: Executor, tenantId: string, keyChainId: string) => Promise<string[]>;
 /**
@@ -57,20 +63,20 @@ export type KeyChainUsageCheck = (db: Executor, tenantId: string, keyChainId: st
  * profile), run in the transaction that changes it; `field` is the request field that made the change.
  */
 export type KeyChainChangeCheck = (tenantId: string, chain: KeyChain, field: string, db: Executor) => Promise<FieldError[]>;
-/** Called after a rotation, so that features re-sign what they serve (status lists, trust lists). */
+/** Called after a rotation (or a move under a CA), so that features re-sign what they serve (status lists, trust lists). */
 export type RotationListener = (tenantId: string, keyChainId: string) => Promise<void>;
 
 /**
  * What a new tenant gets: one key chain per usage type, each its tenant's default; but a federation
- * key chain only when the tenant first takes part in a federation (ensureDefault).
+ * key chain only when the tenant first takes part in a federation (ensureDefault). Every one is an
+ * internal chain, a root CA of its own signing the leaf: HAIP 1.0 forbids a self-signed certificate
+ * in the x5c of SD-JWT VCs, status list tokens, request objects and signed metadata (sections 4.1,
+ * 5, 6.1, 6.1.1). A root per chain rather than one for the tenant keeps the uses apart: the IACA of
+ * mdoc signs only document signers, and a verifier that trusts the status list root is not made to
+ * trust the access certificates.
  */
-const TENANT_DEFAULTS: Partial<Record<UsageType, 'standalone' | 'internalChain'>> = {
-  attestation: 'internalChain',
-  access: 'standalone',
-  statusList: 'standalone',
-  trustList: 'standalone',
-  encrypt: 'standalone',
-};
+const TENANT_DEFAULT_USAGES: readonly UsageType[] = ['attestation', 'access', 'statusList', 'trustList', 'encrypt'];
+const DEFAULT_CHAIN_TYPE = 'internalChain';
 
 /** `{tenant} {usage type}`, the tenant id shortened where the name would not fit (an internal chain's root CA adds to it). */
 function defaultCommonName(tenantId: string, usageType: UsageType) {
@@ -587,27 +593,86 @@ export class KeyChainService {
 
   /** Tenant initialisation: a default key chain per usage type, in the tenant's creating transaction. */
   async createTenantDefaults(db: Executor, tenantId: string, ctx: RequestContext) {
-    for (const usageType of USAGE_TYPES) {
-      const type = TENANT_DEFAULTS[usageType];
-      if (!type) continue;
-      await this.create(
-        ctx,
-        tenantId,
-        { id: `default-${usageType}`, usageType, type, description: `default ${usageType} key`, default: true },
-        db,
-      );
-    }
+    for (const usageType of TENANT_DEFAULT_USAGES) await this.createDefault(ctx, tenantId, usageType, db);
   }
 
-  /** A default key chain of `usageType` for the tenant, made (standalone, `default-{usageType}`) when it has none. */
+  /** A default key chain of `usageType` for the tenant, made (`default-{usageType}`) when it has none. */
   async ensureDefault(ctx: RequestContext, tenantId: string, usageType: UsageType, db: Executor = this.db) {
     if (await store.findDefaultKeyChain(tenantDb(db, tenantId), usageType)) return;
-    await this.create(
+    await this.createDefault(ctx, tenantId, usageType, db);
+  }
+
+  private createDefault(ctx: RequestContext, tenantId: string, usageType: UsageType, db: Executor) {
+    return this.create(
       ctx,
       tenantId,
-      { id: `default-${usageType}`, usageType, type: 'standalone', description: `default ${usageType} key`, default: true },
+      { id: `default-${usageType}`, usageType, type: DEFAULT_CHAIN_TYPE, description: `default ${usageType} key`, default: true },
       db,
     );
+  }
+
+  /**
+   * Moves every key chain of the tenant that signs with a self-signed certificate under a root CA of
+   * its own, as new tenants' defaults are made: one call for a tenant made before. Each keeps its
+   * key (and kid), so whatever it signed stays valid; only its certificate changes. Chains already
+   * under a CA are left as they are and not listed; imported chains are listed as skipped, because
+   * their certificates come from outside.
+   */
+  async moveToCa(ctx: RequestContext, tenantId: string): Promise<MoveToCaResult> {
+    const result: MoveToCaResult = { moved: [], skipped: [] };
+    for (const row of await store.listKeyChains(tenantDb(this.db, tenantId))) {
+      if (!leafIsSelfSigned(row.active_certificate)) continue;
+      const reason = this.unmovable(row);
+      if (reason) {
+        result.skipped.push({ id: row.id, reason });
+        continue;
+      }
+      const moved = await this.moveUnlessChanged(ctx, row);
+      if (moved) result.moved.push(moved);
+      else result.skipped.push({ id: row.id, reason: 'the key chain changed while it was being moved; call again' });
+    }
+    return result;
+  }
+
+  /** Why a self-signed chain cannot be moved under a root CA here; undefined when it can. */
+  private unmovable(row: KeyChainRow): string | undefined {
+    if (row.chain_type === 'imported')
+      return 'imported: its certificate comes from outside; PATCH /api/key-chain/{id} with a CA-issued certificate';
+    const subject = JSON.parse(row.subject) as Subject;
+    const problems = subjectErrors(subject, true);
+    if (problems.length)
+      return `its common name is too long for a root CA named after it (${problems.map((p) => p.message).join('; ')}); create a new internalChain key chain instead`;
+    return undefined;
+  }
+
+  /** Gives the chain as `row` shows it a root CA and a certificate from it, if it is still so when stored. */
+  private async moveUnlessChanged(ctx: RequestContext, row: KeyChainRow): Promise<KeyChain | undefined> {
+    const { tenant_id: tenantId, id } = row;
+    const before = this.toKeyChain(row);
+    const keyPlace = row.kms_provider === 'db' || !row.external_key_id ? null : await this.keyPlace(tenantId, row.external_key_id, this.db);
+    const identity = this.identity(tenantId, id, before, { kmsProvider: row.kms_provider, keyPlace });
+    const { root, certificatePem } = await this.material.rootForExistingKey(identity, before.activeJwk);
+    const after = await inTransaction(this.db, async (trx) => {
+      const stored = await store.updateKeyChain(tenantDb(trx, tenantId), id, row.updated_at, {
+        chain_type: 'internalChain',
+        root_jwk: root.sealedJwk,
+        root_certificate: root.certificatePem,
+        active_certificate: certificatePem,
+        updated_at: nowIso(),
+      });
+      if (!stored) return undefined;
+      const moved = this.toKeyChain(await this.row(tenantId, id, trx));
+      await this.audit.record(
+        ctx,
+        { tenantId, actionType: 'key_chain.moved_to_ca', before: auditView(before), after: auditView(moved) },
+        trx,
+      );
+      return moved;
+    });
+    this.forgetResolved(tenantId);
+    // What features serve signed under the old certificate is signed again, as after a rotation.
+    if (after) for (const listener of this.rotationListeners) await listener(tenantId, id);
+    return after;
   }
 
   /**

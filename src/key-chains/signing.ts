@@ -1,9 +1,11 @@
 // The one signing service every feature uses: JWTs with their x5c chain, COSE_Sign1 for mdoc, raw
 // signatures for libraries that build their own structures, JWE decryption, and published JWKS.
+import type { X509Certificate } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { coseCbor } from '../platform/crypto/cose-cbor.js';
 import { parsePemChain, toX5c } from '../platform/crypto/x509.js';
+import { isSelfSigned } from './checks.js';
 import { USAGE_TYPES, type UsageType } from './model.js';
 import type { KeyChainService } from './service.js';
 import type { KeyChainRow } from './store.js';
@@ -18,8 +20,13 @@ export interface Signer {
   keyChainId: string;
   algorithm: SigningAlgorithm;
   kid: string;
-  /** The active certificate chain, leaf first, DER in base64 (without the root of an internal chain). */
+  /**
+   * The active certificate chain, leaf first, DER in base64, never with its trust anchor (HAIP 1.0
+   * sections 4.1, 5, 6.1, 6.1.1): what every x5c and x5chain svc sends carries.
+   */
   x5c: string[];
+  /** The leaf is self-signed (a standalone or self-signed imported chain), which HAIP 1.0 forbids in x5c. */
+  selfSigned: boolean;
   sign(data: Uint8Array): Promise<Uint8Array>;
 }
 
@@ -32,18 +39,18 @@ const b64url = (value: string | Uint8Array) => Buffer.from(value).toString('base
 
 export class SigningService {
   /** Parsed x5c per certificate PEM: certificates are parsed once, not per signature. */
-  private readonly x5cByPem = new Map<string, string[]>();
+  private readonly x5cByPem = new Map<string, { x5c: string[]; selfSigned: boolean }>();
 
   constructor(private readonly keyChains: KeyChainService) {}
 
-  private x5cOf(pem: string): string[] {
-    let x5c = this.x5cByPem.get(pem);
-    if (!x5c) {
-      x5c = toX5c(parsePemChain(pem));
+  private x5cOf(pem: string) {
+    let entry = this.x5cByPem.get(pem);
+    if (!entry) {
+      entry = x5cWithoutAnchor(parsePemChain(pem));
       if (this.x5cByPem.size > 5_000) this.x5cByPem.clear();
-      this.x5cByPem.set(pem, x5c);
+      this.x5cByPem.set(pem, entry);
     }
-    return x5c;
+    return entry;
   }
 
   signerFor(row: KeyChainRow): Signer {
@@ -55,7 +62,7 @@ export class SigningService {
       keyChainId: row.id,
       algorithm,
       kid: provider.publicJwk(key).kid as string,
-      x5c: this.x5cOf(row.active_certificate),
+      ...this.x5cOf(row.active_certificate),
       sign: (data) => provider.sign(key, algorithm, data),
     };
   }
@@ -98,6 +105,20 @@ export class SigningService {
     }
     return { keys };
   }
+}
+
+/**
+ * A chain as x5c, without a self-signed last certificate behind the leaf: that is the trust anchor,
+ * which the verifier must hold already and HAIP 1.0 keeps out of x5c. The stored chains leave their
+ * root apart already (an internal chain's root_certificate, checkChainForKey for chains from
+ * outside); this holds for any chain written before those checks too. A lone self-signed leaf stays:
+ * it is all the chain has, and `selfSigned` says so.
+ */
+export function x5cWithoutAnchor(chain: X509Certificate[]): { x5c: string[]; selfSigned: boolean } {
+  const last = chain[chain.length - 1];
+  const withoutAnchor = chain.length > 1 && last && isSelfSigned(last) ? chain.slice(0, -1) : chain;
+  const leaf = withoutAnchor[0];
+  return { x5c: toX5c(withoutAnchor), selfSigned: leaf !== undefined && isSelfSigned(leaf) };
 }
 
 /**

@@ -418,12 +418,30 @@ describe('configuration files', () => {
   it('refuses a key chain file that would change what the existing chain is', async () => {
     const dir = writeFolder({
       'epsilon/tenant.json': { name: 'Epsilon' },
-      'epsilon/key-chains/default-attestation.json': { usageType: 'attestation', type: 'standalone' },
+      'epsilon/key-chains/default-attestation.json': { usageType: 'attestation', type: 'internalChain', algorithm: 'ES384' },
     });
     const err = await refusal(dir);
     expect(err.message).toContain(
-      'epsilon/key-chains/default-attestation.json: type: cannot change on the existing key chain \'default-attestation\' (it is "internalChain")',
+      'epsilon/key-chains/default-attestation.json: algorithm: cannot change on the existing key chain \'default-attestation\' (it is "ES256")',
     );
+  });
+
+  it('takes a file asking for a standalone chain where the chain is CA-issued (a default, or one moved under a CA), changing nothing', async () => {
+    // As a folder exported before the defaults were CA-issued has it.
+    const dir = writeFolder({
+      'theta/tenant.json': { name: 'Theta' },
+      'theta/key-chains/default-access.json': { usageType: 'access', type: 'standalone', default: true },
+    });
+    await importing(dir);
+    await importing(dir); // and again, as at every start
+    const chain = await base.db
+      .selectFrom('key_chains')
+      .select(['chain_type', 'root_certificate'])
+      .where('tenant_id', '=', 'theta')
+      .where('id', '=', 'default-access')
+      .executeTakeFirstOrThrow();
+    expect(chain.chain_type).toBe('internalChain');
+    expect(chain.root_certificate).toContain('BEGIN CERTIFICATE');
   });
 
   it("takes the chained authorization server's clientSecret in issuer.json from the environment or a file, sealed when stored", async () => {

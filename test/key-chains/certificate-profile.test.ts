@@ -232,9 +232,31 @@ describe('the internal chain of the default attestation key chain', () => {
   });
 });
 
+describe('the default encryption key chain', () => {
+  it('has a key-agreement leaf issued by its root CA, verified by openssl against that root alone', async () => {
+    const chain = await keyChain('default-encrypt');
+    const pem = chain.activeCertificate;
+    const cert = new x509.X509Certificate(pem);
+    const root = new x509.X509Certificate(chain.rootCertificate as string);
+    const text = expectCommonFields(cert, pem, 365);
+    expect(cert.issuer).toBe(root.subject);
+    expect(cert.issuer).not.toBe(cert.subject);
+    expect(await cert.verify({ publicKey: root.publicKey, signatureOnly: true })).toBe(true);
+    expect(opensslVerify(pem, chain.rootCertificate as string)).toContain(': OK');
+    expect(aki(cert)).toBe(ski(root));
+    expect(cert.getExtension(x509.KeyUsagesExtension)?.usages).toBe(x509.KeyUsageFlags.keyAgreement);
+    expect(opensslExtension(text, 'X509v3 Key Usage')).toBe('critical Key Agreement');
+  });
+});
+
 describe('standalone key chains', () => {
-  it('make a self-signed key-agreement certificate for the default encryption key chain', async () => {
-    const pem = (await keyChain('default-encrypt')).activeCertificate;
+  it('make a self-signed key-agreement certificate for an encryption key chain', async () => {
+    const created = await svc.raw('POST', '/api/key-chain', {
+      token,
+      body: { id: 'encrypt-standalone', usageType: 'encrypt', type: 'standalone' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const pem = created.body.activeCertificate as string;
     const cert = new x509.X509Certificate(pem);
     const text = expectCommonFields(cert, pem, 365);
     expect(cert.issuer).toBe(cert.subject);
@@ -283,8 +305,13 @@ describe('standalone key chains', () => {
   });
 
   it('publish a CRL signed by the self-signed certificate', async () => {
-    const pem = (await keyChain('default-access')).activeCertificate;
-    const reply = await fetch(`${svc.url}/issuers/acme/key-chains/default-access/crl`);
+    const created = await svc.raw('POST', '/api/key-chain', {
+      token,
+      body: { id: 'access-standalone', usageType: 'access', type: 'standalone' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const pem = created.body.activeCertificate as string;
+    const reply = await fetch(`${svc.url}/issuers/acme/key-chains/access-standalone/crl`);
     const der = new Uint8Array(await reply.arrayBuffer());
     const cert = new x509.X509Certificate(pem);
     const crl = new x509.X509Crl(der);

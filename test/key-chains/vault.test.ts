@@ -104,6 +104,31 @@ describe('Vault Transit as the default provider', () => {
     expect(names[0]).toMatch(new RegExp(`^${acmeKeys}\\.acme-access-\\d{8}t\\d{9}z$`));
   });
 
+  it('moves a self-signed Vault chain under a root CA made in Vault beside its key, which signs its later leaves too', async () => {
+    const { token } = await svc.tenant('vault-legacy');
+    const keys = `svc.vault-legacy.${await tenantInstance(svc.db, 'vault-legacy')}`;
+    const body = { id: 'old-access', usageType: 'access', type: 'standalone', kmsProvider: 'vault', externalKeyId: 'old-access' } as const;
+    const created = await svc.call('POST', '/api/key-chain', { token, body });
+    expect(created.status, created.text).toBe(201);
+
+    const reply = await svc.raw('POST', '/api/key-chain/move-to-ca', { token });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.moved.map((chain: any) => chain.id)).toEqual(['old-access']);
+    const moved = (await svc.call('GET', '/api/key-chain/old-access', { token })).body;
+    expect(moved).toMatchObject({ type: 'internalChain', kmsProvider: 'vault', activeJwk: { kid: created.body.activeJwk.kid } });
+    expect(vault.keys.get(`${keys}.old-access-root`)?.type).toBe('ecdsa-p256');
+    const root = new X509Certificate(moved.rootCertificate as string);
+    const leaf = new X509Certificate(moved.activeCertificate);
+    expect(leaf.checkIssued(root) && leaf.verify(root.publicKey)).toBe(true);
+    expect(vault.requests).toContain(`POST /v1/transit/sign/${keys}.old-access-root`);
+
+    const rotated = await svc.call('POST', '/api/key-chain/old-access/rotate', { token });
+    expect(rotated.status, rotated.text).toBe(200);
+    const next = new X509Certificate(rotated.body.activeCertificate);
+    expect(next.checkIssued(root) && next.verify(root.publicKey)).toBe(true);
+    expect(rotated.body.previousJwk?.kid).toBe(created.body.activeJwk.kid);
+  });
+
   it('fails signatures with a 503 naming the provider when Vault fails, and /health/ready says so', async () => {
     vault.failWith = 503;
     try {

@@ -15,6 +15,7 @@ const signer: Signer = {
   algorithm: 'ES256',
   kid: 'test-key',
   x5c: [Buffer.from('not a certificate').toString('base64')],
+  selfSigned: false,
   sign: async (data) => new Uint8Array(sign('sha256', data, { key: privateKey, dsaEncoding: 'ieee-p1363' })),
 };
 

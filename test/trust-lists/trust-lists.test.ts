@@ -84,10 +84,10 @@ describe('create and read', () => {
     );
     expect(outside.TrustedEntityInformation.TEName).toEqual([{ lang: 'en', value: 'Outside Issuer' }]);
 
-    // Internal entities carry their key chain's certificates: the root of an internal chain, the active one of a standalone chain.
+    // Internal entities carry their key chain's certificates: the root of an internal chain (every default one), the active one of a standalone chain.
     const certificates = (entity: any) => entity.TrustedEntityServices[0].ServiceInformation.ServiceDigitalIdentity.X509Certificates;
     expect(certificates(issuer)).toEqual([{ val: derOf((await keyChain('default-attestation')).rootCertificate) }]);
-    expect(certificates(revocation)).toEqual([{ val: derOf((await keyChain('default-statusList')).activeCertificate) }]);
+    expect(certificates(revocation)).toEqual([{ val: derOf((await keyChain('default-statusList')).rootCertificate) }]);
     expect(certificates(outside)).toEqual([{ val: derOf(externalPem) }]);
 
     expect((await svc.call('GET', `/api/trust-list/${list.id}`, { token: acme })).body).toEqual(list);
@@ -101,8 +101,10 @@ describe('create and read', () => {
     expect(header).toMatchObject({ typ: 'trustlist+jwt', alg: 'ES256' });
     expect(payload.LoTE).toEqual(list.data.LoTE);
     expect(payload.exp * 1000).toBe(Date.parse(list.data.LoTE.ListAndSchemeInformation.NextUpdate));
-    const published = await svc.call('GET', '/api/key-chain/default-trustList/certificate', { token: acme });
-    expect(header.x5c).toEqual(pemBlocks(published.text).map(derOf));
+    // The chain publishes leaf and root; x5c carries the leaf only, never the trust anchor (HAIP 1.0).
+    const published = pemBlocks((await svc.call('GET', '/api/key-chain/default-trustList/certificate', { token: acme })).text);
+    expect(published).toHaveLength(2);
+    expect(header.x5c).toEqual([derOf(published[0] as string)]);
   });
 
   it('takes a named signing key chain and extra scheme information', async () => {
@@ -262,8 +264,9 @@ describe('isolation and publication', () => {
     const ders = new Set(pems.map(derOf));
     expect(ders).toContain(derOf(externalPem));
     expect(ders).toContain(derOf((await keyChain('default-attestation')).rootCertificate));
-    expect(ders).toContain(derOf((await keyChain('default-statusList')).activeCertificate));
+    expect(ders).toContain(derOf((await keyChain('default-statusList')).rootCertificate));
     expect(ders).not.toContain(derOf((await keyChain('default-attestation')).activeCertificate));
+    expect(ders).not.toContain(derOf((await keyChain('default-statusList')).activeCertificate));
     expect(await svc.running.services.trustLists.trustedCertificates('other')).toEqual([]);
   });
 });
