@@ -1839,7 +1839,7 @@ export interface paths {
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
-                            /** @description OAuth scope that requests this credential */
+                            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
                         };
                         description?: string | null;
@@ -2112,7 +2112,7 @@ export interface paths {
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
-                            /** @description OAuth scope that requests this credential */
+                            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
                         };
                         description?: string | null;
@@ -11162,7 +11162,7 @@ export interface components {
             /** @enum {string} */
             format: "dc+sd-jwt" | "mso_mdoc";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequired"] | null;
-            /** @description OAuth scope that requests this credential */
+            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
         };
         CredentialConfigInput: {
@@ -11173,7 +11173,7 @@ export interface components {
             /** @enum {string} */
             format: "dc+sd-jwt" | "mso_mdoc";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
-            /** @description OAuth scope that requests this credential */
+            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
         };
         CredentialConfiguration: {
