@@ -82,7 +82,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Authorization server metadata of the built-in authorization server */
+        /**
+         * Authorization server metadata of the built-in authorization server
+         * @description RFC 8414 metadata, JSON
+         */
         get: {
             parameters: {
                 query?: never;
@@ -118,7 +121,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Credential issuer metadata */
+        /**
+         * Credential issuer metadata
+         * @description JSON (application/json) by default. With an Accept header that prefers application/jwt, the signed metadata (OpenID4VCI 1.0 section 12.2.3) as application/jwt: a JWS with typ openidvci-issuer-metadata+jwt, signed by the tenant's default attestation key chain (the key that signs its credentials) with its certificate chain in x5c (without the trust anchor); every metadata parameter a top-level claim, iss and sub the credential issuer identifier, iat, and exp 24 hours later. 409 when the tenant has no default attestation key chain.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9776,7 +9782,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Authorization server metadata of the built-in authorization server (compatibility location for draft-era clients) */
+        /**
+         * Authorization server metadata of the built-in authorization server (compatibility location for draft-era clients)
+         * @description RFC 8414 metadata, JSON
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9812,7 +9821,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Credential issuer metadata (compatibility location for draft-era clients) */
+        /**
+         * Credential issuer metadata (compatibility location for draft-era clients)
+         * @description JSON (application/json) by default. With an Accept header that prefers application/jwt, the signed metadata (OpenID4VCI 1.0 section 12.2.3) as application/jwt: a JWS with typ openidvci-issuer-metadata+jwt, signed by the tenant's default attestation key chain (the key that signs its credentials) with its certificate chain in x5c (without the trust anchor); every metadata parameter a top-level claim, iss and sub the credential issuer identifier, iat, and exp 24 hours later. 409 when the tenant has no default attestation key chain.
+         */
         get: {
             parameters: {
                 query?: never;
