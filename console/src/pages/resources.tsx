@@ -223,7 +223,6 @@ export const credentialConfigs: ResourceDefinition<CredentialConfig> = {
     idColumn,
     { title: 'Format', cell: (c) => c.config?.format },
     { title: 'Type', cell: (c) => c.vct ?? c.config?.docType ?? '' },
-    { title: 'Scope', cell: (c) => c.config?.scope ?? '' },
     created,
   ],
   template: () => ({
