@@ -51,12 +51,15 @@ async function offer(): Promise<string> {
   return reply.body.credentialOffer.grants.authorization_code.issuer_state;
 }
 
-/** PAR with `fields`, the authorization endpoint, and the token endpoint: the token response. */
-async function tokenFor(fields: Record<string, string | undefined>) {
+/**
+ * PAR with `fields`, the authorization endpoint (with `atAuthorize` beside client_id and request_uri),
+ * and the token endpoint: the token response.
+ */
+async function tokenFor(fields: Record<string, string | undefined>, atAuthorize: Record<string, string> = {}) {
   const { verifier, challenge } = pkce();
   const pushed = await pushAuthorizationRequest(svc, 'acme', await offer(), { code_challenge: challenge, ...fields });
   expect(pushed.status, pushed.text).toBe(201);
-  const answer = await authorizeRequest(svc, 'acme', { client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
+  const answer = await authorizeRequest(svc, 'acme', { ...atAuthorize, client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
   const code = answer.location?.searchParams.get('code');
   expect(code, answer.body).toEqual(expect.any(String));
   const token = await redeemCode(svc, 'acme', code as string, verifier);
@@ -92,6 +95,13 @@ describe('authorization by scope', () => {
     const notGranted = await credential(token.access_token, { credential_configuration_id: 'email' }, key);
     expect(notGranted.status).toBe(400);
     expect(notGranted.body.error).toBe('unknown_credential_configuration');
+  });
+
+  it('takes the scope of the pushed request only: a scope repeated at the authorization endpoint adds nothing', async () => {
+    const token = await tokenFor({ scope: 'pid' }, { scope: 'pid org.example.email' });
+    expect(token.scope).toBe('pid');
+    const refused = await credential(token.access_token, { credential_configuration_id: 'email' }, await holderKey());
+    expect(refused.body.error).toBe('unknown_credential_configuration');
   });
 
   it('names the scope values granted again when the tokens are refreshed', async () => {
