@@ -76,10 +76,14 @@ async function credential(accessToken: string, request: Record<string, string>, 
 }
 
 describe('authorization by scope', () => {
-  it('publishes a scope for every configuration: the default one is the id', async () => {
+  it("publishes a scope for every configuration (the default one is the id), and the authorization server's scopes_supported lists them", async () => {
     const metadata = (await svc.raw('GET', '/.well-known/openid-credential-issuer/issuers/acme')).body;
     expect(metadata.credential_configurations_supported.pid.scope).toBe('pid');
     expect(metadata.credential_configurations_supported.email.scope).toBe('org.example.email');
+    const server = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/acme')).body;
+    expect(server.scopes_supported).toEqual(['pid', 'org.example.email']);
+    const other = (await svc.raw('GET', '/.well-known/oauth-authorization-server/issuers/globex')).body;
+    expect(other.scopes_supported).toEqual(['org.example.badge']);
   });
 
   it('grants what the scope values name, ignoring unknown ones; the token response says which; the credential is issued by configuration id', async () => {

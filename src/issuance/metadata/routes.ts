@@ -16,7 +16,7 @@ import { noFederationSettings, notFoundIssuer } from '../errors.js';
 import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';
 import { TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { IssuerSettingsService } from '../settings/service.js';
-import { authorizationServerMetadata, credentialIssuerMetadata } from './metadata.js';
+import { authorizationServerMetadata, configurationScopes, credentialIssuerMetadata } from './metadata.js';
 import { SIGNED_METADATA_LIFETIME_SECONDS, SIGNED_METADATA_MEDIA_TYPE, signIssuerMetadata } from './signed-metadata.js';
 
 export interface MetadataSources {
@@ -89,7 +89,7 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
       description: 'RFC 8414 metadata, JSON',
       handler: async (request: TenantRequest) => {
         const issuer = await issuers.get(request.params.tenantId);
-        return authorizationServerMetadata(issuer.urls, issuer.settings);
+        return authorizationServerMetadata(issuer.urls, issuer.settings, configurationScopes(await configs.list(issuer.tenantId)));
       },
     },
   };
@@ -142,7 +142,11 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
         // The keys its credentials and their status lists are signed with: a verifier trusts both through the chain.
         credentialJwks: await signing.jwks(issuer.tenantId, ['attestation', 'statusList']),
         ...(issuer.settings.builtinAuthorizationServerEnabled && {
-          authorizationServerMetadata: authorizationServerMetadata(issuer.urls, issuer.settings),
+          authorizationServerMetadata: authorizationServerMetadata(
+            issuer.urls,
+            issuer.settings,
+            configurationScopes(await configs.list(issuer.tenantId)),
+          ),
         }),
       });
       return reply.type(ENTITY_STATEMENT_MEDIA_TYPE).send(statement);
