@@ -82,7 +82,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Authorization server metadata of the built-in authorization server */
+        /**
+         * Authorization server metadata of the built-in authorization server
+         * @description RFC 8414 metadata, JSON
+         */
         get: {
             parameters: {
                 query?: never;
@@ -118,7 +121,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Credential issuer metadata */
+        /**
+         * Credential issuer metadata
+         * @description JSON (application/json) by default. With an Accept header that prefers application/jwt, the signed metadata (OpenID4VCI 1.0 section 12.2.3) as application/jwt: a JWS with typ openidvci-issuer-metadata+jwt, signed by the tenant's default attestation key chain (the key that signs its credentials) with its certificate chain in x5c (without the trust anchor); every metadata parameter a top-level claim, iss and sub the credential issuer identifier, iat, and exp 24 hours later. 409 when the tenant has no default attestation key chain.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1910,7 +1916,7 @@ export interface paths {
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
-                            /** @description OAuth scope that requests this credential */
+                            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
                         };
                         description?: string | null;
@@ -2183,7 +2189,7 @@ export interface paths {
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
-                            /** @description OAuth scope that requests this credential */
+                            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
                         };
                         description?: string | null;
@@ -9915,7 +9921,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Authorization server metadata of the built-in authorization server (compatibility location for draft-era clients) */
+        /**
+         * Authorization server metadata of the built-in authorization server (compatibility location for draft-era clients)
+         * @description RFC 8414 metadata, JSON
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9951,7 +9960,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Credential issuer metadata (compatibility location for draft-era clients) */
+        /**
+         * Credential issuer metadata (compatibility location for draft-era clients)
+         * @description JSON (application/json) by default. With an Accept header that prefers application/jwt, the signed metadata (OpenID4VCI 1.0 section 12.2.3) as application/jwt: a JWS with typ openidvci-issuer-metadata+jwt, signed by the tenant's default attestation key chain (the key that signs its credentials) with its certificate chain in x5c (without the trust anchor); every metadata parameter a top-level claim, iss and sub the credential issuer identifier, iat, and exp 24 hours later. 409 when the tenant has no default attestation key chain.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -10577,7 +10589,7 @@ export interface paths {
         put?: never;
         /**
          * Pushed authorization request (RFC 9126), required before the authorization endpoint
-         * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to a loopback address: localhost, 127.0.0.0/8 or [::1]; or a private-use scheme of a native wallet in reverse-domain form such as com.example.wallet:/cb, per RFC 8252; no fragment; any other scheme is invalid_request), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations; other values are ignored). Without issuer_state the request is wallet-initiated (OpenID4VCI 1.0 section 3): it may name any configuration of the issuer whose interactive authorization steps identify the person (then run at the interactive authorization endpoint); any other is invalid_request saying why. Each opens a session, so an address gets WALLET_INITIATED_LIMIT_PER_ADDRESS of them per WALLET_INITIATED_WINDOW seconds at an issuer, and the issuer WALLET_INITIATED_LIMIT_PER_TENANT from all addresses; beyond, 429 invalid_request with Retry-After (the first request of the interactive authorization endpoint without issuer_state counts the same). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a wallet provider anchor: walletProviders of the issuer settings or a walletIssuance entity of the trust lists of the tenant, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
+         * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to a loopback address: localhost, 127.0.0.0/8 or [::1]; or a private-use scheme of a native wallet in reverse-domain form such as com.example.wallet:/cb, per RFC 8252; no fragment; any other scheme is invalid_request), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations, as the issuer metadata lists it for each: by default the configuration id; other values are ignored, invalid_scope when none is left). Without issuer_state the request is wallet-initiated (OpenID4VCI 1.0 section 3): it may name any configuration of the issuer whose interactive authorization steps identify the person (then run at the interactive authorization endpoint); any other is invalid_request saying why. Each opens a session, so an address gets WALLET_INITIATED_LIMIT_PER_ADDRESS of them per WALLET_INITIATED_WINDOW seconds at an issuer, and the issuer WALLET_INITIATED_LIMIT_PER_TENANT from all addresses; beyond, 429 invalid_request with Retry-After (the first request of the interactive authorization endpoint without issuer_state counts the same). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a wallet provider anchor: walletProviders of the issuer settings or a walletIssuance entity of the trust lists of the tenant, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
          */
         post: {
             parameters: {
@@ -10698,7 +10710,7 @@ export interface paths {
         put?: never;
         /**
          * Token endpoint (pre-authorized code, authorization code and refresh token grants; optional DPoP)
-         * @description Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires. grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code: pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). grant_type authorization_code: code (single use; a second use revokes the tokens the first obtained), code_verifier (PKCE S256), redirect_uri and client_id as pushed (client_id may be left out when a client attestation names it); a DPoP proof of the same key when the request was pushed with DPoP. Returns a refresh_token too (issuer settings: refreshTokenLifetimeSeconds; 0: none), and authorization_details with credential_identifiers for what was requested by authorization_details. grant_type refresh_token: refresh_token (rotating: each use returns a new one; reusing a spent one revokes every token of the session), with a proof of its DPoP key when it was obtained with DPoP. A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation and OAuth-Client-Attestation-PoP headers, for every grant; required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header when a challenge is required and missing, unknown or used). Errors use the OAuth shape {error, error_description}.
+         * @description Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires. grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code: pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). grant_type authorization_code: code (single use; a second use revokes the tokens the first obtained), code_verifier (PKCE S256), redirect_uri and client_id as pushed (client_id may be left out when a client attestation names it); a DPoP proof of the same key when the request was pushed with DPoP. Returns a refresh_token too (issuer settings: refreshTokenLifetimeSeconds; 0: none), authorization_details with credential_identifiers for what was requested by authorization_details, and scope with the scope values granted when the request named credentials by scope (unknown values were ignored; those configurations are requested by credential_configuration_id). grant_type refresh_token: refresh_token (rotating: each use returns a new one; reusing a spent one revokes every token of the session), with a proof of its DPoP key when it was obtained with DPoP. A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation and OAuth-Client-Attestation-PoP headers, for every grant; required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header when a challenge is required and missing, unknown or used). Errors use the OAuth shape {error, error_description}.
          */
         post: {
             parameters: {
@@ -11341,7 +11353,7 @@ export interface components {
             /** @enum {string} */
             format: "dc+sd-jwt" | "mso_mdoc";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequired"] | null;
-            /** @description OAuth scope that requests this credential */
+            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
         };
         CredentialConfigInput: {
@@ -11352,7 +11364,7 @@ export interface components {
             /** @enum {string} */
             format: "dc+sd-jwt" | "mso_mdoc";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
-            /** @description OAuth scope that requests this credential */
+            /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
         };
         CredentialConfiguration: {

@@ -192,6 +192,7 @@ const CREATE = {
       { kind: 'select', path: 'config.format', label: 'Format', options: ['dc+sd-jwt', 'mso_mdoc'] },
       text('vct', 'Type (vct, SD-JWT VC)'),
       text('config.docType', 'Document type (mdoc)'),
+      text('config.scope', 'Scope', 'the OAuth scope wallets ask for it by; empty: the id'),
       description,
       { kind: 'checkbox', path: 'statusManagement', label: 'Revocable (status list entry per credential)' },
       { kind: 'integer', path: 'lifeTime', label: 'Lifetime (seconds)' },

@@ -22,6 +22,9 @@ const FIELD_TYPE_DOC = [
   'image: a JSON string holding a data: URL with base64 content (data:image/jpeg;base64,...)',
 ].join(' ');
 
+/** A scope token (RFC 6749 section 3.3): one or more printable ASCII characters, never a space, " or \\. */
+export const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
 const Id = z.string().regex(/^[A-Za-z0-9._~-]{1,64}$/, 'must be 1-64 URL-safe characters');
 const Reference = z.string().min(1).max(256);
 
@@ -157,7 +160,16 @@ const KeyAttestationsRequiredSchema = z
 const CredentialConfigFields = {
   format: z.enum(FORMATS),
   display: z.array(CredentialDisplaySchema).max(50).optional().describe('how wallets show the credential, per locale'),
-  scope: z.string().min(1).max(200).optional().describe('OAuth scope that requests this credential'),
+  scope: z
+    .string()
+    .max(200)
+    .regex(SCOPE_TOKEN, 'must be one OAuth scope token: printable ASCII without space, " or \\')
+    .optional()
+    .describe(
+      'the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 ' +
+        'section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata ' +
+        'always lists it, and a pushed authorization request naming it in scope asks for this configuration',
+    ),
   docType: z.string().min(1).max(256).optional().describe('mso_mdoc only, and required there: the ISO mdoc document type'),
   keyAttestationsRequired: KeyAttestationsRequiredSchema.nullable().optional(),
 };

@@ -39,12 +39,12 @@ type Input = Omit<CreateCredentialConfiguration, 'id'>;
 /** A tenant's rule over a configuration's stored document; answers what it breaks. */
 export type ConfigurationCheck = (tenantId: string, doc: ConfigurationDocument, db: Executor) => Promise<FieldError[]>;
 
-/** The stored document of an input: defaults applied, the removed version-4 keys gone. */
-function toDocument(input: Input): ConfigurationDocument {
+/** The stored document of the input for configuration `id`: defaults applied (the scope is the id), the removed version-4 keys gone. */
+function toDocument(id: string, input: Input): ConfigurationDocument {
   const { namespace: _n, claimsByNamespace: _c, claimsMetadata: _m, ...config } = input.config;
   return {
     description: input.description ?? null,
-    config,
+    config: { ...config, scope: config.scope ?? id },
     fields: input.fields,
     vct: input.vct ?? null,
     iaeActions: input.iaeActions ?? null,
@@ -67,17 +67,30 @@ function documentOf(configuration: CredentialConfiguration): ConfigurationDocume
 }
 
 /** PATCH: the top-level fields given replace the stored ones (null clears), config and fields as a whole. */
-function applyUpdate(before: ConfigurationDocument, input: UpdateCredentialConfiguration): ConfigurationDocument {
+function applyUpdate(id: string, before: ConfigurationDocument, input: UpdateCredentialConfiguration): ConfigurationDocument {
   const { id: _id, ...changes } = input;
   const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-  return toDocument({ ...before, ...given } as Input);
+  return toDocument(id, { ...before, ...given } as Input);
 }
 
-const referenceColumns = (doc: ConfigurationDocument) => ({
+/** The columns that repeat values of the document: the references (indexed) and the scope (unique in the tenant). */
+const repeatedColumns = (doc: ConfigurationDocument) => ({
   key_chain_id: doc.keyChainId,
   attribute_provider_id: doc.attributeProviderId,
   webhook_endpoint_id: doc.webhookEndpointId,
+  scope: doc.config.scope ?? null,
 });
+
+const scopeTaken = (scope: string, holder: string): FieldError => ({
+  field: 'body.config.scope',
+  message: `'${scope}' is already the scope of credential configuration '${holder}': a scope names one configuration of the tenant`,
+});
+
+/** The unique index on (tenant_id, scope) refused the row: a writer that ran alongside took the scope first. */
+function isScopeViolation(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string; message?: string };
+  return e?.constraint === 'credential_configs_scope_uq' || (e?.code === 'SQLITE_CONSTRAINT_UNIQUE' && /\.scope\b/.test(e.message ?? ''));
+}
 
 export interface StatusListSigning {
   /** The attestation key chain that signs the credentials. */
@@ -215,29 +228,52 @@ export class CredentialConfigService {
     return errors;
   }
 
+  /**
+   * The scope must name no other configuration of the tenant: said here with the holder's id. The
+   * unique index decides between writers that check at the same time (rethrowScopeViolation).
+   */
+  private async scopeErrors(trx: Executor, tenantId: string, id: string, doc: ConfigurationDocument): Promise<FieldError[]> {
+    const scope = doc.config.scope;
+    const holder = scope === undefined ? undefined : await store.configHoldingScope(tenantDb(trx, tenantId), scope, id);
+    return scope !== undefined && holder !== undefined ? [scopeTaken(scope, holder)] : [];
+  }
+
+  private rethrowScopeViolation(err: unknown, doc: ConfigurationDocument) {
+    if (isScopeViolation(err)) {
+      throw invalidFields([
+        { field: 'body.config.scope', message: `'${doc.config.scope}' was just taken by another configuration of the tenant` },
+      ]);
+    }
+  }
+
   async create(
     ctx: RequestContext,
     tenantId: string,
     input: CreateCredentialConfiguration,
     db: Executor = this.db,
   ): Promise<CredentialConfiguration> {
-    const doc = toDocument(input);
+    const doc = toDocument(input.id, input);
     const errors = checkConfiguration(doc);
     const saved = await inTransaction(db, async (trx) => {
-      errors.push(...(await this.referenceErrors(trx, tenantId, doc)));
+      errors.push(...(await this.referenceErrors(trx, tenantId, doc)), ...(await this.scopeErrors(trx, tenantId, input.id, doc)));
       if (!errors.length) errors.push(...(await this.checkErrors(tenantId, doc, trx)));
       if (errors.length) throw invalidFields(errors);
+      // Asked first: a duplicate holds the same default scope, and the index on the scope may be the
+      // one SQLite names when both refuse the row. The primary key still decides a race.
+      const exists = `credential configuration '${input.id}' already exists`;
+      if (await store.findConfig(tenantDb(trx, tenantId), input.id)) throw conflict(exists);
       const now = nowIso();
       try {
         await store.insertConfig(tenantDb(trx, tenantId), {
           id: input.id,
           document: JSON.stringify(doc),
-          ...referenceColumns(doc),
+          ...repeatedColumns(doc),
           created_at: now,
           updated_at: now,
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw conflict(`credential configuration '${input.id}' already exists`);
+        this.rethrowScopeViolation(err, doc);
+        if (isUniqueViolation(err)) throw conflict(exists);
         throw err;
       }
       const created = await this.get(tenantId, input.id, trx);
@@ -256,19 +292,28 @@ export class CredentialConfigService {
   ): Promise<CredentialConfiguration> {
     const updated = await inTransaction(db, async (trx) => {
       const before = await this.get(tenantId, id, trx);
-      const doc = applyUpdate(documentOf(before), input);
+      const doc = applyUpdate(id, documentOf(before), input);
       const errors: FieldError[] = [];
       if (input.id !== undefined && input.id !== id) {
         errors.push({ field: 'body.id', message: `cannot change: the path names credential configuration '${id}'` });
       }
-      errors.push(...checkConfiguration(doc), ...(await this.referenceErrors(trx, tenantId, doc)));
+      errors.push(
+        ...checkConfiguration(doc),
+        ...(await this.referenceErrors(trx, tenantId, doc)),
+        ...(await this.scopeErrors(trx, tenantId, id, doc)),
+      );
       if (!errors.length) errors.push(...(await this.checkErrors(tenantId, doc, trx)));
       if (errors.length) throw invalidFields(errors);
-      await store.updateConfig(tenantDb(trx, tenantId), id, {
-        document: JSON.stringify(doc),
-        ...referenceColumns(doc),
-        updated_at: nowIso(),
-      });
+      try {
+        await store.updateConfig(tenantDb(trx, tenantId), id, {
+          document: JSON.stringify(doc),
+          ...repeatedColumns(doc),
+          updated_at: nowIso(),
+        });
+      } catch (err) {
+        this.rethrowScopeViolation(err, doc);
+        throw err;
+      }
       const after = await this.get(tenantId, id, trx);
       await this.audit.record(ctx, { tenantId, actionType: 'credential_config.updated', before: { ...before }, after: { ...after } }, trx);
       return after;
@@ -292,7 +337,7 @@ export class CredentialConfigService {
         await this.create(ctx, tenantId, input, trx);
         return 'created';
       }
-      const doc = toDocument(input);
+      const doc = toDocument(input.id, input);
       if (isDeepStrictEqual(JSON.parse(row.document), JSON.parse(JSON.stringify(doc)))) return 'unchanged';
       // The document states every field, so the update replaces the whole configuration; schemaMeta is
       // the validated input's (the stored document's type is looser: older documents kept any object).

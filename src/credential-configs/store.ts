@@ -28,3 +28,14 @@ export async function idsReferencing(db: TenantDb, column: ReferenceColumn, valu
   const rows = await db.selectFrom('credential_configs').select('id').where(column, '=', value).orderBy('id').execute();
   return rows.map((row) => row.id);
 }
+
+/** The configuration of the tenant, other than `exceptId`, whose scope is `scope`. */
+export async function configHoldingScope(db: TenantDb, scope: string, exceptId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('credential_configs')
+    .select('id')
+    .where('scope', '=', scope)
+    .where('id', '<>', exceptId)
+    .executeTakeFirst();
+  return row?.id;
+}

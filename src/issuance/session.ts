@@ -69,6 +69,8 @@ export const IssuancePublicSchema = z.object({
    */
   authorized: z.array(z.string()).optional(),
   authorizedByDetails: z.array(z.string()).optional(),
+  /** The scope values of `authorized` the wallet asked for by scope, space-separated: the token responses name them. */
+  authorizedScope: z.string().optional(),
   /** Set when an authorization code was replayed: every token issued for this session is refused from then on. */
   tokensRevoked: z.boolean().optional(),
   /** A session opened by an access token of an external authorization server: that server. */
@@ -91,6 +93,8 @@ export const AuthorizationRequestSchema = z.object({
   attestationJkt: z.string().optional(),
   credentialConfigurationIds: z.array(z.string()),
   byDetails: z.array(z.string()),
+  /** The scope values that named configurations, space-separated (the others were ignored); absent when none did. */
+  scope: z.string().optional(),
 });
 export type AuthorizationRequest = z.output<typeof AuthorizationRequestSchema>;
 

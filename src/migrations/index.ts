@@ -17,6 +17,7 @@ import { configurationsTaken } from './0014-configurations-taken.js';
 import { sessionVersion } from './0017-session-version.js';
 import { statusEntryStatus } from './0018-status-entry-status.js';
 import { requestWindows } from './0019-request-windows.js';
+import { credentialConfigScopes } from './0020-credential-config-scopes.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0017-session-version': sessionVersion,
   '0018-status-entry-status': statusEntryStatus,
   '0019-request-windows': requestWindows,
+  '0020-credential-config-scopes': credentialConfigScopes,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

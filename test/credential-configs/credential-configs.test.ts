@@ -148,8 +148,14 @@ describe('create, read, list', () => {
 
   it('creates an mdoc configuration and fills in the defaults', async () => {
     const body = await created(acme, MDL);
-    expect(body).toEqual({ ...MDL, ...DEFAULTS, tenantId: 'acme', ...stamps });
-    expect(await row('acme', 'mdl')).toMatchObject({ key_chain_id: null, attribute_provider_id: null, webhook_endpoint_id: null });
+    // The scope defaults to the id (HAIP 1.0 section 4.1: every configuration has one).
+    expect(body).toEqual({ ...MDL, config: { ...MDL.config, scope: 'mdl' }, ...DEFAULTS, tenantId: 'acme', ...stamps });
+    expect(await row('acme', 'mdl')).toMatchObject({
+      key_chain_id: null,
+      attribute_provider_id: null,
+      webhook_endpoint_id: null,
+      scope: 'mdl',
+    });
   });
 
   it("lists the tenant's configurations in creation order", async () => {

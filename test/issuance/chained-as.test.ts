@@ -190,6 +190,8 @@ describe('chained authorization server: metadata and offers', () => {
       authorization_response_iss_parameter_supported: true,
       dpop_signing_alg_values_supported: expect.arrayContaining(['ES256']),
     });
+    // The configurations' scope values, as the built-in server lists them too (RFC 8414 scopes_supported).
+    expect((as.body as { scopes_supported?: string[] }).scopes_supported).toEqual(['pid_scope', 'pid_strict_scope']);
   });
 
   it('offers name it as their authorization server, with issuer_state; the pre-authorized flow stays with the built-in server', async () => {

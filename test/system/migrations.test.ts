@@ -73,3 +73,56 @@ describe('0018-status-entry-status', () => {
     }
   });
 });
+
+describe('0020-credential-config-scopes', () => {
+  it('gives every existing configuration a scope unique in its tenant: its own when valid and free, else its id', async () => {
+    const older = await freshDatabase();
+    const olderDb = await connect(loadConfig({ NODE_ENV: 'test', MASTER_SECRET: randomBytes(32).toString('base64url'), ...older.env }));
+    try {
+      const all = migrationsFor(olderDb.dialect);
+      await migrate(olderDb, Object.fromEntries(Object.entries(all).filter(([name]) => name < '0020')));
+      for (const tenant of ['t', 'u']) {
+        await sql`insert into tenants (id, name, status, created_at, updated_at) values (${tenant}, ${tenant}, 'active', ${'2026-01-01T00:00:00.000Z'}, ${'2026-01-01T00:00:00.000Z'})`.execute(
+          olderDb.kysely,
+        );
+      }
+      // In creation order: [tenant, id, stored scope]. 'b' holds 'a' as its scope, so 'a' (created later) cannot default to it.
+      const stored: [string, string, string | undefined][] = [
+        ['t', 'first', 'shared'],
+        ['t', 'second', 'shared'],
+        ['t', 'b', 'a'],
+        ['t', 'a', undefined],
+        ['t', 'spaced', 'two words'],
+        ['t', 'plain', undefined],
+        ['u', 'other', 'shared'],
+      ];
+      for (const [i, [tenant, id, scope]] of stored.entries()) {
+        const created = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+        const document = JSON.stringify({ config: { format: 'dc+sd-jwt', ...(scope !== undefined && { scope }) }, fields: [] });
+        await sql`insert into credential_configs (tenant_id, id, document, created_at, updated_at)
+          values (${tenant}, ${id}, ${document}, ${created}, ${created})`.execute(olderDb.kysely);
+      }
+      await migrate(olderDb, all);
+      const rows = await sql<{ tenant_id: string; id: string; scope: string; document: string }>`
+        select tenant_id, id, scope, document from credential_configs order by tenant_id, id`.execute(olderDb.kysely);
+      const scopes = Object.fromEntries(rows.rows.map((row) => [`${row.tenant_id}/${row.id}`, row.scope]));
+      expect(scopes).toEqual({
+        't/first': 'shared',
+        't/second': 'second',
+        't/b': 'a',
+        't/a': 'a~2',
+        't/spaced': 'spaced',
+        't/plain': 'plain',
+        'u/other': 'shared',
+      });
+      for (const row of rows.rows) expect(JSON.parse(row.document).config.scope, row.id).toBe(row.scope);
+      const now = new Date().toISOString();
+      const duplicate = sql`insert into credential_configs (tenant_id, id, document, scope, created_at, updated_at)
+        values ('t', 'late', '{}', 'shared', ${now}, ${now})`.execute(olderDb.kysely);
+      await expect(duplicate).rejects.toThrow();
+    } finally {
+      await olderDb.close();
+      await older.drop();
+    }
+  });
+});

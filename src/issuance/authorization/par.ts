@@ -85,7 +85,7 @@ export class PushedAuthorizationEndpoint {
       : await this.all(issuer);
     const byDetails = detailsConfigurations(issuer, requestable, params.authorization_details);
     const byScope = await this.scopeConfigurations(issuer, requestable.ids, params.scope);
-    const credentialConfigurationIds = [...new Set([...byDetails, ...byScope])];
+    const credentialConfigurationIds = [...new Set([...byDetails, ...byScope.map((match) => match.id)])];
     const identified = offer ? [] : await this.identifiable(issuer, credentialConfigurationIds);
     const dpopJkt = await this.dpopKey(issuer, request, params);
     const authorizationRequest: AuthorizationRequest = {
@@ -98,6 +98,7 @@ export class PushedAuthorizationEndpoint {
       ...(attested && { attestationJkt: attested.instanceJkt }),
       credentialConfigurationIds,
       byDetails,
+      ...(byScope.length && { scope: [...new Set(byScope.map((match) => match.scope))].join(' ') }),
     };
     if (offer) return this.store(offer, authorizationRequest);
     await this.walletInitiated.admit(issuer.tenantId, request.address);
@@ -169,14 +170,22 @@ export class PushedAuthorizationEndpoint {
     return session;
   }
 
-  /** Scope values name configurations through their `scope`; values that name none of the offer's are ignored (RFC 6749 section 3.3 lets the server narrow them). */
-  private async scopeConfigurations({ tenantId }: Issuer, offered: string[], scope: string | undefined): Promise<string[]> {
+  /**
+   * Scope values name configurations through their `scope` (each configuration has one, unique in the
+   * tenant); values that name none of the offer's are ignored (OpenID4VCI 1.0 section 5.1.2; RFC 6749
+   * section 3.3 lets the server narrow them, and the token response then says what it granted).
+   */
+  private async scopeConfigurations(
+    { tenantId }: Issuer,
+    offered: string[],
+    scope: string | undefined,
+  ): Promise<{ id: string; scope: string }[]> {
     if (scope === undefined) return [];
     const values = new Set(scope.split(' ').filter(Boolean));
-    const matched: string[] = [];
+    const matched: { id: string; scope: string }[] = [];
     for (const id of offered) {
       const scoped = (await this.configs.find(tenantId, id))?.config.scope;
-      if (scoped && values.has(scoped)) matched.push(id);
+      if (scoped && values.has(scoped)) matched.push({ id, scope: scoped });
     }
     if (!matched.length) throw invalidScope('no scope value names a credential configuration of this offer');
     return matched;

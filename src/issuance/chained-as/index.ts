@@ -62,7 +62,7 @@ export function createChainedAuthorization(needs: ChainedAuthorizationNeeds) {
   };
   return {
     routes(app: App) {
-      chainedAuthorizationRoutes(app, publicUrl, { issuers, par, login, token, requireEnabled });
+      chainedAuthorizationRoutes(app, publicUrl, { issuers, par, login, token, configs: needs.configs, requireEnabled });
     },
   };
 }

@@ -1,12 +1,13 @@
 // The chained authorization server's endpoints, under the management API's prefix (where the spec
 // puts its PAR endpoint) yet public and wallet-facing: no access token, errors in the OAuth shape.
 import { z } from 'zod';
+import type { CredentialConfigService } from '../../credential-configs/service.js';
 import type { App } from '../../platform/http/types.js';
 import type { PushedAuthorizationEndpoint } from '../authorization/par.js';
 import { unsupportedGrantType } from '../errors.js';
 import { AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT } from '../grants.js';
 import type { IssuerDirectory } from '../issuers.js';
-import { chainedServerMetadata } from '../metadata/metadata.js';
+import { chainedServerMetadata, configurationScopes } from '../metadata/metadata.js';
 import { clientRequest, noStore, ProtocolBody, TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { TokenEndpoint } from '../token/endpoint.js';
 import { CHAINED_PATH, chainedUrls } from '../urls.js';
@@ -21,12 +22,14 @@ export interface ChainedEndpoints {
   par: PushedAuthorizationEndpoint;
   login: ChainedLogin;
   token: TokenEndpoint;
+  /** The configurations, whose scope values the metadata lists. */
+  configs: CredentialConfigService;
   /** Throws when the tenant has no enabled chained authorization server. */
   requireEnabled(tenantId: string): Promise<void>;
 }
 
 export function chainedAuthorizationRoutes(app: App, publicUrl: string, endpoints: ChainedEndpoints) {
-  const { issuers, par, login, token, requireEnabled } = endpoints;
+  const { issuers, par, login, token, configs, requireEnabled } = endpoints;
 
   app.get(
     `/.well-known/oauth-authorization-server${base}`,
@@ -43,7 +46,8 @@ export function chainedAuthorizationRoutes(app: App, publicUrl: string, endpoint
     async (request) => {
       await requireEnabled(request.params.tenantId);
       const issuer = await issuers.get(request.params.tenantId);
-      return chainedServerMetadata(issuer, chainedUrls(publicUrl, issuer.tenantId));
+      const scopes = configurationScopes(await configs.list(issuer.tenantId));
+      return chainedServerMetadata(issuer, chainedUrls(publicUrl, issuer.tenantId), scopes);
     },
   );
 

@@ -105,6 +105,13 @@ export function credentialIssuerMetadata(
   };
 }
 
+/**
+ * The scope values of the configurations, for scopes_supported (RFC 8414 section 2): a wallet may
+ * take them from the authorization server's metadata as well as the issuer's (OpenID4VCI 1.0 section 5.1.2).
+ */
+export const configurationScopes = (configs: CredentialConfiguration[]): string[] =>
+  configs.flatMap((config) => (config.config.scope ? [config.config.scope] : []));
+
 export function authorizationServers(urls: IssuerUrls, settings: IssuerSettings): string[] {
   return [
     ...(settings.builtinAuthorizationServerEnabled ? [urls.issuer] : []),
@@ -155,9 +162,10 @@ const pushedAuthorization = (authorize: string, par: string) => ({
 /**
  * The built-in server's metadata (RFC 8414). While the issuer settings disable it, it serves only its
  * token endpoint (pre-authorized codes, refresh tokens of sessions it authorized before): the
- * authorization, PAR, authorization challenge and interactive authorization endpoints and the authorization_code grant are left out.
+ * authorization, PAR, authorization challenge and interactive authorization endpoints, the authorization_code grant and
+ * scopes_supported (the configurations' scope values) are left out.
  */
-export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings) {
+export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSettings, scopes: string[]) {
   const authorizing = settings.builtinAuthorizationServerEnabled;
   return authorizationServerBody(urls, settings, {
     issuer: urls.issuer,
@@ -173,6 +181,7 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
     },
     grantTypes: [PRE_AUTHORIZED_GRANT, ...(authorizing ? [AUTHORIZATION_CODE_GRANT] : [])],
     fields: {
+      ...(authorizing && scopes.length && { scopes_supported: scopes }),
       'pre-authorized_grant_anonymous_access_supported': true,
       status_list_aggregation_endpoint: urls.statusListAggregation,
     },
@@ -181,14 +190,14 @@ export function authorizationServerMetadata(urls: IssuerUrls, settings: IssuerSe
 
 /**
  * The chained authorization server's metadata (RFC 8414): PAR required, the authorization code grant
- * (and refresh tokens), the query response mode; DPoP and wallet attestation as the built-in server
- * has them.
+ * (and refresh tokens), the query response mode, the configurations' scope values; DPoP and wallet
+ * attestation as the built-in server has them.
  */
-export function chainedServerMetadata({ urls, settings }: Issuer, chained: ChainedUrls) {
+export function chainedServerMetadata({ urls, settings }: Issuer, chained: ChainedUrls, scopes: string[]) {
   return authorizationServerBody(urls, settings, {
     issuer: chained.identifier,
     endpoints: { token_endpoint: chained.token, ...pushedAuthorization(chained.authorize, chained.par) },
     grantTypes: [AUTHORIZATION_CODE_GRANT],
-    fields: { response_modes_supported: ['query'] },
+    fields: { response_modes_supported: ['query'], ...(scopes.length && { scopes_supported: scopes }) },
   });
 }

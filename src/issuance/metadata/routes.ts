@@ -1,13 +1,14 @@
 // What a wallet reads before it asks for anything: the credential issuer and authorization server
 // metadata (at the RFC 8414 location and the draft-era one), the JWT VC issuer keys, and hosted
 // SD-JWT VC type metadata.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
 import { signEntityConfiguration } from '../../federation/entity-configuration.js';
 import { ENTITY_STATEMENT_MEDIA_TYPE } from '../../federation/entity-statement.js';
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
+import { preferredMediaType } from '../../platform/http/media-types.js';
 import type { App } from '../../platform/http/types.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
 import type { CredentialEncryption } from '../credential-request/encryption.js';
@@ -15,7 +16,8 @@ import { noFederationSettings, notFoundIssuer } from '../errors.js';
 import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';
 import { TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { IssuerSettingsService } from '../settings/service.js';
-import { authorizationServerMetadata, credentialIssuerMetadata } from './metadata.js';
+import { authorizationServerMetadata, configurationScopes, credentialIssuerMetadata } from './metadata.js';
+import { SIGNED_METADATA_LIFETIME_SECONDS, SIGNED_METADATA_MEDIA_TYPE, signIssuerMetadata } from './signed-metadata.js';
 
 export interface MetadataSources {
   issuers: IssuerDirectory;
@@ -32,10 +34,20 @@ type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
 export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing, encryption }: MetadataSources) {
   // Every wallet reads it before anything else: built once per tenant and kept ISSUER_CACHE_MS, and
   // forgotten at once when the issuer settings or a credential configuration change on this instance.
-  const built = new TtlCache<Record<string, unknown>>(ISSUER_CACHE_MS);
-  settings.onChange((tenantId) => built.forget(tenantId));
-  configs.onChange((tenantId) => built.forget(tenantId));
+  const built = new TtlCache<ReturnType<typeof credentialIssuerMetadata>>(ISSUER_CACHE_MS);
+  // The signed form is kept alike (a signature may cost a KMS call), and forgotten with the document.
+  const signed = new TtlCache<string>(ISSUER_CACHE_MS);
+  const forget = (tenantId: string) => {
+    built.forget(tenantId);
+    signed.forget(tenantId);
+  };
+  settings.onChange(forget);
+  configs.onChange(forget);
   const issuerMetadata = (tenantId: string) => built.get(tenantId, () => buildIssuerMetadata(tenantId));
+  const signedIssuerMetadata = (tenantId: string) =>
+    signed.get(tenantId, async () =>
+      signIssuerMetadata(await signing.signer(tenantId, { usageType: 'attestation' }), await issuerMetadata(tenantId)),
+    );
 
   async function buildIssuerMetadata(tenantId: string) {
     const issuer = await issuers.get(tenantId);
@@ -48,16 +60,36 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
     return credentialIssuerMetadata(issuer.urls, issuer.settings, list, (c) => algorithms.get(c.id) ?? 'ES256', encryptionKey);
   }
 
+  /**
+   * JSON unless the Accept header prefers application/jwt (OpenID4VCI 1.0 section 12.2.2): then the
+   * signed metadata. Either way Vary: Accept, so that no cache hands one form to a client asking for the other.
+   */
+  async function servedIssuerMetadata(request: TenantRequest, reply: FastifyReply) {
+    const { tenantId } = request.params;
+    reply.header('vary', 'accept');
+    if (preferredMediaType(request.headers.accept, ['application/json', SIGNED_METADATA_MEDIA_TYPE]) === 'application/json') {
+      return issuerMetadata(tenantId);
+    }
+    return reply.type(SIGNED_METADATA_MEDIA_TYPE).send(await signedIssuerMetadata(tenantId));
+  }
+
   const servedMetadata = {
     'openid-credential-issuer': {
       summary: 'Credential issuer metadata',
-      handler: (request: TenantRequest) => issuerMetadata(request.params.tenantId),
+      description:
+        'JSON (application/json) by default. With an Accept header that prefers application/jwt, the signed metadata ' +
+        '(OpenID4VCI 1.0 section 12.2.3) as application/jwt: a JWS with typ openidvci-issuer-metadata+jwt, signed by the ' +
+        "tenant's default attestation key chain (the key that signs its credentials) with its certificate chain in x5c " +
+        '(without the trust anchor); every metadata parameter a top-level claim, iss and sub the credential issuer identifier, ' +
+        `iat, and exp ${SIGNED_METADATA_LIFETIME_SECONDS / 3600} hours later. 409 when the tenant has no default attestation key chain.`,
+      handler: servedIssuerMetadata,
     },
     'oauth-authorization-server': {
       summary: 'Authorization server metadata of the built-in authorization server',
+      description: 'RFC 8414 metadata, JSON',
       handler: async (request: TenantRequest) => {
         const issuer = await issuers.get(request.params.tenantId);
-        return authorizationServerMetadata(issuer.urls, issuer.settings);
+        return authorizationServerMetadata(issuer.urls, issuer.settings, configurationScopes(await configs.list(issuer.tenantId)));
       },
     },
   };
@@ -65,11 +97,22 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
   // requires). Draft-era clients still in wallets (Sphereon's oid4vci-client 0.20) append it to the
   // issuer identifier instead; that location serves the same document through the same handler, so
   // both can never differ. openid-configuration stays unserved: it would claim an OpenID Provider.
-  for (const [suffix, { summary, handler }] of Object.entries(servedMetadata)) {
-    app.get(`/.well-known/${suffix}/issuers/:tenantId`, { schema: { tags: WALLET_TAGS, summary, params: TenantParams } }, handler);
+  for (const [suffix, { summary, description, handler }] of Object.entries(servedMetadata)) {
+    app.get(
+      `/.well-known/${suffix}/issuers/:tenantId`,
+      { schema: { tags: WALLET_TAGS, summary, description, params: TenantParams } },
+      handler,
+    );
     app.get(
       `/issuers/:tenantId/.well-known/${suffix}`,
-      { schema: { tags: WALLET_TAGS, summary: `${summary} (compatibility location for draft-era clients)`, params: TenantParams } },
+      {
+        schema: {
+          tags: WALLET_TAGS,
+          summary: `${summary} (compatibility location for draft-era clients)`,
+          description,
+          params: TenantParams,
+        },
+      },
       handler,
     );
   }
@@ -99,7 +142,11 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
         // The keys its credentials and their status lists are signed with: a verifier trusts both through the chain.
         credentialJwks: await signing.jwks(issuer.tenantId, ['attestation', 'statusList']),
         ...(issuer.settings.builtinAuthorizationServerEnabled && {
-          authorizationServerMetadata: authorizationServerMetadata(issuer.urls, issuer.settings),
+          authorizationServerMetadata: authorizationServerMetadata(
+            issuer.urls,
+            issuer.settings,
+            configurationScopes(await configs.list(issuer.tenantId)),
+          ),
         }),
       });
       return reply.type(ENTITY_STATEMENT_MEDIA_TYPE).send(statement);

@@ -38,7 +38,7 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
     const jkt = checkDpopJkt(request, proven);
     checkOfferUsable(session);
     await this.consume(issuer, session, request, jkt);
-    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: request.byDetails });
+    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: request.byDetails, scope: request.scope });
   }
 
   /** Exactly one caller spends a live code; anyone else presenting it is a replay. */
@@ -69,7 +69,11 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
       {
         consumed: true,
         status: 'fetched',
-        public: { authorized: request.credentialConfigurationIds, authorizedByDetails: request.byDetails },
+        public: {
+          authorized: request.credentialConfigurationIds,
+          authorizedByDetails: request.byDetails,
+          ...(request.scope && { authorizedScope: request.scope }),
+        },
         ...(jkt && { private: { refreshJkt: jkt } }),
         ...(walletInitiated && { expiresAt: offerExpiry }),
       },

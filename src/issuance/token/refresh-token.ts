@@ -35,7 +35,8 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
     const jkt = checkBinding(session, await dpopKey());
     await this.rotate(issuer, token);
     const round = await this.nextRound(session, jkt);
-    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: issuancePublic(session).authorizedByDetails, round });
+    const { authorizedByDetails, authorizedScope } = issuancePublic(session);
+    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: authorizedByDetails, scope: authorizedScope, round });
   }
 
   /**

@@ -14,6 +14,8 @@ export interface TokenResponse {
   token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   refresh_token?: string;
+  /** The scope values granted, when the wallet asked by scope (RFC 6749 section 5.1: unknown values were ignored). */
+  scope?: string;
   /** OpenID4VCI 1.0 section 6.2: what was granted by authorization_details, with the identifiers to request it by. */
   authorization_details?: { type: 'openid_credential'; credential_configuration_id: string; credential_identifiers: string[] }[];
 }
@@ -24,6 +26,8 @@ export interface Grant {
   refreshable: boolean;
   /** Configurations granted by authorization_details (their identifier is their id: one dataset each). */
   byDetails?: string[];
+  /** The scope values granted (AuthorizationRequest.scope). */
+  scope?: string;
   /** The refresh that made this grant (IssuanceAccessToken.round); 0 or absent for the first. */
   round?: number;
 }
@@ -48,6 +52,7 @@ export class SessionTokens {
       token_type: jkt ? 'DPoP' : 'Bearer',
       expires_in: lifetime,
       ...(refreshToken && { refresh_token: refreshToken }),
+      ...(grant.scope && { scope: grant.scope }),
       ...(grant.byDetails?.length && {
         authorization_details: grant.byDetails.map((id) => ({
           type: 'openid_credential' as const,

@@ -135,6 +135,8 @@ export interface CredentialConfigsTable extends TenantOwnedRow {
   key_chain_id: string | null;
   attribute_provider_id: string | null;
   webhook_endpoint_id: string | null;
+  /** The document's config.scope, repeated for the unique index (tenant_id, scope); set on every row since migration 0020. */
+  scope: string | null;
 }
 
 /** Attribute providers and webhook endpoints share one shape. */
