@@ -172,29 +172,24 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     section: '4.1, 4.2, 4.3',
     role: 'issuer',
     requirement: 'The metadata has a scope for every credential configuration, mapping to one credential type',
+    // Every configuration gets one when saved (its id unless set; unique in the tenant, by the
+    // database), so this reads met; it still looks at each, as wallets will.
     judge: (facts) =>
-      facts.features.defaultScopes
-        ? met('every configuration has a scope (default: its id), unique in the tenant')
-        : each(
-            facts.credentialConfigs,
-            (c) => !c.config.scope,
-            'credential configuration',
-            'no credential configuration',
-            'no config.scope',
-          ),
+      each(facts.credentialConfigs, (c) => !c.config.scope, 'credential configuration', 'no credential configuration', 'no config.scope'),
   },
   {
     id: 'vci-signed-metadata',
     section: '4.1',
     role: 'issuer',
     requirement: 'Signed issuer metadata with x5c: the signing certificate not self-signed, the trust anchor not included',
+    // Signed with the tenant's default attestation chain (src/issuance/metadata/routes.ts), whose
+    // x5c leaves out the anchor: only a self-signed leaf can break it.
     judge: (facts) => {
-      if (!facts.features.signedIssuerMetadata)
-        return notMet('signed issuer metadata (Accept: application/jwt) is not available on this version');
       const chain = chainOf(facts, null, 'attestation');
+      if (!chain) return notMet('the tenant has no default attestation key chain to sign it: Accept: application/jwt fails');
       return selfSigned(chain)
-        ? notMet(`the default attestation key chain '${chain?.id ?? 'none'}' is self-signed`)
-        : met(`signed with key chain '${chain?.id}'`);
+        ? notMet(`the default attestation key chain '${chain.id}' is self-signed`)
+        : met(`Accept: application/jwt answers it signed with the default attestation key chain '${chain.id}', CA-issued`);
     },
   },
   {

@@ -131,14 +131,6 @@ describe('credential configurations in a haip-1.0 tenant', () => {
     expect(refusal(reply)[0]?.message).toContain("key chain 'self-signed-attestation' has a self-signed certificate");
   });
 
-  it('refuses status lists signed by a self-signed chain (6.1); a CA-issued status list chain is taken', async () => {
-    const self = await create(compliant('f', { statusManagement: true, lifeTime: null }));
-    expectRule(self, 'body.statusListSigner', '6.1', 'status-list-x5c');
-    await createChain({ id: 'status-ca', usageType: 'statusList', type: 'internalChain', default: true });
-    const reply = await create(compliant('f', { statusManagement: true, lifeTime: null }));
-    expect(reply.status, reply.text).toBe(201);
-  });
-
   it('refuses an unencrypted presentation step of interactive authorization (5.1)', async () => {
     await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'for-iae', dcql_query: QUERY } });
     const iaeActions = [{ type: 'openid4vp-presentation', presentationConfigId: 'for-iae', responseMode: 'iae_post' }];
@@ -155,9 +147,14 @@ describe('credential configurations in a haip-1.0 tenant', () => {
 });
 
 describe('presentations in a haip-1.0 tenant', () => {
-  it('refuses a presentation configuration signed by the self-signed default access chain (5), then takes a CA-issued one', async () => {
-    const refused = await svc.raw('POST', '/api/verifier/config', { token: acme, body: { id: 'badge-check', dcql_query: QUERY } });
+  it('refuses a presentation configuration signed by a self-signed or a non-ES256 access chain (5, 7), then takes a CA-issued one', async () => {
+    await createChain({ id: 'access-standalone', usageType: 'access', type: 'standalone' });
+    const refused = await svc.raw('POST', '/api/verifier/config', {
+      token: acme,
+      body: { id: 'badge-check', dcql_query: QUERY, accessKeyChainId: 'access-standalone' },
+    });
     expectRule(refused, 'body.accessKeyChainId', '5', 'request-x5c');
+    expect(refusal(refused)[0]?.message).toContain("key chain 'access-standalone' has a self-signed certificate");
     await createChain({ id: 'access-es384', usageType: 'access', type: 'internalChain', algorithm: 'ES384' });
     const es384 = await svc.raw('POST', '/api/verifier/config', {
       token: acme,
@@ -234,6 +231,52 @@ describe('presentations in a haip-1.0 tenant', () => {
     });
     expect((await svc.raw('DELETE', '/api/verifier/config/later', { token: acme })).status).toBe(204);
     expect((await svc.raw('PUT', '/api/issuer/config', { token: acme, body: settings })).status).toBe(200);
+  });
+});
+
+// Tenants created before default key chains were CA-issued may still have self-signed defaults: the
+// profile can be switched on while nothing signs with them, but nothing new may then sign with them.
+describe('a haip-1.0 tenant whose default key chains are self-signed', () => {
+  /** A tenant in the profile whose default status list and access chains are self-signed (standalone). */
+  async function legacyTenant(id: string) {
+    const { token } = await svc.tenant(id);
+    for (const usageType of ['statusList', 'access']) {
+      const chain = { id: `standalone-${usageType}`, usageType, type: 'standalone', default: true };
+      const reply = await svc.raw('POST', '/api/key-chain', { token, body: chain });
+      expect(reply.status, reply.text).toBe(201);
+    }
+    const on = await svc.raw('PUT', '/api/issuer/config', { token, body: profileSettings() });
+    expect(on.status, on.text).toBe(200);
+    return token;
+  }
+  const useDefault = async (token: string, id: string) => {
+    const reply = await svc.raw('PATCH', `/api/key-chain/${id}`, { token, body: { default: true } });
+    expect(reply.status, reply.text).toBe(200);
+  };
+
+  it('refuses status lists signed by the self-signed default chain (6.1); the CA-issued default is taken', async () => {
+    const token = await legacyTenant('legacy-status');
+    const create = () =>
+      svc.raw('POST', '/api/issuer/credentials', { token, body: compliant('f', { statusManagement: true, lifeTime: null }) });
+    const refused = await create();
+    expectRule(refused, 'body.statusListSigner', '6.1', 'status-list-x5c');
+    expect(refusal(refused)[0]?.message).toContain("key chain 'standalone-statusList' has a self-signed certificate");
+    expect((await svc.raw('GET', '/api/issuer/credentials/f', { token })).status).toBe(404);
+    await useDefault(token, 'default-statusList');
+    const reply = await create();
+    expect(reply.status, reply.text).toBe(201);
+  });
+
+  it('refuses a presentation configuration signed by the self-signed default access chain (5); the CA-issued default is taken', async () => {
+    const token = await legacyTenant('legacy-access');
+    const create = () => svc.raw('POST', '/api/verifier/config', { token, body: { id: 'badge-check', dcql_query: QUERY } });
+    const refused = await create();
+    expectRule(refused, 'body.accessKeyChainId', '5', 'request-x5c');
+    expect(refusal(refused)[0]?.message).toContain("key chain 'standalone-access' has a self-signed certificate");
+    expect((await svc.raw('GET', '/api/verifier/config/badge-check', { token })).status).toBe(404);
+    await useDefault(token, 'default-access');
+    const reply = await create();
+    expect(reply.status, reply.text).toBe(201);
   });
 });
 
