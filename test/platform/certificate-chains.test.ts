@@ -116,10 +116,28 @@ describe('chainsToTrusted', () => {
 });
 
 describe('certificateKey', () => {
-  it("is the certificate's public key, parsed once", () => {
-    const key = certificateKey(leaf.der);
-    expect(key.export({ format: 'jwk' })).toEqual(new X509Certificate(Buffer.from(leaf.der, 'base64')).publicKey.export({ format: 'jwk' }));
-    expect(certificateKey(leaf.der)).toBe(key);
+  // Fresh certificates: one parsed by an earlier test would come from the cache already.
+  it("is the certificate's public key, parsed once", async () => {
+    const fresh = await testCertificate('Fresh Leaf', { issuer: intermediate, ...validity });
+    const key = certificateKey(fresh.der);
+    expect(key.export({ format: 'jwk' })).toEqual(
+      new X509Certificate(Buffer.from(fresh.der, 'base64')).publicKey.export({ format: 'jwk' }),
+    );
+    expect(certificateKey(fresh.der)).toBe(key);
+    // Another certificate does not push it out.
+    const other = await testCertificate('Other Fresh Leaf', { issuer: intermediate, ...validity });
+    expect(certificateKey(other.der)).not.toBe(key);
+    expect(certificateKey(fresh.der)).toBe(key);
     expect(() => certificateKey('bm90IGEgY2VydGlmaWNhdGU=')).toThrow();
+  });
+
+  it('keeps at most a bounded number of parsed certificates', async () => {
+    const fresh = await testCertificate('Bounded Leaf', { issuer: intermediate, ...validity });
+    const key = certificateKey(fresh.der);
+    // Two thousand encodings of one certificate (base64 with trailing spaces): each is its own entry.
+    for (let i = 1; i <= 2_000; i++) certificateKey(`${leaf.der}${' '.repeat(i)}`);
+    // The cache was emptied on the way: the key is parsed anew.
+    expect(certificateKey(fresh.der)).not.toBe(key);
+    expect(certificateKey(fresh.der).export({ format: 'jwk' })).toEqual(key.export({ format: 'jwk' }));
   });
 });

@@ -4,6 +4,7 @@
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
+import type { Signer } from '../../src/key-chains/signing.js';
 
 x509.cryptoProvider.set(crypto); // the global Web Crypto (node:crypto webcrypto)
 
@@ -43,6 +44,8 @@ export interface CertificateOptions {
   notAfter?: Date;
   /** Its key's algorithm (default ES256). */
   alg?: JwsAlgorithm;
+  /** Extensions besides basicConstraints (key usage, extended key usage, ...). */
+  extensions?: x509.Extension[];
 }
 
 export async function testCertificate(name: string, options: CertificateOptions = {}): Promise<TestCertificate> {
@@ -52,10 +55,12 @@ export async function testCertificate(name: string, options: CertificateOptions 
     notBefore: options.notBefore ?? new Date(Date.now() - DAY_MS),
     notAfter: options.notAfter ?? new Date(Date.now() + 30 * DAY_MS),
   };
-  const extensions = options.ca ? [new x509.BasicConstraintsExtension(true, undefined, true)] : [];
+  const extensions = [...(options.ca ? [new x509.BasicConstraintsExtension(true, undefined, true)] : []), ...(options.extensions ?? [])];
+  // A name with '=' is a whole distinguished name; else it is the common name.
+  const subject = name.includes('=') ? name : `CN=${name}`;
   const certificate = options.issuer
     ? await x509.X509CertificateGenerator.create({
-        subject: `CN=${name}`,
+        subject,
         issuer: options.issuer.certificate.subject,
         publicKey: keys.publicKey,
         signingKey: options.signingKey ?? options.issuer.keys.privateKey,
@@ -64,7 +69,7 @@ export async function testCertificate(name: string, options: CertificateOptions 
         ...validity,
       })
     : await x509.X509CertificateGenerator.createSelfSigned({
-        name: `CN=${name}`,
+        name: subject,
         keys,
         signingAlgorithm: ALGORITHMS[alg],
         extensions,
@@ -73,10 +78,23 @@ export async function testCertificate(name: string, options: CertificateOptions 
   return { certificate, keys, alg, der: Buffer.from(certificate.rawData).toString('base64'), pem: certificate.toString('pem') };
 }
 
-/** A root CA, an intermediate CA it issued, and a leaf the intermediate issued. */
-export async function testChain(name = 'Test') {
-  const root = await testCertificate(`${name} Root CA`, { ca: true });
-  const intermediate = await testCertificate(`${name} Intermediate CA`, { ca: true, issuer: root });
-  const leaf = await testCertificate(`${name} Leaf`, { issuer: intermediate });
-  return { root, intermediate, leaf };
+/** ISO 18013-5 extended key usage of an mdoc document signer certificate. */
+export const MDOC_DOCUMENT_SIGNER_EKU = '1.0.18013.5.1.2';
+
+/**
+ * The service's Signer over a test certificate's key (ES256/384/512), x5c as given (leaf first): so that a test
+ * can issue with the service's own issuance code, without a key chain or a running service.
+ */
+export function testSigner(certificate: TestCertificate, x5c: TestCertificate[] = [certificate]): Signer {
+  const algorithm = certificate.alg;
+  if (algorithm !== 'ES256' && algorithm !== 'ES384' && algorithm !== 'ES512')
+    throw new Error(`testSigner: ${algorithm} is not an issuance algorithm`);
+  return {
+    keyChainId: `test-${certificate.certificate.subject}`,
+    algorithm,
+    kid: 'test-signer',
+    x5c: x5c.map((c) => c.der),
+    sign: async (data) =>
+      new Uint8Array(await webcrypto.subtle.sign(ALGORITHMS[algorithm], certificate.keys.privateKey, data as Uint8Array<ArrayBuffer>)),
+  };
 }

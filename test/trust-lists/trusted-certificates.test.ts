@@ -74,6 +74,18 @@ describe('TrustedCertificates', () => {
     expect(expected).not.toBe(derOf(ours.rootCertificate ?? ours.activeCertificate));
   });
 
+  it('leaves out an internal entity whose key chain is gone (deleted meanwhile on another instance)', async () => {
+    const keyChains = svc.running.services.keyChains;
+    const withoutStatusList = {
+      list: async (tenantId: string) => (await keyChains.list(tenantId)).filter((chain) => chain.id !== 'default-statusList'),
+    } as typeof keyChains;
+    const trusted = new TrustedCertificates(svc.db, withoutStatusList);
+    const attestation = await keyChainCertificates('default-attestation');
+    expect(dersOf(await trusted.of('acme', 'credentials'))).toEqual(
+      [issuerPem, attestation.rootCertificate ?? attestation.activeCertificate].map(derOf).sort(),
+    );
+  });
+
   it("keeps a tenant's certificates for five seconds, unless its lists change here", async () => {
     const trusted = new TrustedCertificates(svc.db, svc.running.services.keyChains);
     const start = Date.now();
