@@ -16,6 +16,7 @@ const ALGORITHMS = {
   ES512: { name: 'ECDSA', namedCurve: 'P-521', hash: 'SHA-512' },
   EdDSA: { name: 'Ed25519' },
   RS256: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', ...RSA },
+  RS384: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-384', ...RSA },
   PS256: { name: 'RSA-PSS', hash: 'SHA-256', saltLength: 32, ...RSA },
   PS384: { name: 'RSA-PSS', hash: 'SHA-384', saltLength: 48, ...RSA },
   PS512: { name: 'RSA-PSS', hash: 'SHA-512', saltLength: 64, ...RSA },

@@ -168,7 +168,8 @@ describe('verifying the status list token', () => {
   it('refuses what is not a JWT, another typ, and a header without a usable x5c', async () => {
     expect(await check('not a token')).toBe('status: the status list token is not a JWT');
     expect(await check(statusListToken({ header: { typ: 'JWT' } }))).toBe('status: the status list token does not have typ statuslist+jwt');
-    for (const x5c of [undefined, [], 'MIIB', [42]]) {
+    // A chain with one entry that is not a string, even after a good leaf.
+    for (const x5c of [undefined, [], 'MIIB', [42], [signer.der, 42]]) {
       expect(await check(statusListToken({ header: { x5c } })), JSON.stringify(x5c)).toBe(
         'status: the status list token carries no x5c chain',
       );
@@ -194,6 +195,13 @@ describe('verifying the status list token', () => {
       const token = statusListToken({ by, claims: { exp: Math.floor(Date.now() / 1000) + 600 } });
       expect(await check(token, 0, at), alg).toBe('accepted');
     }
+  });
+
+  it('refuses an algorithm of JWS it does not allow, though the certificate holds a fitting key', async () => {
+    const by = await testCertificate('RS384 signer', { alg: 'RS384' });
+    const at = { trustedCertificates: [by.pem], now: new Date() };
+    const token = statusListToken({ by, claims: { exp: Math.floor(Date.now() / 1000) + 600 } });
+    expect(await check(token, 0, at)).toBe('status: the status list token signature does not verify with its x5c certificate');
   });
 
   it("refuses a token whose sub is not the credential's uri", async () => {
@@ -366,10 +374,12 @@ describe('keeping verified tokens', () => {
       expect(unkept.cache.stats().entries, String(ttl)).toBe(0);
     }
     // A zero or negative ttl does not shorten exp either.
-    const expKept = checkerServing({ exp: NOW_S + 30, ttl: -60 });
-    await expKept.checker.check('acme', status, at(0));
-    await expKept.checker.check('acme', status, at(29));
-    expect(expKept.requests).toHaveLength(1);
+    for (const ttl of [0, -60]) {
+      const expKept = checkerServing({ exp: NOW_S + 30, ttl });
+      await expKept.checker.check('acme', status, at(0));
+      await expKept.checker.check('acme', status, at(29));
+      expect(expKept.requests, String(ttl)).toHaveLength(1);
+    }
   });
 
   it('fetches a list once for concurrent checks, and again once that fetch has ended', async () => {
