@@ -97,6 +97,9 @@ describe('checkDisclosureReferences', () => {
     for (const bad of [
       raw('WyJzYWx0Iiwi+Il0'),
       raw(`${given.encoded}=`),
+      // Characters base64url decoding would skip, before or inside.
+      raw(` ${given.encoded}`),
+      raw(`${given.encoded.slice(0, 4)}.${given.encoded.slice(4)}`),
       raw(Buffer.from('not json').toString('base64url')),
       raw(encode({ salt: 'a', name: 'b' })),
       raw(encode([1, 'name', 'value'])),

@@ -101,13 +101,20 @@ const now = () => Math.floor(Date.now() / 1000);
 const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** The presentation with a KB-JWT of exactly `claims` over it (signed by the holder), for claims presentSdJwt always sets. */
-async function withKeyBinding(claims: Record<string, unknown>, request: ResolvedRequest = REQUEST) {
-  const presentation = await present({}, request);
-  const withoutKb = presentation.slice(0, presentation.lastIndexOf('~') + 1);
+/** `withoutKb` (issuer JWT and Disclosures, ending in ~) with a KB-JWT over it of the request's claims and `claims`, signed by the holder. */
+async function keyBound(withoutKb: string, claims: Record<string, unknown> = {}) {
   const kb = await new SignJWT({ iat: now(), aud: REQUEST.clientId, nonce: REQUEST.nonce, sd_hash: sha256(withoutKb), ...claims })
     .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
     .sign(await importJWK(holder.privateJwk, 'ES256'));
   return `${withoutKb}${kb}`;
+}
+
+/** The presentation without its KB-JWT. */
+const withoutKeyBinding = (presentation: string) => presentation.slice(0, presentation.lastIndexOf('~') + 1);
+
+/** The presentation with a KB-JWT of exactly `claims` over it, for claims presentSdJwt always sets. */
+async function withKeyBinding(claims: Record<string, unknown>, request: ResolvedRequest = REQUEST) {
+  return keyBound(withoutKeyBinding(await present({}, request)), claims);
 }
 
 describe('an accepted SD-JWT VC presentation', () => {
@@ -129,6 +136,12 @@ describe('an accepted SD-JWT VC presentation', () => {
     expect(verified).toHaveLength(1);
     expect(verified[0]).not.toHaveProperty('status');
     expect(verified[0]).not.toHaveProperty('authority');
+  });
+
+  it('sends mso_mdoc presentations to the mdoc verifier', async () => {
+    await expect(verifyPresentation('mso_mdoc', 'not base64url!', context())).rejects.toThrow(
+      new PresentationRejected('mdoc: the presentation is not a base64url-encoded DeviceResponse'),
+    );
   });
 
   it('refuses a format no verifier knows, also one named like an object member', async () => {
@@ -183,10 +196,10 @@ describe('the key binding', () => {
 });
 
 describe('transaction data', () => {
-  const entries = [
-    Buffer.from(JSON.stringify({ type: 'payment', amount: 1 })).toString('base64url'),
-    Buffer.from(JSON.stringify({ type: 'payment', amount: 2 })).toString('base64url'),
-  ];
+  // In the order opposite to that of their hashes: the check must not depend on the order of either.
+  const entries = [1, 2]
+    .map((amount) => Buffer.from(JSON.stringify({ type: 'payment', amount })).toString('base64url'))
+    .sort((a, b) => (sha256(a) < sha256(b) ? 1 : -1));
   const withData = { ...REQUEST, transactionData: entries };
   const expecting = () => context({ transactionData: entries });
 
@@ -227,11 +240,25 @@ describe('the credential', () => {
     const [jwt = '', ...rest] = presentation.split('~');
     const [header, payload, signature] = jwt.split('.');
     const claims = JSON.parse(Buffer.from(payload as string, 'base64url').toString());
-    const forged = [`${header}.${part({ ...claims, nationality: 'FR' })}.${signature}`, ...rest].join('~');
-    expect(await outcome(forged)).toMatch(/^credential: /);
+    // A KB-JWT over the forged issuer JWT, so that only the issuer signature is wrong.
+    const forged = await keyBound(
+      withoutKeyBinding([`${header}.${part({ ...claims, nationality: 'FR' })}.${signature}`, ...rest].join('~')),
+    );
+    expect(await outcome(forged)).toMatch(/^credential: .*signature/i);
+    expect(await outcome(keyBound(withoutKeyBinding(await present())))).toBe('accepted');
     expect(await outcome(present(), context({ trustedCertificates: [] }))).toBe(
       'untrusted issuer: the x5c chain leads to no trusted certificate',
     );
+  });
+
+  it('refuses a Disclosure no digest of the credential references (RFC 9901 section 7.1), which @sd-jwt lets pass', async () => {
+    const stray = part(['salt', 'given_name', 'Eve']);
+    const presentation = await keyBound(`${withoutKeyBinding(await present())}${stray}~`);
+    expect(await outcome(presentation)).toMatch(/^credential: disclosure 2 \(claim 'given_name', digest .+\) is referenced by no digest/);
+  });
+
+  it('refuses what is not an SD-JWT at all', async () => {
+    expect(await outcome('not-an-sd-jwt')).toBe('the presentation is not an SD-JWT');
   });
 
   it('refuses a credential past its exp, by the time of the context', async () => {
@@ -264,7 +291,8 @@ describe('the credential', () => {
 describe('member names', () => {
   /** The presentation with one part replaced: the issuer JWT's header or payload, the KB-JWT's, or the Disclosure at a position (1-based). */
   async function bent(where: 'header' | 'payload' | 'kb-header' | 'kb-payload' | number, value: unknown) {
-    const parts = (await present()).split('~');
+    // Two Disclosures: the KB-JWT is the last part, not the second.
+    const parts = (await presentSdJwt(credential, holder.privateJwk, REQUEST, ['given_name', 'family_name'])).split('~');
     const replaceJwtPart = (jwt: string, index: number) => {
       const segments = jwt.split('.');
       segments[index] = part(value);
@@ -305,8 +333,13 @@ describe('member names', () => {
     expect(await outcome(`${withoutKb}${part(['salt', 'constructor', 1])}`)).toBe(
       'credential: disclosure 2 discloses constructor, which is a member name that is refused (__proto__, constructor, prototype)',
     );
-    // A Disclosure [salt, value] whose value names such a member is refused like a claim.
-    expect(await outcome(bent(1, ['salt', 'prototype']))).toMatch(/^credential: /);
+    // An array element [salt, value] whose value is such a name is a value, not a member: refused only
+    // later, as a Disclosure no digest references.
+    const [issuerJwt] = presentation.split('~');
+    const elementNamedPrototype = await keyBound(`${issuerJwt}~${part(['salt', 'prototype'])}~`);
+    expect(await outcome(elementNamedPrototype)).toMatch(
+      /^credential: disclosure 1 \(an array element, digest .+\) is referenced by no digest/,
+    );
     // A part that is not JSON goes on to the signature and Disclosure checks.
     expect(await outcome(bent('payload', 'not-json-but-a-string'))).toBe('the presentation is not an SD-JWT');
     expect(await outcome(`${withoutKb.replace(/~$/, '~bm90IGpzb24~')}${presentation.slice(presentation.lastIndexOf('~') + 1)}`)).toMatch(
