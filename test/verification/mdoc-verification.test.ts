@@ -191,6 +191,20 @@ describe('refusals', () => {
     );
   });
 
+  it('names every failed check, the first one first, each with its category', async () => {
+    const presentation = await present();
+    expect(await outcome(presentation, context({ nonce: 'another nonce', trustedCertificates: [] }))).toMatch(
+      /^mdoc device authentication \(device signature over the session transcript of this request\): Device signature must be valid; mdoc issuer authentication: /,
+    );
+  });
+
+  it('wraps a document the library cannot read as a malformed document', async () => {
+    const presentation = await present();
+    expect(await outcome(bent(presentation, (r) => firstDocument(r).delete('deviceSigned')))).toMatch(
+      /^mdoc: (malformed document \(.+\)|the presentation is not a base64url-encoded DeviceResponse)$/,
+    );
+  });
+
   it('names a trust anchor it cannot read when it refuses, and leaves it out when another one is trusted', async () => {
     const presentation = await present();
     const broken = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----';
@@ -198,6 +212,9 @@ describe('refusals', () => {
       /Issuer certificate must be valid.*; trusted certificate 1 of 1 could not be read \(.+\) and was left out$/,
     );
     expect(await outcome(presentation, context({ trustedCertificates: [root.pem, broken] }))).toBe('accepted');
+    expect(await outcome(presentation, context({ trustedCertificates: [broken, broken] }))).toMatch(
+      /; trusted certificate 1 of 2 could not be read \(.+\) and was left out; trusted certificate 2 of 2 could not be read/,
+    );
     // A refusal without unreadable anchors says nothing of them.
     expect(await outcome(presentation, context({ nonce: 'x', trustedCertificates: [root.pem] }))).not.toMatch(/could not be read/);
   });
@@ -205,6 +222,10 @@ describe('refusals', () => {
   it('refuses what is not a base64url-encoded DeviceResponse', async () => {
     const not = 'mdoc: the presentation is not a base64url-encoded DeviceResponse';
     expect(await outcome('a+b/c=')).toBe(not);
+    // A DeviceResponse with a character base64url decoding would skip, before or after.
+    const presentation = await present();
+    expect(await outcome(`!${presentation}`)).toBe(not);
+    expect(await outcome(`${presentation}!`)).toBe(not);
     expect(await outcome('bm90LWNib3I')).toBe(not);
     expect(await outcome(Buffer.from(encoder.encode(['an', 'array'])).toString('base64url'))).toBe(not);
   });
