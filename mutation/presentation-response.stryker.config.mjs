@@ -5,5 +5,9 @@ import { mutationConfig } from './base.mjs';
 // check, completion once, the webhook). Only reachable through the server: whole presentations.
 export default mutationConfig('presentation-response', {
   mutate: ['src/verification/response/endpoint.ts', 'src/verification/response/routes.ts', 'src/verification/response/webhook.ts'],
-  testFiles: ['test/verification/sd-jwt-presentation.test.ts', 'test/verification/dc-api.test.ts'],
+  testFiles: [
+    'test/verification/response-endpoint.test.ts',
+    'test/verification/sd-jwt-presentation.test.ts',
+    'test/verification/dc-api.test.ts',
+  ],
 });
