@@ -7,5 +7,12 @@ export default mutationConfig('trust', {
     'src/platform/crypto/certificate-chains.ts',
     'src/verification/formats/issuer-trust.ts',
   ],
-  testFiles: ['test/federation/trust-chain.test.ts', 'test/trust-lists/trust-lists.test.ts', 'test/verification/*.test.ts'],
+  // Focused tests, one per mutated file: only trusted-certificates.test.ts starts a server (the trust
+  // lists live in the database). The whole presentation flows are the presentation set's.
+  testFiles: [
+    'test/federation/federation-trust.test.ts',
+    'test/trust-lists/trusted-certificates.test.ts',
+    'test/platform/certificate-chains.test.ts',
+    'test/verification/issuer-trust.test.ts',
+  ],
 });

@@ -9,15 +9,17 @@ export type VerifiedPresentation = VerifiedSdJwt | VerifiedMdoc;
 
 const mdocVerifier = lazy(() => import('./mdoc.js'));
 
-const VERIFIERS: Record<string, (presentation: string, context: PresentationContext) => Promise<VerifiedPresentation[]>> = {
-  'dc+sd-jwt': async (presentation, context) => [await verifySdJwtPresentation(presentation, context)],
+type FormatVerifier = (presentation: string, context: PresentationContext) => Promise<VerifiedPresentation[]>;
+// A Map, not an object: a format such as `constructor` must not find an inherited member.
+const VERIFIERS = new Map<string, FormatVerifier>([
+  ['dc+sd-jwt', async (presentation, context) => [await verifySdJwtPresentation(presentation, context)]],
   // A DeviceResponse may hold several documents.
-  mso_mdoc: async (presentation, context) => (await mdocVerifier()).verifyMdocPresentation(presentation, context),
-};
+  ['mso_mdoc', async (presentation, context) => (await mdocVerifier()).verifyMdocPresentation(presentation, context)],
+]);
 
 /** The credentials one presentation proves, verified for `format`. */
 export function verifyPresentation(format: string, presentation: string, context: PresentationContext): Promise<VerifiedPresentation[]> {
-  const verify = VERIFIERS[format];
+  const verify = VERIFIERS.get(format);
   if (!verify) throw new PresentationRejected(`vp_token: format ${format} cannot be verified yet`);
   return verify(presentation, context);
 }

@@ -18,7 +18,7 @@ import { PresentationRejected } from '../errors.js';
  * takes. sha-256 only: the KB-JWT's sd_hash and @sd-jwt's hasher (sd-jwt-vc.ts) are SHA-256 too, so
  * a credential with another algorithm could not be verified consistently.
  */
-const DIGEST_ALGORITHMS: Record<string, string> = { 'sha-256': 'sha256' };
+const DIGEST_ALGORITHMS = new Map([['sha-256', 'sha256']]);
 const ARRAY_ELEMENT_KEY = '...';
 const RESERVED_CLAIM_NAMES = new Set(['_sd', ARRAY_ELEMENT_KEY]);
 
@@ -53,7 +53,8 @@ export function presentedDisclosures(presentation: string): string[] {
  */
 export function checkDisclosureReferences(payload: Record<string, unknown>, encodedDisclosures: string[]) {
   const algorithm = payload._sd_alg ?? 'sha-256';
-  const hash = typeof algorithm === 'string' ? DIGEST_ALGORITHMS[algorithm] : undefined;
+  // A Map, not an object: `constructor` or `toString` named by the credential must not find an inherited member.
+  const hash = typeof algorithm === 'string' ? DIGEST_ALGORITHMS.get(algorithm) : undefined;
   if (!hash) throw reject(`_sd_alg ${shown(String(algorithm))} is not supported (sha-256 only)`);
   const byDigest = new Map<string, Disclosure>();
   encodedDisclosures.forEach((encoded, index) => {
