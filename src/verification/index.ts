@@ -20,6 +20,8 @@ import { ResponseEndpoint } from './response/endpoint.js';
 import { responseRoutes } from './response/routes.js';
 import { PresentationWebhooks } from './response/webhook.js';
 import { StatusListChecker } from './status/checker.js';
+import { EtsiTrustLists } from './trusted-authorities/etsi-trust-lists.js';
+import { TrustedAuthorities } from './trusted-authorities/index.js';
 
 export interface VerificationNeeds {
   db: Executor;
@@ -58,7 +60,9 @@ export function createVerification(needs: VerificationNeeds) {
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
-  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock);
+  // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
+  const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
+  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock, authorities);
   return {
     /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */
     embeddedPresentations: new EmbeddedPresentations(
@@ -69,6 +73,7 @@ export function createVerification(needs: VerificationNeeds) {
       needs.trust,
       status,
       needs.clock,
+      authorities,
     ),
     routes(app: App) {
       presentationRequestRoutes(app, offers);
