@@ -118,7 +118,7 @@ async function expectAccepted(session: string, reply: { status: number; body: Re
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   const done = await sessionOf(session);
   expect(done.status).toBe('completed');
-  const [kept] = done.private?.credentials as Record<string, unknown>[];
+  const [kept] = (done.private?.credentials ?? []) as Record<string, unknown>[];
   expect(kept?.authority).toEqual(authority);
   // The chain served the matching only: the result holds the claims, not the issuer's certificates.
   expect(kept).not.toHaveProperty('issuerChain');
