@@ -19,6 +19,8 @@ import { requestObjectRoutes } from './request-object/routes.js';
 import { ResponseEndpoint } from './response/endpoint.js';
 import { responseRoutes } from './response/routes.js';
 import { PresentationWebhooks } from './response/webhook.js';
+import { presentationResultRoutes } from './result/routes.js';
+import { PresentationResults } from './result/service.js';
 import { StatusListChecker } from './status/checker.js';
 import { EtsiTrustLists } from './trusted-authorities/etsi-trust-lists.js';
 import { TrustedAuthorities } from './trusted-authorities/index.js';
@@ -62,6 +64,7 @@ export function createVerification(needs: VerificationNeeds) {
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
   // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
   const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
+  const results = new PresentationResults(sessions, webhooks);
   const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock, authorities);
   return {
     /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */
@@ -79,6 +82,7 @@ export function createVerification(needs: VerificationNeeds) {
       presentationRequestRoutes(app, offers);
       requestObjectRoutes(app, requests);
       responseRoutes(app, responses);
+      presentationResultRoutes(app, results);
       annexC.routes(app, responses);
     },
   };

@@ -28,7 +28,7 @@ import {
 } from '../session.js';
 import type { StatusListChecker } from '../status/checker.js';
 import type { AcceptedBy, TrustedAuthorities } from '../trusted-authorities/index.js';
-import { PRESENTATION_HANDLE } from '../urls.js';
+import { PRESENTATION_HANDLE, RESPONSE_CODE_HANDLE, RESPONSE_CODE_LIFETIME_SECONDS } from '../urls.js';
 import { responsePayload } from './decrypt.js';
 import { parseVpToken } from './vp-token.js';
 import type { PresentationWebhooks } from './webhook.js';
@@ -203,19 +203,32 @@ export class ResponseEndpoint {
     (await dcql()).checkDcql(secrets.dcqlQuery, byQuery);
   }
 
+  /**
+   * Completes the session with the verified credentials. With a redirect (same-device flow), the
+   * redirect carries a fresh response code, registered (hashed) in the statement that completes the
+   * session; the result, and the webhook with it, then wait for that code (verification/result).
+   */
   private async complete({ session, request, secrets }: Answerable, credentials: AcceptedCredential[]) {
     const responseCode = request.redirectUri ? randomBytes(24).toString('base64url') : undefined;
+    // Wall-clock time, as for every session handle: the statement that spends the code compares with it.
+    const codeExpiresAt = new Date(Date.now() + RESPONSE_CODE_LIFETIME_SECONDS * 1000).toISOString();
     const done = await this.sessions.update(
       session.tenantId,
       session.id,
-      { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCode } }) },
+      { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCodeRequired: true } }) },
       { consumed: false, statuses: ['fetched'] },
       undefined,
-      { from: session, log: { level: 'info', message: 'presentation verified', details: { credentials: credentials.length } } },
+      {
+        from: session,
+        log: { level: 'info', message: 'presentation verified', details: { credentials: credentials.length } },
+        ...(responseCode && { writes: [this.sessions.handleWrite(session.id, RESPONSE_CODE_HANDLE, responseCode, codeExpiresAt)] }),
+      },
     );
     if (!done) throw invalidRequest('this presentation request was already answered');
-    this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
-    if (!request.redirectUri || !responseCode) return {};
+    if (!request.redirectUri || !responseCode) {
+      this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
+      return {};
+    }
     const redirect = new URL(request.redirectUri.replaceAll('{sessionId}', session.id));
     redirect.searchParams.set('response_code', responseCode);
     return { redirect_uri: redirect.toString() };
