@@ -185,6 +185,22 @@ describe('trusted_authorities of type aki', () => {
 });
 
 describe('trusted_authorities of type etsi_tl', () => {
+  it('a list URL the outbound client would refuse (cloud metadata) is refused when the configuration is saved, naming it', async () => {
+    const query = withAuthorities(PID_ADULT_QUERY, [
+      { type: 'aki', values: [otherAki()] },
+      { type: 'etsi_tl', values: [`${listsUrl}/tl.xml`, 'http://169.254.169.254/tl.xml'] },
+    ]);
+    const reply = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'metadata-tl', dcql_query: query } as never });
+    expect(reply.status, reply.text).toBe(400);
+    expect((reply.body as { errors: unknown }).errors).toEqual([
+      {
+        field: 'body.dcql_query.credentials.0.trusted_authorities.1.values.1',
+        message: expect.stringMatching(/^etsi_tl: the trusted list URL refused: 169\.254\.169\.254 is .*always refused/),
+      },
+    ]);
+    expect((await svc.raw('GET', '/api/verifier/config/metadata-tl', { token: admin })).status).toBe(404);
+  });
+
   it("SD-JWT VC: accepted when an ETSI TS 119 612 list holds a certificate of the issuer's chain", async () => {
     served.set('/tl.xml', { status: 200, body: xmlTrustedList([await strangerCertificate(), pidChain.at(-1) as string]) });
     const url = `${listsUrl}/tl.xml`;
