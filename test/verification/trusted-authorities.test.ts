@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MDL_ADULT_QUERY, MDL_DOC_TYPE, MDL_NAMESPACE, mdl, PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { presentMdoc } from '../support/mdoc-wallet.js';
 import { presentSdJwt, type ResolvedRequest, resolveRequest, submit } from '../support/presenter.js';
+import { problemOf } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
 
@@ -192,7 +193,7 @@ describe('trusted_authorities of type etsi_tl', () => {
     ]);
     const reply = await svc.call('POST', '/api/verifier/config', { token: admin, body: { id: 'metadata-tl', dcql_query: query } as never });
     expect(reply.status, reply.text).toBe(400);
-    expect((reply.body as { errors: unknown }).errors).toEqual([
+    expect(problemOf(reply).errors).toEqual([
       {
         field: 'body.dcql_query.credentials.0.trusted_authorities.1.values.1',
         message: expect.stringMatching(/^etsi_tl: the trusted list URL refused: 169\.254\.169\.254 is .*always refused/),
