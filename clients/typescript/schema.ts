@@ -9427,7 +9427,7 @@ export interface paths {
                         clientIdPrefix?: "x509_hash" | "x509_san_dns";
                         /** @description dc-api and iso-18013-7: required; the origin of the page calling the DC API, https://host[:port] (http outside production). Annex C binds the response to it (session transcript) */
                         expected_origin?: string;
-                        /** @description overrides the configuration's: https (http outside production); {sessionId} is replaced */
+                        /** @description overrides the configuration's: https (http outside production); {sessionId} is replaced. The wallet is sent there with a response_code, which alone releases the result (POST /api/verifier/result) */
                         redirectUri?: string;
                         /** @description id of a presentation configuration */
                         requestId: string;

@@ -109,7 +109,8 @@ const RegistrationCertRequestSchema = z
 
 /** Where the wallet sends the user; one definition for configurations and the offers that override them. */
 export const RedirectUri = webUrl({ placeholder: SESSION_PLACEHOLDER }).describe(
-  `where the wallet sends the user after a successful presentation: https (http outside production); ${SESSION_PLACEHOLDER} is replaced by the session id`,
+  `where the wallet sends the user after a successful presentation (same-device flow): https (http outside production); ${SESSION_PLACEHOLDER} is replaced by the session id. ` +
+    'The wallet adds a single-use response_code; the result of the session is then released only by POST /api/verifier/result with it',
 );
 
 const WebhookUrl = z
