@@ -268,6 +268,21 @@ describe('reading a certificate', () => {
     expect(authorityKeyIdentifier(withExtensions(extension('2.5.29.35', issuerAndSerial)))).toBeUndefined();
   });
 
+  it('refuses certificates whose extensions are malformed, naming the part', () => {
+    const tbs = (...extensions: Uint8Array[]) =>
+      sequence(explicit(0, smallInteger(2)), smallInteger(7), algorithm, name, validity, name, spki, ...extensions);
+    expect(() => authorityKeyIdentifier(octetString(bytes('00')))).toThrow('DER: expected Certificate');
+    expect(() => authorityKeyIdentifier(sequence(octetString(bytes('00'))))).toThrow('DER: expected TBSCertificate');
+    expect(() => authorityKeyIdentifier(certificate(tbs(explicit(3, octetString(bytes('00'))))))).toThrow('DER: expected Extensions');
+    expect(() => authorityKeyIdentifier(withExtensions(octetString(bytes('00'))))).toThrow('DER: expected Extension');
+    expect(() => authorityKeyIdentifier(withExtensions(sequence(octetString(bytes('00')), octetString(bytes('00')))))).toThrow(
+      'DER: expected extnID',
+    );
+    expect(() => authorityKeyIdentifier(withExtensions(sequence(objectIdentifier('2.5.29.35'), smallInteger(1))))).toThrow(
+      'DER: expected extnValue',
+    );
+  });
+
   it('refuses an AuthorityKeyIdentifier that is not a SEQUENCE or has bytes after it', () => {
     expect(() => authorityKeyIdentifier(withExtensions(extension('2.5.29.35', octetString(bytes('01')))))).toThrow(
       'DER: expected AuthorityKeyIdentifier',
