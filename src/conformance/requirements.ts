@@ -478,7 +478,9 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     role: 'verifier',
     requirement: 'Presentations are rejected when the redirect back does not arrive in the user session that started the request',
     judge: () =>
-      met(`${ALWAYS}: the result of a session answered through a redirect is released only with its response_code (POST /api/verifier/result)`),
+      met(
+        `${ALWAYS}: the result of a session answered through a redirect is released only with its response_code (POST /api/verifier/result)`,
+      ),
   },
   {
     id: 'vp-dc-api-jwt',
