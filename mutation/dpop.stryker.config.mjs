@@ -1,5 +1,9 @@
 import { mutationConfig } from './base.mjs';
 
+// dpop.ts decides every rule of a proof in DpopProofs and DpopNonces, which dpop-proof-rules.test.ts
+// calls directly; the grants are reached only through the token endpoint, so the server tests of the
+// flows that use them stay (the refusals at each endpoint, the code and refresh grants, and the
+// wallet-instance binding of attested codes and refresh tokens).
 export default mutationConfig('dpop', {
   mutate: [
     'src/issuance/access/dpop.ts',
@@ -9,10 +13,9 @@ export default mutationConfig('dpop', {
     'src/issuance/token/endpoint.ts',
   ],
   testFiles: [
+    'test/issuance/dpop-proof-rules.test.ts',
     'test/issuance/dpop-refusals.test.ts',
     'test/issuance/authorization-code.test.ts',
-    'test/issuance/pre-authorized.test.ts',
-    'test/issuance/haip-flow.test.ts',
-    'test/invariants/tokens.test.ts',
+    'test/issuance/wallet-attestation.test.ts',
   ],
 });
