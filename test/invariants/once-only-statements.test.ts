@@ -61,7 +61,7 @@ async function sessionWithHandle(
   }
   return { session, handle };
 }
-const setRow = (id: string, changes: { status?: SessionStatus; expires_at?: string; consumed?: number }) =>
+const setRow = (id: string, changes: { status?: SessionStatus; expires_at?: string; consumed?: 0 | 1 }) =>
   svc.db.updateTable('sessions').set(changes).where('id', '=', id).execute();
 const row = (id: string) => svc.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 

@@ -31,24 +31,30 @@ beforeAll(async () => {
   instance = { publicJwk: key.publicJwk as Record<string, unknown>, sign: (header, payload) => signedCompact(privateKey, header, payload) };
 });
 
-/** Single-use values in memory, with NonceStore's answers: issue, consume once, remember once. */
+/** Single-use values in memory, with NonceStore's answers (issue, consume once, remember once) and the lifetimes asked for. */
 function memoryNonces() {
   const live = new Set<string>();
-  const nonces = {
-    issue: async (tenantId: string, purpose: string) => {
+  const lifetimes: Record<string, number[]> = {};
+  const keep = (purpose: string, lifetimeSeconds: number) => {
+    lifetimes[purpose] = [...(lifetimes[purpose] ?? []), lifetimeSeconds];
+  };
+  return {
+    lifetimes,
+    issue: async (tenantId: string, purpose: string, lifetimeSeconds: number) => {
       const value = randomUUID();
       live.add(`${tenantId}/${purpose}/${value}`);
+      keep(purpose, lifetimeSeconds);
       return value;
     },
     consume: async (tenantId: string, purpose: string, value: string) => live.delete(`${tenantId}/${purpose}/${value}`),
-    remember: async (tenantId: string, purpose: string, value: string) => {
+    remember: async (tenantId: string, purpose: string, value: string, lifetimeSeconds: number) => {
       const id = `${tenantId}/${purpose}/${value}`;
       if (live.has(id)) return false;
       live.add(id);
+      keep(purpose, lifetimeSeconds);
       return true;
     },
   };
-  return nonces;
 }
 
 function setup(settings: { walletAttestationRequired?: boolean; walletAttestationChallengeRequired?: boolean } = {}) {
@@ -61,7 +67,7 @@ function setup(settings: { walletAttestationRequired?: boolean; walletAttestatio
   const nonces = memoryNonces();
   const directory = { get: async () => issuer } as unknown as IssuerDirectory;
   const attestations = new WalletAttestations(directory, nonces as unknown as NonceStore);
-  return { issuer, attestations };
+  return { issuer, attestations, nonces };
 }
 
 const drop = (members: Record<string, unknown>) => Object.fromEntries(Object.entries(members).filter(([, v]) => v !== undefined));
@@ -219,10 +225,11 @@ describe('the proof of possession', () => {
     await accepts({ aud: ['https://a.example', SERVER], iss: undefined, jti: 'j'.repeat(256) });
   });
 
-  it('takes each proof once: its jti again is refused', async () => {
-    const { issuer, attestations } = setup();
+  it('takes each proof once: its jti, remembered for as long as its iat is accepted (360 s), is refused again', async () => {
+    const { issuer, attestations, nonces } = setup();
     const proof = pop();
     expect(await attestations.check(issuer, CLIENT, { attestation: attestation(), pop: proof })).toBeDefined();
+    expect(nonces.lifetimes['attestation-pop-jti']).toEqual([POP_MAX_AGE + SKEW]);
     await expectRefused(attestations.check(issuer, CLIENT, { attestation: attestation(), pop: proof }), /proof was used before/);
   });
 });
@@ -246,14 +253,15 @@ describe('challenges', () => {
     expect(again.headers['oauth-client-attestation-challenge']).not.toBe(challenge);
   });
 
-  it('a challenge is checked even where none is required; one from the challenge endpoint works', async () => {
-    const { issuer, attestations } = setup();
+  it('a challenge is checked even where none is required; one from the challenge endpoint (300 s) works', async () => {
+    const { issuer, attestations, nonces } = setup();
     await expectRefused(
       attestations.check(issuer, CLIENT, { attestation: attestation(), pop: pop({}, { challenge: 'never-issued' }) }),
       /challenge is unknown/,
       'use_attestation_challenge',
     );
     const challenge = await attestations.challenge('acme');
+    expect(nonces.lifetimes['attestation-challenge']).toEqual([300, 300]);
     expect(await attestations.check(issuer, CLIENT, { attestation: attestation(), pop: pop({}, { challenge }) })).toBeDefined();
   });
 });
