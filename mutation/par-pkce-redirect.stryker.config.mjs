@@ -4,10 +4,6 @@ import { mutationConfig } from './base.mjs';
 // sessions, issuers and configurations): par-rules.test.ts tests each rule with one server, and
 // wallet-initiated.test.ts the requests without an offer. The redirect_uri rule is redirectUriRefusal.
 export default mutationConfig('par-pkce-redirect', {
-  mutate: [
-    'src/issuance/authorization/par.ts',
-    'src/issuance/authorization/authorize.ts',
-    'src/issuance/authorization/schemas.ts:52-79',
-  ],
+  mutate: ['src/issuance/authorization/par.ts', 'src/issuance/authorization/authorize.ts', 'src/issuance/authorization/schemas.ts:52-79'],
   testFiles: ['test/issuance/par-rules.test.ts', 'test/issuance/wallet-initiated.test.ts'],
 });
