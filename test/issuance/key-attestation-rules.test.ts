@@ -4,7 +4,7 @@
 // proof's header, the attestation proof type) are tested through the server in key-attestation.test.ts;
 // here every refusal names its rule, and the value just inside each bound is accepted.
 import { generateKeyPairSync } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type KeyAttestationTrust, publicEcKey, verifyKeyAttestation } from '../../src/issuance/credential-request/key-attestation.js';
 import { holderKey } from '../support/wallet.js';
 import { type WalletProvider, walletProvider } from '../support/wallet-provider.js';
@@ -18,6 +18,7 @@ let key: Record<string, unknown>;
 const SKEW = 60;
 const now = () => Math.floor(Date.now() / 1000);
 
+afterEach(() => vi.restoreAllMocks());
 beforeAll(async () => {
   [trusted, rogue] = await Promise.all([walletProvider('Trusted Wallets'), walletProvider('Rogue Wallets')]);
   trust = { required: null, trustedCertificates: [trusted.caPem] };
@@ -83,6 +84,10 @@ describe('the signer', () => {
     expectRefused(() => verifyKeyAttestation(`${header}.${payload}.${signature}`, 'jwt', trust), /signature does not verify/);
   });
 
+  it('takes an x5c of 10 certificates (the most a chain may have)', () => {
+    expect(verifyKeyAttestation(attestation({ x5c: Array(10).fill(trusted.x5c[0]) }), 'jwt', trust).attestedKeys).toHaveLength(1);
+  });
+
   it('refuses every attestation where the issuer trusts no provider, and one of a provider it does not trust', () => {
     expectRefused(() => verifyKeyAttestation(attestation(), 'jwt', { ...trust, trustedCertificates: [] }), /trusts no wallet provider/);
     expectRefused(
@@ -109,6 +114,14 @@ describe('its times (60 s of clock skew)', () => {
   it('accepts iat, exp and nbf just inside the skew', () => {
     const claims = { iat: now() + SKEW - 5, exp: now() - SKEW + 5, nbf: now() + SKEW - 5 };
     expect(verifyKeyAttestation(attestation({}, claims), 'jwt', trust).attestedKeys).toHaveLength(1);
+  });
+
+  it('accepts iat and nbf exactly at the skew ahead, exp exactly a skew after it passed is refused', () => {
+    const second = 1_700_000_000;
+    vi.spyOn(Date, 'now').mockReturnValue(second * 1000);
+    const edge = { iat: second + SKEW, nbf: second + SKEW, exp: second - SKEW + 1 };
+    expect(verifyKeyAttestation(attestation({}, edge), 'jwt', trust).attestedKeys).toHaveLength(1);
+    expectRefused(() => verifyKeyAttestation(attestation({}, { ...edge, exp: second - SKEW }), 'jwt', trust), /has expired/);
   });
 
   it('takes an attestation without exp as the attestation proof type (its c_nonce makes it fresh)', () => {
@@ -152,6 +165,15 @@ describe('its attested keys', () => {
         new RegExp(`attested_keys\\[${index}\\] is not a public EC key`),
       );
     }
+  });
+
+  it('takes keys on P-384 and P-521 as well', () => {
+    const onCurve = (namedCurve: string) => generateKeyPairSync('ec', { namedCurve }).publicKey.export({ format: 'jwk' });
+    const keys = [onCurve('P-384'), onCurve('P-521')];
+    expect(verifyKeyAttestation(attestation({}, { attested_keys: keys }), 'jwt', trust).attestedKeys.map((k) => k.crv)).toEqual([
+      'P-384',
+      'P-521',
+    ]);
   });
 
   it('returns the attested keys with their public members only', async () => {

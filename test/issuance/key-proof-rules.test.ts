@@ -5,8 +5,8 @@
 // endpoint that spends the nonce is tested through the server in pre-authorized.test.ts and
 // key-attestation.test.ts.
 import { createPrivateKey } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { carriesKeyAttestation, checkKeyProofs, type ProofContext } from '../../src/issuance/credential-request/proofs.js';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { carriesKeyAttestation, checkKeyProofs, type ProofContext, spentNonce } from '../../src/issuance/credential-request/proofs.js';
 import type { KeyProofs } from '../../src/issuance/credential-request/schemas.js';
 import { type HolderKey, holderKey } from '../support/wallet.js';
 import { signedCompact, type WalletProvider, walletProvider } from '../support/wallet-provider.js';
@@ -20,6 +20,7 @@ let provider: WalletProvider;
 let keys: HolderKey[];
 let context: ProofContext;
 
+afterEach(() => vi.restoreAllMocks());
 beforeAll(async () => {
   provider = await walletProvider('Key Proof Wallets');
   keys = await Promise.all([holderKey(), holderKey(), holderKey()]);
@@ -105,6 +106,20 @@ describe('a jwt proof', () => {
     }
   });
 
+  it('accepts iat exactly a skew ahead and exactly as old as the nonce lifetime', () => {
+    const second = 1_700_000_000;
+    vi.spyOn(Date, 'now').mockReturnValue(second * 1000);
+    for (const iat of [second + SKEW, second - MAX_AGE]) expect(checkKeyProofs(jwts(proof({}, { iat })), context).keys).toHaveLength(1);
+  });
+
+  it('a c_nonce that was not there to spend is invalid_nonce (the credential endpoint answers it so)', () => {
+    expect(spentNonce()).toMatchObject({
+      status: 400,
+      error: 'invalid_nonce',
+      detail: expect.stringMatching(/get a fresh one from the nonce endpoint/),
+    });
+  });
+
   it('accepts iat just inside both ends of its window', () => {
     expect(checkKeyProofs(jwts(proof({}, { iat: now() + SKEW - 5 })), context).keys).toHaveLength(1);
     expect(checkKeyProofs(jwts(proof({}, { iat: now() - MAX_AGE + 5 })), context).keys).toHaveLength(1);
@@ -148,6 +163,14 @@ describe('a key attestation in a jwt proof', () => {
       );
     }
     expectRefused(() => checkKeyProofs(jwts(proof({ key_attestation: 'garbage' })), context), /the key attestation is not a JWT/);
+  });
+
+  it('must carry exp there (the attestation proof type need not)', () => {
+    expectRefused(
+      () => checkKeyProofs(jwts(proof({ key_attestation: keyAttestation([keys[0] as HolderKey], { exp: undefined }) })), withRequired()),
+      /a key attestation in a jwt proof must carry exp/,
+    );
+    expect(checkKeyProofs(attested(keyAttestation([keys[0] as HolderKey], { exp: undefined })), withRequired()).keys).toHaveLength(1);
   });
 
   it('must attest the proof key and carry the proof nonce', () => {

@@ -6,7 +6,7 @@
 // subject); the flows at PAR and the token endpoint are tested through the server in
 // wallet-attestation.test.ts.
 import { createPrivateKey, randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WalletAttestations } from '../../src/issuance/authorization/wallet-attestation.js';
 import type { Issuer, IssuerDirectory } from '../../src/issuance/issuers.js';
 import type { NonceStore } from '../../src/issuance/nonce/store.js';
@@ -24,6 +24,7 @@ let trusted: WalletProvider;
 let rogue: WalletProvider;
 let instance: { publicJwk: Record<string, unknown>; sign: (header: Record<string, unknown>, payload: Record<string, unknown>) => string };
 
+afterEach(() => vi.restoreAllMocks());
 beforeAll(async () => {
   [trusted, rogue] = await Promise.all([walletProvider('Trusted Wallets'), walletProvider('Rogue Wallets')]);
   const key = await holderKey();
@@ -170,6 +171,38 @@ describe('the client attestation', () => {
     expect(await attestations.check(issuer, CLIENT, { attestation: edges, pop: pop() })).toBeDefined();
   });
 
+  it('takes an x5c of 10 certificates (the most a chain may have)', async () => {
+    const { issuer, attestations } = setup();
+    const tenCopies = attestation({ x5c: Array(10).fill(trusted.x5c[0]) });
+    expect(await attestations.check(issuer, CLIENT, { attestation: tenCopies, pop: pop() })).toBeDefined();
+  });
+
+  it('exactly at the edges: exp a skew ago is expired, nbf and iat a skew ahead are accepted', async () => {
+    const { issuer, attestations } = setup();
+    const second = 1_700_000_000;
+    vi.spyOn(Date, 'now').mockReturnValue(second * 1000);
+    const edge = { exp: second - SKEW + 1, nbf: second + SKEW, iat: second + SKEW };
+    const popAt = (claims: Record<string, unknown>) => pop({}, { iat: second, ...claims });
+    expect(await attestations.check(issuer, CLIENT, { attestation: attestation({}, edge), pop: popAt({}) })).toBeDefined();
+    await expectRefused(
+      attestations.check(issuer, CLIENT, { attestation: attestation({}, { ...edge, exp: second - SKEW }), pop: popAt({}) }),
+      /client attestation has expired/,
+    );
+    expect(
+      await attestations.check(issuer, CLIENT, {
+        attestation: attestation({}, edge),
+        pop: popAt({ iat: second + SKEW, exp: second - SKEW + 1 }),
+      }),
+    ).toBeDefined();
+    expect(
+      await attestations.check(issuer, CLIENT, { attestation: attestation({}, edge), pop: popAt({ iat: second - POP_MAX_AGE }) }),
+    ).toBeDefined();
+    await expectRefused(
+      attestations.check(issuer, CLIENT, { attestation: attestation({}, edge), pop: popAt({ exp: second - SKEW }) }),
+      /proof has expired/,
+    );
+  });
+
   it('refuses an attestation issued to another client than the request names', async () => {
     const { issuer, attestations } = setup();
     await expectRefused(
@@ -261,6 +294,7 @@ describe('challenges', () => {
       'use_attestation_challenge',
     );
     const challenge = await attestations.challenge('acme');
+    expect(challenge).toMatch(/^[0-9a-f-]{36}$/);
     expect(nonces.lifetimes['attestation-challenge']).toEqual([300, 300]);
     expect(await attestations.check(issuer, CLIENT, { attestation: attestation(), pop: pop({}, { challenge }) })).toBeDefined();
   });
