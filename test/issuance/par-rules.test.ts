@@ -332,15 +332,33 @@ describe('the authorization endpoint', () => {
     expectError(await authorizeJson(again.body.request_uri), 'invalid_request_uri', /already used/);
   });
 
-  it('redirects with code and iss, and state only when the request had one', async () => {
-    const withState = await par((await offer()).issuerState);
+  it('redirects with code and iss, and state only when the request had one; the session logs the code', async () => {
+    const created = await offer();
+    const withState = await par(created.issuerState);
     const answer = await authorize(withState.body.request_uri);
+    const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', created.session).execute();
+    expect(logs.map((l) => l.message)).toContain('authorization code issued');
     expect(`${answer.location?.origin}${answer.location?.pathname}`).toBe(WALLET_REDIRECT_URI);
     expect([...(answer.location?.searchParams.keys() ?? [])].sort()).toEqual(['code', 'iss', 'state']);
     expect(answer.location?.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(answer.location?.searchParams.get('iss')).toBe(issuerId());
     const stateless = await par((await offer()).issuerState, { state: undefined });
     expect([...((await authorize(stateless.body.request_uri)).location?.searchParams.keys() ?? [])].sort()).toEqual(['code', 'iss']);
+  });
+
+  it('once the request_uri checks out, a refusal goes to the redirect_uri with state and iss (an offer that ended meanwhile)', async () => {
+    const created = await offer();
+    const pushed = await par(created.issuerState);
+    await svc.db.updateTable('sessions').set({ status: 'failed' }).where('id', '=', created.session).execute();
+    const answer = await authorize(pushed.body.request_uri);
+    expect(answer.status).toBe(302);
+    expect(`${answer.location?.origin}${answer.location?.pathname}`).toBe(WALLET_REDIRECT_URI);
+    expect(Object.fromEntries(answer.location?.searchParams ?? [])).toEqual({
+      error: 'invalid_request',
+      error_description: 'the credential offer is no longer valid',
+      state: 'xyz',
+      iss: issuerId(),
+    });
   });
 
   it('a code lives 60 s and is spent by its redemption', async () => {
