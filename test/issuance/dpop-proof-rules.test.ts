@@ -120,6 +120,13 @@ describe('the proof', () => {
     expect(await proofs.verify(proof({}, { htm: 'GET' }), { ...CHECK, method: 'GET' })).toBeTruthy();
   });
 
+  it('accepts iat exactly a skew ahead and exactly as old as allowed', async () => {
+    const { proofs } = setup();
+    const second = 1_700_000_000;
+    vi.spyOn(Date, 'now').mockReturnValue(second * 1000);
+    for (const iat of [second + SKEW, second - MAX_AGE]) expect(await proofs.verify(proof({}, { iat }), CHECK)).toBeTruthy();
+  });
+
   it('refuses the same jti twice', async () => {
     const { proofs } = setup();
     const jti = randomUUID();

@@ -4,7 +4,8 @@
 // authorizes (details and scope together), what it binds the code to (a DPoP key, a wallet
 // instance), how long its request_uri lives, and that a new request replaces the one before. The
 // whole flow with wallet libraries is in authorization-code.test.ts; wallet-initiated requests in
-// wallet-initiated.test.ts.
+// wallet-initiated.test.ts. The last part holds the refusals of the code and refresh token grants that
+// the token endpoint names (the dpop set runs them).
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -391,5 +392,65 @@ describe('the authorization endpoint', () => {
     expect(disabled.status, disabled.text).toBe(200);
     expectError(await par(issuerState, {}, {}, 'closed'), 'invalid_request', /built-in authorization server/);
     expectError(await authorizeJson(pushed.body.request_uri, 'raw-wallet', 'closed'), 'invalid_request', /built-in authorization server/);
+  });
+});
+
+describe('the authorization code and refresh token grants', () => {
+  const refresh = (refreshToken: string, extra: Record<string, string> = {}, dpop?: string) =>
+    svc.raw('POST', '/issuers/acme/token', {
+      form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...extra },
+      ...(dpop && { headers: { dpop } }),
+    });
+  const logsOf = async (session: string) =>
+    (await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session).execute()).map((l) => l.message);
+  async function tokensOf() {
+    const created = await offer();
+    const { code, verifier } = await codeOf(created.issuerState);
+    const issued = await redeemCode(svc, 'acme', code, verifier);
+    expect(issued.status, issued.text).toBe(200);
+    return { ...created, code, verifier, refreshToken: issued.body.refresh_token as string };
+  }
+
+  it('an unknown code and a replayed one say so; a redemption leaves the offer fetched and consumed, and is logged', async () => {
+    expectError(
+      await redeemCode(svc, 'acme', 'unknown-code', 'v'.repeat(43)),
+      'invalid_grant',
+      /^the authorization code is unknown or expired$/,
+    );
+    const { session, code, verifier } = await tokensOf();
+    const stored = await svc.db.selectFrom('sessions').select(['status', 'consumed']).where('id', '=', session).executeTakeFirstOrThrow();
+    expect(stored.status).toBe('fetched');
+    expect(stored.consumed).toBeTruthy();
+    expect(await logsOf(session)).toContain('authorization code redeemed');
+    expectError(
+      await redeemCode(svc, 'acme', code, verifier),
+      'invalid_grant',
+      /^the authorization code was already used; the tokens issued for it are revoked$/,
+    );
+  });
+
+  it('a refresh naming another client_id is refused and spends nothing; one of a session that ended is refused', async () => {
+    const { session, refreshToken } = await tokensOf();
+    expectError(
+      await refresh(refreshToken, { client_id: 'someone-else' }),
+      'invalid_grant',
+      /^the refresh token was issued to another client$/,
+    );
+    const refreshed = await refresh(refreshToken, { client_id: 'raw-wallet' });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    await svc.db.updateTable('sessions').set({ status: 'failed' }).where('id', '=', session).execute();
+    expectError(await refresh(refreshed.body.refresh_token), 'invalid_grant', /^the issuance session of this refresh token has ended$/);
+  });
+
+  it('a Bearer refresh token is bound by the first DPoP proof that refreshes it', async () => {
+    const key = await holderKey();
+    const { session, refreshToken } = await tokensOf();
+    const proof = () => dpopProof(key, `${issuerId()}/token`);
+    const bound = await refresh(refreshToken, {}, await proof());
+    expect(bound.status, bound.text).toBe(200);
+    expect(bound.body.token_type).toBe('DPoP');
+    expect(await logsOf(session)).toContain('refresh tokens bound to the DPoP key of the refresh request');
+    expectError(await refresh(bound.body.refresh_token), 'invalid_grant', /^the refresh token is bound to another DPoP key$/);
+    expect((await refresh(bound.body.refresh_token, {}, await proof())).status).toBe(200);
   });
 });
