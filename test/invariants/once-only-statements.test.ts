@@ -186,6 +186,77 @@ describe('update: one redemption per offer (compare-and-set)', () => {
   });
 });
 
+describe('update: what goes with the change', () => {
+  /** The status events of `session` received until `until` holds (or 3 s pass). */
+  async function eventsDuring(sessionId: string, work: () => Promise<unknown>, expected: number) {
+    const events: string[] = [];
+    const stop = sessions.subscribe(sessionId, (event) => events.push(`${event.previousStatus}>${event.status}`));
+    try {
+      await work();
+      for (let waited = 0; events.length < expected && waited < 3000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 100));
+      return events;
+    } finally {
+      stop();
+    }
+  }
+
+  it('announces a change of status once, with the status before; a change without one announces nothing', async () => {
+    const { session } = await sessionWithHandle();
+    const events = await eventsDuring(
+      session.id,
+      async () => {
+        await sessions.update('acme', session.id, { public: { note: 1 } });
+        await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { log: { level: 'info', message: 'moved' } });
+        await sessions.update('acme', session.id, { public: { note: 2 } });
+      },
+      1,
+    );
+    // On PostgreSQL the creation's event (null>active) may still be on its way when the subscription starts.
+    expect(events.filter((event) => !event.startsWith('null>'))).toEqual(['active>fetched']);
+  });
+
+  it('a session that is gone: undefined', async () => {
+    expect(await sessions.update('acme', 'no-such-session', { status: 'fetched' })).toBeUndefined();
+  });
+
+  it('a change computed from a stale read is tried again from the current row; a write that does not guard it is sent once', async () => {
+    const { session } = await sessionWithHandle();
+    const stale = (await sessions.find('acme', session.id)) as NonNullable<Awaited<ReturnType<SessionService['find']>>>;
+    await sessions.update('acme', session.id, { public: { note: 'meanwhile' } });
+    const logLine = () => ({
+      query: svc.db
+        .insertInto('session_logs')
+        .values({ session_id: session.id, level: 'info', message: 'sent along', details: null, created_at: new Date().toISOString() })
+        .returning('seq'),
+      guards: false,
+    });
+    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { from: stale, writes: [logLine()] });
+    expect(changed?.status).toBe('fetched');
+    expect(changed?.public.note).toBe('meanwhile');
+    const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
+    expect(logs.filter((l) => l.message === 'sent along')).toHaveLength(1);
+  });
+
+  it('a guarding write that touched its row is sent again with the retry, and the change applies', async () => {
+    const { session } = await sessionWithHandle();
+    const stale = (await sessions.find('acme', session.id)) as NonNullable<Awaited<ReturnType<SessionService['find']>>>;
+    await sessions.update('acme', session.id, { public: { note: 'meanwhile' } });
+    const value = await nonces.issue('acme', 'guard-again', 60);
+    // Idempotent, as a guarding write must be: it touches the nonce's row every time it is sent.
+    const touch = {
+      query: svc.db
+        .updateTable('nonces')
+        .set({ purpose: 'guard-again' })
+        .where('hash', '=', hashHandle(`guard-again:${value}`))
+        .returning('hash'),
+      guards: true,
+    };
+    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { from: stale, writes: [touch] });
+    expect(changed?.status).toBe('fetched');
+  });
+});
+
 describe('consumeByHandle: read and redeem in one statement (PostgreSQL; elsewhere the caller reads, then updates)', () => {
   const redeem = (handle: string, extra: Record<string, unknown> = {}) =>
     sessions.consumeByHandle(CODE, handle, { from: ['active', 'fetched'], to: 'fetched', tenantId: 'acme', ...extra });
