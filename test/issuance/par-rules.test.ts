@@ -265,7 +265,11 @@ describe('what the request binds the code to', () => {
       {},
       await attestationHeaders(provider, instance, 'raw-wallet', issuerId()),
     );
-    expectError(await redeemCode(svc, 'acme', code, verifier), 'invalid_grant', /issued to an attested wallet instance/);
+    expectError(
+      await redeemCode(svc, 'acme', code, verifier),
+      'invalid_grant',
+      /^this authorization code was issued to an attested wallet instance: send its client attestation$/,
+    );
   });
 });
 
@@ -396,6 +400,8 @@ describe('the authorization endpoint', () => {
 });
 
 describe('the authorization code and refresh token grants', () => {
+  const redeemCodeWith = (form: Record<string, string>, dpop?: string) =>
+    svc.raw('POST', '/issuers/acme/token', { form, ...(dpop && { headers: { dpop } }) });
   const refresh = (refreshToken: string, extra: Record<string, string> = {}, dpop?: string) =>
     svc.raw('POST', '/issuers/acme/token', {
       form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...extra },
@@ -427,6 +433,99 @@ describe('the authorization code and refresh token grants', () => {
       'invalid_grant',
       /^the authorization code was already used; the tokens issued for it are revoked$/,
     );
+  });
+
+  it('each check of the code grant names its rule', async () => {
+    const key = await holderKey();
+    const created = await offer();
+    const { code, verifier } = await codeOf(created.issuerState);
+    const form = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: WALLET_REDIRECT_URI };
+    const token = (extra: Record<string, string>, dpop?: string) =>
+      svc.raw('POST', '/issuers/acme/token', { form: { ...form, ...extra }, ...(dpop && { headers: { dpop } }) });
+    expectError(await token({}), 'invalid_request', /^client_id is required$/);
+    expectError(await token({ client_id: 'someone-else' }), 'invalid_grant', /^the authorization code was issued to another client$/);
+    const second = await codeOf(created.issuerState);
+    expectError(
+      await redeemCodeWith({
+        ...form,
+        code: second.code,
+        code_verifier: second.verifier,
+        client_id: 'raw-wallet',
+        redirect_uri: `${WALLET_REDIRECT_URI}x`,
+      }),
+      'invalid_grant',
+      /^redirect_uri does not match the authorization request$/,
+    );
+    const bound = await codeOf(created.issuerState, {}, { dpop: await dpopProof(key, `${issuerId()}/par`) });
+    const stranger = await holderKey();
+    expectError(
+      await redeemCodeWith(
+        { ...form, code: bound.code, code_verifier: bound.verifier, client_id: 'raw-wallet' },
+        await dpopProof(stranger, `${issuerId()}/token`),
+      ),
+      'invalid_grant',
+      /^the DPoP proof key is not the one the authorization request was bound to$/,
+    );
+  });
+
+  it('an offer that ended after its code was issued: the code redeems nothing', async () => {
+    const created = await offer();
+    const { code, verifier } = await codeOf(created.issuerState);
+    await svc.db.updateTable('sessions').set({ status: 'failed' }).where('id', '=', created.session).execute();
+    expectError(await redeemCode(svc, 'acme', code, verifier), 'invalid_grant', /^the credential offer is no longer valid$/);
+  });
+
+  it('redeeming the code of an offer leaves its expiry as it was, whatever the lifetime setting says now', async () => {
+    const created = await offer();
+    const { code, verifier } = await codeOf(created.issuerState);
+    const expiry = async () =>
+      String(
+        (await svc.db.selectFrom('sessions').select('expires_at').where('id', '=', created.session).executeTakeFirstOrThrow()).expires_at,
+      );
+    const before = await expiry();
+    const changed = await svc.raw('PUT', '/api/issuer/config', { token: acme, body: { offerLifetimeSeconds: 600 } });
+    expect(changed.status, changed.text).toBe(200);
+    try {
+      expect((await redeemCode(svc, 'acme', code, verifier)).status).toBe(200);
+      expect(Date.parse(await expiry())).toBe(Date.parse(before));
+    } finally {
+      await svc.raw('PUT', '/api/issuer/config', { token: acme, body: { offerLifetimeSeconds: 86400 } });
+    }
+  });
+
+  it('an unknown refresh token, and a replayed one, say so; the replay revokes the session with its reason', async () => {
+    expectError(await refresh('unknown-token'), 'invalid_grant', /^the refresh token is unknown or expired$/);
+    const { session, refreshToken } = await tokensOf();
+    expect((await refresh(refreshToken)).status).toBe(200);
+    expectError(
+      await refresh(refreshToken),
+      'invalid_grant',
+      /^the refresh token was already used; every token of this session is revoked$/,
+    );
+    const stored = await svc.db
+      .selectFrom('sessions')
+      .select(['status', 'error_reason'])
+      .where('id', '=', session)
+      .executeTakeFirstOrThrow();
+    expect(stored).toEqual({ status: 'failed', error_reason: 'a refresh token was used twice' });
+  });
+
+  it('counts each refresh in the session; a Bearer refresh binds nothing', async () => {
+    const { session, refreshToken } = await tokensOf();
+    const first = await refresh(refreshToken);
+    const second = await refresh(first.body.refresh_token);
+    expect(second.status, second.text).toBe(200);
+    expect((await publicOf(session)).refreshes).toBe(2);
+    expect(await logsOf(session)).not.toContain('refresh tokens bound to the DPoP key of the refresh request');
+  });
+
+  it('a session that ended is refused before its DPoP binding is looked at', async () => {
+    const key = await holderKey();
+    const { session, refreshToken } = await tokensOf();
+    const bound = await refresh(refreshToken, {}, await dpopProof(key, `${issuerId()}/token`));
+    expect(bound.status, bound.text).toBe(200);
+    await svc.db.updateTable('sessions').set({ status: 'failed' }).where('id', '=', session).execute();
+    expectError(await refresh(bound.body.refresh_token), 'invalid_grant', /^the issuance session of this refresh token has ended$/);
   });
 
   it('a refresh naming another client_id is refused and spends nothing; one of a session that ended is refused', async () => {
