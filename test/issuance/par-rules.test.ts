@@ -110,6 +110,7 @@ describe('redirect_uri', () => {
     'http://[::1]/cb',
     'http://127.0.0.1/cb',
     'http://127.200.3.4/cb',
+    'http://127.0.10.100/cb',
     'http://0x7f.1/cb',
     'com.example.wallet:/cb',
   ])('takes %s', async (redirectUri) => {
@@ -128,6 +129,7 @@ describe('redirect_uri', () => {
     ['http://[::2]/cb', /^redirect_uri must be https, http to a loopback address/],
     ['http://127.0.0.1.wallet.example/cb', /^redirect_uri must be https, http to a loopback address/],
     ['walletapp:/cb', /^redirect_uri must be https, http to a loopback address/],
+    ['com.example.:/cb', /^redirect_uri must be https, http to a loopback address/],
     ['javascript:alert(1)', /^redirect_uri must be https, http to a loopback address/],
   ])('refuses %s', async (redirectUri, description) => {
     expectError(await par((await offer()).issuerState, { redirect_uri: redirectUri }), 'invalid_request', description);
@@ -289,6 +291,20 @@ describe('the request_uri', () => {
     const shorter = await par(created.issuerState);
     expect(shorter.body.expires_in).toBeGreaterThanOrEqual(18);
     expect(shorter.body.expires_in).toBeLessThanOrEqual(20);
+  });
+
+  it('is stored with the offer while it is active or fetched, and logged with its client', async () => {
+    const created = await offer();
+    await svc.db.updateTable('sessions').set({ status: 'fetched' }).where('id', '=', created.session).execute();
+    const pushed = await par(created.issuerState);
+    expect(pushed.status, pushed.text).toBe(201);
+    expect((await par(created.issuerState)).status).toBe(201);
+    const logs = await svc.db.selectFrom('session_logs').select(['message', 'details']).where('session_id', '=', created.session).execute();
+    const pushes = logs.filter((l) => l.message === 'authorization request pushed');
+    expect(pushes).toHaveLength(2);
+    expect(JSON.parse(String(pushes[0]?.details))).toEqual({ clientId: 'raw-wallet' });
+    // No interactive authorization ran for these requests, so none is said to have ended.
+    expect(logs.map((l) => l.message)).not.toContain('interactive authorization ended: a new authorization request was pushed');
   });
 
   it('a new request for the offer replaces the one before: its request_uri and its code stop working', async () => {
