@@ -2,7 +2,7 @@
 // instance key, with the JWTs of attestation-based client authentication: the client attestation the
 // provider issues to the instance and the instance's proof of possession for one request.
 import 'reflect-metadata';
-import { randomUUID, webcrypto } from 'node:crypto';
+import { KeyObject, randomUUID, sign, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 
@@ -23,6 +23,13 @@ export interface WalletProvider {
    * (undefined drops a claim); `header` overrides header members.
    */
   keyAttestation(attestedKeys: Record<string, unknown>[], claims?: JWTPayload, header?: Record<string, unknown>): Promise<string>;
+  /**
+   * Any header and payload signed by the leaf key with the hash `hash` names (default SHA-256), as a
+   * compact JWS: for what jose refuses to sign (an alg that does not fit the key, crit, no typ).
+   */
+  signed(header: Record<string, unknown>, payload: Record<string, unknown>, hash?: 'sha256' | 'sha384' | 'sha512'): string;
+  /** The x5c header value: the leaf certificate, then the CA's (base64 DER). */
+  x5c: string[];
 }
 
 export interface WalletInstance {
@@ -51,9 +58,12 @@ export async function walletProvider(name = 'Test Wallet Provider'): Promise<Wal
     notAfter: new Date(Date.now() + 30 * DAY_MS),
   });
   const x5c = [leaf, ca].map((c) => Buffer.from(c.rawData).toString('base64'));
+  const leafSigningKey = KeyObject.from(leafKeys.privateKey);
   return {
     name,
     caPem: ca.toString('pem'),
+    x5c,
+    signed: (header, payload, hash) => signedCompact(leafSigningKey, header, payload, hash),
     attestation: (instance, claims = {}) => {
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({
@@ -84,6 +94,17 @@ export async function walletProvider(name = 'Test Wallet Provider'): Promise<Wal
         .sign(leafKeys.privateKey);
     },
   };
+}
+
+/** A compact JWS of any header and payload, signed by an EC `key` over `hash` whatever the header's alg says. */
+export function signedCompact(
+  key: KeyObject,
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  hash: 'sha256' | 'sha384' | 'sha512' = 'sha256',
+): string {
+  const input = [header, payload].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.');
+  return `${input}.${sign(hash, Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
 }
 
 export async function walletInstance(): Promise<WalletInstance> {
