@@ -41,7 +41,14 @@ describe.skipIf(!browserAvailable)('web console: conformance', () => {
     const tenant = await svc.tenant('console-haip', ['presentation:manage', 'issuance:manage']);
     const created = await svc.raw('POST', '/api/issuer/credentials', {
       token: tenant.token,
-      body: { id: 'unscoped-badge', config: { format: 'dc+sd-jwt' }, vct: 'urn:example:badge', fields: [] },
+      body: {
+        id: 'unlimited-badge',
+        config: { format: 'dc+sd-jwt' },
+        vct: 'urn:example:badge',
+        fields: [],
+        lifeTime: null,
+        statusManagement: false,
+      },
     });
     expect(created.status, created.text).toBe(201);
     const report = (await svc.raw('GET', '/api/conformance?profile=haip-1.0', { token: tenant.token })).body.requirements as {
@@ -56,23 +63,23 @@ describe.skipIf(!browserAvailable)('web console: conformance', () => {
       await expect.poll(() => summary.textContent()).toContain(`Not met: ${notMet}`);
       expect(await rows(page).count()).toBe(report.length);
       await expect.poll(() => rows(page).first().textContent()).toContain('Not met');
-      const scopeRow = rows(page).filter({ hasText: 'scope for every credential configuration' });
-      expect(await scopeRow.textContent()).toContain("credential configuration 'unscoped-badge': no config.scope");
+      const validityRow = rows(page).filter({ hasText: 'validity is limited carries exp' });
+      expect(await validityRow.textContent()).toContain("'unlimited-badge': neither lifeTime (exp) nor statusManagement");
 
       await page.getByLabel('Only requirements not met').check();
       await expect.poll(() => rows(page).count()).toBe(notMet);
       for (const text of await rows(page).allTextContents()) expect(text).toContain('Not met');
 
-      const patched = await svc.raw('PATCH', '/api/issuer/credentials/unscoped-badge', {
+      const patched = await svc.raw('PATCH', '/api/issuer/credentials/unlimited-badge', {
         token: tenant.token,
-        body: { config: { format: 'dc+sd-jwt', scope: 'badge' } },
+        body: { lifeTime: 86400 },
       });
       expect(patched.status, patched.text).toBe(200);
       await page.getByRole('button', { name: 'Refresh' }).click();
-      // The filter shows not-met rows only: the scope requirement has left them, the configuration's other failures stay.
+      // The filter shows not-met rows only: the validity requirement has left them, the configuration's other failures stay.
       await expect.poll(() => rows(page).count()).toBe(notMet - 1);
-      expect(await rows(page).filter({ hasText: 'scope for every credential configuration' }).count()).toBe(0);
-      expect(await rows(page).filter({ hasText: "'unscoped-badge'" }).count()).toBeGreaterThan(0);
+      expect(await rows(page).filter({ hasText: 'validity is limited carries exp' }).count()).toBe(0);
+      expect(await rows(page).filter({ hasText: "'unlimited-badge'" }).count()).toBeGreaterThan(0);
       expect(errors).toEqual([]);
     } finally {
       await close();
