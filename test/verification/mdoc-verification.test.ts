@@ -124,7 +124,7 @@ function bent(presentation: string, bend: (response: Map<string, any>) => void):
 const firstDocument = (response: Map<string, any>) => response.get('documents')[0] as Map<string, any>;
 
 describe('an accepted mdoc presentation', () => {
-  it('gives the elements as JSON by namespace, the docType, the signer and no status without one', async () => {
+  it('gives the elements as JSON by namespace, the docType, the signer and its x5chain, and no status without one', async () => {
     const [verified, ...more] = await verifyPresentation('mso_mdoc', await present(), context());
     expect(more).toEqual([]);
     expect(verified).toEqual({
@@ -145,6 +145,8 @@ describe('an accepted mdoc presentation', () => {
         },
       },
       issuer: 'C=DE, CN=mDL Document Signer',
+      // The x5chain as signed, for DCQL trusted_authorities; the kept result drops it.
+      issuerChain: [documentSigner.der],
     });
   });
 

@@ -118,12 +118,14 @@ async function withKeyBinding(claims: Record<string, unknown>, request: Resolved
 }
 
 describe('an accepted SD-JWT VC presentation', () => {
-  it('gives the disclosed and clear claims without the technical ones, the issuer, the vct and the signed status', async () => {
+  it('gives the disclosed and clear claims without the technical ones, the issuer, its x5c, the vct and the signed status', async () => {
     const verified = await verifySdJwtPresentation(await present(), context());
     expect(verified).toEqual({
       format: 'dc+sd-jwt',
       vct: VCT,
       issuer: ISS,
+      // The x5c as signed, for DCQL trusted_authorities; the kept result drops it.
+      issuerChain: [issuer.der],
       claims: { given_name: 'Erika', nationality: 'DE' },
       status: STATUS,
     });
