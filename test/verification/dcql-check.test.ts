@@ -1,7 +1,8 @@
 // checkDcql over verified credentials made here: a query is satisfied only by credentials of its
 // format, type (vct or doctype), claims and values, as many as it allows, and a presentation that
 // does not fit the query's shape is the wallet's fault (a rejection), not a server error.
-import { describe, expect, it } from 'vitest';
+import { DcqlPresentationResult } from 'dcql';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkDcql, type VerifiedForDcql } from '../../src/verification/dcql/check.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
 
@@ -105,5 +106,16 @@ describe('checkDcql', () => {
     const authority = { type: 'openid_federation' as const, values: ['https://anchor.example'] as [string] };
     expect(outcome(query, { pid: [{ ...pid(), authority }] })).toBe('satisfied');
     expect(outcome(query, { pid: [{ ...pid(), authority: { ...authority, values: ['https://other.example'] } }] })).toBe(UNSATISFIED);
+  });
+});
+
+describe('checkDcql when the DCQL library itself fails', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('passes the failure on as a server error, not as the wallet’s fault', () => {
+    vi.spyOn(DcqlPresentationResult, 'fromDcqlPresentation').mockImplementation(() => {
+      throw new TypeError('a defect in the library');
+    });
+    expect(outcome(PID_QUERY, { pid: [pid()] })).toBe('not a rejection: TypeError: a defect in the library');
   });
 });

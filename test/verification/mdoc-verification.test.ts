@@ -4,10 +4,11 @@
 // proves each structural refusal, the session transcript of each flow, the trust in the document
 // signer, and the claims and status reference an accepted presentation gives.
 import 'reflect-metadata';
+import { DataItem, Verifier } from '@owf/mdoc';
 import * as x509 from '@peculiar/x509';
-import { Decoder, Encoder } from 'cbor-x';
+import { Decoder, Encoder, Tag } from 'cbor-x';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FieldDefinition } from '../../src/credential-configs/service.js';
 import { issueMdoc } from '../../src/issuance/formats/mdoc.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
@@ -271,5 +272,110 @@ describe('refusals', () => {
     expect(await outcome(bent(presentation, (r) => firstDocument(r).set('docType', 'org.example.other')))).toBe(
       `mdoc: document docType org.example.other is not the docType the issuer signed (${DOC_TYPE})`,
     );
+  });
+});
+
+describe('element values of other CBOR types', () => {
+  it('gives a tagged value by its content, and a map or an embedded data item as an object', async () => {
+    const fields = ['website', 'nickname', 'preferences', 'embedded'].map((name) => ({ path: [name], namespace: NS })) as FieldDefinition[];
+    // Tags the decoder does not interpret (32: URI, 1234: unassigned) come as {tag, value}.
+    const claims = {
+      [NS]: {
+        website: new Tag('https://example.org', 32),
+        nickname: new Tag(null, 1234),
+        preferences: { language: { primary: 'de' } },
+        embedded: DataItem.fromData({ level: 2 }),
+      },
+    };
+    const issued = await issueMdoc(
+      { docType: DOC_TYPE, fields, claims, holderJwk: holder.publicJwk, lifetimeSeconds: 3600 },
+      testSigner(documentSigner),
+    );
+    const { vpToken } = await presentMdoc(REQUEST, {
+      docType: DOC_TYPE,
+      namespace: NS,
+      elements: Object.keys(claims[NS]),
+      holder: holder.privateJwk,
+      credential: issued,
+    });
+    const [verified] = await verifyMdocPresentation(vpToken.mdl?.[0] as string, context());
+    expect(verified?.claims).toEqual({
+      [NS]: { website: 'https://example.org', nickname: null, preferences: { language: { primary: 'de' } }, embedded: { level: 2 } },
+    });
+  });
+});
+
+// What the verifier does when @owf/mdoc reports its checks otherwise than the version in use does:
+// the library's own verification runs, and only the checks it reports (or a failure) are changed.
+describe('when the library reports its checks otherwise', () => {
+  const libraryVerify = Verifier.verifyDeviceResponse.bind(Verifier);
+  type Options = Parameters<typeof Verifier.verifyDeviceResponse>[0];
+  type Check = Parameters<NonNullable<Options['onCheck']>>[0];
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Verifies with the library's checks passed through `report` (which may drop or change them). */
+  function reportingThrough(report: (check: Check, onCheck: (check: Check) => void) => void) {
+    vi.spyOn(Verifier, 'verifyDeviceResponse').mockImplementation((options, mdocContext) =>
+      libraryVerify({ ...options, onCheck: (check) => report(check, (c) => options.onCheck?.(c)) }, mdocContext),
+    );
+  }
+  /** A library that reports `checks` and then throws. */
+  function failingAfter(...checks: Check[]) {
+    vi.spyOn(Verifier, 'verifyDeviceResponse').mockImplementation(async (options) => {
+      for (const check of checks) options.onCheck?.(check);
+      throw new Error('library failure');
+    });
+  }
+
+  const REQUIRED = [
+    'Device signature must be valid',
+    'Issuer certificate must be valid',
+    'Issuer auth signature is invalid',
+    'The MSO must be valid at the time of verification',
+  ];
+
+  it.each(REQUIRED)("refuses when the check '%s' is not reported as passed for every document (fails closed)", async (required) => {
+    const presentation = await present();
+    const refusal = `mdoc: the check '${required}' did not run for every document`;
+    reportingThrough((check, onCheck) => check.check !== required && onCheck(check));
+    expect(await outcome(presentation)).toBe(refusal);
+    // Reported, but as a warning: not passed.
+    reportingThrough((check, onCheck) => onCheck(check.check === required ? { ...check, status: 'WARNING' } : check));
+    expect(await outcome(presentation)).toBe(refusal);
+    // Two documents, the check reported as passed for only one of them.
+    const two = bent(presentation, (response) => response.set('documents', [firstDocument(response), firstDocument(response)]));
+    let seen = 0;
+    reportingThrough((check, onCheck) => (check.check !== required || seen++ === 0) && onCheck(check));
+    expect(await outcome(two)).toBe(refusal);
+  });
+
+  it('names the failed checks reported before the library throws, with their category, and only those', async () => {
+    failingAfter(
+      { status: 'PASSED', category: 'DEVICE_AUTH', check: 'Device signature must be valid' },
+      { status: 'FAILED', category: 'DATA_INTEGRITY', check: 'Digests must match', reason: 'element portrait' },
+      { status: 'FAILED', category: 'DOCUMENT_FORMAT', check: 'Document must be well formed', reason: 'Document must be well formed' },
+    );
+    expect(await outcome(present())).toBe(
+      'mdoc data integrity: Digests must match (element portrait); mdoc document format: Document must be well formed',
+    );
+  });
+
+  it('refuses with the error when the library throws without a failed check, naming unreadable trust anchors', async () => {
+    failingAfter({ status: 'PASSED', category: 'ISSUER_AUTH', check: 'Issuer certificate must be valid' });
+    expect(await outcome(present())).toBe('mdoc: the DeviceResponse could not be verified (library failure)');
+    failingAfter();
+    const broken = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----';
+    expect(await outcome(present(), context({ trustedCertificates: [root.pem, broken] }))).toMatch(
+      /^mdoc: the DeviceResponse could not be verified \(library failure\); trusted certificate 2 of 2 could not be read/,
+    );
+  });
+
+  it('names a failed check without a reason by its category and check alone', async () => {
+    reportingThrough((check, onCheck) =>
+      onCheck(
+        check.check === 'Issuer certificate must be valid' ? { category: check.category, check: check.check, status: 'FAILED' } : check,
+      ),
+    );
+    expect(await outcome(present())).toBe('mdoc issuer authentication: Issuer certificate must be valid');
   });
 });
