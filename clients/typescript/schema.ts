@@ -9572,7 +9572,7 @@ export interface paths {
                         clientIdPrefix?: "x509_hash" | "x509_san_dns";
                         /** @description dc-api and iso-18013-7: required; the origin of the page calling the DC API, https://host[:port] (http outside production). Annex C binds the response to it (session transcript) */
                         expected_origin?: string;
-                        /** @description overrides the configuration's: https (http outside production); {sessionId} is replaced */
+                        /** @description overrides the configuration's: https (http outside production); {sessionId} is replaced. The wallet is sent there with a response_code, which alone releases the result (POST /api/verifier/result) */
                         redirectUri?: string;
                         /** @description id of a presentation configuration */
                         requestId: string;
@@ -9648,6 +9648,98 @@ export interface paths {
                             /** @description openid4vp:// URI with client_id and request_uri; absent for iso-18013-7 */
                             uri?: string;
                         };
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/verifier/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release the result of a presentation answered through a redirect, with its response_code (OpenID4VP 1.0 section 13.3)
+         * @description A presentation request with a redirectUri (same-device flow) sends the wallet back to it with a fresh response_code. The verified credentials of such a session are never in GET /api/session; this call returns the session with them, once: the code is single use and lives 10 minutes after the response. Call it from the page the redirect reached, with the session id of the user's own browser session, so that a response posted from another user's device (a request relayed to a victim) cannot complete the attacker's session. The webhook of such a session is sent now too. 400 naming body.response_code for a wrong, used or expired code, or a session answered without a redirect; 400 naming body.session for a session that is not a completed presentation; 404 for an unknown or another tenant's session.
+         *
+         *     Requires one of the roles: `presentation:request`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "session": "3f6c1f3e-7f55-4a39-9c52-8d5a4f0a9c11",
+                     *       "response_code": "n8W2b9Zq0sV1c4xY7uT6pR5oE3wQ2aS1"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the response_code the redirect to redirectUri carried back, as the browser that followed it presented it */
+                        response_code: string;
+                        /** @description the id of the presentation session (the `session` of the offer) */
+                        session: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Session"];
                     };
                 };
                 /** @description invalid input: every offending field is named in errors */
@@ -11451,11 +11543,87 @@ export interface components {
             name: string;
             text_color?: string;
         };
-        /** @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given */
+        /**
+         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
+         * @example {
+         *       "credentials": [
+         *         {
+         *           "id": "pid",
+         *           "format": "dc+sd-jwt",
+         *           "meta": {
+         *             "vct_values": [
+         *               "urn:eudi:pid:1"
+         *             ]
+         *           },
+         *           "trusted_authorities": [
+         *             {
+         *               "type": "aki",
+         *               "values": [
+         *                 "s9tIpPmhxdiuNkHMEWNpYim8S8Y"
+         *               ]
+         *             }
+         *           ],
+         *           "claims": [
+         *             {
+         *               "path": [
+         *                 "given_name"
+         *               ]
+         *             },
+         *             {
+         *               "path": [
+         *                 "age_over_18"
+         *               ],
+         *               "values": [
+         *                 true
+         *               ]
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         DcqlQuery: {
             [key: string]: unknown;
         };
-        /** @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given */
+        /**
+         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
+         * @example {
+         *       "credentials": [
+         *         {
+         *           "id": "pid",
+         *           "format": "dc+sd-jwt",
+         *           "meta": {
+         *             "vct_values": [
+         *               "urn:eudi:pid:1"
+         *             ]
+         *           },
+         *           "trusted_authorities": [
+         *             {
+         *               "type": "aki",
+         *               "values": [
+         *                 "s9tIpPmhxdiuNkHMEWNpYim8S8Y"
+         *               ]
+         *             }
+         *           ],
+         *           "claims": [
+         *             {
+         *               "path": [
+         *                 "given_name"
+         *               ]
+         *             },
+         *             {
+         *               "path": [
+         *                 "age_over_18"
+         *               ],
+         *               "values": [
+         *                 true
+         *               ]
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         DcqlQueryInput: {
             [key: string]: unknown;
         };
@@ -12860,7 +13028,11 @@ export interface components {
             requestObject?: string;
             /** @description URL of the presentation authorization request */
             requestUrl?: string;
+            /** @description presentation answered through a redirect (OpenID4VP 1.0 section 13.3): its credentials are never in this view; POST /api/verifier/result releases them once, with the response_code the redirect carried */
+            responseCodeRequired?: boolean;
             responseUri?: string;
+            /** @description when POST /api/verifier/result released the result of a responseCodeRequired session */
+            resultReleasedAt?: string;
             /**
              * @description an open session (active, fetched) past expiresAt reads as expired
              * @enum {string}
@@ -12965,7 +13137,11 @@ export interface components {
             requestObject?: string;
             /** @description URL of the presentation authorization request */
             requestUrl?: string;
+            /** @description presentation answered through a redirect (OpenID4VP 1.0 section 13.3): its credentials are never in this view; POST /api/verifier/result releases them once, with the response_code the redirect carried */
+            responseCodeRequired?: boolean;
             responseUri?: string;
+            /** @description when POST /api/verifier/result released the result of a responseCodeRequired session */
+            resultReleasedAt?: string;
             /**
              * @description an open session (active, fetched) past expiresAt reads as expired
              * @enum {string}

@@ -142,6 +142,23 @@ export function federationAuthorityFields(query: unknown): string[] {
   });
 }
 
+/** The trusted list URLs the query names (trusted_authorities of type etsi_tl), with the field of each. */
+export function trustedListUrls(query: unknown): { field: string; url: string }[] {
+  const credentials = (query as { credentials?: unknown } | null)?.credentials;
+  if (!Array.isArray(credentials)) return [];
+  return credentials.flatMap((credential, i) => {
+    const authorities = (credential as { trusted_authorities?: unknown } | null)?.trusted_authorities;
+    if (!Array.isArray(authorities)) return [];
+    return authorities.flatMap((authority, j) => {
+      const { type, values } = (authority ?? {}) as { type?: unknown; values?: unknown };
+      if (type !== 'etsi_tl' || !Array.isArray(values)) return [];
+      return values.flatMap((url, k) =>
+        typeof url === 'string' ? [{ field: at('credentials', i, 'trusted_authorities', j, 'values', k), url }] : [],
+      );
+    });
+  });
+}
+
 interface CertifiedCredential {
   format?: unknown;
   meta?: unknown;

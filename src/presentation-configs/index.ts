@@ -34,6 +34,7 @@ export function createPresentationConfigs(needs: PresentationConfigNeeds) {
     needs.keyChains,
     needs.webhookEndpoints,
     needs.hasFederationSettings,
+    (url) => needs.outbound.urlRefusal(url),
     needs.bus,
   );
   return {

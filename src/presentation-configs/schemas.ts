@@ -23,9 +23,28 @@ const DcqlQuerySchema = z
   .describe(
     'OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. ' +
       `body.dcql_query.credentials.0.format); every credential query asks for one of: ${SUPPORTED_FORMATS.join(', ')}. ` +
-      'No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given',
+      'No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. ' +
+      'trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the ' +
+      "issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or " +
+      'issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound ' +
+      'client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected',
   )
-  .meta({ id: 'DcqlQuery' });
+  .meta({
+    id: 'DcqlQuery',
+    examples: [
+      {
+        credentials: [
+          {
+            id: 'pid',
+            format: 'dc+sd-jwt',
+            meta: { vct_values: ['urn:eudi:pid:1'] },
+            trusted_authorities: [{ type: 'aki', values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] }],
+            claims: [{ path: ['given_name'] }, { path: ['age_over_18'], values: [true] }],
+          },
+        ],
+      },
+    ],
+  });
 
 const TransactionDataSchema = z
   .looseObject({
@@ -90,7 +109,8 @@ const RegistrationCertRequestSchema = z
 
 /** Where the wallet sends the user; one definition for configurations and the offers that override them. */
 export const RedirectUri = webUrl({ placeholder: SESSION_PLACEHOLDER }).describe(
-  `where the wallet sends the user after a successful presentation: https (http outside production); ${SESSION_PLACEHOLDER} is replaced by the session id`,
+  `where the wallet sends the user after a successful presentation (same-device flow): https (http outside production); ${SESSION_PLACEHOLDER} is replaced by the session id. ` +
+    'The wallet adds a single-use response_code; the result of the session is then released only by POST /api/verifier/result with it',
 );
 
 const WebhookUrl = z

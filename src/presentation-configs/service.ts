@@ -125,6 +125,8 @@ export class PresentationConfigService {
     private readonly webhookEndpoints: HttpEndpointService,
     /** Whether the tenant has federation settings (in its issuer settings), as `db` sees them. */
     private readonly hasFederationSettings: (tenantId: string, db: Executor) => Promise<boolean>,
+    /** Why the outbound client would not fetch a URL (a trusted list named by etsi_tl); undefined when it would. */
+    private readonly urlRefusal: (url: string) => string | undefined,
     private readonly bus?: EventBus,
   ) {
     // A change made on any instance (this one included) reaches every instance's cache.
@@ -282,8 +284,13 @@ export class PresentationConfigService {
   }
 
   private async check(trx: Executor, tenantId: string, settings: Settings, stored: WebhookConfig | null, extra: FieldError[] = []) {
-    const { checkDocument } = await documentChecks();
+    const { checkDocument, trustedListUrls } = await documentChecks();
     const errors = [...extra, ...checkDocument(settings), ...unmaskWebhook(settings, stored)];
+    // A trusted list the outbound client would never fetch could never admit a credential.
+    for (const { field, url } of trustedListUrls(settings.dcql_query)) {
+      const refusal = this.urlRefusal(url);
+      if (refusal) errors.push({ field, message: `etsi_tl: the trusted list URL ${refusal}` });
+    }
     errors.push(...(await this.referenceErrors(trx, tenantId, settings)), ...(await this.federationErrors(trx, tenantId, settings)));
     for (const check of errors.length ? [] : this.checks) errors.push(...(await check(tenantId, settings, trx)));
     if (errors.length) throw invalidFields(errors);

@@ -310,6 +310,22 @@ export class SessionService {
     await store.insertHandle(db, { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt });
   }
 
+  /** addHandle as a write sent with a session update (`update`'s options.writes), so that the handle exists exactly when the change does. */
+  handleWrite(sessionId: string, purpose: string, secret: string, expiresAt: string): store.AlongWrite {
+    const row = { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt };
+    return { query: store.handleInsert(this.db, row), guards: false };
+  }
+
+  /**
+   * Uses a single-use handle of one given session of the tenant: true for exactly one caller while
+   * the handle is live, decided by the one statement that spends it (the spent handle is kept, as
+   * spendHandle does). A handle of another session, or of another tenant's, is not spent.
+   */
+  async spendHandleOfSession(purpose: string, secret: string, tenantId: string, sessionId: string): Promise<boolean> {
+    const ofSession = sql<boolean>`sessions.id = ${sessionId} and sessions.tenant_id = ${tenantId}`;
+    return store.respurposeHandle(this.db, hashHandle(secret), purpose, spentHandle(purpose), nowIso(), ofSession);
+  }
+
   async findByHandle(purpose: string, secret: string, db: Executor = this.db): Promise<SessionState | undefined> {
     const found = await store.findHandle(db, hashHandle(secret), purpose, nowIso());
     return found && this.toState(found);

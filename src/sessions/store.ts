@@ -160,9 +160,12 @@ export async function countTxCodeFailure(db: TenantDb, id: string, max: number) 
   return row?.tx_code_failed_attempts;
 }
 
-export async function insertHandle(db: Executor, row: { hash: string; purpose: string; session_id: string; expires_at: string }) {
+export async function insertHandle(db: Executor, row: HandleRow) {
   await db.insertInto('session_handles').values(row).execute();
 }
+
+/** insertHandle as a write that goes along with a session update (AlongWrite). */
+export const handleInsert = (db: Executor, row: HandleRow) => db.insertInto('session_handles').values(row).returning('hash');
 
 /** The session a live handle belongs to, read in the same query. */
 export const handleQuery = (db: Executor, hash: string, purpose: string, now: string) =>

@@ -20,6 +20,12 @@ const PUBLIC_FIELDS = {
   clientId: z.string().describe('client id used in the OID4VP request'),
   responseUri: z.string(),
   redirectUri: z.string().nullable(),
+  responseCodeRequired: z
+    .boolean()
+    .describe(
+      'presentation answered through a redirect (OpenID4VP 1.0 section 13.3): its credentials are never in this view; POST /api/verifier/result releases them once, with the response_code the redirect carried',
+    ),
+  resultReleasedAt: z.string().describe('when POST /api/verifier/result released the result of a responseCodeRequired session'),
   webhookEndpointId: z.string().describe('endpoint notified about issuance status'),
   externalIssuer: z.string(),
   refresh_token_expires_at: z.string(),
@@ -122,7 +128,14 @@ function pick(source: Record<string, unknown> | null, fields: Record<string, z.Z
 
 const objectsIn = (value: unknown) => (Array.isArray(value) ? value.filter((v) => v && typeof v === 'object' && !Array.isArray(v)) : []);
 
-export function toSessionView(state: SessionState, tenant: TenantSummary): SessionView {
+/**
+ * The session as the management API shows it. The credentials of a presentation answered through a
+ * redirect are withheld (OpenID4VP 1.0 section 13.3: only the holder of the response code the
+ * redirect carried may have them), unless `released` says the caller presented that code.
+ */
+export function toSessionView(state: SessionState, tenant: TenantSummary, { released = false } = {}): SessionView {
+  const { credentials, ...personal } = pick(state.private, PRIVATE_FIELDS);
+  const withheld = state.public.responseCodeRequired === true && !released;
   return {
     id: state.id,
     type: state.kind,
@@ -140,6 +153,7 @@ export function toSessionView(state: SessionState, tenant: TenantSummary): Sessi
     ...(state.errorReason !== null && { errorReason: state.errorReason }),
     anonymized: state.anonymized,
     ...pick(state.public, PUBLIC_FIELDS),
-    ...pick(state.private, PRIVATE_FIELDS),
+    ...personal,
+    ...(!withheld && credentials !== undefined && { credentials: credentials as SessionView['credentials'] }),
   };
 }

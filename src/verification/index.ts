@@ -19,7 +19,11 @@ import { requestObjectRoutes } from './request-object/routes.js';
 import { ResponseEndpoint } from './response/endpoint.js';
 import { responseRoutes } from './response/routes.js';
 import { PresentationWebhooks } from './response/webhook.js';
+import { presentationResultRoutes } from './result/routes.js';
+import { PresentationResults } from './result/service.js';
 import { StatusListChecker } from './status/checker.js';
+import { EtsiTrustLists } from './trusted-authorities/etsi-trust-lists.js';
+import { TrustedAuthorities } from './trusted-authorities/index.js';
 
 export interface VerificationNeeds {
   db: Executor;
@@ -58,7 +62,10 @@ export function createVerification(needs: VerificationNeeds) {
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
   const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
-  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock);
+  // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
+  const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
+  const results = new PresentationResults(sessions, webhooks);
+  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock, authorities);
   return {
     /** Makes presentation requests; other features add checks to it (a conformance profile). */
     presentationOffers: offers,
@@ -71,11 +78,13 @@ export function createVerification(needs: VerificationNeeds) {
       needs.trust,
       status,
       needs.clock,
+      authorities,
     ),
     routes(app: App) {
       presentationRequestRoutes(app, offers);
       requestObjectRoutes(app, requests);
       responseRoutes(app, responses);
+      presentationResultRoutes(app, results);
       annexC.routes(app, responses);
     },
   };

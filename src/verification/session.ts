@@ -20,8 +20,13 @@ export const PresentationPublicSchema = z.object({
   /** Over the DC API: the origin of the integrator's page. */
   browserOrigin: z.string().optional(),
   redirectUri: z.string().optional(),
-  /** Set on completion when the request has a redirectUri: the wallet's browser carries it back. */
-  responseCode: z.string().optional(),
+  /**
+   * Set on completion when the request has a redirectUri: the wallet's browser carries a response
+   * code back (kept only as a session handle, hashed), and the result is released only with it.
+   */
+  responseCodeRequired: z.boolean().optional(),
+  /** When the response code released the result (POST /api/verifier/result). */
+  resultReleasedAt: z.string().optional(),
 });
 
 const WebhookSchema = z.object({

@@ -337,6 +337,33 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     await close();
   }, 60_000);
 
+  it('withholds the claims of a presentation answered through a redirect, saying how they are released', async () => {
+    const offer = await svc.call('POST', '/api/verifier/offer', {
+      token: admin.token,
+      body: { response_type: 'uri', requestId: 'pid-check' },
+    });
+    expect(offer.status, offer.text).toBe(201);
+    // As the response endpoint completes a session with a redirect (test/verification/response-code.test.ts answers one for real).
+    const sessions = svc.running.services.sessions;
+    const claims = { given_name: 'Withheld-Erika' };
+    const done = await sessions.update('flows', offer.body.session, {
+      status: 'completed',
+      consumed: true,
+      public: { responseCodeRequired: true },
+      private: { credentials: [{ queryId: 'pid', format: 'dc+sd-jwt', claims }] },
+    });
+    expect(done?.status).toBe('completed');
+    const { page, errors, close } = await newPage();
+    await logInToConsole(page, svc.url, admin.clientId, admin.secret);
+    await visit(page, `sessions/${offer.body.session}`, `Session ${offer.body.session}`);
+    await page.getByText('released only with its response_code').waitFor();
+    expect(await page.getByText('not released yet').count()).toBe(1);
+    expect(await page.getByRole('region', { name: 'verified claims' }).count()).toBe(0);
+    expect(await page.content()).not.toContain('Withheld-Erika');
+    expect(errors).toEqual([]);
+    await close();
+  }, 60_000);
+
   it('keeps the offer and request forms within a phone screen (375 px)', async () => {
     const { page, errors, close } = await newPage(PHONE);
     await logInToConsole(page, svc.url, admin.clientId, admin.secret);

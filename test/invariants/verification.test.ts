@@ -96,7 +96,11 @@ describe('a presentation session takes one response', () => {
    * session holds the winner's credentials; one completion was published, logged and delivered.
    * Returns the winner's reply.
    */
-  async function expectOneWinner(sessionId: string, replies: { status: number; body: any; text: string }[]) {
+  async function expectOneWinner(
+    sessionId: string,
+    replies: { status: number; body: any; text: string }[],
+    release: (winner: { body: any }) => Promise<void> = async () => {},
+  ) {
     expect(tally(replies)).toEqual({ '200': 1, '400 invalid_request': RESPONSES - 1 });
     const winner = replies.findIndex((reply) => reply.status === 200);
     for (const loser of replies.filter((reply) => reply.status !== 200))
@@ -113,6 +117,8 @@ describe('a presentation session takes one response', () => {
     expect(countOf(await messages())['presentation verified']).toBe(1);
     // The losers found the session answered: they leave its log without a rejection.
     expect(countOf(await messages())['presentation rejected']).toBeUndefined();
+    // A session answered through a redirect sends its webhook when its response code releases the result.
+    await release(replies[winner] as { body: any });
     const webhookDeliveries = async () => countOf(await messages())['webhook delivered'] ?? 0;
     await expect.poll(webhookDeliveries, { timeout: 5000 }).toBe(1);
     // A second delivery would have started with a second completion, before the replies came back.
@@ -142,11 +148,16 @@ describe('a presentation session takes one response', () => {
 
       const replies = await race(instances.all, RESPONSES, (instance, i) => instance.raw('POST', path, { form: forms[i] }));
 
-      const winner = await expectOneWinner(offer.body.session, replies);
-      const responseCode = new URL(winner.body.redirect_uri).searchParams.get('response_code');
-      expect(winner.body.redirect_uri).toMatch(new RegExp(`^https://shop.example.com/done/${offer.body.session}\\?response_code=`));
-      const done = await svc.running.services.sessions.get('verifier', offer.body.session);
-      expect(done.public.responseCode).toBe(responseCode);
+      const winner = await expectOneWinner(offer.body.session, replies, async ({ body }) => {
+        expect(body.redirect_uri).toMatch(new RegExp(`^https://shop.example.com/done/${offer.body.session}\\?response_code=`));
+        const response_code = new URL(body.redirect_uri).searchParams.get('response_code');
+        const released = await svc.raw('POST', '/api/verifier/result', {
+          token: admin,
+          body: { session: offer.body.session, response_code },
+        });
+        expect(released.status, released.text).toBe(200);
+      });
+      expect(winner.body.redirect_uri).toBeDefined();
     });
   }
 

@@ -3,6 +3,7 @@
 import { generateKeyPairSync, sign, verify, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  authorityKeyIdentifier,
   bitString,
   certificateSubject,
   childrenOf,
@@ -20,6 +21,7 @@ import {
   smallInteger,
   subjectPublicKey,
   time,
+  tlv,
   toPem,
   unsignedInteger,
   utf8String,
@@ -240,6 +242,53 @@ describe('reading a certificate', () => {
     expect(() => subjectPublicKey(sequence(algorithmOnly, octetString(bytes('0004'))))).toThrow('DER: expected subjectPublicKey');
     expect(() => subjectPublicKey(sequence(algorithmOnly))).toThrow('DER: expected subjectPublicKey');
     expect(() => subjectPublicKey(octetString(bytes('00')))).toThrow('DER: expected SubjectPublicKeyInfo');
+  });
+
+  // AuthorityKeyIdentifier (RFC 5280 4.2.1.1), as DCQL trusted_authorities of type aki match it.
+  const extension = (oid: string, value: Uint8Array, critical?: boolean) =>
+    sequence(objectIdentifier(oid), ...(critical === undefined ? [] : [tlv(0x01, Uint8Array.of(critical ? 0xff : 0))]), octetString(value));
+  const withExtensions = (...extensions: Uint8Array[]) =>
+    certificate(
+      sequence(explicit(0, smallInteger(2)), smallInteger(7), algorithm, name, validity, name, spki, explicit(3, sequence(...extensions))),
+    );
+  const SKI = extension('2.5.29.14', octetString(bytes('0102')));
+
+  it('reads the keyIdentifier of the AuthorityKeyIdentifier, among other extensions, critical flag or not', () => {
+    const keyIdOnly = extension('2.5.29.35', sequence(implicit(0, octetString(bytes('a1b2c3')))));
+    expect(hex(authorityKeyIdentifier(withExtensions(SKI, keyIdOnly)) as Uint8Array)).toBe('a1b2c3');
+    // keyIdentifier beside authorityCertIssuer [1] and authorityCertSerialNumber [2]
+    const full = sequence(implicit(0, octetString(bytes('0a0b'))), explicit(1, name), implicit(2, smallInteger(9)));
+    expect(hex(authorityKeyIdentifier(withExtensions(extension('2.5.29.35', full, false))) as Uint8Array)).toBe('0a0b');
+  });
+
+  it('reads no keyIdentifier without the extension, without extensions, or when the authority is named by issuer and serial only', () => {
+    expect(authorityKeyIdentifier(withExtensions(SKI))).toBeUndefined();
+    expect(authorityKeyIdentifier(certificate(sequence(smallInteger(7), algorithm, name, validity, name, spki)))).toBeUndefined();
+    const issuerAndSerial = sequence(explicit(1, name), implicit(2, smallInteger(9)));
+    expect(authorityKeyIdentifier(withExtensions(extension('2.5.29.35', issuerAndSerial)))).toBeUndefined();
+  });
+
+  it('refuses certificates whose extensions are malformed, naming the part', () => {
+    const tbs = (...extensions: Uint8Array[]) =>
+      sequence(explicit(0, smallInteger(2)), smallInteger(7), algorithm, name, validity, name, spki, ...extensions);
+    expect(() => authorityKeyIdentifier(octetString(bytes('00')))).toThrow('DER: expected Certificate');
+    expect(() => authorityKeyIdentifier(sequence(octetString(bytes('00'))))).toThrow('DER: expected TBSCertificate');
+    expect(() => authorityKeyIdentifier(certificate(tbs(explicit(3, octetString(bytes('00'))))))).toThrow('DER: expected Extensions');
+    expect(() => authorityKeyIdentifier(withExtensions(octetString(bytes('00'))))).toThrow('DER: expected Extension');
+    expect(() => authorityKeyIdentifier(withExtensions(sequence(octetString(bytes('00')), octetString(bytes('00')))))).toThrow(
+      'DER: expected extnID',
+    );
+    expect(() => authorityKeyIdentifier(withExtensions(sequence(objectIdentifier('2.5.29.35'), smallInteger(1))))).toThrow(
+      'DER: expected extnValue',
+    );
+  });
+
+  it('refuses an AuthorityKeyIdentifier that is not a SEQUENCE or has bytes after it', () => {
+    expect(() => authorityKeyIdentifier(withExtensions(extension('2.5.29.35', octetString(bytes('01')))))).toThrow(
+      'DER: expected AuthorityKeyIdentifier',
+    );
+    const trailing = Buffer.concat([sequence(implicit(0, octetString(bytes('01')))), bytes('0500')]);
+    expect(() => authorityKeyIdentifier(withExtensions(extension('2.5.29.35', trailing)))).toThrow('trailing bytes');
   });
 
   it('refuses what is not a certificate', () => {

@@ -405,7 +405,14 @@ describe('the Annex C response', () => {
     expect(reply.status, reply.text).toBe(200);
     const redirect = new URL(reply.body.redirect_uri);
     expect(`${redirect.origin}${redirect.pathname}`).toBe(`${ORIGIN}/done/${made.session}`);
-    expect((await session(made.session)).public).toMatchObject({ responseCode: redirect.searchParams.get('response_code') });
+    // The result is released with that code only (verification/result; test/verification/response-code.test.ts).
+    expect((await session(made.session)).public).toMatchObject({ responseCodeRequired: true });
+    const release = (response_code: string) =>
+      svc.raw('POST', '/api/verifier/result', { token: admin, body: { session: made.session, response_code } });
+    expect((await release('guessed')).status).toBe(400);
+    const released = await release(redirect.searchParams.get('response_code') as string);
+    expect(released.status, released.text).toBe(200);
+    expect(released.body.credentials).toEqual([expect.objectContaining({ format: 'mso_mdoc', queryId: expect.any(String) })]);
   });
 
   it('answers the CORS preflight of the expected origin only', async () => {

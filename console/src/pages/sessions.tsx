@@ -189,6 +189,16 @@ export function SessionPage({ id }: { id: string }) {
             <dd>{details.errorReason}</dd>
           </>
         )}
+        {details?.responseCodeRequired && (
+          <>
+            <dt>Verified claims</dt>
+            <dd>
+              {/* OpenID4VP 1.0 section 13.3: only the holder of the redirect's response_code gets the result. */}
+              Answered through a redirect: released only with its response_code (POST /api/verifier/result)
+              {details.resultReleasedAt ? `, released ${formatDate(details.resultReleasedAt)}` : ', not released yet'}
+            </dd>
+          </>
+        )}
       </dl>
       {details?.type === 'issuance' && holds(who, STATUS_ROLES) && (
         <section class="card" aria-label="issued credentials">

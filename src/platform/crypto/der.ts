@@ -219,6 +219,34 @@ export function certificateSubject(certificate: Uint8Array): { subject: Der; sub
   };
 }
 
+const AUTHORITY_KEY_IDENTIFIER = Buffer.from(objectIdentifier('2.5.29.35'));
+
+/**
+ * The keyIdentifier of a certificate's AuthorityKeyIdentifier extension (RFC 5280 section 4.2.1.1),
+ * its raw bytes; undefined when the certificate has no such extension or the extension names its
+ * authority only by issuer and serial number. TBSCertificate ends with [3] EXPLICIT Extensions, each
+ * Extension a SEQUENCE { extnID, critical BOOLEAN DEFAULT FALSE, extnValue OCTET STRING } whose value
+ * here is SEQUENCE { [0] IMPLICIT KeyIdentifier OPTIONAL, [1] ..., [2] ... }.
+ */
+export function authorityKeyIdentifier(certificate: Uint8Array): Uint8Array | undefined {
+  const outer = expectTag(readElement(certificate, 0), UNIVERSAL.sequence, 'Certificate');
+  const tbs = expectTag(childrenOf(certificate, outer)[0], UNIVERSAL.sequence, 'TBSCertificate');
+  const extensions = childrenOf(certificate, tbs).find((field) => field.tag === (CONTEXT_CONSTRUCTED | 3));
+  if (!extensions) return undefined;
+  const list = expectTag(childrenOf(certificate, extensions)[0], UNIVERSAL.sequence, 'Extensions');
+  for (const extension of childrenOf(certificate, list)) {
+    const [id, ...rest] = childrenOf(certificate, expectTag(extension, UNIVERSAL.sequence, 'Extension'));
+    const oid = expectTag(id, UNIVERSAL.objectIdentifier, 'extnID');
+    if (!Buffer.from(certificate.subarray(oid.start, oid.end)).equals(AUTHORITY_KEY_IDENTIFIER)) continue;
+    const value = expectTag(rest.at(-1), UNIVERSAL.octetString, 'extnValue');
+    const aki = expectTag(readElement(certificate, value.contentStart), UNIVERSAL.sequence, 'AuthorityKeyIdentifier');
+    if (aki.end !== value.end) throw new Error('DER: trailing bytes after AuthorityKeyIdentifier');
+    const keyIdentifier = childrenOf(certificate, aki).find((field) => field.tag === (CONTEXT_PRIMITIVE | 0));
+    return keyIdentifier && certificate.slice(keyIdentifier.contentStart, keyIdentifier.end);
+  }
+  return undefined;
+}
+
 /** The key bits of a SubjectPublicKeyInfo: its BIT STRING's value without the unused-bits count. */
 export function subjectPublicKey(spki: Uint8Array): Uint8Array {
   const outer = expectTag(readElement(spki, 0), UNIVERSAL.sequence, 'SubjectPublicKeyInfo');

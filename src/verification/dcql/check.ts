@@ -9,6 +9,7 @@ import {
   type DcqlSdJwtVcCredential,
 } from 'dcql';
 import { PresentationRejected } from '../errors.js';
+import type { MatchedAuthority } from '../trusted-authorities/index.js';
 
 export interface VerifiedForDcql {
   format: 'dc+sd-jwt' | 'mso_mdoc';
@@ -16,8 +17,8 @@ export interface VerifiedForDcql {
   docType?: string;
   /** SD-JWT: the disclosed claims; mdoc: claims by namespace. */
   claims: Record<string, unknown>;
-  /** The authority the issuer was trusted through, matched against the query's trusted_authorities. */
-  authority?: { type: 'openid_federation'; values: [string] };
+  /** The authority of the query's trusted_authorities the credential matched (trusted-authorities/), checked again here. */
+  authority?: MatchedAuthority;
 }
 
 /**
@@ -39,6 +40,7 @@ function asDcqlCredential(c: VerifiedForDcql): DcqlCredentialPresentation {
         doctype: c.docType as string,
         namespaces: c.claims as DcqlMdocCredential['namespaces'],
         cryptographic_holder_binding: true,
+        ...(c.authority && { authority: c.authority }),
       };
 }
 

@@ -12,6 +12,7 @@ import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
 import { nullRecord } from '../../platform/json.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
+import { queryOf } from '../dcql/query.js';
 import { PresentationRejected } from '../errors.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
 import { federationStatusSigner } from '../formats/issuer-trust.js';
@@ -25,8 +26,9 @@ import {
 } from '../request-object/sign.js';
 import { parseVpToken } from '../response/vp-token.js';
 import type { StatusListChecker } from '../status/checker.js';
+import type { AcceptedBy, TrustedAuthorities } from '../trusted-authorities/index.js';
 
-export type EmbeddedCredential = VerifiedPresentation & { queryId: string };
+export type EmbeddedCredential = AcceptedBy<VerifiedPresentation & { queryId: string }>;
 
 /** What the carrying protocol keeps from the request to verify the response against it. */
 export interface EmbeddedPresentationState {
@@ -65,6 +67,7 @@ export class EmbeddedPresentations {
     private readonly trust: TrustAnchors,
     private readonly status: StatusListChecker,
     private readonly clock: Clock,
+    private readonly authorities: TrustedAuthorities,
   ) {}
 
   /** A signed OpenID4VP request object (JAR) made from a presentation configuration, and what to verify its answer against. */
@@ -131,17 +134,15 @@ export class EmbeddedPresentations {
       responseUri: binding.responseUri,
       ...(state.encryptionKey && { encryptionJwk: publicPart(state.encryptionKey) }),
     };
-    const queries = (state.dcqlQuery.credentials as { id: string; format: string; trusted_authorities?: unknown }[] | undefined) ?? [];
     const verified: EmbeddedCredential[] = [];
     for (const [queryId, presentations] of Object.entries(vpToken)) {
-      const query = queries.find((q) => q.id === queryId);
-      if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
+      const query = queryOf(state, queryId);
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
           const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
           await this.status.check(tenantId, credential.status, { trustedCertificates, now, signerVouchedFor });
-          verified.push({ queryId, ...credential });
+          verified.push(await this.authorities.accept(query, { queryId, ...credential }, now));
         }
       }
     }

@@ -38,6 +38,8 @@ export interface VerifiedMdoc {
   issuer?: string;
   /** The MSO's status list reference, as signed by the issuer; checked by StatusListChecker. */
   status?: { status_list?: { idx: number; uri: string } };
+  /** The x5chain of the issuer signature (base64 DER, signer first), for trusted_authorities; not kept with the result. */
+  issuerChain: string[];
 }
 
 const CLOCK_SKEW_SECONDS = 30;
@@ -231,6 +233,14 @@ export async function verifyMdocPresentation(
     );
     const signer = new x509.X509Certificate(new Uint8Array(document.issuerSigned.issuerAuth.certificate));
     const status = msoStatus(document);
-    return { format: 'mso_mdoc' as const, docType: document.docType, claims, issuer: signer.subject, ...(status && { status }) };
+    const issuerChain = document.issuerSigned.issuerAuth.certificateChain.map((der) => Buffer.from(der).toString('base64'));
+    return {
+      format: 'mso_mdoc' as const,
+      docType: document.docType,
+      claims,
+      issuer: signer.subject,
+      ...(status && { status }),
+      issuerChain,
+    };
   });
 }

@@ -1,7 +1,7 @@
 // Verifying an SD-JWT VC presentation (with KB-JWT) for a presentation request. Each rule is a step
 // that fails with a reason the session keeps as its errorReason.
 import { createHash } from 'node:crypto';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
 import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE, PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import { lazy } from '../../platform/lazy.js';
@@ -21,6 +21,8 @@ export interface VerifiedSdJwt {
   status?: { status_list?: { idx: number; uri: string } };
   /** Set when the issuer was trusted through an OpenID Federation trust chain: the anchor it resolved to. */
   authority?: { type: 'openid_federation'; values: [string] };
+  /** The x5c of the issuer-signed JWT (empty without one), for trusted_authorities; not kept with the result. */
+  issuerChain: string[];
 }
 
 const KB_MAX_AGE_SECONDS = 300;
@@ -122,6 +124,7 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
   const exp = payload.exp as number | undefined;
   if (exp !== undefined && exp < context.now.getTime() / 1000) throw reject('credential: expired');
   const claims = Object.fromEntries(Object.entries(payload).filter(([key]) => !TECHNICAL_CLAIMS.includes(key)));
+  const { x5c } = decodeProtectedHeader(presentation.split('~')[0] as string);
   return {
     format: 'dc+sd-jwt',
     vct: payload.vct as string,
@@ -129,5 +132,6 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
     claims,
     ...(payload.status ? { status: payload.status as VerifiedSdJwt['status'] } : {}),
     ...(authority && { authority }),
+    issuerChain: Array.isArray(x5c) ? x5c.filter((c): c is string => typeof c === 'string') : [],
   };
 }

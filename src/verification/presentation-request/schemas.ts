@@ -24,7 +24,7 @@ export const OfferBody = z
       .optional()
       .describe("where this request's verified claims go, instead of the configuration's webhook (kept encrypted with the session)"),
     redirectUri: RedirectUri.optional().describe(
-      `overrides the configuration's: https (http outside production); ${SESSION_PLACEHOLDER} is replaced`,
+      `overrides the configuration's: https (http outside production); ${SESSION_PLACEHOLDER} is replaced. The wallet is sent there with a response_code, which alone releases the result (POST /api/verifier/result)`,
     ),
     expected_origin: webOrigin()
       .optional()

@@ -11,6 +11,7 @@ import { lazy } from '../../platform/lazy.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
+import { queryOf } from '../dcql/query.js';
 import { invalidRequest, PresentationRejected, unknownRequest } from '../errors.js';
 import type { PresentationContext } from '../formats/context.js';
 import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
@@ -26,14 +27,18 @@ import {
   presentationPublic,
 } from '../session.js';
 import type { StatusListChecker } from '../status/checker.js';
-import { PRESENTATION_HANDLE } from '../urls.js';
+import type { AcceptedBy, TrustedAuthorities } from '../trusted-authorities/index.js';
+import { PRESENTATION_HANDLE, RESPONSE_CODE_HANDLE, RESPONSE_CODE_LIFETIME_SECONDS } from '../urls.js';
 import { responsePayload } from './decrypt.js';
 import { parseVpToken } from './vp-token.js';
 import type { PresentationWebhooks } from './webhook.js';
 
 const dcql = lazy(() => import('../dcql/check.js'));
 
+/** A credential as a format verifier proves it, with the credential query it answers. */
 export type VerifiedCredential = VerifiedPresentation & { queryId: string };
+/** A credential as the session keeps it: without its issuer's chain, with the trusted authority it matched. */
+export type AcceptedCredential = AcceptedBy<VerifiedCredential>;
 
 /** How a session's response comes back: the flows of OpenID4VP, and ISO 18013-7 Annex C over the DC API. */
 export type ResponseFlow = Flow | 'annex-c';
@@ -65,6 +70,7 @@ export class ResponseEndpoint {
     private readonly status: StatusListChecker,
     private readonly webhooks: PresentationWebhooks,
     private readonly clock: Clock,
+    private readonly authorities: TrustedAuthorities,
   ) {}
 
   /**
@@ -98,10 +104,13 @@ export class ResponseEndpoint {
     try {
       this.checkOrigin(answerable, body);
       const context = await this.contextOf(answerable);
-      const verified = await open(answerable, context);
-      for (const credential of verified) await this.status.check(answerable.session.tenantId, credential.status, context);
-      await this.checkDcql(answerable.secrets, verified);
-      return await this.complete(answerable, verified);
+      const accepted: AcceptedCredential[] = [];
+      for (const credential of await open(answerable, context)) {
+        await this.status.check(answerable.session.tenantId, credential.status, context);
+        accepted.push(await this.authorities.accept(queryOf(answerable.secrets, credential.queryId), credential, context.now));
+      }
+      await this.checkDcql(answerable.secrets, accepted);
+      return await this.complete(answerable, accepted);
     } catch (err) {
       if (!(err instanceof PresentationRejected || err instanceof OAuthError)) throw err;
       await this.fail(answerable.session, err.message);
@@ -148,20 +157,17 @@ export class ResponseEndpoint {
   }
 
   /** Every presentation by the verifier of its query's format (signature, issuer trust, holder binding, transaction data), then its status. */
-  private async verifyPresentations(answerable: Answerable, vpToken: Record<string, string[]>): Promise<VerifiedCredential[]> {
+  private async verifyPresentations(answerable: Answerable, vpToken: Record<string, string[]>): Promise<AcceptedCredential[]> {
     const context = await this.contextOf(answerable);
-    const queries =
-      (answerable.secrets.dcqlQuery.credentials as { id: string; format: string; trusted_authorities?: unknown }[] | undefined) ?? [];
-    const verified: VerifiedCredential[] = [];
+    const verified: AcceptedCredential[] = [];
     for (const [queryId, presentations] of Object.entries(vpToken)) {
-      const query = queries.find((q) => q.id === queryId);
-      if (!query) throw new PresentationRejected(`vp_token: '${queryId}' is not a credential query of the request`);
+      const query = queryOf(answerable.secrets, queryId);
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
           const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
           await this.status.check(answerable.session.tenantId, credential.status, { ...context, signerVouchedFor });
-          verified.push({ queryId, ...credential });
+          verified.push(await this.authorities.accept(query, { queryId, ...credential }, context.now));
         }
       }
     }
@@ -190,26 +196,39 @@ export class ResponseEndpoint {
   }
 
   /** The verified credentials satisfy the DCQL query (claims, values, credential sets). */
-  private async checkDcql(secrets: PresentationPrivate, verified: VerifiedCredential[]) {
+  private async checkDcql(secrets: PresentationPrivate, verified: AcceptedCredential[]) {
     // Query ids are the tenant's names: grouped without a prototype, so that none finds an inherited member.
     const byQuery = nullRecord<VerifiedForDcql[]>();
     for (const credential of verified) byQuery[credential.queryId] = [...(byQuery[credential.queryId] ?? []), credential];
     (await dcql()).checkDcql(secrets.dcqlQuery, byQuery);
   }
 
-  private async complete({ session, request, secrets }: Answerable, credentials: VerifiedCredential[]) {
+  /**
+   * Completes the session with the verified credentials. With a redirect (same-device flow), the
+   * redirect carries a fresh response code, registered (hashed) in the statement that completes the
+   * session; the result, and the webhook with it, then wait for that code (verification/result).
+   */
+  private async complete({ session, request, secrets }: Answerable, credentials: AcceptedCredential[]) {
     const responseCode = request.redirectUri ? randomBytes(24).toString('base64url') : undefined;
+    // Wall-clock time, as for every session handle: the statement that spends the code compares with it.
+    const codeExpiresAt = new Date(Date.now() + RESPONSE_CODE_LIFETIME_SECONDS * 1000).toISOString();
     const done = await this.sessions.update(
       session.tenantId,
       session.id,
-      { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCode } }) },
+      { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCodeRequired: true } }) },
       { consumed: false, statuses: ['fetched'] },
       undefined,
-      { from: session, log: { level: 'info', message: 'presentation verified', details: { credentials: credentials.length } } },
+      {
+        from: session,
+        log: { level: 'info', message: 'presentation verified', details: { credentials: credentials.length } },
+        ...(responseCode && { writes: [this.sessions.handleWrite(session.id, RESPONSE_CODE_HANDLE, responseCode, codeExpiresAt)] }),
+      },
     );
     if (!done) throw invalidRequest('this presentation request was already answered');
-    this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
-    if (!request.redirectUri || !responseCode) return {};
+    if (!request.redirectUri || !responseCode) {
+      this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
+      return {};
+    }
     const redirect = new URL(request.redirectUri.replaceAll('{sessionId}', session.id));
     redirect.searchParams.set('response_code', responseCode);
     return { redirect_uri: redirect.toString() };
