@@ -4,6 +4,7 @@
 import { DcqlPresentationResult } from 'dcql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkDcql, type VerifiedForDcql } from '../../src/verification/dcql/check.js';
+import { queryOf } from '../../src/verification/dcql/query.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
 
 const VCT = 'urn:eudi:pid:1';
@@ -117,5 +118,15 @@ describe('checkDcql when the DCQL library itself fails', () => {
       throw new TypeError('a defect in the library');
     });
     expect(outcome(PID_QUERY, { pid: [pid()] })).toBe('not a rejection: TypeError: a defect in the library');
+  });
+});
+
+describe('queryOf', () => {
+  it('finds the credential query a vp_token entry answers by its id, and rejects an entry for no query', () => {
+    const request = { dcqlQuery: { credentials: [...PID_QUERY.credentials, ...MDL_QUERY.credentials] } };
+    expect(queryOf(request, 'mdl')).toBe(MDL_QUERY.credentials[0]);
+    expect(queryOf(request, 'pid')).toBe(PID_QUERY.credentials[0]);
+    expect(() => queryOf(request, 'other')).toThrow(new PresentationRejected("vp_token: 'other' is not a credential query of the request"));
+    expect(() => queryOf({ dcqlQuery: {} }, 'pid')).toThrow(PresentationRejected);
   });
 });

@@ -146,6 +146,8 @@ describe('an accepted mdoc presentation', () => {
         },
       },
       issuer: 'C=DE, CN=mDL Document Signer',
+      // The x5chain of the issuer signature, as in an x5c header (for trusted_authorities).
+      issuerChain: [documentSigner.der],
     });
   });
 
