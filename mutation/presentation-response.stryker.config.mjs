@@ -9,5 +9,8 @@ export default mutationConfig('presentation-response', {
     'test/verification/response-endpoint.test.ts',
     'test/verification/sd-jwt-presentation.test.ts',
     'test/verification/dc-api.test.ts',
+    // The Annex C path (respondWith) and the response_code that releases a redirected result.
+    'test/verification/annex-c.test.ts',
+    'test/verification/response-code.test.ts',
   ],
 });

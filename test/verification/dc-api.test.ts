@@ -105,6 +105,7 @@ describe('SD-JWT VC over the DC API', () => {
     expect(payload.state).toBeUndefined();
     const reply = await postBack(made, { response, origin: ORIGIN });
     expect(reply.status, reply.text).toBe(200);
+    expect(reply.headers.get('cache-control')).toBe('no-store');
     const done = await session(made.session);
     expect(done).toMatchObject({ status: 'completed', consumed: true });
     expect(done.private?.credentials).toEqual([
@@ -139,6 +140,23 @@ describe('SD-JWT VC over the DC API', () => {
     const { response } = await dcApiResponse(resolved, { pid: [presentation] });
     expect((await postBack(made, { response })).status).toBe(400);
     expect(await session(made.session)).toMatchObject({ status: 'failed', errorReason: expect.stringMatching(/aud/) });
+  });
+
+  it('refuses a post without a response, or with an origin that is not a string, naming the field, and leaves the session waiting', async () => {
+    const made = await offer();
+    for (const [body, field] of [
+      [{}, 'response'],
+      [{ response: '' }, 'response'],
+      [{ response: 'x.y.z.a.b', origin: 42 }, 'origin'],
+    ] as const) {
+      const reply = await postBack(made, body);
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({
+        error: 'invalid_request',
+        error_description: expect.stringMatching(new RegExp(`^body\\.${field}: `)),
+      });
+    }
+    expect((await session(made.session)).status).toBe('fetched');
   });
 
   it('the two endpoints do not mix flows', async () => {
