@@ -381,3 +381,37 @@ describe('when the library reports its checks otherwise', () => {
     expect(await outcome(present())).toBe('mdoc issuer authentication: Issuer certificate must be valid');
   });
 });
+
+describe("a malformed status entry in the issuer's MSO", () => {
+  /**
+   * The credential issued in beforeAll with `entry` added to its MSO map as `status`, signed again by
+   * the document signer (the issuance code writes only well-formed status entries).
+   */
+  async function withMsoStatus(entry: unknown): Promise<string> {
+    const issuerSigned = decoder.decode(Buffer.from(credential, 'base64url')) as Map<string, any>;
+    const issuerAuth = issuerSigned.get('issuerAuth') as [Uint8Array, unknown, Uint8Array, Uint8Array];
+    // #6.24(bstr .cbor MSO): the tag (d8 18), then a byte string of 256 to 65535 bytes (59 and two length bytes).
+    const tagged = Buffer.from(issuerAuth[2]);
+    expect([...tagged.subarray(0, 3)]).toEqual([0xd8, 0x18, 0x59]);
+    const mso = tagged.subarray(5, 5 + tagged.readUInt16BE(3));
+    // A map of fewer than 24 entries has its count in its first byte: one more, the status appended.
+    expect(mso[0]! >> 5).toBe(5);
+    const patched = Buffer.concat([Buffer.from([mso[0]! + 1]), mso.subarray(1), encoder.encode('status'), encoder.encode(entry)]);
+    const payload = encoder.encode(new Tag(new Uint8Array(patched), 24));
+    const toSign = encoder.encode(['Signature1', issuerAuth[0], new Uint8Array(0), payload]);
+    const signature = await testSigner(documentSigner).sign(new Uint8Array(toSign));
+    issuerSigned.set('issuerAuth', [issuerAuth[0], issuerAuth[1], new Uint8Array(payload), signature]);
+    return Buffer.from(encoder.encode(issuerSigned)).toString('base64url');
+  }
+
+  it('refuses a status that is not a map, or a status_list that is not one, and gives none without a status_list', async () => {
+    const notAMap = await present(REQUEST, await withMsoStatus('revoked'));
+    expect(await outcome(notAMap)).toBe(`mdoc: the MSO of ${DOC_TYPE} has a malformed status entry (not a map)`);
+    const listNotAMap = await present(REQUEST, await withMsoStatus(new Map([['status_list', 'https://status.example/lists/1']])));
+    expect(await outcome(listNotAMap)).toBe(`mdoc: the MSO of ${DOC_TYPE} has a malformed status_list (not a map)`);
+    // A status entry of another mechanism only: nothing for the status list check.
+    const [other] = await verifyMdocPresentation(await present(REQUEST, await withMsoStatus(new Map([['identifier_list', 1]]))), context());
+    expect(other?.claims[NS]).toMatchObject({ family_name: 'Mustermann' });
+    expect(other).not.toHaveProperty('status');
+  });
+});
