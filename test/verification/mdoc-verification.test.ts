@@ -356,9 +356,10 @@ describe('when the library reports its checks otherwise', () => {
       { status: 'PASSED', category: 'DEVICE_AUTH', check: 'Device signature must be valid' },
       { status: 'FAILED', category: 'DATA_INTEGRITY', check: 'Digests must match', reason: 'element portrait' },
       { status: 'FAILED', category: 'DOCUMENT_FORMAT', check: 'Document must be well formed', reason: 'Document must be well formed' },
+      { status: 'FAILED', category: 'READER_AUTH', check: 'Reader certificate must be valid' },
     );
     expect(await outcome(present())).toBe(
-      'mdoc data integrity: Digests must match (element portrait); mdoc document format: Document must be well formed',
+      'mdoc data integrity: Digests must match (element portrait); mdoc document format: Document must be well formed; mdoc reader authentication: Reader certificate must be valid',
     );
   });
 
