@@ -108,6 +108,17 @@ describe('checkDcql', () => {
     expect(outcome(query, { pid: [{ ...pid(), authority }] })).toBe('satisfied');
     expect(outcome(query, { pid: [{ ...pid(), authority: { ...authority, values: ['https://other.example'] } }] })).toBe(UNSATISFIED);
   });
+
+  it('matches the authority an mdoc was trusted through, and an mdoc without one does not satisfy trusted_authorities', () => {
+    const query = {
+      credentials: [{ ...MDL_QUERY.credentials[0], trusted_authorities: [{ type: 'aki', values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] }] }],
+    };
+    const authority = { type: 'aki' as const, values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] as [string] };
+    expect(outcome(query, { mdl: [{ ...mdl(), authority }] })).toBe('satisfied');
+    expect(outcome(query, { mdl: [{ ...mdl(), authority: { ...authority, values: ['another-key-id'] } }] })).toBe(UNSATISFIED);
+    expect(outcome(query, { mdl: [mdl()] })).toBe(UNSATISFIED);
+    expect(outcome(MDL_QUERY, { mdl: [{ ...mdl(), authority }] })).toBe('satisfied');
+  });
 });
 
 describe('checkDcql when the DCQL library itself fails', () => {
