@@ -168,6 +168,9 @@ describe('SD-JWT VC over the DC API', () => {
       body: { response },
     });
     expect(wrong.status).toBe(400);
+    expect(wrong.body.error_description).toBe(
+      'this presentation request does not answer here: it was made for the Digital Credentials API (OpenID4VP); post its response to the dc-api-response endpoint',
+    );
     expect((await session(made.session)).status).toBe('fetched');
   });
 });
@@ -223,6 +226,13 @@ describe('CORS for the page that posts the response', () => {
     expect(allowed.headers.get('access-control-allow-methods')).toBe('POST');
     const other = await preflight('https://evil.example.com');
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    // A handle of no session: the same answer without CORS, no server error.
+    const unknown = await fetch(created.responseUri.replace(/\/presentations\/[^/]+\//, '/presentations/no-such-handle/'), {
+      method: 'OPTIONS',
+      headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
+    });
+    expect(unknown.status).toBe(204);
+    expect(unknown.headers.get('access-control-allow-origin')).toBeNull();
     const posted = await fetch(created.responseUri, {
       method: 'POST',
       headers: { origin: ORIGIN, 'content-type': 'application/json' },

@@ -203,6 +203,31 @@ describe('the answer of a session', () => {
     );
   });
 
+  it('ignores an origin field in a wallet response (the origin binds only DC API responses)', async () => {
+    const made = await offer({ requestId: 'adult-no-redirect' });
+    const resolved = await resolveRequest(made.uri);
+    const form = await responseForm(resolved, { pid: [await presentation(resolved)] });
+    const reply = await post(resolved.responseUri, { ...form, origin: 'https://elsewhere.example' });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect((await sessionOf(made.session)).status).toBe('completed');
+  });
+
+  it('completes once when the same answer is posted twice at the same time: the other is refused', async () => {
+    const made = await offer({ requestId: 'adult-no-redirect' });
+    const resolved = await resolveRequest(made.uri);
+    const form = await responseForm(resolved, { pid: [await presentation(resolved)] });
+    const replies = await Promise.all([
+      post(resolved.responseUri, form),
+      post(resolved.responseUri, form),
+      post(resolved.responseUri, form),
+    ]);
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+    for (const refused of replies.filter((r) => r.status === 400)) expect(refused.body.error).toBe('invalid_request');
+    const logs = await logsOf(made.session);
+    expect(logs.filter((l) => l.message === 'presentation verified')).toHaveLength(1);
+    expect(await sessionOf(made.session)).toMatchObject({ status: 'completed', consumed: true });
+  });
+
   it('takes a state repeated beside the encrypted response only when it is the one inside', async () => {
     const made = await offer({ responseMode: 'direct_post.jwt' });
     const resolved = await resolveRequest(made.uri);
