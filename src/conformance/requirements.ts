@@ -1,11 +1,9 @@
 // The normative requirements of HAIP 1.0 that bind an issuer or a verifier, one entry each, and how
 // each is judged on a tenant's live configuration. A judge is a small function of the tenant's facts:
 // what the code always does is met with the reason; what a setting, configuration or key chain
-// decides names the one that fails, by id. Requirements whose feature is missing on this version
-// read it from FEATURES (features.ts) and say so.
+// decides names the one that fails, by id.
 import type { CredentialConfiguration } from '../credential-configs/service.js';
 import type { IssuerSettings } from '../issuance/settings/service.js';
-import type { ConformanceFeatures } from './features.js';
 import { HAIP_PROFILE } from './profile.js';
 import type { ChainFacts } from './rules.js';
 
@@ -30,7 +28,6 @@ export interface TenantFacts {
   keyChains: KeyChainFacts[];
   /** Trust anchors of wallet providers: walletProviders of the settings and walletIssuance entities of the trust lists. */
   walletProviderAnchors: number;
-  features: ConformanceFeatures;
 }
 
 export interface Requirement {
@@ -440,10 +437,7 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     section: '5',
     role: 'verifier',
     requirement: 'DCQL trusted_authorities of type aki (OpenID4VP 1.0 section 6.1.1.1)',
-    judge: (facts) =>
-      facts.features.akiTrustedAuthorities
-        ? met('aki values match the AuthorityKeyIdentifier of a certificate of the chain')
-        : notMet('trusted_authorities of type aki are not supported on this version'),
+    judge: () => met(`${ALWAYS}: aki values match the AuthorityKeyIdentifier of a certificate of the presented chain`),
   },
   {
     id: 'vp-signed-request-uri',
@@ -483,12 +477,10 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     section: '5.1',
     role: 'verifier',
     requirement: 'Presentations are rejected when the redirect back does not arrive in the user session that started the request',
-    judge: (facts) =>
-      facts.features.responseCode
-        ? met('the result of a redirected session is released only with its response_code')
-        : notMet(
-            'the redirect back carries a response_code, but the session result is not yet released only with it (OpenID4VP 1.0 section 13.3)',
-          ),
+    judge: () =>
+      met(
+        `${ALWAYS}: the result of a session answered through a redirect is released only with its response_code (POST /api/verifier/result)`,
+      ),
   },
   {
     id: 'vp-dc-api-jwt',

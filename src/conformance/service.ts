@@ -7,7 +7,6 @@ import type { Executor } from '../platform/db/values.js';
 import type { FieldError } from '../platform/http/problem.js';
 import type { PresentationConfigService } from '../presentation-configs/service.js';
 import type { PresentationOffers } from '../verification/presentation-request/service.js';
-import { FEATURES } from './features.js';
 import { HAIP_PROFILE } from './profile.js';
 import { HAIP_REQUIREMENTS, type Status, type TenantFacts } from './requirements.js';
 import {
@@ -94,7 +93,6 @@ export class ConformanceService {
         selfSigned: leafIsSelfSigned(c),
       })),
       walletProviderAnchors: walletAnchors.length + walletProviderAnchors(settings),
-      features: FEATURES,
     };
   }
 

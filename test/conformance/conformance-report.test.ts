@@ -14,7 +14,6 @@ let loose: string;
 let caPem: string;
 
 /** Requirements that need a feature of another branch of issue 39; not-met on this version, with the reason. */
-const MISSING_FEATURES = ['vp-trusted-authorities-aki', 'vp-session-binding'];
 /** What the profile enforces for presentation requests: met only while the tenant is in it. */
 const PROFILE_ENFORCED = ['vp-x509-hash', 'vp-direct-post-jwt'];
 
@@ -102,10 +101,10 @@ describe('the conformance report', () => {
     expect(entries.filter((e) => e.role === 'verifier').length).toBeGreaterThanOrEqual(15);
   });
 
-  it('reads met for a tenant in the profile that meets everything, but for the features this version lacks', async () => {
+  it('reads met for a tenant in the profile that meets everything', async () => {
     const entries = await report(good);
-    expect(notMet(entries).sort()).toEqual([...MISSING_FEATURES].sort());
-    for (const id of MISSING_FEATURES) expect(entry(entries, id).detail).toContain('not');
+    expect(notMet(entries)).toEqual([]);
+    for (const id of ['vp-trusted-authorities-aki', 'vp-session-binding']) expect(entry(entries, id).status, id).toBe('met');
     for (const id of PROFILE_ENFORCED)
       expect(entry(entries, id)).toMatchObject({ status: 'met', detail: expect.stringContaining('haip-1.0') });
     expect(entry(entries, 'vci-signed-metadata')).toMatchObject({
@@ -125,7 +124,7 @@ describe('the conformance report', () => {
 
   it('outside the profile, names the presentation choices it would refuse', async () => {
     const entries = await report(loose);
-    expect(notMet(entries).sort()).toEqual([...MISSING_FEATURES, ...PROFILE_ENFORCED].sort());
+    expect(notMet(entries).sort()).toEqual([...PROFILE_ENFORCED].sort());
     expect(entry(entries, 'vp-direct-post-jwt').detail).toContain('direct_post');
   });
 

@@ -95,6 +95,7 @@ export function testSigner(certificate: TestCertificate, x5c: TestCertificate[] 
     algorithm,
     kid: 'test-signer',
     x5c: x5c.map((c) => c.der),
+    selfSigned: certificate.certificate.subject === certificate.certificate.issuer,
     sign: async (data) =>
       new Uint8Array(await webcrypto.subtle.sign(ALGORITHMS[algorithm], certificate.keys.privateKey, data as Uint8Array<ArrayBuffer>)),
   };
