@@ -279,12 +279,17 @@ describe('refusals', () => {
 
 describe('element values of other CBOR types', () => {
   it('gives a tagged value by its content, and a map or an embedded data item as an object', async () => {
-    const fields = ['website', 'nickname', 'preferences', 'embedded'].map((name) => ({ path: [name], namespace: NS })) as FieldDefinition[];
+    const fields = ['website', 'nickname', 'alias', 'preferences', 'embedded'].map((name) => ({
+      path: [name],
+      namespace: NS,
+    })) as FieldDefinition[];
     // Tags the decoder does not interpret (32: URI, 1234: unassigned) come as {tag, value}.
     const claims = {
       [NS]: {
         website: new Tag('https://example.org', 32),
         nickname: new Tag(null, 1234),
+        // CBOR undefined (simple value 23) becomes JSON null as well.
+        alias: new Tag(undefined, 1234),
         preferences: { language: { primary: 'de' } },
         embedded: DataItem.fromData({ level: 2 }),
       },
@@ -302,7 +307,13 @@ describe('element values of other CBOR types', () => {
     });
     const [verified] = await verifyMdocPresentation(vpToken.mdl?.[0] as string, context());
     expect(verified?.claims).toEqual({
-      [NS]: { website: 'https://example.org', nickname: null, preferences: { language: { primary: 'de' } }, embedded: { level: 2 } },
+      [NS]: {
+        website: 'https://example.org',
+        nickname: null,
+        alias: null,
+        preferences: { language: { primary: 'de' } },
+        embedded: { level: 2 },
+      },
     });
   });
 });
