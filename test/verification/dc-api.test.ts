@@ -105,6 +105,7 @@ describe('SD-JWT VC over the DC API', () => {
     expect(payload.state).toBeUndefined();
     const reply = await postBack(made, { response, origin: ORIGIN });
     expect(reply.status, reply.text).toBe(200);
+    expect(reply.headers.get('cache-control')).toBe('no-store');
     const done = await session(made.session);
     expect(done).toMatchObject({ status: 'completed', consumed: true });
     expect(done.private?.credentials).toEqual([
@@ -141,6 +142,23 @@ describe('SD-JWT VC over the DC API', () => {
     expect(await session(made.session)).toMatchObject({ status: 'failed', errorReason: expect.stringMatching(/aud/) });
   });
 
+  it('refuses a post without a response, or with an origin that is not a string, naming the field, and leaves the session waiting', async () => {
+    const made = await offer();
+    for (const [body, field] of [
+      [{}, 'response'],
+      [{ response: '' }, 'response'],
+      [{ response: 'x.y.z.a.b', origin: 42 }, 'origin'],
+    ] as const) {
+      const reply = await postBack(made, body);
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({
+        error: 'invalid_request',
+        error_description: expect.stringMatching(new RegExp(`^body\\.${field}: `)),
+      });
+    }
+    expect((await session(made.session)).status).toBe('fetched');
+  });
+
   it('the two endpoints do not mix flows', async () => {
     const made = await offer();
     const resolved = await resolveDcApiRequest(made.dcApiRequest, ORIGIN);
@@ -150,6 +168,9 @@ describe('SD-JWT VC over the DC API', () => {
       body: { response },
     });
     expect(wrong.status).toBe(400);
+    expect(wrong.body.error_description).toBe(
+      'this presentation request does not answer here: it was made for the Digital Credentials API (OpenID4VP); post its response to the dc-api-response endpoint',
+    );
     expect((await session(made.session)).status).toBe('fetched');
   });
 });
@@ -205,6 +226,13 @@ describe('CORS for the page that posts the response', () => {
     expect(allowed.headers.get('access-control-allow-methods')).toBe('POST');
     const other = await preflight('https://evil.example.com');
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    // A handle of no session: the same answer without CORS, no server error.
+    const unknown = await fetch(created.responseUri.replace(/\/presentations\/[^/]+\//, '/presentations/no-such-handle/'), {
+      method: 'OPTIONS',
+      headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
+    });
+    expect(unknown.status).toBe(204);
+    expect(unknown.headers.get('access-control-allow-origin')).toBeNull();
     const posted = await fetch(created.responseUri, {
       method: 'POST',
       headers: { origin: ORIGIN, 'content-type': 'application/json' },

@@ -1,8 +1,10 @@
 // checkDcql over verified credentials made here: a query is satisfied only by credentials of its
 // format, type (vct or doctype), claims and values, as many as it allows, and a presentation that
 // does not fit the query's shape is the wallet's fault (a rejection), not a server error.
-import { describe, expect, it } from 'vitest';
+import { DcqlPresentationResult } from 'dcql';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkDcql, type VerifiedForDcql } from '../../src/verification/dcql/check.js';
+import { queryOf } from '../../src/verification/dcql/query.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
 
 const VCT = 'urn:eudi:pid:1';
@@ -105,5 +107,37 @@ describe('checkDcql', () => {
     const authority = { type: 'openid_federation' as const, values: ['https://anchor.example'] as [string] };
     expect(outcome(query, { pid: [{ ...pid(), authority }] })).toBe('satisfied');
     expect(outcome(query, { pid: [{ ...pid(), authority: { ...authority, values: ['https://other.example'] } }] })).toBe(UNSATISFIED);
+  });
+
+  it('matches the authority an mdoc was trusted through, and an mdoc without one does not satisfy trusted_authorities', () => {
+    const query = {
+      credentials: [{ ...MDL_QUERY.credentials[0], trusted_authorities: [{ type: 'aki', values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] }] }],
+    };
+    const authority = { type: 'aki' as const, values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] as [string] };
+    expect(outcome(query, { mdl: [{ ...mdl(), authority }] })).toBe('satisfied');
+    expect(outcome(query, { mdl: [{ ...mdl(), authority: { ...authority, values: ['another-key-id'] } }] })).toBe(UNSATISFIED);
+    expect(outcome(query, { mdl: [mdl()] })).toBe(UNSATISFIED);
+    expect(outcome(MDL_QUERY, { mdl: [{ ...mdl(), authority }] })).toBe('satisfied');
+  });
+});
+
+describe('checkDcql when the DCQL library itself fails', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('passes the failure on as a server error, not as the wallet’s fault', () => {
+    vi.spyOn(DcqlPresentationResult, 'fromDcqlPresentation').mockImplementation(() => {
+      throw new TypeError('a defect in the library');
+    });
+    expect(outcome(PID_QUERY, { pid: [pid()] })).toBe('not a rejection: TypeError: a defect in the library');
+  });
+});
+
+describe('queryOf', () => {
+  it('finds the credential query a vp_token entry answers by its id, and rejects an entry for no query', () => {
+    const request = { dcqlQuery: { credentials: [...PID_QUERY.credentials, ...MDL_QUERY.credentials] } };
+    expect(queryOf(request, 'mdl')).toBe(MDL_QUERY.credentials[0]);
+    expect(queryOf(request, 'pid')).toBe(PID_QUERY.credentials[0]);
+    expect(() => queryOf(request, 'other')).toThrow(new PresentationRejected("vp_token: 'other' is not a credential query of the request"));
+    expect(() => queryOf({ dcqlQuery: {} }, 'pid')).toThrow(PresentationRejected);
   });
 });

@@ -4,10 +4,11 @@
 // proves each structural refusal, the session transcript of each flow, the trust in the document
 // signer, and the claims and status reference an accepted presentation gives.
 import 'reflect-metadata';
+import { DataItem, Verifier } from '@owf/mdoc';
 import * as x509 from '@peculiar/x509';
-import { Decoder, Encoder } from 'cbor-x';
+import { Decoder, Encoder, Tag } from 'cbor-x';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FieldDefinition } from '../../src/credential-configs/service.js';
 import { issueMdoc } from '../../src/issuance/formats/mdoc.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
@@ -124,7 +125,7 @@ function bent(presentation: string, bend: (response: Map<string, any>) => void):
 const firstDocument = (response: Map<string, any>) => response.get('documents')[0] as Map<string, any>;
 
 describe('an accepted mdoc presentation', () => {
-  it('gives the elements as JSON by namespace, the docType, the signer and its x5chain, and no status without one', async () => {
+  it('gives the elements as JSON by namespace, the docType, the signer and no status without one', async () => {
     const [verified, ...more] = await verifyPresentation('mso_mdoc', await present(), context());
     expect(more).toEqual([]);
     expect(verified).toEqual({
@@ -145,7 +146,7 @@ describe('an accepted mdoc presentation', () => {
         },
       },
       issuer: 'C=DE, CN=mDL Document Signer',
-      // The x5chain as signed, for DCQL trusted_authorities; the kept result drops it.
+      // The x5chain of the issuer signature, as in an x5c header (for trusted_authorities).
       issuerChain: [documentSigner.der],
     });
   });
@@ -273,5 +274,156 @@ describe('refusals', () => {
     expect(await outcome(bent(presentation, (r) => firstDocument(r).set('docType', 'org.example.other')))).toBe(
       `mdoc: document docType org.example.other is not the docType the issuer signed (${DOC_TYPE})`,
     );
+  });
+});
+
+describe('element values of other CBOR types', () => {
+  it('gives a tagged value by its content, and a map or an embedded data item as an object', async () => {
+    const fields = ['website', 'nickname', 'alias', 'preferences', 'embedded'].map((name) => ({
+      path: [name],
+      namespace: NS,
+    })) as FieldDefinition[];
+    // Tags the decoder does not interpret (32: URI, 1234: unassigned) come as {tag, value}.
+    const claims = {
+      [NS]: {
+        website: new Tag('https://example.org', 32),
+        nickname: new Tag(null, 1234),
+        // CBOR undefined (simple value 23) becomes JSON null as well.
+        alias: new Tag(undefined, 1234),
+        preferences: { language: { primary: 'de' } },
+        embedded: DataItem.fromData({ level: 2 }),
+      },
+    };
+    const issued = await issueMdoc(
+      { docType: DOC_TYPE, fields, claims, holderJwk: holder.publicJwk, lifetimeSeconds: 3600 },
+      testSigner(documentSigner),
+    );
+    const { vpToken } = await presentMdoc(REQUEST, {
+      docType: DOC_TYPE,
+      namespace: NS,
+      elements: Object.keys(claims[NS]),
+      holder: holder.privateJwk,
+      credential: issued,
+    });
+    const [verified] = await verifyMdocPresentation(vpToken.mdl?.[0] as string, context());
+    expect(verified?.claims).toEqual({
+      [NS]: {
+        website: 'https://example.org',
+        nickname: null,
+        alias: null,
+        preferences: { language: { primary: 'de' } },
+        embedded: { level: 2 },
+      },
+    });
+  });
+});
+
+// What the verifier does when @owf/mdoc reports its checks otherwise than the version in use does:
+// the library's own verification runs, and only the checks it reports (or a failure) are changed.
+describe('when the library reports its checks otherwise', () => {
+  const libraryVerify = Verifier.verifyDeviceResponse.bind(Verifier);
+  type Options = Parameters<typeof Verifier.verifyDeviceResponse>[0];
+  type Check = Parameters<NonNullable<Options['onCheck']>>[0];
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Verifies with the library's checks passed through `report` (which may drop or change them). */
+  function reportingThrough(report: (check: Check, onCheck: (check: Check) => void) => void) {
+    vi.spyOn(Verifier, 'verifyDeviceResponse').mockImplementation((options, mdocContext) =>
+      libraryVerify({ ...options, onCheck: (check) => report(check, (c) => options.onCheck?.(c)) }, mdocContext),
+    );
+  }
+  /** A library that reports `checks` and then throws. */
+  function failingAfter(...checks: Check[]) {
+    vi.spyOn(Verifier, 'verifyDeviceResponse').mockImplementation(async (options) => {
+      for (const check of checks) options.onCheck?.(check);
+      throw new Error('library failure');
+    });
+  }
+
+  const REQUIRED = [
+    'Device signature must be valid',
+    'Issuer certificate must be valid',
+    'Issuer auth signature is invalid',
+    'The MSO must be valid at the time of verification',
+  ];
+
+  it.each(REQUIRED)("refuses when the check '%s' is not reported as passed for every document (fails closed)", async (required) => {
+    const presentation = await present();
+    const refusal = `mdoc: the check '${required}' did not run for every document`;
+    reportingThrough((check, onCheck) => check.check !== required && onCheck(check));
+    expect(await outcome(presentation)).toBe(refusal);
+    // Reported, but as a warning: not passed.
+    reportingThrough((check, onCheck) => onCheck(check.check === required ? { ...check, status: 'WARNING' } : check));
+    expect(await outcome(presentation)).toBe(refusal);
+    // Two documents, the check reported as passed for only one of them.
+    const two = bent(presentation, (response) => response.set('documents', [firstDocument(response), firstDocument(response)]));
+    let seen = 0;
+    reportingThrough((check, onCheck) => (check.check !== required || seen++ === 0) && onCheck(check));
+    expect(await outcome(two)).toBe(refusal);
+  });
+
+  it('names the failed checks reported before the library throws, with their category, and only those', async () => {
+    failingAfter(
+      { status: 'PASSED', category: 'DEVICE_AUTH', check: 'Device signature must be valid' },
+      { status: 'FAILED', category: 'DATA_INTEGRITY', check: 'Digests must match', reason: 'element portrait' },
+      { status: 'FAILED', category: 'DOCUMENT_FORMAT', check: 'Document must be well formed', reason: 'Document must be well formed' },
+      { status: 'FAILED', category: 'READER_AUTH', check: 'Reader certificate must be valid' },
+    );
+    expect(await outcome(present())).toBe(
+      'mdoc data integrity: Digests must match (element portrait); mdoc document format: Document must be well formed; mdoc reader authentication: Reader certificate must be valid',
+    );
+  });
+
+  it('refuses with the error when the library throws without a failed check, naming unreadable trust anchors', async () => {
+    failingAfter({ status: 'PASSED', category: 'ISSUER_AUTH', check: 'Issuer certificate must be valid' });
+    expect(await outcome(present())).toBe('mdoc: the DeviceResponse could not be verified (library failure)');
+    failingAfter();
+    const broken = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----';
+    expect(await outcome(present(), context({ trustedCertificates: [root.pem, broken] }))).toMatch(
+      /^mdoc: the DeviceResponse could not be verified \(library failure\); trusted certificate 2 of 2 could not be read/,
+    );
+  });
+
+  it('names a failed check without a reason by its category and check alone', async () => {
+    reportingThrough((check, onCheck) =>
+      onCheck(
+        check.check === 'Issuer certificate must be valid' ? { category: check.category, check: check.check, status: 'FAILED' } : check,
+      ),
+    );
+    expect(await outcome(present())).toBe('mdoc issuer authentication: Issuer certificate must be valid');
+  });
+});
+
+describe("a malformed status entry in the issuer's MSO", () => {
+  /**
+   * The credential issued in beforeAll with `entry` added to its MSO map as `status`, signed again by
+   * the document signer (the issuance code writes only well-formed status entries).
+   */
+  async function withMsoStatus(entry: unknown): Promise<string> {
+    const issuerSigned = decoder.decode(Buffer.from(credential, 'base64url')) as Map<string, any>;
+    const issuerAuth = issuerSigned.get('issuerAuth') as [Uint8Array, unknown, Uint8Array, Uint8Array];
+    // #6.24(bstr .cbor MSO): the tag (d8 18), then a byte string of 256 to 65535 bytes (59 and two length bytes).
+    const tagged = Buffer.from(issuerAuth[2]);
+    expect([...tagged.subarray(0, 3)]).toEqual([0xd8, 0x18, 0x59]);
+    const mso = tagged.subarray(5, 5 + tagged.readUInt16BE(3));
+    // A map of fewer than 24 entries has its count in its first byte: one more, the status appended.
+    expect(mso[0]! >> 5).toBe(5);
+    const patched = Buffer.concat([Buffer.from([mso[0]! + 1]), mso.subarray(1), encoder.encode('status'), encoder.encode(entry)]);
+    const payload = encoder.encode(new Tag(new Uint8Array(patched), 24));
+    const toSign = encoder.encode(['Signature1', issuerAuth[0], new Uint8Array(0), payload]);
+    const signature = await testSigner(documentSigner).sign(new Uint8Array(toSign));
+    issuerSigned.set('issuerAuth', [issuerAuth[0], issuerAuth[1], new Uint8Array(payload), signature]);
+    return Buffer.from(encoder.encode(issuerSigned)).toString('base64url');
+  }
+
+  it('refuses a status that is not a map, or a status_list that is not one, and gives none without a status_list', async () => {
+    const notAMap = await present(REQUEST, await withMsoStatus('revoked'));
+    expect(await outcome(notAMap)).toBe(`mdoc: the MSO of ${DOC_TYPE} has a malformed status entry (not a map)`);
+    const listNotAMap = await present(REQUEST, await withMsoStatus(new Map([['status_list', 'https://status.example/lists/1']])));
+    expect(await outcome(listNotAMap)).toBe(`mdoc: the MSO of ${DOC_TYPE} has a malformed status_list (not a map)`);
+    // A status entry of another mechanism only: nothing for the status list check.
+    const [other] = await verifyMdocPresentation(await present(REQUEST, await withMsoStatus(new Map([['identifier_list', 1]]))), context());
+    expect(other?.claims[NS]).toMatchObject({ family_name: 'Mustermann' });
+    expect(other).not.toHaveProperty('status');
   });
 });

@@ -118,6 +118,15 @@ describe('which session may answer', () => {
     expect((await sessionOf(late.session)).status).toBe('expired');
   });
 
+  it('refuses a body that is not a set of fields before it reaches the session', async () => {
+    const made = await offer();
+    const resolved = await resolveRequest(made.uri);
+    const reply = await svc.raw('POST', new URL(resolved.responseUri).pathname, { body: ['vp_token', 'state'] });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ error: 'invalid_request', error_description: 'body: expected record, received array' });
+    expect((await sessionOf(made.session)).status).toBe('fetched');
+  });
+
   it('refuses a redirect session answered at the dc-api endpoint, naming where to post', async () => {
     const made = await offer();
     const resolved = await resolveRequest(made.uri);
@@ -133,7 +142,7 @@ describe('which session may answer', () => {
 });
 
 describe('the answer of a session', () => {
-  it('completes with a redirect_uri carrying a response_code the session keeps, and logs the verification', async () => {
+  it('completes with a redirect_uri carrying a response_code the session requires (kept only hashed), and logs the verification', async () => {
     const made = await offer();
     const resolved = await resolveRequest(made.uri);
     const reply = await post(resolved.responseUri, await responseForm(resolved, { pid: [await presentation(resolved)] }));
@@ -145,7 +154,8 @@ describe('the answer of a session', () => {
     expect(code).toMatch(/^[A-Za-z0-9_-]{32}$/);
     const done = await sessionOf(made.session);
     expect(done).toMatchObject({ status: 'completed', consumed: true });
-    expect((done.public as Record<string, unknown>).responseCode).toBe(code);
+    expect(done.public).toMatchObject({ responseCodeRequired: true });
+    expect(JSON.stringify(done)).not.toContain(code);
     expect(await logsOf(made.session)).toContainEqual(
       expect.objectContaining({ level: 'info', message: 'presentation verified', details: { credentials: 1 } }),
     );
@@ -157,7 +167,7 @@ describe('the answer of a session', () => {
     const reply = await post(resolved.responseUri, await responseForm(resolved, { pid: [await presentation(resolved)] }));
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({});
-    expect((await sessionOf(made.session)).public).not.toHaveProperty('responseCode');
+    expect((await sessionOf(made.session)).public).not.toHaveProperty('responseCodeRequired');
   });
 
   it('fails the session with the reason and a warning in its log when a rule refuses', async () => {
@@ -193,6 +203,36 @@ describe('the answer of a session', () => {
     );
   });
 
+  it('ignores an origin field in a wallet response (the origin binds only DC API responses)', async () => {
+    const made = await offer({ requestId: 'adult-no-redirect' });
+    const resolved = await resolveRequest(made.uri);
+    const form = await responseForm(resolved, { pid: [await presentation(resolved)] });
+    const reply = await post(resolved.responseUri, { ...form, origin: 'https://elsewhere.example' });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect((await sessionOf(made.session)).status).toBe('completed');
+  });
+
+  it('completes once when the same answer is posted twice at the same time: the other is refused', async () => {
+    const made = await offer({ requestId: 'adult-no-redirect' });
+    const resolved = await resolveRequest(made.uri);
+    const form = await responseForm(resolved, { pid: [await presentation(resolved)] });
+    const replies = await Promise.all([
+      post(resolved.responseUri, form),
+      post(resolved.responseUri, form),
+      post(resolved.responseUri, form),
+    ]);
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+    // A loser either finds the session answered already or loses the completion itself.
+    for (const refused of replies.filter((r) => r.status === 400))
+      expect(refused.body).toMatchObject({
+        error: 'invalid_request',
+        error_description: expect.stringMatching(/^this presentation request (was already answered|does not accept a response)/),
+      });
+    const logs = await logsOf(made.session);
+    expect(logs.filter((l) => l.message === 'presentation verified')).toHaveLength(1);
+    expect(await sessionOf(made.session)).toMatchObject({ status: 'completed', consumed: true });
+  });
+
   it('takes a state repeated beside the encrypted response only when it is the one inside', async () => {
     const made = await offer({ responseMode: 'direct_post.jwt' });
     const resolved = await resolveRequest(made.uri);
@@ -218,7 +258,9 @@ describe('the webhook', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const { port } = receiver.address() as { port: number };
     try {
+      // Without a redirect, the webhook goes out on completion (with one, it waits for the response_code: response-code.test.ts).
       const made = await offer({
+        requestId: 'adult-no-redirect',
         webhook: { url: `http://127.0.0.1:${port}/claims`, auth: { type: 'header', header: { name: 'X-Key', value: 'k' } } },
       });
       const resolved = await resolveRequest(made.uri);
@@ -248,7 +290,10 @@ describe('the webhook', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const { port } = receiver.address() as { port: number };
     try {
-      const made = await offer({ webhook: { url: `http://127.0.0.1:${port}/claims`, auth: { type: 'none' } } });
+      const made = await offer({
+        requestId: 'adult-no-redirect',
+        webhook: { url: `http://127.0.0.1:${port}/claims`, auth: { type: 'none' } },
+      });
       const resolved = await resolveRequest(made.uri);
       expect((await post(resolved.responseUri, await responseForm(resolved, { pid: [await presentation(resolved)] }))).status).toBe(200);
       await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
