@@ -3,8 +3,8 @@
 // what the code always does is met with the reason; what a setting, configuration or key chain
 // decides names the one that fails, by id.
 import type { CredentialConfiguration } from '../credential-configs/service.js';
+import { HAIP_PROFILE } from '../issuance/settings/profile.js';
 import type { IssuerSettings } from '../issuance/settings/service.js';
-import { HAIP_PROFILE } from './profile.js';
 import type { ChainFacts } from './rules.js';
 
 export type Status = 'met' | 'not-met' | 'not-applicable';

@@ -1,8 +1,8 @@
 // The conformance report through the management API.
 import { z } from 'zod';
+import { HAIP_PROFILE } from '../issuance/settings/profile.js';
 import { tenantOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
-import { HAIP_PROFILE } from './profile.js';
 import type { ConformanceService } from './service.js';
 
 const Requirement = z

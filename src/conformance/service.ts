@@ -1,13 +1,13 @@
 // The conformance report of a tenant, and the haip-1.0 profile's checks over what is created or
 // changed in it. Both read the tenant's live configuration through the features that own it.
 import type { CredentialConfigService } from '../credential-configs/service.js';
+import { HAIP_PROFILE } from '../issuance/settings/profile.js';
 import type { IssuerSettings, IssuerSettingsService } from '../issuance/settings/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { Executor } from '../platform/db/values.js';
 import type { FieldError } from '../platform/http/problem.js';
 import type { PresentationConfigService } from '../presentation-configs/service.js';
 import type { PresentationOffers } from '../verification/presentation-request/service.js';
-import { HAIP_PROFILE } from './profile.js';
 import { HAIP_REQUIREMENTS, type Status, type TenantFacts } from './requirements.js';
 import {
   type ChainFacts,

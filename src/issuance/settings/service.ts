@@ -5,7 +5,6 @@ import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { AuditService } from '../../audit/service.js';
-import { ProfileSchema } from '../../conformance/profile.js';
 import { FederationSettingsSchema } from '../../federation/settings.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Sealer } from '../../platform/crypto/sealed.js';
@@ -14,6 +13,7 @@ import { type Executor, inTransaction, nowIso } from '../../platform/db/values.j
 import { type FieldError, invalidFields } from '../../platform/http/problem.js';
 import { underWebUrlPolicy, webUrl } from '../../platform/http/web-urls.js';
 import { ChainedAuthorizationServerSchema, sameClientSecret, sealClientSecret, withoutClientSecret } from './chained-as.js';
+import { ProfileSchema } from './profile.js';
 
 const Display = z.strictObject({
   name: z.string().min(1),
