@@ -216,6 +216,59 @@ describe('update: what goes with the change', () => {
     expect(events.filter((event) => !event.startsWith('null>'))).toEqual(['active>fetched']);
   });
 
+  it('tells the in-process status listeners once per change of status (a change without one tells none); the log line goes only with an applied change', async () => {
+    const { session } = await sessionWithHandle();
+    const told: string[] = [];
+    sessions.onStatusChange((state, previous) => {
+      if (state.id === session.id) told.push(`${previous}>${state.status}`);
+    });
+    await sessions.update('acme', session.id, { public: { note: 1 } });
+    await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { log: { level: 'info', message: 'moved on' } });
+    await sessions.update('acme', session.id, { public: { note: 2 } }, {}, undefined, { log: { level: 'info', message: 'noted' } });
+    // A change the compare-and-set refused writes no log line.
+    expect(
+      await sessions.update('acme', session.id, { public: { note: 3 } }, { statuses: ['active'] }, undefined, {
+        log: { level: 'info', message: 'refused' },
+      }),
+    ).toBeUndefined();
+    expect(told).toEqual(['active>fetched']);
+    const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
+    expect(
+      logs
+        .map((l) => l.message)
+        .filter((m) => ['moved on', 'noted', 'refused'].includes(m))
+        .sort(),
+    ).toEqual(['moved on', 'noted']);
+  });
+
+  it('gives up, naming the session, when the compare-and-set loses on each of its 50 attempts', async () => {
+    const { session } = await sessionWithHandle();
+    // Stands in for writers that change the session between every read and write: a trigger that
+    // leaves this session's row unchanged, so every compare-and-set finds no row to update.
+    const trigger = `lose_every_update_${session.id.replace(/[^a-z0-9]/gi, '')}`;
+    if (engine === 'postgres') {
+      await sql`create function ${sql.raw(trigger)}() returns trigger language plpgsql as 'begin return null; end'`.execute(svc.db);
+      await sql`create trigger ${sql.raw(trigger)} before update on sessions for each row
+        when (old.id = ${sql.lit(session.id)}) execute function ${sql.raw(trigger)}()`.execute(svc.db);
+    } else {
+      await sql`create trigger ${sql.raw(trigger)} before update on sessions for each row
+        when old.id = ${sql.lit(session.id)} begin select raise(ignore); end`.execute(svc.db);
+    }
+    let attempts = 0;
+    try {
+      const update = sessions.update('acme', session.id, () => {
+        attempts++;
+        return { status: 'fetched' };
+      });
+      await expect(update).rejects.toThrow(`session ${session.id}: changed by others on each of 50 attempts`);
+      expect(attempts).toBe(50);
+    } finally {
+      await sql`drop trigger ${sql.raw(trigger)}${engine === 'postgres' ? sql` on sessions` : sql``}`.execute(svc.db);
+      if (engine === 'postgres') await sql`drop function ${sql.raw(trigger)}()`.execute(svc.db);
+    }
+    expect((await row(session.id)).status).toBe('active');
+  });
+
   it('a session that is gone: undefined', async () => {
     expect(await sessions.update('acme', 'no-such-session', { status: 'fetched' })).toBeUndefined();
   });
