@@ -16,13 +16,15 @@ export default mutationConfig('invariants', {
     // countTxCodeFailure: wrong transaction codes counted while attempts are left
     'src/sessions/store.ts:151-161',
     // handleQuery: only a live handle names its session
-    'src/sessions/store.ts:168-176',
+    'src/sessions/store.ts:171-178',
     // moveByHandle (redeem by handle in one statement) and respurposeHandle (spend a code, a request_uri, a refresh token)
-    'src/sessions/store.ts:204-261',
-    // SessionService.update: the compare-and-set loop; findByHandleInserting; spendHandle and spendHandleOfLiveSession
+    'src/sessions/store.ts:207-265',
+    // SessionService.update: the compare-and-set loop; spendHandleOfSession; findByHandleInserting;
+    // spendHandle and spendHandleOfLiveSession
     'src/sessions/service.ts:234-267',
-    'src/sessions/service.ts:319-322',
-    'src/sessions/service.ts:399-412',
+    'src/sessions/service.ts:324-327',
+    'src/sessions/service.ts:335-338',
+    'src/sessions/service.ts:415-428',
     // takeConfiguration: one credential per configuration and round, with its c_nonce
     // (L67, the serial spend, runs only on SQLite: mutated by the invariants-sqlite set)
     'src/issuance/credential-request/store.ts:42-66',

@@ -119,6 +119,17 @@ describe('spendHandleOfLiveSession: a refresh token rotates once, only while its
   });
 });
 
+describe('spendHandleOfSession: a handle is spent only for its own session and tenant', () => {
+  it(`${RACERS} racing spends: one wins; the handle named with another session or tenant is not spent`, async () => {
+    const { session, handle } = await sessionWithHandle();
+    const { session: other } = await sessionWithHandle();
+    expect(await sessions.spendHandleOfSession(CODE, handle, 'acme', other.id)).toBe(false);
+    expect(await sessions.spendHandleOfSession(CODE, handle, 'other', session.id)).toBe(false);
+    const results = await race(RACERS, () => sessions.spendHandleOfSession(CODE, handle, 'acme', session.id));
+    expect(count(results, true)).toBe(1);
+  });
+});
+
 describe('countTxCodeFailure: at most `max` wrong transaction codes are counted', () => {
   it('10 racing wrong guesses with 3 attempts: places 1, 2 and 3 once each, the rest find none left', async () => {
     const { session } = await sessionWithHandle();
@@ -267,6 +278,20 @@ describe('update: what goes with the change', () => {
       if (engine === 'postgres') await sql`drop function ${sql.raw(trigger)}()`.execute(svc.db);
     }
     expect((await row(session.id)).status).toBe('active');
+  });
+
+  it("a `from` read of another session, or of another tenant's, is not taken for this session's row", async () => {
+    const { session } = await sessionWithHandle({ public: { owner: 'this' } });
+    const { session: sibling } = await sessionWithHandle({ public: { owner: 'sibling' } });
+    const { session: foreign } = await sessionWithHandle({ tenant: 'other', public: { owner: 'foreign' } });
+    for (const from of [await sessions.find('acme', sibling.id), await sessions.find('other', foreign.id)]) {
+      const changed = await sessions.update('acme', session.id, (current) => ({ public: { seen: current.public.owner } }), {}, undefined, {
+        from: from as NonNullable<typeof from>,
+      });
+      expect(changed?.id).toBe(session.id);
+      expect(changed?.public.seen).toBe('this');
+    }
+    expect((await sessions.find('acme', session.id))?.public.seen).toBe('this');
   });
 
   it('a session that is gone: undefined', async () => {
