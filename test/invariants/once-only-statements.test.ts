@@ -316,6 +316,20 @@ describe('update: what goes with the change', () => {
     expect(logs.filter((l) => l.message === 'sent along')).toHaveLength(1);
   });
 
+  it('a write that does not guard the change is sent with a first attempt that applies', async () => {
+    const { session } = await sessionWithHandle();
+    const write = {
+      query: svc.db
+        .insertInto('session_logs')
+        .values({ session_id: session.id, level: 'info', message: 'first try', details: null, created_at: new Date().toISOString() })
+        .returning('seq'),
+      guards: false,
+    };
+    expect((await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { writes: [write] }))?.status).toBe('fetched');
+    const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
+    expect(logs.filter((l) => l.message === 'first try')).toHaveLength(1);
+  });
+
   it('a guarding write that touched its row is sent again with the retry, and the change applies', async () => {
     const { session } = await sessionWithHandle();
     const stale = (await sessions.find('acme', session.id)) as NonNullable<Awaited<ReturnType<SessionService['find']>>>;
