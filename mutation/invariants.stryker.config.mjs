@@ -9,20 +9,26 @@ process.env.TEST_POSTGRES_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export default mutationConfig('invariants', {
   mutate: [
-    // updateSessionAt: the compare-and-set on the version, with its log line and guarding writes
-    'src/sessions/store.ts:58-95',
+    // updateSessionAt: the compare-and-set on the version, with its log line and guarding writes (the
+    // serial writes of L74-76 run only on SQLite: mutated by the invariants-sqlite set)
+    'src/sessions/store.ts:58-73',
+    'src/sessions/store.ts:77-95',
     // countTxCodeFailure: wrong transaction codes counted while attempts are left
     'src/sessions/store.ts:151-161',
     // handleQuery: only a live handle names its session
-    'src/sessions/store.ts:168-176',
+    'src/sessions/store.ts:171-178',
     // moveByHandle (redeem by handle in one statement) and respurposeHandle (spend a code, a request_uri, a refresh token)
-    'src/sessions/store.ts:204-261',
-    // SessionService.update: the compare-and-set loop; findByHandleInserting; spendHandle and spendHandleOfLiveSession
+    'src/sessions/store.ts:207-265',
+    // SessionService.update: the compare-and-set loop; spendHandleOfSession; findByHandleInserting;
+    // spendHandle and spendHandleOfLiveSession
     'src/sessions/service.ts:234-267',
-    'src/sessions/service.ts:319-322',
-    'src/sessions/service.ts:399-412',
+    'src/sessions/service.ts:324-327',
+    'src/sessions/service.ts:335-338',
+    'src/sessions/service.ts:415-428',
     // takeConfiguration: one credential per configuration and round, with its c_nonce
-    'src/issuance/credential-request/store.ts:42-74',
+    // (L67, the serial spend, runs only on SQLite: mutated by the invariants-sqlite set)
+    'src/issuance/credential-request/store.ts:42-66',
+    'src/issuance/credential-request/store.ts:68-74',
     // insertAndRead on PostgreSQL: a once-only value remembered in the read's round trip
     'src/platform/db/values.ts:51-56',
     // c_nonces, proof ids and challenges: consumed or remembered once

@@ -119,6 +119,17 @@ describe('spendHandleOfLiveSession: a refresh token rotates once, only while its
   });
 });
 
+describe('spendHandleOfSession: a handle is spent only for its own session and tenant', () => {
+  it(`${RACERS} racing spends: one wins; the handle named with another session or tenant is not spent`, async () => {
+    const { session, handle } = await sessionWithHandle();
+    const { session: other } = await sessionWithHandle();
+    expect(await sessions.spendHandleOfSession(CODE, handle, 'acme', other.id)).toBe(false);
+    expect(await sessions.spendHandleOfSession(CODE, handle, 'other', session.id)).toBe(false);
+    const results = await race(RACERS, () => sessions.spendHandleOfSession(CODE, handle, 'acme', session.id));
+    expect(count(results, true)).toBe(1);
+  });
+});
+
 describe('countTxCodeFailure: at most `max` wrong transaction codes are counted', () => {
   it('10 racing wrong guesses with 3 attempts: places 1, 2 and 3 once each, the rest find none left', async () => {
     const { session } = await sessionWithHandle();
@@ -216,6 +227,73 @@ describe('update: what goes with the change', () => {
     expect(events.filter((event) => !event.startsWith('null>'))).toEqual(['active>fetched']);
   });
 
+  it('tells the in-process status listeners once per change of status (a change without one tells none); the log line goes only with an applied change', async () => {
+    const { session } = await sessionWithHandle();
+    const told: string[] = [];
+    sessions.onStatusChange((state, previous) => {
+      if (state.id === session.id) told.push(`${previous}>${state.status}`);
+    });
+    await sessions.update('acme', session.id, { public: { note: 1 } });
+    await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { log: { level: 'info', message: 'moved on' } });
+    await sessions.update('acme', session.id, { public: { note: 2 } }, {}, undefined, { log: { level: 'info', message: 'noted' } });
+    // A change the compare-and-set refused writes no log line.
+    expect(
+      await sessions.update('acme', session.id, { public: { note: 3 } }, { statuses: ['active'] }, undefined, {
+        log: { level: 'info', message: 'refused' },
+      }),
+    ).toBeUndefined();
+    expect(told).toEqual(['active>fetched']);
+    const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
+    expect(
+      logs
+        .map((l) => l.message)
+        .filter((m) => ['moved on', 'noted', 'refused'].includes(m))
+        .sort(),
+    ).toEqual(['moved on', 'noted']);
+  });
+
+  it('gives up, naming the session, when the compare-and-set loses on each of its 50 attempts', async () => {
+    const { session } = await sessionWithHandle();
+    // Stands in for writers that change the session between every read and write: a trigger that
+    // leaves this session's row unchanged, so every compare-and-set finds no row to update.
+    const trigger = `lose_every_update_${session.id.replace(/[^a-z0-9]/gi, '')}`;
+    if (engine === 'postgres') {
+      await sql`create function ${sql.raw(trigger)}() returns trigger language plpgsql as 'begin return null; end'`.execute(svc.db);
+      await sql`create trigger ${sql.raw(trigger)} before update on sessions for each row
+        when (old.id = ${sql.lit(session.id)}) execute function ${sql.raw(trigger)}()`.execute(svc.db);
+    } else {
+      await sql`create trigger ${sql.raw(trigger)} before update on sessions for each row
+        when old.id = ${sql.lit(session.id)} begin select raise(ignore); end`.execute(svc.db);
+    }
+    let attempts = 0;
+    try {
+      const update = sessions.update('acme', session.id, () => {
+        attempts++;
+        return { status: 'fetched' };
+      });
+      await expect(update).rejects.toThrow(`session ${session.id}: changed by others on each of 50 attempts`);
+      expect(attempts).toBe(50);
+    } finally {
+      await sql`drop trigger ${sql.raw(trigger)}${engine === 'postgres' ? sql` on sessions` : sql``}`.execute(svc.db);
+      if (engine === 'postgres') await sql`drop function ${sql.raw(trigger)}()`.execute(svc.db);
+    }
+    expect((await row(session.id)).status).toBe('active');
+  });
+
+  it("a `from` read of another session, or of another tenant's, is not taken for this session's row", async () => {
+    const { session } = await sessionWithHandle({ public: { owner: 'this' } });
+    const { session: sibling } = await sessionWithHandle({ public: { owner: 'sibling' } });
+    const { session: foreign } = await sessionWithHandle({ tenant: 'other', public: { owner: 'foreign' } });
+    for (const from of [await sessions.find('acme', sibling.id), await sessions.find('other', foreign.id)]) {
+      const changed = await sessions.update('acme', session.id, (current) => ({ public: { seen: current.public.owner } }), {}, undefined, {
+        from: from as NonNullable<typeof from>,
+      });
+      expect(changed?.id).toBe(session.id);
+      expect(changed?.public.seen).toBe('this');
+    }
+    expect((await sessions.find('acme', session.id))?.public.seen).toBe('this');
+  });
+
   it('a session that is gone: undefined', async () => {
     expect(await sessions.update('acme', 'no-such-session', { status: 'fetched' })).toBeUndefined();
   });
@@ -236,6 +314,20 @@ describe('update: what goes with the change', () => {
     expect(changed?.public.note).toBe('meanwhile');
     const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
     expect(logs.filter((l) => l.message === 'sent along')).toHaveLength(1);
+  });
+
+  it('a write that does not guard the change is sent with a first attempt that applies', async () => {
+    const { session } = await sessionWithHandle();
+    const write = {
+      query: svc.db
+        .insertInto('session_logs')
+        .values({ session_id: session.id, level: 'info', message: 'first try', details: null, created_at: new Date().toISOString() })
+        .returning('seq'),
+      guards: false,
+    };
+    expect((await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { writes: [write] }))?.status).toBe('fetched');
+    const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
+    expect(logs.filter((l) => l.message === 'first try')).toHaveLength(1);
   });
 
   it('a guarding write that touched its row is sent again with the retry, and the change applies', async () => {

@@ -1,0 +1,17 @@
+import { mutationConfig } from './base.mjs';
+
+// The SQLite side of the invariants set: the serial steps SQLite takes where PostgreSQL sends one
+// statement (SQLite runs one writer at a time, so the steps cannot interleave with another writer).
+// These branches never run on PostgreSQL, so they are mutated here, with the same tests on SQLite.
+process.env.DB_TYPE = 'sqlite';
+
+export default mutationConfig('invariants-sqlite', {
+  mutate: [
+    // updateSessionAt: the guarding writes before the compare-and-set, the log line after (the choice of
+    // this form, L72, is mutated by the invariants set: on SQLite its second operand is never evaluated)
+    'src/sessions/store.ts:73-79',
+    // takeConfiguration: the c_nonce spent before the configuration is taken
+    'src/issuance/credential-request/store.ts:67-73',
+  ],
+  testFiles: ['test/invariants/once-only-statements.test.ts'],
+});
