@@ -2,7 +2,8 @@
 // kind of thing (issuer settings, a credential configuration, a presentation configuration, a
 // presentation request) and answers the broken rules as field errors. Pure: the caller reads the
 // key chains involved (in its own transaction) and passes them in.
-import { isSelfSigned, parsePemChain } from '../platform/crypto/x509.js';
+import { leafIsSelfSigned as pemLeafIsSelfSigned } from '../key-chains/checks.js';
+import { parsePemChain } from '../platform/crypto/x509.js';
 import type { FieldError } from '../platform/http/problem.js';
 import { RULES, ruleError } from './profile.js';
 
@@ -16,8 +17,7 @@ export interface ChainFacts {
 
 /** The leaf a wallet gets in x5c is self-signed (a standalone chain, or an imported self-signed certificate). */
 export function leafIsSelfSigned(chain: ChainFacts): boolean {
-  const [leaf] = parsePemChain(chain.activeCertificate);
-  return leaf === undefined || isSelfSigned(leaf);
+  return !parsePemChain(chain.activeCertificate).length || pemLeafIsSelfSigned(chain.activeCertificate);
 }
 
 const SELF_SIGNED = (chain: ChainFacts) =>

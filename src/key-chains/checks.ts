@@ -4,7 +4,7 @@
 import { createECDH, createPublicKey, type JsonWebKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import type { JWK } from 'jose';
 import { algorithmOfCurve, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
-import { parsePemChain } from '../platform/crypto/x509.js';
+import { isSelfSigned, parsePemChain } from '../platform/crypto/x509.js';
 import { badRequest, type FieldError, invalidFields } from '../platform/http/problem.js';
 import { maxCommonName, ROOT_COMMON_NAME_SUFFIX, SUBJECT_UPPER_BOUNDS, type Subject } from './certificates.js';
 import { KEY_NAME } from './key-names.js';
@@ -109,10 +109,6 @@ function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
     return false;
   }
 }
-
-/** Whether the certificate is its own issuer: its issuer name is its subject, and its own key signed it. */
-export const isSelfSigned = (certificate: X509Certificate) =>
-  certificate.subject === certificate.issuer && signedBy(certificate, certificate);
 
 /**
  * Whether the leaf of a PEM chain (a key chain's active certificate) is self-signed: what HAIP 1.0

@@ -18,4 +18,12 @@ export const toX5c = (certs: X509Certificate[]) => certs.map((c) => c.raw.toStri
  * Issued by itself and verified by its own key: a trust anchor, or a standalone certificate that acts
  * as one. (Not checkIssued: OpenSSL's issuer check also wants keyCertSign, which a self-signed leaf lacks.)
  */
-export const isSelfSigned = (cert: X509Certificate) => cert.subject === cert.issuer && cert.verify(cert.publicKey);
+export function isSelfSigned(cert: X509Certificate): boolean {
+  if (cert.subject !== cert.issuer) return false;
+  try {
+    return cert.verify(cert.publicKey);
+  } catch {
+    // A signature or key algorithm OpenSSL cannot check: not shown to be self-signed.
+    return false;
+  }
+}
