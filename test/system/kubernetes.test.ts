@@ -25,6 +25,7 @@ import {
 } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, ConfigError, loadConfig, SERVICE_SECRET_KEYS } from '../../src/config.js';
+import { fieldProblems, hasFieldSchema } from '../support/kubernetes-fields.js';
 import { firstDocument, kubectlKustomize, kubectlUnavailable, type Resource, readYamlDocuments, render } from '../support/kustomize.js';
 import { freePort, startService } from '../support/service.js';
 
@@ -86,6 +87,8 @@ describe.each(KUSTOMIZATIONS)('Kubernetes: %s', (_name, dir) => {
       expect(validate, `${resource.apiVersion} ${resource.kind} ${resource.metadata.name}`).toBeDefined();
       validate?.(resource);
     }
+    // Field names too, which validate() does not check: an unknown one is refused or dropped by the API.
+    expect(fieldProblems(resources.filter(hasFieldSchema), REPO)).toEqual([]);
     const names = resources.map((r) => `${r.kind}/${r.metadata.name}`);
     expect(new Set(names).size, 'no two resources of one kind share a name').toBe(names.length);
   });
