@@ -567,3 +567,49 @@ describe('findByHandleInserting: a read with a once-only value remembered in the
     });
   });
 });
+
+describe('update: several writes along, and the attempts they take', () => {
+  const guard = (value: string) => ({ query: nonces.consuming('acme', 'guard-many', value), guards: true });
+  const logLine = (sessionId: string, message: string) => ({
+    query: svc.db
+      .insertInto('session_logs')
+      .values({ session_id: sessionId, level: 'info', message, details: null, created_at: new Date().toISOString() })
+      .returning('seq'),
+    guards: false,
+  });
+
+  it('a write that does not guard the change and touched no row: the change applies at its first attempt', async () => {
+    const { session } = await sessionWithHandle();
+    const touchesNothing = {
+      query: svc.db.updateTable('nonces').set({ purpose: 'none' }).where('hash', '=', 'no-such-nonce').returning('hash'),
+      guards: false,
+    };
+    let computed = 0;
+    const change = () => {
+      computed++;
+      return { status: 'fetched' as const };
+    };
+    expect((await sessions.update('acme', session.id, change, {}, undefined, { writes: [touchesNothing] }))?.status).toBe('fetched');
+    expect((await row(session.id)).version).toBe(1);
+    expect(computed).toBe(1);
+  });
+
+  it('two guarding writes and one that does not guard: the change applies only when both guards touched their row', async () => {
+    const { session } = await sessionWithHandle();
+    const first = await nonces.issue('acme', 'guard-many', 60);
+    const refused = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, {
+      writes: [guard(first), logLine(session.id, 'along, refused'), guard('never-issued')],
+    });
+    expect(refused).toBeUndefined();
+    expect((await row(session.id)).status).toBe('active');
+    const second = await nonces.issue('acme', 'guard-many', 60);
+    const third = await nonces.issue('acme', 'guard-many', 60);
+    const applied = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, {
+      writes: [guard(second), logLine(session.id, 'along, applied'), guard(third)],
+    });
+    expect(applied?.status).toBe('fetched');
+    expect(await nonces.consume('acme', 'guard-many', second)).toBe(false);
+    expect(await nonces.consume('acme', 'guard-many', third)).toBe(false);
+    expect((await logMessages(session.id)).filter((m) => m.startsWith('along, '))).toEqual(['along, refused', 'along, applied']);
+  });
+});
