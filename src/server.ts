@@ -17,7 +17,10 @@ export interface RunningService {
   config: ReadyConfig;
   /** The address the server listens on, for example http://127.0.0.1:3000. */
   url: string;
-  /** Closes at once: the server (its requests in flight finish), then every shutdown step. */
+  /**
+   * Closes without a drain: the server (its requests in flight finish), then every shutdown step,
+   * without waiting for background work (tests, and a start that failed half-way).
+   */
   close(): Promise<void>;
   /** The stop of a SIGTERM or SIGINT: drains within SHUTDOWN_GRACE_SECONDS (src/platform/lifecycle/drain.ts). */
   drain(): Promise<DrainOutcome>;
@@ -59,7 +62,10 @@ export async function start(
     services,
     config,
     url: `http://127.0.0.1:${config.PORT}`,
-    close: () => app.close(),
+    close: () => {
+      services.lifecycle.leaveBackgroundWork();
+      return app.close();
+    },
     drain: () =>
       drain(app, services.lifecycle, connections, {
         delaySeconds: config.SHUTDOWN_DELAY_SECONDS,

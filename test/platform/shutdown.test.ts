@@ -50,7 +50,7 @@ describe('shutdown steps', () => {
 });
 
 describe('stopping the service', () => {
-  it('waits for webhook deliveries under way before it closes the database', async () => {
+  it('drains: waits for webhook deliveries under way before it closes the database', async () => {
     const receiver = await heldProvider({});
     const svc = await startService();
     try {
@@ -81,7 +81,7 @@ describe('stopping the service', () => {
       await receiver.received(2);
 
       let closed = false;
-      const closing = svc.running.close().then(() => {
+      const closing = svc.running.drain().then(() => {
         closed = true;
       });
       await new Promise((resolve) => setTimeout(resolve, 300));

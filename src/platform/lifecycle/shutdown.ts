@@ -92,9 +92,17 @@ export class Lifecycle {
   readonly steps = new ShutdownSteps();
   readonly background = new BackgroundWork();
   private drainingSince: number | undefined;
+  private waitForBackground = true;
 
   constructor() {
-    this.steps.add('await-work', 'background work', () => this.background.settled());
+    this.steps.add('await-work', 'background work', async () => {
+      if (this.waitForBackground) await this.background.settled();
+    });
+  }
+
+  /** A close without a drain (tests, a start that failed half-way) does not wait for background work. */
+  leaveBackgroundWork() {
+    this.waitForBackground = false;
   }
 
   /** From now on readiness answers 503; the waiting steps end at `deadline` (ms since the epoch). */
