@@ -54,6 +54,8 @@ import { EventStreams } from './platform/http/sse.js';
 import type { App } from './platform/http/types.js';
 import { webUrlPolicyFor, withWebUrlPolicy } from './platform/http/web-urls.js';
 import { Scheduler } from './platform/jobs/scheduler.js';
+import { closeConnectionsWhileDraining } from './platform/lifecycle/drain.js';
+import { Lifecycle } from './platform/lifecycle/shutdown.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
 import { sealPrototypes } from './platform/prototype-seal.js';
@@ -94,6 +96,11 @@ export interface Services {
   configFiles: ConfigFileService;
   /** Runs the scheduled jobs; tests call runNow() instead of waiting for a round. */
   scheduler: Scheduler;
+  /**
+   * Whether the service is draining, and what stopping it runs: a part with work of its own (a
+   * delivery worker) adds its stop to `lifecycle.steps` here, in app.ts, and nothing else changes.
+   */
+  lifecycle: Lifecycle;
 }
 
 export interface BuiltApp {
@@ -142,6 +149,7 @@ async function assemble(
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
   const metrics = new Metrics(db);
   const caches = new Caches();
+  const lifecycle = new Lifecycle();
   const identityProvider = await connectExternalProvider(config, tracing);
   // The providers' code (and the file's schema) is loaded only when KMS_PROVIDERS names a file.
   const keyProviders = config.KMS_PROVIDERS
@@ -287,6 +295,7 @@ async function assemble(
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
     statusListCache: caches.fetchedStatusList,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+    background: lifecycle.background,
     clock,
   });
   const issuance = createIssuance({
@@ -311,6 +320,7 @@ async function assemble(
     },
     metrics,
     webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+    background: lifecycle.background,
     presentations: verification.embeddedPresentations,
     trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
     federation: federation.trust,
@@ -350,13 +360,17 @@ async function assemble(
   app.addHook('onReady', async () => scheduler.start());
   // Open event streams would otherwise hold the server open until their clients leave.
   app.addHook('preClose', async () => streams.closeAll());
-  app.addHook('onClose', async () => {
-    await scheduler.stop();
-    await bus.close();
-    await keyProviders.close();
-    await db.close();
-    await tracing.shutdown();
-  });
+  // What stopping runs once the server has closed (its requests answered), in the order of
+  // SHUTDOWN_PHASES (src/platform/lifecycle/shutdown.ts); the background work step is the lifecycle's own.
+  const { steps } = lifecycle;
+  steps.add('stop-work', 'scheduler', () => scheduler.stop());
+  steps.add('release', 'job leases', () => scheduler.releaseLeases());
+  steps.add('disconnect', 'event bus', () => bus.close());
+  steps.add('disconnect', 'key providers', () => keyProviders.close());
+  steps.add('disconnect', 'database', () => db.close());
+  steps.add('disconnect', 'tracing', () => tracing.shutdown());
+  app.addHook('onClose', async () => steps.run(app.log));
+  closeConnectionsWhileDraining(app, lifecycle);
   await documentAndProtect(app, {
     resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation),
     verifier: auth.verifier,
@@ -371,6 +385,7 @@ async function assemble(
       await sql`select 1`.execute(kysely);
     },
     checkKeyProviders: () => keyChains.checkProviders(),
+    draining: () => lifecycle.draining,
   });
   for (const feature of [
     auth,
@@ -415,6 +430,7 @@ async function assemble(
       trustLists,
       configFiles: configFileFeature.configFiles,
       scheduler,
+      lifecycle,
     },
   };
 }

@@ -174,6 +174,18 @@ export const CONFIG_KEYS = {
     default: '60',
     description: 'how often scheduled jobs (key rotation, clean-ups) are checked; each runs on one instance per round',
   },
+  SHUTDOWN_DELAY_SECONDS: {
+    schema: int(0, 300),
+    default: '0',
+    description:
+      'after SIGTERM or SIGINT, seconds during which requests are still served while /health/ready answers 503, before the listener closes (Kubernetes: a few seconds, so that the pod leaves the Service first); counts within SHUTDOWN_GRACE_SECONDS',
+  },
+  SHUTDOWN_GRACE_SECONDS: {
+    schema: int(1, 3600),
+    default: '25',
+    description:
+      'seconds from SIGTERM or SIGINT within which requests in flight and background work (webhook deliveries) may finish; connections still open then are cut and the stop goes on (keep it below the Kubernetes terminationGracePeriodSeconds, 30 by default)',
+  },
   WEBHOOK_RETRY_DELAYS_MS: {
     schema: z
       .string()
@@ -314,6 +326,11 @@ function crossKeyProblems(config: Config): string[] {
   }
   if (config.STATUS_CAPACITY > config.STATUS_MAX_CAPACITY) {
     problems.push(`STATUS_CAPACITY: must be at most STATUS_MAX_CAPACITY (${config.STATUS_MAX_CAPACITY})`);
+  }
+  if (config.SHUTDOWN_DELAY_SECONDS >= config.SHUTDOWN_GRACE_SECONDS) {
+    problems.push(
+      `SHUTDOWN_DELAY_SECONDS: must be less than SHUTDOWN_GRACE_SECONDS (${config.SHUTDOWN_GRACE_SECONDS}): the delay counts within the grace`,
+    );
   }
   if ((config.AUTH_CLIENT_ID === undefined) !== (config.AUTH_CLIENT_SECRET === undefined)) {
     problems.push('AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither');

@@ -7,6 +7,7 @@ import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from '.
 import { ConfigImportError, type ImportEnvironment, importEnvironment } from './config-files/service.js';
 import { explainMasterSecretRefusal, firstRunAnnouncement, prepareSecrets } from './first-run.js';
 import type { Db } from './platform/db/connect.js';
+import { type DrainOutcome, drain, trackConnections } from './platform/lifecycle/drain.js';
 import { databaseFailure, listenFailure, StartUpError } from './start-up-errors.js';
 
 export interface RunningService {
@@ -16,7 +17,13 @@ export interface RunningService {
   config: ReadyConfig;
   /** The address the server listens on, for example http://127.0.0.1:3000. */
   url: string;
+  /**
+   * Closes without a drain: the server (its requests in flight finish), then every shutdown step,
+   * without waiting for background work (tests, and a start that failed half-way).
+   */
   close(): Promise<void>;
+  /** The stop of a SIGTERM or SIGINT: drains within SHUTDOWN_GRACE_SECONDS (src/platform/lifecycle/drain.ts). */
+  drain(): Promise<DrainOutcome>;
 }
 
 export async function start(
@@ -36,6 +43,7 @@ export async function start(
   }
   const clientUnused = generated.client !== undefined && !(await services.clients.hasObtainedToken(generated.client.id));
   const announcement = firstRunAnnouncement(config, generated, clientUnused);
+  const connections = trackConnections(app.server);
   try {
     await app.listen({ port: config.PORT, host: config.HOST });
   } catch (err) {
@@ -48,7 +56,22 @@ export async function start(
     app.log.info({ firstRun: announcement.record }, 'generated secrets in use: the terminal shows how to get a first token');
     announce(announcement.text);
   }
-  return { app, db, services, config, url: `http://127.0.0.1:${config.PORT}`, close: () => app.close() };
+  return {
+    app,
+    db,
+    services,
+    config,
+    url: `http://127.0.0.1:${config.PORT}`,
+    close: () => {
+      services.lifecycle.leaveBackgroundWork();
+      return app.close();
+    },
+    drain: () =>
+      drain(app, services.lifecycle, connections, {
+        delaySeconds: config.SHUTDOWN_DELAY_SECONDS,
+        graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
+      }),
+  };
 }
 
 /** The configuration files of CONFIG_IMPORT, written before the service answers anyone. */

@@ -9934,8 +9934,11 @@ export interface paths {
                             checks?: {
                                 [key: string]: string;
                             };
-                            /** @enum {string} */
-                            status: "ok" | "unavailable";
+                            /**
+                             * @description draining: the service is stopping (SIGTERM) and takes no new work
+                             * @enum {string}
+                             */
+                            status: "ok" | "unavailable" | "draining";
                         };
                     };
                 };
@@ -9956,7 +9959,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers and every key provider can sign (checks: database, keyProvider:<id>) */
+        /**
+         * Readiness: the database answers and every key provider can sign (checks: database, keyProvider:<id>)
+         * @description From the moment the service is told to stop (SIGTERM, SIGINT) it answers 503 with status draining, without checking anything.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9976,8 +9982,11 @@ export interface paths {
                             checks?: {
                                 [key: string]: string;
                             };
-                            /** @enum {string} */
-                            status: "ok" | "unavailable";
+                            /**
+                             * @description draining: the service is stopping (SIGTERM) and takes no new work
+                             * @enum {string}
+                             */
+                            status: "ok" | "unavailable" | "draining";
                         };
                     };
                 };
@@ -9991,8 +10000,11 @@ export interface paths {
                             checks?: {
                                 [key: string]: string;
                             };
-                            /** @enum {string} */
-                            status: "ok" | "unavailable";
+                            /**
+                             * @description draining: the service is stopping (SIGTERM) and takes no new work
+                             * @enum {string}
+                             */
+                            status: "ok" | "unavailable" | "draining";
                         };
                     };
                 };

@@ -4,6 +4,7 @@ import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import { postJsonWithRetries } from '../platform/http/outbound.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
+import type { BackgroundWork } from '../platform/lifecycle/shutdown.js';
 import type { SessionState, SessionStatus } from '../sessions/model.js';
 import type { SessionService } from '../sessions/service.js';
 import { issuancePublic } from './session.js';
@@ -26,6 +27,7 @@ export class IssuanceWebhooks {
     private readonly webhookEndpoints: HttpEndpointService,
     private readonly outbound: OutboundClient,
     private readonly retryDelaysMs: readonly number[],
+    private readonly background: BackgroundWork,
   ) {}
 
   /** Called for every status change; delivery runs in the background and never fails the flow. */
@@ -33,8 +35,10 @@ export class IssuanceWebhooks {
     if (state.kind !== 'issuance' || previousStatus === null) return;
     // Attempts are logged as they happen; what fails before any attempt (the endpoint cannot be
     // resolved) is logged here, and a log that cannot be written either is given up on.
-    void this.deliver(state, previousStatus).catch((err: Error) =>
-      this.sessions.log(state.id, 'error', 'webhook delivery failed', { reason: err.message }).catch(() => undefined),
+    this.background.track(
+      this.deliver(state, previousStatus).catch((err: Error) =>
+        this.sessions.log(state.id, 'error', 'webhook delivery failed', { reason: err.message }).catch(() => undefined),
+      ),
     );
   }
 

@@ -13,6 +13,8 @@ export interface SystemInfo {
   checkDatabase(): Promise<void>;
   /** Each key provider besides db: 'ok' when it can sign, else why it cannot (for the log; the answer says 'cannot sign'). */
   checkKeyProviders(): Promise<Record<string, string>>;
+  /** True once a stop has begun: readiness then answers 503 at once, so load balancers send no new requests. */
+  draining(): boolean;
 }
 
 const Version = z.object({ name: z.string(), version: z.string(), apiVersion: z.string().describe('major.minor of the management API') });
@@ -42,7 +44,10 @@ const WhoAmI = z
     expiresAt: z.string().describe('when the access token expires'),
   })
   .meta({ id: 'WhoAmI' });
-const Health = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()).optional() });
+const Health = z.object({
+  status: z.enum(['ok', 'unavailable', 'draining']).describe('draining: the service is stopping (SIGTERM) and takes no new work'),
+  checks: z.record(z.string(), z.string()).optional(),
+});
 
 export function systemRoutes(app: App, info: SystemInfo) {
   const tags = ['service'];
@@ -105,10 +110,13 @@ export function systemRoutes(app: App, info: SystemInfo) {
       schema: {
         tags,
         summary: 'Readiness: the database answers and every key provider can sign (checks: database, keyProvider:<id>)',
+        description:
+          'From the moment the service is told to stop (SIGTERM, SIGINT) it answers 503 with status draining, without checking anything.',
         response: { 200: Health, 503: Health },
       },
     },
     async (request, reply) => {
+      if (info.draining()) return reply.code(503).send({ status: 'draining' as const });
       const [database, providers] = await Promise.all([
         info.checkDatabase().then(
           () => 'ok',

@@ -7,6 +7,7 @@ import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { UrlReader } from '../platform/http/own-urls.js';
 import type { App } from '../platform/http/types.js';
+import type { BackgroundWork } from '../platform/lifecycle/shutdown.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
 import { createAnnexC } from './annex-c/index.js';
@@ -41,6 +42,8 @@ export interface VerificationNeeds {
   statusListCache: StampedCache<FetchedStatusList>;
   /** Delays before each retry of a failed presentation webhook delivery. */
   webhookRetryDelaysMs: readonly number[];
+  /** Where webhook deliveries are tracked, so that a stop waits for them. */
+  background: BackgroundWork;
   /** The time a presentation is checked at (its credentials' expiry, validity of certificates, KB-JWT age). */
   clock: Clock;
 }
@@ -61,7 +64,7 @@ export function createVerification(needs: VerificationNeeds) {
     annexC.offers,
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
-  const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
+  const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs, needs.background);
   // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
   const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
   const results = new PresentationResults(sessions, webhooks);

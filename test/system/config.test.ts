@@ -95,6 +95,18 @@ describe('configuration', () => {
     expect(readme).toContain('| `OUTBOUND_ALLOW_PRIVATE` | `true` (production: `false`) |');
   });
 
+  it('drains with no delay and a grace of 25 s by default, and wants the delay shorter than the grace it counts within', () => {
+    expect(loadConfig({})).toMatchObject({ SHUTDOWN_DELAY_SECONDS: 0, SHUTDOWN_GRACE_SECONDS: 25 });
+    expect(loadConfig({ SHUTDOWN_DELAY_SECONDS: '5', SHUTDOWN_GRACE_SECONDS: '55' })).toMatchObject({
+      SHUTDOWN_DELAY_SECONDS: 5,
+      SHUTDOWN_GRACE_SECONDS: 55,
+    });
+    expect(problemsOf({ SHUTDOWN_DELAY_SECONDS: '25' })).toEqual([
+      'SHUTDOWN_DELAY_SECONDS: must be less than SHUTDOWN_GRACE_SECONDS (25): the delay counts within the grace',
+    ]);
+    expect(problemsOf({ SHUTDOWN_GRACE_SECONDS: '0' })[0]).toMatch(/^SHUTDOWN_GRACE_SECONDS: must be at least 1/);
+  });
+
   it('wants the bootstrap client id and secret together', () => {
     expect(problemsOf({ AUTH_CLIENT_ID: 'admin' })).toEqual(['AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither']);
   });

@@ -33,9 +33,19 @@ export class Scheduler {
     this.timer.unref();
   }
 
+  /** No new round starts; resolves once the round under way (if any) has ended. */
   async stop() {
     clearInterval(this.timer);
+    this.timer = undefined;
     await this.running;
+  }
+
+  /**
+   * Gives back the leases this instance holds, after stop(): another instance takes them at its next
+   * round instead of waiting for them to run out (up to one interval with the job not run).
+   */
+  async releaseLeases() {
+    await this.db.deleteFrom('job_leases').where('holder', '=', this.instance).execute();
   }
 
   /** One round: every job whose lease this instance wins runs now. */

@@ -4,6 +4,7 @@
 
 import { postJsonWithRetries } from '../../platform/http/outbound.js';
 import type { OutboundClient } from '../../platform/http/outbound-client.js';
+import type { BackgroundWork } from '../../platform/lifecycle/shutdown.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { PresentationConfigurations } from '../ports.js';
@@ -15,6 +16,7 @@ export class PresentationWebhooks {
     private readonly configs: PresentationConfigurations,
     private readonly outbound: OutboundClient,
     private readonly retryDelaysMs: readonly number[],
+    private readonly background: BackgroundWork,
   ) {}
 
   /**
@@ -23,8 +25,10 @@ export class PresentationWebhooks {
    * rejection, which would end the process.
    */
   deliverLater(session: SessionState, requestId: string, own: PresentationWebhook | undefined, credentials: unknown[]) {
-    void this.deliver(session, requestId, own, credentials).catch((err: Error) =>
-      this.sessions.log(session.id, 'error', 'webhook delivery failed', { reason: err.message }).catch(() => undefined),
+    this.background.track(
+      this.deliver(session, requestId, own, credentials).catch((err: Error) =>
+        this.sessions.log(session.id, 'error', 'webhook delivery failed', { reason: err.message }).catch(() => undefined),
+      ),
     );
   }
 
