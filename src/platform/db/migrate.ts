@@ -5,6 +5,29 @@ import type { Db } from './connect.js';
 /** Brings the schema to the latest version; safe to run from several instances at once. */
 export async function migrate(db: Db, migrations: Record<string, Migration>): Promise<void> {
   if (await allApplied(db, Object.keys(migrations))) return;
+  if (db.dialect === 'postgres') return underMigrationLock(db, () => runMigrator(db, migrations));
+  // SQLite: one writer at a time, and Kysely's migrator runs in a transaction of its own.
+  return runMigrator(db, migrations);
+}
+
+/** Any number; the same in every instance, and unlike Kysely's own, so that the two never wait on each other. */
+const MIGRATION_LOCK = 7_316_402_118;
+
+/**
+ * Holds a transaction-level advisory lock while `work` runs on other connections of the pool:
+ * instances starting at once migrate one after the other, each finding the schema as the one before
+ * left it. A transaction keeps one server session to its end even behind a transaction-mode pooler
+ * (PgBouncer), where a session-level lock and its release can land on different sessions; and the
+ * lock goes with the transaction when the process dies, as the connection closes.
+ */
+async function underMigrationLock(db: Db, work: () => Promise<void>): Promise<void> {
+  await db.kysely.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK)})`.execute(trx);
+    await work();
+  });
+}
+
+async function runMigrator(db: Db, migrations: Record<string, Migration>): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
