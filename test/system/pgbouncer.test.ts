@@ -26,7 +26,9 @@ describe.skipIf(engine !== 'postgres' || !pgbouncerBinary())('behind PgBouncer i
   let admin: string;
 
   beforeAll(async () => {
-    bouncer = await startPgbouncer(serverUrl, 4);
+    // Two server sessions: the migrating instance needs both (its lock, its migration), so a waiting
+    // instance must not hold one while it waits.
+    bouncer = await startPgbouncer(serverUrl, 2);
     database = await freshDatabase();
     direct = database.env.DATABASE_URL as string;
     const rootSecret = randomBytes(24).toString('base64url');
