@@ -10,7 +10,7 @@ export async function migrate(db: Db, migrations: Record<string, Migration>): Pr
   return runMigrator(db, migrations);
 }
 
-/** Any number; the same in every instance, and unlike Kysely's own, so that the two never wait on each other. */
+/** Any number, the same in every instance of every version. */
 const MIGRATION_LOCK = 7_316_402_118;
 const LOCK_RETRY_MS = 200;
 
