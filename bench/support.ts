@@ -6,7 +6,7 @@
 // BENCH_NODE_FLAGS='--flag ...' adds node flags to `npm start`'s, to weigh one before adopting it.
 // costMeter() gives what a flow costs: the service's CPU, PostgreSQL's CPU and the database round trips.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,8 @@ export interface BenchService {
   cpuMs(): number;
   /** Statements the service has sent to its database so far (its own counter, from /metrics). */
   roundTrips(): Promise<number>;
+  /** HTTP requests the service has answered so far (svc_http_requests_total, all routes). */
+  requestsAnswered(): Promise<number>;
   /** The database and secrets, to start a second instance on the same database (startServiceProcess's `shared`). */
   shared: SharedSetup;
   stop(): Promise<void>;
@@ -42,15 +44,28 @@ const METRICS_TOKEN = randomBytes(24).toString('base64url');
 const root = new URL('..', import.meta.url).pathname;
 let built = false;
 
-/** Starts an instance on a fresh database, or, given `shared`, a further instance of the deployment that made it. */
-export async function startServiceProcess(port: number, shared?: SharedSetup): Promise<BenchService> {
-  if (!built) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
-  built = true;
-  const setup: SharedSetup = shared ?? {
+/** A fresh database and secrets for the instances of one deployment; whoever makes it drops the database. */
+export async function newDeployment(): Promise<SharedSetup> {
+  return {
     database: await freshDatabase(),
     masterSecret: randomBytes(32).toString('base64url'),
     clientSecret: randomBytes(24).toString('base64url'),
   };
+}
+
+/** How an instance differs from a lone one: behind a load balancer, or through a pooler. */
+export interface InstanceOptions {
+  /** PUBLIC_URL: the load balancer's address, which every instance of a deployment names as its own. */
+  publicUrl?: string;
+  /** Settings over the database's (DATABASE_URL through a pooler, EVENTS_DATABASE_URL). */
+  env?: Record<string, string>;
+}
+
+/** Starts an instance on a fresh database, or, given `shared`, a further instance of the deployment that made it. */
+export async function startServiceProcess(port: number, shared?: SharedSetup, options: InstanceOptions = {}): Promise<BenchService> {
+  if (!built) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+  built = true;
+  const setup: SharedSetup = shared ?? (await newDeployment());
   const { database, clientSecret: secret } = setup;
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const url = `http://127.0.0.1:${port}`;
@@ -70,12 +85,13 @@ export async function startServiceProcess(port: number, shared?: SharedSetup): P
       env: {
         ...process.env,
         ...database.env,
+        ...options.env,
         ...runtime.env,
         ...(process.env.BENCH_GC && { NODE_OPTIONS: withPeriodicGc(Number(process.env.BENCH_GC)) }),
         DATA_DIR: dataDir,
         PORT: String(port),
         HOST: '127.0.0.1',
-        PUBLIC_URL: url,
+        PUBLIC_URL: options.publicUrl ?? url,
         LOG_LEVEL: 'warn',
         NODE_ENV: 'production',
         MASTER_SECRET: setup.masterSecret,
@@ -112,9 +128,11 @@ export async function startServiceProcess(port: number, shared?: SharedSetup): P
     startMs,
     rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024,
     cpuMs: () => processCpuMs(child.pid as number),
-    roundTrips: async () => {
-      const metrics = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
-      return Number(/^svc_db_round_trips_total (\d+)/m.exec(metrics)?.[1]);
+    roundTrips: async () => Number(/^svc_db_round_trips_total (\d+)/m.exec(await metrics(url))?.[1]),
+    requestsAnswered: async () => {
+      let total = 0;
+      for (const [, count] of (await metrics(url)).matchAll(/^svc_http_requests_total\{[^}]*\} (\d+)/gm)) total += Number(count);
+      return total;
     },
     shared: setup,
     stop: async () => {
@@ -130,6 +148,8 @@ export async function startServiceProcess(port: number, shared?: SharedSetup): P
   };
 }
 
+const metrics = (url: string) => fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+
 /** NODE_OPTIONS for a service that collects all garbage every `ms` milliseconds. */
 function withPeriodicGc(ms: number): string {
   const timer = `setInterval(() => globalThis.gc(), ${ms}).unref();`;
@@ -139,7 +159,7 @@ function withPeriodicGc(ms: number): string {
 /** utime + stime of a process from /proc (fields 14 and 15, in clock ticks of 10 ms on Linux). */
 const flagsToTry = () => (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
-function processCpuMs(pid: number): number {
+export function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
@@ -216,6 +236,28 @@ export function costMeter(services: BenchService[]) {
       return `service CPU ${each('serviceCpuMs').toFixed(2)} ms/flow${postgres}`;
     },
   };
+}
+
+/**
+ * The machine's own pace, for comparing figures taken on two machines: ES256 signatures of raw
+ * node:crypto per millisecond of one core, and how long `node -e ""` takes (median of five).
+ */
+export function calibration(): string {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const input = Buffer.from('a'.repeat(300));
+  let signed = 0;
+  const started = performance.now();
+  while (performance.now() - started < 1000) {
+    sign('sha256', input, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+    signed++;
+  }
+  const perSign = (performance.now() - started) / signed;
+  const starts = Array.from({ length: 5 }, () => {
+    const begun = performance.now();
+    execFileSync(process.execPath, ['-e', '']);
+    return performance.now() - begun;
+  });
+  return `calibration: ES256 sign (node:crypto) ${(perSign * 1000).toFixed(0)} µs, \`node -e ""\` ${median(starts).toFixed(0)} ms`;
 }
 
 export async function json(url: string, init: RequestInit & { token?: string } = {}) {

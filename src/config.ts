@@ -84,6 +84,12 @@ export const CONFIG_KEYS = {
     description: 'PostgreSQL connection URL; takes precedence over the DB_HOST family (needs DB_TYPE=postgres)',
     secret: true,
   },
+  EVENTS_DATABASE_URL: {
+    schema: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+    description:
+      'PostgreSQL connection URL of the one connection that LISTENs for events of other instances (needs DB_TYPE=postgres); unset: the database settings above. Behind a transaction-mode pooler (PgBouncer pool_mode=transaction) it must name PostgreSQL itself or a session-mode pool, as LISTEN needs a connection of its own',
+    secret: true,
+  },
   DB_HOST: { schema: z.string().min(1), default: 'localhost', description: 'PostgreSQL host' },
   DB_PORT: { schema: int(1, 65535), default: '5432', description: 'PostgreSQL port' },
   DB_USERNAME: { schema: z.string().min(1), default: 'postgres', description: 'PostgreSQL user' },
@@ -323,6 +329,9 @@ function crossKeyProblems(config: Config): string[] {
   }
   if (config.DB_TYPE === 'sqlite' && config.DATABASE_URL !== undefined) {
     problems.push('DATABASE_URL: set, but DB_TYPE is sqlite; set DB_TYPE=postgres to use it, or unset it');
+  }
+  if (config.DB_TYPE === 'sqlite' && config.EVENTS_DATABASE_URL !== undefined) {
+    problems.push('EVENTS_DATABASE_URL: set, but DB_TYPE is sqlite; set DB_TYPE=postgres to use it, or unset it');
   }
   if (config.STATUS_CAPACITY > config.STATUS_MAX_CAPACITY) {
     problems.push(`STATUS_CAPACITY: must be at most STATUS_MAX_CAPACITY (${config.STATUS_MAX_CAPACITY})`);

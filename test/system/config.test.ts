@@ -111,6 +111,19 @@ describe('configuration', () => {
     expect(problemsOf({ AUTH_CLIENT_ID: 'admin' })).toEqual(['AUTH_CLIENT_ID, AUTH_CLIENT_SECRET: set both or neither']);
   });
 
+  it('takes EVENTS_DATABASE_URL only as a postgres:// URL beside DB_TYPE=postgres', () => {
+    const events = 'postgres://svc@db.internal:5432/svc';
+    expect(loadConfig({ DB_TYPE: 'postgres', EVENTS_DATABASE_URL: events }).EVENTS_DATABASE_URL).toBe(events);
+    expect(problemsOf({ EVENTS_DATABASE_URL: events })).toEqual([
+      'EVENTS_DATABASE_URL: set, but DB_TYPE is sqlite; set DB_TYPE=postgres to use it, or unset it',
+    ]);
+    const refused = problemsOf({ DB_TYPE: 'postgres', EVENTS_DATABASE_URL: 'mysql://svc:hunter2@db/svc' });
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatch(/^EVENTS_DATABASE_URL: must be a postgres:\/\/ URL/);
+    // A secret: the value is never repeated.
+    expect(refused[0]).not.toContain('hunter2');
+  });
+
   it('bounds status list storage, with a default capacity inside the bound', () => {
     expect(loadConfig({})).toMatchObject({ STATUS_MAX_CAPACITY: 10_000_000, STATUS_MAX_LISTS_PER_TENANT: 100 });
     expect(problemsOf({ STATUS_CAPACITY: '20000', STATUS_MAX_CAPACITY: '15000' })).toEqual([

@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Kysely, type LogEvent, type Logger, PostgresDialect, SqliteDialect } from 'kysely';
+import { type DialectAdapter, Kysely, type LogEvent, type Logger, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { openNodeSqlite } from './node-sqlite.js';
@@ -10,8 +10,11 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
-  /** The connection settings, for features that need a dedicated connection (LISTEN/NOTIFY). */
-  postgres?: pg.PoolConfig;
+  /**
+   * The settings of the one dedicated connection that LISTENs for events (EVENTS_DATABASE_URL, else
+   * the pool's): LISTEN holds a server session, which a transaction-mode pooler does not keep.
+   */
+  postgres?: pg.ClientConfig;
   /**
    * Gives the pages of deleted rows back to the file system after a large delete. SQLite: in a
    * database created with auto_vacuum=incremental (every one this service creates), the free pages
@@ -34,7 +37,7 @@ const TIMESTAMPTZ_OID = 1184;
 const INT8_OID = 20;
 
 export function postgresSettings(config: Config): pg.PoolConfig {
-  const ssl = config.DB_SSL ? { rejectUnauthorized: true } : undefined;
+  const ssl = tls(config);
   if (config.DATABASE_URL) return { connectionString: config.DATABASE_URL, ssl };
   return {
     host: config.DB_HOST,
@@ -46,13 +49,23 @@ export function postgresSettings(config: Config): pg.PoolConfig {
   };
 }
 
+/** The listening connection's settings: EVENTS_DATABASE_URL, else the same as the pool's. */
+export function eventsSettings(config: Config): pg.ClientConfig {
+  if (!config.EVENTS_DATABASE_URL) return postgresSettings(config);
+  return { connectionString: config.EVENTS_DATABASE_URL, ssl: tls(config) };
+}
+
+const tls = (config: Config) => (config.DB_SSL ? { rejectUnauthorized: true } : undefined);
+
 /** Told of every finished query (for traces); absent, Kysely logs nothing and costs nothing. */
 export type QueryListener = (statement: string, durationMs: number, failed: boolean) => void;
 
 export async function connect(config: Config, onQuery?: QueryListener): Promise<Db> {
   const log = onQuery && ((event: LogEvent) => onQuery(event.query.sql, event.queryDurationMillis, event.level === 'error'));
   // The PostgreSQL driver is loaded only when it is used.
-  if (config.DB_TYPE === 'postgres') return connectPostgres((await import('pg')).default, postgresSettings(config), log);
+  if (config.DB_TYPE === 'postgres') {
+    return connectPostgres((await import('pg')).default, postgresSettings(config), eventsSettings(config), log);
+  }
   return connectSqlite(join(config.DATA_DIR, 'svc.db'), log);
 }
 
@@ -89,7 +102,7 @@ function ownerOnly(file: string, { create }: { create: boolean }) {
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, OWNER_ONLY);
 }
 
-function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, log?: Logger): Db {
+function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, events: pg.ClientConfig, log?: Logger): Db {
   // Same values on both engines: timestamps as ISO strings, counts as numbers.
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -103,12 +116,12 @@ function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, log?: Logge
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
   const roundTrips = countQueries(pool);
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log && { log }) });
+  const kysely = new Kysely<Database>({ dialect: new PooledPostgresDialect({ pool }), ...(log && { log }) });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return {
     kysely,
     dialect: 'postgres',
-    postgres: settings,
+    postgres: events,
     poolStats,
     roundTrips,
     reclaimSpace: async () => {},
@@ -130,4 +143,22 @@ function countQueries(pool: pg.Pool): () => number {
     } as typeof client.query;
   });
   return () => sent;
+}
+
+/**
+ * PostgreSQL as Kysely speaks it, but for the migrator's lock. Kysely's is a session-level advisory
+ * lock taken and released by two statements outside any transaction: behind a transaction-mode
+ * pooler (PgBouncer) they reach different server sessions, the release fails and the lock stays
+ * held by a session nobody owns, so the next migration waits for it for an hour. migrate.ts takes a
+ * transaction-level lock instead, which any pooler keeps on one server session until its commit.
+ */
+class PooledPostgresDialect extends PostgresDialect {
+  override createAdapter(): DialectAdapter {
+    return new MigrationLockedByCaller();
+  }
+}
+
+class MigrationLockedByCaller extends PostgresAdapter {
+  override async acquireMigrationLock(): Promise<void> {}
+  override async releaseMigrationLock(): Promise<void> {}
 }
