@@ -35,13 +35,6 @@ const BASE = join(DEPLOY, 'base');
 const PGBOUNCER = join(DEPLOY, 'overlays', 'pgbouncer');
 const COMPONENTS = ['servicemonitor', 'kms-providers'].map((name) => join(DEPLOY, 'components', name));
 
-/**
- * Keys the manifests set that other branches of this release add to src/config.ts (graceful
- * shutdown; the event bus's own connection). Until they are declared the service ignores them; once
- * declared they are checked as every other key, and this list can go.
- */
-const AWAITED_KEYS = new Set(['SHUTDOWN_DELAY_SECONDS', 'SHUTDOWN_GRACE_SECONDS', 'EVENTS_DATABASE_URL']);
-
 /** The validators of kubernetes-models for the kinds the manifests hold, by apiVersion and kind. */
 const VALIDATORS = new Map<string, (resource: Resource) => void>([
   ['v1/ServiceAccount', (r) => new ServiceAccount(r as unknown as IServiceAccount).validate()],
@@ -103,7 +96,7 @@ describe.each(KUSTOMIZATIONS)('Kubernetes: %s', (_name, dir) => {
     const { config, secretRefs } = environmentOf(resources);
     const declared = new Set(Object.keys(CONFIG_KEYS));
     const names = [...Object.keys(config), ...secretRefs.map((ref) => ref.name)];
-    expect(names.filter((name) => !declared.has(name) && !AWAITED_KEYS.has(name))).toEqual([]);
+    expect(names.filter((name) => !declared.has(name))).toEqual([]);
     expect(Object.keys(config).filter((name) => SERVICE_SECRET_KEYS.has(name))).toEqual([]);
     // Every value the manifests set literally passes the service's own rules (the Secret's come from the example).
     expect(() => loadConfig({ ...config, ...exampleSecretValues(dir()) })).not.toThrow();
