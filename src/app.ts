@@ -28,6 +28,7 @@ import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
+import { rateLimitCeilings, tenantRateLimits } from './issuance/settings/rate-limits.js';
 import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
 import type { KeyChainService } from './key-chains/service.js';
@@ -57,6 +58,8 @@ import { Scheduler } from './platform/jobs/scheduler.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
 import { sealPrototypes } from './platform/prototype-seal.js';
+import { createRateLimits } from './platform/rate-limits/index.js';
+import { DatabaseWindows } from './platform/rate-limits/windows.js';
 import { createPresentationConfigs } from './presentation-configs/index.js';
 import type { PresentationConfigService } from './presentation-configs/service.js';
 import { createRegistrar } from './registrar/index.js';
@@ -316,6 +319,8 @@ async function assemble(
     federation: federation.trust,
   });
   issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
+  const rateLimits = await createRateLimits(config, kysely, (err) => app.log.warn({ err }, 'rate limit counts not shared'));
+  issuance.settings.addCheck(rateLimitCeilings(rateLimits.limits));
   const conformanceFeature = createConformance({
     issuerSettings: issuance.settings,
     credentialConfigs,
@@ -342,7 +347,13 @@ async function assemble(
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });
-  scheduler.add({ name: 'request-windows-cleanup', run: () => issuance.walletInitiated.purgeLapsed() });
+  // Every window of request_windows (rate limits, failed token attempts, wallet-initiated requests) is at most this long.
+  const longestWindowSeconds = Math.max(
+    rateLimits.longestWindowSeconds,
+    config.TOKEN_FAILED_ATTEMPTS_WINDOW,
+    issuance.walletInitiated.windowSeconds,
+  );
+  scheduler.add({ name: 'request-windows-cleanup', run: () => new DatabaseWindows(kysely).purgeEnded(longestWindowSeconds) });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
   scheduler.add(sessionFeature.cleanupJob(tenants, retentionDefaults));
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);
@@ -352,6 +363,7 @@ async function assemble(
   app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onClose', async () => {
     await scheduler.stop();
+    await rateLimits.close();
     await bus.close();
     await keyProviders.close();
     await db.close();
@@ -361,6 +373,7 @@ async function assemble(
     resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation),
     verifier: auth.verifier,
   });
+  rateLimits.install(app, tenantRateLimits(issuance.settings));
 
   systemRoutes(app, {
     name: pkg.name,

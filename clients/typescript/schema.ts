@@ -12063,6 +12063,42 @@ export interface components {
              */
             profile: "none" | "haip-1.0";
             /**
+             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README "Rate limits"); absent: the operator's; above the operator's: 400
+             * @default {}
+             */
+            rateLimits: {
+                authorization?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                credential?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                nonce?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                notification?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                token?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+            };
+            /**
              * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
              * @default 86400
              */
@@ -12167,6 +12203,42 @@ export interface components {
              * @enum {string}
              */
             profile: "none" | "haip-1.0";
+            /**
+             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README "Rate limits"); absent: the operator's; above the operator's: 400
+             * @default {}
+             */
+            rateLimits: {
+                authorization?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                credential?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                nonce?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                notification?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                token?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+            };
             /**
              * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
              * @default 86400
