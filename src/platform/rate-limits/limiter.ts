@@ -1,19 +1,22 @@
 // Rate limits counted locally and shared in batches. A round trip to the shared store per request
 // would cost more than the requests it guards, so each instance counts what it admits in memory and
 // adds those counts to the shared windows (database or Redis) in one statement per batch: every
-// SYNC_INTERVAL_MS while a key has unsynced counts, and at once when a key nears its limit.
+// SYNC_INTERVAL_MS while a key has unsynced counts, at once when a key nears its limit, and at once
+// when an instance holds a tenth of a key's limit unsynced (its local share: requests beyond it
+// wait for that batch, one round trip shared by all of them, instead of being decided blind).
 //
-// A request is admitted while (the shared total at the last sync + what this instance admitted since)
-// stays below the limit. On one instance that is exact: the shared total holds only its own counts.
-// With N instances, each may admit, before it hears of the others' counts, what it admits between
-// two of its syncs; near the limit every admission is synced at once, so the overshoot of one window
-// is at most what the other N-1 instances admit in one sync interval (250 ms) plus one round trip.
+// Fixed windows aligned to the epoch (windows.ts). A request is admitted while (the shared total at
+// the last sync + what this instance admitted since) stays below the limit. On one instance that is
+// exact: the shared total holds only its own counts. With N instances, each decides without the
+// counts the others have not synced yet, at most a local share each, and its own view of the shared
+// total is refreshed before it admits more than one local share; so a window admits at most
+// limit + N x ceil(limit / 10) (two instances, limit 100: at most 120).
 import { type SharedWindows, secondsLeft, type Window, type WindowDelta, windowOf } from './windows.js';
 
 /** How long admitted requests may stay counted only locally. */
 export const SYNC_INTERVAL_MS = 250;
-/** Below this share of the limit left (as seen locally), each admission is synced at once. */
-const NEAR_LIMIT_SHARE = 0.1;
+/** The share of a limit one instance may admit before the shared store has it. */
+const LOCAL_SHARE = 0.1;
 
 export interface Limit {
   requests: number;
@@ -41,8 +44,9 @@ interface Counter {
 export class RateLimiter {
   private readonly counters = new Map<string, Counter>();
   private timer: NodeJS.Timeout | undefined;
-  private syncing: Promise<void> | undefined;
-  private syncAgain = false;
+  private syncing: Promise<boolean> | undefined;
+  /** A key neared its limit while a batch was under way: the next batch goes at once. */
+  private urgent = false;
 
   constructor(
     private readonly shared: SharedWindows,
@@ -50,29 +54,39 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts one request under `key` if the window has room. Decided in memory: never waits for the store. */
-  admit(key: string, limit: Limit): Verdict {
+  /**
+   * Counts one request under `key` if the window has room. Decided in memory; waits only when this
+   * instance already holds its local share of the key unsynced (then for the batch that sends it).
+   */
+  async admit(key: string, limit: Limit): Promise<Verdict> {
+    const share = Math.max(1, Math.ceil(limit.requests * LOCAL_SHARE));
+    let counter = this.counterOf(key, limit.windowSeconds, this.now());
+    while (counter.unsynced + counter.sending >= share) {
+      // The store out of reach: the instance goes on alone, on its own counts.
+      if (!(await this.syncSoon())) break;
+      counter = this.counterOf(key, limit.windowSeconds, this.now());
+    }
     const nowMs = this.now();
-    const counter = this.counterOf(key, limit.windowSeconds, nowMs);
     const used = counter.shared + counter.sending + counter.unsynced;
     const resetSeconds = secondsLeft(counter.window, nowMs);
     if (used >= limit.requests) return { admitted: false, remaining: 0, resetSeconds };
     counter.unsynced++;
     const remaining = limit.requests - used - 1;
-    this.scheduleSync(remaining < Math.max(1, limit.requests * NEAR_LIMIT_SHARE));
+    if (remaining < share || counter.unsynced >= share) this.syncUrgently();
+    else this.scheduleSync();
     return { admitted: true, remaining, resetSeconds };
   }
 
   /** Sends every unsynced count now (tests and shutdown). */
   async flush(): Promise<void> {
     while (this.syncing) await this.syncing;
-    await this.sync();
+    await this.syncSoon();
   }
 
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.flush().catch(this.onSyncFailure);
+    await this.flush();
     await this.shared.close();
   }
 
@@ -86,36 +100,41 @@ export class RateLimiter {
     return counter;
   }
 
-  private scheduleSync(now: boolean) {
-    if (now) {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = undefined;
-      this.startSync();
-      return;
-    }
+  private scheduleSync() {
     if (this.timer || this.syncing) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.startSync();
+      void this.syncSoon();
     }, SYNC_INTERVAL_MS);
     this.timer.unref();
   }
 
-  /** One batch at a time; admissions during a batch go into the next, started when this one ends. */
-  private startSync() {
-    if (this.syncing) {
-      this.syncAgain = true;
-      return;
-    }
-    this.syncing = this.sync()
-      .catch(this.onSyncFailure)
+  private syncUrgently() {
+    if (this.syncing) this.urgent = true;
+    else void this.syncSoon();
+  }
+
+  /** The batch under way, or a new one: one at a time. Resolves false when the store could not be reached. */
+  private syncSoon(): Promise<boolean> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.syncing ??= this.sync()
+      .then(
+        () => true,
+        (err) => {
+          this.onSyncFailure(err);
+          return false;
+        },
+      )
       .finally(() => {
         this.syncing = undefined;
-        if (this.syncAgain) {
-          this.syncAgain = false;
-          this.startSync();
-        } else if (this.hasUnsynced()) this.scheduleSync(false);
+        const urgent = this.urgent;
+        this.urgent = false;
+        if (!this.hasUnsynced()) return;
+        if (urgent) void this.syncSoon();
+        else this.scheduleSync();
       });
+    return this.syncing;
   }
 
   private hasUnsynced(): boolean {

@@ -47,11 +47,11 @@ function limitHook(name: RateLimitClass, operator: ClassLimits, deps: RateLimitD
     const tenantId = tenantOf(request);
     const own = tenantId === undefined ? undefined : (await deps.tenantLimits(tenantId)).get(name);
     const perAddress = lowered(operator.perAddress, own?.perAddress);
-    const byAddress = deps.limiter.admit(`${name}:a:${JSON.stringify([tenantId ?? null, request.ip])}`, perAddress);
+    const byAddress = await deps.limiter.admit(`${name}:a:${JSON.stringify([tenantId ?? null, request.ip])}`, perAddress);
     if (!byAddress.admitted) return refuse(reply, name, perAddress, byAddress, 'from this address');
     if (tenantId !== undefined && operator.perTenant) {
       const perTenant = lowered(operator.perTenant, own?.perTenant);
-      const byTenant = deps.limiter.admit(`${name}:t:${JSON.stringify(tenantId)}`, perTenant);
+      const byTenant = await deps.limiter.admit(`${name}:t:${JSON.stringify(tenantId)}`, perTenant);
       if (!byTenant.admitted) return refuse(reply, name, perTenant, byTenant, 'to this tenant');
       // The header reports the limit nearest to being reached.
       if (byTenant.remaining < byAddress.remaining) return advertise(reply, name, perTenant, byTenant);
