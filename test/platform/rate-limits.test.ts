@@ -127,6 +127,43 @@ describe('addresses', () => {
   });
 });
 
+describe('endpoints that name no tenant are limited per address', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startService({ RATE_LIMIT_PRESENTATION: '3/3600', RATE_LIMIT_MANAGEMENT_TOKEN: '4/3600' });
+  });
+  afterAll(() => svc.stop());
+
+  it("the verifier's request object and response endpoints share one count per address (OAuth error JSON beyond)", async () => {
+    const replies = [
+      await svc.raw('GET', '/presentations/unknown-handle/request'),
+      await svc.raw('POST', '/presentations/other-handle/request', { form: {} }),
+      await svc.raw('POST', '/presentations/unknown-handle/response', { form: {} }),
+      await svc.raw('GET', '/presentations/unknown-handle/request'),
+    ];
+    expect(replies.slice(0, 3).map((reply) => reply.status)).not.toContain(429);
+    const last = replies[3] as Reply<any>;
+    expect(last.status).toBe(429);
+    expect(last.body).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('too many presentation requests') });
+    expect(last.headers.get('ratelimit-policy')).toBe('"presentation";q=3;w=3600');
+    expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('the management token endpoint: right or wrong credentials, every request counts', async () => {
+    // The service's own start asked for no token; the test's tenant helpers are not used here.
+    const replies = [];
+    for (let i = 0; i < 5; i++) {
+      replies.push(await svc.raw('POST', '/api/oauth2/token', { body: { client_id: 'root', client_secret: svc.rootSecret } }));
+    }
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200, 429]);
+    expect(replies[4]?.body).toEqual({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('too many management token requests'),
+    });
+    expect(replies[0]?.headers.get('ratelimit')).toMatch(/^"management_token";r=3;t=\d+$/);
+  });
+});
+
 describe('a tenant lowers its limits in its issuer settings', () => {
   let svc: TestService;
   let admin: string;
