@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import { Problem } from '../http/problem.js';
 import type { App } from '../http/types.js';
-import { RATE_LIMIT_CLASSES, type Rate, type RateLimitClass } from './classes.js';
+import { RATE_LIMIT_CLASSES, type Rate, type RateLimitClass, rateLimitKey } from './classes.js';
 import type { RateLimiter, Verdict } from './limiter.js';
 
 /** The limits of a class as the operator set them: the ceiling of what a tenant may choose. */
@@ -39,7 +39,25 @@ export function installRateLimits(app: App, deps: RateLimitDeps) {
     if (!limits) return;
     const hook = limitHook(name, limits, deps);
     route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), hook];
+    describeLimit(route, name, limits);
   });
+}
+
+/**
+ * The OpenAPI description says the route is limited, naming the configuration keys rather than their
+ * values (the committed typed client must not depend on where it was generated). A GET and its HEAD
+ * route share one schema: said once.
+ */
+function describeLimit(route: RouteOptions, name: RateLimitClass, limits: ClassLimits) {
+  const perTenant = limits.perTenant
+    ? ` and per tenant (${rateLimitKey(name)}_PER_TENANT, lowered in the issuer settings' rateLimits)`
+    : '';
+  const rule =
+    `Rate limited (class ${name}): per address (${rateLimitKey(name)})${perTenant}; ` +
+    'beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).';
+  route.schema ??= {};
+  const schema = route.schema as { description?: string };
+  if (!schema.description?.endsWith(rule)) schema.description = [schema.description, rule].filter(Boolean).join('\n\n');
 }
 
 function limitHook(name: RateLimitClass, operator: ClassLimits, deps: RateLimitDeps): onRequestAsyncHookHandler {
