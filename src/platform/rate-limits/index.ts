@@ -45,11 +45,22 @@ export async function createRateLimits(config: RateConfig, db: Executor, log: (e
   const shared: SharedWindows = config.REDIS_URL
     ? await (await import('./redis-windows.js')).connectRedisWindows(config.REDIS_URL, config.REDIS_KEY_PREFIX)
     : new DatabaseWindows(db);
-  const limiter = new RateLimiter(shared, log);
+  const limiter = new RateLimiter(shared, atMostEvery(60_000, log));
   return {
     limits,
     longestWindowSeconds,
     install: (app, tenantLimits) => installRateLimits(app, { limiter, limits, tenantLimits }),
     close: () => limiter.close(),
+  };
+}
+
+/** A store out of reach fails every batch (4 a second): one line a minute says so. */
+function atMostEvery(ms: number, log: (err: unknown) => void): (err: unknown) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < ms) return;
+    last = now;
+    log(err);
   };
 }
