@@ -33,6 +33,17 @@ function expectRefusal(reply: Reply<any>, policy: string) {
   expect(reply.headers.get('ratelimit')).toBe(`"token";r=0;t=${retryAfter}`);
 }
 
+async function deleteKeys(pattern: string) {
+  const redis = createClient({ url: REDIS_URL });
+  await redis.connect();
+  try {
+    const keys = await redis.keys(pattern);
+    if (keys.length) await redis.del(keys);
+  } finally {
+    await redis.close();
+  }
+}
+
 const STORES = [
   { store: 'the database', env: () => ({}) },
   { store: 'Redis', env: () => ({ REDIS_URL, REDIS_KEY_PREFIX: `svc-test:${randomBytes(6).toString('hex')}:` }) },
@@ -52,7 +63,11 @@ describe.each(STORES)('rate limits shared through $store', ({ env }) => {
     await svc.tenant('a');
     await svc.tenant('b');
   });
-  afterAll(() => svc.stop());
+  afterAll(async () => {
+    await svc.stop();
+    // Other users share this Redis: only this test's keys go (never FLUSHALL).
+    if (settings.REDIS_URL) await deleteKeys(`${settings.REDIS_KEY_PREFIX}*`);
+  });
 
   it('a burst of 300 from one address at one tenant: exactly 100 pass, the rest are 429; other tenants and addresses are unaffected', async () => {
     const replies = await tokenBurst(svc, 'a', 300, () => from('203.0.113.1'));
