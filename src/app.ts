@@ -28,6 +28,7 @@ import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
+import { rateLimitCeilings, tenantRateLimits } from './issuance/settings/rate-limits.js';
 import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
 import type { KeyChainService } from './key-chains/service.js';
@@ -59,6 +60,8 @@ import { Lifecycle } from './platform/lifecycle/shutdown.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
 import { sealPrototypes } from './platform/prototype-seal.js';
+import { createRateLimits } from './platform/rate-limits/index.js';
+import { DatabaseWindows } from './platform/rate-limits/windows.js';
 import { createPresentationConfigs } from './presentation-configs/index.js';
 import type { PresentationConfigService } from './presentation-configs/service.js';
 import { createRegistrar } from './registrar/index.js';
@@ -326,6 +329,8 @@ async function assemble(
     federation: federation.trust,
   });
   issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
+  const rateLimits = await createRateLimits(config, kysely, (err) => app.log.warn({ err }, 'rate limit counts not shared'));
+  issuance.settings.addCheck(rateLimitCeilings(rateLimits.limits));
   const conformanceFeature = createConformance({
     issuerSettings: issuance.settings,
     credentialConfigs,
@@ -352,7 +357,13 @@ async function assemble(
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });
-  scheduler.add({ name: 'request-windows-cleanup', run: () => issuance.walletInitiated.purgeLapsed() });
+  // Every window of request_windows (rate limits, failed token attempts, wallet-initiated requests) is at most this long.
+  const longestWindowSeconds = Math.max(
+    rateLimits.longestWindowSeconds,
+    config.TOKEN_FAILED_ATTEMPTS_WINDOW,
+    issuance.walletInitiated.windowSeconds,
+  );
+  scheduler.add({ name: 'request-windows-cleanup', run: () => new DatabaseWindows(kysely).purgeEnded(longestWindowSeconds) });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
   scheduler.add(sessionFeature.cleanupJob(tenants, retentionDefaults));
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);
@@ -365,6 +376,7 @@ async function assemble(
   const { steps } = lifecycle;
   steps.add('stop-work', 'scheduler', () => scheduler.stop());
   steps.add('release', 'job leases', () => scheduler.releaseLeases());
+  steps.add('release', 'rate-limit counts', () => rateLimits.close());
   steps.add('disconnect', 'event bus', () => bus.close());
   steps.add('disconnect', 'key providers', () => keyProviders.close());
   steps.add('disconnect', 'database', () => db.close());
@@ -375,6 +387,7 @@ async function assemble(
     resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation),
     verifier: auth.verifier,
   });
+  rateLimits.install(app, tenantRateLimits(issuance.settings));
 
   systemRoutes(app, {
     name: pkg.name,

@@ -1,6 +1,7 @@
 // Every environment variable the service reads, declared once with its type, default and rule.
 // This module imports nothing of the app so that any part (server, jobs, scripts) can load it.
 import { z } from 'zod';
+import { RATE_PATTERN } from './platform/rate-limits/classes.js';
 
 const DURATION = /^(\d+)\s*(s|m|h|d)$/;
 const durationSeconds = (value: string): number => {
@@ -19,6 +20,16 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 const url = z.url({ protocol: /^https?$/ });
+/** `<requests>/<seconds>` (see src/platform/rate-limits/classes.ts), kept as written; parsed where it is used. */
+const rate = (fallback: string, description: string) => ({
+  schema: z
+    .string()
+    .trim()
+    .regex(RATE_PATTERN, 'must be <requests>/<seconds>, such as 300/60')
+    .refine((v) => !/^0+\//.test(v) && !/\/0+$/.test(v), 'requests and seconds must be at least 1'),
+  default: fallback,
+  description,
+});
 
 interface KeySpec {
   schema: z.ZodType;
@@ -146,6 +157,46 @@ export const CONFIG_KEYS = {
     schema: int(1),
     default: '60',
     description: 'window of WALLET_INITIATED_LIMIT_PER_ADDRESS and WALLET_INITIATED_LIMIT_PER_TENANT, in seconds',
+  },
+  RATE_LIMITS_ENABLED: {
+    schema: bool,
+    default: 'true',
+    description:
+      'rate limits on the wallet-facing endpoints and the management token endpoint (see "Rate limits"); false switches them off (the failed-attempt and wallet-initiated limits stay)',
+  },
+  RATE_LIMIT_AUTHORIZATION: rate(
+    '300/60',
+    'PAR, authorize, challenge and interactive authorization requests one address may make to one issuer: <requests>/<seconds>',
+  ),
+  RATE_LIMIT_AUTHORIZATION_PER_TENANT: rate(
+    '6000/60',
+    'the same requests one issuer takes from all addresses together (the most its settings may allow)',
+  ),
+  RATE_LIMIT_TOKEN: rate('300/60', 'token endpoint requests one address may make to one issuer'),
+  RATE_LIMIT_TOKEN_PER_TENANT: rate('6000/60', 'token endpoint requests one issuer takes from all addresses together'),
+  RATE_LIMIT_NONCE: rate('600/60', 'nonce endpoint requests one address may make to one issuer'),
+  RATE_LIMIT_NONCE_PER_TENANT: rate('12000/60', 'nonce endpoint requests one issuer takes from all addresses together'),
+  RATE_LIMIT_CREDENTIAL: rate('600/60', 'credential and deferred credential requests one address may make to one issuer'),
+  RATE_LIMIT_CREDENTIAL_PER_TENANT: rate(
+    '12000/60',
+    'credential and deferred credential requests one issuer takes from all addresses together',
+  ),
+  RATE_LIMIT_NOTIFICATION: rate('300/60', 'notification endpoint requests one address may make to one issuer'),
+  RATE_LIMIT_NOTIFICATION_PER_TENANT: rate('6000/60', 'notification endpoint requests one issuer takes from all addresses together'),
+  RATE_LIMIT_PRESENTATION: rate(
+    '300/60',
+    "requests to the verifier's request object and response endpoints one address may make (their URLs name no tenant: counted across the service)",
+  ),
+  RATE_LIMIT_MANAGEMENT_TOKEN: rate('300/60', 'management token requests (POST /api/oauth2/token) one address may make'),
+  REDIS_URL: {
+    schema: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    description: 'share rate limit counts through this Redis instead of the database (one MULTI per batch); unset: the database',
+    secret: true,
+  },
+  REDIS_KEY_PREFIX: {
+    schema: z.string().min(1).max(100),
+    default: 'svc:rate:',
+    description: 'prefix of the Redis keys of the rate limits (several services can share one Redis)',
   },
   KMS_PROVIDERS: {
     schema: z.string().min(1),

@@ -4232,6 +4232,8 @@ export interface paths {
          * @description Credentials by HTTP Basic or as client_id and client_secret in a JSON or form body. Errors use the OAuth 2.0 shape `{error, error_description}` (RFC 6749 section 5.2). Failed attempts are limited per caller address (429 with Retry-After).
          *
          *     Public: no access token.
+         *
+         *     Rate limited (class management_token): per address (RATE_LIMIT_MANAGEMENT_TOKEN); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10142,6 +10144,8 @@ export interface paths {
         /**
          * Authorization endpoint: client_id and request_uri from PAR; redirects with the authorization code
          * @description Only pushed requests are accepted: client_id and request_uri (single use) are the whole query. The user was identified when the offer was made (issuer_state binds it), so the answer is at once a 302 to the pushed redirect_uri with code, state and iss (RFC 9207). Two exceptions: a request_uri handed out by a redirect_to_web step of the interactive authorization endpoint redirects (302) to the integrator's page of that step; and a request for a credential configuration with iaeActions is refused here (redirected with error=invalid_request naming the interactive_authorization_endpoint), since only that endpoint runs its steps. An unknown, expired or used request_uri (invalid_request_uri) or another client_id (invalid_request) is a 400 here, since the redirect_uri is not trusted yet; later errors are redirected with error, error_description, state and iss.
+         *
+         *     Rate limited (class authorization): per address (RATE_LIMIT_AUTHORIZATION) and per tenant (RATE_LIMIT_AUTHORIZATION_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         get: {
             parameters: {
@@ -10198,6 +10202,8 @@ export interface paths {
          *     - urn:openid:dcp:ia:auth_via_web: The web step carries request_uri and expires_in (60 s): the wallet opens the authorization endpoint with client_id and that request_uri in the browser; it redirects to the integrator's page (see POST /issuers/{tenantId}/iae/web-result). Afterwards the browser comes back to the wallet's redirect_uri with code (last step) or auth_session; with auth_session the wallet sends a follow-up to this endpoint: auth_session and code_verifier (PKCE of the first request).
          *
          *     After the last step: 200 {authorization_code}. The authorization code (single use, 60 s) is for the token endpoint (authorization_code grant with the code_verifier and redirect_uri of the first request). What the steps produced (verified disclosed claims, the web result claims) is laid over the credential fields' defaults and sent to the attribute provider or webhook as `authorization`.
+         *
+         *     Rate limited (class authorization): per address (RATE_LIMIT_AUTHORIZATION) and per tenant (RATE_LIMIT_AUTHORIZATION_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10243,6 +10249,8 @@ export interface paths {
         /**
          * Challenge endpoint of attestation-based client authentication: a fresh challenge for the wallet attestation proof
          * @description No body. Answers 200 {attestation_challenge}: a single-use value for the challenge claim of the next OAuth-Client-Attestation-PoP, good for 300 seconds. Required in every proof when the issuer settings say walletAttestationChallengeRequired.
+         *
+         *     Rate limited (class authorization): per address (RATE_LIMIT_AUTHORIZATION) and per tenant (RATE_LIMIT_AUTHORIZATION_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10282,6 +10290,8 @@ export interface paths {
         /**
          * Credential endpoint (jwt or attestation proofs; several keys give a batch; optionally encrypted)
          * @description JSON body with credential_configuration_id (or credential_identifier) and proofs, exactly one proof type: jwt, key proofs of type openid4vci-proof+jwt over a c_nonce from the nonce endpoint, one credential per proof key; or attestation, one key attestation (typ key-attestation+jwt, signed by a wallet provider of the issuer settings with x5c, nonce = a c_nonce) whose attested_keys each get a credential, up to batch_size. A jwt proof may carry a key attestation in its key_attestation header (required where the configuration has key_attestations_required): it must attest the proof key and carry the proof's c_nonce, and each attested key gets a credential. Key attestations are checked for their x5c chain to a trusted wallet provider, iat, exp, and the key_storage / user_authentication values the configuration accepts; any failure is invalid_proof. Needs the access token of the token endpoint, as a DPoP-bound token with a DPoP proof when it was issued so. Answers the credentials, or a transaction_id for deferred issuance (202). The request may instead be encrypted (Content-Type application/jwt, at most 512 KiB): a compact JWE with alg ECDH-ES, enc A128GCM or A256GCM and the kid of the key in credential_request_encryption of the issuer metadata, whose payload is the JSON request. Only an encrypted request may carry credential_response_encryption ({jwk: a public EC key with alg ECDH-ES, enc: A128GCM or A256GCM}); the success answer (200 or 202) is then a JWE to that key (application/jwt), errors stay JSON. When the issuer setting credentialEncryptionRequired is on, plain requests and requests without credential_response_encryption are refused with invalid_encryption_parameters.
+         *
+         *     Rate limited (class credential): per address (RATE_LIMIT_CREDENTIAL) and per tenant (RATE_LIMIT_CREDENTIAL_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10370,6 +10380,8 @@ export interface paths {
         /**
          * Deferred credential endpoint (optionally encrypted)
          * @description JSON body with the transaction_id of a deferred issuance; answers the credentials once the issuer completed them (200), else the transaction_id again with an interval (202). The response encryption of the original credential request does not carry over: each deferred request asks for its own. The request may instead be encrypted (Content-Type application/jwt, at most 512 KiB): a compact JWE with alg ECDH-ES, enc A128GCM or A256GCM and the kid of the key in credential_request_encryption of the issuer metadata, whose payload is the JSON request. Only an encrypted request may carry credential_response_encryption ({jwk: a public EC key with alg ECDH-ES, enc: A128GCM or A256GCM}); the success answer (200 or 202) is then a JWE to that key (application/jwt), errors stay JSON. When the issuer setting credentialEncryptionRequired is on, plain requests and requests without credential_response_encryption are refused with invalid_encryption_parameters.
+         *
+         *     Rate limited (class credential): per address (RATE_LIMIT_CREDENTIAL) and per tenant (RATE_LIMIT_CREDENTIAL_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10428,6 +10440,8 @@ export interface paths {
          *     - redirect_to_web: The web step carries request_uri and expires_in (60 s): the wallet opens the authorization endpoint with client_id and that request_uri in the browser; it redirects to the integrator's page (see POST /issuers/{tenantId}/iae/web-result). Afterwards the browser comes back to the wallet's redirect_uri with code (last step) or auth_session; with auth_session the wallet sends a follow-up to this endpoint: auth_session and code_verifier (PKCE of the first request).
          *
          *     After the last step: {status: ok, code}. The authorization code (single use, 60 s) is for the token endpoint (authorization_code grant with the code_verifier and redirect_uri of the first request). What the steps produced (verified disclosed claims, the web result claims) is laid over the credential fields' defaults and sent to the attribute provider or webhook as `authorization`.
+         *
+         *     Rate limited (class authorization): per address (RATE_LIMIT_AUTHORIZATION) and per tenant (RATE_LIMIT_AUTHORIZATION_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10477,6 +10491,8 @@ export interface paths {
          *     Form-encoded, one parameter: result, a compact JWS signed with the private key whose public key is the step's callbackKey (header typ iae-web-result+jwt, alg ES256/ES384/ES512 matching the key's curve, no crit); claims: aud = this URL, web_session, iat (within the last 600 s), exp (not past, at most 600 s after iat), and either claims (an object laid over the credential's field defaults) or error (the user did not complete the step) with an optional error_description.
          *
          *     A result that is not signed by that key, names an unknown, expired or used web_session, another aud, or is stale, is refused 400 invalid_request and changes nothing. Otherwise 303 to the wallet's redirect_uri with code (after the last step), or with auth_session (the wallet continues at the endpoint the flow started at), or with error=access_denied (error result), each with state and iss (RFC 9207).
+         *
+         *     Rate limited (class authorization): per address (RATE_LIMIT_AUTHORIZATION) and per tenant (RATE_LIMIT_AUTHORIZATION_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10610,6 +10626,8 @@ export interface paths {
         /**
          * Nonce endpoint: a fresh c_nonce for key proofs
          * @description Each nonce is accepted in one key proof, until it expires (issuer settings: nonceLifetimeSeconds).
+         *
+         *     Rate limited (class nonce): per address (RATE_LIMIT_NONCE) and per tenant (RATE_LIMIT_NONCE_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10649,6 +10667,8 @@ export interface paths {
         /**
          * Notification endpoint
          * @description JSON body with the notification_id of an issued credential and an event (credential_accepted, credential_failure, credential_deleted); answers 204.
+         *
+         *     Rate limited (class notification): per address (RATE_LIMIT_NOTIFICATION) and per tenant (RATE_LIMIT_NOTIFICATION_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10694,6 +10714,8 @@ export interface paths {
         /**
          * Pushed authorization request (RFC 9126), required before the authorization endpoint
          * @description Form-encoded. client_id (a public client: any id, remembered and checked at the authorization and token endpoints), response_type=code, redirect_uri (https; http only to a loopback address: localhost, 127.0.0.0/8 or [::1]; or a private-use scheme of a native wallet in reverse-domain form such as com.example.wallet:/cb, per RFC 8252; no fragment; any other scheme is invalid_request), code_challenge with code_challenge_method=S256 (required), optional state, issuer_state from an authorization_code credential offer of this issuer, and authorization_details (JSON array of {type: openid_credential, credential_configuration_id}, each in the offer) and/or scope (the `scope` of offered credential configurations, as the issuer metadata lists it for each: by default the configuration id; other values are ignored, invalid_scope when none is left). Without issuer_state the request is wallet-initiated (OpenID4VCI 1.0 section 3): it may name any configuration of the issuer whose interactive authorization steps identify the person (then run at the interactive authorization endpoint); any other is invalid_request saying why. Each opens a session, so an address gets WALLET_INITIATED_LIMIT_PER_ADDRESS of them per WALLET_INITIATED_WINDOW seconds at an issuer, and the issuer WALLET_INITIATED_LIMIT_PER_TENANT from all addresses; beyond, 429 invalid_request with Retry-After (the first request of the interactive authorization endpoint without issuer_state counts the same). An optional DPoP proof (or dpop_jkt) binds the coming token request to that key. Answers 201 {request_uri, expires_in}: the request_uri works once, for 60 seconds. A new request for the same offer replaces the one before. Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation (typ oauth-client-attestation+jwt, x5c chaining to a wallet provider anchor: walletProviders of the issuer settings or a walletIssuance entity of the trust lists of the tenant, sub = client_id, cnf.jwk) and OAuth-Client-Attestation-PoP (typ oauth-client-attestation-pop+jwt, signed by cnf.jwk, aud = the issuer identifier, unique jti, iat within 5 minutes, challenge from the challenge endpoint); required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header). Errors use the OAuth shape {error, error_description}.
+         *
+         *     Rate limited (class authorization): per address (RATE_LIMIT_AUTHORIZATION) and per tenant (RATE_LIMIT_AUTHORIZATION_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10815,6 +10837,8 @@ export interface paths {
         /**
          * Token endpoint (pre-authorized code, authorization code and refresh token grants; optional DPoP)
          * @description Form-encoded (application/x-www-form-urlencoded) as OAuth 2.0 requires. grant_type urn:ietf:params:oauth:grant-type:pre-authorized_code: pre-authorized_code, and tx_code when the offer asked for one (wrong codes count toward a lock-out). grant_type authorization_code: code (single use; a second use revokes the tokens the first obtained), code_verifier (PKCE S256), redirect_uri and client_id as pushed (client_id may be left out when a client attestation names it); a DPoP proof of the same key when the request was pushed with DPoP. Returns a refresh_token too (issuer settings: refreshTokenLifetimeSeconds; 0: none), authorization_details with credential_identifiers for what was requested by authorization_details, and scope with the scope values granted when the request named credentials by scope (unknown values were ignored; those configurations are requested by credential_configuration_id). grant_type refresh_token: refresh_token (rotating: each use returns a new one; reusing a spent one revokes every token of the session), with a proof of its DPoP key when it was obtained with DPoP. A DPoP header binds the access token to the wallet key (required when the issuer settings say so). Wallet (client) attestation (attest_jwt_client_auth): OAuth-Client-Attestation and OAuth-Client-Attestation-PoP headers, for every grant; required when the issuer settings say walletAttestationRequired, verified whenever sent (invalid_client, 401; use_attestation_challenge with a fresh OAuth-Client-Attestation-Challenge header when a challenge is required and missing, unknown or used). Errors use the OAuth shape {error, error_description}.
+         *
+         *     Rate limited (class token): per address (RATE_LIMIT_TOKEN) and per tenant (RATE_LIMIT_TOKEN_PER_TENANT, lowered in the issuer settings' rateLimits); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10937,6 +10961,8 @@ export interface paths {
         /**
          * Response of an ISO/IEC 18013-7 Annex C request (org-iso-mdoc), posted by the integrator's page
          * @description JSON { response, origin? }: `response` is what navigator.credentials.get returned in the data of the DigitalCredential, base64url(CBOR(EncryptedResponse = ["dcapi", {"enc", "cipherText"}])), HPKE base mode with DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and AES-128-GCM to the recipient key of the request, info = CBOR(SessionTranscript). The session transcript is [null, null, ["dcapi", SHA-256(CBOR([encryptionInfo, expected_origin]))]] with the expected_origin of the offer. The DeviceResponse inside is verified over it (issuer signature and trust, MSO validity and digests, device signature), then the status of each document and the configuration's DCQL query; the session completes (webhook, events) and the answer is {} or { redirect_uri } when the request has one. Any failure fails the session with its reason and answers 400 invalid_request; an unknown handle 404; a session already answered, expired or of another flow 400.
+         *
+         *     Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -10968,7 +10994,10 @@ export interface paths {
             };
         };
         delete?: never;
-        /** CORS preflight for the page of the session origin */
+        /**
+         * CORS preflight for the page of the session origin
+         * @description Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
+         */
         options: {
             parameters: {
                 query?: never;
@@ -11002,7 +11031,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Response of a dc-api request, posted by the integrator's page (OpenID4VP 1.0 appendix A.4, dc_api.jwt) */
+        /**
+         * Response of a dc-api request, posted by the integrator's page (OpenID4VP 1.0 appendix A.4, dc_api.jwt)
+         * @description Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -11033,7 +11065,10 @@ export interface paths {
             };
         };
         delete?: never;
-        /** CORS preflight for the page of the session origin */
+        /**
+         * CORS preflight for the page of the session origin
+         * @description Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
+         */
         options: {
             parameters: {
                 query?: never;
@@ -11068,6 +11103,8 @@ export interface paths {
         /**
          * The signed request object (JAR); it can be fetched once
          * @description The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. A second fetch is refused (400 invalid_request).
+         *
+         *     Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         get: {
             parameters: {
@@ -11093,6 +11130,8 @@ export interface paths {
         /**
          * The signed request object by POST (request_uri_method=post), echoing wallet_nonce
          * @description As the GET, for wallets that post their capabilities and a wallet_nonce, which the signed request then carries.
+         *
+         *     Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -11138,6 +11177,8 @@ export interface paths {
         /**
          * Response endpoint (direct_post or direct_post.jwt)
          * @description Form-encoded wallet answer: vp_token and state (direct_post), or response, a JWE encrypted to the key of the request (direct_post.jwt). Every presentation is verified before the session completes; the answer carries a redirect_uri when the request has one. Errors use the OAuth shape.
+         *
+         *     Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */
         post: {
             parameters: {
@@ -12075,6 +12116,42 @@ export interface components {
              */
             profile: "none" | "haip-1.0";
             /**
+             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README "Rate limits"); absent: the operator's; above the operator's: 400
+             * @default {}
+             */
+            rateLimits: {
+                authorization?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                credential?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                nonce?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                notification?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                token?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+            };
+            /**
              * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
              * @default 86400
              */
@@ -12179,6 +12256,42 @@ export interface components {
              * @enum {string}
              */
             profile: "none" | "haip-1.0";
+            /**
+             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README "Rate limits"); absent: the operator's; above the operator's: 400
+             * @default {}
+             */
+            rateLimits: {
+                authorization?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                credential?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                nonce?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                notification?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+                token?: {
+                    /** @description requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS> */
+                    perAddress?: number;
+                    /** @description requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT */
+                    perTenant?: number;
+                };
+            };
             /**
              * @description authorization code flow: how long a refresh token lives (each use gives a new one with a fresh lifetime); 0 issues none
              * @default 86400

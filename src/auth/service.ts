@@ -1,11 +1,11 @@
 // The integrated token server: OAuth 2.0 client credentials, nothing else. Failed attempts are
-// counted per caller address in the database, so every instance enforces the same limit.
+// counted per caller address in the database (the service's one window counter, request_windows), so
+// every instance enforces the same limit; each failure is counted at once, since there are few.
 import type { ClientService } from '../clients/service.js';
 import type { TokenSigner } from '../platform/auth/tokens.js';
 import type { Executor } from '../platform/db/values.js';
 import { OAuthError } from '../platform/http/problem.js';
-import { tooManyRequests } from '../platform/http/request-limits.js';
-import { countFailure, failuresInWindow } from './store.js';
+import { DatabaseWindows } from '../platform/rate-limits/windows.js';
 
 export interface ClientCredentials {
   grantType: string;
@@ -22,22 +22,26 @@ export interface TokenResponse {
 }
 
 export class TokenService {
+  private readonly failures: DatabaseWindows;
+
   constructor(
-    private readonly db: Executor,
+    db: Executor,
     private readonly clients: ClientService,
     private readonly signer: TokenSigner,
     private readonly limits: { failures: number; windowSeconds: number },
-  ) {}
+  ) {
+    this.failures = new DatabaseWindows(db);
+  }
 
   async issue(credentials: ClientCredentials, callerAddress: string): Promise<TokenResponse> {
-    const key = `token:${callerAddress}`;
+    const key = `auth-failures:${callerAddress}`;
     await this.refuseIfThrottled(key);
     if (credentials.grantType !== 'client_credentials') {
       throw new OAuthError(400, 'unsupported_grant_type', 'only the client_credentials grant is supported');
     }
     const claims = await this.clients.authenticate(credentials.clientId, credentials.clientSecret);
     if (!claims) {
-      await countFailure(this.db, key, new Date(), this.limits.windowSeconds);
+      await this.failures.countOne(key, this.limits.windowSeconds, Date.now());
       const challenge = credentials.method === 'client_secret_basic' ? { 'www-authenticate': 'Basic realm="svc"' } : undefined;
       throw new OAuthError(401, 'invalid_client', 'unknown client or wrong secret', challenge);
     }
@@ -46,9 +50,12 @@ export class TokenService {
   }
 
   private async refuseIfThrottled(key: string) {
-    const now = new Date();
-    const { count, window_start } = await failuresInWindow(this.db, key, now, this.limits.windowSeconds);
+    const now = Date.now();
+    const { count, windowStartMs } = await this.failures.countSince(key, this.limits.windowSeconds, now);
     if (count < this.limits.failures) return;
-    throw tooManyRequests('too many failed attempts', window_start, this.limits.windowSeconds, now);
+    const retryAfter = Math.max(1, Math.ceil((windowStartMs + this.limits.windowSeconds * 1000 - now) / 1000));
+    throw new OAuthError(429, 'invalid_request', `too many failed attempts; retry in ${retryAfter} s`, {
+      'retry-after': String(retryAfter),
+    });
   }
 }

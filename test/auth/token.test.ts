@@ -95,13 +95,14 @@ describe('failed token attempts are limited per address', () => {
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(blocked.headers.get('retry-after'))).toBeLessThanOrEqual(60);
-    const stored = await limited.db.selectFrom('auth_failures').selectAll().execute();
+    const stored = await limited.db.selectFrom('request_windows').selectAll().where('key', 'like', 'auth-failures:%').execute();
     expect(stored).toEqual([expect.objectContaining({ count: 3 })]);
   });
 
   it('starts a new window once the old one has passed', async () => {
     await limited.db
-      .updateTable('auth_failures')
+      .updateTable('request_windows')
+      .where('key', 'like', 'auth-failures:%')
       .set({ window_start: new Date(Date.now() - 61_000).toISOString() })
       .execute();
     const reply = await limited.call('POST', '/api/oauth2/token', { body: { client_id: ROOT_ID, client_secret: limited.rootSecret } });

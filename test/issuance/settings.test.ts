@@ -53,6 +53,7 @@ describe('issuer settings', () => {
       walletProviders: [],
       credentialEncryptionRequired: false,
       chainedAuthorizationServer: null,
+      rateLimits: {},
       federation: null,
     });
   });

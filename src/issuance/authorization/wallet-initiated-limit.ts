@@ -2,13 +2,13 @@
 // interactive authorization endpoint) is unauthenticated and opens a session, so anyone could open
 // sessions without end. Each address may open WALLET_INITIATED_LIMIT_PER_ADDRESS per window at one
 // issuer, and an issuer takes WALLET_INITIATED_LIMIT_PER_TENANT per window from all addresses (what
-// a botnet of many addresses can still make it keep), counted in the database across instances.
+// a botnet of many addresses can still make it keep). Unlike the rate limits, this one is exact
+// across instances: each such request is admitted by one conditional upsert in the database, which
+// costs little beside the session it opens.
 
 import type { Executor } from '../../platform/db/values.js';
-import { type RequestLimit, RequestLimits } from '../../platform/http/request-limits.js';
-
-/** The windows of this limit among the others of request_windows. */
-const KEY_PREFIX = 'wallet-initiated-';
+import { OAuthError } from '../../platform/http/problem.js';
+import { DatabaseWindows, type RequestLimit } from '../../platform/rate-limits/windows.js';
 
 export interface WalletInitiatedLimits {
   perAddress: RequestLimit;
@@ -16,35 +16,38 @@ export interface WalletInitiatedLimits {
 }
 
 export class WalletInitiatedLimit {
-  private readonly windows: RequestLimits;
+  private readonly windows: DatabaseWindows;
 
   constructor(
     db: Executor,
     private readonly limits: WalletInitiatedLimits,
   ) {
-    this.windows = new RequestLimits(db);
+    this.windows = new DatabaseWindows(db);
   }
 
-  /**
-   * Drops the windows that have passed (the scheduled job 'request-windows-cleanup'): one row is kept
-   * per address that sent a request, so without this, addresses never seen again would pile up.
-   */
-  purgeLapsed(): Promise<void> {
-    const { perAddress, perTenant } = this.limits;
-    return this.windows.purgeLapsed(KEY_PREFIX, Math.max(perAddress.windowSeconds, perTenant.windowSeconds));
+  /** The longest window this limit counts in (the clean-up keeps windows that long). */
+  get windowSeconds(): number {
+    return Math.max(this.limits.perAddress.windowSeconds, this.limits.perTenant.windowSeconds);
   }
 
   /** Counts the request, or refuses it (429 with Retry-After) when the address or the issuer has had its share of this window. */
   async admit(tenantId: string, address: string): Promise<void> {
-    await this.windows.admit(
-      `${KEY_PREFIX}address:${JSON.stringify([tenantId, address])}`,
+    await this.admitOne(
+      `wallet-initiated-address:${JSON.stringify([tenantId, address])}`,
       this.limits.perAddress,
       'too many wallet-initiated authorization requests from this address',
     );
-    await this.windows.admit(
-      `${KEY_PREFIX}issuer:${JSON.stringify(tenantId)}`,
+    await this.admitOne(
+      `wallet-initiated-issuer:${JSON.stringify(tenantId)}`,
       this.limits.perTenant,
       'too many wallet-initiated authorization requests to this issuer',
     );
+  }
+
+  private async admitOne(key: string, limit: RequestLimit, what: string) {
+    const verdict = await this.windows.admitOne(key, limit, Date.now());
+    if (verdict.admitted) return;
+    const { retryAfter } = verdict;
+    throw new OAuthError(429, 'invalid_request', `${what}; retry in ${retryAfter} s`, { 'retry-after': String(retryAfter) });
   }
 }

@@ -44,6 +44,27 @@ const WalletProvider = z.strictObject({
     .describe('PEM trust anchors: an attestation x5c chain must lead to one of them'),
 });
 
+const OwnLimit = z.number().int().min(1).optional();
+const TenantClassLimits = z.strictObject({
+  perAddress: OwnLimit.describe("requests one address may make per window: at most the operator's RATE_LIMIT_<CLASS>"),
+  perTenant: OwnLimit.describe(
+    "requests this issuer takes per window from all addresses: at most the operator's RATE_LIMIT_<CLASS>_PER_TENANT",
+  ),
+});
+/** The classes whose limits a tenant may lower (those counted per tenant; see platform/rate-limits/classes.ts). */
+const RateLimitsSchema = z
+  .strictObject({
+    authorization: TenantClassLimits.optional(),
+    token: TenantClassLimits.optional(),
+    nonce: TenantClassLimits.optional(),
+    credential: TenantClassLimits.optional(),
+    notification: TenantClassLimits.optional(),
+  })
+  .default({})
+  .describe(
+    "this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README \"Rate limits\"); absent: the operator's; above the operator's: 400",
+  );
+
 export const IssuerSettingsSchema = z
   .strictObject({
     profile: ProfileSchema.default('none'),
@@ -107,6 +128,7 @@ export const IssuerSettingsSchema = z
       .describe(
         'the chained authorization server: users log in at this upstream OpenID Provider, and its claims go into the credentials; null: none',
       ),
+    rateLimits: RateLimitsSchema,
     federation: FederationSettingsSchema.nullable()
       .default(null)
       .describe(

@@ -69,14 +69,8 @@ export interface AuditLogTable {
   seq: Generated<number>;
 }
 
-/** Requests admitted per key in its current window (platform/http/request-limits.ts). */
+/** Requests (or failed attempts) counted per key and fixed window: key@windowStartMs (platform/rate-limits/windows.ts). */
 export interface RequestWindowsTable {
-  key: string;
-  window_start: Timestamp;
-  count: number;
-}
-
-export interface AuthFailuresTable {
   key: string;
   window_start: Timestamp;
   count: number;
@@ -335,7 +329,6 @@ export interface Database {
   clients: ClientsTable;
   users: UsersTable;
   audit_log: AuditLogTable;
-  auth_failures: AuthFailuresTable;
   request_windows: RequestWindowsTable;
   service_settings: ServiceSettingsTable;
   job_leases: JobLeasesTable;
