@@ -78,7 +78,6 @@ export interface IssuanceNeeds {
   walletInitiatedLimits: WalletInitiatedLimits;
   /** SQL over a session row (`sessions`) that holds while none of its credentials is revoked or suspended (a refresh needs it). */
   sessionCredentialsValid: RawBuilder<boolean>;
-  webhookRetryDelaysMs: readonly number[];
   /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
   presentations: InteractivePresentations;
   /** Wallet providers listed in the tenant's trust lists (besides those of the issuer settings). */
@@ -143,11 +142,12 @@ export function createIssuance(needs: IssuanceNeeds) {
     attestations,
     presentations: needs.presentations,
   });
-  const webhooks = new IssuanceWebhooks(sessions, configs, needs.webhookEndpoints, needs.outbound, needs.webhookRetryDelaysMs);
-  sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
+  const webhooks = new IssuanceWebhooks(needs.webhookEndpoints);
 
   return {
     nonces,
+    /** Renders issuance.status events for the webhook worker. */
+    webhooks,
     /** The bound on wallet-initiated requests, whose lapsed windows a scheduled job drops. */
     walletInitiated,
     settings,

@@ -18,6 +18,7 @@ import { sessionVersion } from './0017-session-version.js';
 import { statusEntryStatus } from './0018-status-entry-status.js';
 import { requestWindows } from './0019-request-windows.js';
 import { credentialConfigScopes } from './0020-credential-config-scopes.js';
+import { webhookDeliveries } from './0021-webhook-deliveries.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0018-status-entry-status': statusEntryStatus,
   '0019-request-windows': requestWindows,
   '0020-credential-config-scopes': credentialConfigScopes,
+  '0021-webhook-deliveries': webhookDeliveries,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -39,8 +39,6 @@ export interface VerificationNeeds {
   statusListReader: UrlReader;
   /** Where status list tokens fetched to check credentials are kept (Caches.fetchedStatusList, behind /api/cache). */
   statusListCache: StampedCache<FetchedStatusList>;
-  /** Delays before each retry of a failed presentation webhook delivery. */
-  webhookRetryDelaysMs: readonly number[];
   /** The time a presentation is checked at (its credentials' expiry, validity of certificates, KB-JWT age). */
   clock: Clock;
 }
@@ -61,14 +59,16 @@ export function createVerification(needs: VerificationNeeds) {
     annexC.offers,
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
-  const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs);
+  const webhooks = new PresentationWebhooks(configs);
   // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
   const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
   const results = new PresentationResults(sessions, webhooks);
-  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock, authorities);
+  const responses = new ResponseEndpoint(sessions, needs.trust, status, needs.clock, authorities);
   return {
     /** Makes presentation requests; other features add checks to it (a conformance profile). */
     presentationOffers: offers,
+    /** Renders presentation.completed events for the webhook worker. */
+    webhooks,
     /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */
     embeddedPresentations: new EmbeddedPresentations(
       needs.publicUrl,
