@@ -202,7 +202,7 @@ async function assemble(
   const { sessions } = sessionFeature;
   sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
 
-  const webhookSecrets = new WebhookSecrets(kysely, sealerFor('webhook-secrets'), config.WEBHOOK_SECRET_ROTATION_GRACE_SECONDS);
+  const webhookSecrets = new WebhookSecrets(kysely, sealerFor('webhook-secrets'), config.WEBHOOK_SECRET_ROTATION_GRACE_SECONDS, clock);
   const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound, webhookSecrets });
   const { attributeProviders, webhookEndpoints } = endpoints;
   const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });

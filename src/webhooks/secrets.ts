@@ -3,6 +3,7 @@
 // service twice only: in the answer that made it, and to sign requests. Rotating keeps the previous
 // secret signing beside the new one for WEBHOOK_SECRET_ROTATION_GRACE_SECONDS, so that receivers can
 // switch over without losing a request.
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, nowIso } from '../platform/db/values.js';
@@ -18,6 +19,8 @@ export class WebhookSecrets {
     private readonly sealer: Sealer,
     /** WEBHOOK_SECRET_ROTATION_GRACE_SECONDS. */
     private readonly graceSeconds: number,
+    /** Decides when a grace period is over (a test moves it forward instead of waiting). */
+    private readonly clock: Clock,
   ) {}
 
   private context = (tenantId: string, owner: string) => `webhook-secret:${tenantId}:${owner}`;
@@ -42,7 +45,7 @@ export class WebhookSecrets {
    */
   async rotate(db: Executor, tenantId: string, owner: string): Promise<string> {
     const secret = newSigningSecret();
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     const rotated = await tenantDb(db, tenantId)
       .updateTable('webhook_secrets')
       .set((eb) => ({
@@ -57,7 +60,8 @@ export class WebhookSecrets {
   }
 
   /** The secrets that sign now: the current one, and the previous one while in its grace period. Empty: sent unsigned. */
-  async signing(tenantId: string, owner: string, now = Date.now()): Promise<string[]> {
+  async signing(tenantId: string, owner: string): Promise<string[]> {
+    const now = this.clock.now().getTime();
     const row = await tenantDb(this.db, tenantId).selectFrom('webhook_secrets').selectAll().where('owner', '=', owner).executeTakeFirst();
     if (!row) return [];
     const secrets = [this.sealer.open(row.secret, this.context(tenantId, owner))];
