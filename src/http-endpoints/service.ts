@@ -107,8 +107,9 @@ export class HttpEndpointService {
   async resolve(tenantId: string, id: string, db: Executor = this.db): Promise<ResolvedEndpoint> {
     const row = await this.row(tenantId, id, db);
     const auth = this.openAuth(row);
-    const signingSecrets = this.secrets ? await this.secrets.signing(tenantId, endpointOwner(id)) : [];
-    return { url: row.url, headers: auth.type === 'header' ? { [auth.header.name]: auth.header.value } : {}, signingSecrets };
+    const headers = auth.type === 'header' ? { [auth.header.name]: auth.header.value } : {};
+    if (!this.secrets) return { url: row.url, headers };
+    return { url: row.url, headers, signingSecrets: await this.secrets.signing(tenantId, endpointOwner(id)) };
   }
 
   /**
