@@ -109,7 +109,7 @@ export class HttpEndpointService {
     const auth = this.openAuth(row);
     const headers = auth.type === 'header' ? { [auth.header.name]: auth.header.value } : {};
     if (!this.secrets) return { url: row.url, headers };
-    return { url: row.url, headers, signingSecrets: await this.secrets.signing(tenantId, endpointOwner(id)) };
+    return { url: row.url, headers, signingSecrets: await this.secrets.signing(tenantId, endpointOwner(id), db) };
   }
 
   /**

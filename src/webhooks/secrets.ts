@@ -60,9 +60,9 @@ export class WebhookSecrets {
   }
 
   /** The secrets that sign now: the current one, and the previous one while in its grace period. Empty: sent unsigned. */
-  async signing(tenantId: string, owner: string): Promise<string[]> {
+  async signing(tenantId: string, owner: string, db: Executor = this.db): Promise<string[]> {
     const now = this.clock.now().getTime();
-    const row = await tenantDb(this.db, tenantId).selectFrom('webhook_secrets').selectAll().where('owner', '=', owner).executeTakeFirst();
+    const row = await tenantDb(db, tenantId).selectFrom('webhook_secrets').selectAll().where('owner', '=', owner).executeTakeFirst();
     if (!row) return [];
     const secrets = [this.sealer.open(row.secret, this.context(tenantId, owner))];
     if (row.previous_secret && row.previous_until && Date.parse(row.previous_until) > now)

@@ -17,6 +17,17 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
  * session's changes in the order they happened.
  */
 export async function claimDue(db: Executor, owner: string, now: string, leaseUntil: string, limit: number): Promise<DeliveryRow[]> {
+  // A read first: an idle poll writes nothing, so it never takes SQLite's write lock from another
+  // instance on the same file (whose open transaction would then fail as "database is locked").
+  const due = await db
+    .selectFrom('webhook_deliveries')
+    .select('seq')
+    .where('state', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]))
+    .limit(1)
+    .executeTakeFirst();
+  if (!due) return [];
   const lock = isPostgres(db) ? sql`for update skip locked` : sql``;
   const free = sql`(lease_expires_at is null or lease_expires_at <= ${now})`;
   const { rows } = await sql<DeliveryRow>`
