@@ -272,7 +272,7 @@ describe('the webhook', () => {
         .toBe(true);
       const logs = (await logsOf(made.session)).filter((l) => l.message.startsWith('webhook'));
       // An attempt, a retry per listed delay, then retries at doubling waits until the horizon (a second here).
-      expect(logs.length).toBeGreaterThan(3);
+      expect(logs.length).toBeGreaterThanOrEqual(3);
       expect(logs.map((l) => [l.level, l.message, l.details?.attempt])).toEqual(
         logs.map((_, i) =>
           i < logs.length - 1
