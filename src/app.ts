@@ -80,6 +80,7 @@ import type { TrustListService } from './trust-lists/service.js';
 import { providerDirectory } from './users/directory.js';
 import { LocalUserDirectory } from './users/local-directory.js';
 import { createVerification } from './verification/index.js';
+import { createWebhooks, WebhookSecrets } from './webhooks/index.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
 
@@ -212,7 +213,8 @@ async function assemble(
   const { sessions } = sessionFeature;
   sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
 
-  const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound });
+  const webhookSecrets = new WebhookSecrets(kysely, sealerFor('webhook-secrets'), config.WEBHOOK_SECRET_ROTATION_GRACE_SECONDS, clock);
+  const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound, webhookSecrets });
   const { attributeProviders, webhookEndpoints } = endpoints;
   const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });
   const { credentialConfigs } = credentialConfigFeature;
@@ -297,8 +299,6 @@ async function assemble(
     outbound,
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
     statusListCache: caches.fetchedStatusList,
-    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-    background: lifecycle.background,
     clock,
   });
   const issuance = createIssuance({
@@ -322,8 +322,6 @@ async function assemble(
       perTenant: { requests: config.WALLET_INITIATED_LIMIT_PER_TENANT, windowSeconds: config.WALLET_INITIATED_WINDOW },
     },
     metrics,
-    webhookRetryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-    background: lifecycle.background,
     presentations: verification.embeddedPresentations,
     trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
     federation: federation.trust,
@@ -366,14 +364,35 @@ async function assemble(
   scheduler.add({ name: 'request-windows-cleanup', run: () => new DatabaseWindows(kysely).purgeEnded(longestWindowSeconds) });
   const retentionDefaults = { ttlSeconds: config.SESSION_TTL, cleanupMode: config.SESSION_CLEANUP_MODE };
   scheduler.add(sessionFeature.cleanupJob(tenants, retentionDefaults));
+  const webhooks = createWebhooks({
+    db: kysely,
+    sessions,
+    outbound,
+    log: app.log,
+    options: {
+      retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+      horizonSeconds: config.WEBHOOK_RETRY_HORIZON_SECONDS,
+      pollMs: config.WEBHOOK_POLL_INTERVAL_MS,
+    },
+    renderers: {
+      issuanceStatus: (event, session) => issuance.webhooks.render(event, session),
+      presentationCompleted: (event, session) => verification.webhooks.render(event, session),
+    },
+  });
+  verification.webhooks.onReleased(() => webhooks.worker.wake());
+  metrics.watchWebhookOutbox(webhooks.stats);
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);
   await postgresBus?.listen(app.log);
-  app.addHook('onReady', async () => scheduler.start());
+  app.addHook('onReady', async () => {
+    scheduler.start();
+    webhooks.worker.start();
+  });
   // Open event streams would otherwise hold the server open until their clients leave.
   app.addHook('preClose', async () => streams.closeAll());
   // What stopping runs once the server has closed (its requests answered), in the order of
   // SHUTDOWN_PHASES (src/platform/lifecycle/shutdown.ts); the background work step is the lifecycle's own.
   const { steps } = lifecycle;
+  steps.add('stop-work', 'webhook delivery', () => webhooks.worker.stop());
   steps.add('stop-work', 'scheduler', () => scheduler.stop());
   steps.add('release', 'job leases', () => scheduler.releaseLeases());
   steps.add('release', 'rate-limit counts', () => rateLimits.close());
@@ -411,6 +430,7 @@ async function assemble(
     issuance,
     verification,
     conformanceFeature,
+    webhooks,
   ])
     feature.routes(app);
   sessionFeature.routes(app, { tenants, streams, retentionDefaults });

@@ -252,7 +252,24 @@ export const CONFIG_KEYS = {
       .pipe(z.array(z.number().max(3_600_000, 'each delay must be at most 3600000 (one hour)'))),
     default: '1000,5000,15000',
     description:
-      'milliseconds to wait before each retry of a failed webhook delivery (issuance and presentation); their count is the number of retries',
+      'milliseconds to wait before the first retries of a failed webhook delivery (issuance and presentation); after the last, each wait doubles the one before, until WEBHOOK_RETRY_HORIZON_SECONDS',
+  },
+  WEBHOOK_RETRY_HORIZON_SECONDS: {
+    schema: int(1, 30 * 86400),
+    default: '86400',
+    description:
+      'how long after its event a webhook delivery is retried; an attempt that would come later is not made and the delivery is failed (at most 30 days)',
+  },
+  WEBHOOK_POLL_INTERVAL_MS: {
+    schema: int(50, 60_000),
+    default: '1000',
+    description:
+      'how often each instance looks for webhook deliveries that are due (an instance also looks at once after its own session changes and when a retry it scheduled falls due)',
+  },
+  WEBHOOK_SECRET_ROTATION_GRACE_SECONDS: {
+    schema: int(0, 30 * 86400),
+    default: '86400',
+    description: 'after rotate-secret, how long the previous webhook signing secret still signs (both signatures are sent), seconds',
   },
   STATUS_CAPACITY: { schema: int(100), default: '10000', description: 'default entries of a new status list (at least 100)' },
   STATUS_MAX_CAPACITY: {

@@ -18,8 +18,8 @@ export interface RunningService {
   /** The address the server listens on, for example http://127.0.0.1:3000. */
   url: string;
   /**
-   * Closes without a drain: the server (its requests in flight finish), then every shutdown step,
-   * without waiting for background work (tests, and a start that failed half-way).
+   * Closes without a drain (tests, and a start that failed half-way): the server (its requests in
+   * flight finish), then every shutdown step, with no deadline.
    */
   close(): Promise<void>;
   /** The stop of a SIGTERM or SIGINT: drains within SHUTDOWN_GRACE_SECONDS (src/platform/lifecycle/drain.ts). */
@@ -62,10 +62,7 @@ export async function start(
     services,
     config,
     url: `http://127.0.0.1:${config.PORT}`,
-    close: () => {
-      services.lifecycle.leaveBackgroundWork();
-      return app.close();
-    },
+    close: () => app.close(),
     drain: () =>
       drain(app, services.lifecycle, connections, {
         delaySeconds: config.SHUTDOWN_DELAY_SECONDS,

@@ -2774,7 +2774,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description A header value is write-only: it is stored encrypted and every response shows it as `****`.
+         * @description A header value is write-only: it is stored encrypted and every response shows it as `****`. The answer carries `signingSecret`, the Standard Webhooks secret that signs every request to the endpoint, this once.
          *
          *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -2827,7 +2827,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["WebhookEndpoint"];
+                        "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                     };
                 };
                 /** @description invalid input: every offending field is named in errors */
@@ -3120,6 +3120,94 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/issuer/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the signing secret of a webhook endpoint
+         * @description Answers the new `signingSecret`, this once. For WEBHOOK_SECRET_ROTATION_GRACE_SECONDS (default a day) the previous secret still signs too: webhook-signature then carries both signatures, space-separated, so the receiver can switch over without losing a request. An endpoint made before signing existed is sent unsigned until this gives it its first secret.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RotatedWebhookSecret"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/issuers/{tenantId}/chained-as-vp/authorize": {
@@ -9649,6 +9737,8 @@ export interface paths {
                             session: string;
                             /** @description openid4vp:// URI with client_id and request_uri; absent for iso-18013-7 */
                             uri?: string;
+                            /** @description only with a `webhook` in the request: the Standard Webhooks secret (whsec_...) that signs its delivery (webhook-signature header), shown this once */
+                            webhookSigningSecret?: string;
                         };
                     };
                 };
@@ -9844,6 +9934,169 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's webhook deliveries, newest first, a page at a time
+         * @description A caller sees the deliveries of issuance events with `issuance:manage`, of presentation events with `presentation:manage`.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only those sent to this target: a webhook endpoint id, `presentation-configuration:<id>` or `request` */
+                    endpointId?: string;
+                    /** @description 1-based; newest deliveries first */
+                    page?: number;
+                    pageSize?: number;
+                    /** @description only the deliveries of this session */
+                    sessionId?: string;
+                    state?: "pending" | "delivered" | "failed";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookDeliveryPage"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-deliveries/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again: pending, due now, with a fresh retry horizon
+         * @description A caller sees the deliveries of issuance events with `issuance:manage`, of presentation events with `presentation:manage`. 404 for another tenant's delivery or one the caller does not see. A delivered one is sent again (the same webhook-id: receivers that deduplicate ignore it).
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -11490,6 +11743,60 @@ export interface components {
             /** @enum {string} */
             status: "met" | "not-met" | "not-applicable";
         };
+        CreatedWebhookEndpoint: {
+            /** @description the configured authentication; a header value is always masked as **** */
+            auth: {
+                /** @constant */
+                type: "none";
+            } | {
+                header: {
+                    name: string;
+                    /**
+                     * @description always ****: the value is never returned
+                     * @constant
+                     */
+                    value: "****";
+                };
+                /** @constant */
+                type: "header";
+            };
+            createdAt: string;
+            description: string | null;
+            id: string;
+            name: string;
+            /** @description the Standard Webhooks signing secret (whsec_ and base64): shown this once, never again; verify the webhook-signature header with it */
+            signingSecret: string;
+            tenantId: string;
+            updatedAt: string;
+            url: string;
+        };
+        CreatedWebhookEndpointInput: {
+            /** @description the configured authentication; a header value is always masked as **** */
+            auth: {
+                /** @constant */
+                type: "none";
+            } | {
+                header: {
+                    name: string;
+                    /**
+                     * @description always ****: the value is never returned
+                     * @constant
+                     */
+                    value: "****";
+                };
+                /** @constant */
+                type: "header";
+            };
+            createdAt: string;
+            description: string | null;
+            id: string;
+            name: string;
+            /** @description the Standard Webhooks signing secret (whsec_ and base64): shown this once, never again; verify the webhook-signature header with it */
+            signingSecret: string;
+            tenantId: string;
+            updatedAt: string;
+            url: string;
+        };
         CredentialConfig: {
             /** @description how wallets show the credential, per locale */
             display?: components["schemas"]["CredentialDisplay"][];
@@ -12826,6 +13133,14 @@ export interface components {
             }[];
             version: string;
         };
+        RotatedWebhookSecret: {
+            /** @description the Standard Webhooks signing secret (whsec_ and base64): shown this once, never again; verify the webhook-signature header with it */
+            signingSecret: string;
+        };
+        RotatedWebhookSecretInput: {
+            /** @description the Standard Webhooks signing secret (whsec_ and base64): shown this once, never again; verify the webhook-signature header with it */
+            signingSecret: string;
+        };
         /** @description input for schema metadata publication (TS11, experimental) */
         SchemaMetaConfig: {
             /** @enum {string} */
@@ -13909,6 +14224,66 @@ export interface components {
                 type: "header";
             };
             url: string;
+        };
+        WebhookDelivery: {
+            attempts: number;
+            createdAt: string;
+            deliveredAt: string | null;
+            /** @description the target: a webhook endpoint's id, `presentation-configuration:<id>` (a configuration's inline webhook) or `request` (the webhook given with the presentation request) */
+            endpoint: string;
+            /** @description the webhook-id header: one per event, the same on every attempt */
+            id: string;
+            /** @description why the last attempt failed */
+            lastError: string | null;
+            /** @description the HTTP status of the last answer; null when there was none */
+            lastStatus: number | null;
+            /** @description when a pending delivery is tried next; null once delivered or failed */
+            nextAttemptAt: string | null;
+            sessionId: string;
+            /**
+             * @description pending until a 2xx answer (delivered) or the retry horizon passed (failed)
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            /** @enum {string} */
+            type: "issuance.status" | "presentation.completed";
+        };
+        WebhookDeliveryInput: {
+            attempts: number;
+            createdAt: string;
+            deliveredAt: string | null;
+            /** @description the target: a webhook endpoint's id, `presentation-configuration:<id>` (a configuration's inline webhook) or `request` (the webhook given with the presentation request) */
+            endpoint: string;
+            /** @description the webhook-id header: one per event, the same on every attempt */
+            id: string;
+            /** @description why the last attempt failed */
+            lastError: string | null;
+            /** @description the HTTP status of the last answer; null when there was none */
+            lastStatus: number | null;
+            /** @description when a pending delivery is tried next; null once delivered or failed */
+            nextAttemptAt: string | null;
+            sessionId: string;
+            /**
+             * @description pending until a 2xx answer (delivered) or the retry horizon passed (failed)
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            /** @enum {string} */
+            type: "issuance.status" | "presentation.completed";
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            page: number;
+            pageSize: number;
+            total: number;
+            totalPages: number;
+        };
+        WebhookDeliveryPageInput: {
+            items: components["schemas"]["WebhookDeliveryInput"][];
+            page: number;
+            pageSize: number;
+            total: number;
+            totalPages: number;
         };
         WebhookEndpoint: {
             /** @description the configured authentication; a header value is always masked as **** */

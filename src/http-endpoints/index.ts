@@ -5,6 +5,7 @@ import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
+import type { WebhookSecrets } from '../webhooks/secrets.js';
 import { httpEndpointRoutes } from './routes.js';
 import { ATTRIBUTE_PROVIDERS, HttpEndpointService, WEBHOOK_ENDPOINTS } from './service.js';
 
@@ -14,11 +15,20 @@ export interface HttpEndpointNeeds {
   /** A sealer for each kind: a header value of one never opens as the other's. */
   sealerFor(purpose: string): Sealer;
   outbound: OutboundClient;
+  /** The signing secrets of webhook endpoints. */
+  webhookSecrets: WebhookSecrets;
 }
 
 export function createHttpEndpoints(needs: HttpEndpointNeeds) {
   const { db, audit, outbound } = needs;
   const attributeProviders = new HttpEndpointService(db, needs.sealerFor('attribute-providers'), audit, ATTRIBUTE_PROVIDERS, outbound);
-  const webhookEndpoints = new HttpEndpointService(db, needs.sealerFor('webhook-endpoints'), audit, WEBHOOK_ENDPOINTS, outbound);
+  const webhookEndpoints = new HttpEndpointService(
+    db,
+    needs.sealerFor('webhook-endpoints'),
+    audit,
+    WEBHOOK_ENDPOINTS,
+    outbound,
+    needs.webhookSecrets,
+  );
   return { attributeProviders, webhookEndpoints, routes: (app: App) => httpEndpointRoutes(app, { attributeProviders, webhookEndpoints }) };
 }

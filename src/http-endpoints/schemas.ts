@@ -85,6 +85,16 @@ const endpointSchema = (schemaId: string) =>
 export const AttributeProviderSchema = endpointSchema('AttributeProvider');
 export const WebhookEndpointSchema = endpointSchema('WebhookEndpoint');
 
+const SigningSecret = z
+  .string()
+  .describe(
+    'the Standard Webhooks signing secret (whsec_ and base64): shown this once, never again; verify the webhook-signature header with it',
+  );
+export const CreatedWebhookEndpointSchema = WebhookEndpointSchema.extend({ signingSecret: SigningSecret }).meta({
+  id: 'CreatedWebhookEndpoint',
+});
+export const RotatedSecretSchema = z.object({ signingSecret: SigningSecret }).meta({ id: 'RotatedWebhookSecret' });
+
 export interface HttpEndpoint {
   id: string;
   tenantId: string;

@@ -9,6 +9,7 @@ import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
+import { endpointOwner, type WebhookSecrets } from '../webhooks/secrets.js';
 import { type AuthInput, type AuthView, type CreateEndpoint, type HttpEndpoint, MASK, type UpdateEndpoint } from './schemas.js';
 import type { EndpointRow, EndpointTable } from './store.js';
 import * as store from './store.js';
@@ -35,6 +36,8 @@ export type EndpointUsageCheck = (db: Executor, tenantId: string, id: string) =>
 export interface ResolvedEndpoint {
   url: string;
   headers: Record<string, string>;
+  /** Webhook endpoints: the Standard Webhooks secrets that sign now (none for one made before signing existed). */
+  signingSecrets?: string[];
 }
 
 const masked = (auth: AuthInput): AuthView =>
@@ -51,6 +54,8 @@ export class HttpEndpointService {
     readonly kind: EndpointKind,
     /** Judges a URL when it is stored; a name is judged again by what it resolves to when called. */
     private readonly outbound: OutboundClient,
+    /** Webhook endpoints only: their signing secrets. */
+    private readonly secrets?: WebhookSecrets,
   ) {}
 
   private checkUrl(url: string | undefined) {
@@ -102,7 +107,9 @@ export class HttpEndpointService {
   async resolve(tenantId: string, id: string, db: Executor = this.db): Promise<ResolvedEndpoint> {
     const row = await this.row(tenantId, id, db);
     const auth = this.openAuth(row);
-    return { url: row.url, headers: auth.type === 'header' ? { [auth.header.name]: auth.header.value } : {} };
+    const headers = auth.type === 'header' ? { [auth.header.name]: auth.header.value } : {};
+    if (!this.secrets) return { url: row.url, headers };
+    return { url: row.url, headers, signingSecrets: await this.secrets.signing(tenantId, endpointOwner(id), db) };
   }
 
   /**
@@ -114,7 +121,13 @@ export class HttpEndpointService {
     return store.lockEndpoint(tenantDb(trx, tenantId), this.kind.table, id);
   }
 
-  async create(ctx: RequestContext, tenantId: string, input: CreateEndpoint, db: Executor = this.db): Promise<HttpEndpoint> {
+  /** A webhook endpoint's answer carries its signing secret, this once. */
+  async create(
+    ctx: RequestContext,
+    tenantId: string,
+    input: CreateEndpoint,
+    db: Executor = this.db,
+  ): Promise<HttpEndpoint & { signingSecret?: string }> {
     this.checkUrl(input.url);
     return inTransaction(db, async (trx) => {
       const now = nowIso();
@@ -135,7 +148,8 @@ export class HttpEndpointService {
       const created = await this.get(tenantId, input.id, trx);
       // The audit sees the masked view only: the header value never reaches the audit writer.
       await this.audit.record(ctx, { tenantId, actionType: `${this.kind.auditName}.created`, after: { ...created } }, trx);
-      return created;
+      const signingSecret = await this.secrets?.issue(trx, tenantId, endpointOwner(input.id));
+      return { ...created, ...(signingSecret && { signingSecret }) };
     });
   }
 
@@ -174,6 +188,22 @@ export class HttpEndpointService {
       const users = (await Promise.all(this.usageChecks.map((check) => check(trx, tenantId, id)))).flat();
       if (users.length) throw conflict(`${this.kind.label} '${id}' is in use: ${users.join('; ')}`);
       await this.audit.record(ctx, { tenantId, actionType: `${this.kind.auditName}.deleted`, before: { ...before } }, trx);
+      await this.secrets?.drop(trx, tenantId, endpointOwner(id));
+    });
+  }
+
+  /**
+   * Webhook endpoints: a new signing secret, answered this once; the previous one keeps signing
+   * beside it for WEBHOOK_SECRET_ROTATION_GRACE_SECONDS. An endpoint made before signing existed gets its first.
+   */
+  async rotateSecret(ctx: RequestContext, tenantId: string, id: string): Promise<{ signingSecret: string }> {
+    const { secrets } = this;
+    if (!secrets) throw new Error(`a ${this.kind.label} has no signing secret`);
+    return inTransaction(this.db, async (trx) => {
+      await this.row(tenantId, id, trx);
+      const signingSecret = await secrets.rotate(trx, tenantId, endpointOwner(id));
+      await this.audit.record(ctx, { tenantId, actionType: `${this.kind.auditName}.secret_rotated`, after: { id } }, trx);
+      return { signingSecret };
     });
   }
 }

@@ -16,7 +16,6 @@ import { createSealer, type Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
-import type { BackgroundWork } from '../platform/lifecycle/shutdown.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { SessionService } from '../sessions/service.js';
 import { IssuanceTokens } from './access/access-tokens.js';
@@ -79,9 +78,6 @@ export interface IssuanceNeeds {
   walletInitiatedLimits: WalletInitiatedLimits;
   /** SQL over a session row (`sessions`) that holds while none of its credentials is revoked or suspended (a refresh needs it). */
   sessionCredentialsValid: RawBuilder<boolean>;
-  webhookRetryDelaysMs: readonly number[];
-  /** Where webhook deliveries are tracked, so that a stop waits for them. */
-  background: BackgroundWork;
   /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
   presentations: InteractivePresentations;
   /** Wallet providers listed in the tenant's trust lists (besides those of the issuer settings). */
@@ -146,18 +142,12 @@ export function createIssuance(needs: IssuanceNeeds) {
     attestations,
     presentations: needs.presentations,
   });
-  const webhooks = new IssuanceWebhooks(
-    sessions,
-    configs,
-    needs.webhookEndpoints,
-    needs.outbound,
-    needs.webhookRetryDelaysMs,
-    needs.background,
-  );
-  sessions.onStatusChange((state, previous) => webhooks.notify(state, previous));
+  const webhooks = new IssuanceWebhooks(needs.webhookEndpoints);
 
   return {
     nonces,
+    /** Renders issuance.status events for the webhook worker. */
+    webhooks,
     /** The bound on wallet-initiated requests, whose lapsed windows a scheduled job drops. */
     walletInitiated,
     settings,

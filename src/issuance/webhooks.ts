@@ -1,12 +1,9 @@
 // Webhook notifications of issuance status changes, to the endpoint chosen when the offer was made
-// (the offer's, else its first configuration's); every failed attempt is written to the session log.
-import type { CredentialConfigService } from '../credential-configs/service.js';
+// (the offer's, else its first configuration's; the session's webhook target). The database writes
+// each change's event with the change (migration 0022); the webhook worker sends it through this.
 import type { HttpEndpointService } from '../http-endpoints/service.js';
-import { postJsonWithRetries } from '../platform/http/outbound.js';
-import type { OutboundClient } from '../platform/http/outbound-client.js';
-import type { BackgroundWork } from '../platform/lifecycle/shutdown.js';
 import type { SessionState, SessionStatus } from '../sessions/model.js';
-import type { SessionService } from '../sessions/service.js';
+import type { RenderedWebhook, WebhookEvent } from '../webhooks/event.js';
 import { issuancePublic } from './session.js';
 
 export interface WebhookPayload {
@@ -21,68 +18,28 @@ export interface WebhookPayload {
 }
 
 export class IssuanceWebhooks {
-  constructor(
-    private readonly sessions: SessionService,
-    private readonly configs: CredentialConfigService,
-    private readonly webhookEndpoints: HttpEndpointService,
-    private readonly outbound: OutboundClient,
-    private readonly retryDelaysMs: readonly number[],
-    private readonly background: BackgroundWork,
-  ) {}
+  constructor(private readonly webhookEndpoints: HttpEndpointService) {}
 
-  /** Called for every status change; delivery runs in the background and never fails the flow. */
-  notify(state: SessionState, previousStatus: SessionStatus | null) {
-    if (state.kind !== 'issuance' || previousStatus === null) return;
-    // Attempts are logged as they happen; what fails before any attempt (the endpoint cannot be
-    // resolved) is logged here, and a log that cannot be written either is given up on.
-    this.background.track(
-      this.deliver(state, previousStatus).catch((err: Error) =>
-        this.sessions.log(state.id, 'error', 'webhook delivery failed', { reason: err.message }).catch(() => undefined),
-      ),
-    );
-  }
-
-  /** The endpoint chosen when the offer was made; sessions of earlier versions look it up as they did. */
-  private async endpointId(state: SessionState, credentialConfigurationIds: string[], chosen: string | null | undefined) {
-    if (chosen !== undefined) return chosen;
-    for (const id of credentialConfigurationIds) {
-      const config = await this.configs.find(state.tenantId, id);
-      if (config?.webhookEndpointId) return config.webhookEndpointId;
-    }
-    return undefined;
-  }
-
-  private async deliver(state: SessionState, previousStatus: SessionStatus) {
-    const { credentialConfigurationIds, webhookEndpointId } = issuancePublic(state);
-    const id = await this.endpointId(state, credentialConfigurationIds, webhookEndpointId);
-    if (!id) return;
-    const endpoint = await this.webhookEndpoints.resolve(state.tenantId, id);
+  /** The status change as it was when it happened (the session may have moved on since), to the endpoint as it is now. */
+  async render(event: WebhookEvent, session: SessionState): Promise<RenderedWebhook> {
+    const { credentialConfigurationIds } = issuancePublic(session);
+    const endpoint = await this.webhookEndpoints.resolve(session.tenantId, event.endpoint);
     const payload: WebhookPayload = {
       type: 'issuance.status',
-      sessionId: state.id,
-      tenantId: state.tenantId,
-      status: state.status,
-      previousStatus,
+      sessionId: session.id,
+      tenantId: session.tenantId,
+      status: event.status as SessionStatus,
+      previousStatus: event.previousStatus as SessionStatus | null,
       credentialConfigurationIds,
-      errorReason: state.errorReason,
-      at: state.updatedAt,
+      errorReason: event.errorReason,
+      at: event.occurredAt,
     };
-    await postJsonWithRetries(
-      this.outbound,
-      endpoint,
+    return {
+      url: endpoint.url,
+      headers: endpoint.headers,
+      signingSecrets: endpoint.signingSecrets ?? [],
       payload,
-      async ({ attempt, failure, final }) => {
-        const details = { webhookEndpointId: id, status: state.status, attempt, ...(failure && { reason: failure }) };
-        if (!failure) await this.sessions.log(state.id, 'info', 'webhook delivered', details);
-        else
-          await this.sessions.log(
-            state.id,
-            final ? 'error' : 'warn',
-            final ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
-            details,
-          );
-      },
-      this.retryDelaysMs,
-    );
+      logDetails: { webhookEndpointId: event.endpoint, status: event.status },
+    };
   }
 }

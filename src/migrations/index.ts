@@ -19,6 +19,7 @@ import { statusEntryStatus } from './0018-status-entry-status.js';
 import { requestWindows } from './0019-request-windows.js';
 import { credentialConfigScopes } from './0020-credential-config-scopes.js';
 import { oneWindowCounter } from './0021-one-window-counter.js';
+import { webhookDeliveries } from './0022-webhook-deliveries.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0019-request-windows': requestWindows,
   '0020-credential-config-scopes': credentialConfigScopes,
   '0021-one-window-counter': oneWindowCounter,
+  '0022-webhook-deliveries': webhookDeliveries,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

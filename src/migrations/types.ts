@@ -11,12 +11,14 @@ export interface ColumnTypes {
   true: RawBuilder<unknown>;
   /** Bytes (bytea / blob). */
   binary: RawBuilder<unknown>;
+  /** For what only one engine's syntax can say (triggers). */
+  dialect: Dialect;
 }
 
 export function columnTypes(dialect: Dialect): ColumnTypes {
   return dialect === 'postgres'
-    ? { timestamp: sql`timestamptz`, bool: sql`boolean`, serial: sql`bigserial`, true: sql`true`, binary: sql`bytea` }
-    : { timestamp: sql`text`, bool: sql`integer`, serial: sql`integer`, true: sql`1`, binary: sql`blob` };
+    ? { timestamp: sql`timestamptz`, bool: sql`boolean`, serial: sql`bigserial`, true: sql`true`, binary: sql`bytea`, dialect }
+    : { timestamp: sql`text`, bool: sql`integer`, serial: sql`integer`, true: sql`1`, binary: sql`blob`, dialect };
 }
 
 export interface VersionedMigration {

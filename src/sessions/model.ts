@@ -21,6 +21,8 @@ export interface SessionState {
   createdAt: string;
   updatedAt: string;
   expiresAt: string;
+  /** Where its webhook events go; null when it has none. */
+  webhookTarget: string | null;
 }
 
 /** Published on every status change; the payload of the SSE `status` event. */

@@ -42,6 +42,11 @@ export interface NewSession {
   lifetimeSeconds: number;
   public?: Record<string, unknown>;
   private?: Record<string, unknown>;
+  /**
+   * Where the session's webhook events go (see migration 0022): set, the database writes an event row
+   * with each change that makes one. An issuance session defaults to its public webhookEndpointId.
+   */
+  webhookTarget?: string | null;
 }
 
 export interface SessionChange {
@@ -132,6 +137,7 @@ export class SessionService {
       createdAt: row.created_at,
       updatedAt: row.updated_at,
       expiresAt: row.expires_at,
+      webhookTarget: row.webhook_target ?? null,
     };
     // Personal data is decrypted when a step reads it, not on every lookup (most never do).
     let opened: Record<string, unknown> | null | undefined;
@@ -173,6 +179,7 @@ export class SessionService {
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
       expires_at: new Date(now.getTime() + input.lifetimeSeconds * 1000).toISOString(),
+      webhook_target: input.webhookTarget ?? issuanceWebhookTarget(input),
     } satisfies Insertable<SessionsTable>;
     // The row as stored: no RETURNING needed to know it.
     const state = this.toState({ ...row, version: 0 });
@@ -549,6 +556,13 @@ export class SessionService {
 const statusEventOfMoved = (to: SessionStatus, now: string) => sql`json_build_object(
   'sessionId', moved.id, 'tenantId', moved.tenant_id, 'status', cast(${to} as text), 'previousStatus', moved.previous_status,
   'consumed', moved.consumed, 'errorReason', moved.error_reason, 'updatedAt', cast(${now} as text))`;
+
+/** The webhook endpoint an issuance session's offer chose (its public webhookEndpointId), if any. */
+function issuanceWebhookTarget(input: NewSession): string | null {
+  const chosen =
+    input.kind === 'issuance' && input.public && Object.hasOwn(input.public, 'webhookEndpointId') ? input.public.webhookEndpointId : null;
+  return typeof chosen === 'string' ? chosen : null;
+}
 
 const pickKeys = (source: Record<string, unknown>, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((key) => key in source).map((key) => [key, source[key]]));

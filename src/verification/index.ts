@@ -7,7 +7,6 @@ import type { Executor } from '../platform/db/values.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { UrlReader } from '../platform/http/own-urls.js';
 import type { App } from '../platform/http/types.js';
-import type { BackgroundWork } from '../platform/lifecycle/shutdown.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
 import { createAnnexC } from './annex-c/index.js';
@@ -40,10 +39,6 @@ export interface VerificationNeeds {
   statusListReader: UrlReader;
   /** Where status list tokens fetched to check credentials are kept (Caches.fetchedStatusList, behind /api/cache). */
   statusListCache: StampedCache<FetchedStatusList>;
-  /** Delays before each retry of a failed presentation webhook delivery. */
-  webhookRetryDelaysMs: readonly number[];
-  /** Where webhook deliveries are tracked, so that a stop waits for them. */
-  background: BackgroundWork;
   /** The time a presentation is checked at (its credentials' expiry, validity of certificates, KB-JWT age). */
   clock: Clock;
 }
@@ -64,14 +59,16 @@ export function createVerification(needs: VerificationNeeds) {
     annexC.offers,
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
-  const webhooks = new PresentationWebhooks(sessions, configs, outbound, needs.webhookRetryDelaysMs, needs.background);
+  const webhooks = new PresentationWebhooks(configs);
   // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
   const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
   const results = new PresentationResults(sessions, webhooks);
-  const responses = new ResponseEndpoint(sessions, needs.trust, status, webhooks, needs.clock, authorities);
+  const responses = new ResponseEndpoint(sessions, needs.trust, status, needs.clock, authorities);
   return {
     /** Makes presentation requests; other features add checks to it (a conformance profile). */
     presentationOffers: offers,
+    /** Renders presentation.completed events for the webhook worker. */
+    webhooks,
     /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */
     embeddedPresentations: new EmbeddedPresentations(
       needs.publicUrl,

@@ -10,7 +10,10 @@ export interface PresentationConfigurations {
   /** Undefined for an unknown id. */
   find(tenantId: string, id: string): Promise<PresentationConfiguration | undefined>;
   /** Where the claims of a completed presentation go, if anywhere. */
-  resolveWebhook(tenantId: string, config: PresentationConfiguration): Promise<{ url: string; headers: Record<string, string> } | null>;
+  resolveWebhook(
+    tenantId: string,
+    config: PresentationConfiguration,
+  ): Promise<{ url: string; headers: Record<string, string>; signingSecrets?: string[] } | null>;
 }
 
 /** Where a configuration's registration certificate comes from (the registrar feature). */

@@ -31,6 +31,8 @@ export const PresentationPublicSchema = z.object({
 
 const WebhookSchema = z.object({
   url: z.string(),
+  /** Its Standard Webhooks secret, answered once with the request (absent in sessions made before signing existed). */
+  signingSecret: z.string().optional(),
   auth: z
     .discriminatedUnion('type', [
       z.object({ type: z.literal('none') }),

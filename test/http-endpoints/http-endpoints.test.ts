@@ -26,6 +26,10 @@ interface Kind {
   audit: string;
   reference: 'attributeProviderId' | 'webhookEndpointId';
   service: () => HttpEndpointService;
+  /** What creating one answers beside the view (a webhook endpoint's signing secret, once). */
+  createdExtra: Record<string, unknown>;
+  /** What resolve() gives beside URL and headers (a webhook endpoint's signing secrets). */
+  resolvedExtra: Record<string, unknown>;
 }
 const KINDS: Kind[] = [
   {
@@ -35,6 +39,8 @@ const KINDS: Kind[] = [
     audit: 'attribute_provider',
     reference: 'attributeProviderId',
     service: () => svc.running.services.attributeProviders,
+    createdExtra: {},
+    resolvedExtra: {},
   },
   {
     path: '/api/issuer/webhook-endpoints',
@@ -43,6 +49,8 @@ const KINDS: Kind[] = [
     audit: 'webhook_endpoint',
     reference: 'webhookEndpointId',
     service: () => svc.running.services.webhookEndpoints,
+    createdExtra: { signingSecret: expect.stringMatching(/^whsec_/) },
+    resolvedExtra: { signingSecrets: [expect.stringMatching(/^whsec_/)] },
   },
 ];
 
@@ -72,10 +80,11 @@ describe.each(KINDS)('$path', (kind) => {
       const body = { id: 'open', name: 'Open', url: 'http://internal.example:8080/hook', auth: { type: 'none' } };
       const reply = await create(acme, body);
       expect(reply.status, reply.text).toBe(201);
-      expect(reply.body).toEqual({ ...body, tenantId: 'acme', description: null, ...stamps });
+      expect(reply.body).toEqual({ ...body, tenantId: 'acme', description: null, ...stamps, ...kind.createdExtra });
       expect(reply.body.updatedAt).toBe(reply.body.createdAt);
-      expect((await get(acme, 'open')).body).toEqual(reply.body);
-      expect(await kind.service().resolve('acme', 'open')).toEqual({ url: body.url, headers: {} });
+      const { signingSecret: _, ...view } = reply.body;
+      expect((await get(acme, 'open')).body).toEqual(view);
+      expect(await kind.service().resolve('acme', 'open')).toEqual({ url: body.url, headers: {}, ...kind.resolvedExtra });
     });
 
     it('creates one with a header, stores it encrypted and never returns the value', async () => {
@@ -87,10 +96,10 @@ describe.each(KINDS)('$path', (kind) => {
         tenantId: 'acme',
         ...stamps,
       };
-      expect(reply.body).toEqual(expected);
-      expect((await get(acme, 'partner')).body).toEqual(reply.body);
+      expect(reply.body).toEqual({ ...expected, ...kind.createdExtra });
+      expect((await get(acme, 'partner')).body).toEqual(expected);
       const list = await svc.raw('GET', kind.path, { token: acme });
-      expect(list.body.find((e: { id: string }) => e.id === 'partner')).toEqual(reply.body);
+      expect(list.body.find((e: { id: string }) => e.id === 'partner')).toEqual(expected);
       for (const text of [reply.text, list.text, (await get(acme, 'partner')).text]) expect(text).not.toContain(SECRET);
 
       const stored = await row('acme', 'partner');
@@ -105,6 +114,7 @@ describe.each(KINDS)('$path', (kind) => {
       expect(await kind.service().resolve('acme', 'partner')).toEqual({
         url: 'https://partner.example.com/v1/claims?tenant=acme',
         headers: { [HEADER]: SECRET },
+        ...kind.resolvedExtra,
       });
       await expect(kind.service().resolve('globex', 'partner')).rejects.toMatchObject({ status: 404 });
     });
@@ -132,7 +142,11 @@ describe.each(KINDS)('$path', (kind) => {
         url: 'https://new.example.com/',
         auth: { type: 'header', header: { name: HEADER, value: '****' } },
       });
-      expect(await kind.service().resolve('acme', 'changing')).toEqual({ url: 'https://new.example.com/', headers: { [HEADER]: SECRET } });
+      expect(await kind.service().resolve('acme', 'changing')).toEqual({
+        url: 'https://new.example.com/',
+        headers: { [HEADER]: SECRET },
+        ...kind.resolvedExtra,
+      });
 
       reply = await patch(acme, 'changing', { auth: { type: 'header', header: { name: 'Authorization', value: 'Bearer rotated-token' } } });
       expect(reply.body.auth).toEqual({ type: 'header', header: { name: 'Authorization', value: '****' } });

@@ -28,7 +28,8 @@ const GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 
 beforeAll(async () => {
   // Webhook retries a few milliseconds apart, so the retry test does not wait for the default delays.
-  svc = await startService({ WEBHOOK_RETRY_DELAYS_MS: '20,40,80' });
+  // A horizon of two seconds: a failing webhook gives up after the listed delays and a few doublings.
+  svc = await startService({ WEBHOOK_RETRY_DELAYS_MS: '20,40,80', WEBHOOK_RETRY_HORIZON_SECONDS: '2' });
   admin = (await svc.tenant('acme')).token;
   const created = await svc.raw('POST', '/api/issuer/credentials', { token: admin, body: PID });
   expect(created.status, created.text).toBe(201);
@@ -576,13 +577,16 @@ describe('webhook notifications', () => {
       `/issuers/acme/credential-offer/${new URL(decodeURIComponent(created.body.uri.split('credential_offer_uri=')[1])).pathname.split('/').pop()}`,
     );
     await expect
-      .poll(async () => (await logsOf(created.body.session)).filter((l) => l.message.startsWith('webhook delivery failed')).length, {
+      .poll(async () => (await logsOf(created.body.session)).some((l) => l.message === 'webhook delivery failed; giving up'), {
         timeout: 5000,
       })
-      .toBe(4);
+      .toBe(true);
     const failures = (await logsOf(created.body.session)).filter((l) => l.message.startsWith('webhook delivery failed'));
     expect(JSON.parse(failures[0]?.details as string)).toMatchObject({ webhookEndpointId: 'crm', attempt: 1, reason: 'answered 500' });
-    // One attempt and a retry per configured delay; the last failure gives up.
+    // An attempt, a retry per configured delay, then retries at doubling waits until the horizon; the last gives up.
+    expect(failures.length).toBeGreaterThanOrEqual(4);
+    expect(failures.map((f) => JSON.parse(f.details as string).attempt)).toEqual(failures.map((_, i) => i + 1));
+    expect(failures.slice(0, -1).every((f) => f.message === 'webhook delivery failed; will retry')).toBe(true);
     expect(failures.map((f) => f.message).at(-1)).toBe('webhook delivery failed; giving up');
     failWith = 0;
   });

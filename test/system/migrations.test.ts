@@ -126,3 +126,66 @@ describe('0020-credential-config-scopes', () => {
     }
   });
 });
+
+describe('0022-webhook-deliveries', () => {
+  it('gives open issuance sessions their webhook target, and any write that changes the status writes the event', async () => {
+    const older = await freshDatabase();
+    const olderDb = await connect(loadConfig({ NODE_ENV: 'test', MASTER_SECRET: randomBytes(32).toString('base64url'), ...older.env }));
+    try {
+      const all = migrationsFor(olderDb.dialect);
+      await migrate(olderDb, Object.fromEntries(Object.entries(all).filter(([name]) => name < '0022')));
+      const now = new Date().toISOString();
+      const later = new Date(Date.now() + 600_000).toISOString();
+      const bool = (value: boolean) => (olderDb.dialect === 'postgres' ? value : Number(value));
+      await sql`insert into tenants (id, name, status, created_at, updated_at) values ('t', 'T', 'active', ${now}, ${now})`.execute(
+        olderDb.kysely,
+      );
+      for (const [id, status, endpoint] of [
+        ['open', 'active', 'crm'],
+        ['done', 'completed', 'crm'],
+        ['quiet', 'active', null],
+      ] as const) {
+        await sql`insert into sessions (id, tenant_id, kind, status, consumed, tx_code_failed_attempts, public_data, anonymized,
+          created_at, updated_at, expires_at)
+          values (${id}, 't', 'issuance', ${status}, ${bool(false)}, 0, ${JSON.stringify({ webhookEndpointId: endpoint })}, ${bool(false)},
+            ${now}, ${now}, ${later})`.execute(olderDb.kysely);
+      }
+      await migrate(olderDb, all);
+      const targets = await sql<{ id: string; webhook_target: string | null }>`select id, webhook_target from sessions order by id`.execute(
+        olderDb.kysely,
+      );
+      expect(targets.rows).toEqual([
+        { id: 'done', webhook_target: null },
+        { id: 'open', webhook_target: 'crm' },
+        { id: 'quiet', webhook_target: null },
+      ]);
+      // A plain UPDATE, as no service path writes it: the trigger still makes the event, once per change of status.
+      await sql`update sessions set status = 'fetched', updated_at = ${now} where id in ('open', 'quiet')`.execute(olderDb.kysely);
+      await sql`update sessions set updated_at = ${later} where id = 'open'`.execute(olderDb.kysely);
+      const events = await sql<{
+        id: string;
+        session_id: string;
+        type: string;
+        endpoint: string;
+        status: string;
+        previous_status: string;
+        state: string;
+      }>`
+        select id, session_id, type, endpoint, status, previous_status, state from webhook_deliveries`.execute(olderDb.kysely);
+      expect(events.rows).toEqual([
+        {
+          id: expect.stringMatching(/^msg_[0-9a-f]{32}$/),
+          session_id: 'open',
+          type: 'issuance.status',
+          endpoint: 'crm',
+          status: 'fetched',
+          previous_status: 'active',
+          state: 'pending',
+        },
+      ]);
+    } finally {
+      await olderDb.close();
+      await older.drop();
+    }
+  });
+});

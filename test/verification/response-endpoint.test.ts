@@ -5,6 +5,7 @@
 // (sd-jwt-verification.test.ts, mdoc-verification.test.ts).
 import { createServer, type Server } from 'node:http';
 import type { JWK } from 'jose';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PID, PID_ADULT_QUERY as QUERY } from '../support/fixtures.js';
 import { presentSdJwt, type ResolvedRequest, resolveRequest, responseForm } from '../support/presenter.js';
@@ -17,7 +18,8 @@ let credential: string;
 let holder: JWK;
 
 beforeAll(async () => {
-  svc = await startService({ WEBHOOK_RETRY_DELAYS_MS: '10,10' });
+  // A horizon of a second: a failing webhook gives up after the listed delays and a few doublings.
+  svc = await startService({ WEBHOOK_RETRY_DELAYS_MS: '10,10', WEBHOOK_RETRY_HORIZON_SECONDS: '1' });
   admin = (await svc.tenant('acme')).token;
   expect((await svc.call('POST', '/api/issuer/credentials', { token: admin, body: PID })).status).toBe(201);
   const trust = await svc.call('POST', '/api/trust-list', {
@@ -46,7 +48,7 @@ async function offer(body: Record<string, unknown> = {}) {
     body: { response_type: 'uri', requestId: 'adult', ...body },
   });
   expect(reply.status, reply.text).toBe(201);
-  return reply.body as { uri: string; session: string; requestUri: string };
+  return reply.body as { uri: string; session: string; requestUri: string; webhookSigningSecret?: string };
 }
 const sessionOf = (id: string) => svc.running.services.sessions.get('acme', id);
 const logsOf = async (id: string) =>
@@ -266,26 +268,42 @@ describe('the webhook', () => {
       const resolved = await resolveRequest(made.uri);
       expect((await post(resolved.responseUri, await responseForm(resolved, { pid: [await presentation(resolved)] }))).status).toBe(200);
       await expect
-        .poll(async () => (await logsOf(made.session)).filter((l) => l.message.startsWith('webhook')).length, { timeout: 5000 })
-        .toBe(3);
+        .poll(async () => (await logsOf(made.session)).some((l) => l.message === 'webhook delivery failed; giving up'), { timeout: 5000 })
+        .toBe(true);
       const logs = (await logsOf(made.session)).filter((l) => l.message.startsWith('webhook'));
-      expect(logs.map((l) => [l.level, l.message, l.details?.attempt])).toEqual([
-        ['warn', 'webhook delivery failed; will retry', 1],
-        ['warn', 'webhook delivery failed; will retry', 2],
-        ['error', 'webhook delivery failed; giving up', 3],
-      ]);
+      // An attempt, a retry per listed delay, then retries at doubling waits until the horizon (a second here).
+      expect(logs.length).toBeGreaterThanOrEqual(3);
+      expect(logs.map((l) => [l.level, l.message, l.details?.attempt])).toEqual(
+        logs.map((_, i) =>
+          i < logs.length - 1
+            ? ['warn', 'webhook delivery failed; will retry', i + 1]
+            : ['error', 'webhook delivery failed; giving up', i + 1],
+        ),
+      );
       expect(logs.every((l) => typeof l.details?.reason === 'string')).toBe(true);
-      expect(attempts).toEqual(['k', 'k', 'k']);
+      expect(attempts).toEqual(logs.map(() => 'k'));
     } finally {
       await new Promise<void>((resolve) => receiver.close(() => resolve()));
     }
   });
 
-  it('logs a delivery, and sends nothing when neither the request nor its configuration names a webhook', async () => {
+  it('logs a delivery, signed with the secret answered with the request, and sends nothing when neither the request nor its configuration names a webhook', async () => {
     const received: unknown[] = [];
+    const signed: { body: string; headers: Record<string, string> }[] = [];
     const receiver: Server = createServer((req, res) => {
       received.push(req.headers['x-key']);
-      res.writeHead(204).end();
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        const header = (name: string) => String(req.headers[name]);
+        signed.push({
+          body,
+          headers: Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((n) => [n, header(n)])),
+        });
+        res.writeHead(204).end();
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const { port } = receiver.address() as { port: number };
@@ -301,6 +319,14 @@ describe('the webhook', () => {
       await expect
         .poll(async () => (await logsOf(made.session)).find((l) => l.message === 'webhook delivered'), { timeout: 5000 })
         .toMatchObject({ level: 'info', details: { attempt: 1 } });
+      // Checked by the standardwebhooks package, independently of the service's signing code.
+      expect(made.webhookSigningSecret).toMatch(/^whsec_/);
+      const [hit] = signed;
+      if (!hit) throw new Error('no request');
+      expect(new Webhook(String(made.webhookSigningSecret)).verify(hit.body, hit.headers)).toMatchObject({
+        type: 'presentation.completed',
+        sessionId: made.session,
+      });
 
       const quiet = await offer({ requestId: 'adult-no-redirect' });
       const quietResolved = await resolveRequest(quiet.uri);

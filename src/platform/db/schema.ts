@@ -185,6 +185,45 @@ export interface SessionsTable {
   expires_at: Timestamp;
   /** One more with every write: a change applies only to the version it was computed from. */
   version: Generated<number>;
+  /** Where the session's webhook events go (set when it is made); null: it has none, and no event row is written. */
+  webhook_target: string | null;
+}
+
+/** The webhook outbox: one row per event, written by a trigger on sessions (migration 0022). */
+export interface WebhookDeliveriesTable {
+  seq: Generated<number>;
+  /** The webhook-id: the same on every attempt. */
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  session_kind: string;
+  type: string;
+  /** A webhook endpoint's id, `presentation-configuration:<id>` or `request` (the offer's own). */
+  endpoint: string;
+  status: string | null;
+  previous_status: string | null;
+  error_reason: string | null;
+  occurred_at: Timestamp;
+  created_at: Timestamp;
+  /** pending, delivered or failed. */
+  state: string;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+}
+
+/** Standard Webhooks signing secrets (sealed) per owner, with the previous one during its grace period. */
+export interface WebhookSecretsTable {
+  tenant_id: string;
+  owner: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_until: Timestamp | null;
+  updated_at: Timestamp;
 }
 
 export interface SessionHandlesTable {
@@ -351,6 +390,8 @@ export interface Database {
   trust_list_versions: TrustListVersionsTable;
   registrar_configs: RegistrarConfigsTable;
   schema_metadata_publications: SchemaMetadataPublicationsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_secrets: WebhookSecretsTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
@@ -372,4 +413,6 @@ export type TenantTable =
   | 'trust_lists'
   | 'trust_list_versions'
   | 'registrar_configs'
-  | 'schema_metadata_publications';
+  | 'schema_metadata_publications'
+  | 'webhook_deliveries'
+  | 'webhook_secrets';

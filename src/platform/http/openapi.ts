@@ -47,6 +47,10 @@ export const TAGS = [
   { name: 'public keys', description: 'Public keys, certificate chains and revocation lists, as relying parties fetch them.' },
   { name: 'attribute providers', description: 'Endpoints of the tenant that supply the claims of credentials at issuance.' },
   { name: 'webhook endpoints', description: 'Endpoints of the tenant that hear of issuance and presentation events.' },
+  {
+    name: 'webhook deliveries',
+    description: 'Every webhook event and its delivery (at least once, signed as Standard Webhooks): state, attempts, retry.',
+  },
   { name: 'credential configurations', description: 'What the tenant issues: format, fields (claims, disclosure, display) and settings.' },
   { name: 'presentation configurations', description: 'What the tenant asks wallets for: a DCQL query, transaction data, redirects.' },
   { name: 'trust lists', description: 'Lists of trusted entities (ETSI TS 119 602 LoTE), published signed.' },

@@ -1,20 +1,19 @@
 // What stopping the service does after its HTTP server has closed, as one ordered list of named steps
-// that any part registers into (a delivery worker adds its stop() to 'stop-work' and nothing else
-// changes), and the background work that a stop waits for.
+// that any part registers into (the webhook worker adds its stop() to 'stop-work' and nothing else
+// changes).
 import type { FastifyBaseLogger } from 'fastify';
 
 /**
  * The phases in the order they run; within a phase, steps run in the order they were added.
- * - stop-work: nothing new starts (the scheduler's timer, delivery workers); what is running finishes.
- * - await-work: work already started in the background (webhook deliveries and their retries) ends.
+ * - stop-work: nothing new starts (the scheduler's timer, the webhook worker); what is running finishes.
  * - release: what this instance holds for itself (job leases) is given back, for the other instances.
  * - disconnect: the event bus, key providers, the database pool, tracing.
- * The first two wait no longer than the drain's deadline; the last two always run, since they
+ * The first waits no longer than the drain's deadline; the other two always run, since they
  * release what others wait for and close what would keep the process alive.
  */
-export const SHUTDOWN_PHASES = ['stop-work', 'await-work', 'release', 'disconnect'] as const;
+export const SHUTDOWN_PHASES = ['stop-work', 'release', 'disconnect'] as const;
 export type ShutdownPhase = (typeof SHUTDOWN_PHASES)[number];
-const BOUNDED: ReadonlySet<ShutdownPhase> = new Set(['stop-work', 'await-work']);
+const BOUNDED: ReadonlySet<ShutdownPhase> = new Set(['stop-work']);
 
 interface Step {
   phase: ShutdownPhase;
@@ -63,47 +62,10 @@ export class ShutdownSteps {
   }
 }
 
-/**
- * Work a request starts and does not wait for (a webhook delivery with its retries): a stop waits for
- * it (step 'await-work'), instead of cutting a delivery between its attempts.
- */
-export class BackgroundWork {
-  private readonly running = new Set<Promise<unknown>>();
-
-  /** Starts nothing: `work` is already running; the promise must not reject (the caller handles its errors). */
-  track(work: Promise<unknown>) {
-    this.running.add(work);
-    const forget = () => this.running.delete(work);
-    work.then(forget, forget);
-  }
-
-  get size() {
-    return this.running.size;
-  }
-
-  /** Resolves once everything tracked so far, and anything it started meanwhile, has ended. */
-  async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
-  }
-}
-
-/** The service's stop as its parts see it: whether it is draining, what stopping runs, what it waits for. */
+/** The service's stop as its parts see it: whether it is draining, and what stopping runs. */
 export class Lifecycle {
   readonly steps = new ShutdownSteps();
-  readonly background = new BackgroundWork();
   private drainingSince: number | undefined;
-  private waitForBackground = true;
-
-  constructor() {
-    this.steps.add('await-work', 'background work', async () => {
-      if (this.waitForBackground) await this.background.settled();
-    });
-  }
-
-  /** A close without a drain (tests, a start that failed half-way) does not wait for background work. */
-  leaveBackgroundWork() {
-    this.waitForBackground = false;
-  }
 
   /** From now on readiness answers 503; the waiting steps end at `deadline` (ms since the epoch). */
   startDraining(deadline: number) {

@@ -120,6 +120,42 @@ export class Metrics {
     this.jobRuns.inc({ job, outcome });
   }
 
+  /**
+   * The webhook outbox, read from the database when scraped (so every instance shows the whole
+   * outbox): deliveries by state, and how long the oldest pending one has waited.
+   */
+  watchWebhookOutbox(stats: () => Promise<{ counts: { state: string; count: number }[]; oldestPending: string | null }>) {
+    let latest: ReturnType<typeof stats> | undefined;
+    // One read per scrape serves both gauges.
+    const read = () => {
+      latest ??= stats().finally(() => {
+        setImmediate(() => {
+          latest = undefined;
+        });
+      });
+      return latest;
+    };
+    new Gauge({
+      name: 'svc_webhook_deliveries',
+      help: 'webhook deliveries in the outbox, by state (pending, delivered, failed)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const { counts } = await read();
+        for (const state of ['pending', 'delivered', 'failed']) this.set({ state }, counts.find((c) => c.state === state)?.count ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'svc_webhook_oldest_pending_seconds',
+      help: 'age of the oldest pending webhook delivery, seconds since its event (0 when none is pending)',
+      registers: [this.registry],
+      async collect() {
+        const { oldestPending } = await read();
+        this.set(oldestPending ? Math.max(0, (Date.now() - Date.parse(oldestPending)) / 1000) : 0);
+      },
+    });
+  }
+
   render(): Promise<string> {
     return this.registry.metrics();
   }

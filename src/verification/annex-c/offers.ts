@@ -11,6 +11,7 @@ import { badRequest } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { PresentationConfiguration } from '../ports.js';
 import { clientIdFor } from '../request-object/sign.js';
+import { ownWebhook, presentationWebhookTarget } from '../response/webhook.js';
 import type { PresentationPrivate, PresentationPublic } from '../session.js';
 import { PRESENTATION_HANDLE } from '../urls.js';
 import { deviceRequest, itemsRequestsOf } from './device-request.js';
@@ -66,17 +67,26 @@ export class AnnexCOffers {
       ...(redirectUri && { redirectUri }),
     };
     const annexC: AnnexCSecrets = { encryptionInfo, recipientKey: recipient.privateJwk as Record<string, unknown> };
+    const own = ownWebhook(input.webhook);
     const privateData: PresentationPrivate & { annexC: AnnexCSecrets } = {
       nonce: random(),
       state: random(),
       dcqlQuery: config.dcql_query,
-      ...(input.webhook && { webhook: input.webhook }),
+      ...(own.webhook && { webhook: own.webhook }),
       annexC,
     };
     const session = await this.db.transaction().execute(async (trx) => {
       const lifetimeSeconds = config.lifeTime ?? DEFAULT_LIFETIME_SECONDS;
       const created = await this.sessions.create(
-        { tenantId, kind: 'presentation', clientId: ctx.principal.clientId, lifetimeSeconds, public: publicData, private: privateData },
+        {
+          tenantId,
+          kind: 'presentation',
+          clientId: ctx.principal.clientId,
+          lifetimeSeconds,
+          public: publicData,
+          private: privateData,
+          webhookTarget: presentationWebhookTarget(own.webhook !== undefined, config),
+        },
         trx,
       );
       await this.sessions.addHandle(created.id, PRESENTATION_HANDLE, walletNonce, created.expiresAt, trx);
@@ -100,6 +110,7 @@ export class AnnexCOffers {
       expiresAt: session.expiresAt,
       dcApiRequest: { protocol: ANNEX_C_PROTOCOL, data: { deviceRequest: request, encryptionInfo } },
       responseUri,
+      ...own.answer,
     };
   }
 }

@@ -61,5 +61,11 @@ export const OfferResponse = z.object({
     .string()
     .optional()
     .describe("dc-api and iso-18013-7: POST { response, origin? } here with the `response` of the DigitalCredential's data"),
+  webhookSigningSecret: z
+    .string()
+    .optional()
+    .describe(
+      'only with a `webhook` in the request: the Standard Webhooks secret (whsec_...) that signs its delivery (webhook-signature header), shown this once',
+    ),
 });
 export type PresentationOfferRequest = z.infer<typeof OfferBody>;

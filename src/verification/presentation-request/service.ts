@@ -15,6 +15,7 @@ import type { AnnexCOfferMaker } from '../annex-c/index.js';
 import type { PresentationConfiguration, PresentationConfigurations, RegistrationCertificateSource } from '../ports.js';
 import type { RequestObjects } from '../request-object/endpoint.js';
 import { clientIdFor, type VerifierInfo } from '../request-object/sign.js';
+import { ownWebhook, presentationWebhookTarget } from '../response/webhook.js';
 import type { PresentationPrivate, PresentationPublic } from '../session.js';
 import { PRESENTATION_HANDLE, presentationUrls } from '../urls.js';
 import type { PresentationOfferRequest } from './schemas.js';
@@ -150,11 +151,12 @@ export class PresentationOffers {
       ...(browserOrigin && { dcApiProtocol: 'oid4vp', browserOrigin }),
       ...(redirectUri && { redirectUri }),
     };
+    const own = ownWebhook(input.webhook);
     const privateData: PresentationPrivate = {
       nonce: random(),
       state: random(),
       dcqlQuery: config.dcql_query,
-      ...(input.webhook && { webhook: input.webhook }),
+      ...(own.webhook && { webhook: own.webhook }),
       ...(transactionData?.length && { transactionData }),
       ...(encryption && { encryptionKey: { ...(await exportJWK(encryption.privateKey)) } }),
       ...(verifierInfo.length && { verifierInfo }),
@@ -162,7 +164,15 @@ export class PresentationOffers {
     const lifetimeSeconds = config.lifeTime ?? DEFAULT_LIFETIME_SECONDS;
     const details = { requestId: config.id, by: ctx.principal.clientId };
     const session = await this.sessions.create(
-      { tenantId, kind: 'presentation', clientId: ctx.principal.clientId, lifetimeSeconds, public: publicData, private: privateData },
+      {
+        tenantId,
+        kind: 'presentation',
+        clientId: ctx.principal.clientId,
+        lifetimeSeconds,
+        public: publicData,
+        private: privateData,
+        webhookTarget: presentationWebhookTarget(own.webhook !== undefined, config),
+      },
       this.db,
       {
         handles: [{ purpose: PRESENTATION_HANDLE, secret: walletNonce }],
@@ -171,7 +181,13 @@ export class PresentationOffers {
     );
     const params = new URLSearchParams({ client_id: clientId, request_uri: urls.request });
     if (input.requestUriMethod === 'post') params.set('request_uri_method', 'post');
-    const offer = { uri: `openid4vp://?${params.toString()}`, session: session.id, requestUri: urls.request, expiresAt: session.expiresAt };
+    const offer = {
+      uri: `openid4vp://?${params.toString()}`,
+      session: session.id,
+      requestUri: urls.request,
+      expiresAt: session.expiresAt,
+      ...own.answer,
+    };
     return { session, offer, urls };
   }
 

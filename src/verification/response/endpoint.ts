@@ -31,7 +31,6 @@ import type { AcceptedBy, TrustedAuthorities } from '../trusted-authorities/inde
 import { PRESENTATION_HANDLE, RESPONSE_CODE_HANDLE, RESPONSE_CODE_LIFETIME_SECONDS } from '../urls.js';
 import { responsePayload } from './decrypt.js';
 import { parseVpToken } from './vp-token.js';
-import type { PresentationWebhooks } from './webhook.js';
 
 const dcql = lazy(() => import('../dcql/check.js'));
 
@@ -68,7 +67,6 @@ export class ResponseEndpoint {
     private readonly sessions: SessionService,
     private readonly trust: TrustAnchors,
     private readonly status: StatusListChecker,
-    private readonly webhooks: PresentationWebhooks,
     private readonly clock: Clock,
     private readonly authorities: TrustedAuthorities,
   ) {}
@@ -208,7 +206,7 @@ export class ResponseEndpoint {
    * redirect carries a fresh response code, registered (hashed) in the statement that completes the
    * session; the result, and the webhook with it, then wait for that code (verification/result).
    */
-  private async complete({ session, request, secrets }: Answerable, credentials: AcceptedCredential[]) {
+  private async complete({ session, request }: Answerable, credentials: AcceptedCredential[]) {
     const responseCode = request.redirectUri ? randomBytes(24).toString('base64url') : undefined;
     // Wall-clock time, as for every session handle: the statement that spends the code compares with it.
     const codeExpiresAt = new Date(Date.now() + RESPONSE_CODE_LIFETIME_SECONDS * 1000).toISOString();
@@ -225,10 +223,8 @@ export class ResponseEndpoint {
       },
     );
     if (!done) throw invalidRequest('this presentation request was already answered');
-    if (!request.redirectUri || !responseCode) {
-      this.webhooks.deliverLater(session, request.requestId, secrets.webhook, credentials);
-      return {};
-    }
+    // Without a redirect the completion wrote the webhook event (migration 0022); the worker was woken by the status change.
+    if (!request.redirectUri || !responseCode) return {};
     const redirect = new URL(request.redirectUri.replaceAll('{sessionId}', session.id));
     redirect.searchParams.set('response_code', responseCode);
     return { redirect_uri: redirect.toString() };

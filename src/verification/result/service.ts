@@ -3,13 +3,14 @@
 // section 5.1): a response posted by a wallet on another user's device, to a request an attacker
 // started, never reaches the attacker's session, since only the victim's browser gets the code.
 // The code is single use, spent by the one statement that checks it; the webhook, which would
-// otherwise hand the result out without the code, goes out when the code releases it.
+// otherwise hand the result out without the code, goes out when the code releases it (the database
+// writes its event with the release).
 import { nowIso } from '../../platform/db/values.js';
 import { badRequest } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
 import { toSessionView } from '../../sessions/view.js';
 import type { PresentationWebhooks } from '../response/webhook.js';
-import { presentationPrivate, presentationPublic } from '../session.js';
+import { presentationPublic } from '../session.js';
 import { RESPONSE_CODE_HANDLE } from '../urls.js';
 
 const refused = (field: 'body.session' | 'body.response_code', message: string) =>
@@ -38,8 +39,8 @@ export class PresentationResults {
         from: session,
         log,
       })) ?? session;
-    const secrets = presentationPrivate(released);
-    if (secrets?.credentials) this.webhooks.deliverLater(released, request.requestId, secrets.webhook, secrets.credentials);
+    // The release wrote the webhook event (migration 0022); this sends it at once.
+    this.webhooks.released();
     return toSessionView(released, tenant, { released: true });
   }
 }
