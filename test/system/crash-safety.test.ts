@@ -2,9 +2,12 @@
 // entries) and presentations, is killed with SIGKILL at random moments, three times, and restarted
 // on the same database each time. Then: every credential a wallet received has its issued-credential
 // record and its status entry, no status list index was handed out twice, every presentation
-// answered 200 left a completed session, flows started after the restart complete, and no session is
-// left where it can neither complete nor expire (after a final expiry run, none is left open).
+// answered 200 left a completed session, every status change has its webhook event in the outbox
+// (and what the outbox says was delivered did reach the receiver), flows started after the restart
+// complete, and no session is left where it can neither complete nor expire (after a final expiry
+// run, none is left open).
 import { randomInt } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TERMINAL_STATUSES } from '../../src/sessions/model.js';
@@ -44,6 +47,7 @@ describe.skipIf(engine !== 'postgres')('kill -9', () => {
   let service: Deployment;
   let db: pg.Client;
   let credentials: { clientId: string; secret: string };
+  let receiver: WebhookReceiver;
   const received: Received[] = [];
   const presented: Presented[] = [];
 
@@ -52,8 +56,10 @@ describe.skipIf(engine !== 'postgres')('kill -9', () => {
     service = await deployment(database.env);
     db = new pg.Client({ connectionString: database.env.DATABASE_URL });
     await db.connect();
+    receiver = await webhookReceiver();
   });
   afterAll(async () => {
+    await receiver?.close();
     await db?.end();
     await database?.drop();
   });
@@ -92,7 +98,7 @@ describe.skipIf(engine !== 'postgres')('kill -9', () => {
     await checkEveryReceivedCredentialIsRecorded(db, received);
     await checkNoStatusIndexTwice(db, received);
     await checkAnsweredPresentationsCompleted(db, presented);
-    await checkNoWebhookEventMissing(db);
+    await checkNoWebhookEventMissing(db, receiver);
 
     // Every session left open can still end: let time pass (their expiry moved to the past) and
     // have the restarted service's expiry job run.
@@ -122,6 +128,7 @@ describe.skipIf(engine !== 'postgres')('kill -9', () => {
       const reply = await running.call('POST', path, { token, body });
       expect(reply.status, reply.text).toBe(201);
     };
+    await create('/api/issuer/webhook-endpoints', { id: 'crm', name: 'CRM', url: receiver.url, auth: { type: 'none' } });
     await create('/api/issuer/credentials', PID);
     await create('/api/trust-list', {
       id: 'issuers',
@@ -130,7 +137,7 @@ describe.skipIf(engine !== 'postgres')('kill -9', () => {
         { type: 'internal', keyChainId: 'default-statusList', serviceType: 'revocation' },
       ],
     });
-    await create('/api/verifier/config', { id: 'pid-check', dcql_query: PID_QUERY });
+    await create('/api/verifier/config', { id: 'pid-check', dcql_query: PID_QUERY, webhookEndpointId: 'crm' });
   }
 
   /** One wallet: issuance then presentation, again and again, until the service is killed under it. */
@@ -149,6 +156,7 @@ describe.skipIf(engine !== 'postgres')('kill -9', () => {
         flow: 'pre_authorized_code',
         credentialConfigurationIds: ['pid'],
         credentialClaims: { pid: { type: 'inline', claims: { given_name: 'Erika' } } },
+        webhookEndpointId: 'crm',
       },
     });
     if (offer.status !== 201) throw new Error(`offer: ${offer.status}`);
@@ -209,9 +217,50 @@ async function checkAnsweredPresentationsCompleted(db: pg.Client, presented: Pre
 }
 
 /**
- * The place for "no webhook event missing": once the durable webhook outbox lands, every status
- * change of the sessions above has its outbox event (delivered, or due for delivery after the
- * restart). Until then deliveries are best effort in memory and a kill loses those under way, so
- * there is nothing to check yet.
+ * No webhook event missing: the outbox row of a status change is written by the statement that makes
+ * the change, so every issuance session that has moved has the event of the status it is in, every
+ * completed presentation its `presentation.completed`, and every event the outbox marks delivered
+ * reached the receiver under its webhook-id (events still pending are sent after the restart; one
+ * whose attempt the kill cut waits out its lease first).
  */
-async function checkNoWebhookEventMissing(_db: pg.Client) {}
+async function checkNoWebhookEventMissing(db: pg.Client, receiver: WebhookReceiver) {
+  const missing = await db.query(`
+    select s.id, s.kind, s.status from sessions s
+    where s.webhook_target is not null
+      and ((s.kind = 'issuance' and s.status <> 'active') or (s.kind <> 'issuance' and s.status = 'completed'))
+      and not exists (
+        select 1 from webhook_deliveries d where d.session_id = s.id
+          and (d.status = s.status or (s.kind <> 'issuance' and d.type = 'presentation.completed')))`);
+  expect(missing.rows, 'sessions whose last status change has no webhook event').toEqual([]);
+  const moved = await db.query(`select count(*)::int as n from sessions where webhook_target is not null and status <> 'active'`);
+  expect(moved.rows[0].n).toBeGreaterThan(0);
+  const delivered = await db.query(`select id from webhook_deliveries where state = 'delivered'`);
+  expect(delivered.rows.length).toBeGreaterThan(0);
+  expect(delivered.rows.map((row) => row.id).filter((id) => !receiver.ids.has(id))).toEqual([]);
+}
+
+interface WebhookReceiver {
+  url: string;
+  /** The webhook-id of every request received. */
+  ids: Set<string>;
+  close(): Promise<void>;
+}
+
+async function webhookReceiver(): Promise<WebhookReceiver> {
+  const ids = new Set<string>();
+  const server: Server = createServer((req, res) => {
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string') ids.add(id);
+    req.resume().on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/events`,
+    ids,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
