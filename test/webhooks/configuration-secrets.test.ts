@@ -6,6 +6,7 @@
 import type { JWK } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeFolders, writeFolder } from '../config-files/support.js';
 import { PID, PID_ADULT_QUERY as QUERY } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
@@ -40,6 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver.close();
   await svc.stop();
+  removeFolders();
 });
 
 /** A configuration whose inline webhook goes to the receiver (with an auth header); the answer. */
@@ -208,5 +210,36 @@ describe("a presentation configuration's inline webhook", () => {
     // Neither changed the secret: the one answered at creation still signs alone.
     const row = await secretRow('hooked');
     expect(row?.previous_secret).toBeNull();
+  });
+});
+
+describe('a configuration file with an inline webhook', () => {
+  it('gets a secret nobody has seen, kept by a repeated import, until rotate-webhook-secret answers one', async () => {
+    const secret = 'importer-secret-0123456789';
+    const dir = writeFolder({
+      'imported/tenant.json': { name: 'Imported' },
+      'imported/clients/imported-admin.json': { roles: ['presentation:manage'], secret: { env: 'SVC_IMPORT_ADMIN_SECRET' } },
+      'imported/presentation-configs/filed.json': { dcql_query: QUERY, webhook: { url: receiver.url } },
+    });
+    const stored = () =>
+      svc.db
+        .selectFrom('webhook_secrets')
+        .selectAll()
+        .where('tenant_id', '=', 'imported')
+        .where('owner', '=', 'presentation-configuration:filed')
+        .executeTakeFirst();
+    const importOnce = async () => (await startService({ CONFIG_IMPORT: dir, SVC_IMPORT_ADMIN_SECRET: secret }, { besides: svc })).stop();
+    await importOnce();
+    const first = await stored();
+    expect(first?.secret).toEqual(expect.any(String));
+    await importOnce();
+    expect((await stored())?.secret).toBe(first?.secret);
+
+    const admin = await svc.token('imported-admin', secret);
+    const rotated = await svc.call('POST', rotatePath('filed'), { token: admin });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body.webhookSigningSecret).toMatch(/^whsec_/);
+    // The unseen secret signs only through the grace period, beside the one now known.
+    expect((await stored())?.previous_secret).toBe(first?.secret);
   });
 });
