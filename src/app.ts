@@ -224,6 +224,7 @@ async function assemble(
     sealer: sealerFor('presentation-configs'),
     keyChains,
     webhookEndpoints,
+    webhookSecrets,
     // The issuer settings are built with issuance below; read only when a configuration is saved.
     hasFederationSettings: async (tenantId, db) => Boolean((await issuance.settings.get(tenantId, db)).federation),
     outbound,

@@ -8775,7 +8775,7 @@ export interface paths {
         put?: never;
         /**
          * Create a presentation configuration, or replace the one with this id
-         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.
+         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it. An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.
          *
          *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -8868,7 +8868,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PresentationConfiguration"];
+                        "application/json": components["schemas"]["SavedPresentationConfiguration"];
                     };
                 };
                 /** @description created */
@@ -8877,7 +8877,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PresentationConfiguration"];
+                        "application/json": components["schemas"]["SavedPresentationConfiguration"];
                     };
                 };
                 /** @description invalid input: every offending field is named in errors */
@@ -9068,7 +9068,7 @@ export interface paths {
         head?: never;
         /**
          * Update a presentation configuration: the fields given replace the stored ones (null clears or resets to the default)
-         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here.
+         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it.
          *
          *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -9136,7 +9136,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PresentationConfiguration"];
+                        "application/json": components["schemas"]["SavedPresentationConfiguration"];
                     };
                 };
                 /** @description invalid input: every offending field is named in errors */
@@ -9221,6 +9221,94 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["PresentationConfiguration"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/verifier/config/{id}/rotate-webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the signing secret of a presentation configuration's inline webhook
+         * @description Answers the new `webhookSigningSecret` of the inline `webhook`, this once. For WEBHOOK_SECRET_ROTATION_GRACE_SECONDS (default a day) the previous secret still signs too: webhook-signature then carries both signatures, space-separated. A configuration whose webhook was stored before signing existed is sent unsigned until this gives it its first secret. 404 for an unknown configuration or another tenant's; 409 when the configuration has no inline webhook (none, or a `webhookEndpointId`, whose endpoint signs with its own secret).
+         *
+         *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RotatedPresentationWebhookSecret"];
                     };
                 };
                 /** @description invalid input: every offending field is named in errors */
@@ -13133,6 +13221,14 @@ export interface components {
             }[];
             version: string;
         };
+        RotatedPresentationWebhookSecret: {
+            /** @description the Standard Webhooks signing secret (whsec_ and base64) of the inline webhook: shown this once, never again; verify the webhook-signature header with it */
+            webhookSigningSecret: string;
+        };
+        RotatedPresentationWebhookSecretInput: {
+            /** @description the Standard Webhooks signing secret (whsec_ and base64) of the inline webhook: shown this once, never again; verify the webhook-signature header with it */
+            webhookSigningSecret: string;
+        };
         RotatedWebhookSecret: {
             /** @description the Standard Webhooks signing secret (whsec_ and base64): shown this once, never again; verify the webhook-signature header with it */
             signingSecret: string;
@@ -13140,6 +13236,52 @@ export interface components {
         RotatedWebhookSecretInput: {
             /** @description the Standard Webhooks signing secret (whsec_ and base64): shown this once, never again; verify the webhook-signature header with it */
             signingSecret: string;
+        };
+        SavedPresentationConfiguration: {
+            /** @description null: the tenant's default access key chain */
+            accessKeyChainId: string | null;
+            attached: components["schemas"]["Attachment"][] | null;
+            createdAt: string;
+            dcql_query: components["schemas"]["DcqlQuery"];
+            description: string | null;
+            id: string;
+            /** @description seconds a request created from the configuration stays valid */
+            lifeTime: number;
+            redirectUri: string | null;
+            registration_cert: components["schemas"]["RegistrationCertificateRequest"] | null;
+            /** @description read-only: the registration certificate obtained from the registrar; null until there is one */
+            registrationCertCache: components["schemas"]["RegistrationCertificateCache"] | null;
+            tenantId: string;
+            transaction_data: components["schemas"]["TransactionData"][];
+            updatedAt: string;
+            /** @deprecated */
+            webhook: components["schemas"]["WebhookConfig"] | null;
+            webhookEndpointId: string | null;
+            /** @description present when this write gave the inline `webhook` a new signing secret (a new webhook, or a new URL); shown this once, never in GET or the list */
+            webhookSigningSecret?: string;
+        };
+        SavedPresentationConfigurationInput: {
+            /** @description null: the tenant's default access key chain */
+            accessKeyChainId: string | null;
+            attached: components["schemas"]["AttachmentInput"][] | null;
+            createdAt: string;
+            dcql_query: components["schemas"]["DcqlQueryInput"];
+            description: string | null;
+            id: string;
+            /** @description seconds a request created from the configuration stays valid */
+            lifeTime: number;
+            redirectUri: string | null;
+            registration_cert: components["schemas"]["RegistrationCertificateRequestInput"] | null;
+            /** @description read-only: the registration certificate obtained from the registrar; null until there is one */
+            registrationCertCache: components["schemas"]["RegistrationCertificateCacheInput"] | null;
+            tenantId: string;
+            transaction_data: components["schemas"]["TransactionDataInput"][];
+            updatedAt: string;
+            /** @deprecated */
+            webhook: components["schemas"]["WebhookConfigInput"] | null;
+            webhookEndpointId: string | null;
+            /** @description present when this write gave the inline `webhook` a new signing secret (a new webhook, or a new URL); shown this once, never in GET or the list */
+            webhookSigningSecret?: string;
         };
         /** @description input for schema metadata publication (TS11, experimental) */
         SchemaMetaConfig: {

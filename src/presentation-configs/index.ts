@@ -8,6 +8,7 @@ import type { Executor } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
+import type { WebhookSecrets } from '../webhooks/secrets.js';
 import { IssuerMetadataResolver } from './issuer-metadata.js';
 import { presentationConfigRoutes } from './routes.js';
 import { PresentationConfigService } from './service.js';
@@ -19,6 +20,8 @@ export interface PresentationConfigNeeds {
   sealer: Sealer;
   keyChains: KeyChainService;
   webhookEndpoints: HttpEndpointService;
+  /** The signing secrets of the deprecated inline webhooks. */
+  webhookSecrets: WebhookSecrets;
   /** Whether the tenant has federation settings (its issuer settings, read through `db`). */
   hasFederationSettings: (tenantId: string, db: Executor) => Promise<boolean>;
   outbound: OutboundClient;
@@ -33,6 +36,7 @@ export function createPresentationConfigs(needs: PresentationConfigNeeds) {
     needs.audit,
     needs.keyChains,
     needs.webhookEndpoints,
+    needs.webhookSecrets,
     needs.hasFederationSettings,
     (url) => needs.outbound.urlRefusal(url),
     needs.bus,

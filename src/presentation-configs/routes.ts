@@ -3,7 +3,13 @@ import { contextOf, tenantOf } from '../platform/http/access.js';
 import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { type IssuerMetadataResolver, ResolvedIssuerMetadata, ResolveIssuerMetadataBody } from './issuer-metadata.js';
-import { PresentationConfigurationSchema, SaveBody, UpdateBody } from './schemas.js';
+import {
+  PresentationConfigurationSchema,
+  RotatedWebhookSigningSecretSchema,
+  SaveBody,
+  SavedPresentationConfigurationSchema,
+  UpdateBody,
+} from './schemas.js';
 import type { PresentationConfigService } from './service.js';
 
 const Params = z.object({ id: z.string() });
@@ -16,6 +22,15 @@ const MODEL = [
   '`transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId`',
   'a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each',
   'other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here.',
+  'A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once;',
+  'the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it.',
+].join(' ');
+
+const ROTATE = [
+  'Answers the new `webhookSigningSecret` of the inline `webhook`, this once. For WEBHOOK_SECRET_ROTATION_GRACE_SECONDS (default a day)',
+  'the previous secret still signs too: webhook-signature then carries both signatures, space-separated. A configuration whose webhook was',
+  'stored before signing existed is sent unsigned until this gives it its first secret. 404 for an unknown configuration or another',
+  "tenant's; 409 when the configuration has no inline webhook (none, or a `webhookEndpointId`, whose endpoint signs with its own secret).",
 ].join(' ');
 
 const RESOLVE_ISSUER_METADATA = [
@@ -49,8 +64,8 @@ export function presentationConfigRoutes(app: App, configs: PresentationConfigSe
         description: `${MODEL} An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.`,
         body: SaveBody,
         response: {
-          200: PresentationConfigurationSchema.describe('replaced'),
-          201: PresentationConfigurationSchema.describe('created'),
+          200: SavedPresentationConfigurationSchema.describe('replaced'),
+          201: SavedPresentationConfigurationSchema.describe('created'),
         },
       },
     },
@@ -94,10 +109,25 @@ export function presentationConfigRoutes(app: App, configs: PresentationConfigSe
         description: MODEL,
         params: Params,
         body: withExample(UpdateBody, { description: 'adults only: given name and the age check' }),
-        response: { 200: PresentationConfigurationSchema },
+        response: { 200: SavedPresentationConfigurationSchema },
       },
     },
     (request) => configs.update(contextOf(request), tenantOf(request), request.params.id, request.body),
+  );
+
+  app.post(
+    `${PATH}/:id/rotate-webhook-secret`,
+    {
+      config: { access },
+      schema: {
+        tags,
+        summary: "Replace the signing secret of a presentation configuration's inline webhook",
+        description: ROTATE,
+        params: Params,
+        response: { 200: RotatedWebhookSigningSecretSchema },
+      },
+    },
+    (request) => configs.rotateWebhookSecret(contextOf(request), tenantOf(request), request.params.id),
   );
 
   app.delete(

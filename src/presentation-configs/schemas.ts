@@ -220,6 +220,23 @@ export const PresentationConfigurationSchema = z
   })
   .meta({ id: 'PresentationConfiguration' });
 
+const WebhookSigningSecret = z
+  .string()
+  .describe(
+    'the Standard Webhooks signing secret (whsec_ and base64) of the inline webhook: shown this once, never again; verify the webhook-signature header with it',
+  );
+
+/** A write's answer: webhookSigningSecret only when the write gave the inline webhook a new secret. */
+export const SavedPresentationConfigurationSchema = PresentationConfigurationSchema.extend({
+  webhookSigningSecret: WebhookSigningSecret.optional().describe(
+    'present when this write gave the inline `webhook` a new signing secret (a new webhook, or a new URL); shown this once, never in GET or the list',
+  ),
+}).meta({ id: 'SavedPresentationConfiguration' });
+
+export const RotatedWebhookSigningSecretSchema = z
+  .object({ webhookSigningSecret: WebhookSigningSecret })
+  .meta({ id: 'RotatedPresentationWebhookSecret' });
+
 export type TransactionData = z.infer<typeof TransactionDataSchema>;
 export type RegistrationCertRequest = z.infer<typeof RegistrationCertRequestSchema>;
 /** What the registrar feature writes into registrationCertCache. */

@@ -13,9 +13,10 @@ import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso, parseJson } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
-import { type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
+import { conflict, type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
 import { lazy } from '../platform/lazy.js';
 import { TtlCache } from '../platform/ttl-cache.js';
+import { configurationOwner, type WebhookSecrets } from '../webhooks/secrets.js';
 import {
   DEFAULT_LIFETIME,
   type PresentationConfiguration,
@@ -34,6 +35,9 @@ const documentChecks = lazy(() => import('./checks.js'));
 export type { PresentationConfiguration, TransactionData, WebhookConfig } from './schemas.js';
 
 type Input = Omit<SavePresentationConfiguration, 'id'>;
+
+/** A write's answer: the configuration, and the inline webhook's signing secret when the write made one (shown this once). */
+export type SavedPresentationConfiguration = PresentationConfiguration & { webhookSigningSecret?: string };
 
 /** Everything a request can set, defaults applied; the webhook with its secret. */
 interface Settings extends PresentationDocument {
@@ -123,6 +127,8 @@ export class PresentationConfigService {
     private readonly audit: AuditService,
     private readonly keyChains: KeyChainService,
     private readonly webhookEndpoints: HttpEndpointService,
+    /** The Standard Webhooks signing secrets of inline webhooks (owner `presentation-configuration:<id>`). */
+    private readonly secrets: WebhookSecrets,
     /** Whether the tenant has federation settings (in its issuer settings), as `db` sees them. */
     private readonly hasFederationSettings: (tenantId: string, db: Executor) => Promise<boolean>,
     /** Why the outbound client would not fetch a URL (a trusted list named by etsi_tl); undefined when it would. */
@@ -222,8 +228,9 @@ export class PresentationConfigService {
   }
 
   /**
-   * Where the claims of a completed presentation go, with the headers that authenticate there:
-   * the webhook endpoint referred to, else the deprecated inline webhook (decrypted); null when neither is set.
+   * Where the claims of a completed presentation go, with the headers that authenticate there and
+   * the secrets that sign: the webhook endpoint referred to, else the deprecated inline webhook
+   * (decrypted; unsigned when made before signing existed and never rotated); null when neither is set.
    */
   async resolveWebhook(
     tenantId: string,
@@ -234,7 +241,33 @@ export class PresentationConfigService {
     const row = await store.findConfig(tenantDb(this.db, tenantId), config.id);
     const webhook = row && this.openWebhook(row);
     if (!webhook) return null;
-    return { url: webhook.url, headers: webhook.auth.type === 'header' ? { [webhook.auth.header.name]: webhook.auth.header.value } : {} };
+    return {
+      url: webhook.url,
+      headers: webhook.auth.type === 'header' ? { [webhook.auth.header.name]: webhook.auth.header.value } : {},
+      signingSecrets: await this.secrets.signing(tenantId, configurationOwner(config.id)),
+    };
+  }
+
+  /**
+   * Keeps the inline webhook's signing secret in step with the webhook, in the writing transaction:
+   * a new inline webhook, or one sent to another URL (another receiver), gets a fresh secret, which
+   * the answer carries this once; no inline webhook (none, or a webhook endpoint instead, which signs
+   * with its own) drops it. The same URL saved again keeps it, so its receiver goes on verifying.
+   */
+  private async followWebhook(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    before: WebhookConfig | null,
+    after: WebhookConfig | null,
+  ): Promise<{ webhookSigningSecret?: string }> {
+    const owner = configurationOwner(id);
+    if (!after) {
+      await this.secrets.drop(trx, tenantId, owner);
+      return {};
+    }
+    if (before?.url === after.url) return {};
+    return { webhookSigningSecret: await this.secrets.issue(trx, tenantId, owner) };
   }
 
   /**
@@ -309,10 +342,16 @@ export class PresentationConfigService {
    * POST: creates the configuration, or replaces the one with this id as a whole (fields not given
    * take their defaults; createdAt and the registration certificate cache are kept).
    */
-  async save(ctx: RequestContext, tenantId: string, input: SavePresentationConfiguration, db: Executor = this.db) {
+  async save(
+    ctx: RequestContext,
+    tenantId: string,
+    input: SavePresentationConfiguration,
+    db: Executor = this.db,
+  ): Promise<{ created: boolean; configuration: SavedPresentationConfiguration }> {
     return this.changing(
       tenantId,
       inTransaction(db, async (trx) => {
+        await store.lockConfig(tenantDb(trx, tenantId), input.id);
         const existing = await this.findLoaded(tenantId, input.id, trx);
         if (existing) return { created: false, configuration: await this.replace(ctx, tenantId, existing, toSettings(input), input, trx) };
         const settings = toSettings(input);
@@ -332,7 +371,8 @@ export class PresentationConfigService {
         }
         const created = await this.get(tenantId, input.id, trx);
         await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.created', after: { ...created } }, trx);
-        return { created: true, configuration: created };
+        const secret = await this.followWebhook(trx, tenantId, input.id, null, settings.webhook);
+        return { created: true, configuration: { ...created, ...secret } };
       }),
     );
   }
@@ -348,10 +388,16 @@ export class PresentationConfigService {
   }
 
   /** PATCH: the fields given replace the stored ones (null clears or resets to the default), dcql_query as a whole. */
-  async update(ctx: RequestContext, tenantId: string, id: string, input: UpdatePresentationConfiguration) {
+  async update(
+    ctx: RequestContext,
+    tenantId: string,
+    id: string,
+    input: UpdatePresentationConfiguration,
+  ): Promise<SavedPresentationConfiguration> {
     return this.changing(
       tenantId,
       inTransaction(this.db, async (trx) => {
+        await store.lockConfig(tenantDb(trx, tenantId), id);
         const before = await this.loaded(tenantId, id, trx);
         const { id: givenId, ...changes } = input;
         const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
@@ -374,7 +420,7 @@ export class PresentationConfigService {
     input: Input | UpdatePresentationConfiguration,
     trx: Executor,
     errors: FieldError[] = [],
-  ): Promise<PresentationConfiguration> {
+  ): Promise<SavedPresentationConfiguration> {
     const id = before.row.id;
     await this.check(trx, tenantId, settings, before.settings.webhook, errors);
     // The cached certificate was obtained for the stored request; another request needs another certificate.
@@ -391,7 +437,7 @@ export class PresentationConfigService {
       { tenantId, actionType: 'presentation_config.updated', before: { ...before.configuration }, after: afterView },
       trx,
     );
-    return after;
+    return { ...after, ...(await this.followWebhook(trx, tenantId, id, before.settings.webhook, settings.webhook)) };
   }
 
   /**
@@ -422,7 +468,31 @@ export class PresentationConfigService {
         const before = await this.get(tenantId, id, trx);
         await store.deleteConfig(tenantDb(trx, tenantId), id);
         await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.deleted', before: { ...before } }, trx);
+        await this.secrets.drop(trx, tenantId, configurationOwner(id));
       }),
     );
+  }
+
+  /**
+   * A new signing secret for the inline webhook, answered this once; the previous one keeps signing
+   * beside it for WEBHOOK_SECRET_ROTATION_GRACE_SECONDS. A configuration whose webhook was stored
+   * before signing existed gets its first. 409 without an inline webhook: nothing of this
+   * configuration's would be signed with it (a webhook endpoint signs with its own secret).
+   */
+  async rotateWebhookSecret(ctx: RequestContext, tenantId: string, id: string): Promise<{ webhookSigningSecret: string }> {
+    return inTransaction(this.db, async (trx) => {
+      // Locked first: a concurrent change that removes the webhook is either seen here or waits for this rotation.
+      await store.lockConfig(tenantDb(trx, tenantId), id);
+      const { settings } = await this.loaded(tenantId, id, trx);
+      if (!settings.webhook) {
+        const instead = settings.webhookEndpointId
+          ? `its webhook endpoint '${settings.webhookEndpointId}' signs with its own secret (POST /api/issuer/webhook-endpoints/${settings.webhookEndpointId}/rotate-secret)`
+          : 'it sends no webhook';
+        throw conflict(`presentation configuration '${id}' has no inline webhook whose secret could be rotated: ${instead}`);
+      }
+      const webhookSigningSecret = await this.secrets.rotate(trx, tenantId, configurationOwner(id));
+      await this.audit.record(ctx, { tenantId, actionType: 'presentation_config.webhook_secret_rotated', after: { id } }, trx);
+      return { webhookSigningSecret };
+    });
   }
 }

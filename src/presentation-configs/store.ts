@@ -34,3 +34,17 @@ export async function idsReferencing(db: TenantDb, column: ReferenceColumn, valu
   const rows = await db.selectFrom('presentation_configs').select('id').where(column, '=', value).orderBy('id').execute();
   return rows.map((row) => row.id);
 }
+
+/**
+ * Writes the row without changing it: true when it exists. Inside a transaction the row then stays
+ * locked (PostgreSQL row lock, SQLite write lock) until it ends, so that changes of one configuration
+ * (and of its webhook's signing secret) follow one another instead of deciding on the same old row.
+ */
+export async function lockConfig(db: TenantDb, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('presentation_configs')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -524,6 +524,7 @@ describe('webhooks', () => {
     expect(await services.presentationConfigs.resolveWebhook('acme', config)).toEqual({
       url: WEBHOOK.url,
       headers: { Authorization: SECRET },
+      signingSecrets: [expect.stringMatching(/^whsec_/)],
     });
     const minimal = await services.presentationConfigs.get('acme', 'minimal');
     expect(await services.presentationConfigs.resolveWebhook('acme', minimal)).toBeNull();
@@ -531,6 +532,7 @@ describe('webhooks', () => {
     expect(await services.presentationConfigs.resolveWebhook('acme', full)).toEqual({
       url: 'https://hooks.example.com/claims',
       headers: { 'X-Api-Key': 'k1' },
+      signingSecrets: [expect.stringMatching(/^whsec_/)],
     });
     await expect(services.presentationConfigs.get('globex', 'hooked')).rejects.toMatchObject({ status: 404 });
   });
@@ -540,7 +542,7 @@ describe('webhooks', () => {
       svc.running.services.presentationConfigs.resolveWebhook('acme', await svc.running.services.presentationConfigs.get('acme', 'hooked'));
     const roundTrip = await patch(acme, 'hooked', { webhook: { ...MASKED, url: 'https://rp.example.com/claims/v2' } });
     expect(roundTrip.status, roundTrip.text).toBe(200);
-    expect(await resolve()).toEqual({ url: 'https://rp.example.com/claims/v2', headers: { Authorization: SECRET } });
+    expect(await resolve()).toMatchObject({ url: 'https://rp.example.com/claims/v2', headers: { Authorization: SECRET } });
 
     const renamed = await patch(acme, 'hooked', {
       webhook: { url: WEBHOOK.url, auth: { type: 'header', header: { name: 'X-Key', value: '****' } } },
@@ -551,7 +553,7 @@ describe('webhooks', () => {
       (await patch(acme, 'hooked', { webhook: { url: WEBHOOK.url, auth: { type: 'header', header: { name: 'X-Key', value: 'new' } } } }))
         .status,
     ).toBe(200);
-    expect(await resolve()).toEqual({ url: WEBHOOK.url, headers: { 'X-Key': 'new' } });
+    expect(await resolve()).toMatchObject({ url: WEBHOOK.url, headers: { 'X-Key': 'new' } });
 
     const cleared = await patch(acme, 'hooked', { webhook: null });
     expect(cleared.body.webhook).toBeNull();
@@ -564,6 +566,7 @@ describe('webhooks', () => {
     expect(await svc.running.services.presentationConfigs.resolveWebhook('acme', body)).toEqual({
       url: 'https://rp.example.com/open',
       headers: {},
+      signingSecrets: [body.webhookSigningSecret],
     });
   });
 
