@@ -375,11 +375,13 @@ async function assemble(
       horizonSeconds: config.WEBHOOK_RETRY_HORIZON_SECONDS,
       pollMs: config.WEBHOOK_POLL_INTERVAL_MS,
     },
+    retentionSeconds: config.WEBHOOK_DELIVERY_RETENTION_SECONDS,
     renderers: {
       issuanceStatus: (event, session) => issuance.webhooks.render(event, session),
       presentationCompleted: (event, session) => verification.webhooks.render(event, session),
     },
   });
+  scheduler.add(webhooks.cleanupJob);
   verification.webhooks.onReleased(() => webhooks.worker.wake());
   metrics.watchWebhookOutbox(webhooks.stats);
   const streams = new EventStreams(config.SSE_HEARTBEAT_SECONDS);

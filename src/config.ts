@@ -266,6 +266,12 @@ export const CONFIG_KEYS = {
     description:
       'how often each instance looks for webhook deliveries that are due (an instance also looks at once after its own session changes and when a retry it scheduled falls due)',
   },
+  WEBHOOK_DELIVERY_RETENTION_SECONDS: {
+    schema: int(3600, 366 * 86400),
+    default: '604800',
+    description:
+      'how long a delivered or failed webhook delivery stays listed (GET /api/webhook-deliveries) before the clean-up job deletes it, seconds after its event; pending ones are never deleted',
+  },
   WEBHOOK_SECRET_ROTATION_GRACE_SECONDS: {
     schema: int(0, 30 * 86400),
     default: '86400',

@@ -8,7 +8,7 @@ import type { SessionService } from '../sessions/service.js';
 import type { WebhookRenderer } from './event.js';
 import { webhookDeliveryRoutes } from './routes.js';
 import { WebhookDeliveries } from './service.js';
-import { outboxStats } from './store.js';
+import { outboxStats, purgeFinished } from './store.js';
 import { WebhookWorker, type WorkerOptions } from './worker.js';
 
 export interface WebhookNeeds {
@@ -17,6 +17,8 @@ export interface WebhookNeeds {
   outbound: OutboundClient;
   log: FastifyBaseLogger;
   options: WorkerOptions;
+  /** WEBHOOK_DELIVERY_RETENTION_SECONDS: finished deliveries older than this are deleted. */
+  retentionSeconds: number;
   /** How each type of event is sent, by the feature that makes it. */
   renderers: { issuanceStatus: WebhookRenderer; presentationCompleted: WebhookRenderer };
 }
@@ -34,9 +36,21 @@ export function createWebhooks(needs: WebhookNeeds) {
     worker,
     deliveries,
     stats: () => outboxStats(needs.db),
+    cleanupJob: { name: 'webhook-deliveries-cleanup', run: () => purgeFinishedDeliveries(needs.db, needs.retentionSeconds) },
     routes: (app: App) => webhookDeliveryRoutes(app, deliveries),
   };
 }
 
 export { Undeliverable, type WebhookEvent, type WebhookRenderer } from './event.js';
 export { configurationOwner, endpointOwner, WebhookSecrets } from './secrets.js';
+
+/** Rows deleted per statement, and statements per run: a large backlog is worked off over several runs, none holding a long transaction. */
+const PURGE_BATCH = 1000;
+const PURGE_BATCHES_PER_RUN = 20;
+
+async function purgeFinishedDeliveries(db: Executor, retentionSeconds: number) {
+  const cutoff = new Date(Date.now() - retentionSeconds * 1000).toISOString();
+  for (let batch = 0; batch < PURGE_BATCHES_PER_RUN; batch++) {
+    if ((await purgeFinished(db, cutoff, PURGE_BATCH)) < PURGE_BATCH) return;
+  }
+}

@@ -117,16 +117,31 @@ export async function retryDelivery(db: Executor, tenantId: string, id: string, 
 }
 
 /** Counts by state and the creation time of the oldest pending delivery, over all tenants (for the metrics). */
+/** Deliveries by state and the oldest of each state's events, in one statement (a scrape reads both gauges from it). */
 export async function outboxStats(db: Executor) {
-  const counts = await db
+  const rows = await db
     .selectFrom('webhook_deliveries')
-    .select((eb) => ['state', eb.fn.countAll<number>().as('count')])
+    .select((eb) => ['state', eb.fn.countAll<number>().as('count'), eb.fn.min('created_at').as('oldest')])
     .groupBy('state')
     .execute();
-  const oldest = await db
-    .selectFrom('webhook_deliveries')
-    .select((eb) => eb.fn.min('created_at').as('created_at'))
-    .where('state', '=', 'pending')
+  return {
+    counts: rows.map((row) => ({ state: row.state, count: Number(row.count) })),
+    oldestPending: rows.find((row) => row.state === 'pending')?.oldest ?? null,
+  };
+}
+
+/** Deletes at most `batch` delivered or failed deliveries whose event came before `cutoff`; answers how many it deleted. */
+export async function purgeFinished(db: Executor, cutoff: string, batch: number): Promise<number> {
+  const deleted = await db
+    .deleteFrom('webhook_deliveries')
+    .where('seq', 'in', (eb) =>
+      eb
+        .selectFrom('webhook_deliveries')
+        .select('seq')
+        .where('state', 'in', ['delivered', 'failed'])
+        .where('created_at', '<', cutoff)
+        .limit(batch),
+    )
     .executeTakeFirst();
-  return { counts: counts.map((row) => ({ state: row.state, count: Number(row.count) })), oldestPending: oldest?.created_at ?? null };
+  return Number(deleted.numDeletedRows);
 }

@@ -230,6 +230,39 @@ describe('the deliveries API', () => {
     receiver.answer = 204;
   });
 
+  it('are deleted by the clean-up job once delivered or failed and older than WEBHOOK_DELIVERY_RETENTION_SECONDS; pending ones stay', async () => {
+    const days = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
+    const rows = await svc.db.selectFrom('webhook_deliveries').select(['seq', 'state']).orderBy('seq').execute();
+    const delivered = rows.find((row) => row.state === 'delivered');
+    const failed = rows.find((row) => row.state === 'failed');
+    if (!delivered || !failed) throw new Error('the tests above leave a delivered and a failed delivery');
+    // An old delivered, an old failed, an old pending (its receiver still down) and a recent delivered one.
+    const pending = await svc.db
+      .insertInto('webhook_deliveries')
+      .values({
+        ...(await svc.db.selectFrom('webhook_deliveries').selectAll().where('seq', '=', delivered.seq).executeTakeFirstOrThrow()),
+        seq: undefined,
+        id: 'msg_old_pending',
+        state: 'pending',
+        next_attempt_at: days(-1),
+      })
+      .returning('seq')
+      .executeTakeFirstOrThrow();
+    await svc.db
+      .updateTable('webhook_deliveries')
+      .set({ created_at: days(8) })
+      .where('seq', 'in', [delivered.seq, failed.seq, pending.seq])
+      .execute();
+    const recent = rows.filter((row) => row.state === 'delivered' && row.seq !== delivered.seq).map((row) => row.seq);
+    await svc.running.services.scheduler.runNow('webhook-deliveries-cleanup');
+    const left = (await svc.db.selectFrom('webhook_deliveries').select('seq').execute()).map((row) => row.seq);
+    expect(left).not.toContain(delivered.seq);
+    expect(left).not.toContain(failed.seq);
+    expect(left).toContain(pending.seq);
+    expect(left).toEqual(expect.arrayContaining(recent));
+    await svc.db.deleteFrom('webhook_deliveries').where('seq', '=', pending.seq).execute();
+  });
+
   it('appear in the metrics: deliveries by state and the age of the oldest pending', async () => {
     const metrics = await svc.raw('GET', '/metrics', { token: METRICS_TOKEN });
     expect(metrics.status).toBe(200);
