@@ -1,7 +1,6 @@
 // Every environment variable the service reads, declared once with its type, default and rule.
 // This module imports nothing of the app so that any part (server, jobs, scripts) can load it.
 import { z } from 'zod';
-import { RATE_PATTERN } from './platform/rate-limits/classes.js';
 
 const DURATION = /^(\d+)\s*(s|m|h|d)$/;
 const durationSeconds = (value: string): number => {
@@ -20,7 +19,9 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 const url = z.url({ protocol: /^https?$/ });
-/** `<requests>/<seconds>` (see src/platform/rate-limits/classes.ts), kept as written; parsed where it is used. */
+/** `<requests>/<seconds>`: at most that many requests per fixed window of that many seconds. */
+export const RATE_PATTERN = /^(\d{1,9})\/(\d{1,6})$/;
+/** A rate limit (src/platform/rate-limits/classes.ts), kept as written; parsed where it is used. */
 const rate = (fallback: string, description: string) => ({
   schema: z
     .string()

@@ -1,9 +1,6 @@
 // The endpoint classes that are rate limited and the routes of each; their limits are the keys
-// RATE_LIMIT_<CLASS> (per address) and RATE_LIMIT_<CLASS>_PER_TENANT of src/config.ts. Imports
-// nothing of the app, so that the configuration can take RATE_PATTERN from here.
-
-/** `<requests>/<seconds>`: at most that many requests per fixed window of that many seconds. */
-export const RATE_PATTERN = /^(\d{1,9})\/(\d{1,6})$/;
+// RATE_LIMIT_<CLASS> (per address) and RATE_LIMIT_<CLASS>_PER_TENANT of src/config.ts.
+import { RATE_PATTERN } from '../../config.js';
 
 export interface ClassSpec {
   /** What the class covers, for the README and the configuration table. */
