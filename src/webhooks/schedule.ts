@@ -31,6 +31,7 @@ export interface RetryPlan {
 export function nextAttemptAt(plan: RetryPlan): number | undefined {
   const random = plan.random ?? Math.random();
   const wait = plannedDelayMs(plan.attempts, plan.delaysMs) * (1 + JITTER * random);
-  const at = plan.now + Math.round(wait);
+  // Rounded down: the wait stays below its planned length times (1 + JITTER), as the factor does.
+  const at = plan.now + Math.floor(wait);
   return at > plan.createdAt + plan.horizonSeconds * 1000 ? undefined : at;
 }

@@ -1,6 +1,19 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type DialectAdapter, Kysely, type LogEvent, type Logger, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  Kysely,
+  type LogEvent,
+  type Logger,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { openNodeSqlite } from './node-sqlite.js';
@@ -84,7 +97,7 @@ function connectSqlite(file: string, log?: Logger): Db {
   pragma('synchronous = NORMAL');
   pragma('foreign_keys = ON');
   pragma('busy_timeout = 5000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }), ...(log && { log }) });
+  const kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }), ...(log && { log }) });
   const reclaimSpace = async () => {
     pragma('incremental_vacuum');
     pragma('wal_checkpoint(TRUNCATE)');
@@ -152,6 +165,30 @@ function countQueries(pool: pg.Pool): () => number {
  * held by a session nobody owns, so the next migration waits for it for an hour. migrate.ts takes a
  * transaction-level lock instead, which any pooler keeps on one server session until its commit.
  */
+/**
+ * SQLite transactions that take the write lock when they begin (BEGIN IMMEDIATE). A deferred
+ * transaction that reads and then writes fails at once with "database is locked" when another
+ * connection wrote in between (SQLite cannot wait there: its snapshot is stale); an immediate one
+ * waits for the lock (busy_timeout) instead. Within one process the connection is shared and
+ * transactions run one at a time anyway; this matters when a second process opens the same file
+ * (a second instance during a restart, a configuration import, a backup tool).
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
 class PooledPostgresDialect extends PostgresDialect {
   override createAdapter(): DialectAdapter {
     return new MigrationLockedByCaller();
