@@ -3,6 +3,7 @@
 // need: tokens, a tenant, a held attribute provider.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { PID_VCT } from './fixtures.js';
 import { type Reply, type RequestOptions, request } from './http.js';
 import { run, type Started } from './process.js';
 import { ALL_TENANT_ROLES, freePort, ROOT_ID } from './service.js';
@@ -116,3 +117,12 @@ export async function heldProvider(claims: Record<string, unknown>): Promise<Hel
       }),
   };
 }
+
+/** The SD-JWT VC configuration with status entries that the compiled-process tests issue. */
+export const PID = {
+  id: 'pid',
+  config: { format: 'dc+sd-jwt' },
+  vct: PID_VCT,
+  statusManagement: true,
+  fields: [{ path: ['given_name'], type: 'string', mandatory: true }],
+};

@@ -11,19 +11,12 @@ import { createServer, type Server } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TERMINAL_STATUSES } from '../../src/sessions/model.js';
-import { type CompiledService, type Deployment, deployment } from '../support/compiled.js';
+import { type CompiledService, type Deployment, deployment, PID } from '../support/compiled.js';
 import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { PID_VCT } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
 
-const PID = {
-  id: 'pid',
-  config: { format: 'dc+sd-jwt' },
-  vct: PID_VCT,
-  statusManagement: true,
-  fields: [{ path: ['given_name'], type: 'string', mandatory: true }],
-};
 const PID_QUERY = {
   credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [PID_VCT] }, claims: [{ path: ['given_name'] }] }],
 };

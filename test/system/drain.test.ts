@@ -6,18 +6,9 @@
 import { get, Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CompiledService, type Deployment, deployment, type HeldProvider, heldProvider } from '../support/compiled.js';
+import { type CompiledService, type Deployment, deployment, type HeldProvider, heldProvider, PID } from '../support/compiled.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { PID_VCT } from '../support/fixtures.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
-
-const PID = {
-  id: 'pid',
-  config: { format: 'dc+sd-jwt' },
-  vct: PID_VCT,
-  statusManagement: true,
-  fields: [{ path: ['given_name'], type: 'string', mandatory: true }],
-};
 
 let database: TestDatabase;
 let provider: HeldProvider;
