@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NonceStore } from '../../src/issuance/nonce/store.js';
 import { DatabaseWindows } from '../../src/platform/rate-limits/windows.js';
+import { sessionCleanupJob } from '../../src/sessions/retention.js';
 import { engine } from '../support/database.js';
 import { startService, type TestService } from '../support/service.js';
 
@@ -80,6 +81,29 @@ describe('session retention in batches', () => {
     expect(anonymized.map((row) => Number(row.anonymized))).toEqual(old.map(() => 1));
     expect(await existing('session_handles', 'session_id', old)).toBe(0);
     expect(await sessions.applyRetention('anon-batched', policy, Date.now(), SMALL)).toEqual({ deleted: 0, anonymized: 0 });
+  });
+});
+
+describe('the session-cleanup job', () => {
+  it('deletes at most its run cap across tenants, and the rest at the next run', async () => {
+    const tenants = ['capped-a', 'capped-b'];
+    const old: string[] = [];
+    for (const tenant of tenants) {
+      await svc.tenant(tenant);
+      for (let i = 0; i < 4; i++) old.push(await sessionOfAge(tenant, 3600));
+    }
+    const young = await sessionOfAge('capped-b', 10);
+    const job = sessionCleanupJob(
+      svc.running.services.sessions,
+      async () => tenants.map((tenantId) => ({ tenantId, sessionConfig: { ttlSeconds: 600, cleanupMode: 'full' as const } })),
+      { ttlSeconds: 86_400, cleanupMode: 'full' },
+      SMALL,
+    );
+    await job.run();
+    expect(await existing('sessions', 'id', old)).toBe(2);
+    await job.run();
+    expect(await existing('sessions', 'id', old)).toBe(0);
+    expect(await existing('sessions', 'id', [young])).toBe(1);
   });
 });
 
