@@ -23,8 +23,8 @@ export type FlowKind = 'pre-authorized' | 'authorization code';
 
 const tenantClients = new Map<string, { clientId: string; secret: string }>();
 
-/** The tenant with its PID configuration (each credential in a status list); its admin's token. */
-interface FlowOptions {
+/** How a tenant is set up (setUpTenant: the tenant with its PID configuration, each credential in a status list; its admin's token). */
+export interface FlowOptions {
   /** false: the tenant exists already (set up through another instance of the same deployment). */
   setUp?: boolean;
   /**
@@ -34,7 +34,7 @@ interface FlowOptions {
   attestationKeyChain?: Record<string, unknown>;
 }
 
-async function setUpTenant(service: BenchService, tenantId: string, options: FlowOptions): Promise<string> {
+export async function setUpTenant(service: BenchService, tenantId: string, options: FlowOptions): Promise<string> {
   const tenant = await json(`${service.url}/api/tenant`, {
     method: 'POST',
     token: service.rootToken,

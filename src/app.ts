@@ -352,7 +352,9 @@ async function assemble(
   });
 
   const app = await createServer(config, metrics, tracing);
-  const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log, (job, outcome) => metrics.jobRan(job, outcome));
+  const scheduler = new Scheduler(kysely, config.JOB_INTERVAL_SECONDS, app.log, (job, outcome, seconds) =>
+    metrics.jobRan(job, outcome, seconds),
+  );
   scheduler.add({ name: 'key-rotation', run: () => keyChains.rotateDue() });
   scheduler.add({ name: 'trust-list-resign', run: () => trustLists.resignDue() });
   scheduler.add({ name: 'nonce-cleanup', run: () => issuance.nonces.purgeExpired() });

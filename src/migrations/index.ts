@@ -20,6 +20,7 @@ import { requestWindows } from './0019-request-windows.js';
 import { credentialConfigScopes } from './0020-credential-config-scopes.js';
 import { oneWindowCounter } from './0021-one-window-counter.js';
 import { webhookDeliveries } from './0022-webhook-deliveries.js';
+import { growthIndexes } from './0023-growth-indexes.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0020-credential-config-scopes': credentialConfigScopes,
   '0021-one-window-counter': oneWindowCounter,
   '0022-webhook-deliveries': webhookDeliveries,
+  '0023-growth-indexes': growthIndexes,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -21,6 +21,7 @@ import {
 } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import { notFound } from '../platform/http/problem.js';
+import { type BatchLimits, CLEANUP_BATCHES, deleteInBatches } from '../platform/jobs/batches.js';
 import {
   ANONYMIZED_PUBLIC_KEYS,
   type RetentionPolicy,
@@ -103,6 +104,8 @@ const MAX_UPDATE_ATTEMPTS = 50;
 
 /** Rows anonymized per transaction, so a large backlog never holds one long transaction. */
 const ANONYMIZE_BATCH = 200;
+/** Lapsed sessions marked expired per tenant and run (each is a write and an event); the rest at the next run. */
+const EXPIRE_PER_RUN = 1000;
 
 export const spentHandle = (purpose: string) => `${purpose}:spent`;
 
@@ -489,7 +492,7 @@ export class SessionService {
     const db = tenantDb(this.db, tenantId);
     const now = nowIso();
     let expired = 0;
-    for (const { id, status } of await store.listLapsed(db, now)) {
+    for (const { id, status } of await store.listLapsed(db, now, EXPIRE_PER_RUN)) {
       // Compare-and-set on the status read, so a flow finishing at this moment is not overwritten.
       const applied = await store.updateSession(db, id, { status: 'expired', updated_at: now }, [status]);
       if (!applied) continue;
@@ -506,13 +509,23 @@ export class SessionService {
    * personal data and every public key not known to be free of it, and the handles. Logs stay:
    * they never hold personal data.
    */
-  async applyRetention(tenantId: string, policy: RetentionPolicy, now = Date.now()): Promise<{ deleted: number; anonymized: number }> {
+  async applyRetention(
+    tenantId: string,
+    policy: RetentionPolicy,
+    now = Date.now(),
+    limits: BatchLimits = CLEANUP_BATCHES,
+  ): Promise<{ deleted: number; anonymized: number }> {
     const cutoff = new Date(now - policy.ttlSeconds * 1000).toISOString();
-    if (policy.cleanupMode === 'full')
-      return { deleted: await store.deleteCreatedBefore(tenantDb(this.db, tenantId), cutoff), anonymized: 0 };
+    if (policy.cleanupMode === 'full') {
+      const deleted = await deleteInBatches((size) => store.deleteCreatedBefore(tenantDb(this.db, tenantId), cutoff, size), limits);
+      return { deleted, anonymized: 0 };
+    }
     let anonymized = 0;
-    for (;;) {
-      const rows = await store.listToAnonymize(tenantDb(this.db, tenantId), cutoff, ANONYMIZE_BATCH);
+    // As many rows per run as the deleting mode's cap; the rest at the next run.
+    const cap = limits.size * limits.maxBatches;
+    while (anonymized < cap) {
+      const batch = Math.min(ANONYMIZE_BATCH, cap - anonymized);
+      const rows = await store.listToAnonymize(tenantDb(this.db, tenantId), cutoff, batch);
       if (rows.length === 0) break;
       await this.db.transaction().execute(async (trx) => {
         for (const row of rows) {
@@ -522,7 +535,7 @@ export class SessionService {
         }
       });
       anonymized += rows.length;
-      if (rows.length < ANONYMIZE_BATCH) break;
+      if (rows.length < batch) break;
     }
     return { deleted: 0, anonymized };
   }

@@ -340,12 +340,16 @@ export async function deleteSession(db: TenantDb, id: string) {
 export const listLogs = (db: Executor, sessionId: string) =>
   db.selectFrom('session_logs').selectAll().where('session_id', '=', sessionId).orderBy('seq', 'asc').execute();
 
-/** Open sessions whose expiry has passed but whose row still says active or fetched. */
-export const listLapsed = (db: TenantDb, now: string) =>
-  db.selectFrom('sessions').select(['id', 'status']).where('status', 'in', OPEN).where('expires_at', '<=', now).execute();
+/** Open sessions (at most `limit`) whose expiry has passed but whose row still says active or fetched. */
+export const listLapsed = (db: TenantDb, now: string, limit: number) =>
+  db.selectFrom('sessions').select(['id', 'status']).where('status', 'in', OPEN).where('expires_at', '<=', now).limit(limit).execute();
 
-export async function deleteCreatedBefore(db: TenantDb, cutoff: string) {
-  const result = await db.deleteFrom('sessions').where('created_at', '<', cutoff).executeTakeFirst();
+/** Deletes at most `limit` sessions created before `cutoff` (with what they own, by cascade); how many it deleted. */
+export async function deleteCreatedBefore(db: TenantDb, cutoff: string, limit: number) {
+  const result = await db
+    .deleteFrom('sessions')
+    .where('id', 'in', db.selectFrom('sessions').select('id').where('created_at', '<', cutoff).limit(limit))
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 

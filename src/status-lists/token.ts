@@ -1,6 +1,6 @@
 // Status list tokens (draft-ietf-oauth-status-list): the JWT (`typ` statuslist+jwt) and the CWT
 // (COSE_Sign1, protected `typ` 16 = application/statuslist+cwt), both over the same zlib-compressed list.
-import { deflateSync } from 'node:zlib';
+import { constants, deflateSync } from 'node:zlib';
 import { type Signer, signCoseSign1With, signJwtWith } from '../key-chains/signing.js';
 import { coseCbor } from '../platform/crypto/cose-cbor.js';
 
@@ -28,8 +28,14 @@ export interface SignedTokens {
   cwt: Uint8Array;
 }
 
-/** RFC 1950 (zlib) compression of the byte array, at the highest level the draft recommends. */
-export const compress = (bitset: Uint8Array) => deflateSync(bitset, { level: 9 });
+/**
+ * RFC 1950 (zlib) compression of the byte array, at the highest level the draft recommends, with the
+ * run-length strategy: the permutation scatters set entries, so a list is runs of zero bytes between
+ * lone set bits, which runs encode as well as level 9's match search (within 10 % of its size at 1 %
+ * set, smaller at 10 %) in a fraction of its time (a 1,000,000-entry list: well under 1 ms instead of
+ * 100 to 250 ms, bench/status-list.ts). Any inflater reads it: it is plain DEFLATE.
+ */
+export const compress = (bitset: Uint8Array) => deflateSync(bitset, { level: 9, strategy: constants.Z_RLE });
 
 export async function signStatusList(input: TokenInput, signer: Signer): Promise<SignedTokens> {
   const compressed = compress(input.bitset);

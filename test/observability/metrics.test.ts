@@ -74,6 +74,7 @@ describe('metrics', () => {
       'svc_presentations_total',
       'svc_status_list_signing_seconds',
       'svc_job_runs_total',
+      'svc_job_run_seconds',
       'svc_nodejs_eventloop_lag_seconds',
     ]) {
       expect(text, name).toContain(`# TYPE ${name} `);

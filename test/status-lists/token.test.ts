@@ -3,10 +3,12 @@
 // there with the value given (iat, exp, ttl, sub, bits, lst, aggregation_uri), and nothing else.
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
+import { getListFromStatusListJWT, StatusList } from '@sd-jwt/jwt-status-list';
 import { Decoder, Encoder } from 'cbor-x';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { Signer } from '../../src/key-chains/signing.js';
+import { byteLength, setStatus } from '../../src/status-lists/bitset.js';
 import { signStatusList, type TokenInput } from '../../src/status-lists/token.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -92,4 +94,29 @@ describe('status list tokens', () => {
     expect(Object.keys((await readJwt(jwt)).status_list)).toEqual(['bits', 'lst']);
     expect([...(readCwt(cwt).claims.get(65533) as Map<string, unknown>).keys()]).toEqual(['bits', 'lst']);
   });
+
+  it.each([1, 2])(
+    'a 1,000,000-entry list of %i bit(s) with scattered set entries reads back entry for entry with @sd-jwt/jwt-status-list, from the JWT and the CWT',
+    async (bits) => {
+      const capacity = 1_000_000;
+      const bitset = new Uint8Array(byteLength(capacity, bits));
+      const set = new Map<number, number>();
+      // Scattered as the permutation scatters them, about 1 % of the entries, every value of the width.
+      for (let i = 0; i < 10_000; i++) set.set((i * 7_919 + 13) % capacity, (i % ((1 << bits) - 1)) + 1);
+      for (const [index, value] of set) setStatus(bitset, bits, index, value);
+      const { jwt, cwt } = await signStatusList({ ...input, bits, bitset }, signer);
+
+      const fromJwt = getListFromStatusListJWT(jwt);
+      const cwtList = readCwt(cwt).claims.get(65533) as Map<string, unknown>;
+      const fromCwt = StatusList.decompressStatusList(Buffer.from(cwtList.get('lst') as Uint8Array).toString('base64url'), bits as 1 | 2);
+      for (const list of [fromJwt, fromCwt]) {
+        expect(list.getBitsPerStatus()).toBe(bits);
+        const mismatches = [];
+        for (let index = 0; index < capacity; index++) {
+          if (list.getStatus(index) !== (set.get(index) ?? 0)) mismatches.push(index);
+        }
+        expect(mismatches).toEqual([]);
+      }
+    },
+  );
 });

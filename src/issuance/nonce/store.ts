@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, nowIso, type OnceInsert } from '../../platform/db/values.js';
+import { type BatchLimits, deleteInBatches } from '../../platform/jobs/batches.js';
 import { hashHandle } from '../../sessions/service.js';
 
 export class NonceStore {
@@ -54,7 +55,15 @@ export class NonceStore {
     return result.numDeletedRows > 0n;
   }
 
-  async purgeExpired() {
-    await this.db.deleteFrom('nonces').where(sql<boolean>`expires_at < ${nowIso()}`).execute();
+  /** Deletes the expired nonces in batches (the scheduled job 'nonce-cleanup'); how many it deleted. */
+  async purgeExpired(limits?: BatchLimits): Promise<number> {
+    const now = nowIso();
+    return deleteInBatches(async (size) => {
+      const result = await this.db
+        .deleteFrom('nonces')
+        .where('hash', 'in', this.db.selectFrom('nonces').select('hash').where(sql<boolean>`expires_at < ${now}`).limit(size))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    }, limits);
   }
 }

@@ -8,7 +8,8 @@ import type { Executor } from '../db/values.js';
 
 export interface Job {
   name: string;
-  run(): Promise<void>;
+  /** What it answers (a count of rows cleaned, say) is not used. */
+  run(): Promise<unknown>;
 }
 
 export class Scheduler {
@@ -21,7 +22,7 @@ export class Scheduler {
     private readonly db: Executor,
     private readonly intervalSeconds: number,
     private readonly log: Pick<FastifyBaseLogger, 'error'>,
-    private readonly onRun: (job: string, outcome: 'ok' | 'failed') => void = () => {},
+    private readonly onRun: (job: string, outcome: 'ok' | 'failed', seconds: number) => void = () => {},
   ) {}
 
   add(job: Job) {
@@ -65,12 +66,14 @@ export class Scheduler {
   }
 
   private async runJob(job: Job) {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     try {
       await job.run();
-      this.onRun(job.name, 'ok');
+      this.onRun(job.name, 'ok', seconds());
     } catch (err) {
       this.log.error({ err, job: job.name }, 'scheduled job failed');
-      this.onRun(job.name, 'failed');
+      this.onRun(job.name, 'failed', seconds());
     }
   }
 

@@ -60,6 +60,13 @@ export class Metrics {
     labelNames: ['job', 'outcome'] as const,
     registers: [this.registry],
   });
+  private readonly jobRunTime = new Histogram({
+    name: 'svc_job_run_seconds',
+    help: 'how long a scheduled job run took on this instance, by job (clean-ups work in batches with a cap per run)',
+    labelNames: ['job'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
 
   constructor(database: { poolStats?: () => PoolStats; roundTrips?: () => number } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
@@ -116,8 +123,9 @@ export class Metrics {
     this.statusListSigning.observe(seconds);
   }
 
-  jobRan(job: string, outcome: 'ok' | 'failed') {
+  jobRan(job: string, outcome: 'ok' | 'failed', seconds: number) {
     this.jobRuns.inc({ job, outcome });
+    this.jobRunTime.observe({ job }, seconds);
   }
 
   /**

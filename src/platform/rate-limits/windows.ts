@@ -7,6 +7,7 @@
 // replacing the earlier one. Redis (redis-windows.ts) takes the batches instead when REDIS_URL is set.
 import { sql } from 'kysely';
 import type { Executor } from '../db/values.js';
+import { type BatchLimits, deleteInBatches } from '../jobs/batches.js';
 
 export interface RequestLimit {
   requests: number;
@@ -148,9 +149,15 @@ export class DatabaseWindows implements SharedWindows {
    * Deletes the rows whose window began more than `longestWindowSeconds` ago, so has ended (the
    * scheduled job 'request-windows-cleanup'): without it, addresses never seen again would pile up.
    */
-  async purgeEnded(longestWindowSeconds: number, nowMs = Date.now()): Promise<void> {
+  async purgeEnded(longestWindowSeconds: number, nowMs = Date.now(), limits?: BatchLimits): Promise<number> {
     const startedBefore = new Date(nowMs - longestWindowSeconds * 1000).toISOString();
-    await this.db.deleteFrom('request_windows').where('window_start', '<', startedBefore).execute();
+    return deleteInBatches(async (size) => {
+      const result = await this.db
+        .deleteFrom('request_windows')
+        .where('key', 'in', this.db.selectFrom('request_windows').select('key').where('window_start', '<', startedBefore).limit(size))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    }, limits);
   }
 
   async close(): Promise<void> {}
