@@ -7,8 +7,8 @@
 // DB_PREPARED_STATEMENTS=false and the service's other settings reach it from the environment;
 // BENCH_WALLETS=1,8 the concurrencies measured)
 import { prepareIssuance } from './issuance-flow.js';
-import { costMeter, median, newDeployment, startServiceProcess, throughput } from './support.js';
 import { statementStatistics, topStatements } from './statements.js';
+import { costMeter, median, newDeployment, startServiceProcess, throughput } from './support.js';
 
 const flows = Number(process.argv[2] ?? 200);
 /** Concurrent wallets per measurement: BENCH_WALLETS=8 measures only the 8-wallet case. */
