@@ -55,7 +55,8 @@ async function measure(setUp: SetUp): Promise<boolean> {
   // Through the pooler: the pool's connections go through PgBouncer, LISTEN straight to PostgreSQL.
   const env: Record<string, string> = {
     TRUST_PROXY: 'true',
-    ...(bouncer && { DATABASE_URL: bouncer.through(direct), EVENTS_DATABASE_URL: direct }),
+    // Debian's PgBouncer (1.18) does not track prepared statements: the statements go unnamed.
+    ...(bouncer && { DATABASE_URL: bouncer.through(direct), EVENTS_DATABASE_URL: direct, DB_PREPARED_STATEMENTS: 'false' }),
   };
   const services: BenchService[] = [];
   let balancer: Haproxy | undefined;

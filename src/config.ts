@@ -108,6 +108,18 @@ export const CONFIG_KEYS = {
   DB_PASSWORD: { schema: z.string(), description: 'PostgreSQL password', secret: true },
   DB_DATABASE: { schema: z.string().min(1), default: 'svc', description: 'PostgreSQL database' },
   DB_SSL: { schema: bool, default: 'false', description: 'connect to PostgreSQL over TLS' },
+  DB_PREPARED_STATEMENTS: {
+    schema: bool,
+    default: 'true',
+    description:
+      'PostgreSQL: run repeating statements as named prepared statements, parsed and planned once per connection instead of on every run. Set false behind a transaction-mode pooler that does not track prepared statements (PgBouncer before 1.21, or max_prepared_statements = 0), where a statement prepared on one server session is run on another',
+  },
+  DB_STATEMENT_CACHE_SIZE: {
+    schema: int(1, 10_000),
+    default: '200',
+    description:
+      'PostgreSQL: prepared statements each pooled connection keeps at most (least recently used deallocated first); the service runs fewer than 200 distinct ones',
+  },
   MASTER_SECRET: {
     schema: z.string().min(32, 'must be at least 32 characters'),
     description:

@@ -46,8 +46,10 @@ describe('configuration', () => {
       JWT_EXPIRES_IN: '24 hours',
       SESSION_TTL: '59',
       DB_TYPE: 'mysql',
+      DB_STATEMENT_CACHE_SIZE: '0',
     });
     expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+      'DB_STATEMENT_CACHE_SIZE',
       'DB_TYPE',
       'JWT_EXPIRES_IN',
       'MASTER_SECRET',
@@ -63,6 +65,8 @@ describe('configuration', () => {
     expect(config.JWT_EXPIRES_IN).toBe(900);
     expect(config.DB_SSL).toBe(true);
     expect(config.TRUST_PROXY).toBe(false);
+    expect(loadConfig({}).DB_PREPARED_STATEMENTS).toBe(true);
+    expect(loadConfig({ DB_PREPARED_STATEMENTS: 'false' }).DB_PREPARED_STATEMENTS).toBe(false);
   });
 
   it('requires the admin client in external mode, and not the bootstrap client in production there', () => {

@@ -241,6 +241,8 @@ describe('Kubernetes: overlays/pgbouncer', () => {
     const resources = render(PGBOUNCER);
     const ini = parseIni(String((find(resources, 'ConfigMap', 'svc-pgbouncer').data as Record<string, string>)['pgbouncer.ini']));
     expect(ini.get('pgbouncer')?.get('pool_mode')).toBe('transaction');
+    // The service's prepared statements (DB_PREPARED_STATEMENTS defaults to true) tracked by PgBouncer.
+    expect(Number(ini.get('pgbouncer')?.get('max_prepared_statements'))).toBeGreaterThan(0);
     const upstream = /host=(\S+) port=(\d+)/.exec(ini.get('databases')?.get('*') ?? '');
     const secrets = exampleSecretValues(PGBOUNCER);
 

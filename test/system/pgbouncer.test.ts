@@ -3,11 +3,17 @@
 // session. Started at once on an empty database, they migrate it once and leave no lock behind
 // (Kysely's own migration lock is session-level and would stay held by a session nobody owns); a
 // credential issued through one is seen by the other; session events still cross instances, as
-// EVENTS_DATABASE_URL gives LISTEN a connection of its own straight to PostgreSQL.
+// EVENTS_DATABASE_URL gives LISTEN a connection of its own straight to PostgreSQL. Debian's
+// PgBouncer is 1.18, which passes named prepared statements through to whichever server session a
+// statement lands on: the instances run with DB_PREPARED_STATEMENTS=false, and the last test shows
+// what breaks with them on.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { migrationsFor } from '../../src/migrations/index.js';
+import { connect } from '../../src/platform/db/connect.js';
 import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
 import { type Pgbouncer, pgbouncerBinary, startPgbouncer } from '../support/pgbouncer.js';
@@ -38,6 +44,7 @@ describe.skipIf(engine !== 'postgres' || !pgbouncerBinary())('behind PgBouncer i
         ...database.env,
         DATABASE_URL: bouncer.through(direct),
         EVENTS_DATABASE_URL: direct,
+        DB_PREPARED_STATEMENTS: 'false',
         MASTER_SECRET: randomBytes(32).toString('base64url'),
         AUTH_CLIENT_ID: ROOT_ID,
         AUTH_CLIENT_SECRET: rootSecret,
@@ -100,5 +107,27 @@ describe.skipIf(engine !== 'postgres' || !pgbouncerBinary())('behind PgBouncer i
       `select query from pg_stat_activity where datname = current_database() and application_name = 'svc-events'`,
     );
     expect(listeners.map((row) => row.query)).toEqual(['LISTEN "svc_events"', 'LISTEN "svc_events"']);
+  });
+
+  it('fails with prepared statements on, as PgBouncer 1.18 does not track them', async () => {
+    // One server session behind the pooler: two pooled connections of the service each prepare
+    // their statement under their first name, on that one session.
+    const single = await startPgbouncer(serverUrl, 1);
+    const db = await connect(
+      loadConfig({ NODE_ENV: 'test', ...database.env, DATABASE_URL: single.through(direct), DB_PREPARED_STATEMENTS: 'true' }),
+    );
+    try {
+      // Each statement's second run prepares it (the first runs unnamed).
+      const both = db.kysely.connection().execute((first) =>
+        db.kysely.connection().execute(async (second) => {
+          for (let run = 0; run < 2; run++) await sql`select ${run}::int as n`.execute(first);
+          for (let run = 0; run < 2; run++) await sql`select ${run}::int + 1 as n`.execute(second);
+        }),
+      );
+      await expect(both).rejects.toMatchObject({ code: '42P05', message: 'prepared statement "svc_0" already exists' });
+    } finally {
+      await db.close();
+      await single.stop();
+    }
   });
 });

@@ -17,6 +17,7 @@ import {
 import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { openNodeSqlite } from './node-sqlite.js';
+import { type PreparedStatementSettings, prepareStatements } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -77,7 +78,8 @@ export async function connect(config: Config, onQuery?: QueryListener): Promise<
   const log = onQuery && ((event: LogEvent) => onQuery(event.query.sql, event.queryDurationMillis, event.level === 'error'));
   // The PostgreSQL driver is loaded only when it is used.
   if (config.DB_TYPE === 'postgres') {
-    return connectPostgres((await import('pg')).default, postgresSettings(config), eventsSettings(config), log);
+    const prepared = config.DB_PREPARED_STATEMENTS ? { cacheSize: config.DB_STATEMENT_CACHE_SIZE } : undefined;
+    return connectPostgres((await import('pg')).default, postgresSettings(config), eventsSettings(config), prepared, log);
   }
   return connectSqlite(join(config.DATA_DIR, 'svc.db'), log);
 }
@@ -115,7 +117,13 @@ function ownerOnly(file: string, { create }: { create: boolean }) {
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, OWNER_ONLY);
 }
 
-function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, events: pg.ClientConfig, log?: Logger): Db {
+function connectPostgres(
+  driver: typeof pg,
+  settings: pg.PoolConfig,
+  events: pg.ClientConfig,
+  prepared: PreparedStatementSettings | undefined,
+  log?: Logger,
+): Db {
   // Same values on both engines: timestamps as ISO strings, counts as numbers.
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -129,6 +137,8 @@ function connectPostgres(driver: typeof pg, settings: pg.PoolConfig, events: pg.
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
   const roundTrips = countQueries(pool);
+  // After the count: the DEALLOCATEs the statement cache sends are round trips too.
+  if (prepared) prepareStatements(pool, prepared);
   const kysely = new Kysely<Database>({ dialect: new PooledPostgresDialect({ pool }), ...(log && { log }) });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return {
