@@ -1,6 +1,6 @@
 // Shared by the benchmarks: the compiled service as its own process (as `npm start` runs it, and so
 // that client and server do not share an event loop), a fresh database, and small statistics
-// helpers. BENCH_PROFILE=1 writes the service's CPU profile to /tmp/prof. BENCH_GC=<ms> runs a full
+// helpers. BENCH_PROFILE=1 writes the service's CPU profile to /tmp/prof (BENCH_PROFILE_DIR: another directory). BENCH_GC=<ms> runs a full
 // garbage collection in the service every <ms> milliseconds, so that a native finalizer that would
 // crash the process (a collected SQLite statement, say) runs during the benchmark, not hours later.
 // BENCH_NODE_FLAGS='--flag ...' adds node flags to `npm start`'s, to weigh one before adopting it.
@@ -90,7 +90,7 @@ export async function startServiceProcess(port: number, shared?: SharedSetup, op
     [
       ...runtime.nodeFlags,
       ...flagsToTry(),
-      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
+      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? '/tmp/prof'}`] : []),
       'dist/main.js',
     ],
     {

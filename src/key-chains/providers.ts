@@ -1,9 +1,10 @@
 // Where private keys live. Callers see only this interface: the `db` provider keeps the private JWK
 // encrypted in the key chain row; a PKCS#11 or cloud KMS provider implements the same operations
 // against its externalKeyId and stores only the public JWK.
-import { createHash, createPrivateKey, type JsonWebKey, type KeyObject, sign as nodeSign, webcrypto } from 'node:crypto';
+import { createHash, createPrivateKey, type JsonWebKey, type KeyObject, webcrypto } from 'node:crypto';
 import { compactDecrypt, type JWK } from 'jose';
 import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
+import { signP1363 } from '../platform/crypto/ecdsa-signatures.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { KeyPlace } from './key-names.js';
 
@@ -117,7 +118,7 @@ export class DbKeyProvider implements KeyProvider {
 
   async sign(key: StoredKey, algorithm: SigningAlgorithm, data: Uint8Array): Promise<Uint8Array> {
     const hash = NODE_HASH[ALGORITHM_PARAMS[algorithm].hash];
-    return nodeSign(hash, data, { key: this.unseal(key).privateKey, dsaEncoding: 'ieee-p1363' });
+    return signP1363(hash, data, this.unseal(key).privateKey);
   }
 
   async signingCryptoKey(key: StoredKey, algorithm: SigningAlgorithm) {

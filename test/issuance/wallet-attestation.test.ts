@@ -232,6 +232,64 @@ describe('wallet attestation required', () => {
     expect(reply.body.error_description).toMatch(/trusted wallet provider/);
   });
 
+  it('refuses at a tenant trusting another provider the chain another tenant just accepted (accepted chains are remembered per set of anchors)', async () => {
+    const other = (await svc.tenant('attestation-other')).token;
+    const created = await svc.call('POST', '/api/issuer/credentials', {
+      token: other,
+      body: {
+        id: 'pid',
+        config: { format: 'dc+sd-jwt', scope: 'pid_scope' },
+        vct: 'urn:example:pid',
+        fields: [
+          { path: ['given_name'], type: 'string' },
+          { path: ['family_name'], type: 'string' },
+        ],
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const configured = await svc.raw('PUT', '/api/issuer/config', {
+      token: other,
+      body: { walletProviders: [{ name: rogue.name, certificates: [rogue.caPem] }], walletAttestationRequired: true },
+    });
+    expect(configured.status, configured.text).toBe(200);
+    const offered = await svc.raw('POST', '/api/issuer/offer', {
+      token: other,
+      body: { response_type: 'uri', flow: 'authorization_code', credentialConfigurationIds: ['pid'], credentialClaims: CLAIMS },
+    });
+    expect(offered.status, offered.text).toBe(201);
+    // The trusted provider's chain, accepted at acme a moment ago.
+    expect((await par(await headersFor())).status).toBe(201);
+    const otherIssuer = `${svc.url}/issuers/attestation-other`;
+    const refused = await svc.raw('POST', '/issuers/attestation-other/par', {
+      form: {
+        client_id: CLIENT_ID,
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        issuer_state: offered.body.credentialOffer.grants.authorization_code.issuer_state,
+        scope: 'pid_scope',
+      },
+      headers: await attestationHeaders(trusted, instance, CLIENT_ID, otherIssuer),
+    });
+    expectError(refused, 'invalid_client');
+    expect(refused.body.error_description).toMatch(/trusted wallet provider/);
+    // And its own provider's chain is accepted there.
+    const accepted = await svc.raw('POST', '/issuers/attestation-other/par', {
+      form: {
+        client_id: CLIENT_ID,
+        response_type: 'code',
+        redirect_uri: WALLET_REDIRECT_URI,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        issuer_state: offered.body.credentialOffer.grants.authorization_code.issuer_state,
+        scope: 'pid_scope',
+      },
+      headers: await attestationHeaders(rogue, instance, CLIENT_ID, otherIssuer),
+    });
+    expect(accepted.status, accepted.text).toBe(201);
+  });
+
   it("refuses an attestation whose signer's certificate was issued by a certificate that is no CA (the provider's own leaf)", async () => {
     // A CA, its leaf (no basicConstraints cA), and a certificate the leaf's key issued: every signature
     // verifies, but a leaf may not issue certificates, so the chain reaches no trusted CA.

@@ -2,7 +2,7 @@
 // leads to a certificate the tenant trusts. Each case bends one link of an otherwise good chain
 // (made here with @peculiar/x509): its validity, who signed it, whether its issuer is a CA.
 import { X509Certificate } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { certificateKey, chainsToTrusted, MAX_CHAIN_LENGTH } from '../../src/platform/crypto/certificate-chains.js';
 import { type TestCertificate, testCertificate } from '../support/test-pki.js';
 
@@ -112,6 +112,60 @@ describe('chainsToTrusted', () => {
     const currentLeaf = await testCertificate('Current Leaf', { issuer: current });
     expect(chainsToTrusted([currentLeaf.der], [current.pem])).toBe(true);
     expect(chainsToTrusted([leaf.der, intermediate.der], [root.pem])).toBe(Date.now() <= UNTIL.getTime());
+  });
+});
+
+// An accepted chain is remembered with the span its certificates are valid in: signatures are then
+// not checked again (counted on X509Certificate.prototype.verify, which still runs), but nothing a
+// full check refuses is accepted from the cache.
+describe('chainsToTrusted remembering accepted chains', () => {
+  const signatureChecks = () => vi.spyOn(X509Certificate.prototype, 'verify');
+  afterEach(() => vi.restoreAllMocks());
+
+  it('accepts a chain it accepted before without checking its signatures again (hit); a new chain is checked (miss)', async () => {
+    const fresh = await testCertificate('Cached Leaf', { issuer: intermediate, ...validity });
+    const checks = signatureChecks();
+    expect(chainsToTrusted([fresh.der, intermediate.der], [root.pem], NOW)).toBe(true);
+    const first = checks.mock.calls.length;
+    expect(first).toBeGreaterThan(0);
+    expect(chainsToTrusted([fresh.der, intermediate.der], [root.pem], new Date(NOW.getTime() + 60_000))).toBe(true);
+    expect(checks.mock.calls.length).toBe(first);
+    // The same leaf with the root appended is another chain: checked in full.
+    expect(chainsToTrusted([fresh.der, intermediate.der, root.der], [root.pem], NOW)).toBe(true);
+    expect(checks.mock.calls.length).toBeGreaterThan(first);
+  });
+
+  it('refuses a remembered chain once a certificate it rested on has expired: the leaf, or the trust anchor', async () => {
+    const shortLeaf = await testCertificate('Short Leaf', { issuer: intermediate, notBefore: FROM, notAfter: new Date('2026-07-01') });
+    expect(chainsToTrusted([shortLeaf.der, intermediate.der], [root.pem], NOW)).toBe(true);
+    expect(chainsToTrusted([shortLeaf.der, intermediate.der], [root.pem], new Date('2026-07-01T00:00:01Z'))).toBe(false);
+    // Before its validity began, too.
+    expect(chainsToTrusted([shortLeaf.der, intermediate.der], [root.pem], new Date(FROM.getTime() - 1))).toBe(false);
+    const shortRoot = await testCertificate('Short Root', { ca: true, notBefore: FROM, notAfter: new Date('2026-08-01') });
+    const underShortRoot = await testCertificate('Leaf under the short root', { issuer: shortRoot, ...validity });
+    expect(chainsToTrusted([underShortRoot.der], [shortRoot.pem], NOW)).toBe(true);
+    expect(chainsToTrusted([underShortRoot.der], [shortRoot.pem], new Date('2026-08-01T00:00:01Z'))).toBe(false);
+    // Still accepted inside the span.
+    expect(chainsToTrusted([underShortRoot.der], [shortRoot.pem], new Date('2026-07-31T00:00:00Z'))).toBe(true);
+  });
+
+  it("does not accept a chain under other trust anchors (another tenant's) because it was accepted under its own", async () => {
+    const stranger = await testCertificate('Other Tenant CA', { ca: true, ...validity });
+    expect(chainsToTrusted([leaf.der, intermediate.der], [root.pem], NOW)).toBe(true);
+    const checks = signatureChecks();
+    expect(chainsToTrusted([leaf.der, intermediate.der], [stranger.pem], NOW)).toBe(false);
+    expect(checks.mock.calls.length).toBeGreaterThan(0);
+  });
+
+  it('checks a refused chain in full each time and refuses it each time', async () => {
+    const forger = await testCertificate('Forger CA', { ca: true, ...validity });
+    const forged = await testCertificate('Forged Cached Leaf', { issuer: intermediate, signingKey: forger.keys.privateKey, ...validity });
+    const checks = signatureChecks();
+    expect(chainsToTrusted([forged.der, intermediate.der], [root.pem], NOW)).toBe(false);
+    const first = checks.mock.calls.length;
+    expect(first).toBeGreaterThan(0);
+    expect(chainsToTrusted([forged.der, intermediate.der], [root.pem], NOW)).toBe(false);
+    expect(checks.mock.calls.length).toBe(2 * first);
   });
 });
 

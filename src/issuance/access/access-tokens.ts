@@ -2,8 +2,8 @@
 // HS256 JWTs naming the session, bound to a DPoP key (cnf.jkt) when the wallet used DPoP. Signed and
 // checked with node:crypto's HMAC directly: two per issuance, and WebCrypto's asynchronous HMAC (what
 // jose uses) cost more than the whole JWT around it.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { deriveKey } from '../../platform/crypto/derive.js';
+import { createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
+import { deriveSecretKey } from '../../platform/crypto/derive.js';
 
 export interface IssuanceAccessToken {
   sessionId: string;
@@ -34,10 +34,10 @@ interface Claims {
 }
 
 export class IssuanceTokens {
-  private readonly key: Buffer;
+  private readonly key: KeyObject;
 
   constructor(masterSecret: string) {
-    this.key = deriveKey(masterSecret, 'issuance-access-token');
+    this.key = deriveSecretKey(masterSecret, 'issuance-access-token');
   }
 
   sign(token: IssuanceAccessToken, issuer: string, lifetimeSeconds: number): string {

@@ -2,8 +2,8 @@
 // `verify` checks, in order: the proof's form, its key and signature, the request it names, its age,
 // its binding to the access token, the server nonce when the issuer requires one, and that it was
 // never used before.
-import { createHash, createHmac } from 'node:crypto';
-import { deriveKey } from '../../platform/crypto/derive.js';
+import { createHash, createHmac, type KeyObject } from 'node:crypto';
+import { deriveSecretKey } from '../../platform/crypto/derive.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
 import { sameSecret } from '../../platform/crypto/secrets.js';
 import type { OnceInsert } from '../../platform/db/values.js';
@@ -31,10 +31,10 @@ export interface DpopCheck {
  */
 export class DpopNonces {
   private static readonly WINDOW_SECONDS = 300;
-  private readonly key: Buffer;
+  private readonly key: KeyObject;
 
   constructor(masterSecret: string) {
-    this.key = deriveKey(masterSecret, 'dpop-nonce');
+    this.key = deriveSecretKey(masterSecret, 'dpop-nonce');
   }
 
   issue(tenantId: string): string {

@@ -2,8 +2,9 @@
 // with node:crypto: wallets' DPoP and key proofs arrive several times per issuance, and WebCrypto's
 // asynchronous verify (what jose uses) cost several times the check itself. Only what these proofs
 // need: the key's curve must be the algorithm's, and the caller checks header and claims.
-import { createHash, createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
+import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { isJsonObject } from '../json.js';
+import { verifyP1363 } from './ecdsa-signatures.js';
 
 const CURVES: Record<string, { crv: string; hash: string }> = {
   ES256: { crv: 'P-256', hash: 'sha256' },
@@ -89,7 +90,7 @@ export function verifiesWith(alg: string, key: KeyObject, jws: CompactJws): bool
   const curve = CURVES[alg];
   if (!curve) return false;
   try {
-    return verify(curve.hash, Buffer.from(jws.signingInput), { key, dsaEncoding: 'ieee-p1363' }, jws.signature);
+    return verifyP1363(curve.hash, Buffer.from(jws.signingInput), key, jws.signature);
   } catch {
     return false;
   }

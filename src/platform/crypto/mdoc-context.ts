@@ -3,17 +3,11 @@
 // MAC device authentication of proximity flows is refused (OpenID4VP uses device signatures).
 //
 // Importing @owf/mdoc registers its cbor-x extensions process-wide (tags 0, 17, 18, 24, 1004).
-import {
-  createHash,
-  createPublicKey,
-  type JsonWebKeyInput,
-  X509Certificate as NodeX509,
-  verify as nodeVerify,
-  webcrypto,
-} from 'node:crypto';
+import { createHash, createPublicKey, type JsonWebKeyInput, X509Certificate as NodeX509, webcrypto } from 'node:crypto';
 import { CoseKey, Curve, type DigestAlgorithm, KeyType, type MdocContext } from '@owf/mdoc';
 import type { JWK } from 'jose';
 import { MAX_CHAIN_LENGTH } from './certificate-chains.js';
+import { verifyP1363 } from './ecdsa-signatures.js';
 import { x509 } from './x509-library.js';
 
 /** ISO 18013-5 B.1.4: the extended key usage of a document signer certificate (id-mdl-kp-mdlDS). */
@@ -111,7 +105,7 @@ export const mdocContext: MdocContext = {
         const jwk = cosePublicKeyToJwk(key);
         if (jwk.crv !== ecdsa.curve) throw new Error(`${alg} requires a ${ecdsa.curve} key, not ${jwk.crv}`);
         const publicKey = createPublicKey({ key: jwk as JsonWebKeyInput['key'], format: 'jwk' });
-        return nodeVerify(ecdsa.hash, sign1.toBeSigned, { key: publicKey, dsaEncoding: 'ieee-p1363' }, sign1.signature);
+        return verifyP1363(ecdsa.hash, sign1.toBeSigned, publicKey, sign1.signature);
       },
     },
     mac0: { sign: refused('MAC device authentication'), verify: refused('MAC device authentication') },

@@ -2,7 +2,7 @@
 // An optional context (for example the owning row's id) is bound as associated data, so a sealed
 // value copied into another row does not open there.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { deriveKey } from './derive.js';
+import { deriveSecretKey } from './derive.js';
 
 const VERSION = 'v1';
 
@@ -14,7 +14,7 @@ export interface Sealer {
 }
 
 export function createSealer(masterSecret: string, purpose: string): Sealer {
-  const key = deriveKey(masterSecret, `encryption/${purpose}`);
+  const key = deriveSecretKey(masterSecret, `encryption/${purpose}`);
   const seal = (plaintext: string, context = '') => {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
