@@ -7,6 +7,12 @@ import { prepareIssuance } from './issuance-flow.js';
 import { costMeter, median, startServiceProcess, throughput } from './support.js';
 
 const flows = Number(process.argv[2] ?? 200);
+
+/** The wallet's requests of each flow (the management offer and the metadata aside), and the round trips they may take on PostgreSQL. */
+const ROUND_TRIP_TARGETS = {
+  'pre-authorized': { steps: ['offer fetch', 'token', 'nonce', 'credential', 'notification'], target: 9 },
+  'authorization code': { steps: ['par', 'authorize', 'token', 'nonce', 'credential', 'notification'], target: 12 },
+} as const;
 const service = await startServiceProcess(39_000 + Math.floor(Math.random() * 1000));
 const meter = costMeter([service]);
 
@@ -18,10 +24,14 @@ try {
   ] as const) {
     const flow = await prepareIssuance(service, tenantId, kind);
     await throughput(20, 2, flow.run); // warm-up
-    const perStep = Object.entries(await flow.roundTripsPerStep())
+    const trips = await flow.roundTripsPerStep();
+    const perStep = Object.entries(trips)
       .map(([step, count]) => `${step} ${count}`)
       .join(', ');
     console.log(`${kind}: database round trips per request: ${perStep}`);
+    const { steps: counted, target } = ROUND_TRIP_TARGETS[kind];
+    const total = counted.reduce((sum, step) => sum + (trips[step] ?? 0), 0);
+    console.log(`${kind}: round trips per flow (${counted[0]}..${counted.at(-1)}) ${total.toFixed(1)} (target <= ${target})`);
     for (const concurrency of [1, 8]) {
       for (const list of Object.values(flow.latencies)) list.length = 0;
       const before = await meter.sample();

@@ -12,6 +12,7 @@
 // total is refreshed before it admits more than one local share; so a window admits at most
 // limit + N x ceil(limit / 10) (two instances, limit 100: at most 120).
 import { type SharedWindows, secondsLeft, type Window, type WindowDelta, windowOf } from './windows.js';
+import { outsideRequests } from '../db/request-attribution.js';
 
 /** How long admitted requests may stay counted only locally. */
 export const SYNC_INTERVAL_MS = 250;
@@ -102,10 +103,13 @@ export class RateLimiter {
 
   private scheduleSync() {
     if (this.timer || this.syncing) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.syncSoon();
-    }, SYNC_INTERVAL_MS);
+    // Background work, though a request schedules it: not that request's round trips.
+    this.timer = outsideRequests(() =>
+      setTimeout(() => {
+        this.timer = undefined;
+        void this.syncSoon();
+      }, SYNC_INTERVAL_MS),
+    );
     this.timer.unref();
   }
 
