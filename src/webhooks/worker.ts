@@ -6,8 +6,8 @@
 // delivery for any other. stop() waits for the attempts under way and lets its leases go.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { type Executor, nowIso } from '../platform/db/values.js';
 import { outsideRequests } from '../platform/db/request-attribution.js';
+import { type Executor, nowIso } from '../platform/db/values.js';
 import { type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import type { SessionService } from '../sessions/service.js';
 import { type RenderedWebhook, Undeliverable, type WebhookEvent, type WebhookRenderer } from './event.js';

@@ -11,8 +11,9 @@
 // counts the others have not synced yet, at most a local share each, and its own view of the shared
 // total is refreshed before it admits more than one local share; so a window admits at most
 // limit + N x ceil(limit / 10) (two instances, limit 100: at most 120).
-import { type SharedWindows, secondsLeft, type Window, type WindowDelta, windowOf } from './windows.js';
+
 import { outsideRequests } from '../db/request-attribution.js';
+import { type SharedWindows, secondsLeft, type Window, type WindowDelta, windowOf } from './windows.js';
 
 /** How long admitted requests may stay counted only locally. */
 export const SYNC_INTERVAL_MS = 250;
