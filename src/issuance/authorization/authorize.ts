@@ -63,9 +63,9 @@ export class AuthorizationEndpoint {
   /** A request_uri works once, for the issuer it was pushed to, within its short life. */
   private async takeRequestUri(issuer: Issuer, requestUri: string): Promise<SessionState> {
     const secret = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
-    const session = secret ? await this.sessions.findByHandle(AUTHORIZATION_HANDLE.requestUri, secret) : undefined;
-    const taken = session?.tenantId === issuer.tenantId && (await this.sessions.spendHandle(AUTHORIZATION_HANDLE.requestUri, secret));
-    if (!session || !taken) throw invalidRequestUri('request_uri is unknown, expired or already used');
+    // Spent and read in one statement: only the caller that spent it reads the session.
+    const { session } = secret ? await this.sessions.spendHandleReading(AUTHORIZATION_HANDLE.requestUri, secret, issuer.tenantId) : {};
+    if (!session) throw invalidRequestUri('request_uri is unknown, expired or already used');
     return session;
   }
 }
