@@ -325,6 +325,19 @@ export class SessionService {
     await store.insertHandle(db, { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt });
   }
 
+  /** addHandle with a line of the session's log, in one round trip (PostgreSQL) and atomically. */
+  async addHandleLogging(
+    sessionId: string,
+    purpose: string,
+    secret: string,
+    expiresAt: string,
+    line: SessionLogLine,
+    db: Executor = this.db,
+  ) {
+    const row = { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt };
+    await store.insertHandleWithLog(db, row, this.logRow(line));
+  }
+
   /** addHandle as a write sent with a session update (`update`'s options.writes), so that the handle exists exactly when the change does. */
   handleWrite(sessionId: string, purpose: string, secret: string, expiresAt: string): store.AlongWrite {
     const row = { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt };

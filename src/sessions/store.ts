@@ -200,6 +200,20 @@ export async function countTxCodeFailure(db: TenantDb, id: string, max: number) 
   return row?.tx_code_failed_attempts;
 }
 
+/** insertHandle with the session's log line: one statement on PostgreSQL (sibling CTEs), one transaction on SQLite. */
+export async function insertHandleWithLog(db: Executor, row: HandleRow, log: LogRow) {
+  const handle = db.insertInto('session_handles').values(row);
+  const logged = db.insertInto('session_logs').values({ ...log, session_id: row.session_id });
+  if (!isPostgres(db)) {
+    await inTransaction(db, async (trx) => {
+      await trx.executeQuery(handle.compile());
+      await trx.executeQuery(logged.compile());
+    });
+    return;
+  }
+  await sql`with handle as (${handle}), logged as (${logged}) select 1`.execute(db);
+}
+
 export async function insertHandle(db: Executor, row: HandleRow) {
   await db.insertInto('session_handles').values(row).execute();
 }

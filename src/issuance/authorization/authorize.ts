@@ -74,8 +74,14 @@ export class AuthorizationEndpoint {
 export async function issueCode(sessions: SessionService, session: SessionState, db?: Executor): Promise<string> {
   const code = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
-  await sessions.addHandle(session.id, AUTHORIZATION_HANDLE.code, code, expiresAt, db);
-  await sessions.log(session.id, 'info', 'authorization code issued', undefined, db);
+  await sessions.addHandleLogging(
+    session.id,
+    AUTHORIZATION_HANDLE.code,
+    code,
+    expiresAt,
+    { level: 'info', message: 'authorization code issued' },
+    db,
+  );
   return code;
 }
 
