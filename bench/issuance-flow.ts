@@ -15,7 +15,10 @@ export interface IssuanceFlow {
   run(): Promise<void>;
   /** Milliseconds per request step since the last reset. */
   latencies: Record<string, number[]>;
-  /** Runs one flow alone, reading the service's database counter around each request: round trips per step. */
+  /**
+   * Runs one flow alone, reading the service's count of statements sent while answering requests
+   * around each request (so neither the scrape nor background work counts): round trips per step.
+   */
   roundTripsPerStep(): Promise<Record<string, number>>;
 }
 
@@ -110,11 +113,11 @@ export async function prepareIssuance(
   const latencies: Record<string, number[]> = Object.fromEntries(steps.map((step) => [step, []]));
   let stepRoundTrips: Record<string, number> | undefined;
   const timed = async <T>(step: string, work: () => Promise<T>) => {
-    const counted = stepRoundTrips && (await service.roundTrips());
+    const counted = stepRoundTrips && (await service.requestRoundTrips());
     const started = performance.now();
     const result = await work();
     latencies[step]?.push(performance.now() - started);
-    if (stepRoundTrips && counted !== undefined) stepRoundTrips[step] = (await service.roundTrips()) - counted;
+    if (stepRoundTrips && counted !== undefined) stepRoundTrips[step] = (await service.requestRoundTrips()) - counted;
     return result;
   };
   const dpop = (url: string, accessToken?: string) =>

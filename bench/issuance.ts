@@ -8,13 +8,25 @@
 // BENCH_WALLETS=1,8 the concurrencies measured)
 import { prepareIssuance } from './issuance-flow.js';
 import { statementStatistics, topStatements } from './statements.js';
-import { costMeter, median, newDeployment, startServiceProcess, throughput } from './support.js';
+import { calibration, costMeter, median, newDeployment, startServiceProcess, throughput } from './support.js';
 
 const flows = Number(process.argv[2] ?? 200);
 /** Concurrent wallets per measurement: BENCH_WALLETS=8 measures only the 8-wallet case. */
 const wallets = (process.env.BENCH_WALLETS ?? '1,8').split(',').map(Number);
 const deployment = await newDeployment();
 const statements = process.env.DB_TYPE === 'postgres' ? await statementStatistics(deployment.database) : undefined;
+
+/** The wallet's requests of each flow (the management offer and the metadata aside), and the round trips they may take on PostgreSQL. */
+const ROUND_TRIP_TARGETS = {
+  'pre-authorized': { steps: ['offer fetch', 'token', 'nonce', 'credential', 'notification'], target: 9 },
+  'authorization code': { steps: ['par', 'authorize', 'token', 'nonce', 'credential', 'notification'], target: 12 },
+} as const;
+/** CPU per flow the flows may take with 8 wallets, on a quiet machine where `node -e ""` takes 90 ms. */
+const CPU_TARGETS = {
+  'pre-authorized': { postgres: 'service + PostgreSQL <= 8 ms', sqlite: 'no target' },
+  'authorization code': { postgres: 'service + PostgreSQL <= 9 ms', sqlite: 'service <= 6 ms' },
+} as const;
+const database = process.env.DB_TYPE === 'postgres' ? 'postgres' : 'sqlite';
 const service = await startServiceProcess(39_000 + Math.floor(Math.random() * 1000), deployment);
 const meter = costMeter([service]);
 
@@ -26,10 +38,14 @@ try {
   ] as const) {
     const flow = await prepareIssuance(service, tenantId, kind);
     await throughput(20, 2, flow.run); // warm-up
-    const perStep = Object.entries(await flow.roundTripsPerStep())
+    const trips = await flow.roundTripsPerStep();
+    const perStep = Object.entries(trips)
       .map(([step, count]) => `${step} ${count}`)
       .join(', ');
     console.log(`${kind}: database round trips per request: ${perStep}`);
+    const { steps: counted, target } = ROUND_TRIP_TARGETS[kind];
+    const total = counted.reduce((sum, step) => sum + (trips[step] ?? 0), 0);
+    console.log(`${kind}: round trips per flow (${counted[0]}..${counted.at(-1)}) ${total.toFixed(1)} (target <= ${target})`);
     for (const concurrency of wallets) {
       for (const list of Object.values(flow.latencies)) list.length = 0;
       const before = await meter.sample();
@@ -39,9 +55,12 @@ try {
         .map(([step, values]) => `${step} ${median(values).toFixed(1)} ms`)
         .join(', ');
       console.log(`${kind}, ${concurrency} wallet(s): ${rate.toFixed(1)} flows/s, ${cost}; median latency: ${steps}`);
+      if (concurrency === 8)
+        console.log(`${kind}, 8 wallets: CPU per flow target ${CPU_TARGETS[kind][database]} (where \`node -e ""\` takes 90 ms)`);
     }
   }
   if (statements) console.log(await topStatements(statements, 8));
+  console.log(calibration());
 } finally {
   await service.stop();
   await deployment.database.drop();

@@ -27,6 +27,8 @@ export interface BenchService {
   roundTrips(): Promise<number>;
   /** The service's /metrics text now. */
   metrics(): Promise<string>;
+  /** The part of roundTrips sent while answering requests (svc_db_request_round_trips_total): no scrape, no background work. */
+  requestRoundTrips(): Promise<number>;
   /** HTTP requests the service has answered so far (svc_http_requests_total, all routes). */
   requestsAnswered(): Promise<number>;
   /** The database and secrets, to start a second instance on the same database (startServiceProcess's `shared`). */
@@ -144,6 +146,7 @@ export async function startServiceProcess(port: number, shared?: SharedSetup, op
     cpuMs: () => processCpuMs(child.pid as number),
     roundTrips: async () => Number(/^svc_db_round_trips_total (\d+)/m.exec(await metrics(url))?.[1]),
     metrics: () => metrics(url),
+    requestRoundTrips: async () => Number(/^svc_db_request_round_trips_total (\d+)/m.exec(await metrics(url))?.[1]),
     requestsAnswered: async () => {
       let total = 0;
       for (const [, count] of (await metrics(url)).matchAll(/^svc_http_requests_total\{[^}]*\} (\d+)/gm)) total += Number(count);

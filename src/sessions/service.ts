@@ -12,6 +12,7 @@ import {
   type Executor,
   fromBool,
   insertAndRead,
+  insertEachAndRead,
   inTransaction,
   isPostgres,
   nowIso,
@@ -247,7 +248,13 @@ export class SessionService {
     change: SessionChange | ((current: SessionState) => SessionChange),
     expected: SessionExpectation = {},
     db: Executor = this.db,
-    options: { from?: SessionState; log?: SessionLogLine; writes?: store.AlongWrite[] } = {},
+    options: {
+      from?: SessionState;
+      log?: SessionLogLine;
+      writes?: store.AlongWrite[];
+      /** Writes made only when the change applies, atomically with it (see store.FollowingWrite), chosen from the session as read. */
+      follows?: (current: SessionState) => store.FollowingWrite[];
+    } = {},
   ): Promise<SessionState | undefined> {
     const given = options.from && this.rows.get(options.from);
     let row = given && given.id === id && given.tenant_id === tenantId ? given : await store.findSession(tenantDb(db, tenantId), id);
@@ -265,7 +272,8 @@ export class SessionService {
       const log = options.log && this.logRow(options.log);
       // A write that guards the change goes with every attempt; any other only with the first.
       const writes = (options.writes ?? []).filter((write) => write.guards || attempt === 0);
-      const { updated, written } = await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify, writes });
+      const follows = options.follows?.(before) ?? [];
+      const { updated, written } = await store.updateSessionAt(db, tenantId, id, row.version, columns, { log, notify, writes, follows });
       if (updated) {
         if (event) await this.announce(db, after, before.status, event, notify !== undefined);
         return after;
@@ -320,10 +328,69 @@ export class SessionService {
     await store.insertHandle(db, { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt });
   }
 
+  /** addHandle with a line of the session's log, in one round trip (PostgreSQL) and atomically. */
+  async addHandleLogging(
+    sessionId: string,
+    purpose: string,
+    secret: string,
+    expiresAt: string,
+    line: SessionLogLine,
+    db: Executor = this.db,
+  ) {
+    const row = { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt };
+    await store.insertHandleWithLog(db, row, this.logRow(line));
+  }
+
   /** addHandle as a write sent with a session update (`update`'s options.writes), so that the handle exists exactly when the change does. */
   handleWrite(sessionId: string, purpose: string, secret: string, expiresAt: string): store.AlongWrite {
     const row = { hash: hashHandle(secret), purpose, session_id: sessionId, expires_at: expiresAt };
     return { query: store.handleInsert(this.db, row), guards: false };
+  }
+
+  /** addHandle as a write that follows a session update (`update`'s options.follows): the handle exists exactly when the change does. */
+  handleFollowing(purpose: string, secret: string, expiresAt: string): store.FollowingWrite {
+    return store.addingHandle(this.db, { hash: hashHandle(secret), purpose, expires_at: expiresAt });
+  }
+
+  /** dropHandles as a write that follows a session update (`update`'s options.follows). */
+  handlesDropping(purposes: readonly string[]): store.FollowingWrite {
+    return store.droppingHandles(purposes);
+  }
+
+  /** A further log line written with a session update (`update`'s options.follows). */
+  logFollowing(line: SessionLogLine): store.FollowingWrite {
+    return store.addingLog(this.db, this.logRow(line));
+  }
+
+  /**
+   * `findByHandle` with several once-only values remembered in the same round trip (a DPoP proof's
+   * jti and a client attestation proof's): `inserted[i]` is false when `inserts[i]` found its row.
+   */
+  async findByHandleInsertingEach(
+    purpose: string,
+    secret: string,
+    inserts: OnceInsert[],
+  ): Promise<{ session?: SessionState; inserted: boolean[] }> {
+    const read = store.handleQuery(this.db, hashHandle(secret), purpose, nowIso());
+    const { inserted, row } = await insertEachAndRead(this.db, inserts, read);
+    return { inserted, session: row && this.toState(row) };
+  }
+
+  /**
+   * Spends a single-use handle of the tenant (as spendHandle) and reads its session, in one statement
+   * on PostgreSQL, with `inserts` (once-only values: proof jtis) remembered in it: the handle is spent
+   * only if every insert added its row, so a replayed proof spends nothing. `session` is set exactly
+   * for the one caller that spent the handle; `inserted[i]` tells which insert found its row.
+   */
+  async spendHandleReading(
+    purpose: string,
+    secret: string,
+    tenantId: string,
+    inserts: OnceInsert[] = [],
+  ): Promise<{ session?: SessionState; inserted: boolean[] }> {
+    const spend = { hash: hashHandle(secret), purpose, spentPurpose: spentHandle(purpose), tenantId, now: nowIso() };
+    const { inserted, row } = await store.spendHandleReading(this.db, spend, inserts);
+    return { inserted, session: row && this.toState(row) };
   }
 
   /**

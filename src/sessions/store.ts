@@ -35,7 +35,39 @@ export interface AlongWithUpdate {
   notify?: RawBuilder<unknown>;
   /** Writes to other tables, with RETURNING, sent in the same statement (see AlongWrite). */
   writes?: AlongWrite[];
+  /** Writes made only when the session was updated, in the same statement on PostgreSQL (see FollowingWrite). */
+  follows?: FollowingWrite[];
 }
+
+/**
+ * A write that follows a session update: SQL over `session`, a row source with the column `id` that
+ * holds the session when it was updated and nothing otherwise (PostgreSQL: the CTE of the update, so
+ * the write is atomic with it; SQLite: run after it, in its transaction, only when it applied).
+ */
+export type FollowingWrite = (session: RawBuilder<unknown>) => RawBuilder<unknown>;
+
+/** A timestamp parameter as the engine stores it (PostgreSQL cannot infer a column type in INSERT ... SELECT). */
+const timestamp = (db: Executor, iso: string) => (isPostgres(db) ? sql`cast(${iso} as timestamptz)` : sql`${iso}`);
+
+/** Deletes the session's handles of these purposes (FollowingWrite). */
+export const droppingHandles =
+  (purposes: readonly string[]): FollowingWrite =>
+  (session) =>
+    sql`delete from session_handles where session_id in (select id from ${session}) and purpose in (${sql.join(purposes)})`;
+
+/** Adds a handle to the session (FollowingWrite); a delete of the same statement never sees it (PostgreSQL's snapshot; SQLite runs it later). */
+export const addingHandle =
+  (db: Executor, row: Omit<HandleRow, 'session_id'>): FollowingWrite =>
+  (session) =>
+    sql`insert into session_handles (hash, purpose, session_id, expires_at)
+      select ${row.hash}, ${row.purpose}, s.id, ${timestamp(db, row.expires_at)} from ${session} as s`;
+
+/** Adds a line to the session's log (FollowingWrite). */
+export const addingLog =
+  (db: Executor, log: LogRow): FollowingWrite =>
+  (session) =>
+    sql`insert into session_logs (session_id, level, message, details, created_at)
+      select s.id, ${log.level}, ${log.message}, ${log.details}, ${timestamp(db, log.created_at)} from ${session} as s`;
 
 /**
  * A write to another table that goes with a session update (in the order given). PostgreSQL: a sibling CTE of the same
@@ -63,22 +95,29 @@ export async function updateSessionAt(
   changes: Updateable<SessionsTable>,
   along: AlongWithUpdate = {},
 ): Promise<{ updated: boolean; written: number[] }> {
-  const { log, notify, writes = [] } = along;
-  let update = tenantDb(db, tenantId)
-    .updateTable('sessions')
-    .set({ ...changes, version: version + 1 })
-    .where('id', '=', id)
-    .where('version', '=', version);
-  if (!isPostgres(db) || (!log && !notify && writes.length === 0)) {
+  const { log, notify, writes = [], follows = [] } = along;
+  const updateIn = (executor: Executor) =>
+    tenantDb(executor, tenantId)
+      .updateTable('sessions')
+      .set({ ...changes, version: version + 1 })
+      .where('id', '=', id)
+      .where('version', '=', version);
+  if (!isPostgres(db) || (!log && !notify && writes.length === 0 && follows.length === 0)) {
     const written: number[] = [];
     for (const write of writes) {
       written.push((await write.query.execute()).length);
       if (write.guards && written.at(-1) === 0) return { updated: false, written };
     }
-    const updated = await update.returning('id').executeTakeFirst();
-    if (updated && log) await insertLog(db, { ...log, session_id: id });
-    return { updated: updated !== undefined, written };
+    const applied = async (executor: Executor) => {
+      const updated = await updateIn(executor).returning('id').executeTakeFirst();
+      if (updated && log) await insertLog(executor, { ...log, session_id: id });
+      if (updated) for (const follow of follows) await follow(sql`(select ${id} as id)`).execute(executor);
+      return { updated: updated !== undefined, written };
+    };
+    // The writes that follow the update are atomic with it, as in PostgreSQL's one statement.
+    return follows.length > 0 ? inTransaction(db, applied) : applied(db);
   }
+  let update = updateIn(db);
   const name = (i: number) => sql.raw(`written${i}`);
   writes.forEach((write, i) => {
     if (write.guards) update = update.where(sql<boolean>`exists (select 1 from ${name(i)})`);
@@ -86,8 +125,9 @@ export async function updateSessionAt(
   const writtenCtes = writes.map((write, i) => sql`${name(i)} as (${write.query}), `);
   const counts = writes.map((_, i) => sql`, (select count(*) from ${name(i)}) as ${name(i)}`);
   const logged = loggedFrom('updated', log);
+  const followed = follows.map((follow, i) => sql`, ${sql.raw(`followed${i}`)} as (${follow(sql`updated`)})`);
   const { rows } = await sql<Record<string, number>>`
-    with ${sql.join(writtenCtes, sql``)}updated as (${update.returning('id')})${logged}
+    with ${sql.join(writtenCtes, sql``)}updated as (${update.returning('id')})${logged}${sql.join(followed, sql``)}
     select (select count(*) from updated) as updated${sql.join(counts, sql``)}
     ${notify ? sql`, (select ${notify} from updated) as notified` : sql``}`.execute(db);
   const [row] = rows;
@@ -158,6 +198,20 @@ export async function countTxCodeFailure(db: TenantDb, id: string, max: number) 
     .returning('tx_code_failed_attempts')
     .executeTakeFirst();
   return row?.tx_code_failed_attempts;
+}
+
+/** insertHandle with the session's log line: one statement on PostgreSQL (sibling CTEs), one transaction on SQLite. */
+export async function insertHandleWithLog(db: Executor, row: HandleRow, log: LogRow) {
+  const handle = db.insertInto('session_handles').values(row);
+  const logged = db.insertInto('session_logs').values({ ...log, session_id: row.session_id });
+  if (!isPostgres(db)) {
+    await inTransaction(db, async (trx) => {
+      await trx.executeQuery(handle.compile());
+      await trx.executeQuery(logged.compile());
+    });
+    return;
+  }
+  await sql`with handle as (${handle}), logged as (${logged}) select 1`.execute(db);
 }
 
 export async function insertHandle(db: Executor, row: HandleRow) {
@@ -261,6 +315,55 @@ export async function respurposeHandle(
   }
   const result = await query.executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Spends a live handle of the tenant's session and reads that session: one statement on PostgreSQL,
+ * with `inserts` (once-only values) as sibling CTEs and the handle spent only if each added its row.
+ * The row is returned only to the caller that spent the handle. SQLite: the inserts, then the spend
+ * (only if all inserts added their row), then the read, in one transaction.
+ */
+export async function spendHandleReading(
+  db: Executor,
+  spend: { hash: string; purpose: string; spentPurpose: string; tenantId: string; now: string },
+  inserts: OnceInsert[],
+): Promise<{ inserted: boolean[]; row: Selectable<SessionsTable> | undefined }> {
+  const ofTenant = sql<boolean>`exists (select 1 from sessions where sessions.id = session_handles.session_id and sessions.tenant_id = ${spend.tenantId})`;
+  const spending = (executor: Executor) =>
+    executor
+      .updateTable('session_handles')
+      .set({ purpose: spend.spentPurpose })
+      .where('hash', '=', spend.hash)
+      .where('purpose', '=', spend.purpose)
+      .where('expires_at', '>', spend.now)
+      .where(ofTenant);
+  if (!isPostgres(db)) {
+    return inTransaction(db, async (trx) => {
+      const inserted: boolean[] = [];
+      for (const insert of inserts) inserted.push((await trx.executeQuery(insert.compile())).numAffectedRows === 1n);
+      if (inserted.includes(false)) return { inserted, row: undefined };
+      const spent = await spending(trx).returning('session_id').executeTakeFirst();
+      const row = spent && (await trx.selectFrom('sessions').selectAll().where('id', '=', spent.session_id).executeTakeFirst());
+      return { inserted, row };
+    });
+  }
+  const name = (i: number) => sql.raw(`inserted${i}`);
+  const insertCtes = inserts.map((insert, i) => sql`${name(i)} as (${insert.returning(sql<number>`1`.as('one'))}), `);
+  const allInserted = inserts.map((_, i) => sql` and exists (select 1 from ${name(i)})`);
+  const counts = inserts.map((_, i) => sql`(select count(*) from ${name(i)}) as ${name(i)}, `);
+  const { rows } = await sql<Record<string, unknown>>`
+    with ${sql.join(insertCtes, sql``)}spent as (${spending(db)
+      .where(sql<boolean>`true${sql.join(allInserted, sql``)}`)
+      .returning('session_id')})
+    select ${sql.join(counts, sql``)}found.*
+    from (select 1) as one left join (select sessions.*, 1 as found_row from sessions join spent on sessions.id = spent.session_id) as found on true`.execute(
+    db,
+  );
+  const row = { ...(rows[0] as Record<string, unknown>) };
+  const inserted = inserts.map((_, i) => Number(row[`inserted${i}`]) === 1);
+  for (let i = 0; i < inserts.length; i++) delete row[`inserted${i}`];
+  const { found_row: found, ...session } = row as { found_row: number | null };
+  return { inserted, row: found === null ? undefined : (session as unknown as Selectable<SessionsTable>) };
 }
 
 export async function deleteHandles(db: Executor, sessionId: string, purpose: string) {

@@ -6,6 +6,7 @@
 // delivery for any other. stop() waits for the attempts under way and lets its leases go.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { outsideRequests } from '../platform/db/request-attribution.js';
 import { type Executor, nowIso } from '../platform/db/values.js';
 import { type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import type { SessionService } from '../sessions/service.js';
@@ -61,9 +62,12 @@ export class WebhookWorker {
   wake() {
     if (this.stopped) return;
     this.again = true;
-    this.draining ??= this.drain().finally(() => {
-      this.draining = undefined;
-    });
+    // A round a request's status change wakes is background work, not that request's round trips.
+    this.draining ??= outsideRequests(() =>
+      this.drain().finally(() => {
+        this.draining = undefined;
+      }),
+    );
   }
 
   /** Waits for the attempts under way, then lets this instance's leases go; no attempt starts afterwards. */

@@ -195,6 +195,43 @@ describe('single use under concurrency: codes and tokens', () => {
     expect((await logsOf(created.session))['authorization code issued']).toBe(1);
   });
 
+  it('16 pushed requests for one offer at once: each stored in turn, and only the request_uri of the one kept works', async () => {
+    const created = await offer('authorization_code');
+    const pushed = await race(instances.all, 16, (instance) => pushAuthorizationRequest(instance, 'acme', created.issuerState));
+    expect(tally(pushed)).toEqual({ '201': 16 });
+    // Each request replaced the one before in the statement that stored it (a compare-and-set on the
+    // session's version, the handles dropped and added only with it): one request_uri is left.
+    expect((await handlesOf(created.session)).request_uri).toBe(1);
+    expect((await logsOf(created.session))['authorization request pushed']).toBe(16);
+    const answers = await Promise.all(
+      pushed.map((reply) => authorizeRequest(svc, 'acme', { client_id: CLIENT_ID, request_uri: reply.body.request_uri })),
+    );
+    expect(tally(answers, authorizationOutcome)).toEqual({ '302 code': 1, '400 invalid_request_uri': 15 });
+  });
+
+  it('a DPoP proof jti used at PAR and again at the token endpoint is refused there, and the code stays unspent', async () => {
+    const key = await holderKey();
+    const created = await offer('authorization_code');
+    const { verifier, challenge } = pkce();
+    const jti = `par-then-token-${Date.now()}`;
+    const parProof = await dpopProof(key, `${issuerOf('acme')}/par`, { claims: { jti } });
+    const pushed = await pushAuthorizationRequest(svc, 'acme', created.issuerState, { code_challenge: challenge }, { dpop: parProof });
+    expect(pushed.status, pushed.text).toBe(201);
+    const answer = await authorizeRequest(svc, 'acme', { client_id: CLIENT_ID, request_uri: pushed.body.request_uri });
+    const code = answer.location?.searchParams.get('code') as string;
+    const token = `${issuerOf('acme')}/token`;
+    // The same jti from 8 token requests at once (each on its own instance's statement): all refused, nothing spent.
+    const replayed = await race(instances.all, 8, async (instance) =>
+      tokenRequest(instance, codeGrant(code, verifier), { dpop: await dpopProof(key, token, { claims: { jti } }) }),
+    );
+    expect(tally(replayed)).toEqual({ '400 invalid_dpop_proof': 8 });
+    expect(await handlesOf(created.session)).toMatchObject({ authorization_code: 1 });
+    const fresh = await tokenRequest(svc, codeGrant(code, verifier), { dpop: await dpopProof(key, token) });
+    expect(fresh.status, fresh.text).toBe(200);
+    expect(fresh.body.token_type).toBe('DPoP');
+    expect(await nonceRows('dpop-jti', jti)).toHaveLength(1);
+  });
+
   it('a refresh token raced 32 times rotates once; the 31 replays revoke every token of the session (RFC 9700 section 4.14.2)', async () => {
     const created = await offer('authorization_code');
     const { token } = await authorizeFromOffer(created.uri, { scope: 'pid_scope' });

@@ -63,9 +63,9 @@ export class AuthorizationEndpoint {
   /** A request_uri works once, for the issuer it was pushed to, within its short life. */
   private async takeRequestUri(issuer: Issuer, requestUri: string): Promise<SessionState> {
     const secret = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
-    const session = secret ? await this.sessions.findByHandle(AUTHORIZATION_HANDLE.requestUri, secret) : undefined;
-    const taken = session?.tenantId === issuer.tenantId && (await this.sessions.spendHandle(AUTHORIZATION_HANDLE.requestUri, secret));
-    if (!session || !taken) throw invalidRequestUri('request_uri is unknown, expired or already used');
+    // Spent and read in one statement: only the caller that spent it reads the session.
+    const { session } = secret ? await this.sessions.spendHandleReading(AUTHORIZATION_HANDLE.requestUri, secret, issuer.tenantId) : {};
+    if (!session) throw invalidRequestUri('request_uri is unknown, expired or already used');
     return session;
   }
 }
@@ -74,8 +74,14 @@ export class AuthorizationEndpoint {
 export async function issueCode(sessions: SessionService, session: SessionState, db?: Executor): Promise<string> {
   const code = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
-  await sessions.addHandle(session.id, AUTHORIZATION_HANDLE.code, code, expiresAt, db);
-  await sessions.log(session.id, 'info', 'authorization code issued', undefined, db);
+  await sessions.addHandleLogging(
+    session.id,
+    AUTHORIZATION_HANDLE.code,
+    code,
+    expiresAt,
+    { level: 'info', message: 'authorization code issued' },
+    db,
+  );
   return code;
 }
 

@@ -5,11 +5,11 @@
 // an interactive authorization running for it ends (its auth_session and web_session with it).
 import { randomBytes } from 'node:crypto';
 import type { CredentialConfigService, CredentialConfiguration } from '../../credential-configs/service.js';
-import { type Executor, inTransaction } from '../../platform/db/values.js';
+import { type Executor, inTransaction, type OnceInsert } from '../../platform/db/values.js';
 import { PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
-import type { DpopProofs } from '../access/dpop.js';
+import { type DpopProofs, replayedProof } from '../access/dpop.js';
 import type { ClientRequest } from '../client-request.js';
 import {
   invalidAuthorizationDetails,
@@ -33,7 +33,7 @@ import {
   redirectUriRefusal,
 } from './schemas.js';
 import { type AuthorizationServerRole, BUILTIN_SERVER } from './server-role.js';
-import type { WalletAttestations } from './wallet-attestation.js';
+import { replayedAttestationProof, type WalletAttestations } from './wallet-attestation.js';
 import type { WalletInitiatedLimit } from './wallet-initiated-limit.js';
 
 export type PushRequest = ClientRequest;
@@ -73,13 +73,25 @@ export class PushedAuthorizationEndpoint {
     const issuer = await this.issuers.get(request.tenantId);
     checkEnabled(this.server, issuer);
     const params = parseOAuthParams(PushedAuthorizationRequestSchema, request.body);
-    const attested = await this.attestations.check(issuer, params.client_id, request.attestation, this.server.identifier(issuer));
+    const verified = await this.attestations.verify(issuer, params.client_id, request.attestation, this.server.identifier(issuer));
+    const attested = verified?.attested;
+    // The DPoP proof is checked now, so that its jti can ride on the offer's read; what is wrong with
+    // it is answered at its step below, as before.
+    const proof = this.dpopProof(issuer, request);
     checkResponseType(params);
     const codeChallenge = checkPkce(params);
     checkRedirectUri(params);
     checkResource(issuer, params);
     checkCredentialsNamed(params);
-    const offer = params.issuer_state === undefined ? undefined : await this.findOffer(issuer, params.issuer_state);
+    let dpopFresh = true;
+    let offer: SessionState | undefined;
+    if (params.issuer_state === undefined) {
+      if (verified && !(await verified.replay.executeTakeFirst()).numInsertedOrUpdatedRows) throw replayedAttestationProof();
+    } else {
+      const found = await this.findOffer(issuer, params.issuer_state, verified?.replay, 'thumbprint' in proof ? proof.replay : undefined);
+      offer = found.offer;
+      dpopFresh = found.dpopFresh;
+    }
     const requestable = offer
       ? { ids: issuancePublic(offer).credentialConfigurationIds, of: 'this credential offer' }
       : await this.all(issuer);
@@ -87,7 +99,7 @@ export class PushedAuthorizationEndpoint {
     const byScope = await this.scopeConfigurations(issuer, requestable.ids, params.scope);
     const credentialConfigurationIds = [...new Set([...byDetails, ...byScope.map((match) => match.id)])];
     const identified = offer ? [] : await this.identifiable(issuer, credentialConfigurationIds);
-    const dpopJkt = await this.dpopKey(issuer, request, params);
+    const dpopJkt = await this.dpopKey(proof, params, offer === undefined, dpopFresh);
     const authorizationRequest: AuthorizationRequest = {
       requestId: randomBytes(16).toString('base64url'),
       clientId: params.client_id,
@@ -161,13 +173,25 @@ export class PushedAuthorizationEndpoint {
     });
   }
 
-  /** issuer_state names the offer, and with it the user the integrator identified when making it. */
-  private async findOffer(issuer: Issuer, issuerState: string): Promise<SessionState> {
-    const session = await this.sessions.findByHandle(this.server.handles.issuerState, issuerState);
+  /**
+   * issuer_state names the offer, and with it the user the integrator identified when making it. The
+   * proofs' jtis (client attestation, DPoP) are remembered in the same round trip; a replayed
+   * attestation proof is refused here, a replayed DPoP proof at its step (`dpopFresh`).
+   */
+  private async findOffer(
+    issuer: Issuer,
+    issuerState: string,
+    attestationReplay: OnceInsert | undefined,
+    dpopReplay: OnceInsert | undefined,
+  ): Promise<{ offer: SessionState; dpopFresh: boolean }> {
+    const inserts = [attestationReplay, dpopReplay].filter((insert) => insert !== undefined);
+    const { session, inserted } = await this.sessions.findByHandleInsertingEach(this.server.handles.issuerState, issuerState, inserts);
+    if (attestationReplay && !inserted[0]) throw replayedAttestationProof();
+    const dpopFresh = !dpopReplay || inserted.at(-1) === true;
     if (!session || session.tenantId !== issuer.tenantId) throw invalidRequest('issuer_state names no credential offer of this issuer');
     const refusal = offerRefusal(session);
     if (refusal) throw invalidRequest(refusal);
-    return session;
+    return { offer: session, dpopFresh };
   }
 
   /**
@@ -191,12 +215,33 @@ export class PushedAuthorizationEndpoint {
     return matched;
   }
 
-  /** DPoP at PAR is optional; when used (or dpop_jkt is given) the token request must prove the same key (RFC 9449 section 10). */
-  private async dpopKey({ settings }: Issuer, request: PushRequest, params: PushedAuthorizationRequest): Promise<string | undefined> {
-    if (!request.dpop) return params.dpop_jkt;
-    const jkt = await this.dpop.verify(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url, settings });
-    if (params.dpop_jkt !== undefined && params.dpop_jkt !== jkt) throw invalidDpopProof('dpop_jkt does not match the DPoP proof key');
-    return jkt;
+  /** The request's DPoP proof checked but for its novelty, or why it fails (answered at its step, `dpopKey`). */
+  private dpopProof({ settings }: Issuer, request: PushRequest): { thumbprint: string; replay: OnceInsert } | { failure: unknown } | {} {
+    if (!request.dpop) return {};
+    try {
+      return this.dpop.check(request.dpop, { tenantId: request.tenantId, method: 'POST', url: request.url, settings });
+    } catch (failure) {
+      return { failure };
+    }
+  }
+
+  /**
+   * DPoP at PAR is optional; when used (or dpop_jkt is given) the token request must prove the same key
+   * (RFC 9449 section 10). Its jti was remembered with the offer's read (`fresh`), or is now (no offer).
+   */
+  private async dpopKey(
+    proof: ReturnType<PushedAuthorizationEndpoint['dpopProof']>,
+    params: PushedAuthorizationRequest,
+    remember: boolean,
+    fresh: boolean,
+  ): Promise<string | undefined> {
+    if ('failure' in proof) throw proof.failure;
+    if (!('thumbprint' in proof)) return params.dpop_jkt;
+    if (remember && !(await proof.replay.executeTakeFirst()).numInsertedOrUpdatedRows) throw replayedProof();
+    if (!fresh) throw replayedProof();
+    if (params.dpop_jkt !== undefined && params.dpop_jkt !== proof.thumbprint)
+      throw invalidDpopProof('dpop_jkt does not match the DPoP proof key');
+    return proof.thumbprint;
   }
 
   /**
@@ -208,38 +253,32 @@ export class PushedAuthorizationEndpoint {
   private async store(session: SessionState, authorizationRequest: AuthorizationRequest, db = this.db): Promise<PushResponse> {
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Math.min(Date.now() + REQUEST_URI_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
-    await inTransaction(db, async (trx) => {
-      let endedFlow = false;
-      const stored = await this.sessions.update(
-        session.tenantId,
-        session.id,
-        (current) => {
-          endedFlow = issuancePrivate(current)?.interactiveAuthorization !== undefined;
-          return { private: { authorizationRequest, interactiveAuthorization: undefined } };
-        },
-        { consumed: false, statuses: ['active', 'fetched'] },
-        trx,
-      );
-      if (!stored) throw invalidRequest('the credential offer is no longer valid');
-      const { handles } = this.server;
-      for (const purpose of [handles.requestUri, handles.code, STEP_HANDLE.authSession, STEP_HANDLE.webSession]) {
-        await this.sessions.dropHandles(session.id, purpose, trx);
-      }
-      if (endedFlow) {
-        await this.sessions.log(
-          session.id,
-          'warn',
-          'interactive authorization ended: a new authorization request was pushed',
-          undefined,
-          trx,
-        );
-      }
-      await this.sessions.addHandle(session.id, handles.requestUri, secret, expiresAt, trx);
-      await this.sessions.log(session.id, 'info', 'authorization request pushed', { clientId: authorizationRequest.clientId }, trx);
-    });
+    const { handles } = this.server;
+    // One statement on PostgreSQL: the request stored (a compare-and-set on the version read), the
+    // handles of the request before dropped and the new request_uri added only if it was, the log lines.
+    const follows = (current: SessionState) => [
+      this.sessions.handlesDropping([handles.requestUri, handles.code, STEP_HANDLE.authSession, STEP_HANDLE.webSession]),
+      this.sessions.handleFollowing(handles.requestUri, secret, expiresAt),
+      ...(issuancePrivate(current)?.interactiveAuthorization !== undefined ? [this.sessions.logFollowing(ENDED_FLOW)] : []),
+    ];
+    const stored = await this.sessions.update(
+      session.tenantId,
+      session.id,
+      { private: { authorizationRequest, interactiveAuthorization: undefined } },
+      { consumed: false, statuses: ['active', 'fetched'] },
+      db,
+      {
+        from: session,
+        log: { level: 'info', message: 'authorization request pushed', details: { clientId: authorizationRequest.clientId } },
+        follows,
+      },
+    );
+    if (!stored) throw invalidRequest('the credential offer is no longer valid');
     return { request_uri: `${REQUEST_URI_PREFIX}${secret}`, expires_in: Math.round((Date.parse(expiresAt) - Date.now()) / 1000) };
   }
 }
+
+const ENDED_FLOW = { level: 'warn', message: 'interactive authorization ended: a new authorization request was pushed' } as const;
 
 /**
  * A disabled server takes no authorization requests: invalid_request (RFC 9126 section 2.3 answers

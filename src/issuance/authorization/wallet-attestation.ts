@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { certificateKey, chainsToTrusted, MAX_CHAIN_LENGTH } from '../../platform/crypto/certificate-chains.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
+import type { OnceInsert } from '../../platform/db/values.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import type { AttestationHeaders } from '../client-request.js';
 import { invalidClient } from '../errors.js';
@@ -24,6 +25,8 @@ const POP_JTI_PURPOSE = 'attestation-pop-jti';
 export const CHALLENGE_LIFETIME_SECONDS = 300;
 const POP_MAX_AGE_SECONDS = 300;
 const CLOCK_SKEW_SECONDS = 60;
+/** A proof's jti is remembered for as long as its iat would be accepted. */
+const POP_JTI_LIFETIME_SECONDS = POP_MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS;
 
 /** The draft's challenge header, as fastify names it (lower case); client-request.ts reads the others. */
 const CHALLENGE_HEADER = 'oauth-client-attestation-challenge';
@@ -89,13 +92,40 @@ export class WalletAttestations {
     headers: AttestationHeaders,
     audience: string = issuer.urls.issuer,
   ): Promise<WalletAttestation | undefined> {
+    const verified = await this.verifyAllButNovelty(issuer, clientId, headers, audience);
+    if (!verified) return undefined;
+    // Each proof is used once: its jti is remembered for as long as its iat would be accepted.
+    if (!(await this.nonces.remember(issuer.tenantId, POP_JTI_PURPOSE, verified.jti, POP_JTI_LIFETIME_SECONDS))) {
+      throw replayedAttestationProof();
+    }
+    return verified.attested;
+  }
+
+  /**
+   * `check` but for the proof's novelty: the attestation and `replay`, the statement that remembers
+   * the proof's jti (adding no row when it was used before), for the caller to send along with its
+   * own statement (the session read of PAR or of the token request) and to refuse the proof with
+   * `replayedAttestationProof()` when it added nothing.
+   */
+  async verify(
+    issuer: Issuer,
+    clientId: string | undefined,
+    headers: AttestationHeaders,
+    audience: string = issuer.urls.issuer,
+  ): Promise<{ attested: WalletAttestation; replay: OnceInsert } | undefined> {
+    const verified = await this.verifyAllButNovelty(issuer, clientId, headers, audience);
+    if (!verified) return undefined;
+    const replay = this.nonces.remembering(issuer.tenantId, POP_JTI_PURPOSE, verified.jti, POP_JTI_LIFETIME_SECONDS);
+    return { attested: verified.attested, replay };
+  }
+
+  private async verifyAllButNovelty(issuer: Issuer, clientId: string | undefined, headers: AttestationHeaders, audience: string) {
     if (!checkPresence(issuer.settings, headers)) return undefined;
     const attestation = checkAttestation(headers.attestation as string, await issuer.walletProviderAnchors());
     checkSubject(attestation.claims.sub, clientId);
     const pop = checkPop(headers.pop as string, attestation.instanceKey, audience, attestation.claims.sub);
     await this.checkChallenge(issuer, pop.challenge);
-    await this.checkFresh(issuer, pop.jti);
-    return { clientId: attestation.claims.sub, instanceJkt: ecThumbprint(attestation.instanceKey) };
+    return { attested: { clientId: attestation.claims.sub, instanceJkt: ecThumbprint(attestation.instanceKey) }, jti: pop.jti };
   }
 
   /** A challenge this server issued and nobody used yet; required when the issuer says so. */
@@ -111,14 +141,9 @@ export class WalletAttestations {
       throw useAttestationChallenge('the challenge is unknown, expired or used', await this.newChallenge(tenantId));
     }
   }
-
-  /** Each proof is used once: its jti is remembered for as long as its iat would be accepted. */
-  private async checkFresh({ tenantId }: Issuer, jti: string) {
-    if (!(await this.nonces.remember(tenantId, POP_JTI_PURPOSE, jti, POP_MAX_AGE_SECONDS + CLOCK_SKEW_SECONDS))) {
-      throw invalidClient('this client attestation proof was used before');
-    }
-  }
 }
+
+export const replayedAttestationProof = () => invalidClient('this client attestation proof was used before');
 
 /** Both headers or neither; neither only when the issuer does not require attestation. */
 function checkPresence(settings: IssuerSettings, headers: AttestationHeaders): boolean {

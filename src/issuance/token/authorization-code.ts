@@ -4,11 +4,13 @@
 // a code presented again revokes what its first use obtained (RFC 6749 section 4.1.2).
 import { createHash } from 'node:crypto';
 import { sameSecret } from '../../platform/crypto/secrets.js';
+import type { OnceInsert } from '../../platform/db/values.js';
 import type { SessionState } from '../../sessions/model.js';
 import { type SessionService, spentHandle } from '../../sessions/service.js';
+import { replayedProof } from '../access/dpop.js';
 import { offerRefusal } from '../authorization/offer-session.js';
 import { WALLET_INITIATED } from '../authorization/par.js';
-import type { WalletAttestation } from '../authorization/wallet-attestation.js';
+import { replayedAttestationProof, type WalletAttestation } from '../authorization/wallet-attestation.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { AUTHORIZATION_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
@@ -25,11 +27,12 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
     private readonly codePurpose: string = AUTHORIZATION_HANDLE.code,
   ) {}
 
-  async redeem({ issuer, grant, attested, dpopKey }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
+  async redeem({ issuer, grant, attested, attestationReplay, dpopProof }: GrantCall<AuthorizationCodeRequest>): Promise<TokenResponse> {
     const clientId = clientOf(grant, attested);
     // The proof first: a wallet told to retry with a DPoP nonce must find its code unspent.
-    const proven = await dpopKey();
-    const session = await this.takeCode(issuer, grant.code);
+    const proof = dpopProof();
+    const proven = proof?.thumbprint;
+    const session = await this.takeCode(issuer, grant.code, attestationReplay, proof?.replay);
     const request = pushedRequest(session);
     checkClientId(request, clientId);
     checkAttestedInstance(request, attested);
@@ -37,14 +40,27 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
     checkPkce(request, grant.code_verifier);
     const jkt = checkDpopJkt(request, proven);
     checkOfferUsable(session);
-    await this.consume(issuer, session, request, jkt);
-    return this.tokens.issue(issuer, session, { jkt, refreshable: true, byDetails: request.byDetails, scope: request.scope });
+    const refresh = this.tokens.newRefreshToken(issuer.settings.refreshTokenLifetimeSeconds);
+    await this.consume(issuer, session, request, jkt, refresh);
+    const grantMade = { jkt, refreshable: true, refreshToken: refresh?.token, byDetails: request.byDetails, scope: request.scope };
+    return this.tokens.issue(issuer, session, grantMade);
   }
 
-  /** Exactly one caller spends a live code; anyone else presenting it is a replay. */
-  private async takeCode(issuer: Issuer, code: string): Promise<SessionState> {
-    const session = await this.sessions.findByHandle(this.codePurpose, code);
-    if (session?.tenantId === issuer.tenantId && (await this.sessions.spendHandle(this.codePurpose, code))) return session;
+  /**
+   * Exactly one caller spends a live code; anyone else presenting it is a replay. The proofs' jtis are
+   * remembered by the statement that spends it, which spends nothing when one of them was used before.
+   */
+  private async takeCode(
+    issuer: Issuer,
+    code: string,
+    attestationReplay: OnceInsert | undefined,
+    dpopReplay: OnceInsert | undefined,
+  ): Promise<SessionState> {
+    const inserts = [attestationReplay, dpopReplay].filter((insert) => insert !== undefined);
+    const { session, inserted } = await this.sessions.spendHandleReading(this.codePurpose, code, issuer.tenantId, inserts);
+    if (attestationReplay && !inserted[0]) throw replayedAttestationProof();
+    if (dpopReplay && !inserted.at(-1)) throw replayedProof();
+    if (session) return session;
     await this.revokeOnReplay(issuer, code);
     throw invalidGrant('the authorization code is unknown or expired');
   }
@@ -60,7 +76,13 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
    * Redeems the offer (once: compare-and-set on `consumed`) and records what the wallet was granted. A
    * wallet-initiated session, opened for WALLET_INITIATED_PENDING_SECONDS, now gets the offer lifetime.
    */
-  private async consume(issuer: Issuer, session: SessionState, request: AuthorizationRequest, jkt: string | undefined) {
+  private async consume(
+    issuer: Issuer,
+    session: SessionState,
+    request: AuthorizationRequest,
+    jkt: string | undefined,
+    refresh: { token: string; expiresAt: string } | undefined,
+  ) {
     const walletInitiated = issuancePublic(session).responseType === WALLET_INITIATED;
     const offerExpiry = new Date(Date.parse(session.createdAt) + issuer.settings.offerLifetimeSeconds * 1000).toISOString();
     const consumed = await this.sessions.update(
@@ -78,9 +100,16 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
         ...(walletInitiated && { expiresAt: offerExpiry }),
       },
       { consumed: false, statuses: ['active', 'fetched'] },
+      undefined,
+      {
+        from: session,
+        log: { level: 'info', message: 'authorization code redeemed' },
+        // The refresh token exists exactly when the offer was redeemed, written in the same statement.
+        follows: () =>
+          refresh ? [this.sessions.handleFollowing(AUTHORIZATION_HANDLE.refreshToken, refresh.token, refresh.expiresAt)] : [],
+      },
     );
     if (!consumed) throw invalidGrant('the credential offer has already been redeemed');
-    await this.sessions.log(session.id, 'info', 'authorization code redeemed');
   }
 }
 

@@ -39,11 +39,18 @@ export class TokenEndpoint {
     const disabled = grant.grant_type === AUTHORIZATION_CODE_GRANT && this.server.disabled(issuer);
     if (disabled) throw unsupportedGrantType(disabled);
     const clientId = 'client_id' in grant ? grant.client_id : undefined;
-    const attested = await this.attestations.check(issuer, clientId, request.attestation, this.server.identifier(issuer));
+    const audience = this.server.identifier(issuer);
+    // The authorization code grant remembers the attestation proof's jti in the statement that spends the code.
+    const verified =
+      grant.grant_type === AUTHORIZATION_CODE_GRANT
+        ? await this.attestations.verify(issuer, clientId, request.attestation, audience)
+        : undefined;
+    const attested = verified ? verified.attested : await this.attestations.check(issuer, clientId, request.attestation, audience);
     const call = {
       issuer,
       request,
       attested,
+      attestationReplay: verified?.replay,
       dpopKey: () => this.dpop.keyOf(request, issuer.settings),
       dpopProof: () => this.dpop.proofOf(request, issuer.settings),
     };

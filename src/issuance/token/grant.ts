@@ -13,6 +13,12 @@ export interface GrantCall<G> {
   grant: G;
   /** The client attestation the request carried, verified; undefined when it sent none. */
   attested: WalletAttestation | undefined;
+  /**
+   * The statement that remembers the client attestation proof's jti, when the grant sends it with its
+   * own statement (the authorization code grant does; it refuses the proof when it added nothing).
+   * Undefined when the endpoint remembered it already, or there was no attestation.
+   */
+  attestationReplay?: OnceInsert;
   /** Verifies the request's DPoP proof, if any (required when the issuer says so); its key's thumbprint. */
   dpopKey(): Promise<string | undefined>;
   /**

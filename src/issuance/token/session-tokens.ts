@@ -28,6 +28,8 @@ export interface Grant {
   byDetails?: string[];
   /** The scope values granted (AuthorizationRequest.scope). */
   scope?: string;
+  /** A refresh token the grant stored already (newRefreshToken, written with the grant's own statement). */
+  refreshToken?: string;
   /** The refresh that made this grant (IssuanceAccessToken.round); 0 or absent for the first. */
   round?: number;
 }
@@ -46,7 +48,8 @@ export class SessionTokens {
       urls.issuer,
       lifetime,
     );
-    const refreshToken = grant.refreshable ? await this.newRefreshToken(session, settings.refreshTokenLifetimeSeconds) : undefined;
+    const refreshToken =
+      grant.refreshToken ?? (grant.refreshable ? await this.addRefreshToken(session, settings.refreshTokenLifetimeSeconds) : undefined);
     return {
       access_token: accessToken,
       token_type: jkt ? 'DPoP' : 'Bearer',
@@ -63,13 +66,16 @@ export class SessionTokens {
     };
   }
 
-  /** A refresh lifetime of 0 turns refresh tokens off. */
-  private async newRefreshToken(session: SessionState, lifetimeSeconds: number): Promise<string | undefined> {
+  /** A new refresh token and its expiry, for the grant to store with its own write; none when the lifetime is 0 (refresh tokens off). */
+  newRefreshToken(lifetimeSeconds: number): { token: string; expiresAt: string } | undefined {
     if (lifetimeSeconds === 0) return undefined;
-    const token = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(Date.now() + lifetimeSeconds * 1000).toISOString();
-    await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.refreshToken, token, expiresAt);
-    return token;
+    return { token: randomBytes(32).toString('base64url'), expiresAt: new Date(Date.now() + lifetimeSeconds * 1000).toISOString() };
+  }
+
+  private async addRefreshToken(session: SessionState, lifetimeSeconds: number): Promise<string | undefined> {
+    const made = this.newRefreshToken(lifetimeSeconds);
+    if (made) await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.refreshToken, made.token, made.expiresAt);
+    return made?.token;
   }
 
   /**

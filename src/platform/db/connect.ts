@@ -18,6 +18,7 @@ import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { openNodeSqlite } from './node-sqlite.js';
 import { type PreparedStatementSettings, prepareStatements } from './prepared-statements.js';
+import { inRequest } from './request-attribution.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -43,6 +44,8 @@ export interface Db {
    * round trip to the server (and its share of the server's CPU), so this is what a flow costs the database.
    */
   roundTrips(): number;
+  /** The part of roundTrips sent while answering HTTP requests (the metrics scrape's excepted): see request-attribution.ts. */
+  requestRoundTrips(): number;
   close(): Promise<void>;
 }
 
@@ -104,7 +107,14 @@ function connectSqlite(file: string, log?: Logger): Db {
     pragma('incremental_vacuum');
     pragma('wal_checkpoint(TRUNCATE)');
   };
-  return { kysely, dialect: 'sqlite', reclaimSpace, roundTrips: database.statementsRun, close: () => kysely.destroy() };
+  return {
+    kysely,
+    dialect: 'sqlite',
+    reclaimSpace,
+    roundTrips: database.statementsRun,
+    requestRoundTrips: database.statementsRunInRequests,
+    close: () => kysely.destroy(),
+  };
 }
 
 /**
@@ -136,7 +146,7 @@ function connectPostgres(
   // An idle connection the server closes (a restart, a failover, an administrator) is dropped from
   // the pool and replaced on next use; without a listener its 'error' event would end the process.
   pool.on('error', () => {});
-  const roundTrips = countQueries(pool);
+  const { roundTrips, requestRoundTrips } = countQueries(pool);
   // After the count: the DEALLOCATEs the statement cache sends are round trips too.
   if (prepared) prepareStatements(pool, prepared);
   const kysely = new Kysely<Database>({ dialect: new PooledPostgresDialect({ pool }), ...(log && { log }) });
@@ -147,6 +157,7 @@ function connectPostgres(
     postgres: events,
     poolStats,
     roundTrips,
+    requestRoundTrips,
     reclaimSpace: async () => {},
     close: () => kysely.destroy(),
   };
@@ -156,16 +167,18 @@ function connectPostgres(
  * Counts every query a pooled connection sends, the BEGIN, COMMIT and ROLLBACK that Kysely's driver
  * issues itself included (they never pass its log), by wrapping `query` on each new connection.
  */
-function countQueries(pool: pg.Pool): () => number {
+function countQueries(pool: pg.Pool): { roundTrips: () => number; requestRoundTrips: () => number } {
   let sent = 0;
+  let sentInRequests = 0;
   pool.on('connect', (client) => {
     const query = client.query;
     client.query = function countedQuery(this: pg.PoolClient, ...args: unknown[]) {
       sent++;
+      if (inRequest()) sentInRequests++;
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof client.query;
   });
-  return () => sent;
+  return { roundTrips: () => sent, requestRoundTrips: () => sentInRequests };
 }
 
 /**

@@ -4,6 +4,7 @@
 // addon finalizer running when V8 collects a statement.
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { inRequest } from './request-attribution.js';
 
 /**
  * The names the service tests SQLite errors by (better-sqlite3's `code`), by SQLite's extended result
@@ -26,12 +27,14 @@ export interface NodeSqlite extends SqliteDatabase {
   exec(sql: string): void;
   /** Statements run so far (the same count as PostgreSQL's round trips, for the benchmarks). */
   statementsRun(): number;
+  /** The part of statementsRun run while answering HTTP requests (request-attribution.ts). */
+  statementsRunInRequests(): number;
 }
 
 export function openNodeSqlite(file: string): NodeSqlite {
   const database = named(() => new DatabaseSync(file));
   const statements = new Map<string, SqliteStatement>();
-  const counter = { run: 0 };
+  const counter = { run: 0, inRequests: 0 };
   // Kysely prepares every query anew, and preparing costs more than running a simple indexed query;
   // the statements of a service are few and repeat, so each SQL text is prepared once. (node:sqlite
   // runs a statement to completion synchronously, so sharing one is safe.)
@@ -51,15 +54,17 @@ export function openNodeSqlite(file: string): NodeSqlite {
     prepare,
     exec: (sql) => named(() => database.exec(sql)),
     statementsRun: () => counter.run,
+    statementsRunInRequests: () => counter.inRequests,
     close: () => database.close(),
   };
 }
 
-function kyselyStatement(statement: StatementSync, counter: { run: number }): SqliteStatement {
+function kyselyStatement(statement: StatementSync, counter: { run: number; inRequests: number }): SqliteStatement {
   // Kysely's parameters are values SQLite binds (strings, numbers, bigints, buffers, null), by position.
   // Each run is counted here, where a parameter list is handed over.
   const args = (parameters: ReadonlyArray<unknown>) => {
     counter.run++;
+    if (inRequest()) counter.inRequests++;
     return parameters as SQLInputValue[];
   };
   return {

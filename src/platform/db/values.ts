@@ -55,3 +55,32 @@ export async function insertAndRead<R>(
   const { inserted_rows: insertedRows, found_row: found, ...row } = rows[0] as R & { inserted_rows: number; found_row: number | null };
   return { inserted: Number(insertedRows) === 1, row: found === null ? undefined : (row as R) };
 }
+
+/**
+ * insertAndRead with several once-only values (a DPoP proof's jti and a client attestation proof's,
+ * say): on PostgreSQL all inserts and the read in one statement (sibling CTEs); `inserted[i]` is
+ * false when the row of `inserts[i]` was there already. SQLite runs them one after the other.
+ */
+export async function insertEachAndRead<R>(
+  db: Executor,
+  inserts: OnceInsert[],
+  read: SelectQueryBuilder<Database, keyof Database, R>,
+): Promise<{ inserted: boolean[]; row: R | undefined }> {
+  if (!isPostgres(db)) {
+    const inserted: boolean[] = [];
+    for (const insert of inserts) inserted.push((await insert.executeTakeFirst()).numInsertedOrUpdatedRows === 1n);
+    return { inserted, row: await read.executeTakeFirst() };
+  }
+  const name = (i: number) => sql.raw(`inserted${i}`);
+  const ctes = inserts.map((insert, i) => sql`${name(i)} as (${insert.returning(sql<number>`1`.as('one'))}), `);
+  const counts = inserts.map((_, i) => sql`(select count(*) from ${name(i)}) as ${name(i)}, `);
+  const { rows } = await sql<R & { found_row: number | null }>`
+    with ${sql.join(ctes, sql``)}found as (select r.*, 1 as found_row from (${read.limit(1)}) as r)
+    select ${sql.join(counts, sql``)}found.*
+    from (select 1) as one left join found on true`.execute(db);
+  const row = { ...(rows[0] as Record<string, unknown>) };
+  const inserted = inserts.map((_, i) => Number(row[`inserted${i}`]) === 1);
+  for (let i = 0; i < inserts.length; i++) delete row[`inserted${i}`];
+  const { found_row: found, ...rest } = row as { found_row: number | null };
+  return { inserted, row: found === null ? undefined : (rest as R) };
+}

@@ -4,8 +4,9 @@
 // the number of series stays bounded.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { markAnsweringRequest } from '../db/request-attribution.js';
 
 export type Outcome = 'completed' | 'failed' | 'expired';
 
@@ -68,9 +69,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(database: { poolStats?: () => PoolStats; roundTrips?: () => number } = {}) {
+  constructor(database: { poolStats?: () => PoolStats; roundTrips?: () => number; requestRoundTrips?: () => number } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
-    const { poolStats, roundTrips } = database;
+    const { poolStats, roundTrips, requestRoundTrips } = database;
     if (roundTrips) {
       // Read from the database layer's own count when scraped: counting costs a request nothing more.
       new Counter({
@@ -80,6 +81,17 @@ export class Metrics {
         collect() {
           this.reset();
           this.inc(roundTrips());
+        },
+      });
+    }
+    if (requestRoundTrips) {
+      new Counter({
+        name: 'svc_db_request_round_trips_total',
+        help: 'the part of svc_db_round_trips_total sent while answering HTTP requests (the metrics scrape and background work excluded)',
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(requestRoundTrips());
         },
       });
     }
@@ -99,6 +111,13 @@ export class Metrics {
 
   /** Counts every answered request by its route pattern (unmatched URLs share one label). */
   instrument(app: FastifyInstance) {
+    // Statements sent from here on serve the request (svc_db_request_round_trips_total), set again
+    // after the body is read (see request-attribution.ts); the scrape's own statement is not a request's.
+    const attribute = (request: FastifyRequest, _reply: unknown, done: () => void) => {
+      if (request.routeOptions.url !== '/metrics') markAnsweringRequest();
+      done();
+    };
+    for (const hook of ['onRequest', 'preValidation', 'preHandler'] as const) app.addHook(hook, attribute);
     app.addHook('onResponse', async (request, reply) => {
       const route = request.routeOptions.url ?? 'unmatched';
       const labels = { method: request.method, route };

@@ -11,6 +11,8 @@
 // counts the others have not synced yet, at most a local share each, and its own view of the shared
 // total is refreshed before it admits more than one local share; so a window admits at most
 // limit + N x ceil(limit / 10) (two instances, limit 100: at most 120).
+
+import { outsideRequests } from '../db/request-attribution.js';
 import { type SharedWindows, secondsLeft, type Window, type WindowDelta, windowOf } from './windows.js';
 
 /** How long admitted requests may stay counted only locally. */
@@ -102,10 +104,13 @@ export class RateLimiter {
 
   private scheduleSync() {
     if (this.timer || this.syncing) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.syncSoon();
-    }, SYNC_INTERVAL_MS);
+    // Background work, though a request schedules it: not that request's round trips.
+    this.timer = outsideRequests(() =>
+      setTimeout(() => {
+        this.timer = undefined;
+        void this.syncSoon();
+      }, SYNC_INTERVAL_MS),
+    );
     this.timer.unref();
   }
 
