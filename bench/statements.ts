@@ -11,14 +11,25 @@ export interface StatementStatistics {
   name: string;
 }
 
-/** Prepares the benchmark's database (before the service starts): the extension, planning time tracked. */
-export async function statementStatistics(database: TestDatabase): Promise<StatementStatistics> {
+/**
+ * Prepares the benchmark's database (before the service starts): the extension, planning time tracked.
+ * Undefined (said once) where the server does not load pg_stat_statements (shared_preload_libraries).
+ */
+export async function statementStatistics(database: TestDatabase): Promise<StatementStatistics | undefined> {
   const url = database.env.DATABASE_URL as string;
   const name = new URL(url).pathname.slice(1);
-  await withClient(url, async (client) => {
-    await client.query('create extension if not exists pg_stat_statements');
-    await client.query(`alter database ${client.escapeIdentifier(name)} set pg_stat_statements.track_planning = on`);
-  });
+  try {
+    await withClient(url, async (client) => {
+      await client.query('create extension if not exists pg_stat_statements');
+      await client.query('select 1 from pg_stat_statements limit 1');
+      await client.query(`alter database ${client.escapeIdentifier(name)} set pg_stat_statements.track_planning = on`);
+    });
+  } catch (error) {
+    console.log(
+      `pg_stat_statements: not available (${(error as Error).message}); add it to shared_preload_libraries to see each statement's cost`,
+    );
+    return undefined;
+  }
   return { url, name };
 }
 
