@@ -111,11 +111,11 @@ export async function preparePresentation(service: BenchService, tenantId = 'ben
   const latencies: Record<string, number[]> = { request: [], 'request object': [], response: [], result: [] };
   let stepRoundTrips: Record<string, number> | undefined;
   const timed = async <T>(step: string, work: () => Promise<T>) => {
-    const counted = stepRoundTrips && (await service.roundTrips());
+    const counted = stepRoundTrips && (await service.requestRoundTrips());
     const started = performance.now();
     const result = await work();
     latencies[step]?.push(performance.now() - started);
-    if (stepRoundTrips && counted !== undefined) stepRoundTrips[step] = (await service.roundTrips()) - counted;
+    if (stepRoundTrips && counted !== undefined) stepRoundTrips[step] = (await service.requestRoundTrips()) - counted;
     return result;
   };
   /** The session as the relying party's back end polls it, until it has its result. */
