@@ -7,11 +7,14 @@ process.env.DB_TYPE = 'sqlite';
 
 export default mutationConfig('invariants-sqlite', {
   mutate: [
-    // updateSessionAt: the guarding writes before the compare-and-set, the log line after (the choice of
-    // this form, L72, is mutated by the invariants set: on SQLite its second operand is never evaluated)
-    'src/sessions/store.ts:73-79',
+    // updateSessionAt: the guarding writes before the compare-and-set, the log line and following
+    // writes after, in a transaction when there are any (the choice of this form, L105, is mutated by
+    // the invariants set: on SQLite its second operand is never evaluated)
+    'src/sessions/store.ts:106-119',
+    // spendHandleReading: the proofs' jtis remembered, then the handle spent and its session read
+    'src/sessions/store.ts:340-349',
     // takeConfiguration: the c_nonce spent before the configuration is taken
     'src/issuance/credential-request/store.ts:67-73',
   ],
-  testFiles: ['test/invariants/once-only-statements.test.ts'],
+  testFiles: ['test/invariants/once-only-statements.test.ts', 'test/invariants/tokens.test.ts'],
 });

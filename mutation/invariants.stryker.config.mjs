@@ -9,24 +9,28 @@ process.env.TEST_POSTGRES_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export default mutationConfig('invariants', {
   mutate: [
-    // updateSessionAt: the compare-and-set on the version, with its log line and guarding writes (the
-    // serial writes of L74-76 and the log line after them, L79, run only on SQLite: on PostgreSQL that
-    // form is taken only with nothing along; mutated by the invariants-sqlite set)
-    'src/sessions/store.ts:58-73',
-    'src/sessions/store.ts:77-78',
-    'src/sessions/store.ts:80-95',
+    // updateSessionAt: the compare-and-set on the version, with its log line, guarding writes and the
+    // writes that follow it (the serial form of L106-119 runs on PostgreSQL only with nothing along,
+    // where L111-113 apply; the rest of it, SQLite only, is mutated by the invariants-sqlite set)
+    'src/sessions/store.ts:90-105',
+    'src/sessions/store.ts:111-113',
+    'src/sessions/store.ts:120-135',
     // countTxCodeFailure: wrong transaction codes counted while attempts are left
-    'src/sessions/store.ts:151-161',
+    'src/sessions/store.ts:191-201',
     // handleQuery: only a live handle names its session
-    'src/sessions/store.ts:171-178',
+    'src/sessions/store.ts:225-232',
     // moveByHandle (redeem by handle in one statement) and respurposeHandle (spend a code, a request_uri, a refresh token)
-    'src/sessions/store.ts:207-265',
+    'src/sessions/store.ts:261-319',
+    // spendHandleReading: a handle spent and its session read with the proofs' jtis, nothing spent on
+    // a replayed jti (the serial SQLite form, L340-349, in the invariants-sqlite set)
+    'src/sessions/store.ts:326-339',
+    'src/sessions/store.ts:350-366',
     // SessionService.update: the compare-and-set loop; spendHandleOfSession; findByHandleInserting;
     // spendHandle and spendHandleOfLiveSession
-    'src/sessions/service.ts:234-267',
-    'src/sessions/service.ts:324-327',
-    'src/sessions/service.ts:335-338',
-    'src/sessions/service.ts:415-428',
+    'src/sessions/service.ts:238-284',
+    'src/sessions/service.ts:394-397',
+    'src/sessions/service.ts:405-408',
+    'src/sessions/service.ts:485-498',
     // takeConfiguration: one credential per configuration and round, with its c_nonce
     // (L67, the serial spend, runs only on SQLite: mutated by the invariants-sqlite set)
     'src/issuance/credential-request/store.ts:42-66',
@@ -36,5 +40,5 @@ export default mutationConfig('invariants', {
     // c_nonces, proof ids and challenges: consumed or remembered once
     'src/issuance/nonce/store.ts',
   ],
-  testFiles: ['test/invariants/once-only-statements.test.ts', 'test/issuance/nonce-store.test.ts'],
+  testFiles: ['test/invariants/once-only-statements.test.ts', 'test/invariants/tokens.test.ts', 'test/issuance/nonce-store.test.ts'],
 });
