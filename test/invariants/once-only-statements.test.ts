@@ -12,7 +12,7 @@ import { takeConfiguration } from '../../src/issuance/credential-request/store.j
 import { NonceStore } from '../../src/issuance/nonce/store.js';
 import type { SessionStatus } from '../../src/sessions/model.js';
 import { hashHandle, type SessionService, spentHandle } from '../../src/sessions/service.js';
-import { moveByHandle, updateSessionAt } from '../../src/sessions/store.js';
+import { addingLog, moveByHandle, updateSessionAt } from '../../src/sessions/store.js';
 import { engine } from '../support/database.js';
 import { startService, type TestService } from '../support/service.js';
 
@@ -374,6 +374,20 @@ describe('updateSessionAt: the compare-and-set statement itself', () => {
     expect(await updateSessionAt(svc.db, 'acme', session.id, 0, { status: 'fetched' })).toEqual({ updated: true, written: [] });
     expect(await updateSessionAt(svc.db, 'acme', session.id, 0, { status: 'completed' }, {})).toEqual({ updated: false, written: [] });
     expect(await row(session.id)).toMatchObject({ status: 'fetched', version: 1 });
+  });
+
+  it('writes that follow the update are made when it applies, and not at a stale version', async () => {
+    const { session } = await sessionWithHandle();
+    const following = (message: string) => ({
+      follows: [addingLog(svc.db, { level: 'info', message, details: null, created_at: new Date().toISOString() })],
+    });
+    const applied = await updateSessionAt(svc.db, 'acme', session.id, 0, { status: 'fetched' }, following('followed the change'));
+    expect(applied).toEqual({ updated: true, written: [] });
+    const stale = await updateSessionAt(svc.db, 'acme', session.id, 0, { status: 'completed' }, following('followed a stale change'));
+    expect(stale).toEqual({ updated: false, written: [] });
+    const messages = await logMessages(session.id);
+    expect(messages).toContain('followed the change');
+    expect(messages).not.toContain('followed a stale change');
   });
 
   it("another tenant's session is not updated", async () => {

@@ -390,6 +390,29 @@ describe('single use under concurrency: wallet attestation', () => {
     expect(pushedFor.filter((count) => count > 0)).toEqual([1]);
   });
 
+  it('a client attestation proof used at PAR is refused at the token endpoint (named as a replay), and the code stays unspent', async () => {
+    const created = await offer('authorization_code', 'attested');
+    const instance = await walletInstance();
+    const headers = await attestationHeaders(provider, instance, CLIENT_ID, issuerOf('attested'));
+    const { verifier, challenge } = pkce();
+    const pushed = await pushAuthorizationRequest(svc, 'attested', created.issuerState, { code_challenge: challenge }, headers);
+    expect(pushed.status, pushed.text).toBe(201);
+    const answer = await authorizeRequest(svc, 'attested', { client_id: CLIENT_ID, request_uri: pushed.body.request_uri });
+    const code = answer.location?.searchParams.get('code') as string;
+    // The same attestation and proof again, from 4 token requests at once: each refused as a replay, nothing spent.
+    const replayed = await race(instances.all, 4, (other) => tokenRequest(other, codeGrant(code, verifier), headers, 'attested'));
+    expect(tally(replayed)).toEqual({ '401 invalid_client': 4 });
+    expect(replayed.map((reply) => reply.body.error_description)).toEqual(Array(4).fill('this client attestation proof was used before'));
+    expect(await handlesOf(created.session)).toMatchObject({ authorization_code: 1 });
+    const fresh = await tokenRequest(
+      svc,
+      codeGrant(code, verifier),
+      await attestationHeaders(provider, instance, CLIENT_ID, issuerOf('attested')),
+      'attested',
+    );
+    expect(fresh.status, fresh.text).toBe(200);
+  });
+
   it('one attestation challenge in the proofs of 16 pushed requests at once (each proof its own jti) is accepted once', async () => {
     const created = await offers(16, 'authorization_code', 'challenged');
     const challenge = (await svc.raw('POST', '/issuers/challenged/challenge')).body.attestation_challenge as string;
