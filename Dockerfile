@@ -19,17 +19,20 @@ COPY --chown=node:node scripts ./scripts
 COPY --chown=node:node src ./src
 COPY --chown=node:node console ./console
 COPY --chown=node:node clients ./clients
-# Node writes its cache files readable by their owner only; in the image they are root's.
-RUN npm run build && chmod -R a+rX dist/compile-cache && npm prune --omit=dev --no-audit --no-fund
+# Node writes its cache files readable by their owner only; in the image they are root's. The bundle
+# holds the packages' code; of node_modules the image keeps only the packages the service loads from
+# it at run time (and theirs), copied into runtime/node_modules (scripts/shipped-packages.mjs).
+RUN npm run build && chmod -R a+rX dist/compile-cache && node scripts/shipped-packages.mjs runtime
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data
 WORKDIR /app
-# package.json says dist/ is ES modules; node_modules holds what the bundle loads from it at run time.
+# package.json says dist/ is ES modules; node_modules holds what the service loads from it at run time,
+# dist/sbom.cdx.json lists every package that ships (CycloneDX).
 COPY --from=build --chown=root:root /app/package.json ./
-COPY --from=build --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /app/runtime/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 # The code stays owned by root and read-only to the service; only the data directory is its own.
 RUN mkdir -p /data && chown node:node /data

@@ -10,6 +10,7 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundledPackages, checkDeclared, runTimePackages, writeSbom } from './shipped-packages.mjs';
 
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const ENTRY = root('src/main.ts');
@@ -54,11 +55,12 @@ const COMMONJS_NAMES = [
  * for each platform in a package of its own, cannot be bundled.
  */
 const READ_AT_RUN_TIME = ['re2js', 'swagger-ui-dist', 'koffi'];
+/** Every package the compiled service loads from node_modules rather than from its bundle. */
+export const RUN_TIME_PACKAGES = [...READ_AT_RUN_TIME, ...LOADED_ON_FIRST_USE.filter((name) => !isBuiltin(name))];
 
 export async function buildService() {
-  runtimeDependenciesDeclared();
   const { build, stop } = await import('esbuild');
-  await buildConsole(build);
+  const consoleMetafile = await buildConsole(build);
   const result = await build({
     write: false,
     entryPoints: { service: ENTRY },
@@ -80,8 +82,11 @@ export async function buildService() {
     target: 'node22',
     banner: { js: COMMONJS_NAMES },
     sourcemap: 'linked',
+    metafile: true,
     logLevel: 'warning',
   });
+  const shipped = [...bundledPackages(result.metafile, consoleMetafile), ...runTimePackages(RUN_TIME_PACKAGES)];
+  checkDeclared(shipped);
   // esbuild keeps a helper process for further builds; the service needs none.
   await stop();
   // The CommonJS build that came before this one left a package.json that would make Node read
@@ -92,6 +97,7 @@ export async function buildService() {
   // The bundle first, the entry that loads it last.
   writeAll([...result.outputFiles, { path: OUTFILE, contents: entryFile() }]);
   chmodSync(OUTFILE, 0o755);
+  writeSbom(DIST, shipped, ['main.js', 'service.js']);
   await writeCompileCache();
 }
 
@@ -140,26 +146,6 @@ async function writeCompileCache() {
     child.kill('SIGTERM');
     await exited;
     rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-/**
- * package.json's dependencies are what the compiled service loads from node_modules at run time, and
- * nothing else: the image keeps those alone (`npm prune --omit=dev`), so a package the bundle holds
- * is a devDependency. A package the service would load at run time but only a devDependency names
- * (missing from the image), or a dependency it would never load (dead weight in it), fails the build.
- */
-function runtimeDependenciesDeclared() {
-  const declared = Object.keys(JSON.parse(readFileSync(root('package.json'), 'utf8')).dependencies ?? {});
-  const needed = [...READ_AT_RUN_TIME, ...LOADED_ON_FIRST_USE.filter((name) => !isBuiltin(name))];
-  const missing = needed.filter((name) => !declared.includes(name));
-  const unused = declared.filter((name) => !needed.includes(name));
-  if (missing.length > 0 || unused.length > 0) {
-    const lines = [
-      ...missing.map((name) => `${name}: loaded from node_modules at run time, so a dependency (not a devDependency)`),
-      ...unused.map((name) => `${name}: bundled, so a devDependency (the image keeps only what is loaded at run time)`),
-    ];
-    throw new Error(`package.json:\n${lines.join('\n')}`);
   }
 }
 
@@ -274,6 +260,7 @@ export async function buildConsole(build) {
     jsx: 'automatic',
     jsxImportSource: 'preact',
     tsconfig: root('console/tsconfig.json'),
+    metafile: true,
     logLevel: 'warning',
   });
   const copied = ['index.html', 'styles.css'].map((name) => ({
@@ -281,6 +268,7 @@ export async function buildConsole(build) {
     contents: readFileSync(root(`console/${name}`)),
   }));
   writeAll([...result.outputFiles, ...copied]);
+  return result.metafile;
 }
 
 /** Each file written aside and renamed into place, so a process reading meanwhile never gets half a file. */
