@@ -6,6 +6,6 @@ import { mutationConfig } from './base.mjs';
 // and reruns the whole file, over a minute, for each (51 minutes instead of seconds). pkcs11.test.ts
 // and vault.test.ts exercise the providers rather than the names.
 export default mutationConfig('key-names', {
-  mutate: ['src/key-chains/key-names.ts'],
+  mutate: ['src/key-chains/providers/key-names.ts'],
   testFiles: ['test/key-chains/key-names.test.ts'],
 });

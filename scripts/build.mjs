@@ -51,7 +51,7 @@ const COMMONJS_NAMES = [
  * Packages the service's own code loads from node_modules at run time, past the bundle: the RE2
  * engine of claim patterns (required at its first use, src/platform/lazy.ts), Swagger UI's files,
  * which the explorer serves (src/platform/http/explorer.ts), and koffi, the foreign function
- * interface of PKCS#11 providers (src/key-chains/pkcs11/cryptoki.ts): its native binary, prebuilt
+ * interface of PKCS#11 providers (src/key-chains/providers/pkcs11/cryptoki.ts): its native binary, prebuilt
  * for each platform in a package of its own, cannot be bundled.
  */
 const READ_AT_RUN_TIME = ['re2js', 'swagger-ui-dist', 'koffi'];

@@ -1,9 +1,8 @@
 // What the compiled service ships of other people's code, and what it declares: the packages whose
 // code esbuild put into the bundle (read from its metafile), the packages it loads from node_modules
 // at run time (and what those need in turn, from package-lock.json), package.json's `dependencies`
-// checked against both, and a CycloneDX SBOM of the two, dist/sbom.cdx.json. Also a command for the
-// Dockerfile: `node scripts/shipped-packages.mjs <folder>` copies the run-time packages alone into
-// <folder>/node_modules, which is all the image keeps of node_modules.
+// checked against both, and a CycloneDX SBOM of the two, dist/sbom.cdx.json; and the copy of the
+// run-time packages alone that the image keeps of node_modules (scripts/image-modules.mjs).
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -141,11 +140,4 @@ export function copyRunTimePackages(roots, target) {
     mkdirSync(join(target, folder), { recursive: true });
     cpSync(join(ROOT, folder), join(target, folder), { recursive: true, dereference: true });
   }
-}
-
-if (fileURLToPath(import.meta.url) === process.argv[1]) {
-  const target = process.argv[2];
-  if (!target) throw new Error('usage: node scripts/shipped-packages.mjs <folder>');
-  const { RUN_TIME_PACKAGES } = await import('./build.mjs');
-  copyRunTimePackages(RUN_TIME_PACKAGES, target);
 }

@@ -7,8 +7,8 @@ import { algorithmOfCurve, type SigningAlgorithm } from '../platform/crypto/algo
 import { isSelfSigned, parsePemChain } from '../platform/crypto/x509.js';
 import { badRequest, type FieldError, invalidFields } from '../platform/http/problem.js';
 import { maxCommonName, ROOT_COMMON_NAME_SUFFIX, SUBJECT_UPPER_BOUNDS, type Subject } from './certificates.js';
-import { KEY_NAME } from './key-names.js';
-import { publicPart } from './providers.js';
+import { KEY_NAME } from './providers/key-names.js';
+import { publicPart } from './providers/key-provider.js';
 
 /** Fields here are fields of the request body, named as schema validation names them. */
 const invalid = (field: string, message: string) => badRequest(`body.${field}: ${message}`, [{ field: `body.${field}`, message }]);

@@ -13,9 +13,9 @@ import {
   rootSubject,
   type Subject,
 } from './certificates.js';
-import type { KeyPlace } from './key-names.js';
 import type { UsageType } from './model.js';
-import { type KeyProvider, publicCryptoKey, type StoredKey } from './providers.js';
+import type { KeyPlace } from './providers/key-names.js';
+import { type KeyProvider, publicCryptoKey, type StoredKey } from './providers/key-provider.js';
 
 export interface ChainIdentity {
   tenantId: string;

@@ -11,10 +11,11 @@ import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBo
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { maxCommonName, type Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, leafIsSelfSigned, subjectErrors } from './checks.js';
-import { escapeId, type KeyPlace } from './key-names.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
 import { type ChainType, type KeyChain, USAGE_OF, type UsageType } from './model.js';
-import type { DbKeyProvider, KeyProvider, StoredKey } from './providers.js';
+import type { DbKeyProvider } from './providers/db/provider.js';
+import { escapeId, type KeyPlace } from './providers/key-names.js';
+import type { KeyProvider, StoredKey } from './providers/key-provider.js';
 import type { KeyChainRow } from './store.js';
 import * as store from './store.js';
 

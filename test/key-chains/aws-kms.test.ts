@@ -3,7 +3,8 @@
 // with those keys are verified independently.
 import { randomBytes, verify, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { derToRaw } from '../../src/key-chains/aws-kms.js';
+import { derToRaw } from '../../src/key-chains/providers/aws-kms/provider.js';
+import { readKmsFile } from '../../src/key-chains/providers/kms-file.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
 import { freshDatabase } from '../support/database.js';
 import { PID } from '../support/fixtures.js';
@@ -132,6 +133,17 @@ describe('DER signatures', () => {
 });
 
 describe('start-up', () => {
+  it('refuses an entry with one of accessKeyId and secretAccessKey, naming the provider and the field', () => {
+    const half = files.write({ providers: [{ id: 'aws', type: 'aws-kms', region: 'eu-central-1', accessKeyId: 'AKIAONLY' }] });
+    expect(() => readKmsFile(half)).toThrow(
+      `KMS_PROVIDERS ${half}: provider 'aws': providers.0.accessKeyId: set both accessKeyId and secretAccessKey, or neither`,
+    );
+    const both = files.write({
+      providers: [{ id: 'aws', type: 'aws-kms', region: 'eu-central-1', accessKeyId: 'A', secretAccessKey: 'S' }],
+    });
+    expect(readKmsFile(both).providers).toMatchObject([{ id: 'aws', type: 'aws-kms', accessKeyId: 'A', secretAccessKey: 'S' }]);
+  });
+
   it('stops naming the provider when KMS refuses the credentials (78) or cannot be reached (69)', async () => {
     const database = await freshDatabase();
     try {

@@ -2,7 +2,7 @@
 // tenants, or a tenant and the one that takes up its id after it is deleted, from ever naming the same
 // key. tenant-key-names.test.ts shows the same rules through the service and real providers.
 import { describe, expect, it } from 'vitest';
-import { escapeId, KEY_NAME, type KeyPlace, providerKeyName } from '../../src/key-chains/key-names.js';
+import { escapeId, KEY_NAME, type KeyPlace, providerKeyName } from '../../src/key-chains/providers/key-names.js';
 
 /** 2026-01-02T03:04:05.678Z is 1767323045678 ms, 'mjwaidke' in base 36. */
 const CREATED_AT = '2026-01-02T03:04:05.678Z';

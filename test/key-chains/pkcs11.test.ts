@@ -4,7 +4,7 @@
 import { verify, X509Certificate } from 'node:crypto';
 import { Decoder, Encoder } from 'cbor-x';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pkcs11KeyProvider } from '../../src/key-chains/pkcs11/provider.js';
+import type { Pkcs11KeyProvider } from '../../src/key-chains/providers/pkcs11/provider.js';
 import type { Operation, RequestBodyOf } from '../support/api-types.js';
 import { MDL_NAMESPACE, mdl, PID } from '../support/fixtures.js';
 import { tenantInstance } from '../support/kms-files.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readKmsFile } from '../../src/key-chains/kms-config.js';
+import { readKmsFile } from '../../src/key-chains/providers/kms-file.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { request } from '../support/http.js';
 import { root, run, type Started, stop } from '../support/process.js';

@@ -6,7 +6,7 @@
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CKA, CKK_EC, CKO, Cryptoki } from '../../src/key-chains/pkcs11/cryptoki.js';
+import { CKA, CKK_EC, CKO, Cryptoki } from '../../src/key-chains/providers/pkcs11/cryptoki.js';
 import { removeFolders, writeFolder } from '../config-files/support.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
 import { freshDatabase } from '../support/database.js';

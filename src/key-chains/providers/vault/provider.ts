@@ -6,12 +6,12 @@
 import { createPublicKey } from 'node:crypto';
 import type { JWK } from 'jose';
 import { z } from 'zod';
-import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
-import { jsonObjectOf, type OutboundClient, type OutboundResponse, readAnswer } from '../platform/http/outbound-client.js';
-import { ExternalKeyProvider } from './external-keys.js';
-import type { Adoptions } from './key-names.js';
-import { ProviderStartError } from './provider-start-error.js';
-import type { ProviderCapabilities } from './providers.js';
+import type { SigningAlgorithm } from '../../../platform/crypto/algorithms.js';
+import { jsonObjectOf, type OutboundClient, type OutboundResponse, readAnswer } from '../../../platform/http/outbound-client.js';
+import { ExternalKeyProvider } from '../external.js';
+import type { Adoptions } from '../key-names.js';
+import type { ProviderCapabilities } from '../key-provider.js';
+import { ProviderStartError } from '../start-error.js';
 
 export interface VaultSettings {
   id: string;

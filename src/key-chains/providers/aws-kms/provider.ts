@@ -16,12 +16,12 @@ import {
   SignCommand,
 } from '@aws-sdk/client-kms';
 import type { JWK } from 'jose';
-import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
-import type { OutboundClient } from '../platform/http/outbound-client.js';
-import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from './external-keys.js';
-import type { Adoptions } from './key-names.js';
-import { ProviderStartError } from './provider-start-error.js';
-import type { ProviderCapabilities } from './providers.js';
+import type { SigningAlgorithm } from '../../../platform/crypto/algorithms.js';
+import type { OutboundClient } from '../../../platform/http/outbound-client.js';
+import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external.js';
+import type { Adoptions } from '../key-names.js';
+import type { ProviderCapabilities } from '../key-provider.js';
+import { ProviderStartError } from '../start-error.js';
 
 export interface AwsKmsSettings {
   id: string;

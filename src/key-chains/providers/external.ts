@@ -4,11 +4,11 @@
 // provider that fails is a 503 naming it, and no other key ever signs instead.
 import { createHash, type webcrypto } from 'node:crypto';
 import type { JWK } from 'jose';
-import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
-import { delegatedSigningKey } from '../platform/crypto/delegated-keys.js';
-import { Problem } from '../platform/http/problem.js';
+import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../../platform/crypto/algorithms.js';
+import { delegatedSigningKey } from '../../platform/crypto/delegated-keys.js';
+import { Problem } from '../../platform/http/problem.js';
 import { type Adoptions, type KeyPlace, type NameSeparator, providerKeyName } from './key-names.js';
-import { type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './providers.js';
+import { type KeyProvider, type ProviderCapabilities, publicPart, type StoredKey, withKid } from './key-provider.js';
 
 /** The stored form of an external key: where it is, and its public half. No private key material. */
 interface ExternalKeyRecord {

@@ -3,11 +3,11 @@
 // start: PKCS#11 login state is shared by all the application's sessions, and signatures run on a
 // small pool of sessions (a session carries one operation at a time), each taken for one signature.
 import type { JWK } from 'jose';
-import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../platform/crypto/algorithms.js';
-import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external-keys.js';
+import { ALGORITHM_PARAMS, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../../platform/crypto/algorithms.js';
+import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external.js';
 import type { Adoptions } from '../key-names.js';
-import { ProviderStartError } from '../provider-start-error.js';
-import type { ProviderCapabilities } from '../providers.js';
+import type { ProviderCapabilities } from '../key-provider.js';
+import { ProviderStartError } from '../start-error.js';
 import { CKA, CKK_EC, CKO, CKR, Cryptoki, CryptokiError, type Template } from './cryptoki.js';
 
 export interface Pkcs11Settings {
