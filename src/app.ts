@@ -157,7 +157,7 @@ async function assemble(
   const identityProvider = await connectExternalProvider(config, tracing);
   // The providers' code (and the file's schema) is loaded only when KMS_PROVIDERS names a file.
   const keyProviders = config.KMS_PROVIDERS
-    ? await (await import('./key-chains/kms-config.js')).connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing))
+    ? await (await import('./key-chains/providers/kms-file.js')).connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing))
     : { defaultProvider: 'db', providers: [], close: async () => {} };
 
   const keys = createKeyChains({

@@ -4,7 +4,7 @@
 // stores a replacement for the same key, with the same checks.
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { KeyChain } from '../key-chains/model.js';
-import { publicPart } from '../key-chains/providers.js';
+import { publicPart } from '../key-chains/providers/key-provider.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { conflict, invalidFields, Problem } from '../platform/http/problem.js';
