@@ -3,8 +3,8 @@
 import type { AuditService } from '../audit/service.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
-import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
+import type { OutboundClient } from '../platform/outbound/client.js';
 import type { WebhookSecrets } from '../webhooks/secrets.js';
 import { httpEndpointRoutes } from './routes.js';
 import { ATTRIBUTE_PROVIDERS, HttpEndpointService, WEBHOOK_ENDPOINTS } from './service.js';

@@ -3,7 +3,7 @@
 // it is renewed with its refresh token, and by client credentials again when that fails (a refresh
 // token expires too). Concurrent callers share one renewal.
 import { z } from 'zod';
-import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/outbound/client.js';
 
 /** Renewed this long before its expiry, so a token never runs out on the way to the provider. */
 const EXPIRY_MARGIN_MS = 30_000;

@@ -3,14 +3,8 @@
 // naming Keycloak's own message (providerProblem). Realm roles named as this service's roles are
 // how clients and users hold their roles; the service makes those a realm lacks at start-up.
 import { ROLES, type Role } from '../platform/auth/roles.js';
-import {
-  jsonObjectOf,
-  jsonOf,
-  type OutboundClient,
-  type OutboundRequest,
-  type OutboundResponse,
-} from '../platform/http/outbound-client.js';
 import { Problem } from '../platform/http/problem.js';
+import { jsonObjectOf, jsonOf, type OutboundClient, type OutboundRequest, type OutboundResponse } from '../platform/outbound/client.js';
 import { AdminPermissionMissing, ProviderProblem, providerProblem } from './admin.js';
 import type { AdminToken } from './admin-token.js';
 

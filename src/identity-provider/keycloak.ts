@@ -1,7 +1,7 @@
 // The Keycloak adapter: the admin API of the realm the issuer names, reached where the service
 // reaches the provider (OIDC_INTERNAL_ISSUER_URL when set). Preparing the realm makes the service's
 // realm roles it lacks.
-import type { OutboundClient } from '../platform/http/outbound-client.js';
+import type { OutboundClient } from '../platform/outbound/client.js';
 import type { ProviderAdmin } from './admin.js';
 import type { AdminToken } from './admin-token.js';
 import { KeycloakApi, keycloakAdminBase } from './keycloak-api.js';

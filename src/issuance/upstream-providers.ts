@@ -9,7 +9,7 @@
 // RFC 9068 access tokens: access/external-access-tokens.ts).
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
-import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/outbound/client.js';
 import { TtlCache } from '../platform/ttl-cache.js';
 
 const CACHE_MS = 5 * 60_000;

@@ -3,10 +3,10 @@
 // per credential configuration its format, type (vct or doctype) and claim paths as a ready DCQL
 // credential query. Fetched through the outbound client, whose address policy applies.
 import { z } from 'zod';
-import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
 import { webUrl } from '../platform/http/web-urls.js';
 import { isJsonObject } from '../platform/json.js';
+import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
 
 const FIELD = 'body.credentialIssuer';
 

@@ -8,8 +8,8 @@ import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Db } from '../platform/db/connect.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { nowIso } from '../platform/db/values.js';
-import { jsonObjectOf, jsonOf, type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import { invalidFields, notFound, Problem } from '../platform/http/problem.js';
+import { jsonObjectOf, jsonOf, type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
 import type { RegistrarConfig, RegistrarConfigChanges, RegistrarConfigInput } from './schemas.js';
 import * as store from './store.js';
 

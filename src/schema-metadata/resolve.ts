@@ -9,8 +9,8 @@
 // the operator importing it decides. The presentations made with the query are verified in full.
 import { createHash, type X509Certificate } from 'node:crypto';
 import { chainsToTrusted } from '../platform/crypto/certificate-chains.js';
-import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
+import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
 import { dcqlQueryOf, type FormatCredential, mdocClaims, sdJwtClaims } from './dcql.js';
 import { SchemaJwtError, type VerifiedPayload, verifySchemaJwt } from './jws.js';
 import type { ResolvedSchemaMetadata } from './schemas.js';

@@ -4,9 +4,9 @@
 import type { SigningService } from '../key-chains/signing.js';
 import type { Clock } from '../platform/clock.js';
 import type { Executor } from '../platform/db/values.js';
-import type { OutboundClient } from '../platform/http/outbound-client.js';
-import type { UrlReader } from '../platform/http/own-urls.js';
 import type { App } from '../platform/http/types.js';
+import type { OutboundClient } from '../platform/outbound/client.js';
+import type { UrlReader } from '../platform/outbound/own-urls.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
 import { createAnnexC } from './annex-c/index.js';

@@ -2,8 +2,8 @@
 // delivers it, the signing secrets, and the deliveries API.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Executor } from '../platform/db/values.js';
-import type { OutboundClient } from '../platform/http/outbound-client.js';
 import type { App } from '../platform/http/types.js';
+import type { OutboundClient } from '../platform/outbound/client.js';
 import type { SessionService } from '../sessions/service.js';
 import type { WebhookRenderer } from './event.js';
 import { webhookDeliveryRoutes } from './routes.js';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { outsideRequests } from '../platform/db/request-attribution.js';
 import { type Executor, nowIso } from '../platform/db/values.js';
-import { type OutboundClient, OutboundRefused } from '../platform/http/outbound-client.js';
+import { type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
 import type { SessionService } from '../sessions/service.js';
 import { type RenderedWebhook, Undeliverable, type WebhookEvent, type WebhookRenderer } from './event.js';
 import { nextAttemptAt } from './schedule.js';

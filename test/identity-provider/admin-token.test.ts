@@ -3,7 +3,7 @@
 // without are taken as absent when they have the wrong type.
 import { describe, expect, it } from 'vitest';
 import { AdminToken } from '../../src/identity-provider/admin-token.js';
-import type { OutboundClient } from '../../src/platform/http/outbound-client.js';
+import type { OutboundClient } from '../../src/platform/outbound/client.js';
 
 /** A token endpoint that answers each request with the next body, 200. */
 function tokenEndpoint(...bodies: unknown[]) {

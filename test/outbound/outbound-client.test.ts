@@ -4,8 +4,8 @@ import dns from 'node:dns';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, getDefaultAutoSelectFamily, setDefaultAutoSelectFamily } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundClient, OutboundRefused } from '../../src/platform/http/outbound-client.js';
-import { literalAddress, nonPublic } from '../../src/platform/http/outbound-policy.js';
+import { OutboundClient, OutboundRefused } from '../../src/platform/outbound/client.js';
+import { literalAddress, nonPublic } from '../../src/platform/outbound/policy.js';
 
 describe('nonPublic', () => {
   it.each([

@@ -5,8 +5,8 @@
 import { deflateSync } from 'node:zlib';
 import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { OutboundRequest, OutboundResponse } from '../../src/platform/http/outbound-client.js';
-import type { UrlReader } from '../../src/platform/http/own-urls.js';
+import type { OutboundRequest, OutboundResponse } from '../../src/platform/outbound/client.js';
+import type { UrlReader } from '../../src/platform/outbound/own-urls.js';
 import { type FetchedStatusList, StampedCache } from '../../src/status-lists/cache.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
 import { type StatusCheckContext, StatusListChecker } from '../../src/verification/status/checker.js';

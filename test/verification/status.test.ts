@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundClient, OutboundRefused } from '../../src/platform/http/outbound-client.js';
-import { OwnUrlsFirst } from '../../src/platform/http/own-urls.js';
+import { OutboundClient, OutboundRefused } from '../../src/platform/outbound/client.js';
+import { OwnUrlsFirst } from '../../src/platform/outbound/own-urls.js';
 import { StampedCache } from '../../src/status-lists/cache.js';
 import { ownStatusListTokens } from '../../src/status-lists/routes.js';
 import { PresentationRejected } from '../../src/verification/errors.js';

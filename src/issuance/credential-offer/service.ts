@@ -12,8 +12,8 @@ import {
 import type { HttpEndpointService } from '../../http-endpoints/service.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Executor } from '../../platform/db/values.js';
-import type { OutboundClient } from '../../platform/http/outbound-client.js';
 import { badRequest, type FieldError, forbidden, unlessNotFound } from '../../platform/http/problem.js';
+import type { OutboundClient } from '../../platform/outbound/client.js';
 import type { SessionService } from '../../sessions/service.js';
 import { hashHandle } from '../../sessions/service.js';
 import { type ClaimSource, mergeClaims } from '../claim-sources.js';

@@ -3,8 +3,8 @@
 import type { JWK } from 'jose';
 import { type CredentialConfiguration, defaultClaims, type FieldDefinition } from '../../credential-configs/service.js';
 import type { HttpEndpointService, ResolvedEndpoint } from '../../http-endpoints/service.js';
-import { jsonObjectOf, type OutboundClient } from '../../platform/http/outbound-client.js';
 import { isJsonObject } from '../../platform/json.js';
+import { jsonObjectOf, type OutboundClient } from '../../platform/outbound/client.js';
 import type { SessionService } from '../../sessions/service.js';
 import { type ClaimSource, mergeClaims } from '../claim-sources.js';
 import { credentialRequestDenied } from '../errors.js';

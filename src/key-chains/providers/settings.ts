@@ -4,7 +4,7 @@
 // once in ./index.ts.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { OutboundClient } from '../../platform/http/outbound-client.js';
+import type { OutboundClient } from '../../platform/outbound/client.js';
 import { TENANT_ID } from '../../tenants/routes.js';
 import type { ExternalKeyProvider } from './external.js';
 import { type Adoptions, KEY_NAME } from './key-names.js';

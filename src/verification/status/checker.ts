@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
 import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
-import type { UrlReader } from '../../platform/http/own-urls.js';
+import type { UrlReader } from '../../platform/outbound/own-urls.js';
 import { type FetchedStatusList, StampedCache, tenantKey } from '../../status-lists/cache.js';
 import { PresentationRejected } from '../errors.js';
 import type { VerifiedSdJwt } from '../formats/sd-jwt-vc.js';

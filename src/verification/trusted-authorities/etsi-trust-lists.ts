@@ -7,8 +7,8 @@
 // because the tenant named its URL in its query, as a trust list it adds itself is.
 import { X509Certificate } from 'node:crypto';
 import { toPem } from '../../platform/crypto/x509.js';
-import type { OutboundClient } from '../../platform/http/outbound-client.js';
 import { isJsonObject, parseOutsideJson } from '../../platform/json.js';
+import type { OutboundClient } from '../../platform/outbound/client.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
 
 /** National trusted lists run to a few MiB; the EU list of lists is far smaller. */

@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-kms';
 import type { JWK } from 'jose';
 import type { SigningAlgorithm } from '../../../platform/crypto/algorithms.js';
-import type { OutboundClient } from '../../../platform/http/outbound-client.js';
+import type { OutboundClient } from '../../../platform/outbound/client.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external.js';
 import type { Adoptions } from '../key-names.js';
 import type { ProviderCapabilities } from '../key-provider.js';

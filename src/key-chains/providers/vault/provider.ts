@@ -7,7 +7,7 @@ import { createPublicKey } from 'node:crypto';
 import type { JWK } from 'jose';
 import { z } from 'zod';
 import type { SigningAlgorithm } from '../../../platform/crypto/algorithms.js';
-import { jsonObjectOf, type OutboundClient, type OutboundResponse, readAnswer } from '../../../platform/http/outbound-client.js';
+import { jsonObjectOf, type OutboundClient, type OutboundResponse, readAnswer } from '../../../platform/outbound/client.js';
 import { ExternalKeyProvider } from '../external.js';
 import type { Adoptions } from '../key-names.js';
 import type { ProviderCapabilities } from '../key-provider.js';

@@ -13,9 +13,9 @@
 // The route's own code rather than app.inject: inject would send each read through the whole request
 // pipeline (access log, metrics and tracing of a request nobody made, input guards), needs the app,
 // which is built after the features that read, and costs a serialization round trip per read.
-import { oauthErrorBody } from './errors.js';
-import { DEFAULT_MAX_BYTES, type OutboundClient, type OutboundRequest, type OutboundResponse } from './outbound-client.js';
-import { Problem } from './problem.js';
+import { oauthErrorBody } from '../http/errors.js';
+import { Problem } from '../http/problem.js';
+import { DEFAULT_MAX_BYTES, type OutboundClient, type OutboundRequest, type OutboundResponse } from './client.js';
 
 /** What reads a URL: the outbound client, or OwnUrlsFirst in front of it (which also tells which URLs it answers itself). */
 export type UrlReader = Pick<OutboundClient, 'request'> & { owns?(target: URL): boolean };

@@ -1,7 +1,7 @@
 // The one way the service makes HTTP requests to addresses it is given (webhooks, attribute
 // providers, status lists of other issuers). Each request:
 // - goes to http: or https: only;
-// - goes only to addresses the policy allows (outbound-policy.ts): an IP in the URL is checked before
+// - goes only to addresses the policy allows (policy.ts): an IP in the URL is checked before
 //   connecting; a name is resolved (every address), checked, and the connection is made to exactly the
 //   addresses that were checked (they are what the socket's lookup answers), so a DNS answer that
 //   changes between check and connect (rebinding) cannot slip through;
@@ -16,7 +16,7 @@ import type { z } from 'zod';
 import { isJsonObject, parseOutsideJson } from '../json.js';
 import { requireOnFirstUse } from '../lazy.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
-import { literalAddress, nonPublic } from './outbound-policy.js';
+import { literalAddress, nonPublic } from './policy.js';
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
