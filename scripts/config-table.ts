@@ -1,5 +1,5 @@
-// Writes the README's configuration table from the one schema in src/config.ts
-// (between the config markers); with --check it only says whether the README is current.
+// Writes the configuration table of docs/configuration.md from the one schema in src/config.ts
+// (between the config markers); with --check it only says whether the page is current.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { CONFIG_KEYS } from '../src/config.js';
 
@@ -10,14 +10,14 @@ const rows = Object.entries(CONFIG_KEYS).map(([key, spec]) => {
 });
 const table = ['| Key | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
 
-const readmePath = new URL('../README.md', import.meta.url);
-const readme = readFileSync(readmePath, 'utf8');
-const updated = readme.replace(/(<!-- config:start -->)[\s\S]*?(<!-- config:end -->)/, `$1\n${table}\n$2`);
+const pagePath = new URL('../docs/configuration.md', import.meta.url);
+const page = readFileSync(pagePath, 'utf8');
+const updated = page.replace(/(<!-- config:start -->)[\s\S]*?(<!-- config:end -->)/, `$1\n${table}\n$2`);
 if (process.argv.includes('--check')) {
-  if (updated !== readme) {
-    process.stderr.write('README configuration table is out of date: run npm run docs:config\n');
+  if (updated !== page) {
+    process.stderr.write('docs/configuration.md: the configuration table is out of date: run npm run docs:config\n');
     process.exit(1);
   }
 } else {
-  writeFileSync(readmePath, updated);
+  writeFileSync(pagePath, updated);
 }
