@@ -122,7 +122,7 @@ describe('README', () => {
   });
 
   it('Using the management API: the token example reads the bootstrap client and creates a tenant', async () => {
-    const [example] = shellBlocks(between('## Using the management API', '\n- **', managementGuide));
+    const [example] = shellBlocks(between('# Using the management API', '\n- **', managementGuide));
     expect(example).toContain('./data/bootstrap-client.json');
     const { code, output } = await bash((example as string).replaceAll('http://localhost:3000', svc), { cwd: workDir, env: {} });
     expect(code, output).toBe(0);
