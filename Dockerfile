@@ -19,8 +19,11 @@ COPY --chown=node:node scripts ./scripts
 COPY --chown=node:node src ./src
 COPY --chown=node:node console ./console
 COPY --chown=node:node clients ./clients
-# Node writes its cache files readable by their owner only; in the image they are root's.
-RUN npm run build && chmod -R a+rX dist/compile-cache && npm prune --omit=dev --no-audit --no-fund
+COPY --chown=node:node README.md ./
+COPY --chown=node:node docs ./docs
+# Node writes its cache files readable by their owner only; in the image they are root's. The
+# documentation site (dist/docs) is served at /docs.
+RUN npm run build && npm run --silent docs && chmod -R a+rX dist/compile-cache && npm prune --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
