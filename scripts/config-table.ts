@@ -1,6 +1,9 @@
-// Writes the README's configuration table from the one schema in src/config.ts
-// (between the config markers); with --check it only says whether the README is current.
+// Writes the configuration table of docs/configuration.md from the one schema in src/config.ts
+// (between the config markers), laid out as biome formats markdown, so that `npm run lint` and the
+// generator agree; with --check it only says whether the page is current.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { CONFIG_KEYS } from '../src/config.js';
 
 const rows = Object.entries(CONFIG_KEYS).map(([key, spec]) => {
@@ -10,14 +13,21 @@ const rows = Object.entries(CONFIG_KEYS).map(([key, spec]) => {
 });
 const table = ['| Key | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
 
-const readmePath = new URL('../README.md', import.meta.url);
-const readme = readFileSync(readmePath, 'utf8');
-const updated = readme.replace(/(<!-- config:start -->)[\s\S]*?(<!-- config:end -->)/, `$1\n${table}\n$2`);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const pagePath = 'docs/configuration.md';
+const page = readFileSync(`${root}/${pagePath}`, 'utf8');
+const withTable = page.replace(/(<!-- config:start -->)[\s\S]*?(<!-- config:end -->)/, `$1\n${table}\n$2`);
+// biome pads the table's columns; the page is compared and written as biome leaves it.
+const updated = execFileSync(`${root}/node_modules/.bin/biome`, ['format', `--stdin-file-path=${pagePath}`], {
+  cwd: root,
+  input: withTable,
+  encoding: 'utf8',
+});
 if (process.argv.includes('--check')) {
-  if (updated !== readme) {
-    process.stderr.write('README configuration table is out of date: run npm run docs:config\n');
+  if (updated !== page) {
+    process.stderr.write('docs/configuration.md: the configuration table is out of date: run npm run docs:config\n');
     process.exit(1);
   }
 } else {
-  writeFileSync(readmePath, updated);
+  writeFileSync(`${root}/${pagePath}`, updated);
 }

@@ -23,6 +23,7 @@ import { createConformance } from './conformance/index.js';
 import { consoleRoutes } from './console/routes.js';
 import { createCredentialConfigs } from './credential-configs/index.js';
 import type { CredentialConfigService } from './credential-configs/service.js';
+import { docsRoutes } from './docs/routes.js';
 import { createFederation } from './federation/index.js';
 import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
@@ -441,6 +442,7 @@ async function assemble(
   sessionFeature.routes(app, { tenants, streams, retentionDefaults });
   for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
+  docsRoutes(app, fileURLToPath(new URL('../dist/docs/', import.meta.url)));
 
   // Ready first: building the route tables overlaps the scrypt check and the master secret check too.
   // A failed check closes what ready started (the scheduler); a wrong master secret is reported first.

@@ -42,7 +42,7 @@ interface KeySpec {
   secret?: true;
 }
 
-// The order here is the order of the README table.
+// The order here is the order of the table in docs/configuration.md.
 export const CONFIG_KEYS = {
   NODE_ENV: {
     schema: z.enum(['development', 'production', 'test']),
@@ -218,7 +218,7 @@ export const CONFIG_KEYS = {
   },
   OIDC: {
     schema: url,
-    description: 'external mode: issuer URL of the OpenID Provider that issues management tokens (README "External identity provider")',
+    description: 'external mode: issuer URL of the OpenID Provider that issues management tokens (docs/api/oidc.md)',
   },
   OIDC_INTERNAL_ISSUER_URL: { schema: url, description: 'external mode: issuer URL as reached from the service' },
   OIDC_CLIENT_ID: { schema: z.string().min(1), description: 'external mode: admin client at the provider' },

@@ -12511,7 +12511,7 @@ export interface components {
              */
             profile: "none" | "haip-1.0";
             /**
-             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README "Rate limits"); absent: the operator's; above the operator's: 400
+             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (docs/operations.md, "Rate limits"); absent: the operator's; above the operator's: 400
              * @default {}
              */
             rateLimits: {
@@ -12652,7 +12652,7 @@ export interface components {
              */
             profile: "none" | "haip-1.0";
             /**
-             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README "Rate limits"); absent: the operator's; above the operator's: 400
+             * @description this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (docs/operations.md, "Rate limits"); absent: the operator's; above the operator's: 400
              * @default {}
              */
             rateLimits: {

@@ -12,7 +12,7 @@ export type CredentialFormat = (typeof FORMATS)[number];
 export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
-/** Who signs the status lists that carry a configuration's credentials (README "Status lists and wallets"). */
+/** Who signs the status lists that carry a configuration's credentials (docs/api/status-lists.md). */
 export const StatusListSignerSchema = z.enum(['statusList', 'issuer']);
 export type StatusListSigner = z.infer<typeof StatusListSignerSchema>;
 

@@ -153,7 +153,7 @@ describe('npm run convert-v4', () => {
   });
 
   it('writes with --out a folder that the import accepts, tenant.json included, which the issuer publishes', async () => {
-    // Spelled as in the README, without `--`: npm keeps --out for itself and the script still finds it.
+    // Spelled as in docs/config-files.md, without `--`: npm keeps --out for itself and the script still finds it.
     const pid = V4['acme/credential-configs/pid.json'];
     const dir = writeFolder({
       ...V4,

@@ -1,4 +1,4 @@
-// The README's key management section runs as pasted: its SoftHSM2 shell snippet is run by bash, in
+// The key management section of docs/configuration.md runs as pasted: its SoftHSM2 shell snippet is run by bash, in
 // the project folder with a temporary HOME, as it stands (token, file and `npm start`); the service it
 // starts makes a tenant's keys in the token. The snippet writes nothing into the project. The file with
 // all three kinds of provider is one KMS_PROVIDERS accepts.
@@ -14,8 +14,8 @@ import { request } from '../support/http.js';
 import { root, run, type Started, stop } from '../support/process.js';
 import { ALL_TENANT_ROLES } from '../support/service.js';
 
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('### Key management'), readme.indexOf('## Configuration as files'));
+const page = readFileSync(join(root, 'docs/configuration.md'), 'utf8');
+const section = page.slice(page.indexOf('### Key management'));
 const blocks = (language: string) =>
   [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1] as string);
 
@@ -33,7 +33,7 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-describe("README's key management section", () => {
+describe('docs/configuration.md: key management section', () => {
   it('has one shell snippet and one JSON file', () => {
     expect(blocks('sh')).toHaveLength(1);
     expect(blocks('json')).toHaveLength(1);

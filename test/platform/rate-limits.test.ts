@@ -1,4 +1,4 @@
-// Rate limits on the wallet-facing endpoints (README "Rate limits"): counted per address with the
+// Rate limits on the wallet-facing endpoints (docs/operations.md "Rate limits"): counted per address with the
 // tenant and per tenant, shared through the database or Redis, lowered by a tenant in its settings.
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';

@@ -95,7 +95,7 @@ export class KeycloakRealm {
   readonly calls: string[] = [];
   /**
    * The realm-management roles of the admin client's service account; tokens issued from now on carry
-   * these. By default what the README asks the operator to give it.
+   * these. By default what docs/api/oidc.md asks the operator to give it.
    */
   adminClientRoles = new Set<RealmManagementRole>(['manage-clients', 'manage-users', 'manage-realm']);
   /** Admin access tokens the realm honours. */

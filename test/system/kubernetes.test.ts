@@ -159,7 +159,7 @@ describe.each(KUSTOMIZATIONS)('Kubernetes: %s', (_name, dir) => {
     expect(drain).toBeGreaterThan(0);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(drain);
 
-    // Sized from the measured figures (README "Benchmarks": idle about 80 MiB, at most 200 MiB under load).
+    // Sized from the measured figures (docs/benchmarks.md: idle about 80 MiB, at most 200 MiB under load).
     expect(mebibytes(container.resources?.requests?.memory)).toBeGreaterThanOrEqual(80);
     expect(mebibytes(container.resources?.limits?.memory)).toBeGreaterThanOrEqual(200);
     expect(container.resources?.requests?.cpu).toBeDefined();

@@ -1,11 +1,11 @@
-// The README's section "The protocol pipelines" names, for each protocol endpoint, the method that
+// The architecture page's section (docs/architecture.md) "The protocol pipelines" names, for each protocol endpoint, the method that
 // lists its steps instead of restating them: each `Class.method` (or `.method` of the class before it)
 // it names must be a method of that class in the file named beside it, so the pointers cannot drift.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../../', import.meta.url);
-const readme = readFileSync(new URL('README.md', root), 'utf8');
+const readme = readFileSync(new URL('docs/architecture.md', root), 'utf8');
 const section = readme.slice(
   readme.indexOf('### The protocol pipelines'),
   readme.indexOf('\n## ', readme.indexOf('### The protocol pipelines')),
@@ -40,7 +40,7 @@ function pointers(item: string): { file: string; owner: string; member: string }
   return found;
 }
 
-describe('README: the protocol pipelines', () => {
+describe('docs/architecture.md: the protocol pipelines', () => {
   const items = list.split('\n- ').slice(1);
 
   it('lists the pipelines', () => {

@@ -1,6 +1,6 @@
 // The README's walkthrough, run as a new user pastes it: its shell blocks, in order, in one bash, against
 // the service as `npm start` runs it on a first start (bootstrap client generated into DATA_DIR), with
-// the demo wallet as the holder. And the token example of "Using the management API".
+// the demo wallet as the holder. And the token example of "Using the management API" (docs/api/management.md).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,13 +13,14 @@ import { root, run, type Started, stop } from '../support/process.js';
 import { startService } from '../support/service.js';
 
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const managementGuide = readFileSync(join(root, 'docs/api/management.md'), 'utf8');
 const shellBlocks = (text: string) => [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
 
-function between(start: string, end: string): string {
-  const from = readme.indexOf(start);
-  const to = readme.indexOf(end, from);
-  if (from < 0 || to < 0) throw new Error(`README has no section between ${start} and ${end}`);
-  return readme.slice(from + start.length, to);
+function between(start: string, end: string, text = readme): string {
+  const from = text.indexOf(start);
+  const to = text.indexOf(end, from);
+  if (from < 0 || to < 0) throw new Error(`no section between ${start} and ${end}`);
+  return text.slice(from + start.length, to);
 }
 
 /** Runs `script` with bash, stopping at the first failing command, as a careful user would notice it. */
@@ -121,7 +122,7 @@ describe('README', () => {
   });
 
   it('Using the management API: the token example reads the bootstrap client and creates a tenant', async () => {
-    const [example] = shellBlocks(between('## Using the management API', '\n- **'));
+    const [example] = shellBlocks(between('# Using the management API', '\n- **', managementGuide));
     expect(example).toContain('./data/bootstrap-client.json');
     const { code, output } = await bash((example as string).replaceAll('http://localhost:3000', svc), { cwd: workDir, env: {} });
     expect(code, output).toBe(0);

@@ -62,7 +62,7 @@ const RateLimitsSchema = z
   })
   .default({})
   .describe(
-    "this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (README \"Rate limits\"); absent: the operator's; above the operator's: 400",
+    "this issuer's own, lower rate limits per endpoint class, as request counts in the operator's windows (docs/operations.md, \"Rate limits\"); absent: the operator's; above the operator's: 400",
   );
 
 export const IssuerSettingsSchema = z

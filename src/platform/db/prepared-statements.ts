@@ -20,7 +20,7 @@
  * Behind a transaction-mode pooler that does not track prepared statements itself (PgBouncer before
  * 1.21, or 1.21 and later with max_prepared_statements = 0), consecutive statements of a connection
  * reach different server sessions: a prepared name is missing on the next one or already taken by
- * another client's. There DB_PREPARED_STATEMENTS=false sends every statement unnamed (README,
+ * another client's. There DB_PREPARED_STATEMENTS=false sends every statement unnamed (docs/operations.md,
  * "Through a connection pooler").
  */
 import type pg from 'pg';

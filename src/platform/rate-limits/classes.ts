@@ -3,7 +3,7 @@
 import { RATE_PATTERN } from '../../config.js';
 
 export interface ClassSpec {
-  /** What the class covers, for the README and the configuration table. */
+  /** What the class covers, for docs/operations.md and the configuration table. */
   covers: string;
   routes: readonly string[];
   /**
