@@ -64,7 +64,9 @@ function render(page: string, markdown: string): { title: string; html: string }
       },
     },
   });
-  return { title, html: marked.parse(markdown, { async: false }) };
+  // Parsed first: the renderer finds the title on its way.
+  const html = marked.parse(markdown, { async: false });
+  return { title, html };
 }
 
 function layout(page: string, title: string, body: string): string {

@@ -74,6 +74,13 @@ describe('the built site (npm run docs)', () => {
     expect(performance.now() - started).toBeLessThan(20_000);
   });
 
+  it('titles each page by its first heading', () => {
+    const titleOf = (page: string) => /<title>([^<]*)<\/title>/.exec(readFileSync(join(repoRoot, SITE, page), 'utf8'))?.[1];
+    expect(titleOf('index.html')).toBe('svc documentation · svc');
+    expect(titleOf('readme.html')).toBe('svc · svc');
+    expect(titleOf('operations.html')).toBe('Operations · svc');
+  });
+
   it('links between its pages reach a built file and, with an anchor, an id in it', () => {
     const site = join(repoRoot, SITE);
     const broken: string[] = [];
