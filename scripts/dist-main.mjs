@@ -18,8 +18,13 @@ import { setFlagsFromString } from 'node:v8';
 // the bundle is compiled, and not in the shebang: a kernel before Linux 5.1 reads only its first 127
 // bytes. The compile cache is keyed on V8's flags, so the build's warm-up (which runs this file) and
 // every start agree.
+// V8 drops a function's bytecode once it has not run through six full collections (it is compiled
+// again at its next call). Start-up's code (module set-up, route registration, schema construction)
+// runs once, and an idle service makes only a few full collections: two let it go in that time.
+// Measured on the compiled service idle 30 s after set-up (three starts each): 77.8 MiB against 79.7;
+// request paths run at every request, so they keep theirs.
 setFlagsFromString(
-  '--invocation-count-for-maglev=4000 --invocation-count-for-turbofan=20000 --invocation-count-for-maglev-osr=1000 --invocation-count-for-osr=5000',
+  '--invocation-count-for-maglev=4000 --invocation-count-for-turbofan=20000 --invocation-count-for-maglev-osr=1000 --invocation-count-for-osr=5000 --bytecode-old-age=2',
 );
 
 // dist/compile-cache, written by the build's warm-up. Node keeps one folder per user id in it; where

@@ -489,6 +489,12 @@ async function createServer(config: ReadyConfig, metrics: Metrics, tracing: Trac
     // them with a 400 naming the field (src/platform/http/input-guards.ts) before anything reads the body.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
+    // Fastify's plugin loader (avvio) arms a 10 s timer for each plugin, and each route adds one (twice
+    // for a GET, with its HEAD route): some 300 timers set and cleared at every start, a few percent
+    // of the time to the first answer. Every plugin here is the service's own or loaded from the
+    // bundle and finishes within the start; a start that hung would be stopped by the orchestrator's
+    // start-up probe, as a hang anywhere else in start-up is.
+    pluginTimeout: 0,
     // Zod validates and serializes every route; named here, Fastify never builds (nor loads) its own
     // Ajv and fast-json-stringify compilers. (Its types describe Ajv's factories; what it calls the
     // compilers with is what Zod's take.)
