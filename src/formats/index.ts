@@ -4,7 +4,14 @@ import { msoMdoc } from './mso-mdoc/index.js';
 import { sdJwtVc } from './sd-jwt-vc/index.js';
 import type { CredentialFormat } from './types.js';
 
-export type { CredentialFormat, IssueRequest, VerifiedPresentation } from './types.js';
+export type {
+  CredentialFormat,
+  CredentialTypeNames,
+  IssueRequest,
+  IssuerMetadataPart,
+  VerifiedForDcql,
+  VerifiedPresentation,
+} from './types.js';
 
 // A Map, not an object: a format such as `constructor` must not find an inherited member.
 const FORMATS: ReadonlyMap<string, CredentialFormat> = new Map([sdJwtVc, msoMdoc].map((format) => [format.id, format]));
@@ -12,4 +19,23 @@ const FORMATS: ReadonlyMap<string, CredentialFormat> = new Map([sdJwtVc, msoMdoc
 /** The format with this identifier; undefined for one the service does not know. */
 export function formatOf(id: string): CredentialFormat | undefined {
   return FORMATS.get(id);
+}
+
+/** Every format, in the order documents list them (vp_formats_supported). */
+export function allFormats(): CredentialFormat[] {
+  return [...FORMATS.values()];
+}
+
+/** A credential configuration's format. The configuration schema admits only these: one outside them is a defect. */
+export function formatOfConfiguration(config: { id: string; config: { format: string } }): CredentialFormat {
+  const format = FORMATS.get(config.config.format);
+  if (!format) throw new Error(`credential configuration ${config.id} has the unknown format ${config.config.format}`);
+  return format;
+}
+
+/** The format with this identifier, for an identifier a schema has already admitted. */
+export function knownFormat(id: string): CredentialFormat {
+  const format = FORMATS.get(id);
+  if (!format) throw new Error(`unknown credential format ${id}`);
+  return format;
 }

@@ -1,10 +1,12 @@
 // What a credential format brings to the service: each format is a folder under src/formats/ that
 // exports one CredentialFormat, and the registry (index.ts) is the only place that lists them.
+import type { DcqlCredentialPresentation } from 'dcql';
 import type { JWK } from 'jose';
 import type { CredentialConfiguration } from '../credential-configs/service.js';
 import type { Signer } from '../key-chains/signing.js';
 import type { VerifiedMdoc } from './mso-mdoc/verify.js';
 import type { PresentationContext } from './presentation-context.js';
+import type { SchemaClaim, SchemaNode } from './schema-claims.js';
 import type { VerifiedSdJwt } from './sd-jwt-vc/verify.js';
 
 /** One credential to issue: the claims (already checked against the configuration) for one holder key. */
@@ -26,9 +28,54 @@ export interface IssueRequest {
 /** A credential one presentation proves, as the format read and verified it. */
 export type VerifiedPresentation = VerifiedSdJwt | VerifiedMdoc;
 
+/** How a format names the type of its credentials (a vct, a document type) in each document that carries it. */
+export interface CredentialTypeNames {
+  /** A configuration's type: the vct given (configured, else the configuration's own URL), or what the configuration names. */
+  of(config: CredentialConfiguration, vct: () => string): string | undefined;
+  /** Where a configuration names it, for messages. */
+  configField: string;
+  /** The member naming it in the credential issuer metadata and in a resolved schema metadata credential. */
+  member: string;
+  /** The member of a TS11 SchemaMeta entry's meta naming it. */
+  schemaMetaMember: string;
+  /** The values of a SchemaMeta entry's meta that may name it, in the order they are tried. */
+  schemaMetaCandidates(meta: Record<string, unknown>): unknown[];
+  /** The meta of a DCQL credential query asking for this type (OpenID4VP 1.0 appendix B). */
+  dcqlMeta(type: string): Record<string, unknown>;
+}
+
+/** A format's part of a credential configuration's entry in the credential issuer metadata (OpenID4VCI 1.0 appendix A). */
+export interface IssuerMetadataPart {
+  /** credential_signing_alg_values_supported's value for the signing key's JOSE algorithm. */
+  signingAlgorithm(jwsAlgorithm: string): string | number | undefined;
+  /** cryptographic_binding_methods_supported. */
+  bindingMethods: string[];
+  /** Whether a top-level field's namespace starts its claim path. */
+  namespacedClaimPaths: boolean;
+}
+
+/** A verified credential as DCQL satisfaction reads it (its claims JSON by origin). */
+export interface VerifiedForDcql {
+  format: 'dc+sd-jwt' | 'mso_mdoc';
+  vct?: string;
+  docType?: string;
+  /** SD-JWT: the disclosed claims; mdoc: claims by namespace. */
+  claims: Record<string, unknown>;
+}
+
 export interface CredentialFormat {
   /** The format identifier of OpenID4VCI and OpenID4VP (`format` in configurations and DCQL). */
   id: string;
+  type: CredentialTypeNames;
+  issuerMetadata: IssuerMetadataPart;
+  /** The id of the DCQL credential query built for this format from schema metadata. */
+  dcqlQueryId: string;
+  /** The claims a JSON Schema of this format's claims names; throws a reason when the schema is unusable. */
+  claimsOfSchema(schema: SchemaNode): SchemaClaim[];
+  /** The credential as the dcql library reads a presentation of it (without the trusted authority it matched). */
+  dcqlPresentation(verified: VerifiedForDcql): DcqlCredentialPresentation;
+  /** The verifier's vp_formats_supported entry for this format, in a request object's client_metadata. */
+  vpFormatSupported: Record<string, unknown>;
   /** The credential, signed by `signer`. */
   issue(request: IssueRequest, signer: Signer): Promise<string>;
   /** The credentials one presentation proves; rejects with PresentationRejected. */

@@ -1,12 +1,32 @@
 // SD-JWT VC (`dc+sd-jwt`), IETF SD-JWT-based Verifiable Credentials.
+import type { DcqlSdJwtVcCredential } from 'dcql';
 import { lazy } from '../../platform/lazy.js';
 import type { CredentialFormat } from '../types.js';
+import { sdJwtClaims } from './schema-claims.js';
 import { verifySdJwtPresentation } from './verify.js';
 
 const issuing = lazy(() => import('./issue.js'));
 
 export const sdJwtVc: CredentialFormat = {
   id: 'dc+sd-jwt',
+  type: {
+    of: (_config, vct) => vct(),
+    configField: 'vct',
+    member: 'vct',
+    schemaMetaMember: 'vct',
+    schemaMetaCandidates: (meta) => [meta.vct, Array.isArray(meta.vct_values) ? meta.vct_values[0] : undefined],
+    dcqlMeta: (vct) => ({ vct_values: [vct] }),
+  },
+  issuerMetadata: { signingAlgorithm: (algorithm) => algorithm, bindingMethods: ['jwk'], namespacedClaimPaths: false },
+  dcqlQueryId: 'dc_sd_jwt',
+  claimsOfSchema: sdJwtClaims,
+  dcqlPresentation: (verified) => ({
+    credential_format: 'dc+sd-jwt',
+    vct: verified.vct as string,
+    claims: verified.claims as DcqlSdJwtVcCredential['claims'],
+    cryptographic_holder_binding: true,
+  }),
+  vpFormatSupported: { 'sd-jwt_alg_values': ['ES256', 'ES384', 'ES512'], 'kb-jwt_alg_values': ['ES256', 'ES384', 'ES512'] },
   async issue({ config, claims, holderJwk, status, issuer, federationEntityId, vct }, signer) {
     const { issueSdJwtVc } = await issuing();
     const trustFormat = config.sdJwtTrustFormat ?? 'x5c';

@@ -5,7 +5,7 @@
 import type { JWK } from 'jose';
 import type { OperationNodeSource } from 'kysely';
 import { type CredentialConfiguration, validateClaims } from '../../credential-configs/service.js';
-import { formatOf } from '../../formats/index.js';
+import { formatOfConfiguration } from '../../formats/index.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Metrics } from '../../platform/observability/metrics.js';
 import { credentialRequestDenied } from '../errors.js';
@@ -68,9 +68,7 @@ export class CredentialMinter {
       const described = problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ');
       throw credentialRequestDenied(`the claims do not satisfy the configuration: ${described}`);
     }
-    const format = formatOf(config.config.format);
-    // The configuration schema admits only registered formats: a stored one outside them is a defect.
-    if (!format) throw new Error(`credential configuration ${config.id} has the unknown format ${config.config.format}`);
+    const format = formatOfConfiguration(config);
     const signer = await this.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
     const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
     // One status list entry per credential: `status` in the SD-JWT VC payload or in the mdoc MSO.
