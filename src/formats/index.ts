@@ -5,16 +5,25 @@ import { sdJwtVc } from './sd-jwt-vc/index.js';
 import type { CredentialFormat } from './types.js';
 
 export type {
+  ConfiguredCredential,
   CredentialFormat,
   CredentialTypeNames,
+  FormatField,
   IssueRequest,
   IssuerMetadataPart,
   VerifiedForDcql,
   VerifiedPresentation,
 } from './types.js';
 
+const REGISTERED = [sdJwtVc, msoMdoc] as const;
+
+/** A format identifier of the registry. */
+export type FormatId = (typeof REGISTERED)[number]['id'];
+/** Every format identifier, in the order documents list them: for the schemas that admit a format. */
+export const FORMAT_IDS = REGISTERED.map((format) => format.id) as [FormatId, ...FormatId[]];
+
 // A Map, not an object: a format such as `constructor` must not find an inherited member.
-const FORMATS: ReadonlyMap<string, CredentialFormat> = new Map([sdJwtVc, msoMdoc].map((format) => [format.id, format]));
+const FORMATS: ReadonlyMap<string, CredentialFormat> = new Map(REGISTERED.map((format) => [format.id, format]));
 
 /** The format with this identifier; undefined for one the service does not know. */
 export function formatOf(id: string): CredentialFormat | undefined {

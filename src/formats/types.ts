@@ -2,16 +2,45 @@
 // exports one CredentialFormat, and the registry (index.ts) is the only place that lists them.
 import type { DcqlCredentialPresentation } from 'dcql';
 import type { JWK } from 'jose';
-import type { CredentialConfiguration } from '../credential-configs/service.js';
 import type { Signer } from '../key-chains/signing.js';
+import type { FieldError } from '../platform/http/problem.js';
 import type { VerifiedMdoc } from './mso-mdoc/verify.js';
 import type { PresentationContext } from './presentation-context.js';
 import type { SchemaClaim, SchemaNode } from './schema-claims.js';
 import type { VerifiedSdJwt } from './sd-jwt-vc/verify.js';
 
+/**
+ * What a format reads of a credential configuration's field definitions. Configurations are defined
+ * above the formats (src/credential-configs/), whose FieldDefinition has these members and more.
+ */
+export interface FormatField {
+  path: (string | number | null)[];
+  type: string;
+  disclosable?: boolean;
+  namespace?: string;
+  children?: FormatField[] | null;
+}
+
+/** What a format reads of a credential configuration. */
+export interface ConfiguredCredential {
+  id: string;
+  config: { format: string; docType?: string };
+  fields: FormatField[];
+  /** Validity of issued credentials in seconds; null: no expiry. */
+  lifeTime?: number | null;
+  sdJwtTrustFormat?: 'x5c' | 'federation' | null;
+}
+
+/** What a format checks of a configuration as the request gives it (docType and vct name its type). */
+export interface ConfigurationTypeFields {
+  /** A string, the type metadata itself, or null. */
+  vct?: unknown;
+  config: { docType?: string };
+}
+
 /** One credential to issue: the claims (already checked against the configuration) for one holder key. */
 export interface IssueRequest {
-  config: CredentialConfiguration;
+  config: ConfiguredCredential;
   claims: Record<string, unknown>;
   /** Absent: the credential is bound to no key. */
   holderJwk?: JWK;
@@ -31,7 +60,7 @@ export type VerifiedPresentation = VerifiedSdJwt | VerifiedMdoc;
 /** How a format names the type of its credentials (a vct, a document type) in each document that carries it. */
 export interface CredentialTypeNames {
   /** A configuration's type: the vct given (configured, else the configuration's own URL), or what the configuration names. */
-  of(config: CredentialConfiguration, vct: () => string): string | undefined;
+  of(config: ConfiguredCredential, vct: () => string): string | undefined;
   /** Where a configuration names it, for messages. */
   configField: string;
   /** The member naming it in the credential issuer metadata and in a resolved schema metadata credential. */
@@ -72,6 +101,8 @@ export interface CredentialFormat {
   dcqlQueryId: string;
   /** The claims a JSON Schema of this format's claims names; throws a reason when the schema is unusable. */
   claimsOfSchema(schema: SchemaNode): SchemaClaim[];
+  /** The rules a configuration of this format obeys beyond its schema's shape; errors name fields as the request does. */
+  configurationProblems(doc: ConfigurationTypeFields): FieldError[];
   /** The credential as the dcql library reads a presentation of it (without the trusted authority it matched). */
   dcqlPresentation(verified: VerifiedForDcql): DcqlCredentialPresentation;
   /** The verifier's vp_formats_supported entry for this format, in a request object's client_metadata. */

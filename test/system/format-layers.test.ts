@@ -1,6 +1,6 @@
-// The credential formats (src/formats/) stand below issuance and verification: a format folder
-// imports only shared ground (platform, key chains, federation, the configuration's types) and its
-// siblings' common files, never the protocols that dispatch to it; and every format folder is
+// The credential formats (src/formats/) stand below the credential configurations, issuance and
+// verification: a format folder imports only shared ground (platform, key chains, federation) and
+// the formats' common files, never the features that dispatch to it; and every format folder is
 // reachable through the registry, so adding one is its folder and the registry's line.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -12,7 +12,7 @@ import type { CredentialFormat } from '../../src/formats/types.js';
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const formatsRoot = join(src, 'formats');
 /** The folders of src/ a format may import from. */
-const GROUND = ['formats', 'platform', 'key-chains', 'federation', 'credential-configs'];
+const GROUND = ['formats', 'platform', 'key-chains', 'federation'];
 
 function sources(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -30,7 +30,7 @@ function importedFolders(file: string): string[] {
 }
 
 describe('src/formats', () => {
-  it('imports nothing above it: not issuance, verification or any other feature', () => {
+  it('imports nothing above it: not credential configurations, issuance, verification or any other feature', () => {
     const files = sources(formatsRoot);
     expect(files.length).toBeGreaterThan(5);
     const upward = files.flatMap((file) =>

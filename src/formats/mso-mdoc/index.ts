@@ -1,5 +1,6 @@
 // ISO 18013-5 mdoc (`mso_mdoc`). Its issuing and verifying code loads on first use.
 import type { DcqlMdocCredential } from 'dcql';
+import type { FieldError } from '../../platform/http/problem.js';
 import { lazy } from '../../platform/lazy.js';
 import type { CredentialFormat } from '../types.js';
 import { mdocClaims } from './schema-claims.js';
@@ -10,8 +11,8 @@ const verifying = lazy(() => import('./verify.js'));
 /** COSE algorithm identifiers that OpenID4VCI 1.0 uses for mso_mdoc signing algorithms. */
 const COSE_ALGORITHMS: Record<string, number> = { ES256: -7, ES384: -35, ES512: -36 };
 
-export const msoMdoc: CredentialFormat = {
-  id: 'mso_mdoc',
+export const msoMdoc = {
+  id: 'mso_mdoc' as const,
   type: {
     of: (config) => config.config.docType,
     configField: 'config.docType',
@@ -23,6 +24,12 @@ export const msoMdoc: CredentialFormat = {
   issuerMetadata: { signingAlgorithm: (algorithm) => COSE_ALGORITHMS[algorithm], bindingMethods: ['cose_key'], namespacedClaimPaths: true },
   dcqlQueryId: 'mso_mdoc',
   claimsOfSchema: mdocClaims,
+  configurationProblems(doc) {
+    const errors: FieldError[] = [];
+    if (!doc.config.docType) errors.push({ field: 'body.config.docType', message: 'is required when config.format is mso_mdoc' });
+    if (doc.vct !== null) errors.push({ field: 'body.vct', message: 'is for dc+sd-jwt only; an mdoc has config.docType' });
+    return errors;
+  },
   dcqlPresentation: (verified) => ({
     credential_format: 'mso_mdoc',
     doctype: verified.docType as string,
@@ -37,4 +44,4 @@ export const msoMdoc: CredentialFormat = {
   },
   // A DeviceResponse may hold several documents.
   verify: async (presentation, context) => (await verifying()).verifyMdocPresentation(presentation, context),
-};
+} satisfies CredentialFormat;

@@ -7,8 +7,8 @@ import { verifySdJwtPresentation } from './verify.js';
 
 const issuing = lazy(() => import('./issue.js'));
 
-export const sdJwtVc: CredentialFormat = {
-  id: 'dc+sd-jwt',
+export const sdJwtVc = {
+  id: 'dc+sd-jwt' as const,
   type: {
     of: (_config, vct) => vct(),
     configField: 'vct',
@@ -20,6 +20,8 @@ export const sdJwtVc: CredentialFormat = {
   issuerMetadata: { signingAlgorithm: (algorithm) => algorithm, bindingMethods: ['jwk'], namespacedClaimPaths: false },
   dcqlQueryId: 'dc_sd_jwt',
   claimsOfSchema: sdJwtClaims,
+  configurationProblems: (doc) =>
+    doc.config.docType !== undefined ? [{ field: 'body.config.docType', message: 'is for mso_mdoc only; an SD-JWT VC has vct' }] : [],
   dcqlPresentation: (verified) => ({
     credential_format: 'dc+sd-jwt',
     vct: verified.vct as string,
@@ -35,4 +37,4 @@ export const sdJwtVc: CredentialFormat = {
     return issueSdJwtVc({ issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status }, signer);
   },
   verify: async (presentation, context) => [await verifySdJwtPresentation(presentation, context)],
-};
+} satisfies CredentialFormat;
