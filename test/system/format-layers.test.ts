@@ -51,6 +51,6 @@ describe('src/formats', () => {
       expect(formatOf(format.id), folder.name).toBe(format);
     }
     expect(formatOf('constructor')).toBeUndefined();
-    expect(formatOf('jwt_vc_json')).toBeUndefined();
+    expect(formatOf('no-such-format')).toBeUndefined();
   });
 });
