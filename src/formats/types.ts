@@ -4,10 +4,8 @@ import type { DcqlCredentialPresentation } from 'dcql';
 import type { JWK } from 'jose';
 import type { Signer } from '../key-chains/signing.js';
 import type { FieldError } from '../platform/http/problem.js';
-import type { VerifiedMdoc } from './mso-mdoc/verify.js';
 import type { PresentationContext } from './presentation-context.js';
 import type { SchemaClaim, SchemaNode } from './schema-claims.js';
-import type { VerifiedSdJwt } from './sd-jwt-vc/verify.js';
 
 /**
  * What a format reads of a credential configuration's field definitions. Configurations are defined
@@ -54,9 +52,6 @@ export interface IssueRequest {
   vct: string;
 }
 
-/** A credential one presentation proves, as the format read and verified it. */
-export type VerifiedPresentation = VerifiedSdJwt | VerifiedMdoc;
-
 /** How a format names the type of its credentials (a vct, a document type) in each document that carries it. */
 export interface CredentialTypeNames {
   /** A configuration's type: the vct given (configured, else the configuration's own URL), or what the configuration names. */
@@ -85,14 +80,15 @@ export interface IssuerMetadataPart {
 
 /** A verified credential as DCQL satisfaction reads it (its claims JSON by origin). */
 export interface VerifiedForDcql {
-  format: 'dc+sd-jwt' | 'mso_mdoc';
+  format: string;
   vct?: string;
   docType?: string;
   /** SD-JWT: the disclosed claims; mdoc: claims by namespace. */
   claims: Record<string, unknown>;
 }
 
-export interface CredentialFormat {
+/** A format; `Verified` is what its verifier returns of each credential a presentation proves. */
+export interface CredentialFormat<Verified = unknown> {
   /** The format identifier of OpenID4VCI and OpenID4VP (`format` in configurations and DCQL). */
   id: string;
   type: CredentialTypeNames;
@@ -110,5 +106,5 @@ export interface CredentialFormat {
   /** The credential, signed by `signer`. */
   issue(request: IssueRequest, signer: Signer): Promise<string>;
   /** The credentials one presentation proves; rejects with PresentationRejected. */
-  verify(presentation: string, context: PresentationContext): Promise<VerifiedPresentation[]>;
+  verify(presentation: string, context: PresentationContext): Promise<Verified[]>;
 }
