@@ -7,9 +7,9 @@ export default mutationConfig('presentation-sd-jwt', {
   mutate: [
     'src/verification/response/decrypt.ts',
     'src/verification/response/vp-token.ts',
-    'src/verification/formats/index.ts',
-    'src/verification/formats/sd-jwt-vc.ts',
-    'src/verification/formats/sd-jwt-disclosures.ts',
+    'src/verification/verify-presentation.ts',
+    'src/formats/sd-jwt-vc/verify.ts',
+    'src/formats/sd-jwt-vc/disclosures.ts',
   ],
   testFiles: [
     'test/verification/response-payload.test.ts',

@@ -5,7 +5,7 @@ export default mutationConfig('trust', {
     'src/federation/trust.ts',
     'src/trust-lists/trusted.ts',
     'src/platform/crypto/certificate-chains.ts',
-    'src/verification/formats/issuer-trust.ts',
+    'src/formats/sd-jwt-vc/issuer-trust.ts',
   ],
   // Focused tests, one per mutated file: only trusted-certificates.test.ts starts a server (the trust
   // lists live in the database). The whole presentation flows are the presentation set's.

@@ -1,12 +1,13 @@
 // The credential configuration as the API accepts and returns it (field model of major version 5).
 // The zod schemas here are the validation, the TypeScript types and the OpenAPI document at once.
 import { z } from 'zod';
+import { FORMAT_IDS, type FormatId } from '../formats/index.js';
 import { webUrl } from '../platform/http/web-urls.js';
 import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE } from '../platform/json.js';
 import { SchemaMetaConfigSchema } from './schema-meta.js';
 
-export const FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
-export type CredentialFormat = (typeof FORMATS)[number];
+export const FORMATS = FORMAT_IDS;
+export type CredentialFormat = FormatId;
 
 /** Claim value types of a field, and how each is checked (see fields.ts). */
 export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'] as const;

@@ -3,11 +3,12 @@
 // the TypeScript types and the OpenAPI document at once; what needs the DCQL library is in checks.ts.
 import type { DcqlQuery } from 'dcql';
 import { z } from 'zod';
+import { FORMAT_IDS } from '../formats/index.js';
 import { type AuthInput, AuthInputSchema, type AuthView, AuthViewSchema } from '../http-endpoints/schemas.js';
 import { webUrl } from '../platform/http/web-urls.js';
 
 /** The credential formats this service verifies; a DCQL credential query must ask for one of them. */
-export const SUPPORTED_FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
+export const SUPPORTED_FORMATS = FORMAT_IDS;
 /** Seconds a request created from a configuration stays valid, unless the configuration says otherwise. */
 export const DEFAULT_LIFETIME = 300;
 const MAX_LIFETIME = 31_536_000;

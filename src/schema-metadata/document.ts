@@ -5,6 +5,7 @@
 
 import type { SchemaFormat, SchemaMetaConfig } from '../credential-configs/schema-meta.js';
 import type { ClaimsSchema } from '../credential-configs/service.js';
+import { knownFormat } from '../formats/index.js';
 import type { FieldError } from '../platform/http/problem.js';
 import type { SchemaMetaPayload } from './schemas.js';
 
@@ -21,12 +22,12 @@ type SchemaEntry = SchemaMetaPayload['schemaURIs'][number];
 
 /** The meta member TS11 gives each format: {vct} or {doctype_value}. */
 function metaOf(format: SchemaFormat, type: string): Record<string, string> {
-  return format === 'mso_mdoc' ? { doctype_value: type } : { vct: type };
+  return { [knownFormat(format).type.schemaMetaMember]: type };
 }
 
 /** Why a given meta does not name the type of its format; undefined when it does. */
 function metaProblem(format: SchemaFormat, meta: Record<string, unknown>): string | undefined {
-  const member = format === 'mso_mdoc' ? 'doctype_value' : 'vct';
+  const member = knownFormat(format).type.schemaMetaMember;
   const value = meta[member];
   return typeof value === 'string' && value.length > 0 ? undefined : `must hold ${member} (a non-empty string) for ${format}`;
 }
@@ -48,7 +49,7 @@ function givenEntries(config: SchemaMetaConfig, facts: ConfigurationFacts | unde
 
 function derivedEntry(facts: ConfigurationFacts, errors: FieldError[]): SchemaEntry[] {
   if (!facts.type) {
-    const member = facts.format === 'mso_mdoc' ? 'config.docType' : 'vct';
+    const member = knownFormat(facts.format).type.configField;
     errors.push({ field: 'body.credentialConfigId', message: `credential configuration '${facts.id}' has no ${member}` });
     return [];
   }

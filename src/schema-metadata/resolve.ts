@@ -8,10 +8,11 @@
 // (signer.trusted), not required: the metadata describes a credential type, it issues nothing, and
 // the operator importing it decides. The presentations made with the query are verified in full.
 import { createHash, type X509Certificate } from 'node:crypto';
+import { knownFormat } from '../formats/index.js';
 import { chainsToTrusted } from '../platform/crypto/certificate-chains.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
 import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
-import { dcqlQueryOf, type FormatCredential, mdocClaims, sdJwtClaims } from './dcql.js';
+import { dcqlQueryOf, type FormatCredential } from './dcql.js';
 import { SchemaJwtError, type VerifiedPayload, verifySchemaJwt } from './jws.js';
 import type { ResolvedSchemaMetadata } from './schemas.js';
 
@@ -60,7 +61,7 @@ export class SchemaMetadataResolver {
       supportedFormats: credentials.map((c) => c.format),
       trustedAuthorities: payload.trustedAuthorities ?? [],
       signer: { ...describeCertificate(leaf), trusted: trusted.length ? chainsToTrusted(x5c, trusted) : null },
-      credentials,
+      credentials: credentials.map(described),
       dcql_query: dcqlQueryOf(credentials),
     };
   }
@@ -111,15 +112,15 @@ export class SchemaMetadataResolver {
 
 /** The format's type from the entry's meta, and the claims of its schema. */
 function typed(entry: SchemaEntry, schema: Record<string, unknown>): FormatCredential {
-  const meta = entry.meta ?? {};
-  if (entry.formatIdentifier === 'mso_mdoc') {
-    const doctype = firstString(meta.doctype_value, meta.doctype);
-    if (!doctype) throw new Error('meta names no doctype_value');
-    return { format: 'mso_mdoc', doctype, claims: mdocClaims(schema) };
-  }
-  const vct = firstString(meta.vct, Array.isArray(meta.vct_values) ? meta.vct_values[0] : undefined);
-  if (!vct) throw new Error('meta names no vct');
-  return { format: 'dc+sd-jwt', vct, claims: sdJwtClaims(schema) };
+  const { type: names, claimsOfSchema } = knownFormat(entry.formatIdentifier);
+  const type = firstString(...names.schemaMetaCandidates(entry.meta ?? {}));
+  if (!type) throw new Error(`meta names no ${names.schemaMetaMember}`);
+  return { format: entry.formatIdentifier, type, claims: claimsOfSchema(schema) };
+}
+
+/** A credential as the answer describes it: its type under the member its format names it by (vct, doctype). */
+function described({ format, type, claims }: FormatCredential): ResolvedSchemaMetadata['credentials'][number] {
+  return { format, [knownFormat(format).type.member]: type, claims };
 }
 
 const firstString = (...values: unknown[]) => values.find((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= 2048);

@@ -7,6 +7,7 @@ import type { AuditService } from '../audit/service.js';
 import { type SchemaFormat, type SchemaMetaConfig, SchemaMetaConfigSchema } from '../credential-configs/schema-meta.js';
 import type { CredentialConfigService, CredentialConfiguration } from '../credential-configs/service.js';
 import { claimsSchema } from '../credential-configs/service.js';
+import { knownFormat } from '../formats/index.js';
 import { type Signer, type SigningService, signJwtWith } from '../key-chains/signing.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Db } from '../platform/db/connect.js';
@@ -165,7 +166,7 @@ export class SchemaMetadataService {
     return {
       id: configuration.id,
       format,
-      type: format === 'mso_mdoc' ? configuration.config.docType : this.deps.vctOf(tenantId, configuration),
+      type: knownFormat(format).type.of(configuration, () => this.deps.vctOf(tenantId, configuration)),
       claimsSchema: claimsSchema(configuration),
     };
   }

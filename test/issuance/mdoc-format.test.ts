@@ -35,7 +35,7 @@ import { Decoder, Encoder, Tag } from 'cbor-x';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FieldDefinition } from '../../src/credential-configs/service.js';
-import { issueMdoc } from '../../src/issuance/formats/mdoc.js';
+import { issueMdoc } from '../../src/formats/mso-mdoc/issue.js';
 import type { Signer } from '../../src/key-chains/signing.js';
 import { mdocContext } from '../../src/platform/crypto/mdoc-context.js';
 import { startService, type TestService } from '../support/service.js';

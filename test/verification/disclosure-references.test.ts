@@ -4,8 +4,8 @@
 // twice, sha-256 only, and a refusal that names the Disclosure but never its value.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { checkDisclosureReferences, presentedDisclosures } from '../../src/formats/sd-jwt-vc/disclosures.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
-import { checkDisclosureReferences, presentedDisclosures } from '../../src/verification/formats/sd-jwt-disclosures.js';
 
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const digestOf = (encoded: string) => createHash('sha256').update(encoded).digest('base64url');

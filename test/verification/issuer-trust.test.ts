@@ -9,9 +9,9 @@ import { FederationRefused } from '../../src/federation/entity-statement.js';
 import type { ResolvedTrust } from '../../src/federation/resolver.js';
 import type { FederationMode } from '../../src/federation/settings.js';
 import type { FederationTrust } from '../../src/federation/trust.js';
+import type { PresentationContext } from '../../src/formats/presentation-context.js';
+import { federationStatusSigner, trustedIssuerKey } from '../../src/formats/sd-jwt-vc/issuer-trust.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
-import type { PresentationContext } from '../../src/verification/formats/context.js';
-import { federationStatusSigner, trustedIssuerKey } from '../../src/verification/formats/issuer-trust.js';
 import { type TestCertificate, testCertificate } from '../support/test-pki.js';
 
 const ISS = 'https://issuer.example';

@@ -17,7 +17,7 @@ import {
 import { Encoder } from 'cbor-x';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyMdocPresentation } from '../../src/verification/formats/mdoc.js';
+import { verifyMdocPresentation } from '../../src/formats/mso-mdoc/verify.js';
 import {
   encryptionKeyThumbprint,
   type MdocPresentationOptions,

@@ -4,7 +4,7 @@
 import 'reflect-metadata';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyMdocPresentation } from '../../src/verification/formats/mdoc.js';
+import { verifyMdocPresentation } from '../../src/formats/mso-mdoc/verify.js';
 import { presentMdoc } from '../support/mdoc-wallet.js';
 import { resolveRequest, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';

@@ -10,11 +10,11 @@ import { Decoder, Encoder, Tag } from 'cbor-x';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FieldDefinition } from '../../src/credential-configs/service.js';
-import { issueMdoc } from '../../src/issuance/formats/mdoc.js';
+import { issueMdoc } from '../../src/formats/mso-mdoc/issue.js';
+import { verifyMdocPresentation } from '../../src/formats/mso-mdoc/verify.js';
+import type { PresentationContext } from '../../src/formats/presentation-context.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
-import type { PresentationContext } from '../../src/verification/formats/context.js';
-import { verifyPresentation } from '../../src/verification/formats/index.js';
-import { verifyMdocPresentation } from '../../src/verification/formats/mdoc.js';
+import { verifyPresentation } from '../../src/verification/verify-presentation.js';
 import { type MdocRequest, presentMdoc } from '../support/mdoc-wallet.js';
 import { MDOC_DOCUMENT_SIGNER_EKU, type TestCertificate, testCertificate, testSigner } from '../support/test-pki.js';
 

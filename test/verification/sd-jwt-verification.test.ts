@@ -7,11 +7,11 @@ import { createHash } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FieldDefinition } from '../../src/credential-configs/service.js';
-import { issueSdJwtVc } from '../../src/issuance/formats/sd-jwt-vc.js';
+import type { PresentationContext } from '../../src/formats/presentation-context.js';
+import { issueSdJwtVc } from '../../src/formats/sd-jwt-vc/issue.js';
+import { verifySdJwtPresentation } from '../../src/formats/sd-jwt-vc/verify.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
-import type { PresentationContext } from '../../src/verification/formats/context.js';
-import { verifyPresentation } from '../../src/verification/formats/index.js';
-import { verifySdJwtPresentation } from '../../src/verification/formats/sd-jwt-vc.js';
+import { verifyPresentation } from '../../src/verification/verify-presentation.js';
 import { type KeyBindingOptions, presentSdJwt, type ResolvedRequest } from '../support/presenter.js';
 import { type TestCertificate, testCertificate, testSigner } from '../support/test-pki.js';
 

@@ -5,14 +5,11 @@
 import type { JWK } from 'jose';
 import type { OperationNodeSource } from 'kysely';
 import { type CredentialConfiguration, validateClaims } from '../../credential-configs/service.js';
+import { formatOfConfiguration } from '../../formats/index.js';
 import type { SigningService } from '../../key-chains/signing.js';
-import { lazy } from '../../platform/lazy.js';
 import type { Metrics } from '../../platform/observability/metrics.js';
 import { credentialRequestDenied } from '../errors.js';
 import { type IssuerUrls, vctOf } from '../urls.js';
-
-const mdocFormat = lazy(() => import('../formats/mdoc.js'));
-const sdJwtVcFormat = lazy(() => import('../formats/sd-jwt-vc.js'));
 
 /** The INSERT (with RETURNING) that writes allocated status entries' rows. */
 export type StatusRecord = OperationNodeSource & { execute(): Promise<unknown[]> };
@@ -71,6 +68,7 @@ export class CredentialMinter {
       const described = problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ');
       throw credentialRequestDenied(`the claims do not satisfy the configuration: ${described}`);
     }
+    const format = formatOfConfiguration(config);
     const signer = await this.signing.signer(tenantId, { keyChainId: config.keyChainId, usageType: 'attestation' });
     const keys: (JWK | undefined)[] = config.keyBinding === false || holderJwks.length === 0 ? [undefined] : holderJwks;
     // One status list entry per credential: `status` in the SD-JWT VC payload or in the mdoc MSO.
@@ -83,17 +81,10 @@ export class CredentialMinter {
       keys.map(async (holderJwk, i) => {
         const entry = statuses?.[i];
         const status = entry && { status_list: { idx: entry.idx, uri: entry.uri } };
-        const lifetimeSeconds = config.lifeTime;
-        if (config.config.format === 'mso_mdoc') {
-          const { issueMdoc } = await mdocFormat();
-          const docType = config.config.docType as string;
-          return issueMdoc({ docType, fields: config.fields, claims, holderJwk, lifetimeSeconds, status }, signer);
-        }
-        const { issueSdJwtVc } = await sdJwtVcFormat();
-        const trustFormat = config.sdJwtTrustFormat ?? 'x5c';
-        const vct = vctOf(config, urls);
-        const iss = trustFormat === 'federation' ? (federationEntityId ?? urls.issuer) : urls.issuer;
-        return issueSdJwtVc({ issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status }, signer);
+        return format.issue(
+          { config, claims, holderJwk, status, issuer: urls.issuer, federationEntityId, vct: vctOf(config, urls) },
+          signer,
+        );
       }),
     );
     this.metrics.credentialsIssued(tenantId, config.config.format, credentials.length);

@@ -3,6 +3,7 @@
 // its credential configurations and issuer settings.
 import type { JWK } from 'jose';
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
+import { formatOfConfiguration, type IssuerMetadataPart } from '../../formats/index.js';
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
 import { CONTENT_ENCRYPTION_ALGORITHMS, ENCRYPTION_ALGORITHM } from '../credential-request/encryption.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
@@ -11,42 +12,37 @@ import type { Issuer } from '../issuers.js';
 import type { IssuerSettings } from '../settings/service.js';
 import { type ChainedUrls, type IssuerUrls, vctOf } from '../urls.js';
 
-/** COSE algorithm identifiers that OpenID4VCI 1.0 uses for mso_mdoc signing algorithms. */
-const COSE_ALGORITHMS: Record<string, number> = { ES256: -7, ES384: -35, ES512: -36 };
-
 /** Claim descriptions for credential_metadata.claims, flattened from nested field definitions. */
-export function claimsDescription(fields: FieldDefinition[], format: string, parent: (string | number | null)[] = []) {
+export function claimsDescription(fields: FieldDefinition[], format: IssuerMetadataPart, parent: (string | number | null)[] = []) {
   const claims: Record<string, unknown>[] = [];
   for (const field of fields) {
-    const path = [...(format === 'mso_mdoc' && field.namespace && parent.length === 0 ? [field.namespace] : []), ...parent, ...field.path];
+    const namespace = format.namespacedClaimPaths && parent.length === 0 ? field.namespace : undefined;
+    const path = [...(namespace ? [namespace] : []), ...parent, ...field.path];
     claims.push({
       path,
       ...(field.mandatory !== undefined && { mandatory: field.mandatory }),
       ...(field.display?.length && { display: field.display }),
     });
-    if (field.children?.length)
-      claims.push(
-        ...claimsDescription(field.children, format, path.slice(format === 'mso_mdoc' && field.namespace && parent.length === 0 ? 1 : 0)),
-      );
+    if (field.children?.length) claims.push(...claimsDescription(field.children, format, path.slice(namespace ? 1 : 0)));
   }
   return claims;
 }
 
 function configurationSupported(config: CredentialConfiguration, urls: IssuerUrls, algorithm: string) {
-  const mdoc = config.config.format === 'mso_mdoc';
+  const format = formatOfConfiguration(config);
   const binding = config.keyBinding !== false;
   return {
     format: config.config.format,
     ...(config.config.scope && { scope: config.config.scope }),
-    ...(mdoc ? { doctype: config.config.docType } : { vct: vctOf(config, urls) }),
-    credential_signing_alg_values_supported: mdoc ? [COSE_ALGORITHMS[algorithm]] : [algorithm],
+    [format.type.member]: format.type.of(config, () => vctOf(config, urls)),
+    credential_signing_alg_values_supported: [format.issuerMetadata.signingAlgorithm(algorithm)],
     ...(binding && {
-      cryptographic_binding_methods_supported: mdoc ? ['cose_key'] : ['jwk'],
+      cryptographic_binding_methods_supported: format.issuerMetadata.bindingMethods,
       proof_types_supported: proofTypesSupported(config),
     }),
     credential_metadata: {
       ...(config.config.display?.length && { display: config.config.display }),
-      claims: claimsDescription(config.fields, config.config.format),
+      claims: claimsDescription(config.fields, format.issuerMetadata),
     },
   };
 }

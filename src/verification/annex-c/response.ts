@@ -5,9 +5,10 @@
 // same transcript: issuer signature and trust, MSO validity and digests, device signature. Each
 // document must be of a docType the request asked for; it answers that credential query. Status,
 // DCQL and completion follow in ResponseEndpoint.respondWith, as for every other flow.
+
+import { verifyMdocPresentation } from '../../formats/mso-mdoc/verify.js';
+import type { PresentationContext } from '../../formats/presentation-context.js';
 import { PresentationRejected } from '../errors.js';
-import type { PresentationContext } from '../formats/context.js';
-import { verifyMdocPresentation } from '../formats/mdoc.js';
 import type { ResponseEndpoint, VerifiedCredential } from '../response/endpoint.js';
 import { presentationPrivate, presentationPublic } from '../session.js';
 import { itemsRequestsOf } from './device-request.js';

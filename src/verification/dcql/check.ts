@@ -1,22 +1,11 @@
 // Whether the verified credentials satisfy the request's DCQL query (claims, values, credential
 // sets), decided by the dcql library over what was actually verified.
-import {
-  type DcqlCredentialPresentation,
-  type DcqlMdocCredential,
-  DcqlPresentationResult,
-  DcqlPresentationResultError,
-  DcqlQuery,
-  type DcqlSdJwtVcCredential,
-} from 'dcql';
+import { type DcqlCredentialPresentation, DcqlPresentationResult, DcqlPresentationResultError, DcqlQuery } from 'dcql';
+import { type VerifiedForDcql as FormatVerifiedForDcql, knownFormat } from '../../formats/index.js';
 import { PresentationRejected } from '../errors.js';
 import type { MatchedAuthority } from '../trusted-authorities/index.js';
 
-export interface VerifiedForDcql {
-  format: 'dc+sd-jwt' | 'mso_mdoc';
-  vct?: string;
-  docType?: string;
-  /** SD-JWT: the disclosed claims; mdoc: claims by namespace. */
-  claims: Record<string, unknown>;
+export interface VerifiedForDcql extends FormatVerifiedForDcql {
   /** The authority of the query's trusted_authorities the credential matched (trusted-authorities/), checked again here. */
   authority?: MatchedAuthority;
 }
@@ -27,21 +16,7 @@ export interface VerifiedForDcql {
  * what the library's types say; it checks them against the query's claims itself.
  */
 function asDcqlCredential(c: VerifiedForDcql): DcqlCredentialPresentation {
-  return c.format === 'dc+sd-jwt'
-    ? {
-        credential_format: 'dc+sd-jwt',
-        vct: c.vct as string,
-        claims: c.claims as DcqlSdJwtVcCredential['claims'],
-        cryptographic_holder_binding: true,
-        ...(c.authority && { authority: c.authority }),
-      }
-    : {
-        credential_format: 'mso_mdoc',
-        doctype: c.docType as string,
-        namespaces: c.claims as DcqlMdocCredential['namespaces'],
-        cryptographic_holder_binding: true,
-        ...(c.authority && { authority: c.authority }),
-      };
+  return { ...knownFormat(c.format).dcqlPresentation(c), ...(c.authority && { authority: c.authority }) };
 }
 
 export function checkDcql(query: Record<string, unknown>, presented: Record<string, VerifiedForDcql[]>) {

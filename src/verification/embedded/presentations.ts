@@ -8,14 +8,14 @@
 // to it, since the carrying protocol owns the session.
 import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
+import type { VerifiedPresentation } from '../../formats/index.js';
+import { federationStatusSigner } from '../../formats/sd-jwt-vc/issuer-trust.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
 import { nullRecord } from '../../platform/json.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
 import { queryOf } from '../dcql/query.js';
 import { PresentationRejected } from '../errors.js';
-import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
-import { federationStatusSigner } from '../formats/issuer-trust.js';
 import { federationAnchorsOf, type PresentationConfigurations, type RegistrationCertificateSource, type TrustAnchors } from '../ports.js';
 import {
   clientIdFor,
@@ -27,6 +27,7 @@ import {
 import { parseVpToken } from '../response/vp-token.js';
 import type { StatusListChecker } from '../status/checker.js';
 import type { AcceptedBy, TrustedAuthorities } from '../trusted-authorities/index.js';
+import { verifyPresentation } from '../verify-presentation.js';
 
 export type EmbeddedCredential = AcceptedBy<VerifiedPresentation & { queryId: string }>;
 

@@ -2,6 +2,7 @@
 // handed to the browser's Digital Credentials API (appendix A.3.2, protocol openid4vp-v1-signed).
 import { createHash } from 'node:crypto';
 import type { JWK } from 'jose';
+import { allFormats } from '../../formats/index.js';
 import type { Signer } from '../../key-chains/signing.js';
 import { signJwtWith } from '../../key-chains/signing.js';
 
@@ -52,10 +53,7 @@ export interface VerifierInfo {
   credential_ids?: string[];
 }
 
-const VP_FORMATS = {
-  'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'ES384', 'ES512'], 'kb-jwt_alg_values': ['ES256', 'ES384', 'ES512'] },
-  mso_mdoc: { issuerauth_alg_values: [-7, -35, -36], deviceauth_alg_values: [-7, -35, -36] },
-};
+const VP_FORMATS = Object.fromEntries(allFormats().map((format) => [format.id, format.vpFormatSupported]));
 
 /** transaction_data entries travel base64url-encoded; their hashes are taken over that encoding. */
 export const encodeTransactionData = (entries: Record<string, unknown>[]) =>

@@ -4,6 +4,9 @@
 // (its errorReason says why) and answers the wallet invalid_request.
 import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
+import type { VerifiedPresentation } from '../../formats/index.js';
+import type { PresentationContext } from '../../formats/presentation-context.js';
+import { federationStatusSigner } from '../../formats/sd-jwt-vc/issuer-trust.js';
 import type { Clock } from '../../platform/clock.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import { nullRecord } from '../../platform/json.js';
@@ -13,9 +16,6 @@ import type { SessionService } from '../../sessions/service.js';
 import type { VerifiedForDcql } from '../dcql/check.js';
 import { queryOf } from '../dcql/query.js';
 import { invalidRequest, PresentationRejected, unknownRequest } from '../errors.js';
-import type { PresentationContext } from '../formats/context.js';
-import { type VerifiedPresentation, verifyPresentation } from '../formats/index.js';
-import { federationStatusSigner } from '../formats/issuer-trust.js';
 import { federationAnchorsOf, type TrustAnchors } from '../ports.js';
 import { encodeTransactionData } from '../request-object/sign.js';
 import {
@@ -29,6 +29,7 @@ import {
 import type { StatusListChecker } from '../status/checker.js';
 import type { AcceptedBy, TrustedAuthorities } from '../trusted-authorities/index.js';
 import { PRESENTATION_HANDLE, RESPONSE_CODE_HANDLE, RESPONSE_CODE_LIFETIME_SECONDS } from '../urls.js';
+import { verifyPresentation } from '../verify-presentation.js';
 import { responsePayload } from './decrypt.js';
 import { parseVpToken } from './vp-token.js';
 

@@ -21,11 +21,11 @@
 import { createHash } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
+import type { VerifiedSdJwt } from '../../formats/sd-jwt-vc/verify.js';
 import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import type { UrlReader } from '../../platform/outbound/own-urls.js';
 import { type FetchedStatusList, StampedCache, tenantKey } from '../../status-lists/cache.js';
 import { PresentationRejected } from '../errors.js';
-import type { VerifiedSdJwt } from '../formats/sd-jwt-vc.js';
 
 export const STATUS_LIST_JWT = 'application/statuslist+jwt';
 const FETCH_TIMEOUT_MS = 5_000;

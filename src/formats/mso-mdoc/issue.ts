@@ -39,12 +39,12 @@ import {
   SignatureAlgorithm,
 } from '@owf/mdoc';
 import type { JWK } from 'jose';
-import type { FieldDefinition } from '../../credential-configs/service.js';
 import type { Signer } from '../../key-chains/signing.js';
+import type { FormatField } from '../types.js';
 
 export interface MdocInput {
   docType: string;
-  fields: FieldDefinition[];
+  fields: FormatField[];
   claims: Record<string, unknown>;
   holderJwk?: JWK;
   lifetimeSeconds?: number | null;
@@ -233,14 +233,14 @@ function typedScalar(value: unknown, type: string | undefined, where: string): u
 }
 
 /** The value of a field with its own type applied, then its children's at their paths inside it. */
-function typedValue(value: unknown, field: FieldDefinition, where: string): unknown {
+function typedValue(value: unknown, field: FormatField, where: string): unknown {
   let result = typedScalar(value, field.type, where);
   for (const child of field.children ?? []) result = applyAt(result, child.path, child, `${where}.${child.path.join('.')}`);
   return result;
 }
 
 /** Applies a child field at its path (keys, null for every array element, or an index), copying what it changes. */
-function applyAt(value: unknown, path: FieldDefinition['path'], field: FieldDefinition, where: string): unknown {
+function applyAt(value: unknown, path: FormatField['path'], field: FormatField, where: string): unknown {
   if (path.length === 0) return typedValue(value, field, where);
   const [head, ...rest] = path;
   if (Array.isArray(value)) {
@@ -258,7 +258,7 @@ function applyAt(value: unknown, path: FieldDefinition['path'], field: FieldDefi
 }
 
 /** Data elements per namespace: one per field whose claim is present (not undefined or null), first field wins. */
-function namespacesOf(fields: FieldDefinition[], claims: Record<string, unknown>): Map<string, Map<string, unknown>> {
+function namespacesOf(fields: FormatField[], claims: Record<string, unknown>): Map<string, Map<string, unknown>> {
   const namespaces = new Map<string, Map<string, unknown>>();
   for (const field of fields) {
     const [identifier] = field.path;

@@ -24,8 +24,8 @@ import { calculateJwkThumbprint } from 'jose';
 import { CborValueSharingRefused } from '../../platform/crypto/cbor-value-sharing.js';
 import { mdocContext } from '../../platform/crypto/mdoc-context.js';
 import { x509 } from '../../platform/crypto/x509-library.js';
-import { PresentationRejected } from '../errors.js';
-import type { PresentationContext } from './context.js';
+import type { PresentationContext } from '../presentation-context.js';
+import { PresentationRejected } from '../presentation-rejected.js';
 
 const reject = (reason: string) => new PresentationRejected(reason);
 

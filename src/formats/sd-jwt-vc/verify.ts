@@ -5,10 +5,10 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
 import { isPrototypeMemberName, PROTOTYPE_MEMBER_RULE, PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import { lazy } from '../../platform/lazy.js';
-import { PresentationRejected } from '../errors.js';
-import type { PresentationContext } from './context.js';
+import type { PresentationContext } from '../presentation-context.js';
+import { PresentationRejected } from '../presentation-rejected.js';
+import { checkDisclosureReferences, presentedDisclosures } from './disclosures.js';
 import { trustedIssuerKey } from './issuer-trust.js';
-import { checkDisclosureReferences, presentedDisclosures } from './sd-jwt-disclosures.js';
 
 const reject = (reason: string) => new PresentationRejected(reason);
 const sdJwtVc = lazy(() => import('@sd-jwt/sd-jwt-vc'));

@@ -11,7 +11,7 @@
 // A refusal names the Disclosure by its position, claim name (or "an array element") and digest,
 // never by its value: the reason is kept in the session log, and values are personal data.
 import { createHash } from 'node:crypto';
-import { PresentationRejected } from '../errors.js';
+import { PresentationRejected } from '../presentation-rejected.js';
 
 /**
  * The digest algorithms (`_sd_alg`, IANA "Named Information Hash Algorithm" names) this verifier

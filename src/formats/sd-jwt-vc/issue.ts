@@ -3,14 +3,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { JWK } from 'jose';
-import type { FieldDefinition } from '../../credential-configs/service.js';
 import type { Signer } from '../../key-chains/signing.js';
+import type { FormatField } from '../types.js';
 
 export interface SdJwtVcInput {
   issuer: string;
   vct: string;
   claims: Record<string, unknown>;
-  fields: FieldDefinition[];
+  fields: FormatField[];
   holderJwk?: JWK;
   lifetimeSeconds?: number | null;
   /** x5c: the certificate chain in the header (HAIP); federation: kid only, trust via iss. */
@@ -28,7 +28,7 @@ type Frame = { _sd?: (string | number)[]; [key: string]: unknown };
 type IssueFrame = NonNullable<Parameters<SDJwtVcInstance['issue']>[1]>;
 
 /** The disclosure frame: every claim the fields describe is disclosable unless marked otherwise. */
-export function disclosureFrame(fields: FieldDefinition[], claims: Record<string, unknown>): Frame {
+export function disclosureFrame(fields: FormatField[], claims: Record<string, unknown>): Frame {
   const frame: Frame = {};
   for (const field of fields) addToFrame(frame, field.path, field.disclosable !== false, claims);
   for (const field of fields) {

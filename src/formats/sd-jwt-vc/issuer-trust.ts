@@ -9,8 +9,8 @@ import { FederationRefused } from '../../federation/entity-statement.js';
 import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import { ecPublicKey, ecThumbprint } from '../../platform/crypto/ec-jws.js';
 import { isJsonObject } from '../../platform/json.js';
-import { PresentationRejected } from '../errors.js';
-import type { PresentationContext } from './context.js';
+import type { PresentationContext } from '../presentation-context.js';
+import { PresentationRejected } from '../presentation-rejected.js';
 
 export interface TrustedIssuerKey {
   key: KeyObject;

@@ -1,0 +1,40 @@
+// SD-JWT VC (`dc+sd-jwt`), IETF SD-JWT-based Verifiable Credentials.
+import type { DcqlSdJwtVcCredential } from 'dcql';
+import { lazy } from '../../platform/lazy.js';
+import type { CredentialFormat } from '../types.js';
+import { sdJwtClaims } from './schema-claims.js';
+import { verifySdJwtPresentation } from './verify.js';
+
+const issuing = lazy(() => import('./issue.js'));
+
+export const sdJwtVc = {
+  id: 'dc+sd-jwt' as const,
+  type: {
+    of: (_config, vct) => vct(),
+    configField: 'vct',
+    member: 'vct',
+    schemaMetaMember: 'vct',
+    schemaMetaCandidates: (meta) => [meta.vct, Array.isArray(meta.vct_values) ? meta.vct_values[0] : undefined],
+    dcqlMeta: (vct) => ({ vct_values: [vct] }),
+  },
+  issuerMetadata: { signingAlgorithm: (algorithm) => algorithm, bindingMethods: ['jwk'], namespacedClaimPaths: false },
+  dcqlQueryId: 'dc_sd_jwt',
+  claimsOfSchema: sdJwtClaims,
+  configurationProblems: (doc) =>
+    doc.config.docType !== undefined ? [{ field: 'body.config.docType', message: 'is for mso_mdoc only; an SD-JWT VC has vct' }] : [],
+  dcqlPresentation: (verified) => ({
+    credential_format: 'dc+sd-jwt',
+    vct: verified.vct as string,
+    claims: verified.claims as DcqlSdJwtVcCredential['claims'],
+    cryptographic_holder_binding: true,
+  }),
+  vpFormatSupported: { 'sd-jwt_alg_values': ['ES256', 'ES384', 'ES512'], 'kb-jwt_alg_values': ['ES256', 'ES384', 'ES512'] },
+  async issue({ config, claims, holderJwk, status, issuer, federationEntityId, vct }, signer) {
+    const { issueSdJwtVc } = await issuing();
+    const trustFormat = config.sdJwtTrustFormat ?? 'x5c';
+    const iss = trustFormat === 'federation' ? (federationEntityId ?? issuer) : issuer;
+    const lifetimeSeconds = config.lifeTime;
+    return issueSdJwtVc({ issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status }, signer);
+  },
+  verify: async (presentation, context) => [await verifySdJwtPresentation(presentation, context)],
+} satisfies CredentialFormat;
