@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start } from '../src/server.js';
+import { start } from '../src/start-up/server.js';
 import { clientFiles } from './client-files.js';
 
 const dir = new URL('../clients/typescript/', import.meta.url).pathname;

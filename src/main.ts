@@ -1,7 +1,7 @@
 import { ConfigError, plainHttpWarning } from './config.js';
 import { keepMemoryReducerWorking, releaseCompileCache } from './platform/memory-reducer.js';
-import { start } from './server.js';
-import { EXIT_CODES, StartUpError } from './start-up-errors.js';
+import { EXIT_CODES, StartUpError } from './start-up/errors.js';
+import { start } from './start-up/server.js';
 
 // Listened for from the very start: a signal that arrives while the service is still starting (its
 // announcement printed, its handlers not yet in place) stops it once started, instead of killing it.

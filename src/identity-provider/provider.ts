@@ -10,7 +10,7 @@ import { ROLES, type Role } from '../platform/auth/roles.js';
 import { InvalidTokenError, TOKEN_AUDIENCE, type TokenVerifier, type VerifiedToken } from '../platform/auth/tokens.js';
 import { Problem } from '../platform/http/problem.js';
 import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/outbound/client.js';
-import { StartUpError } from '../start-up-errors.js';
+import { StartUpError } from '../start-up/errors.js';
 import { AdminPermissionMissing, type ProviderAdmin } from './admin.js';
 import { AdminToken, type TokenAnswer, TokenAnswerSchema } from './admin-token.js';
 import { keycloakAdmin } from './keycloak.js';

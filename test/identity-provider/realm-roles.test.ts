@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES, type Role } from '../../src/platform/auth/roles.js';
-import { start } from '../../src/server.js';
-import { StartUpError } from '../../src/start-up-errors.js';
+import { StartUpError } from '../../src/start-up/errors.js';
+import { start } from '../../src/start-up/server.js';
 import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { type ExternalService, REALM, startExternalService } from '../support/external-service.js';
 import type { KeycloakRealm } from '../support/keycloak-admin-fake.js';

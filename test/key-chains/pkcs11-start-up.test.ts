@@ -3,7 +3,7 @@
 // another service of the process is logged in to would take any PIN.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start } from '../../src/server.js';
+import { start } from '../../src/start-up/server.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { run, runUntilExit, stop } from '../support/process.js';
 import { startFailure } from '../support/service.js';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { OutboundClient } from '../../platform/outbound/client.js';
-import { StartUpError } from '../../start-up-errors.js';
+import { StartUpError } from '../../start-up/errors.js';
 import type { ExternalKeyProvider } from './external.js';
 import { EXTERNAL_PROVIDER_TYPES, providerTypeOf } from './index.js';
 import { resolveValue, type ValueRef } from './settings.js';

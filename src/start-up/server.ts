@@ -2,13 +2,13 @@
 // both start the service through here.
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { type BuildOptions, buildApp, type Services } from './app.js';
-import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from './config.js';
-import { ConfigImportError, type ImportEnvironment, importEnvironment } from './config-files/service.js';
+import { type BuildOptions, buildApp, type Services } from '../app.js';
+import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from '../config.js';
+import { ConfigImportError, type ImportEnvironment, importEnvironment } from '../config-files/service.js';
+import type { Db } from '../platform/db/connect.js';
+import { type DrainOutcome, drain, trackConnections } from '../platform/lifecycle/drain.js';
+import { databaseFailure, listenFailure, StartUpError } from './errors.js';
 import { explainMasterSecretRefusal, firstRunAnnouncement, prepareSecrets } from './first-run.js';
-import type { Db } from './platform/db/connect.js';
-import { type DrainOutcome, drain, trackConnections } from './platform/lifecycle/drain.js';
-import { databaseFailure, listenFailure, StartUpError } from './start-up-errors.js';
 
 export interface RunningService {
   app: FastifyInstance;

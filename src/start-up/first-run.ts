@@ -2,10 +2,10 @@
 // generated once into DATA_DIR (mode 0600) and reused on every later start.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config, ReadyConfig, SecretsConfig } from './config.js';
+import type { Config, ReadyConfig, SecretsConfig } from '../config.js';
+import { generateSecret } from '../platform/crypto/secrets.js';
+import { StartUpError } from './errors.js';
 import { WrongMasterSecret } from './master-secret-check.js';
-import { generateSecret } from './platform/crypto/secrets.js';
-import { StartUpError } from './start-up-errors.js';
 
 interface Generated {
   /** The master secret was generated during this start. */
