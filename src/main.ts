@@ -1,6 +1,6 @@
 import { ConfigError, plainHttpWarning } from './config.js';
+import { EXIT_CODES, StartUpError } from './platform/lifecycle/start-up-errors.js';
 import { keepMemoryReducerWorking, releaseCompileCache } from './platform/memory-reducer.js';
-import { EXIT_CODES, StartUpError } from './start-up/errors.js';
 import { start } from './start-up/server.js';
 
 // Listened for from the very start: a signal that arrives while the service is still starting (its

@@ -9,7 +9,7 @@ import { generateSecret, hashSecret, SecretVerifier } from '../platform/crypto/s
 import type { ClientsTable } from '../platform/db/schema.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
 import { badRequest, conflict, type FieldError, forbidden, notFound } from '../platform/http/problem.js';
-import { StartUpError } from '../start-up/errors.js';
+import { StartUpError } from '../platform/lifecycle/start-up-errors.js';
 import * as store from './store.js';
 
 export interface Client {

@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import type { Config, ReadyConfig, SecretsConfig } from '../config.js';
 import { generateSecret } from '../platform/crypto/secrets.js';
-import { StartUpError } from './errors.js';
-import { WrongMasterSecret } from './master-secret-check.js';
+import { WrongMasterSecret } from '../platform/lifecycle/master-secret-check.js';
+import { StartUpError } from '../platform/lifecycle/start-up-errors.js';
 
 interface Generated {
   /** The master secret was generated during this start. */

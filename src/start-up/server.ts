@@ -7,7 +7,7 @@ import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from '.
 import { ConfigImportError, type ImportEnvironment, importEnvironment } from '../config-files/service.js';
 import type { Db } from '../platform/db/connect.js';
 import { type DrainOutcome, drain, trackConnections } from '../platform/lifecycle/drain.js';
-import { databaseFailure, listenFailure, StartUpError } from './errors.js';
+import { databaseFailure, listenFailure, StartUpError } from '../platform/lifecycle/start-up-errors.js';
 import { explainMasterSecretRefusal, firstRunAnnouncement, prepareSecrets } from './first-run.js';
 
 export interface RunningService {

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClientSecret } from '../../src/issuance/settings/chained-as.js';
 import { createSealer } from '../../src/platform/crypto/sealed.js';
-import { EXIT_CODES, StartUpError } from '../../src/start-up/errors.js';
+import { EXIT_CODES, StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { engine } from '../support/database.js';
 import { expectProblem, fieldsOf } from '../support/problems.js';
 import { runUntilExit } from '../support/process.js';

@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
-import { EXIT_CODES, StartUpError } from '../../src/start-up/errors.js';
+import { EXIT_CODES, StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { expectProblem } from '../support/problems.js';
 import { startService, type TestService } from '../support/service.js';
 import { removeFolders, writeFolder } from './support.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
-import { StartUpError } from '../../src/start-up/errors.js';
+import { StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { start } from '../../src/start-up/server.js';
 import { ADMIN_CLIENT, startOpenIdProvider, type TestProvider } from '../support/oidc-provider.js';
 import { expectProblem, problemOf } from '../support/problems.js';

@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StartUpError } from '../../src/start-up/errors.js';
+import { StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { start } from '../../src/start-up/server.js';
 import { type ExternalService, startExternalService } from '../support/external-service.js';
 import { ADMIN_CLIENT, clientCredentialsToken, startOpenIdProvider } from '../support/oidc-provider.js';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES, type Role } from '../../src/platform/auth/roles.js';
-import { StartUpError } from '../../src/start-up/errors.js';
+import { StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { start } from '../../src/start-up/server.js';
 import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { type ExternalService, REALM, startExternalService } from '../support/external-service.js';

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import type { Kysely } from 'kysely';
 import { ROLES, type Role } from '../../src/platform/auth/roles.js';
 import type { Database } from '../../src/platform/db/schema.js';
-import { StartUpError } from '../../src/start-up/errors.js';
+import { StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { type RunningService, start } from '../../src/start-up/server.js';
 import type { KnownPath, Method, Operation, RequestBodyOf, SuccessBodyOf } from './api-types.js';
 import { TestClock } from './clock.js';

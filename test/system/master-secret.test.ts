@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { migrationsFor } from '../../src/migrations/index.js';
 import { connect } from '../../src/platform/db/connect.js';
 import { migrate } from '../../src/platform/db/migrate.js';
-import { StartUpError } from '../../src/start-up/errors.js';
+import { StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { start } from '../../src/start-up/server.js';
 import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
 import { type RequestOptions, request } from '../support/http.js';

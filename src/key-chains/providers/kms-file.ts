@@ -4,8 +4,8 @@
 // naming the provider. Without the file there is one provider, db, as before.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { StartUpError } from '../../platform/lifecycle/start-up-errors.js';
 import type { OutboundClient } from '../../platform/outbound/client.js';
-import { StartUpError } from '../../start-up/errors.js';
 import type { ExternalKeyProvider } from './external.js';
 import { EXTERNAL_PROVIDER_TYPES, providerTypeOf } from './index.js';
 import { resolveValue, type ValueRef } from './settings.js';

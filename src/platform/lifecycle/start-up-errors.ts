@@ -1,7 +1,7 @@
 // Start-up failures an operator can act on: one line naming the cause, and an exit code per kind
 // (sysexits.h), so a supervisor or script can tell a busy port from a missing database.
-import type { Config } from '../config.js';
-import { postgresSettings } from '../platform/db/connect.js';
+import type { Config } from '../../config.js';
+import { postgresSettings } from '../db/connect.js';
 
 export const EXIT_CODES = {
   config: 78,

@@ -7,9 +7,9 @@
 // the service is assembled. A database made before the check value existed is judged by one of its
 // sealed keys, and gets the check value when that opens.
 
-import { createSealer } from '../platform/crypto/sealed.js';
-import { type Executor, nowIso } from '../platform/db/values.js';
-import { StartUpError } from './errors.js';
+import { createSealer } from '../crypto/sealed.js';
+import { type Executor, nowIso } from '../db/values.js';
+import { StartUpError } from './start-up-errors.js';
 
 const NAME = 'master-secret-check';
 const CHECKED = 'MASTER_SECRET opens the data of this database';
