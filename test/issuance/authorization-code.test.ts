@@ -5,6 +5,7 @@ import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { authorizeRequest, pushAuthorizationRequest } from '../support/authorization.js';
+import { engine } from '../support/database.js';
 import { problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
@@ -36,8 +37,10 @@ const configuration = (id: string, scope: string) => ({
 });
 const CLAIMS = { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann' } };
 
+const METRICS_TOKEN = 'metrics-token-for-authorization-code-tests';
+
 beforeAll(async () => {
-  svc = await startService();
+  svc = await startService({ METRICS_TOKEN });
   acme = (await svc.tenant('acme')).token;
   other = (await svc.tenant('other')).token;
   for (const token of [acme, other]) {
@@ -540,6 +543,23 @@ describe('authorization endpoint', () => {
     const code = granted[0]?.location?.searchParams.get('code') as string;
     expect((await token(codeGrant(code, verifier))).status).toBe(200);
   });
+
+  it.skipIf(engine !== 'postgres')(
+    'grants in one round trip on PostgreSQL: request_uri spent, session read, code and log line written',
+    async () => {
+      /** Statements sent while answering requests (svc_db_request_round_trips_total: the scrape and background work aside). */
+      const requestRoundTrips = async () => {
+        const text = await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+        return Number(/^svc_db_request_round_trips_total (\d+)/m.exec(text)?.[1]);
+      };
+      const created = await offer();
+      const pushed = await par(created.issuerState);
+      const before = await requestRoundTrips();
+      const answer = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
+      expect(answer.location?.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect((await requestRoundTrips()) - before).toBe(1);
+    },
+  );
 
   it('refuses to push a request for an offer already redeemed', async () => {
     const { created, code, verifier } = await codeFor();
