@@ -28,7 +28,6 @@ import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
-import { announceIssuerChange } from './issuance/issuers.js';
 import { rateLimitCeilings, tenantRateLimits } from './issuance/settings/rate-limits.js';
 import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
@@ -187,8 +186,8 @@ async function assemble(
     initializers: [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)],
     // The database's users go with the tenant's rows; the provider's must be deleted there.
     cleanups: (users) => [
-      // Every instance forgets the tenant's issuer once its deletion commits.
-      (db, tenantId) => announceIssuerChange(bus, db, tenantId),
+      // Issuance is assembled below; called only when a tenant is deleted, long after.
+      (db, tenantId) => issuance.tenantRemoved(db, tenantId),
       ...(identityProvider?.admin ? [(db: Executor, tenantId: string) => users.removeAllOfTenant(tenantId, db)] : []),
     ],
   });

@@ -153,6 +153,14 @@ export function createIssuance(needs: IssuanceNeeds) {
 
   return {
     nonces,
+    /**
+     * The tenant is being deleted in `db`'s transaction: its issuer is forgotten here at once, and on
+     * every instance (this one again) when the deletion commits.
+     */
+    tenantRemoved(db: Executor, tenantId: string): Promise<void> {
+      issuers.forget(tenantId);
+      return announceIssuerChange(needs.bus, db, tenantId);
+    },
     /** Renders issuance.status events for the webhook worker. */
     webhooks,
     /** The bound on wallet-initiated requests, whose lapsed windows a scheduled job drops. */

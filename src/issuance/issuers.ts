@@ -62,6 +62,11 @@ export class IssuerDirectory {
     return this.cache.get(tenantId, () => this.load(tenantId));
   }
 
+  /** Forgets the tenant's issuer on this instance (others hear of the change through announceIssuerChange). */
+  forget(tenantId: string) {
+    this.cache.forget(tenantId);
+  }
+
   urls(tenantId: string): IssuerUrls {
     return issuerUrls(this.publicUrl, tenantId);
   }
