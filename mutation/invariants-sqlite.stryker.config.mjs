@@ -12,7 +12,7 @@ export default mutationConfig('invariants-sqlite', {
     // the invariants set: on SQLite its second operand is never evaluated)
     'src/sessions/store.ts:106-119',
     // spendHandleReading: the proofs' jtis remembered, then the handle spent and its session read
-    'src/sessions/store.ts:340-349',
+    'src/sessions/store.ts:352-371',
     // takeConfiguration: the c_nonce spent before the configuration is taken
     'src/issuance/credential-request/store.ts:67-73',
   ],

@@ -22,15 +22,15 @@ export default mutationConfig('invariants', {
     // moveByHandle (redeem by handle in one statement) and respurposeHandle (spend a code, a request_uri, a refresh token)
     'src/sessions/store.ts:261-319',
     // spendHandleReading: a handle spent and its session read with the proofs' jtis, nothing spent on
-    // a replayed jti (the serial SQLite form, L340-349, in the invariants-sqlite set)
-    'src/sessions/store.ts:326-339',
-    'src/sessions/store.ts:350-366',
+    // a replayed jti (the serial SQLite form, L352-371, in the invariants-sqlite set)
+    'src/sessions/store.ts:337-351',
+    'src/sessions/store.ts:372-395',
     // SessionService.update: the compare-and-set loop; spendHandleOfSession; findByHandleInserting;
     // spendHandle and spendHandleOfLiveSession
-    'src/sessions/service.ts:238-284',
-    'src/sessions/service.ts:394-397',
-    'src/sessions/service.ts:405-408',
-    'src/sessions/service.ts:485-498',
+    'src/sessions/service.ts:245-291',
+    'src/sessions/service.ts:422-425',
+    'src/sessions/service.ts:433-436',
+    'src/sessions/service.ts:513-526',
     // takeConfiguration: one credential per configuration and round, with its c_nonce
     // (L67, the serial spend, runs only on SQLite: mutated by the invariants-sqlite set)
     'src/issuance/credential-request/store.ts:42-66',

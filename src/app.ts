@@ -39,6 +39,7 @@ import { type Clock, systemClock } from './platform/clock.js';
 import { createSealer } from './platform/crypto/sealed.js';
 import { connect, type Db } from './platform/db/connect.js';
 import { migrate } from './platform/db/migrate.js';
+import type { Executor } from './platform/db/values.js';
 import { InProcessBus } from './platform/events/bus.js';
 import { installAccessControl } from './platform/http/access.js';
 import { installErrorHandling } from './platform/http/errors.js';
@@ -173,6 +174,10 @@ async function assemble(
   // One read of one row, made while the rest is assembled; awaited before the service answers anyone.
   const masterSecretChecked = checkMasterSecret(kysely, config.MASTER_SECRET, () => keyChains.sealedKeyOpens());
   masterSecretChecked.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
+  // Events (session status, cache invalidations) reach every instance through PostgreSQL; SQLite runs as a single instance.
+  const postgresBus =
+    db.dialect === 'postgres' && db.postgres ? new (await import('./platform/events/postgres-bus.js')).PostgresBus(db.postgres) : undefined;
+  const bus = postgresBus ?? new InProcessBus();
   const tenancy = createTenancy({
     db: kysely,
     audit,
@@ -181,7 +186,11 @@ async function assemble(
     maxStatusListCapacity: config.STATUS_MAX_CAPACITY,
     initializers: [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)],
     // The database's users go with the tenant's rows; the provider's must be deleted there.
-    cleanups: (users) => (identityProvider?.admin ? [(db, tenantId) => users.removeAllOfTenant(tenantId, db)] : []),
+    cleanups: (users) => [
+      // Issuance is assembled below; called only when a tenant is deleted, long after.
+      (db, tenantId) => issuance.tenantRemoved(db, tenantId),
+      ...(identityProvider?.admin ? [(db: Executor, tenantId: string) => users.removeAllOfTenant(tenantId, db)] : []),
+    ],
   });
   const { tenants, clients } = tenancy;
   // Hashing the bootstrap secret takes a worker thread 50-100 ms: it runs while the routes are built.
@@ -206,10 +215,6 @@ async function assemble(
     consoleClientId: config.OIDC_UI_CLIENT_ID,
   });
 
-  // Session events reach every instance through PostgreSQL; SQLite runs as a single instance.
-  const postgresBus =
-    db.dialect === 'postgres' && db.postgres ? new (await import('./platform/events/postgres-bus.js')).PostgresBus(db.postgres) : undefined;
-  const bus = postgresBus ?? new InProcessBus();
   const sessionFeature = createSessions({ db: kysely, audit, sealer: sealerFor('sessions'), bus });
   const { sessions } = sessionFeature;
   sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
@@ -305,6 +310,7 @@ async function assemble(
   });
   const issuance = createIssuance({
     db: kysely,
+    bus,
     publicUrl: config.PUBLIC_URL,
     masterSecret: config.MASTER_SECRET,
     audit,

@@ -14,6 +14,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import { createSealer, type Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
+import type { EventBus } from '../platform/events/bus.js';
 import type { App } from '../platform/http/types.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { OutboundClient } from '../platform/outbound/client.js';
@@ -38,7 +39,7 @@ import { credentialRoutes } from './credential-request/routes.js';
 import { deferredRoutes } from './deferred/routes.js';
 import { DeferredService } from './deferred/service.js';
 import { createInteractiveAuthorization, type InteractivePresentations } from './interactive-authorization/index.js';
-import { IssuerDirectory, type TrustedWalletProviders } from './issuers.js';
+import { announceIssuerChange, IssuerDirectory, type TrustedWalletProviders } from './issuers.js';
 import { metadataRoutes } from './metadata/routes.js';
 import { nonceRoutes } from './nonce/routes.js';
 import { NonceStore } from './nonce/store.js';
@@ -57,6 +58,8 @@ import { IssuanceWebhooks } from './webhooks.js';
 
 export interface IssuanceNeeds {
   db: Executor;
+  /** Carries the issuers' change events to every instance. */
+  bus: EventBus;
   publicUrl: string;
   masterSecret: string;
   audit: AuditService;
@@ -89,10 +92,14 @@ export interface IssuanceNeeds {
 export function createIssuance(needs: IssuanceNeeds) {
   const { db, sessions, credentialConfigs: configs, sealer, publicUrl } = needs;
   const settingsSealer = createSealer(needs.masterSecret, 'issuer-settings-secrets');
-  const settings = new IssuerSettingsService(db, needs.audit, settingsSealer, (ctx, tenantId, trx) =>
-    needs.keyChains.ensureDefault(ctx, tenantId, 'federation', trx),
+  const settings = new IssuerSettingsService(
+    db,
+    needs.audit,
+    settingsSealer,
+    (ctx, tenantId, trx) => needs.keyChains.ensureDefault(ctx, tenantId, 'federation', trx),
+    (trx, tenantId) => announceIssuerChange(needs.bus, trx, tenantId),
   );
-  const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.trustedWalletProviders);
+  const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.trustedWalletProviders, needs.bus);
   const nonces = new NonceStore(db);
   const tokens = new IssuanceTokens(needs.masterSecret);
   const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret));
@@ -146,6 +153,14 @@ export function createIssuance(needs: IssuanceNeeds) {
 
   return {
     nonces,
+    /**
+     * The tenant is being deleted in `db`'s transaction: its issuer is forgotten here at once, and on
+     * every instance (this one again) when the deletion commits.
+     */
+    tenantRemoved(db: Executor, tenantId: string): Promise<void> {
+      issuers.forget(tenantId);
+      return announceIssuerChange(needs.bus, db, tenantId);
+    },
     /** Renders issuance.status events for the webhook worker. */
     webhooks,
     /** The bound on wallet-initiated requests, whose lapsed windows a scheduled job drops. */

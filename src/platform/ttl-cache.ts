@@ -43,6 +43,10 @@ export class TtlCache<V> {
     this.entries.delete(key);
   }
 
+  forgetAll(): void {
+    this.entries.clear();
+  }
+
   /** Forgets every key that starts with `prefix`. */
   forgetPrefix(prefix: string): void {
     for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);

@@ -394,6 +394,27 @@ export class SessionService {
   }
 
   /**
+   * spendHandleReading (without inserts) that also gives the spender's session a new handle (an
+   * authorization code for a request_uri) with its log line, in the same statement on PostgreSQL.
+   * The caller decides afterwards whether the new handle is handed out; `withdraw` takes it and its
+   * log line back when it is not (a no-op when nothing was spent).
+   */
+  async spendHandleIssuing(
+    purpose: string,
+    secret: string,
+    tenantId: string,
+    issue: { purpose: string; secret: string; expiresAt: string; log: SessionLogLine },
+  ): Promise<{ session?: SessionState; withdraw(): Promise<void> }> {
+    const spend = { hash: hashHandle(secret), purpose, spentPurpose: spentHandle(purpose), tenantId, now: nowIso() };
+    const handle = { hash: hashHandle(issue.secret), purpose: issue.purpose, expires_at: issue.expiresAt };
+    const { row, loggedSeq } = await store.spendHandleReading(this.db, spend, [], { handle, log: this.logRow(issue.log) });
+    const withdraw = async () => {
+      if (loggedSeq !== undefined) await store.withdrawIssued(this.db, handle.hash, loggedSeq);
+    };
+    return { session: row && this.toState(row), withdraw };
+  }
+
+  /**
    * Uses a single-use handle of one given session of the tenant: true for exactly one caller while
    * the handle is live, decided by the one statement that spends it (the spent handle is kept, as
    * spendHandle does). A handle of another session, or of another tenant's, is not spent.

@@ -318,16 +318,28 @@ export async function respurposeHandle(
 }
 
 /**
+ * A handle given to the session that spent one, with its log line (spendHandleReading's `issuing`),
+ * written only by the caller that spent it.
+ */
+export interface IssuedWithSpend {
+  handle: Omit<HandleRow, 'session_id'>;
+  log: LogRow;
+}
+
+/**
  * Spends a live handle of the tenant's session and reads that session: one statement on PostgreSQL,
  * with `inserts` (once-only values) as sibling CTEs and the handle spent only if each added its row.
  * The row is returned only to the caller that spent the handle. SQLite: the inserts, then the spend
- * (only if all inserts added their row), then the read, in one transaction.
+ * (only if all inserts added their row), then the read, in one transaction. With `issuing`, the
+ * spender's session gets that handle and log line in the same statement; `loggedSeq` is the line's
+ * seq (for withdrawIssued), absent when nothing was spent.
  */
 export async function spendHandleReading(
   db: Executor,
   spend: { hash: string; purpose: string; spentPurpose: string; tenantId: string; now: string },
   inserts: OnceInsert[],
-): Promise<{ inserted: boolean[]; row: Selectable<SessionsTable> | undefined }> {
+  issuing?: IssuedWithSpend,
+): Promise<{ inserted: boolean[]; row: Selectable<SessionsTable> | undefined; loggedSeq?: number }> {
   const ofTenant = sql<boolean>`exists (select 1 from sessions where sessions.id = session_handles.session_id and sessions.tenant_id = ${spend.tenantId})`;
   const spending = (executor: Executor) =>
     executor
@@ -344,26 +356,59 @@ export async function spendHandleReading(
       if (inserted.includes(false)) return { inserted, row: undefined };
       const spent = await spending(trx).returning('session_id').executeTakeFirst();
       const row = spent && (await trx.selectFrom('sessions').selectAll().where('id', '=', spent.session_id).executeTakeFirst());
-      return { inserted, row };
+      if (!spent || !issuing) return { inserted, row };
+      await trx
+        .insertInto('session_handles')
+        .values({ ...issuing.handle, session_id: spent.session_id })
+        .execute();
+      const logged = await trx
+        .insertInto('session_logs')
+        .values({ ...issuing.log, session_id: spent.session_id })
+        .returning('seq')
+        .executeTakeFirstOrThrow();
+      return { inserted, row, loggedSeq: logged.seq };
     });
   }
   const name = (i: number) => sql.raw(`inserted${i}`);
   const insertCtes = inserts.map((insert, i) => sql`${name(i)} as (${insert.returning(sql<number>`1`.as('one'))}), `);
   const allInserted = inserts.map((_, i) => sql` and exists (select 1 from ${name(i)})`);
   const counts = inserts.map((_, i) => sql`(select count(*) from ${name(i)}) as ${name(i)}, `);
+  const spender = sql`(select session_id as id from spent)`;
+  const issuingCtes = issuing
+    ? sql`, issued as (${addingHandle(db, issuing.handle)(spender)}), logged as (${addingLog(db, issuing.log)(spender)} returning seq)`
+    : sql``;
+  const loggedSeq = issuing ? sql`(select seq from logged) as logged_seq, ` : sql``;
   const { rows } = await sql<Record<string, unknown>>`
     with ${sql.join(insertCtes, sql``)}spent as (${spending(db)
       .where(sql<boolean>`true${sql.join(allInserted, sql``)}`)
-      .returning('session_id')})
-    select ${sql.join(counts, sql``)}found.*
+      .returning('session_id')})${issuingCtes}
+    select ${sql.join(counts, sql``)}${loggedSeq}found.*
     from (select 1) as one left join (select sessions.*, 1 as found_row from sessions join spent on sessions.id = spent.session_id) as found on true`.execute(
     db,
   );
   const row = { ...(rows[0] as Record<string, unknown>) };
   const inserted = inserts.map((_, i) => Number(row[`inserted${i}`]) === 1);
   for (let i = 0; i < inserts.length; i++) delete row[`inserted${i}`];
-  const { found_row: found, ...session } = row as { found_row: number | null };
-  return { inserted, row: found === null ? undefined : (session as unknown as Selectable<SessionsTable>) };
+  const { found_row: found, logged_seq: seq, ...session } = row as { found_row: number | null; logged_seq?: number | null };
+  if (found === null) return { inserted, row: undefined };
+  return { inserted, row: session as unknown as Selectable<SessionsTable>, ...(seq != null && { loggedSeq: Number(seq) }) };
+}
+
+/**
+ * Takes back what spendHandleReading's `issuing` gave a session whose request was then refused: the
+ * handle (its secret never left this instance, so nobody could have used it) and its log line.
+ */
+export async function withdrawIssued(db: Executor, hash: string, loggedSeq: number) {
+  const dropped = db.deleteFrom('session_handles').where('hash', '=', hash);
+  const unlogged = db.deleteFrom('session_logs').where('seq', '=', loggedSeq);
+  if (!isPostgres(db)) {
+    await inTransaction(db, async (trx) => {
+      await trx.executeQuery(dropped.compile());
+      await trx.executeQuery(unlogged.compile());
+    });
+    return;
+  }
+  await sql`with dropped as (${dropped}), unlogged as (${unlogged}) select 1`.execute(db);
 }
 
 export async function deleteHandles(db: Executor, sessionId: string, purpose: string) {

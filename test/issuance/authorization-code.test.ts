@@ -5,6 +5,7 @@ import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issuanceCallbacks } from '../../wallet/callbacks.js';
 import { authorizeRequest, pushAuthorizationRequest } from '../support/authorization.js';
+import { engine } from '../support/database.js';
 import { problemOf } from '../support/problems.js';
 import { verifySdJwtIndependently } from '../support/sd-jwt-check.js';
 import { startService, type TestService } from '../support/service.js';
@@ -36,8 +37,10 @@ const configuration = (id: string, scope: string) => ({
 });
 const CLAIMS = { type: 'inline', claims: { given_name: 'Erika', family_name: 'Mustermann' } };
 
+const METRICS_TOKEN = 'metrics-token-for-authorization-code-tests';
+
 beforeAll(async () => {
-  svc = await startService();
+  svc = await startService({ METRICS_TOKEN });
   acme = (await svc.tenant('acme')).token;
   other = (await svc.tenant('other')).token;
   for (const token of [acme, other]) {
@@ -478,6 +481,85 @@ describe('authorization endpoint', () => {
       iss: url('acme', '').slice(0, -1),
     });
   });
+
+  /** The session's live authorization codes and the log lines that announced one. */
+  const codesOf = async (sessionId: string) => ({
+    codes: (
+      await svc.db
+        .selectFrom('session_handles')
+        .select('hash')
+        .where('session_id', '=', sessionId)
+        .where('purpose', '=', 'authorization_code')
+        .execute()
+    ).length,
+    logged: (
+      await svc.db
+        .selectFrom('session_logs')
+        .select('seq')
+        .where('session_id', '=', sessionId)
+        .where('message', '=', 'authorization code issued')
+        .execute()
+    ).length,
+  });
+
+  it('a refused authorization leaves no code and no log line of one, though the request_uri is spent', async () => {
+    const created = await offer();
+    const wrongClient = await authorize({ client_id: 'someone-else', request_uri: (await par(created.issuerState)).body.request_uri });
+    expect(JSON.parse(wrongClient.body)).toEqual({
+      error: 'invalid_request',
+      error_description: 'client_id does not match the pushed authorization request',
+    });
+    expect(await codesOf(created.session)).toEqual({ codes: 0, logged: 0 });
+
+    const pushed = await par(created.issuerState);
+    await svc.db
+      .updateTable('sessions')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', created.session)
+      .execute();
+    const expired = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
+    expect(expired.location?.searchParams.get('error_description')).toBe('the credential offer has expired');
+    expect(await codesOf(created.session)).toEqual({ codes: 0, logged: 0 });
+    const handles = await svc.db.selectFrom('session_handles').select('purpose').where('session_id', '=', created.session).execute();
+    expect(handles.map((h) => h.purpose)).not.toContain('request_uri');
+  });
+
+  it('racing authorizations of one request_uri: exactly one gets a code, the only one the session holds, and it redeems', async () => {
+    const created = await offer();
+    const { verifier, challenge } = pkce();
+    const pushed = await par(created.issuerState, { code_challenge: challenge });
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, () => authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri })),
+    );
+    const granted = replies.filter((reply) => reply.status === 302);
+    expect(granted).toHaveLength(1);
+    for (const refused of replies.filter((reply) => reply.status !== 302)) {
+      expect(JSON.parse(refused.body)).toEqual({
+        error: 'invalid_request_uri',
+        error_description: 'request_uri is unknown, expired or already used',
+      });
+    }
+    expect(await codesOf(created.session)).toEqual({ codes: 1, logged: 1 });
+    const code = granted[0]?.location?.searchParams.get('code') as string;
+    expect((await token(codeGrant(code, verifier))).status).toBe(200);
+  });
+
+  it.skipIf(engine !== 'postgres')(
+    'grants in one round trip on PostgreSQL: request_uri spent, session read, code and log line written',
+    async () => {
+      /** Statements sent while answering requests (svc_db_request_round_trips_total: the scrape and background work aside). */
+      const requestRoundTrips = async () => {
+        const text = await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+        return Number(/^svc_db_request_round_trips_total (\d+)/m.exec(text)?.[1]);
+      };
+      const created = await offer();
+      const pushed = await par(created.issuerState);
+      const before = await requestRoundTrips();
+      const answer = await authorize({ client_id: 'raw-wallet', request_uri: pushed.body.request_uri });
+      expect(answer.location?.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect((await requestRoundTrips()) - before).toBe(1);
+    },
+  );
 
   it('refuses to push a request for an offer already redeemed', async () => {
     const { created, code, verifier } = await codeFor();

@@ -48,40 +48,69 @@ export class AuthorizationEndpoint {
     checkEnabled(issuer);
     checkPushed(call.query);
     const params = parseOAuthParams(AuthorizationQuerySchema, call.query);
-    const session = await this.takeRequestUri(issuer, params.request_uri);
-    const request = pushedRequest(session);
-    checkClientId(request, params.client_id);
-    const respond = (answer: Record<string, string>) => redirectTo(request, issuer, answer);
-    const refusal = offerRefusal(session);
-    if (refusal) return respond({ error: 'invalid_request', error_description: refusal });
-    const decision = await this.authorizeUser(session, request);
-    if (!decision.granted && 'continueAt' in decision) return decision.continueAt;
-    if (!decision.granted) return respond({ error: decision.error, error_description: decision.description });
-    return respond({ code: await issueCode(this.sessions, session) });
+    // The code is written in the statement that spends the request_uri (one round trip where the
+    // offer alone authorizes the user), and withdrawn when the request is refused or continues
+    // elsewhere. Its secret leaves this instance only in a granted answer: a withdrawn code was never usable.
+    const code = newCode();
+    const taken = await this.takeRequestUri(issuer, params.request_uri, code);
+    let granted = false;
+    try {
+      const session = taken.session;
+      const request = pushedRequest(session);
+      checkClientId(request, params.client_id);
+      const respond = (answer: Record<string, string>) => redirectTo(request, issuer, answer);
+      const refusal = offerRefusal(session);
+      if (refusal) return respond({ error: 'invalid_request', error_description: refusal });
+      const decision = await this.authorizeUser(session, request);
+      if (!decision.granted && 'continueAt' in decision) return decision.continueAt;
+      if (!decision.granted) return respond({ error: decision.error, error_description: decision.description });
+      granted = true;
+      return respond({ code: code.secret });
+    } finally {
+      if (!granted) await taken.withdraw();
+    }
   }
 
-  /** A request_uri works once, for the issuer it was pushed to, within its short life. */
-  private async takeRequestUri(issuer: Issuer, requestUri: string): Promise<SessionState> {
+  /** A request_uri works once, for the issuer it was pushed to, within its short life; `code` goes to the session that spent it. */
+  private async takeRequestUri(
+    issuer: Issuer,
+    requestUri: string,
+    code: NewCode,
+  ): Promise<{ session: SessionState; withdraw(): Promise<void> }> {
     const secret = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
     // Spent and read in one statement: only the caller that spent it reads the session.
-    const { session } = secret ? await this.sessions.spendHandleReading(AUTHORIZATION_HANDLE.requestUri, secret, issuer.tenantId) : {};
-    if (!session) throw invalidRequestUri('request_uri is unknown, expired or already used');
-    return session;
+    const taken = secret
+      ? await this.sessions.spendHandleIssuing(AUTHORIZATION_HANDLE.requestUri, secret, issuer.tenantId, code)
+      : undefined;
+    if (!taken?.session) throw invalidRequestUri('request_uri is unknown, expired or already used');
+    return { session: taken.session, withdraw: taken.withdraw };
   }
 }
+
+/** An authorization code not yet written: its secret, purpose, expiry and log line. */
+interface NewCode {
+  purpose: string;
+  secret: string;
+  expiresAt: string;
+  log: { level: 'info'; message: string };
+}
+
+function newCode(): NewCode {
+  return {
+    purpose: AUTHORIZATION_HANDLE.code,
+    secret: randomBytes(32).toString('base64url'),
+    expiresAt: new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString(),
+    log: CODE_ISSUED,
+  };
+}
+
+const CODE_ISSUED = { level: 'info', message: 'authorization code issued' } as const;
 
 /** A single-use authorization code for the session's authorization request, which the token endpoint redeems. */
 export async function issueCode(sessions: SessionService, session: SessionState, db?: Executor): Promise<string> {
   const code = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
-  await sessions.addHandleLogging(
-    session.id,
-    AUTHORIZATION_HANDLE.code,
-    code,
-    expiresAt,
-    { level: 'info', message: 'authorization code issued' },
-    db,
-  );
+  await sessions.addHandleLogging(session.id, AUTHORIZATION_HANDLE.code, code, expiresAt, CODE_ISSUED, db);
   return code;
 }
 

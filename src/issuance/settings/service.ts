@@ -159,6 +159,8 @@ export class IssuerSettingsService {
     private readonly sealer: Sealer,
     /** Makes the tenant's default federation key chain when federation is set and it has none. */
     private readonly ensureFederationKeys: (ctx: RequestContext, tenantId: string, db: Executor) => Promise<void> = async () => {},
+    /** Tells every instance, with the saving transaction, that the tenant's settings changed. */
+    private readonly announceChange: (db: Executor, tenantId: string) => Promise<void> = async () => {},
   ) {}
 
   /** Adds a rule the settings must obey in their tenant (a conformance profile), run in the saving transaction. */
@@ -166,7 +168,7 @@ export class IssuerSettingsService {
     this.checks.push(check);
   }
 
-  /** Called after a tenant's settings changed on this instance (caches forget them at once). */
+  /** Called after a tenant's settings changed on this instance (caches forget them at once; other instances hear of it through announceChange). */
   onChange(listener: (tenantId: string) => void) {
     this.changeListeners.push(listener);
   }
@@ -210,6 +212,7 @@ export class IssuerSettingsService {
       if (updated.numUpdatedRows === 0n) await scoped.insertInto('issuer_settings', { document, updated_at: nowIso() }).execute();
       const change = { before: { ...shownSettings(before) }, after: { ...shownSettings(settings) } };
       await this.audit.record(ctx, { tenantId, actionType: 'issuer_settings.updated', ...change }, trx);
+      await this.announceChange(trx, tenantId);
       return settings;
     });
     for (const listener of this.changeListeners) listener(tenantId);

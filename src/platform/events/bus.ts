@@ -27,6 +27,12 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
+/**
+ * Heard locally (never published) when events may have been missed: the PostgreSQL bus's listening
+ * connection was lost and is back. Caches that rely on change events forget everything then.
+ */
+export const EVENTS_MISSED_TOPIC = 'events:missed';
+
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; both buses keep to it, so SQLite tests catch a breach. */
 export const MAX_EVENT_BYTES = 7999;
 

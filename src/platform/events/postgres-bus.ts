@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import type { Executor } from '../db/values.js';
-import { type EventBus, encodeEvent, type Listener } from './bus.js';
+import { EVENTS_MISSED_TOPIC, type EventBus, encodeEvent, type Listener } from './bus.js';
 
 export const EVENTS_CHANNEL = 'svc_events';
 const RETRY_MIN_MS = 250;
@@ -91,12 +91,17 @@ export class PostgresBus implements EventBus {
       this.log?.warn({ channel: message.channel }, 'ignoring a malformed event notification');
       return;
     }
-    if (typeof event.topic !== 'string') return;
-    for (const listener of this.emitter.listeners(event.topic) as Listener[]) {
+    // The missed-events topic is this instance's own news: another instance cannot send it.
+    if (typeof event.topic !== 'string' || event.topic === EVENTS_MISSED_TOPIC) return;
+    this.deliver(event.topic, event.payload);
+  }
+
+  private deliver(topic: string, payload: unknown) {
+    for (const listener of this.emitter.listeners(topic) as Listener[]) {
       try {
-        listener(event.payload);
+        listener(payload);
       } catch (err) {
-        this.log?.error({ err, topic: event.topic }, 'event listener failed');
+        this.log?.error({ err, topic }, 'event listener failed');
       }
     }
   }
@@ -118,6 +123,8 @@ export class PostgresBus implements EventBus {
       try {
         await this.connect();
         this.log?.info('event listener connection restored');
+        // What was published while the connection was gone never arrives here.
+        this.deliver(EVENTS_MISSED_TOPIC, null);
       } catch (err) {
         this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
         this.log?.error({ err, retryInMs: this.retryMs }, 'event listener cannot reconnect');
