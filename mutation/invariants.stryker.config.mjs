@@ -27,10 +27,10 @@ export default mutationConfig('invariants', {
     'src/sessions/store.ts:372-395',
     // SessionService.update: the compare-and-set loop; spendHandleOfSession; findByHandleInserting;
     // spendHandle and spendHandleOfLiveSession
-    'src/sessions/service.ts:245-291',
-    'src/sessions/service.ts:422-425',
-    'src/sessions/service.ts:433-436',
-    'src/sessions/service.ts:513-526',
+    'src/sessions/service.ts:258-297',
+    'src/sessions/service.ts:428-431',
+    'src/sessions/service.ts:439-442',
+    'src/sessions/service.ts:521-534',
     // takeConfiguration: one credential per configuration and round, with its c_nonce
     // (L67, the serial spend, runs only on SQLite: mutated by the invariants-sqlite set)
     'src/issuance/credential-request/store.ts:42-66',

@@ -112,6 +112,22 @@ export const spentHandle = (purpose: string) => `${purpose}:spent`;
 
 export const hashHandle = (secret: string) => createHash('sha256').update(secret).digest('base64url');
 
+/** How SessionService.update applies a change, beside the change itself. */
+export interface SessionUpdateOptions {
+  /** The condition the session must meet when the change is written (none: any session). */
+  expected?: SessionExpectation;
+  /** The executor (a transaction) to write with; the service's own by default. */
+  db?: Executor;
+  /** The session as the caller just read it: no second read when nothing raced. */
+  from?: SessionState;
+  /** A log line written with the change (in the same statement on PostgreSQL, with the status event). */
+  log?: SessionLogLine;
+  /** Writes to other tables sent with the change (in its statement on PostgreSQL; see store.AlongWrite). */
+  writes?: store.AlongWrite[];
+  /** Writes made only when the change applies, atomically with it (see store.FollowingWrite), chosen from the session as read. */
+  follows?: (current: SessionState) => store.FollowingWrite[];
+}
+
 export class SessionService {
   private readonly statusListeners: ((state: SessionState, previousStatus: SessionStatus | null) => void)[] = [];
   /** The row each state was made from (its version), so that an update of a state just read needs no second read. */
@@ -235,27 +251,17 @@ export class SessionService {
    * (store.updateSessionAt); when another write came first, the session is read again and the
    * condition checked again. So two requests racing for one offer cannot both win, and a change merged
    * into the metadata or personal data never overwrites one made meanwhile, as under a row lock, but
-   * in one round trip when nothing raced: `options.from` is the session as the caller just read it
-   * (no second read), `options.log` a log line written with the change (in the same statement on
-   * PostgreSQL, with the status event). `change` may be computed from the session as read (appending
-   * to a list, say). `options.writes` are writes to other tables sent with the change (in its
-   * statement on PostgreSQL; see store.AlongWrite). Returns the new state, or undefined when the
-   * session is gone, the condition failed, or a write that guards the change touched no row.
+   * in one round trip when nothing raced. `change` may be computed from the session as read
+   * (appending to a list, say). Returns the new state, or undefined when the session is gone, the
+   * condition failed, or a write that guards the change touched no row.
    */
   async update(
     tenantId: string,
     id: string,
     change: SessionChange | ((current: SessionState) => SessionChange),
-    expected: SessionExpectation = {},
-    db: Executor = this.db,
-    options: {
-      from?: SessionState;
-      log?: SessionLogLine;
-      writes?: store.AlongWrite[];
-      /** Writes made only when the change applies, atomically with it (see store.FollowingWrite), chosen from the session as read. */
-      follows?: (current: SessionState) => store.FollowingWrite[];
-    } = {},
+    options: SessionUpdateOptions = {},
   ): Promise<SessionState | undefined> {
+    const { expected = {}, db = this.db } = options;
     const given = options.from && this.rows.get(options.from);
     let row = given && given.id === id && given.tenant_id === tenantId ? given : await store.findSession(tenantDb(db, tenantId), id);
     // Each lost race means another write succeeded; a session written this often is a fault, not load.
@@ -454,10 +460,12 @@ export class SessionService {
     if (!session || (tenantId && session.tenantId !== tenantId)) return { moved: false };
     // Not read yet, or read as movable while another write came first: `update` decides, reading it again.
     if (read && session.status !== from) return { session, moved: false };
-    const moved = await this.update(session.tenantId, session.id, { status: to }, { statuses: [from] }, undefined, {
-      from: read ? undefined : session,
-      log: move.log,
-    });
+    const moved = await this.update(
+      session.tenantId,
+      session.id,
+      { status: to },
+      { expected: { statuses: [from] }, from: read ? undefined : session, log: move.log },
+    );
     return { session, moved: moved !== undefined };
   }
 

@@ -182,7 +182,12 @@ describe('update: one redemption per offer (compare-and-set)', () => {
   it(`${RACERS} racing redemptions of one offer: one applies`, async () => {
     const { session } = await sessionWithHandle();
     const redeemed = await race(RACERS, () =>
-      sessions.update('acme', session.id, { consumed: true, status: 'fetched' }, { consumed: false, statuses: ['active', 'fetched'] }),
+      sessions.update(
+        'acme',
+        session.id,
+        { consumed: true, status: 'fetched' },
+        { expected: { consumed: false, statuses: ['active', 'fetched'] } },
+      ),
     );
     expect(redeemed.filter((r) => r !== undefined)).toHaveLength(1);
     expect((await row(session.id)).consumed).toBeTruthy();
@@ -205,14 +210,16 @@ describe('update: one redemption per offer (compare-and-set)', () => {
       query: nonces.consuming('acme', 'guard', value),
       guards: true,
     });
-    const unknown = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { writes: [guard('never-issued')] });
+    const unknown = await sessions.update('acme', session.id, { status: 'fetched' }, { writes: [guard('never-issued')] });
     expect(unknown).toBeUndefined();
     expect((await row(session.id)).status).toBe('active');
     const value = await nonces.issue('acme', 'guard', 60);
-    const guarded = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, {
-      writes: [guard(value)],
-      log: { level: 'info', message: 'guarded change' },
-    });
+    const guarded = await sessions.update(
+      'acme',
+      session.id,
+      { status: 'fetched' },
+      { writes: [guard(value)], log: { level: 'info', message: 'guarded change' } },
+    );
     expect(guarded?.status).toBe('fetched');
     expect(await nonces.consume('acme', 'guard', value)).toBe(false);
     const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
@@ -227,7 +234,7 @@ describe('update: what goes with the change', () => {
       session.id,
       async () => {
         await sessions.update('acme', session.id, { public: { note: 1 } });
-        await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { log: { level: 'info', message: 'moved' } });
+        await sessions.update('acme', session.id, { status: 'fetched' }, { log: { level: 'info', message: 'moved' } });
         await sessions.update('acme', session.id, { public: { note: 2 } });
       },
       1,
@@ -242,13 +249,16 @@ describe('update: what goes with the change', () => {
       if (state.id === session.id) told.push(`${previous}>${state.status}`);
     });
     await sessions.update('acme', session.id, { public: { note: 1 } });
-    await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { log: { level: 'info', message: 'moved on' } });
-    await sessions.update('acme', session.id, { public: { note: 2 } }, {}, undefined, { log: { level: 'info', message: 'noted' } });
+    await sessions.update('acme', session.id, { status: 'fetched' }, { log: { level: 'info', message: 'moved on' } });
+    await sessions.update('acme', session.id, { public: { note: 2 } }, { log: { level: 'info', message: 'noted' } });
     // A change the compare-and-set refused writes no log line.
     expect(
-      await sessions.update('acme', session.id, { public: { note: 3 } }, { statuses: ['active'] }, undefined, {
-        log: { level: 'info', message: 'refused' },
-      }),
+      await sessions.update(
+        'acme',
+        session.id,
+        { public: { note: 3 } },
+        { expected: { statuses: ['active'] }, log: { level: 'info', message: 'refused' } },
+      ),
     ).toBeUndefined();
     expect(told).toEqual(['active>fetched']);
     const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
@@ -293,7 +303,7 @@ describe('update: what goes with the change', () => {
     const { session: sibling } = await sessionWithHandle({ public: { owner: 'sibling' } });
     const { session: foreign } = await sessionWithHandle({ tenant: 'other', public: { owner: 'foreign' } });
     for (const from of [await sessions.find('acme', sibling.id), await sessions.find('other', foreign.id)]) {
-      const changed = await sessions.update('acme', session.id, (current) => ({ public: { seen: current.public.owner } }), {}, undefined, {
+      const changed = await sessions.update('acme', session.id, (current) => ({ public: { seen: current.public.owner } }), {
         from: from as NonNullable<typeof from>,
       });
       expect(changed?.id).toBe(session.id);
@@ -317,7 +327,7 @@ describe('update: what goes with the change', () => {
         .returning('seq'),
       guards: false,
     });
-    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { from: stale, writes: [logLine()] });
+    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, { from: stale, writes: [logLine()] });
     expect(changed?.status).toBe('fetched');
     expect(changed?.public.note).toBe('meanwhile');
     const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
@@ -333,7 +343,7 @@ describe('update: what goes with the change', () => {
         .returning('seq'),
       guards: false,
     };
-    expect((await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { writes: [write] }))?.status).toBe('fetched');
+    expect((await sessions.update('acme', session.id, { status: 'fetched' }, { writes: [write] }))?.status).toBe('fetched');
     const logs = await svc.db.selectFrom('session_logs').select('message').where('session_id', '=', session.id).execute();
     expect(logs.filter((l) => l.message === 'first try')).toHaveLength(1);
   });
@@ -344,7 +354,7 @@ describe('update: what goes with the change', () => {
       query: svc.db.updateTable('nonces').set({ purpose: 'none' }).where('hash', '=', 'no-such-nonce').returning('hash'),
       guards: false,
     };
-    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { writes: [touchesNothing] });
+    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, { writes: [touchesNothing] });
     expect(changed?.status).toBe('fetched');
     expect((await row(session.id)).status).toBe('fetched');
   });
@@ -363,7 +373,7 @@ describe('update: what goes with the change', () => {
         .returning('hash'),
       guards: true,
     };
-    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, { from: stale, writes: [touch] });
+    const changed = await sessions.update('acme', session.id, { status: 'fetched' }, { from: stale, writes: [touch] });
     expect(changed?.status).toBe('fetched');
   });
 });
@@ -603,7 +613,7 @@ describe('update: several writes along, and the attempts they take', () => {
       computed++;
       return { status: 'fetched' as const };
     };
-    expect((await sessions.update('acme', session.id, change, {}, undefined, { writes: [touchesNothing] }))?.status).toBe('fetched');
+    expect((await sessions.update('acme', session.id, change, { writes: [touchesNothing] }))?.status).toBe('fetched');
     expect((await row(session.id)).version).toBe(1);
     expect(computed).toBe(1);
   });
@@ -611,16 +621,22 @@ describe('update: several writes along, and the attempts they take', () => {
   it('two guarding writes and one that does not guard: the change applies only when both guards touched their row', async () => {
     const { session } = await sessionWithHandle();
     const first = await nonces.issue('acme', 'guard-many', 60);
-    const refused = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, {
-      writes: [guard(first), logLine(session.id, 'along, refused'), guard('never-issued')],
-    });
+    const refused = await sessions.update(
+      'acme',
+      session.id,
+      { status: 'fetched' },
+      { writes: [guard(first), logLine(session.id, 'along, refused'), guard('never-issued')] },
+    );
     expect(refused).toBeUndefined();
     expect((await row(session.id)).status).toBe('active');
     const second = await nonces.issue('acme', 'guard-many', 60);
     const third = await nonces.issue('acme', 'guard-many', 60);
-    const applied = await sessions.update('acme', session.id, { status: 'fetched' }, {}, undefined, {
-      writes: [guard(second), logLine(session.id, 'along, applied'), guard(third)],
-    });
+    const applied = await sessions.update(
+      'acme',
+      session.id,
+      { status: 'fetched' },
+      { writes: [guard(second), logLine(session.id, 'along, applied'), guard(third)] },
+    );
     expect(applied?.status).toBe('fetched');
     expect(await nonces.consume('acme', 'guard-many', second)).toBe(false);
     expect(await nonces.consume('acme', 'guard-many', third)).toBe(false);

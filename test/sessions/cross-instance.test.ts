@@ -52,12 +52,12 @@ describe.skipIf(engine !== 'postgres')('session events across instances', () => 
     await a.db
       .transaction()
       .execute(async (trx) => {
-        await a.running.services.sessions.update('acme', session.id, { status: 'fetched' }, {}, trx);
+        await a.running.services.sessions.update('acme', session.id, { status: 'fetched' }, { db: trx });
         throw new Error('roll back');
       })
       .catch(() => {});
     await a.db.transaction().execute(async (trx) => {
-      await a.running.services.sessions.update('acme', session.id, { status: 'failed', errorReason: 'declined' }, {}, trx);
+      await a.running.services.sessions.update('acme', session.id, { status: 'failed', errorReason: 'declined' }, { db: trx });
       // Not yet committed: nothing has reached B. The marker, a change committed after it (on another
       // session: this one's row is locked), reaches B through the same listener behind anything
       // published before it; so once the marker is in, an event sent before the commit would be too.

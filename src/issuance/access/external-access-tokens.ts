@@ -188,7 +188,7 @@ export class ExternalAccessTokens {
         trx,
       );
       await this.sessions.addHandle(created.id, EXTERNAL_TOKEN_HANDLE, handle, created.expiresAt, trx);
-      await this.sessions.update(issuer.tenantId, created.id, { consumed: true, status: 'fetched' }, {}, trx);
+      await this.sessions.update(issuer.tenantId, created.id, { consumed: true, status: 'fetched' }, { db: trx });
       await this.sessions.log(
         created.id,
         'info',

@@ -265,9 +265,9 @@ export class PushedAuthorizationEndpoint {
       session.tenantId,
       session.id,
       { private: { authorizationRequest, interactiveAuthorization: undefined } },
-      { consumed: false, statuses: ['active', 'fetched'] },
-      db,
       {
+        expected: { consumed: false, statuses: ['active', 'fetched'] },
+        db,
         from: session,
         log: { level: 'info', message: 'authorization request pushed', details: { clientId: authorizationRequest.clientId } },
         follows,

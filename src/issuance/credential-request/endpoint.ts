@@ -212,7 +212,7 @@ export class CredentialEndpoint {
       // The records of the credential and its status entries go in the statement that completes the
       // session (on PostgreSQL), sent once whatever the update meets.
       const writes = [issued.query, ...(statusRecord ? [statusRecord] : [])].map((query) => ({ query, guards: false }));
-      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, {}, undefined, { from: session, log, writes });
+      await this.sessions.update(session.tenantId, session.id, { status: 'completed' }, { from: session, log, writes });
     } else {
       await statusRecord?.execute();
       await issued.query.execute();

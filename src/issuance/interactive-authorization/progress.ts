@@ -84,8 +84,7 @@ export class InteractiveProgress {
         session.tenantId,
         session.id,
         { private: { interactiveAuthorization: undefined, authorizationResult: result } },
-        stillFor(requestId),
-        trx,
+        { expected: stillFor(requestId), db: trx },
       );
       if (!stored) throw invalidRequest('the credential offer is no longer valid');
       await this.dropHandles(session.id, trx);
@@ -104,7 +103,7 @@ export class InteractiveProgress {
   /** A step failed: the flow ends (no auth_session works any more); a new initial request starts it over. */
   async stop(session: SessionState, reason: string) {
     await inTransaction(this.db, async (trx) => {
-      await this.sessions.update(session.tenantId, session.id, { private: { interactiveAuthorization: undefined } }, {}, trx);
+      await this.sessions.update(session.tenantId, session.id, { private: { interactiveAuthorization: undefined } }, { db: trx });
       await this.dropHandles(session.id, trx);
       await this.sessions.log(session.id, 'warn', 'interactive authorization stopped', { reason }, trx);
     });
@@ -153,8 +152,7 @@ export class InteractiveProgress {
         session.tenantId,
         session.id,
         { private: { interactiveAuthorization: state, authorizationResult: result } },
-        stillFor(state.requestId),
-        trx,
+        { expected: stillFor(state.requestId), db: trx },
       );
       if (!stored) throw invalidRequest('the credential offer is no longer valid');
       await this.dropHandles(session.id, trx);

@@ -34,8 +34,6 @@ export class NotificationEndpoint {
       request.tenantId,
       session.id,
       (current) => ({ public: { notifications: [...issuancePublic(current).notifications, notification] } }),
-      {},
-      undefined,
       { from: session, log: { level, message: `wallet notification: ${event}`, details: { notificationId } }, writes: [write] },
     );
     if (!updated) throw invalidNotificationId('unknown notification_id for this access token');

@@ -99,9 +99,8 @@ export class AuthorizationCodeGrant implements TokenGrant<AuthorizationCodeReque
         ...(jkt && { private: { refreshJkt: jkt } }),
         ...(walletInitiated && { expiresAt: offerExpiry }),
       },
-      { consumed: false, statuses: ['active', 'fetched'] },
-      undefined,
       {
+        expected: { consumed: false, statuses: ['active', 'fetched'] },
         from: session,
         log: { level: 'info', message: 'authorization code redeemed' },
         // The refresh token exists exactly when the offer was redeemed, written in the same statement.

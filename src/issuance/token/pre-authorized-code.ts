@@ -112,9 +112,15 @@ export class PreAuthorizedCodeGrant implements TokenGrant<PreAuthorizedCodeReque
       session.tenantId,
       session.id,
       { consumed: true, status: 'fetched' },
-      { consumed: false, statuses: ['active', 'fetched'], holds: (current) => current.txCodeFailedAttempts < settings.txCodeMaxAttempts },
-      undefined,
-      { from: session, log: REDEEMED },
+      {
+        expected: {
+          consumed: false,
+          statuses: ['active', 'fetched'],
+          holds: (current) => current.txCodeFailedAttempts < settings.txCodeMaxAttempts,
+        },
+        from: session,
+        log: REDEEMED,
+      },
     );
     if (!consumed) throw await this.refusal(session);
   }

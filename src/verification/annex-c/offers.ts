@@ -100,7 +100,7 @@ export class AnnexCOffers {
       return created;
     });
     // The wallet gets the request through the browser, never by request_uri: the session is `fetched` at once.
-    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
+    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { expected: { statuses: ['active'] } });
     await this.sessions.log(session.id, 'info', 'ISO 18013-7 Annex C request made for the Digital Credentials API', {
       origin,
       docTypes: items.map((i) => i.docType),

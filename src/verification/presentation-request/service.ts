@@ -78,7 +78,7 @@ export class PresentationOffers {
     if (!browserOrigin) return offer;
     // The wallet gets the request through the browser, never by request_uri: the session is `fetched` at once.
     const request = await this.requests.sign(session);
-    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { statuses: ['active'] });
+    await this.sessions.update(tenantId, session.id, { status: 'fetched' }, { expected: { statuses: ['active'] } });
     await this.sessions.log(session.id, 'info', 'request object made for the Digital Credentials API', { origin: browserOrigin });
     return {
       ...offer,

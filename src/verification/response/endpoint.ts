@@ -215,9 +215,8 @@ export class ResponseEndpoint {
       session.tenantId,
       session.id,
       { status: 'completed', consumed: true, private: { credentials }, ...(responseCode && { public: { responseCodeRequired: true } }) },
-      { consumed: false, statuses: ['fetched'] },
-      undefined,
       {
+        expected: { consumed: false, statuses: ['fetched'] },
         from: session,
         log: { level: 'info', message: 'presentation verified', details: { credentials: credentials.length } },
         ...(responseCode && { writes: [this.sessions.handleWrite(session.id, RESPONSE_CODE_HANDLE, responseCode, codeExpiresAt)] }),
@@ -234,9 +233,11 @@ export class ResponseEndpoint {
   /** Fails a session not yet answered; a response that lost the race to an accepted one leaves the winner's session and log alone. */
   private async fail(session: SessionState, reason: string) {
     // Logged only by the change that failed the session, in its statement.
-    await this.sessions.update(session.tenantId, session.id, { status: 'failed', errorReason: reason }, { consumed: false }, undefined, {
-      from: session,
-      log: { level: 'warn', message: 'presentation rejected', details: { reason } },
-    });
+    await this.sessions.update(
+      session.tenantId,
+      session.id,
+      { status: 'failed', errorReason: reason },
+      { expected: { consumed: false }, from: session, log: { level: 'warn', message: 'presentation rejected', details: { reason } } },
+    );
   }
 }

@@ -35,10 +35,7 @@ export class PresentationResults {
     const releasedAt = nowIso();
     const log = { level: 'info', message: 'result released with the response code' } as const;
     const released =
-      (await this.sessions.update(tenantId, sessionId, { public: { resultReleasedAt: releasedAt } }, {}, undefined, {
-        from: session,
-        log,
-      })) ?? session;
+      (await this.sessions.update(tenantId, sessionId, { public: { resultReleasedAt: releasedAt } }, { from: session, log })) ?? session;
     // The release wrote the webhook event (migration 0022); this sends it at once.
     this.webhooks.released();
     return toSessionView(released, tenant, { released: true });
