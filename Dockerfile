@@ -21,11 +21,11 @@ COPY --chown=node:node console ./console
 COPY --chown=node:node clients ./clients
 COPY --chown=node:node README.md ./
 COPY --chown=node:node docs ./docs
-# Node writes its cache files readable by their owner only; in the image they are root's. The
-# documentation site (dist/docs) is served at /docs. The bundle holds the packages' code; of
+# Node writes its cache files readable by their owner only; in the image they are root's. The build
+# makes the documentation site too (dist/docs, served at /docs). The bundle holds the packages' code; of
 # node_modules the image keeps only the packages the service loads from it at run time (and theirs),
 # copied into runtime/node_modules (scripts/image-modules.mjs).
-RUN npm run build && npm run --silent docs && chmod -R a+rX dist/compile-cache && node scripts/image-modules.mjs runtime
+RUN npm run build && chmod -R a+rX dist/compile-cache && node scripts/image-modules.mjs runtime
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \

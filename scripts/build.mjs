@@ -4,7 +4,7 @@
 // service once so that Node's compile cache (dist/compile-cache) holds the bundle's compiled code.
 // Packages are bundled too: loading a few files instead of a few thousand halves the time to the
 // first answer. Left outside: pg's optional native binding, which the service does not install.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -98,7 +98,18 @@ export async function buildService() {
   writeAll([...result.outputFiles, { path: OUTFILE, contents: entryFile() }]);
   chmodSync(OUTFILE, 0o755);
   writeSbom(DIST, shipped, ['main.js', 'service.js']);
+  buildDocs();
   await writeCompileCache();
+}
+
+/**
+ * dist/docs, the documentation site the service serves at /docs (`npm run docs` alone rebuilds just
+ * it): built with the service, so that a fresh `npm start` serves it too. Its builder is TypeScript,
+ * run through tsx as `npm run docs` runs it.
+ */
+function buildDocs() {
+  const docs = spawnSync(process.execPath, ['--import', 'tsx', root('scripts/docs/build.ts')], { cwd: root('.'), encoding: 'utf8' });
+  if (docs.status !== 0) throw new Error(`the documentation site did not build:\n${docs.stderr || docs.stdout}`);
 }
 
 /**

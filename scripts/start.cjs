@@ -12,13 +12,16 @@ const ENTRY = join(root, 'dist', 'main.js');
 
 /**
  * True when dist/main.js is missing or older than a source file or folder (service, console, client:
- * a folder's time changes when a file in it is deleted), the lock file or the build scripts.
+ * a folder's time changes when a file in it is deleted), the documentation (the build makes its site
+ * too), the lock file or the build scripts.
  */
 function buildIsStale() {
   const built = mtime(ENTRY);
   if (built === undefined) return true;
-  const inputs = ['package-lock.json', 'scripts/build.mjs', 'scripts/dist-main.mjs'].map((file) => mtime(join(root, file)) ?? 0);
-  const sources = ['src', 'console', 'clients/typescript'].map((dir) => newest(join(root, dir)));
+  const inputs = ['package-lock.json', 'scripts/build.mjs', 'scripts/dist-main.mjs', 'README.md'].map(
+    (file) => mtime(join(root, file)) ?? 0,
+  );
+  const sources = ['src', 'console', 'clients/typescript', 'docs', 'scripts/docs'].map((dir) => newest(join(root, dir)));
   return Math.max(...inputs, ...sources) > built;
 }
 
