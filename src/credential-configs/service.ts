@@ -8,7 +8,7 @@ import type { KeyChainService } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
-import type { EventBus } from '../platform/events/bus.js';
+import { type EventBus, onTenantEvent } from '../platform/events/bus.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { TtlCache } from '../platform/ttl-cache.js';
 import { checkConfiguration } from './checks.js';
@@ -114,10 +114,7 @@ export class CredentialConfigService {
     private readonly bus?: EventBus,
   ) {
     // A change made on any instance (this one included) reaches every instance's caches.
-    bus?.subscribe(CHANGED_TOPIC, (payload) => {
-      const tenantId = (payload as { tenantId?: unknown }).tenantId;
-      if (typeof tenantId === 'string') this.forget(tenantId);
-    });
+    if (bus) onTenantEvent(bus, CHANGED_TOPIC, (tenantId) => this.forget(tenantId));
     // What a configuration refers to cannot be deleted while it does.
     keyChains.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'key_chain_id', id));
     attributeProviders.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'attribute_provider_id', id));

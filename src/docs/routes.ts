@@ -1,4 +1,5 @@
-// The documentation site (`npm run docs` builds README.md and docs/ into dist/docs) served at /docs.
+// The documentation site (the build, or `npm run docs` alone, makes README.md and docs/ into dist/docs)
+// served at /docs.
 // Its files are public and static. A requested path is hostile: only a path made of plain names
 // (letters, digits, '-', '_', '.', never a segment of dots alone) with a known extension is read, and
 // it is read inside the site's folder, so '..', encoded or not, never leaves it.
@@ -58,7 +59,12 @@ export function docsRoutes(app: FastifyInstance, dir: string) {
           () => true,
           () => false,
         );
-        if (!built) throw new Problem(503, 'Service Unavailable', 'the documentation is not built: npm run docs builds it (dist/docs)');
+        if (!built)
+          throw new Problem(
+            503,
+            'Service Unavailable',
+            'the documentation is not built: npm run build (or npm run docs alone) makes it (dist/docs)',
+          );
         throw new Problem(404, 'Not Found', 'the documentation has no such page');
       }
       throw err;

@@ -4,7 +4,7 @@
 // instance (PostgreSQL's NOTIFY, sent when the change commits), and forgotten where it arrives.
 // ISSUER_DIRECTORY_CACHE_MS only bounds how long a copy could outlive a lost event.
 import type { Executor } from '../platform/db/values.js';
-import { EVENTS_MISSED_TOPIC, type EventBus } from '../platform/events/bus.js';
+import { EVENTS_MISSED_TOPIC, type EventBus, onTenantEvent } from '../platform/events/bus.js';
 import { TtlCache } from '../platform/ttl-cache.js';
 import { notFoundIssuer } from './errors.js';
 import type { IssuerSettings, IssuerSettingsService } from './settings/service.js';
@@ -50,10 +50,7 @@ export class IssuerDirectory {
     // Forgotten here at once, and again when the change's event arrives (after its commit, so a
     // request that read the old row meanwhile does not keep it).
     settings.onChange((tenantId) => this.cache.forget(tenantId));
-    bus.subscribe(ISSUER_CHANGED_TOPIC, (payload) => {
-      const tenantId = (payload as { tenantId?: unknown } | null)?.tenantId;
-      if (typeof tenantId === 'string') this.cache.forget(tenantId);
-    });
+    onTenantEvent(bus, ISSUER_CHANGED_TOPIC, (tenantId) => this.cache.forget(tenantId));
     bus.subscribe(EVENTS_MISSED_TOPIC, () => this.cache.forgetAll());
   }
 

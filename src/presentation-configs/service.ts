@@ -12,7 +12,7 @@ import type { RequestContext } from '../platform/auth/principal.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso, parseJson } from '../platform/db/values.js';
-import type { EventBus } from '../platform/events/bus.js';
+import { type EventBus, onTenantEvent } from '../platform/events/bus.js';
 import { conflict, type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
 import { lazy } from '../platform/lazy.js';
 import { TtlCache } from '../platform/ttl-cache.js';
@@ -136,10 +136,7 @@ export class PresentationConfigService {
     private readonly bus?: EventBus,
   ) {
     // A change made on any instance (this one included) reaches every instance's cache.
-    bus?.subscribe(CHANGED_TOPIC, (payload) => {
-      const tenantId = (payload as { tenantId?: unknown }).tenantId;
-      if (typeof tenantId === 'string') this.cache.forgetPrefix(`${tenantId}\u0000`);
-    });
+    if (bus) onTenantEvent(bus, CHANGED_TOPIC, (tenantId) => this.cache.forgetPrefix(`${tenantId}\u0000`));
     // What a configuration refers to cannot be deleted while it does.
     keyChains.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'access_key_chain_id', id));
     webhookEndpoints.onUsageCheck((db, tenantId, id) => this.referencing(db, tenantId, 'webhook_endpoint_id', id));

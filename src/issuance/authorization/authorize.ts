@@ -108,10 +108,9 @@ const CODE_ISSUED = { level: 'info', message: 'authorization code issued' } as c
 
 /** A single-use authorization code for the session's authorization request, which the token endpoint redeems. */
 export async function issueCode(sessions: SessionService, session: SessionState, db?: Executor): Promise<string> {
-  const code = randomBytes(32).toString('base64url');
-  const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
-  await sessions.addHandleLogging(session.id, AUTHORIZATION_HANDLE.code, code, expiresAt, CODE_ISSUED, db);
-  return code;
+  const code = newCode();
+  await sessions.addHandleLogging(session.id, code.purpose, code.secret, code.expiresAt, code.log, db);
+  return code.secret;
 }
 
 /** The wallet's redirect_uri with an authorization response (RFC 6749 section 4.1.2), its state and iss (RFC 9207). */

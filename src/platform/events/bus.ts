@@ -33,6 +33,18 @@ export interface EventBus {
  */
 export const EVENTS_MISSED_TOPIC = 'events:missed';
 
+/**
+ * Calls `listener` with the tenant named by each `{ tenantId }` event of `topic` (the change events
+ * caches forget by). A payload from the wire is not trusted to have that shape: anything else is
+ * ignored.
+ */
+export function onTenantEvent(bus: EventBus, topic: string, listener: (tenantId: string) => void): void {
+  bus.subscribe(topic, (payload) => {
+    const tenantId = (payload as { tenantId?: unknown } | null)?.tenantId;
+    if (typeof tenantId === 'string') listener(tenantId);
+  });
+}
+
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; both buses keep to it, so SQLite tests catch a breach. */
 export const MAX_EVENT_BYTES = 7999;
 
