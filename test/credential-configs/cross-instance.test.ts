@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_CACHE_MS } from '../../src/credential-configs/service.js';
 import { PRESENTATION_CONFIG_CACHE_MS } from '../../src/presentation-configs/service.js';
 import { engine } from '../support/database.js';
-import { startService, type TestService } from '../support/service.js';
+import { startTwoInstances, stopInstances, type TestService } from '../support/service.js';
 
 /** A configuration kind's calls on the configuration 'pid', typed by the OpenAPI document. */
 interface Kind {
@@ -50,15 +50,11 @@ describe.skipIf(engine !== 'postgres').each(kinds)('$kind, cached across instanc
   let b: TestService;
   let token: string;
   beforeAll(async () => {
-    a = await startService();
-    b = await startService({}, { besides: a });
+    [a, b] = await startTwoInstances();
     token = (await a.tenant('acme')).token;
     expect((await create(a, token)).status).toBe(201);
   });
-  afterAll(async () => {
-    await b?.stop();
-    await a?.stop();
-  });
+  afterAll(() => stopInstances(a, b));
 
   /**
    * Reads the configuration on B (so that B has just cached it), makes `change` through A, then polls

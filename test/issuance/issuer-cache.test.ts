@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISSUER_DIRECTORY_CACHE_MS } from '../../src/issuance/issuers.js';
 import { engine } from '../support/database.js';
-import { startService, type TestService } from '../support/service.js';
+import { startTwoInstances, stopInstances, type TestService } from '../support/service.js';
 
 /** Far below ISSUER_DIRECTORY_CACHE_MS: a change seen within it came by the bus, not by expiry. */
 const BY_THE_BUS_MS = 3_000;
@@ -16,14 +16,10 @@ describe.skipIf(engine !== 'postgres')('the issuer cache across instances', () =
   let b: TestService;
   let token: string;
   beforeAll(async () => {
-    a = await startService();
-    b = await startService({}, { besides: a });
+    [a, b] = await startTwoInstances();
     token = (await a.tenant('acme')).token;
   });
-  afterAll(async () => {
-    await b?.stop();
-    await a?.stop();
-  });
+  afterAll(() => stopInstances(a, b));
 
   /** The authorization endpoint without a request_uri: it names the first thing wrong, the issuer settings' verdict first. */
   const authorizeError = async (svc: TestService, tenant = 'acme') => {

@@ -1,18 +1,14 @@
 // A stopping instance gives back its job leases: another instance on the same database runs the
 // jobs at its next round instead of waiting up to an interval for the leases to run out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type TestService } from '../support/service.js';
+import { startTwoInstances, stopInstances, type TestService } from '../support/service.js';
 
 let a: TestService;
 let b: TestService;
 beforeAll(async () => {
-  a = await startService();
-  b = await startService({}, { besides: a });
+  [a, b] = await startTwoInstances();
 });
-afterAll(async () => {
-  await b.stop();
-  await a.stop();
-});
+afterAll(() => stopInstances(a, b));
 
 const leases = () => b.db.selectFrom('job_leases').select(['name', 'holder', 'lease_until']).orderBy('name').execute();
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessBus, MAX_EVENT_BYTES } from '../../src/platform/events/bus.js';
 import { PostgresBus } from '../../src/platform/events/postgres-bus.js';
 import { engine } from '../support/database.js';
-import { startService, type TestService } from '../support/service.js';
+import { startService, startTwoInstances, stopInstances, type TestService } from '../support/service.js';
 import { openStream } from '../support/sse.js';
 
 describe.skipIf(engine !== 'postgres')('session events across instances', () => {
@@ -14,14 +14,10 @@ describe.skipIf(engine !== 'postgres')('session events across instances', () => 
   let b: TestService;
   let token: string;
   beforeAll(async () => {
-    a = await startService();
-    b = await startService({}, { besides: a });
+    [a, b] = await startTwoInstances();
     token = (await a.tenant('acme')).token;
   });
-  afterAll(async () => {
-    await b?.stop();
-    await a?.stop();
-  });
+  afterAll(() => stopInstances(a, b));
 
   const newSession = () => a.running.services.sessions.create({ tenantId: 'acme', kind: 'issuance', clientId: null, lifetimeSeconds: 600 });
 

@@ -65,6 +65,17 @@ export interface StartOptions {
   besides?: Pick<TestService, 'shared'>;
 }
 
+/** Two instances on one database, the second started besides the first (as behind a load balancer). */
+export async function startTwoInstances(): Promise<[TestService, TestService]> {
+  const a = await startService();
+  return [a, await startService({}, { besides: a })];
+}
+
+/** Stops instances of one database, the last started first (the first one's stop drops the database). */
+export async function stopInstances(...started: (TestService | undefined)[]): Promise<void> {
+  for (const svc of started.reverse()) await svc?.stop();
+}
+
 export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestService> {
   const database: TestDatabase = options.besides ? { env: {}, drop: async () => {} } : await freshDatabase();
   const rootSecret = options.besides?.shared.rootSecret ?? randomBytes(24).toString('base64url');
