@@ -95,9 +95,9 @@ interface NewCode {
   log: { level: 'info'; message: string };
 }
 
-function newCode(): NewCode {
+function newCode(purpose: string = AUTHORIZATION_HANDLE.code): NewCode {
   return {
-    purpose: AUTHORIZATION_HANDLE.code,
+    purpose,
     secret: randomBytes(32).toString('base64url'),
     expiresAt: new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString(),
     log: CODE_ISSUED,
@@ -106,10 +106,17 @@ function newCode(): NewCode {
 
 const CODE_ISSUED = { level: 'info', message: 'authorization code issued' } as const;
 
-/** A single-use authorization code for the session's authorization request, which the token endpoint redeems. */
-export async function issueCode(sessions: SessionService, session: SessionState, db?: Executor): Promise<string> {
-  const code = newCode();
-  await sessions.addHandleLogging(session.id, code.purpose, code.secret, code.expiresAt, code.log, db);
+/**
+ * A single-use authorization code for the session's authorization request, which the token endpoint
+ * redeems; `purpose` names whose token endpoint (the chained authorization server's has its own).
+ */
+export async function issueCode(
+  sessions: SessionService,
+  session: SessionState,
+  options: { purpose?: string; db?: Executor } = {},
+): Promise<string> {
+  const code = newCode(options.purpose);
+  await sessions.addHandleLogging(session.id, code.purpose, code.secret, code.expiresAt, code.log, options.db);
   return code.secret;
 }
 

@@ -13,8 +13,9 @@ import { OAuthError } from '../../platform/http/problem.js';
 import { isJsonObject } from '../../platform/json.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
+import { issueCode } from '../authorization/authorize.js';
 import { offerRefusal } from '../authorization/offer-session.js';
-import { AuthorizationQuerySchema, CODE_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
+import { AuthorizationQuerySchema, REQUEST_URI_PREFIX } from '../authorization/schemas.js';
 import { invalidRequest, invalidRequestUri } from '../errors.js';
 import { CHAINED_HANDLE } from '../handles.js';
 import type { Issuer, IssuerDirectory } from '../issuers.js';
@@ -128,7 +129,7 @@ export class ChainedLogin {
     try {
       const claims = await this.finishLogin(issuer, chained, login, query);
       await this.record(session, chained, claims);
-      return respond({ code: await this.issueCode(session) });
+      return respond({ code: await issueCode(this.sessions, session, { purpose: CHAINED_HANDLE.code }) });
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
       await this.sessions.log(session.id, 'warn', 'upstream login failed', { reason: err.reason });
@@ -242,14 +243,6 @@ export class ChainedLogin {
       provider: chained.issuer,
       mappedClaims: mapped.map((p) => p.join('.')),
     });
-  }
-
-  private async issueCode(session: SessionState): Promise<string> {
-    const code = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString();
-    await this.sessions.addHandle(session.id, CHAINED_HANDLE.code, code, expiresAt);
-    await this.sessions.log(session.id, 'info', 'authorization code issued');
-    return code;
   }
 
   private toWallet({ tenantId }: Issuer, request: AuthorizationRequest, answer: Record<string, string>): string {

@@ -89,7 +89,7 @@ export class InteractiveProgress {
       if (!stored) throw invalidRequest('the credential offer is no longer valid');
       await this.dropHandles(session.id, trx);
       await this.sessions.log(session.id, 'info', 'interactive authorization completed', { steps: result.steps.length }, trx);
-      return issueCode(this.sessions, session, trx);
+      return issueCode(this.sessions, session, { db: trx });
     });
   }
 
