@@ -1,8 +1,7 @@
 // Races for the invariant tests (issue 24): N requests fired at once, alternating over the instances
 // of one database (two on PostgreSQL, as behind a load balancer; one on SQLite, whose file one process
 // owns), and their outcomes counted, so that a test states exactly how many won and how the others lost.
-import { engine } from '../support/database.js';
-import { startService, type TestService } from '../support/service.js';
+import { secondInstance, stopSecond, type TestService } from '../support/service.js';
 
 export interface Instances {
   /** `svc` first, then the instance started beside it (PostgreSQL only). */
@@ -17,12 +16,10 @@ export interface Instances {
  * issuer identifiers, the audiences and the DPoP htu a wallet signs for are the same on either.
  */
 export async function instancesOf(svc: TestService, env: Record<string, string> = {}): Promise<Instances> {
-  const started = engine === 'postgres' ? [await startService({ PUBLIC_URL: svc.url, ...env }, { besides: svc })] : [];
+  const second = await secondInstance(svc, { PUBLIC_URL: svc.url, ...env });
   return {
-    all: [svc, ...started],
-    stop: async () => {
-      await Promise.all(started.map((instance) => instance.stop()));
-    },
+    all: second === svc ? [svc] : [svc, second],
+    stop: () => stopSecond(svc, second),
   };
 }
 

@@ -10,7 +10,7 @@ import { decodeJwt, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine } from '../support/database.js';
 import { presentSdJwt, resolveRequest, responseForm, submit } from '../support/presenter.js';
-import { startService, type TestService } from '../support/service.js';
+import { secondInstance, startService, stopSecond, type TestService } from '../support/service.js';
 import { holderKey, receiveCredentials } from '../support/wallet.js';
 
 const run = promisify(execFile);
@@ -182,7 +182,7 @@ describe('a revocation through the API', () => {
   it(`is served ${engine === 'postgres' ? 'by another instance, which signs it; the first then serves that token' : 'from the stored token once signed'}`, async () => {
     const token = await setUpTenant('instances');
     const issued = await issue(token);
-    const second = engine === 'postgres' ? await startService({}, { besides: svc }) : svc;
+    const second = await secondInstance(svc);
     try {
       const onSecond = issued.uri.replace(svc.url, second.url);
       expect(await served(issued.uri, issued.idx)).toBe(0);
@@ -194,7 +194,7 @@ describe('a revocation through the API', () => {
       expect(await served(issued.uri, issued.idx)).toBe(1);
       expect(await tokenState(issued.uri)).toEqual(signed);
     } finally {
-      if (second !== svc) await second.stop();
+      await stopSecond(svc, second);
     }
   });
 });
@@ -220,7 +220,7 @@ describe("a revocation seen by the service's own verifier", () => {
     expect((await svc.call('GET', '/api/status-list-config', { token })).body.ttl).toBe(3600);
     const issued = await issue(token);
     // Behind one PUBLIC_URL, as behind a load balancer: each instance reads the lists in-process.
-    const second = engine === 'postgres' ? await startService({ PUBLIC_URL: svc.url }, { besides: svc }) : svc;
+    const second = await secondInstance(svc, { PUBLIC_URL: svc.url });
     try {
       // Both verifiers read the list while the credential is valid, and keep what they verified.
       expect(await presentOn(svc, 'own-verifier', token, issued)).toEqual({ status: 200, errorReason: null });
@@ -233,7 +233,7 @@ describe("a revocation seen by the service's own verifier", () => {
       await revoke(token, issued, 0);
       expect(await presentOn(second, 'own-verifier', token, issued)).toEqual({ status: 200, errorReason: null });
     } finally {
-      if (second !== svc) await second.stop();
+      await stopSecond(svc, second);
     }
   });
 });

@@ -8,7 +8,7 @@ import { Decoder as CborDecoder, decode as cborDecode } from 'cbor-x';
 import { decodeJwt, decodeProtectedHeader, importX509, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine } from '../support/database.js';
-import { startService, type TestService } from '../support/service.js';
+import { secondInstance, startService, stopSecond, type TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
 
 let svc: TestService;
@@ -371,7 +371,7 @@ describe('status lists', () => {
   // SQLite serves one instance; PostgreSQL is where several instances share the database.
   it(`gives 1,000 concurrent allocations ${engine === 'postgres' ? 'on two instances ' : ''}1,000 distinct indexes`, async () => {
     await svc.tenant('concurrent');
-    const second = engine === 'postgres' ? await startService({}, { besides: svc }) : svc;
+    const second = await secondInstance(svc);
     try {
       const services = [svc.running.services.statusLists, second.running.services.statusLists];
       const entries = await Promise.all(
@@ -388,7 +388,7 @@ describe('status lists', () => {
         .executeTakeFirstOrThrow();
       expect(Number(stored.n)).toBe(1000);
     } finally {
-      if (second !== svc) await second.stop();
+      await stopSecond(svc, second);
     }
   });
 });

@@ -9,7 +9,7 @@ import { StartUpError } from '../../src/platform/lifecycle/start-up-errors.js';
 import { type RunningService, start } from '../../src/start-up/server.js';
 import type { KnownPath, Method, Operation, RequestBodyOf, SuccessBodyOf } from './api-types.js';
 import { TestClock } from './clock.js';
-import { freshDatabase, type TestDatabase } from './database.js';
+import { engine, freshDatabase, type TestDatabase } from './database.js';
 import { type Reply, type RequestOptions, request } from './http.js';
 
 export const ROOT_ID = 'root';
@@ -74,6 +74,19 @@ export async function startTwoInstances(): Promise<[TestService, TestService]> {
 /** Stops instances of one database, the last started first (the first one's stop drops the database). */
 export async function stopInstances(...started: (TestService | undefined)[]): Promise<void> {
   for (const svc of started.reverse()) await svc?.stop();
+}
+
+/**
+ * A second instance where instances can share a database (PostgreSQL: started beside `svc`, with
+ * `env`), else `svc` itself (SQLite's file belongs to one process). Stop it with stopSecond.
+ */
+export async function secondInstance(svc: TestService, env: Record<string, string> = {}): Promise<TestService> {
+  return engine === 'postgres' ? startService(env, { besides: svc }) : svc;
+}
+
+/** Stops what secondInstance started (nothing when it handed back `svc`). */
+export async function stopSecond(svc: TestService, second: TestService): Promise<void> {
+  if (second !== svc) await second.stop();
 }
 
 export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestService> {
