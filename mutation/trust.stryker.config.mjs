@@ -2,7 +2,7 @@ import { mutationConfig } from './base.mjs';
 
 export default mutationConfig('trust', {
   mutate: [
-    'src/federation/trust.ts',
+    'src/trust/federation/trust.ts',
     'src/trust-lists/trusted.ts',
     'src/platform/crypto/certificate-chains.ts',
     'src/formats/sd-jwt-vc/issuer-trust.ts',

@@ -8,7 +8,6 @@
 import type { RawBuilder } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
-import type { FederationTrustSource } from '../federation/trust.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
@@ -19,6 +18,7 @@ import type { App } from '../platform/http/types.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { OutboundClient } from '../platform/outbound/client.js';
 import type { SessionService } from '../sessions/service.js';
+import type { FederationTrustSource } from '../trust/federation/trust.js';
 import { IssuanceTokens } from './access/access-tokens.js';
 import { DpopNonces, DpopProofs } from './access/dpop.js';
 import { ExternalAccessTokens } from './access/external-access-tokens.js';

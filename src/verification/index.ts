@@ -9,6 +9,7 @@ import type { OutboundClient } from '../platform/outbound/client.js';
 import type { UrlReader } from '../platform/outbound/own-urls.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
+import { EtsiTrustLists } from '../trust/x509/etsi-trust-lists.js';
 import { createAnnexC } from './annex-c/index.js';
 import { EmbeddedPresentations } from './embedded/presentations.js';
 import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from './ports.js';
@@ -22,7 +23,6 @@ import { PresentationWebhooks } from './response/webhook.js';
 import { presentationResultRoutes } from './result/routes.js';
 import { PresentationResults } from './result/service.js';
 import { StatusListChecker } from './status/checker.js';
-import { EtsiTrustLists } from './trusted-authorities/etsi-trust-lists.js';
 import { TrustedAuthorities } from './trusted-authorities/index.js';
 
 export interface VerificationNeeds {

@@ -1,6 +1,7 @@
 // What verification needs from other features, as narrow interfaces that app.ts wires.
-import type { FederationTrust } from '../federation/trust.js';
+
 import type { PresentationConfiguration } from '../presentation-configs/service.js';
+import type { FederationTrust } from '../trust/federation/trust.js';
 
 export type { PresentationConfiguration };
 

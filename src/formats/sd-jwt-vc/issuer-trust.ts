@@ -5,10 +5,10 @@
 // first, LoTE when the issuer does not resolve).
 import type { KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { FederationRefused } from '../../federation/entity-statement.js';
 import { certificateKey, chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import { ecPublicKey, ecThumbprint } from '../../platform/crypto/ec-jws.js';
 import { isJsonObject } from '../../platform/json.js';
+import { FederationRefused } from '../../trust/federation/entity-statement.js';
 import type { PresentationContext } from '../presentation-context.js';
 import { PresentationRejected } from '../presentation-rejected.js';
 

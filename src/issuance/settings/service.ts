@@ -5,13 +5,13 @@ import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { AuditService } from '../../audit/service.js';
-import { FederationSettingsSchema } from '../../federation/settings.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Sealer } from '../../platform/crypto/sealed.js';
 import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso } from '../../platform/db/values.js';
 import { type FieldError, invalidFields } from '../../platform/http/problem.js';
 import { underWebUrlPolicy, webUrl } from '../../platform/http/web-urls.js';
+import { FederationSettingsSchema } from '../../trust/federation/settings.js';
 import { ChainedAuthorizationServerSchema, sameClientSecret, sealClientSecret, withoutClientSecret } from './chained-as.js';
 import { ProfileSchema } from './profile.js';
 

@@ -8,8 +8,8 @@
 import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import { authorityKeyIdentifier } from '../../platform/crypto/der.js';
 import { isJsonObject } from '../../platform/json.js';
+import { type EtsiTrustLists, TrustListUnreadable } from '../../trust/x509/etsi-trust-lists.js';
 import { PresentationRejected } from '../errors.js';
-import { type EtsiTrustLists, TrustListUnreadable } from './etsi-trust-lists.js';
 
 export type TrustedAuthorityType = 'aki' | 'etsi_tl' | 'openid_federation';
 /** The authority a credential matched, as the dcql library reads it: the type and the one value matched. */
