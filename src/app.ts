@@ -76,7 +76,7 @@ import { createStatusLists } from './status-lists/index.js';
 import type { StatusListService } from './status-lists/service.js';
 import { systemRoutes } from './system/routes.js';
 import { createTenancy } from './tenants/index.js';
-import { createFederation } from './trust/federation/index.js';
+import { TrustService } from './trust/index.js';
 import { createTrustLists } from './trust-lists/index.js';
 import type { TrustListService } from './trust-lists/service.js';
 import { providerDirectory } from './users/directory.js';
@@ -286,10 +286,11 @@ async function assemble(
     outbound,
     trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
   });
-  // The settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
-  const federation = createFederation({
+  // The federation settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
+  const trust = new TrustService({
     outbound,
-    settingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation,
+    listedCertificates: (tenantId, purpose) => trustLists.trustedCertificates(tenantId, purpose),
+    federationSettingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation,
     resolutionDeadlineMs: config.FEDERATION_RESOLUTION_DEADLINE_MS,
   });
   const verification = createVerification({
@@ -298,10 +299,7 @@ async function assemble(
     sessions,
     configs: presentationConfigs,
     registrationCertificates: registrarFeature.registrationCertificates,
-    trust: {
-      trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
-      federationTrust: (tenantId) => federation.trust.trustFor(tenantId),
-    },
+    trust,
     signing,
     outbound,
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
@@ -331,10 +329,10 @@ async function assemble(
     },
     metrics,
     presentations: verification.embeddedPresentations,
-    trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
-    federation: federation.trust,
+    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
+    trust,
   });
-  issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
+  issuance.settings.onChange((tenantId) => trust.forget(tenantId));
   const rateLimits = await createRateLimits(config, kysely, (err) => app.log.warn({ err }, 'rate limit counts not shared'));
   issuance.settings.addCheck(rateLimitCeilings(rateLimits.limits));
   const conformanceFeature = createConformance({
@@ -343,7 +341,7 @@ async function assemble(
     presentationConfigs,
     presentationOffers: verification.presentationOffers,
     keyChains,
-    trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
+    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
   });
   const configFileFeature = createConfigFiles({
     db: kysely,

@@ -9,7 +9,6 @@ import type { OutboundClient } from '../platform/outbound/client.js';
 import type { UrlReader } from '../platform/outbound/own-urls.js';
 import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
-import { EtsiTrustLists } from '../trust/x509/etsi-trust-lists.js';
 import { createAnnexC } from './annex-c/index.js';
 import { EmbeddedPresentations } from './embedded/presentations.js';
 import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from './ports.js';
@@ -60,8 +59,7 @@ export function createVerification(needs: VerificationNeeds) {
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
   const webhooks = new PresentationWebhooks(configs);
-  // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
-  const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
+  const authorities = new TrustedAuthorities(needs.trust);
   const results = new PresentationResults(sessions, webhooks);
   const responses = new ResponseEndpoint(sessions, needs.trust, status, needs.clock, authorities);
   return {

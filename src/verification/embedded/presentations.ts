@@ -123,13 +123,13 @@ export class EmbeddedPresentations {
     const payload = await responseOf(state, response);
     const vpToken = parseVpToken(payload.vp_token);
     const now = this.clock.now();
-    const trustedCertificates = await this.trust.trustedCertificates(tenantId);
+    const trust = await this.trust.tenantTrust(tenantId);
+    const { trustedCertificates } = trust;
     const context = {
       clientId: state.clientId,
       audiences: binding.audiences,
       nonce: state.nonce,
-      trustedCertificates,
-      federation: await this.trust.federationTrust(tenantId),
+      ...trust,
       transactionData: state.transactionData ? encodeTransactionData(state.transactionData) : [],
       now,
       responseUri: binding.responseUri,
