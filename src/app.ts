@@ -76,6 +76,8 @@ import { createStatusLists } from './status-lists/index.js';
 import type { StatusListService } from './status-lists/service.js';
 import { systemRoutes } from './system/routes.js';
 import { createTenancy } from './tenants/index.js';
+import { trustConfigRoutes } from './trust/config/routes.js';
+import type { TrustConfigStore } from './trust/config/schema.js';
 import { TrustService } from './trust/index.js';
 import { createTrustLists } from './trust-lists/index.js';
 import type { TrustListService } from './trust-lists/service.js';
@@ -333,6 +335,11 @@ async function assemble(
     trust,
   });
   issuance.settings.onChange((tenantId) => trust.forget(tenantId));
+  // The trust settings are kept in the issuer settings (their federation field is an alias).
+  const trustConfig: TrustConfigStore = {
+    get: async (tenantId) => ({ federation: (await issuance.settings.get(tenantId)).federation }),
+    put: async (ctx, tenantId, given) => ({ federation: await issuance.settings.putFederation(ctx, tenantId, given.federation) }),
+  };
   const rateLimits = await createRateLimits(config, kysely, (err) => app.log.warn({ err }, 'rate limit counts not shared'));
   issuance.settings.addCheck(rateLimitCeilings(rateLimits.limits));
   const conformanceFeature = createConformance({
@@ -445,6 +452,7 @@ async function assemble(
     feature.routes(app);
   sessionFeature.routes(app, { tenants, streams, retentionDefaults });
   for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
+  trustConfigRoutes(app, trustConfig);
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
   docsRoutes(app, fileURLToPath(new URL('../dist/docs/', import.meta.url)));
 
