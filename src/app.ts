@@ -286,7 +286,8 @@ async function assemble(
     audit,
     vctOf: (tenantId, configuration) => vctOf(configuration, issuerUrls(config.PUBLIC_URL, tenantId)),
     outbound,
-    trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
+    // The trust service is built below; asked only when signed schema metadata is resolved.
+    trustedCertificates: (tenantId) => trust.trustedCertificates(tenantId),
   });
   // The federation settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
   const trust = new TrustService({
