@@ -44,8 +44,8 @@ export interface IssuerKeyQuestion {
 export interface StatusListSignerQuestion {
   /** The status list token's x5c chain, leaf first (base64 DER). */
   x5c: string[];
-  /** The credential whose status is read: its issuer, and the federation anchor it was accepted through. */
-  credential: { issuer: string; authority?: { type: 'openid_federation'; values: [string] } };
+  /** The credential whose status is read (an SD-JWT VC): its issuer, and the federation anchor it was accepted through; absent for others. */
+  credential?: { issuer: string; authority?: { type: 'openid_federation'; values: [string] } };
   now: Date;
 }
 

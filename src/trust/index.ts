@@ -181,5 +181,5 @@ export class TrustService {
 /** A framework's refusal: its reason, not a fault. */
 const isRefusal = (err: unknown) => err instanceof TrustRefused || err instanceof FederationRefused;
 
-export type { TenantTrust, TrustDecision, TrustFramework } from './framework.js';
+export type { StatusListSignerQuestion, TenantTrust, TrustDecision, TrustFramework } from './framework.js';
 export { TrustRefused } from './framework.js';

@@ -34,8 +34,8 @@ export const federationFramework: TrustFramework = {
 
   /** Only for a credential accepted through a chain: the signer's key must be one of the issuer's resolved metadata (the same, cached, chain). */
   async statusListSigner({ federation }, { x5c, credential }) {
-    const { authority } = credential;
-    if (!authority || !federation) return undefined;
+    const authority = credential?.authority;
+    if (!credential || !authority || !federation) return undefined;
     let keys: unknown[] = [];
     try {
       const issuerMetadata = (await federation.resolve(credential.issuer, authority.values)).metadata.openid_credential_issuer;
