@@ -1,7 +1,7 @@
 import { mutationConfig } from './base.mjs';
 
 export default mutationConfig('federation-policy', {
-  mutate: ['src/federation/policy.ts'],
+  mutate: ['src/trust/federation/policy.ts'],
   testFiles: [
     'test/federation/metadata-policy.test.ts',
     'test/federation/prototype-members.test.ts',

@@ -24,7 +24,6 @@ import { consoleRoutes } from './console/routes.js';
 import { createCredentialConfigs } from './credential-configs/index.js';
 import type { CredentialConfigService } from './credential-configs/service.js';
 import { docsRoutes } from './docs/routes.js';
-import { createFederation } from './federation/index.js';
 import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
@@ -77,6 +76,9 @@ import { createStatusLists } from './status-lists/index.js';
 import type { StatusListService } from './status-lists/service.js';
 import { systemRoutes } from './system/routes.js';
 import { createTenancy } from './tenants/index.js';
+import { trustConfigRoutes } from './trust/config/routes.js';
+import type { TrustConfigStore } from './trust/config/schema.js';
+import { TrustService } from './trust/index.js';
 import { createTrustLists } from './trust-lists/index.js';
 import type { TrustListService } from './trust-lists/service.js';
 import { providerDirectory } from './users/directory.js';
@@ -284,12 +286,14 @@ async function assemble(
     audit,
     vctOf: (tenantId, configuration) => vctOf(configuration, issuerUrls(config.PUBLIC_URL, tenantId)),
     outbound,
-    trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
+    // The trust service is built below; asked only when signed schema metadata is resolved.
+    trustedCertificates: (tenantId) => trust.trustedCertificates(tenantId),
   });
-  // The settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
-  const federation = createFederation({
+  // The federation settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
+  const trust = new TrustService({
     outbound,
-    settingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation,
+    listedCertificates: (tenantId, purpose) => trustLists.trustedCertificates(tenantId, purpose),
+    federationSettingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation,
     resolutionDeadlineMs: config.FEDERATION_RESOLUTION_DEADLINE_MS,
   });
   const verification = createVerification({
@@ -298,10 +302,7 @@ async function assemble(
     sessions,
     configs: presentationConfigs,
     registrationCertificates: registrarFeature.registrationCertificates,
-    trust: {
-      trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
-      federationTrust: (tenantId) => federation.trust.trustFor(tenantId),
-    },
+    trust,
     signing,
     outbound,
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
@@ -331,10 +332,15 @@ async function assemble(
     },
     metrics,
     presentations: verification.embeddedPresentations,
-    trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
-    federation: federation.trust,
+    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
+    trust,
   });
-  issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
+  issuance.settings.onChange((tenantId) => trust.forget(tenantId));
+  // The trust settings are kept in the issuer settings (their federation field is an alias).
+  const trustConfig: TrustConfigStore = {
+    get: async (tenantId) => ({ federation: (await issuance.settings.get(tenantId)).federation }),
+    put: async (ctx, tenantId, given) => ({ federation: await issuance.settings.putFederation(ctx, tenantId, given.federation) }),
+  };
   const rateLimits = await createRateLimits(config, kysely, (err) => app.log.warn({ err }, 'rate limit counts not shared'));
   issuance.settings.addCheck(rateLimitCeilings(rateLimits.limits));
   const conformanceFeature = createConformance({
@@ -343,7 +349,7 @@ async function assemble(
     presentationConfigs,
     presentationOffers: verification.presentationOffers,
     keyChains,
-    trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
+    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
   });
   const configFileFeature = createConfigFiles({
     db: kysely,
@@ -447,6 +453,7 @@ async function assemble(
     feature.routes(app);
   sessionFeature.routes(app, { tenants, streams, retentionDefaults });
   for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
+  trustConfigRoutes(app, trustConfig);
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
   docsRoutes(app, fileURLToPath(new URL('../dist/docs/', import.meta.url)));
 

@@ -7564,6 +7564,144 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/trust-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's trust settings
+         * @description The federation block is the one of the issuer settings (GET /api/issuer/config, field federation): that field is an alias of this resource.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TrustConfig"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace the trust settings (absent fields take their defaults)
+         * @description Saved as the federation field of the issuer settings (the other issuer settings are kept), audited as issuer_settings.updated; PUT /api/issuer/config with a federation field writes the same settings.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "federation": {
+                     *         "role": "leaf",
+                     *         "mode": "hybrid",
+                     *         "authorityHints": [],
+                     *         "trustAnchors": [
+                     *           {
+                     *             "entityId": "https://federation.example.eu"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TrustConfigInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TrustConfig"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/trust-list": {
         parameters: {
             query?: never;
@@ -12492,7 +12630,7 @@ export interface components {
              */
             dpopRequired: boolean;
             /**
-             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. An alias of federation in the trust settings (/api/trust-config), where the trust settings are managed: writing either is read through both
              * @default null
              */
             federation: components["schemas"]["FederationSettings"] | null;
@@ -12633,7 +12771,7 @@ export interface components {
              */
             dpopRequired: boolean;
             /**
-             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. An alias of federation in the trust settings (/api/trust-config), where the trust settings are managed: writing either is read through both
              * @default null
              */
             federation: components["schemas"]["FederationSettingsInput"] | null;
@@ -13946,6 +14084,20 @@ export interface components {
             type: string;
         } & {
             [key: string]: unknown;
+        };
+        TrustConfig: {
+            /**
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. Its mode also decides how the LoTE trust lists apply. Stored as the federation field of the issuer settings (PUT /api/issuer/config): writing either is read through both
+             * @default null
+             */
+            federation: components["schemas"]["FederationSettings"] | null;
+        };
+        TrustConfigInput: {
+            /**
+             * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. Its mode also decides how the LoTE trust lists apply. Stored as the federation field of the issuer settings (PUT /api/issuer/config): writing either is read through both
+             * @default null
+             */
+            federation: components["schemas"]["FederationSettingsInput"] | null;
         };
         TrustList: {
             createdAt: string;

@@ -1,6 +1,6 @@
 // What every format verifier checks a presentation against: the request it answers.
 import type { JWK } from 'jose';
-import type { FederationTrust } from '../federation/trust.js';
+import type { FederationTrust } from '../trust/federation/trust.js';
 
 export interface PresentationContext {
   /** The request's client_id: the KB-JWT audience unless `audiences` says otherwise. */

@@ -8,7 +8,6 @@
 import type { RawBuilder } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
-import type { FederationTrustSource } from '../federation/trust.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
@@ -19,6 +18,7 @@ import type { App } from '../platform/http/types.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { OutboundClient } from '../platform/outbound/client.js';
 import type { SessionService } from '../sessions/service.js';
+import type { TrustService } from '../trust/index.js';
 import { IssuanceTokens } from './access/access-tokens.js';
 import { DpopNonces, DpopProofs } from './access/dpop.js';
 import { ExternalAccessTokens } from './access/external-access-tokens.js';
@@ -85,8 +85,8 @@ export interface IssuanceNeeds {
   presentations: InteractivePresentations;
   /** Wallet providers listed in the tenant's trust lists (besides those of the issuer settings). */
   trustedWalletProviders: TrustedWalletProviders;
-  /** OpenID Federation trust chains, for external authorization servers that are federation entities. */
-  federation?: Pick<FederationTrustSource, 'trustWith'>;
+  /** The trust service: the keys of external authorization servers that are federation entities. */
+  trust?: Pick<TrustService, 'authorizationServerKeys'>;
 }
 
 export function createIssuance(needs: IssuanceNeeds) {
@@ -109,7 +109,7 @@ export function createIssuance(needs: IssuanceNeeds) {
     tokens,
     dpop,
     sessions,
-    new ExternalAccessTokens(db, upstream, configs, sessions, needs.federation),
+    new ExternalAccessTokens(db, upstream, configs, sessions, needs.trust),
   );
   const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);

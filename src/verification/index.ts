@@ -22,7 +22,6 @@ import { PresentationWebhooks } from './response/webhook.js';
 import { presentationResultRoutes } from './result/routes.js';
 import { PresentationResults } from './result/service.js';
 import { StatusListChecker } from './status/checker.js';
-import { EtsiTrustLists } from './trusted-authorities/etsi-trust-lists.js';
 import { TrustedAuthorities } from './trusted-authorities/index.js';
 
 export interface VerificationNeeds {
@@ -60,8 +59,7 @@ export function createVerification(needs: VerificationNeeds) {
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
   const webhooks = new PresentationWebhooks(configs);
-  // One cache of fetched trusted lists (etsi_tl) for every flow of the instance.
-  const authorities = new TrustedAuthorities(new EtsiTrustLists(outbound));
+  const authorities = new TrustedAuthorities(needs.trust);
   const results = new PresentationResults(sessions, webhooks);
   const responses = new ResponseEndpoint(sessions, needs.trust, status, needs.clock, authorities);
   return {

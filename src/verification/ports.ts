@@ -1,6 +1,7 @@
 // What verification needs from other features, as narrow interfaces that app.ts wires.
-import type { FederationTrust } from '../federation/trust.js';
+
 import type { PresentationConfiguration } from '../presentation-configs/service.js';
+import type { TrustService } from '../trust/index.js';
 
 export type { PresentationConfiguration };
 
@@ -22,12 +23,8 @@ export interface RegistrationCertificateSource {
   forRequest(tenantId: string, config: PresentationConfiguration): Promise<string | undefined>;
 }
 
-export interface TrustAnchors {
-  /** PEM certificates the tenant trusts as issuers (from its trust lists). */
-  trustedCertificates(tenantId: string): Promise<string[]>;
-  /** The tenant's OpenID Federation trust; undefined when it takes part in no federation. */
-  federationTrust(tenantId: string): Promise<FederationTrust | undefined>;
-}
+/** The trust service (src/trust), as verification asks it: what a tenant trusts, and which trusted_authorities a credential matches. */
+export type TrustAnchors = Pick<TrustService, 'tenantTrust' | 'matchAuthority'>;
 
 /** The trust anchors a DCQL credential query names (trusted_authorities of type openid_federation); undefined when it names none. */
 export function federationAnchorsOf(query: { trusted_authorities?: unknown }): string[] | undefined {

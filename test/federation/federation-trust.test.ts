@@ -4,10 +4,10 @@
 // settings are used, and which key of the resolved issuer metadata verifies a credential.
 import type { JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { FederationRefused } from '../../src/federation/entity-statement.js';
-import type { ResolvedTrust, TrustAnchorRef, TrustChainResolver } from '../../src/federation/resolver.js';
-import type { FederationSettings } from '../../src/federation/settings.js';
-import { FederationTrustSource } from '../../src/federation/trust.js';
+import { FederationRefused } from '../../src/trust/federation/entity-statement.js';
+import type { ResolvedTrust, TrustAnchorRef, TrustChainResolver } from '../../src/trust/federation/resolver.js';
+import type { FederationSettings } from '../../src/trust/federation/settings.js';
+import { FederationTrustSource } from '../../src/trust/federation/trust.js';
 
 const ANCHOR = { entityId: 'https://anchor.example', entityConfigurationUri: 'https://mirror.example/anchor-configuration' };
 const SECOND = { entityId: 'https://second-anchor.example' };

@@ -1,7 +1,7 @@
 // Metadata policy operators (OpenID Federation 1.0 section 6.1): each one applied to leaf metadata,
 // combined across a trust anchor's and an intermediate's policies, and the combinations that refuse.
 import { describe, expect, it } from 'vitest';
-import { applyPolicy, combinePolicies } from '../../src/federation/policy.js';
+import { applyPolicy, combinePolicies } from '../../src/trust/federation/policy.js';
 
 const LEAF = {
   openid_credential_issuer: {

@@ -90,6 +90,7 @@ const STEPS: Step[] = [
   { operation: 'POST /api/trust-list', as: 'admin' },
   { operation: 'PUT /api/trust-list/{id}', as: 'admin', params: () => ({ id: 'issuers' }) },
   { operation: 'PUT /api/issuer/config', as: 'admin' },
+  { operation: 'PUT /api/trust-config', as: 'admin' },
   { operation: 'PUT /api/session-config', as: 'admin' },
   { operation: 'PUT /api/status-list-config', as: 'admin' },
   { operation: 'POST /api/status-lists', as: 'admin', remember: { as: 'list', field: 'id' } },

@@ -5,12 +5,12 @@
 import { type KeyObject, X509Certificate } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FederationRefused } from '../../src/federation/entity-statement.js';
-import type { ResolvedTrust } from '../../src/federation/resolver.js';
-import type { FederationMode } from '../../src/federation/settings.js';
-import type { FederationTrust } from '../../src/federation/trust.js';
 import type { PresentationContext } from '../../src/formats/presentation-context.js';
 import { federationStatusSigner, trustedIssuerKey } from '../../src/formats/sd-jwt-vc/issuer-trust.js';
+import { FederationRefused } from '../../src/trust/federation/entity-statement.js';
+import type { ResolvedTrust } from '../../src/trust/federation/resolver.js';
+import type { FederationMode } from '../../src/trust/federation/settings.js';
+import type { FederationTrust } from '../../src/trust/federation/trust.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
 import { type TestCertificate, testCertificate } from '../support/test-pki.js';
 

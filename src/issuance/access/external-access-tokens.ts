@@ -9,15 +9,14 @@
 // the part its configuration declares (an attribute provider or webhook of the configuration may
 // still supply them).
 import { createHash } from 'node:crypto';
-import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
-import { FederationRefused } from '../../federation/entity-statement.js';
-import type { FederationTrustSource } from '../../federation/trust.js';
 import { type Executor, inTransaction } from '../../platform/db/values.js';
-import { isJsonObject } from '../../platform/json.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
+import { FederationRefused } from '../../trust/federation/entity-statement.js';
+import type { TrustService } from '../../trust/index.js';
 import { invalidToken } from '../errors.js';
 import { EXTERNAL_TOKEN_HANDLE } from '../handles.js';
 import type { Issuer } from '../issuers.js';
@@ -72,8 +71,8 @@ export class ExternalAccessTokens {
     private readonly providers: UpstreamProviders,
     private readonly configs: CredentialConfigService,
     private readonly sessions: SessionService,
-    /** Trust chains of servers that are federation entities, per the issuer's federation settings. */
-    private readonly federation?: Pick<FederationTrustSource, 'trustWith'>,
+    /** The keys of servers that are federation entities, as the issuer's federation settings decide (src/trust). */
+    private readonly trust?: Pick<TrustService, 'authorizationServerKeys'>,
   ) {}
 
   /**
@@ -122,24 +121,9 @@ export class ExternalAccessTokens {
    * RFC 8414 metadata when the server does not resolve; lote-only (or no federation) uses only that.
    */
   private async verifyWithServerKeys(issuer: Issuer, server: string, raw: string, options: JWTVerifyOptions): Promise<JWTPayload> {
-    const settings = issuer.settings.federation;
-    if (this.federation && settings && settings.mode !== 'lote-only' && settings.trustAnchors.length > 0) {
-      try {
-        const trust = await this.federation.trustWith(issuer.tenantId, settings).resolve(server);
-        const metadata = trust.metadata.oauth_authorization_server;
-        if (!isJsonObject(metadata) || metadata.issuer !== server)
-          throw new FederationRefused(
-            'authorization server metadata',
-            `the resolved metadata has no oauth_authorization_server with issuer ${server}`,
-          );
-        if (isJsonObject(metadata.jwks))
-          return (await jwtVerify(raw, createLocalJWKSet(metadata.jwks as unknown as JSONWebKeySet), options)).payload;
-        if (typeof metadata.jwks_uri === 'string') return await this.providers.verifyJwt(metadata.jwks_uri, raw, options);
-        throw new FederationRefused('authorization server metadata', 'the resolved metadata names neither jwks nor jwks_uri');
-      } catch (err) {
-        if (!(err instanceof FederationRefused) || settings.mode === 'federation-only') throw err;
-      }
-    }
+    const decided = await this.trust?.authorizationServerKeys(issuer.tenantId, issuer.settings.federation, server);
+    if (decided && 'jwks' in decided.value) return (await jwtVerify(raw, createLocalJWKSet(decided.value.jwks), options)).payload;
+    if (decided && 'jwksUri' in decided.value) return await this.providers.verifyJwt(decided.value.jwksUri, raw, options);
     const metadata = await this.providers.authorizationServer(server);
     return this.providers.verifyJwt(metadata.jwks_uri, raw, options);
   }

@@ -4,13 +4,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
-import { signEntityConfiguration } from '../../federation/entity-configuration.js';
-import { ENTITY_STATEMENT_MEDIA_TYPE } from '../../federation/entity-statement.js';
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import { preferredMediaType } from '../../platform/http/media-types.js';
 import type { App } from '../../platform/http/types.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
+import { signEntityConfiguration } from '../../trust/federation/entity-configuration.js';
+import { ENTITY_STATEMENT_MEDIA_TYPE } from '../../trust/federation/entity-statement.js';
 import type { CredentialEncryption } from '../credential-request/encryption.js';
 import { noFederationSettings, notFoundIssuer } from '../errors.js';
 import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';

@@ -5,13 +5,13 @@ import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { AuditService } from '../../audit/service.js';
-import { FederationSettingsSchema } from '../../federation/settings.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Sealer } from '../../platform/crypto/sealed.js';
 import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, inTransaction, nowIso } from '../../platform/db/values.js';
 import { type FieldError, invalidFields } from '../../platform/http/problem.js';
 import { underWebUrlPolicy, webUrl } from '../../platform/http/web-urls.js';
+import { FederationSettingsSchema } from '../../trust/federation/settings.js';
 import { ChainedAuthorizationServerSchema, sameClientSecret, sealClientSecret, withoutClientSecret } from './chained-as.js';
 import { ProfileSchema } from './profile.js';
 
@@ -132,7 +132,7 @@ export const IssuerSettingsSchema = z
     federation: FederationSettingsSchema.nullable()
       .default(null)
       .describe(
-        'OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part',
+        'OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. An alias of federation in the trust settings (/api/trust-config), where the trust settings are managed: writing either is read through both',
       ),
   })
   .meta({ id: 'IssuerSettings' });
@@ -195,6 +195,14 @@ export class IssuerSettingsService {
     const wanted = sameSecret ? { ...given, chainedAuthorizationServer: { ...chained, clientSecret: storedSecret } } : given;
     const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
     return isDeepStrictEqual(plain(wanted), plain(stored));
+  }
+
+  /** Replaces only the federation block (what /api/trust-config writes), the other settings kept, in one transaction. */
+  putFederation(ctx: RequestContext, tenantId: string, federation: IssuerSettings['federation'], db: Executor = this.db) {
+    return inTransaction(db, async (trx) => {
+      const current = await this.get(tenantId, trx);
+      return (await this.put(ctx, tenantId, { ...current, federation }, trx)).federation;
+    });
   }
 
   async put(ctx: RequestContext, tenantId: string, given: IssuerSettings, db: Executor = this.db): Promise<IssuerSettings> {

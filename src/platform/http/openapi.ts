@@ -54,6 +54,10 @@ export const TAGS = [
   { name: 'credential configurations', description: 'What the tenant issues: format, fields (claims, disclosure, display) and settings.' },
   { name: 'presentation configurations', description: 'What the tenant asks wallets for: a DCQL query, transaction data, redirects.' },
   { name: 'trust lists', description: 'Lists of trusted entities (ETSI TS 119 602 LoTE), published signed.' },
+  {
+    name: 'trust',
+    description: "A tenant's trust settings: the OpenID Federation block (also the federation field of the issuer settings).",
+  },
   { name: 'issuance', description: 'Issuer settings and credential offers for wallets (OpenID4VCI).' },
   { name: 'verification', description: 'Presentation requests for wallets (OpenID4VP with DCQL, the Digital Credentials API).' },
   {

@@ -9,7 +9,6 @@
 import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { VerifiedPresentation } from '../../formats/index.js';
-import { federationStatusSigner } from '../../formats/sd-jwt-vc/issuer-trust.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
 import { nullRecord } from '../../platform/json.js';
@@ -123,13 +122,12 @@ export class EmbeddedPresentations {
     const payload = await responseOf(state, response);
     const vpToken = parseVpToken(payload.vp_token);
     const now = this.clock.now();
-    const trustedCertificates = await this.trust.trustedCertificates(tenantId);
+    const trust = await this.trust.tenantTrust(tenantId);
     const context = {
       clientId: state.clientId,
       audiences: binding.audiences,
       nonce: state.nonce,
-      trustedCertificates,
-      federation: await this.trust.federationTrust(tenantId),
+      ...trust,
       transactionData: state.transactionData ? encodeTransactionData(state.transactionData) : [],
       now,
       responseUri: binding.responseUri,
@@ -141,8 +139,8 @@ export class EmbeddedPresentations {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
-          await this.status.check(tenantId, credential.status, { trustedCertificates, now, signerVouchedFor });
+          const forStatus = credential.format === 'dc+sd-jwt' ? { credential } : {};
+          await this.status.check(tenantId, credential.status, { ...trust, now, ...forStatus });
           verified.push(await this.authorities.accept(query, { queryId, ...credential }, now));
         }
       }

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { VerifiedPresentation } from '../../formats/index.js';
 import type { PresentationContext } from '../../formats/presentation-context.js';
-import { federationStatusSigner } from '../../formats/sd-jwt-vc/issuer-trust.js';
 import type { Clock } from '../../platform/clock.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import { nullRecord } from '../../platform/json.js';
@@ -164,8 +163,8 @@ export class ResponseEndpoint {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
-          await this.status.check(answerable.session.tenantId, credential.status, { ...context, signerVouchedFor });
+          const forStatus = credential.format === 'dc+sd-jwt' ? { credential } : {};
+          await this.status.check(answerable.session.tenantId, credential.status, { ...context, ...forStatus });
           verified.push(await this.authorities.accept(query, { queryId, ...credential }, context.now));
         }
       }
@@ -185,8 +184,7 @@ export class ResponseEndpoint {
       clientId: request.clientId,
       ...(dcApiOrigin && { audiences: [`origin:${dcApiOrigin}`], origin: dcApiOrigin }),
       nonce: secrets.nonce,
-      trustedCertificates: await this.trust.trustedCertificates(session.tenantId),
-      federation: await this.trust.federationTrust(session.tenantId),
+      ...(await this.trust.tenantTrust(session.tenantId)),
       transactionData: secrets.transactionData ? encodeTransactionData(secrets.transactionData) : [],
       now: this.clock.now(),
       responseUri: request.responseUri,

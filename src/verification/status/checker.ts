@@ -22,9 +22,9 @@ import { createHash } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
 import type { VerifiedSdJwt } from '../../formats/sd-jwt-vc/verify.js';
-import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
 import type { UrlReader } from '../../platform/outbound/own-urls.js';
 import { type FetchedStatusList, StampedCache, tenantKey } from '../../status-lists/cache.js';
+import { type StatusListSignerQuestion, statusListSigner, type TenantTrust } from '../../trust/index.js';
 import { PresentationRejected } from '../errors.js';
 
 export const STATUS_LIST_JWT = 'application/statuslist+jwt';
@@ -38,10 +38,11 @@ const STATUS_REASONS: Record<number, string> = { 1: 'status: revoked', 2: 'statu
 
 const reject = (reason: string) => new PresentationRejected(`status: ${reason}`);
 
-export interface StatusCheckContext {
-  /** PEM certificates the tenant trusts (its trust lists): the status list signer must chain to one... */
-  trustedCertificates: string[];
-  /** ...or be vouched for by the trust the credential was accepted through (an OpenID Federation chain): its leaf certificate, base64 DER. */
+/** The status list signer must be trusted by a framework of src/trust (for the credential), or vouched for by signerVouchedFor. */
+export interface StatusCheckContext extends TenantTrust {
+  /** The credential whose status is read, as the federation framework reads it (SD-JWT VC only). */
+  credential?: StatusListSignerQuestion['credential'];
+  /** A vouching beside the frameworks' (given the signer's leaf certificate, base64 DER), for callers that hold one. */
   signerVouchedFor?: (certificate: string) => Promise<boolean>;
   now: Date;
 }
@@ -80,8 +81,9 @@ export class StatusListChecker {
     }
     const list = await this.list(tenantId, uri, context);
     // Checked on every use, not only at fetch: a change of the tenant's trust lists applies at once.
+    const question = { x5c: list.x5c, now: context.now, ...(context.credential && { credential: context.credential }) };
     const trusted =
-      chainsToTrusted(list.x5c, context.trustedCertificates, context.now) ||
+      (await statusListSigner(context, question)) !== undefined ||
       (context.signerVouchedFor !== undefined && (await context.signerVouchedFor(list.x5c[0] as string)));
     if (!trusted) throw reject('untrusted status list signer: the x5c chain leads to no trusted certificate');
     const bit = (idx as number) * list.bits;

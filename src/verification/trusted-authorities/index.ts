@@ -1,15 +1,14 @@
 // DCQL trusted_authorities (OpenID4VP 1.0 section 6.1.1): which authority a verified credential
 // matches among those its credential query names. HAIP 1.0 section 5 makes type `aki` mandatory.
 // The issuer's trust itself is decided before (issuer-trust.ts, mdoc.ts: the tenant's trust lists
-// or federation); a query's authorities narrow what it accepts. A credential that matches none is
+// or federation); a query's authorities narrow what it accepts, each type matched by its trust
+// framework (src/trust: x509 for aki and etsi_tl, federation for openid_federation). A credential that matches none is
 // rejected with a reason that names the query; one that matches carries the authority it matched,
 // which the dcql library checks again against the query with the claims.
 
-import { chainsToTrusted } from '../../platform/crypto/certificate-chains.js';
-import { authorityKeyIdentifier } from '../../platform/crypto/der.js';
 import { isJsonObject } from '../../platform/json.js';
+import type { TrustService } from '../../trust/index.js';
 import { PresentationRejected } from '../errors.js';
-import { type EtsiTrustLists, TrustListUnreadable } from './etsi-trust-lists.js';
 
 export type TrustedAuthorityType = 'aki' | 'etsi_tl' | 'openid_federation';
 /** The authority a credential matched, as the dcql library reads it: the type and the one value matched. */
@@ -46,20 +45,8 @@ function authoritiesOf(query: { trusted_authorities?: unknown }): AuthorityQuery
   );
 }
 
-/** The raw AuthorityKeyIdentifiers of the chain's certificates; a certificate that cannot be read adds none. */
-function authorityKeyIdentifiersOf(chain: string[]): Buffer[] {
-  return chain.flatMap((certificate) => {
-    try {
-      const aki = authorityKeyIdentifier(Buffer.from(certificate, 'base64'));
-      return aki ? [Buffer.from(aki)] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
 export class TrustedAuthorities {
-  constructor(private readonly etsiLists: EtsiTrustLists) {}
+  constructor(private readonly trust: Pick<TrustService, 'matchAuthority'>) {}
 
   /**
    * The credential as it is kept (without its chain), with the authority it matched when its query
@@ -87,7 +74,7 @@ export class TrustedAuthorities {
     );
   }
 
-  /** The value of `authority` the credential matches, if any. */
+  /** The value of `authority` the credential matches, if any, as the trust framework of its type decides. */
   private async matching(
     authority: AuthorityQuery,
     credential: IssuedCredential,
@@ -95,27 +82,13 @@ export class TrustedAuthorities {
     now: Date,
     unread: string[],
   ): Promise<string | undefined> {
-    if (authority.type === 'aki') {
-      const identifiers = authorityKeyIdentifiersOf(chain);
-      return authority.values.find((value) => {
-        const wanted = Buffer.from(value, 'base64url');
-        return wanted.length > 0 && identifiers.some((aki) => aki.equals(wanted));
-      });
-    }
-    if (authority.type === 'openid_federation') {
-      const anchor = credential.authority?.values[0];
-      return authority.values.find((value) => value === anchor);
-    }
-    if (authority.type === 'etsi_tl') {
-      for (const url of authority.values) {
-        try {
-          if (chainsToTrusted(chain, await this.etsiLists.certificates(url), now)) return url;
-        } catch (err) {
-          if (!(err instanceof TrustListUnreadable)) throw err;
-          unread.push(`the trusted list ${url} was not read: ${err.message}`);
-        }
-      }
-    }
-    return undefined;
+    const anchor = credential.authority?.values[0];
+    const match = await this.trust.matchAuthority(authority.type, authority.values, {
+      chain,
+      now,
+      ...(anchor !== undefined && { anchor }),
+    });
+    unread.push(...match.unread);
+    return match.value;
   }
 }

@@ -1,7 +1,7 @@
-// The federation feature: trust chain resolution for the verifier, behind the tenant's federation
+// The OpenID Federation trust framework: trust chain resolution for the verifier, behind the tenant's federation
 // settings (kept in the issuer settings). The issuer's entity configuration is served with the other
 // issuer metadata (issuance/metadata/routes.ts).
-import type { OutboundClient } from '../platform/outbound/client.js';
+import type { OutboundClient } from '../../platform/outbound/client.js';
 import { TrustChainResolver } from './resolver.js';
 import type { FederationSettings } from './settings.js';
 import { FederationTrustSource } from './trust.js';

@@ -3,7 +3,7 @@
 // keys, which sign it; the credential issuer metadata inside carries the keys credentials are signed
 // with, so that a credential's kid is found in the metadata the chain vouches for.
 import type { JWK } from 'jose';
-import { type Signer, signJwtWith } from '../key-chains/signing.js';
+import { type Signer, signJwtWith } from '../../key-chains/signing.js';
 import { ENTITY_STATEMENT_TYP } from './entity-statement.js';
 import type { FederationSettings } from './settings.js';
 

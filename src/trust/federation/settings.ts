@@ -3,7 +3,7 @@
 // issuers' trust chains to its trust anchors. Field names follow EUDIPLO's where it has them
 // (role, mode, entityId, trustAnchors, cacheTtlSeconds) so that its configurations carry over.
 import { z } from 'zod';
-import { webUrl } from '../platform/http/web-urls.js';
+import { webUrl } from '../../platform/http/web-urls.js';
 
 /** hybrid: federation first, LoTE trust lists when federation does not decide; the others use one only. */
 export const FEDERATION_MODES = ['hybrid', 'federation-only', 'lote-only'] as const;

@@ -7,8 +7,8 @@
 // each answer may be, and how long the whole resolution may take. Callers that need the same chain at
 // the same time share one resolution. Every fetch goes through the outbound client and its address policy.
 
-import { isJsonObject } from '../platform/json.js';
-import type { OutboundClient } from '../platform/outbound/client.js';
+import { isJsonObject } from '../../platform/json.js';
+import type { OutboundClient } from '../../platform/outbound/client.js';
 import {
   ENTITY_STATEMENT_MEDIA_TYPE,
   type EntityStatement,

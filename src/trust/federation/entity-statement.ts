@@ -3,8 +3,8 @@
 // jwks); a subordinate statement is one a superior makes about an entity below it (signed by a key of
 // the superior's jwks, and its jwks are the subject's keys as the superior vouches for them).
 import type { JWK } from 'jose';
-import { decodeJws, ecPublicKey, verifyEcJws } from '../platform/crypto/ec-jws.js';
-import { isJsonObject, PROTOTYPE_MEMBER_RULE, prototypeMemberPath } from '../platform/json.js';
+import { decodeJws, ecPublicKey, verifyEcJws } from '../../platform/crypto/ec-jws.js';
+import { isJsonObject, PROTOTYPE_MEMBER_RULE, prototypeMemberPath } from '../../platform/json.js';
 
 export const ENTITY_STATEMENT_TYP = 'entity-statement+jwt';
 export const ENTITY_STATEMENT_MEDIA_TYPE = 'application/entity-statement+jwt';

@@ -1,8 +1,8 @@
 // The federation trust a tenant places in issuers, as the verifier uses it: the mode of its
 // federation settings, its trust anchors, and the resolver that decides (cached per tenant).
 import type { JWK } from 'jose';
-import { isJsonObject } from '../platform/json.js';
-import { TtlCache } from '../platform/ttl-cache.js';
+import { isJsonObject } from '../../platform/json.js';
+import { TtlCache } from '../../platform/ttl-cache.js';
 import { FederationRefused } from './entity-statement.js';
 import type { ResolvedTrust, TrustAnchorRef, TrustChainResolver } from './resolver.js';
 import type { FederationMode, FederationSettings } from './settings.js';

@@ -6,7 +6,7 @@
 // by them here has no prototype, so that no name (toString, __proto__) finds anything but what the
 // policies put there (readEntityStatement refuses __proto__, constructor and prototype before).
 import { isDeepStrictEqual } from 'node:util';
-import { isJsonObject, nullRecord } from '../platform/json.js';
+import { isJsonObject, nullRecord } from '../../platform/json.js';
 import { FederationRefused } from './entity-statement.js';
 
 /** The standard operators, in the order they are applied (section 6.1.3.1). */

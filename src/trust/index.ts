@@ -1,0 +1,185 @@
+// Trust: the frameworks that decide whether svc relies on a key (framework.ts), by registry id, and
+// the one TrustService that verification, wallet attestation, status checking and external
+// authorization servers ask. A tenant's federation settings choose the order in which frameworks
+// decide (their mode); a new framework is a folder beside these and a line in TRUST_FRAMEWORKS.
+import type { OutboundClient } from '../platform/outbound/client.js';
+import { FederationRefused } from './federation/entity-statement.js';
+import { federationFramework } from './federation/framework.js';
+import { createFederation } from './federation/index.js';
+import type { FederationMode, FederationSettings } from './federation/settings.js';
+import {
+  type AuthorityQuestion,
+  type AuthorizationServerKeys,
+  type IssuerKeyQuestion,
+  type StatusListSignerQuestion,
+  type TenantTrust,
+  type TrustDecision,
+  type TrustFramework,
+  TrustRefused,
+  type TrustSources,
+} from './framework.js';
+import { loteFramework } from './lote/index.js';
+import { EtsiTrustLists } from './x509/etsi-trust-lists.js';
+import { x509Framework } from './x509/index.js';
+
+export const TRUST_FRAMEWORKS: ReadonlyMap<string, TrustFramework> = new Map([
+  [loteFramework.id, loteFramework],
+  [federationFramework.id, federationFramework],
+  [x509Framework.id, x509Framework],
+]);
+
+/** Which frameworks decide whose key signs a credential, in the order asked, by federation mode (no settings: lote-only). */
+export const MODE_ORDER: ReadonlyMap<FederationMode, readonly string[]> = new Map([
+  ['hybrid', ['federation', 'lote']],
+  ['federation-only', ['federation']],
+  ['lote-only', ['lote']],
+]);
+
+function framework(id: string): TrustFramework {
+  const found = TRUST_FRAMEWORKS.get(id);
+  if (!found) throw new Error(`no trust framework ${id}`);
+  return found;
+}
+
+/** The frameworks the tenant's mode asks, in order. */
+export function frameworksInMode(trust: Pick<TenantTrust, 'federation'>): TrustFramework[] {
+  return (MODE_ORDER.get(trust.federation?.mode ?? 'lote-only') ?? []).map(framework);
+}
+
+/**
+ * The key that verifies a credential's issuer signature, from the first framework of the tenant's
+ * mode that trusts the issuer; refused with each framework's reason when none does. A query that
+ * names federation anchors needs federation settings, and a mode that asks the federation. In hybrid
+ * mode the federation is skipped when no anchor applies.
+ */
+export async function issuerKey(trust: TenantTrust, question: Omit<IssuerKeyQuestion, 'anchorIds'>) {
+  const { federation } = trust;
+  const anchorIds = question.queryAnchors ?? federation?.trustAnchors.map((anchor) => anchor.entityId) ?? [];
+  if (question.queryAnchors && !federation)
+    throw new TrustRefused(
+      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/issuer/config)',
+    );
+  let frameworks = frameworksInMode(trust);
+  if (question.queryAnchors && !frameworks.some((f) => f.id === 'federation'))
+    throw new TrustRefused(
+      `untrusted issuer: the query trusts OpenID Federation anchors, and the tenant federation mode is ${federation?.mode}`,
+    );
+  if (anchorIds.length === 0 && frameworks.length > 1) frameworks = frameworks.filter((f) => f.id !== 'federation');
+  const refusals: { label: string; reason: string }[] = [];
+  for (const asked of frameworks) {
+    if (!asked.issuerKey) continue;
+    try {
+      return await asked.issuerKey(trust, { ...question, anchorIds });
+    } catch (err) {
+      // The first framework's refusal must be a TrustRefused to ask the next; any error of a later one is its reason.
+      if (refusals.length === 0 && !(err instanceof TrustRefused)) throw err;
+      refusals.push({ label: asked.label, reason: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  const [first, ...others] = refusals;
+  throw new TrustRefused([first?.reason, ...others.map((other) => `${other.label}: ${other.reason}`)].join('; '));
+}
+
+/** Whether some framework trusts the signer of a credential's status list token (none: undefined). */
+export async function statusListSigner(trust: TenantTrust, question: StatusListSignerQuestion): Promise<TrustDecision<true> | undefined> {
+  for (const asked of TRUST_FRAMEWORKS.values()) {
+    const decision = await asked.statusListSigner?.(trust, question);
+    if (decision) return decision;
+  }
+  return undefined;
+}
+
+export interface TrustNeeds {
+  /** Every entity statement and named trusted list is read through it. */
+  outbound: OutboundClient;
+  /** The tenant's trust lists' certificates, by purpose (the trust-lists feature). */
+  listedCertificates: TrustSources['listedCertificates'];
+  /** The tenant's federation settings (its trust settings); null when it takes part in none. */
+  federationSettingsOf: (tenantId: string) => Promise<FederationSettings | null>;
+  /** FEDERATION_RESOLUTION_DEADLINE_MS. */
+  resolutionDeadlineMs: number;
+}
+
+/** The one place that answers "is this trusted" for a tenant, with the caches of the frameworks' sources. */
+export class TrustService {
+  private readonly federation;
+  private readonly sources: TrustSources;
+
+  constructor(needs: TrustNeeds) {
+    this.federation = createFederation({
+      outbound: needs.outbound,
+      settingsOf: needs.federationSettingsOf,
+      resolutionDeadlineMs: needs.resolutionDeadlineMs,
+    }).trust;
+    const etsiLists = new EtsiTrustLists(needs.outbound);
+    this.sources = { listedCertificates: needs.listedCertificates, listCertificates: (url) => etsiLists.certificates(url) };
+  }
+
+  /** What the tenant trusts for credentials, gathered for one presentation. */
+  async tenantTrust(tenantId: string): Promise<TenantTrust> {
+    const [trustedCertificates, federation] = await Promise.all([
+      this.sources.listedCertificates(tenantId, 'credentials'),
+      this.federation.trustFor(tenantId),
+    ]);
+    return { trustedCertificates, ...(federation && { federation }) };
+  }
+
+  /** The PEM certificates of the tenant's LoTE trust lists trusted for credentials. */
+  trustedCertificates(tenantId: string): Promise<string[]> {
+    return this.sources.listedCertificates(tenantId, 'credentials');
+  }
+
+  /** The tenant's OpenID Federation trust; undefined when it takes part in none. */
+  federationTrust(tenantId: string) {
+    return this.federation.trustFor(tenantId);
+  }
+
+  /** The certificates that anchor wallet providers, from every framework that lists some. */
+  async walletProviders(tenantId: string): Promise<string[]> {
+    const anchors: string[] = [];
+    for (const asked of TRUST_FRAMEWORKS.values())
+      if (asked.walletProviders) anchors.push(...(await asked.walletProviders(this.sources, tenantId)).value);
+    return anchors;
+  }
+
+  /**
+   * The keys of an external authorization server as the tenant's federation settings (at hand, from
+   * the issuer) decide: through its trust chain (federation-only, or hybrid with anchors); undefined
+   * when its own RFC 8414 metadata decides (lote-only, no settings, or hybrid when it does not resolve).
+   */
+  async authorizationServerKeys(
+    tenantId: string,
+    settings: FederationSettings | null | undefined,
+    server: string,
+  ): Promise<TrustDecision<AuthorizationServerKeys> | undefined> {
+    if (!settings || settings.mode === 'lote-only' || settings.trustAnchors.length === 0) return undefined;
+    const trust = { federation: this.federation.trustWith(tenantId, settings) };
+    for (const asked of frameworksInMode(trust)) {
+      if (!asked.authorizationServerKeys) continue;
+      try {
+        return await asked.authorizationServerKeys(trust, server);
+      } catch (err) {
+        if (settings.mode === 'federation-only' || !isRefusal(err)) throw err;
+      }
+    }
+    return undefined;
+  }
+
+  /** Which value of a DCQL trusted_authorities entry the credential matches, by the framework of its type. */
+  async matchAuthority(type: string, values: string[], question: AuthorityQuestion) {
+    for (const asked of TRUST_FRAMEWORKS.values())
+      if (asked.matchAuthority && asked.authorityTypes?.includes(type)) return asked.matchAuthority(this.sources, type, values, question);
+    return { unread: [] };
+  }
+
+  /** A tenant's trust settings changed: its kept decisions are forgotten. */
+  forget(tenantId: string) {
+    this.federation.forget(tenantId);
+  }
+}
+
+/** A framework's refusal: its reason, not a fault. */
+const isRefusal = (err: unknown) => err instanceof TrustRefused || err instanceof FederationRefused;
+
+export type { StatusListSignerQuestion, TenantTrust, TrustDecision, TrustFramework } from './framework.js';
+export { TrustRefused } from './framework.js';
