@@ -5,6 +5,7 @@ import { sdJwtVc } from './sd-jwt-vc/index.js';
 import type { CredentialFormat } from './types.js';
 
 export type {
+  ClaimsLayout,
   ConfiguredCredential,
   CredentialFormat,
   CredentialTypeNames,
@@ -12,6 +13,7 @@ export type {
   IssueRequest,
   IssuerMetadataPart,
   VerifiedForDcql,
+  Version4Mapping,
 } from './types.js';
 
 const REGISTERED = [sdJwtVc, msoMdoc] as const;

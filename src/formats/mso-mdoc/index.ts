@@ -22,6 +22,9 @@ export const msoMdoc = {
     dcqlMeta: (doctype) => ({ doctype_value: doctype }),
   },
   issuerMetadata: { signingAlgorithm: (algorithm) => COSE_ALGORITHMS[algorithm], bindingMethods: ['cose_key'], namespacedClaimPaths: true },
+  // ISO 18013-5: data elements live in namespaces (org.iso.18013.5.1 for the mDL).
+  claimsLayout: { namespaced: true },
+  version4: { disclosureFrame: { dropped: 'every mdoc data element is selectively disclosable' } },
   dcqlQueryId: 'mso_mdoc',
   claimsOfSchema: mdocClaims,
   configurationProblems(doc) {

@@ -7,6 +7,10 @@ import { verifySdJwtPresentation } from './verify.js';
 
 const issuing = lazy(() => import('./issue.js'));
 
+/** Claims that the service itself puts into every SD-JWT VC, or that SD-JWT reserves. */
+const RESERVED_TOP_LEVEL = new Set(['iss', 'iat', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status']);
+const RESERVED_ANYWHERE = new Set(['_sd', '_sd_alg', '...']);
+
 export const sdJwtVc = {
   id: 'dc+sd-jwt' as const,
   type: {
@@ -18,6 +22,14 @@ export const sdJwtVc = {
     dcqlMeta: (vct) => ({ vct_values: [vct] }),
   },
   issuerMetadata: { signingAlgorithm: (algorithm) => algorithm, bindingMethods: ['jwk'], namespacedClaimPaths: false },
+  claimsLayout: {
+    reservedTopLevel: (name) => (RESERVED_TOP_LEVEL.has(name) ? `'${name}' is set by the service in every SD-JWT VC` : undefined),
+    reservedAnywhere: (name) => (RESERVED_ANYWHERE.has(name) ? `'${name}' is reserved by SD-JWT` : undefined),
+  },
+  // Version 4 issued only what its disclosureFrame named as selectively disclosable.
+  version4: { disclosureFrame: 'disclosable' },
+  typeMetadata: true,
+  embeddable: true,
   dcqlQueryId: 'dc_sd_jwt',
   claimsOfSchema: sdJwtClaims,
   configurationProblems: (doc) =>
