@@ -8,7 +8,7 @@
 // to it, since the carrying protocol owns the session.
 import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { VerifiedPresentation } from '../../formats/index.js';
+import { allFormats, formatOf, type VerifiedPresentation } from '../../formats/index.js';
 import { federationStatusSigner } from '../../formats/sd-jwt-vc/issuer-trust.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
@@ -55,9 +55,6 @@ export interface EmbeddedRequestInput {
   expectedUrl?: string;
   lifetimeSeconds: number;
 }
-
-/** Formats whose holder binding can be checked without a format-specific handover of the carrying protocol. */
-const EMBEDDABLE_FORMATS = new Set(['dc+sd-jwt']);
 
 export class EmbeddedPresentations {
   constructor(
@@ -181,10 +178,17 @@ async function responseOf(state: EmbeddedPresentationState, response: Record<str
 
 const publicPart = ({ d: _private, ...jwk }: Record<string, unknown>) => jwk as JWK;
 
-/** An mdoc's session transcript would need the carrying protocol's own handover: only formats bound by audience and nonce are embedded. */
+/** Only formats bound by audience and nonce are embedded: each format declares whether it is (embeddable). */
 function checkFormats(dcqlQuery: Record<string, unknown>) {
   const queries = (dcqlQuery.credentials as { format?: unknown }[] | undefined) ?? [];
-  const other = queries.find((q) => !EMBEDDABLE_FORMATS.has(String(q.format)));
-  if (other)
-    throw new Error(`credential format ${String(other.format)} cannot be presented inside interactive authorization yet (dc+sd-jwt only)`);
+  const other = queries.find((q) => !formatOf(String(q.format))?.embeddable);
+  if (other) {
+    const embeddable = allFormats()
+      .filter((format) => format.embeddable)
+      .map((format) => format.id)
+      .join(', ');
+    throw new Error(
+      `credential format ${String(other.format)} cannot be presented inside interactive authorization yet (${embeddable} only)`,
+    );
+  }
 }
