@@ -10,6 +10,7 @@ export type {
   CredentialFormat,
   CredentialTypeNames,
   FormatField,
+  HaipProfile,
   IssueRequest,
   IssuerMetadataPart,
   VerifiedForDcql,

@@ -101,6 +101,14 @@ export interface Version4Mapping {
   disclosureFrame: 'disclosable' | { dropped: string };
 }
 
+/**
+ * Where HAIP 1.0 (OpenID4VC High Assurance Interoperability Profile) profiles the format: the ids of
+ * its requirements, as src/conformance names them, that bind this format's credential configurations.
+ */
+export interface HaipProfile {
+  requirements: readonly string[];
+}
+
 /** A verified credential as DCQL satisfaction reads it (its claims JSON by origin). */
 export interface VerifiedForDcql {
   format: string;
@@ -131,6 +139,8 @@ export interface CredentialFormat<Verified = unknown> {
    * session transcript would need one).
    */
   embeddable?: boolean;
+  /** Absent: HAIP 1.0 does not profile the format. */
+  haip?: HaipProfile;
   /** The id of the DCQL credential query built for this format from schema metadata. */
   dcqlQueryId: string;
   /** The claims a JSON Schema of this format's claims names; throws a reason when the schema is unusable. */

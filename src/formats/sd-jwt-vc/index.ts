@@ -28,6 +28,8 @@ export const sdJwtVc = {
   },
   // Version 4 issued only what its disclosureFrame named as selectively disclosable.
   version4: { disclosureFrame: 'disclosable' },
+  // HAIP 1.0 section 6.1 (compact serialization; exp, a status, or both) and 6.1.1 (x5c).
+  haip: { requirements: ['sd-jwt-compact', 'sd-jwt-exp-or-status', 'sd-jwt-x5c'] },
   typeMetadata: true,
   embeddable: true,
   dcqlQueryId: 'dc_sd_jwt',
