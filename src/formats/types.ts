@@ -155,4 +155,13 @@ export interface CredentialFormat<Verified = unknown> {
   issue(request: IssueRequest, signer: Signer): Promise<string>;
   /** The credentials one presentation proves; rejects with PresentationRejected. */
   verify(presentation: string, context: PresentationContext): Promise<Verified[]>;
+  /**
+   * For a credential its issuer's OpenID Federation chain vouched for: whether a status list signer's
+   * certificate holds a key of that issuer's metadata. Absent, or undefined for the credential: its
+   * status list signer is judged by certificate alone.
+   */
+  statusSignerVouchedFor?(
+    verified: Verified,
+    context: Pick<PresentationContext, 'federation'>,
+  ): ((certificate: string) => Promise<boolean>) | undefined;
 }

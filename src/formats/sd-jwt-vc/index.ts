@@ -2,8 +2,9 @@
 import type { DcqlSdJwtVcCredential } from 'dcql';
 import { lazy } from '../../platform/lazy.js';
 import type { CredentialFormat } from '../types.js';
+import { federationStatusSigner } from './issuer-trust.js';
 import { sdJwtClaims } from './schema-claims.js';
-import { verifySdJwtPresentation } from './verify.js';
+import { type VerifiedSdJwt, verifySdJwtPresentation } from './verify.js';
 
 const issuing = lazy(() => import('./issue.js'));
 
@@ -51,4 +52,5 @@ export const sdJwtVc = {
     return issueSdJwtVc({ issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status }, signer);
   },
   verify: async (presentation, context) => [await verifySdJwtPresentation(presentation, context)],
+  statusSignerVouchedFor: (verified: VerifiedSdJwt, context) => federationStatusSigner(verified, context),
 } satisfies CredentialFormat;

@@ -9,7 +9,6 @@
 import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { allFormats, formatOf, type VerifiedPresentation } from '../../formats/index.js';
-import { federationStatusSigner } from '../../formats/sd-jwt-vc/issuer-trust.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
 import { nullRecord } from '../../platform/json.js';
@@ -138,7 +137,7 @@ export class EmbeddedPresentations {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
+          const signerVouchedFor = formatOf(credential.format)?.statusSignerVouchedFor?.(credential, context);
           await this.status.check(tenantId, credential.status, { trustedCertificates, now, signerVouchedFor });
           verified.push(await this.authorities.accept(query, { queryId, ...credential }, now));
         }

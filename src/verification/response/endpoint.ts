@@ -4,9 +4,8 @@
 // (its errorReason says why) and answers the wallet invalid_request.
 import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
-import type { VerifiedPresentation } from '../../formats/index.js';
+import { formatOf, type VerifiedPresentation } from '../../formats/index.js';
 import type { PresentationContext } from '../../formats/presentation-context.js';
-import { federationStatusSigner } from '../../formats/sd-jwt-vc/issuer-trust.js';
 import type { Clock } from '../../platform/clock.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import { nullRecord } from '../../platform/json.js';
@@ -164,7 +163,7 @@ export class ResponseEndpoint {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          const signerVouchedFor = credential.format === 'dc+sd-jwt' ? federationStatusSigner(credential, context) : undefined;
+          const signerVouchedFor = formatOf(credential.format)?.statusSignerVouchedFor?.(credential, context);
           await this.status.check(answerable.session.tenantId, credential.status, { ...context, signerVouchedFor });
           verified.push(await this.authorities.accept(query, { queryId, ...credential }, context.now));
         }
