@@ -11,7 +11,7 @@ import {
   type FieldDefinition,
   type FieldType,
 } from '../credential-configs/schemas.js';
-import { allFormats, type CredentialFormat, formatOf } from '../formats/index.js';
+import { type CredentialFormat, formatIdsWith, formatOf } from '../formats/index.js';
 import { isJsonObject } from '../platform/json.js';
 
 export interface Conversion {
@@ -78,12 +78,8 @@ function version4Format(config: Json): CredentialFormat | undefined {
   return format?.version4 ? format : undefined;
 }
 
-/** The identifiers of the formats whose claims are keyed by namespace, for messages: "mso_mdoc". */
-const namespacedFormats = () =>
-  allFormats()
-    .filter((format) => format.claimsLayout?.namespaced)
-    .map((format) => format.id)
-    .join(' or ');
+/** The formats whose claims are keyed by namespace, for messages. */
+const namespacedFormats = () => formatIdsWith((format) => format.claimsLayout?.namespaced).join(' or ');
 
 /** A credential configuration file (config.format of version 4 or 5) that carries a version-4 key. */
 export function isVersion4(document: unknown): document is Json {

@@ -5,7 +5,7 @@
 // which of those requirements bind a configuration its format declares (CredentialFormat.haip), and
 // the texts below are HAIP's, naming its formats.
 import type { CredentialConfiguration } from '../credential-configs/service.js';
-import { allFormats, formatOf } from '../formats/index.js';
+import { formatIdsWith, formatOf } from '../formats/index.js';
 import { HAIP_PROFILE } from '../issuance/settings/profile.js';
 import type { IssuerSettings } from '../issuance/settings/service.js';
 import type { ChainFacts } from './rules.js';
@@ -74,18 +74,10 @@ function chainsFailing(uses: { user: string; chain: KeyChainFacts | undefined }[
 /** The configurations a format-specific requirement binds: those whose format declares it. */
 const boundBy = (requirement: string, facts: TenantFacts) =>
   facts.credentialConfigs.filter((c) => formatOf(c.config.format)?.haip?.requirements.includes(requirement));
-/** The formats a requirement binds, for its details: "dc+sd-jwt". */
-const formatsBoundBy = (requirement: string) =>
-  allFormats()
-    .filter((format) => format.haip?.requirements.includes(requirement))
-    .map((format) => format.id)
-    .join(' or ');
-/** The formats HAIP profiles: "dc+sd-jwt or mso_mdoc". */
-const haipFormats = (separator: string) =>
-  allFormats()
-    .filter((format) => format.haip)
-    .map((format) => format.id)
-    .join(separator);
+/** The formats a requirement binds, for its details. */
+const formatsBoundBy = (requirement: string) => formatIdsWith((format) => format.haip?.requirements.includes(requirement)).join(' or ');
+/** The formats HAIP profiles, for details. */
+const haipFormats = (separator: string) => formatIdsWith((format) => format.haip).join(separator);
 const keyBound = (facts: TenantFacts) => facts.credentialConfigs.filter((c) => c.keyBinding);
 const inProfile = (facts: TenantFacts) => facts.settings.profile === HAIP_PROFILE;
 const ALWAYS = 'always, in code';

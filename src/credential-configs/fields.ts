@@ -6,7 +6,7 @@
 // The claims object of a configuration holds the claims themselves, unless its format keys them by
 // namespace first (claimsLayout.namespaced): { "org.iso.18013.5.1": { "given_name": "Erika" } }.
 // Which names a format keeps for itself is the format's too (src/formats/).
-import { allFormats, knownFormat } from '../formats/index.js';
+import { formatIdsWith, knownFormat } from '../formats/index.js';
 import type { FieldError } from '../platform/http/problem.js';
 import { isJsonObject } from '../platform/json.js';
 import { matchesPattern, patternProblem } from './patterns.js';
@@ -110,12 +110,8 @@ const TYPE_NAME: Record<JsonType, string> = {
 
 const describePath = (path: Segment[]) => (path.length ? path.map((s) => (s === null ? '[*]' : String(s))).join('.') : 'the claims');
 
-/** The identifiers of the formats whose claims are keyed by namespace, for messages: "mso_mdoc". */
-const namespacedFormats = () =>
-  allFormats()
-    .filter((format) => format.claimsLayout?.namespaced)
-    .map((format) => format.id)
-    .join(' or ');
+/** The formats whose claims are keyed by namespace, for messages. */
+const namespacedFormats = () => formatIdsWith((format) => format.claimsLayout?.namespaced).join(' or ');
 
 /** Fields with absolute paths, parents before their children; structural mistakes go to `errors`. */
 function flatten(model: FieldModel, errors: FieldError[]): FlatField[] {

@@ -40,6 +40,13 @@ export function allFormats(): CredentialFormat<VerifiedPresentation>[] {
   return [...FORMATS.values()];
 }
 
+/** The identifiers of the formats that have a feature, in registry order: for messages that name them. */
+export function formatIdsWith(feature: (format: CredentialFormat<VerifiedPresentation>) => unknown): string[] {
+  return allFormats()
+    .filter((format) => feature(format))
+    .map((format) => format.id);
+}
+
 /** A credential configuration's format. The configuration schema admits only these: one outside them is a defect. */
 export function formatOfConfiguration(config: { id: string; config: { format: string } }): CredentialFormat<VerifiedPresentation> {
   const format = FORMATS.get(config.config.format);

@@ -8,7 +8,7 @@
 // to it, since the carrying protocol owns the session.
 import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
-import { allFormats, formatOf, type VerifiedPresentation } from '../../formats/index.js';
+import { formatIdsWith, formatOf, type VerifiedPresentation } from '../../formats/index.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
 import { nullRecord } from '../../platform/json.js';
@@ -182,10 +182,7 @@ function checkFormats(dcqlQuery: Record<string, unknown>) {
   const queries = (dcqlQuery.credentials as { format?: unknown }[] | undefined) ?? [];
   const other = queries.find((q) => !formatOf(String(q.format))?.embeddable);
   if (other) {
-    const embeddable = allFormats()
-      .filter((format) => format.embeddable)
-      .map((format) => format.id)
-      .join(', ');
+    const embeddable = formatIdsWith((format) => format.embeddable).join(', ');
     throw new Error(
       `credential format ${String(other.format)} cannot be presented inside interactive authorization yet (${embeddable} only)`,
     );
