@@ -10,8 +10,8 @@ import {
   FIELD_TYPES,
   type FieldDefinition,
   type FieldType,
-  FORMATS,
 } from '../credential-configs/schemas.js';
+import { type CredentialFormat, formatIdsWith, formatOf } from '../formats/index.js';
 import { isJsonObject } from '../platform/json.js';
 
 export interface Conversion {
@@ -72,11 +72,20 @@ function getOrCreate<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   return made;
 }
 
+/** The format a version-4 configuration names: one that version 4 had (whose mapping the format declares). */
+function version4Format(config: Json): CredentialFormat | undefined {
+  const format = typeof config.format === 'string' ? formatOf(config.format) : undefined;
+  return format?.version4 ? format : undefined;
+}
+
+/** The formats whose claims are keyed by namespace, for messages. */
+const namespacedFormats = () => formatIdsWith((format) => format.claimsLayout?.namespaced).join(' or ');
+
 /** A credential configuration file (config.format of version 4 or 5) that carries a version-4 key. */
 export function isVersion4(document: unknown): document is Json {
   if (!isJsonObject(document)) return false;
   const config = document.config;
-  if (!isJsonObject(config) || !FORMATS.some((format) => format === config.format)) return false;
+  if (!isJsonObject(config) || !version4Format(config)) return false;
   return TOP_LEVEL_V4.some((key) => key in document) || CONFIG_V4.some((key) => key in config);
 }
 
@@ -87,14 +96,23 @@ export function convertV4(original: Json, fileId: string): Conversion {
 class Converter {
   readonly changes: string[] = [];
   readonly refusals: string[] = [];
-  /** Top-level drafts per namespace; '' for dc+sd-jwt, which has none. */
+  /** Top-level drafts per namespace; '' for a format without namespaces. */
   private readonly roots = new Map<string, Map<string, Draft>>();
   private readonly config: Json;
-  private readonly mdoc: boolean;
+  /** isVersion4 admitted only formats that declare their version-4 mapping. */
+  private readonly format: CredentialFormat;
+  /** Whether the format keys its claims by namespace (config.namespace and config.claimsByNamespace place them). */
+  private readonly namespaced: boolean;
 
   constructor(private readonly doc: Json) {
     this.config = doc.config as Json;
-    this.mdoc = this.config.format === 'mso_mdoc';
+    this.format = version4Format(this.config) as CredentialFormat;
+    this.namespaced = this.format.claimsLayout?.namespaced === true;
+  }
+
+  /** Whether disclosureFrame decides fields[].disclosable. */
+  private get disclosureFrame(): boolean {
+    return this.format.version4?.disclosureFrame === 'disclosable';
   }
 
   run(fileId: string): Conversion {
@@ -126,7 +144,7 @@ class Converter {
     return getOrCreate(parent, name, newDraft);
   }
 
-  /** The namespace that flat claims, schema and metadata of an mdoc belong to. */
+  /** The namespace that flat claims, schema and metadata of a namespaced format belong to. */
   private get namespace(): string | undefined {
     return typeof this.config.namespace === 'string' ? this.config.namespace : undefined;
   }
@@ -134,8 +152,8 @@ class Converter {
   private placeClaims() {
     const { claims } = this.doc;
     const byNamespace = this.config.claimsByNamespace;
-    if (!this.mdoc && (this.namespace !== undefined || byNamespace !== undefined)) {
-      for (const key of CONFIG_V4.slice(0, 2)) if (key in this.config) this.refuse(`config.${key}`, 'is for mso_mdoc only');
+    if (!this.namespaced && (this.namespace !== undefined || byNamespace !== undefined)) {
+      for (const key of CONFIG_V4.slice(0, 2)) if (key in this.config) this.refuse(`config.${key}`, `is for ${namespacedFormats()} only`);
     }
     if (byNamespace !== undefined) {
       if (!isJsonObject(byNamespace) || !Object.values(byNamespace).every(isJsonObject)) {
@@ -147,11 +165,12 @@ class Converter {
         );
       }
     }
-    if (this.namespace !== undefined && this.mdoc) this.changes.push(`config.namespace -> fields[].namespace (${this.namespace})`);
+    if (this.namespace !== undefined && this.namespaced) this.changes.push(`config.namespace -> fields[].namespace (${this.namespace})`);
     if (claims === undefined) return;
     if (!isJsonObject(claims)) return this.refuse('claims', 'must be an object');
-    if (this.mdoc && this.namespace === undefined) {
-      return this.refuse('claims', 'an mso_mdoc configuration needs config.namespace to place its claims (or config.claimsByNamespace)');
+    if (this.namespaced && this.namespace === undefined) {
+      const message = `an ${this.format.id} configuration needs config.namespace to place its claims (or config.claimsByNamespace)`;
+      return this.refuse('claims', message);
     }
     this.placeValues(this.root(this.namespace ?? ''), claims, ['claims']);
     this.changes.push(`claims -> fields[].defaultValue (${Object.keys(claims).join(', ')})`);
@@ -177,10 +196,10 @@ class Converter {
     if (!isJsonObject(schema)) return this.refuse('schema', 'must be a JSON schema object');
     const properties = isJsonObject(schema.properties) ? schema.properties : {};
     const namespaces = Object.keys(properties);
-    if (this.mdoc && namespaces.length && namespaces.every((ns) => this.roots.has(ns) || ns === this.namespace)) {
+    if (this.namespaced && namespaces.length && namespaces.every((ns) => this.roots.has(ns) || ns === this.namespace)) {
       for (const namespace of namespaces)
         this.applySchema(properties[namespace] as Json, this.root(namespace), ['schema', 'properties', namespace]);
-    } else if (this.mdoc && this.namespace === undefined) {
+    } else if (this.namespaced && this.namespace === undefined) {
       return this.refuse('schema', 'its properties are not the namespaces of the claims, and config.namespace is not set');
     } else {
       this.applySchemaMembers(schema, this.root(this.namespace ?? ''), ['schema']);
@@ -255,12 +274,12 @@ class Converter {
     this.changes.push(`config.claimsMetadata -> fields[].display and fields[].mandatory (entries: ${entries.length})`);
   }
 
-  /** The draft a claims path names: for mdoc the namespace first, unless the list is keyed by claim name. */
+  /** The draft a claims path names: for a namespaced format the namespace first, unless the list is keyed by claim name. */
   private draftAt(path: unknown[], namespaced: boolean, at: string): Draft | undefined {
     const segments = [...path];
-    const namespace = this.mdoc ? (namespaced ? segments.shift() : this.namespace) : '';
+    const namespace = this.namespaced ? (namespaced ? segments.shift() : this.namespace) : '';
     if (typeof namespace !== 'string') {
-      this.refuse(at, 'an mso_mdoc claim path starts with its namespace');
+      this.refuse(at, `an ${this.format.id} claim path starts with its namespace`);
       return undefined;
     }
     if (!segments.length || !segments.every((s) => typeof s === 'string')) {
@@ -297,8 +316,9 @@ class Converter {
   /** disclosureFrame lists what is selectively disclosable; in version 4 the rest was not. */
   private placeDisclosure() {
     const frame = this.doc.disclosureFrame;
-    if (this.mdoc) {
-      if (frame !== undefined) this.changes.push('disclosureFrame removed: every mdoc data element is selectively disclosable');
+    const mapping = this.format.version4?.disclosureFrame;
+    if (typeof mapping === 'object') {
+      if (frame !== undefined) this.changes.push(`disclosureFrame removed: ${mapping.dropped}`);
       return;
     }
     if (frame !== undefined) {
@@ -378,7 +398,7 @@ class Converter {
       type: draft.type,
       ...(draft.defaultValue !== undefined && { defaultValue: draft.defaultValue }),
       ...(draft.mandatory !== undefined && { mandatory: draft.mandatory }),
-      ...(!this.mdoc && path[0] !== null && { disclosable: draft.disclosed === true }),
+      ...(this.disclosureFrame && path[0] !== null && { disclosable: draft.disclosed === true }),
       ...(draft.display && { display: draft.display }),
       ...(draft.constraints && { constraints: draft.constraints }),
       ...(children.length && { children: children.filter((c): c is FieldDefinition => c !== undefined) }),

@@ -1,8 +1,11 @@
 // The normative requirements of HAIP 1.0 that bind an issuer or a verifier, one entry each, and how
 // each is judged on a tenant's live configuration. A judge is a small function of the tenant's facts:
 // what the code always does is met with the reason; what a setting, configuration or key chain
-// decides names the one that fails, by id.
+// decides names the one that fails, by id. HAIP profiles SD-JWT VC and mdoc in sections of their own;
+// which of those requirements bind a configuration its format declares (CredentialFormat.haip), and
+// the texts below are HAIP's, naming its formats.
 import type { CredentialConfiguration } from '../credential-configs/service.js';
+import { formatIdsWith, formatOf } from '../formats/index.js';
 import { HAIP_PROFILE } from '../issuance/settings/profile.js';
 import type { IssuerSettings } from '../issuance/settings/service.js';
 import type { ChainFacts } from './rules.js';
@@ -68,7 +71,13 @@ function chainsFailing(uses: { user: string; chain: KeyChainFacts | undefined }[
   return uses.filter((use) => fails(use.chain)).map((use) => `${use.user} (key chain '${use.chain?.id ?? 'none'}')`);
 }
 
-const sdJwtConfigs = (facts: TenantFacts) => facts.credentialConfigs.filter((c) => c.config.format === 'dc+sd-jwt');
+/** The configurations a format-specific requirement binds: those whose format declares it. */
+const boundBy = (requirement: string, facts: TenantFacts) =>
+  facts.credentialConfigs.filter((c) => formatOf(c.config.format)?.haip?.requirements.includes(requirement));
+/** The formats a requirement binds, for its details. */
+const formatsBoundBy = (requirement: string) => formatIdsWith((format) => format.haip?.requirements.includes(requirement)).join(' or ');
+/** The formats HAIP profiles, for details. */
+const haipFormats = (separator: string) => formatIdsWith((format) => format.haip).join(separator);
 const keyBound = (facts: TenantFacts) => facts.credentialConfigs.filter((c) => c.keyBinding);
 const inProfile = (facts: TenantFacts) => facts.settings.profile === HAIP_PROFILE;
 const ALWAYS = 'always, in code';
@@ -97,7 +106,7 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     requirement: 'Issues SD-JWT VC or ISO mdoc',
     judge: ({ credentialConfigs }) =>
       credentialConfigs.length
-        ? met(`${credentialConfigs.length} configuration(s), all dc+sd-jwt or mso_mdoc`)
+        ? met(`${credentialConfigs.length} configuration(s), all ${haipFormats(' or ')}`)
         : notApplicable('the tenant has no credential configuration'),
   },
   {
@@ -260,7 +269,10 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     section: '6.1',
     role: 'issuer',
     requirement: 'SD-JWT VC in compact serialization',
-    judge: (facts) => (sdJwtConfigs(facts).length ? met(`${ALWAYS}: compact serialization`) : notApplicable('no dc+sd-jwt configuration')),
+    judge: (facts) =>
+      boundBy('sd-jwt-compact', facts).length
+        ? met(`${ALWAYS}: compact serialization`)
+        : notApplicable(`no ${formatsBoundBy('sd-jwt-compact')} configuration`),
   },
   {
     id: 'sd-jwt-exp-or-status',
@@ -269,10 +281,10 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     requirement: 'An SD-JWT VC whose validity is limited carries exp, a status claim, or both',
     judge: (facts) =>
       each(
-        sdJwtConfigs(facts),
+        boundBy('sd-jwt-exp-or-status', facts),
         (c) => !c.statusManagement && c.lifeTime === null,
-        'dc+sd-jwt configuration',
-        'no dc+sd-jwt configuration',
+        `${formatsBoundBy('sd-jwt-exp-or-status')} configuration`,
+        `no ${formatsBoundBy('sd-jwt-exp-or-status')} configuration`,
         'neither lifeTime (exp) nor statusManagement',
       ),
   },
@@ -313,8 +325,8 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     role: 'issuer',
     requirement: 'An SD-JWT VC carries its signing certificate in x5c, not self-signed, without the trust anchor',
     judge: (facts) => {
-      const configs = sdJwtConfigs(facts);
-      if (!configs.length) return notApplicable('no dc+sd-jwt configuration');
+      const configs = boundBy('sd-jwt-x5c', facts);
+      if (!configs.length) return notApplicable(`no ${formatsBoundBy('sd-jwt-x5c')} configuration`);
       const federated = configs.filter((c) => c.sdJwtTrustFormat !== 'x5c').map((c) => c.id);
       if (federated.length) return notMet(`credential configuration ${quoted(federated)}: sdJwtTrustFormat is not x5c`);
       const bad = chainsFailing(
@@ -323,7 +335,7 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
       );
       return bad.length
         ? notMet(`self-signed signer: ${bad.join(', ')}`)
-        : met('every dc+sd-jwt configuration is signed by a CA-issued chain');
+        : met(`every ${formatsBoundBy('sd-jwt-x5c')} configuration is signed by a CA-issued chain`);
     },
   },
   {
@@ -332,9 +344,9 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     role: 'issuer',
     requirement: 'An mdoc with MSO revocation uses a mechanism of ISO/IEC 18013-5 (second edition)',
     judge: (facts) =>
-      facts.credentialConfigs.some((c) => c.config.format === 'mso_mdoc' && c.statusManagement)
+      boundBy('mdoc-revocation', facts).some((c) => c.statusManagement)
         ? met(`${ALWAYS}: the MSO status entry references a Token Status List (status_list idx and uri)`)
-        : notApplicable('no mso_mdoc configuration has statusManagement'),
+        : notApplicable(`no ${formatsBoundBy('mdoc-revocation')} configuration has statusManagement`),
   },
   {
     id: 'issuer-es256',
@@ -355,7 +367,7 @@ export const HAIP_REQUIREMENTS: Requirement[] = [
     section: '5',
     role: 'verifier',
     requirement: 'Verifies SD-JWT VC or ISO mdoc',
-    judge: () => met(`${ALWAYS}: dc+sd-jwt and mso_mdoc`),
+    judge: () => met(`${ALWAYS}: ${haipFormats(' and ')}`),
   },
   {
     id: 'vp-response-type',

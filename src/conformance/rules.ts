@@ -2,6 +2,7 @@
 // kind of thing (issuer settings, a credential configuration, a presentation configuration, a
 // presentation request) and answers the broken rules as field errors. Pure: the caller reads the
 // key chains involved (in its own transaction) and passes them in.
+import { formatOf } from '../formats/index.js';
 import { leafIsSelfSigned as pemLeafIsSelfSigned } from '../key-chains/checks.js';
 import { parsePemChain } from '../platform/crypto/x509.js';
 import type { FieldError } from '../platform/http/problem.js';
@@ -66,12 +67,12 @@ export function credentialConfigViolations(
     );
   if (!doc.keyBinding && attested)
     errors.push(ruleError(RULES.keyBindingForAttestation, 'body.keyBinding', 'must be true while config.keyAttestationsRequired is set'));
-  if (doc.config.format === 'dc+sd-jwt') {
-    if (!doc.statusManagement && doc.lifeTime === null)
-      errors.push(ruleError(RULES.sdJwtValidity, 'body.lifeTime', 'set lifeTime (exp) or statusManagement (a status list entry)'));
-    if (doc.sdJwtTrustFormat !== 'x5c')
-      errors.push(ruleError(RULES.sdJwtX5c, 'body.sdJwtTrustFormat', 'must be x5c: HAIP mandates X.509 key resolution'));
-  }
+  // Which format-specific rules bind the configuration its format declares.
+  const bound = formatOf(doc.config.format)?.haip?.requirements ?? [];
+  if (bound.includes(RULES.sdJwtValidity.id) && !doc.statusManagement && doc.lifeTime === null)
+    errors.push(ruleError(RULES.sdJwtValidity, 'body.lifeTime', 'set lifeTime (exp) or statusManagement (a status list entry)'));
+  if (bound.includes(RULES.sdJwtX5c.id) && doc.sdJwtTrustFormat !== 'x5c')
+    errors.push(ruleError(RULES.sdJwtX5c, 'body.sdJwtTrustFormat', 'must be x5c: HAIP mandates X.509 key resolution'));
   if (chains.signer && leafIsSelfSigned(chains.signer))
     errors.push(ruleError(RULES.sdJwtX5c, 'body.keyChainId', SELF_SIGNED(chains.signer)));
   if (doc.statusManagement && chains.statusListSigner && leafIsSelfSigned(chains.statusListSigner))

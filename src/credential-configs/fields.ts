@@ -3,8 +3,10 @@
 // it when an offer is made, and builds the default claims. The derived schemas use a small subset of
 // JSON Schema and the validator below checks exactly that subset, so no schema library is needed.
 //
-// The claims object of a dc+sd-jwt configuration holds the claims themselves; that of an mso_mdoc
-// configuration is keyed by namespace first: { "org.iso.18013.5.1": { "given_name": "Erika" } }.
+// The claims object of a configuration holds the claims themselves, unless its format keys them by
+// namespace first (claimsLayout.namespaced): { "org.iso.18013.5.1": { "given_name": "Erika" } }.
+// Which names a format keeps for itself is the format's too (src/formats/).
+import { formatIdsWith, knownFormat } from '../formats/index.js';
 import type { FieldError } from '../platform/http/problem.js';
 import { isJsonObject } from '../platform/json.js';
 import { matchesPattern, patternProblem } from './patterns.js';
@@ -40,7 +42,7 @@ export interface SchemaNode {
 export type ClaimsSchema = SchemaNode & { $schema: string };
 
 export interface ClaimProblem {
-  /** Where in the claims object: object keys and array indexes (for mso_mdoc the namespace first). */
+  /** Where in the claims object: object keys and array indexes (a namespaced format's namespace first). */
   path: (string | number)[];
   message: string;
 }
@@ -80,13 +82,9 @@ const CONSTRAINTS_OF: Record<FieldType, ConstraintName[]> = {
 /** An image claim is a data: URL with base64 content, the form SD-JWT VC uses for pictures. */
 export const IMAGE_PATTERN = '^data:image/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/]+={0,2}$';
 
-/** Claims that the service itself puts into every SD-JWT VC, or that SD-JWT reserves. */
-const SD_JWT_RESERVED_TOP = new Set(['iss', 'iat', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status']);
-const SD_JWT_RESERVED_ANYWHERE = new Set(['_sd', '_sd_alg', '...']);
-
 interface FlatField {
   field: FieldDefinition;
-  /** From the root of the claims object: for mso_mdoc the namespace comes first. */
+  /** From the root of the claims object: for a namespaced format the namespace comes first. */
   path: Segment[];
   /** Where the field is in the configuration, as errors name it: fields.0.children.1 */
   where: string;
@@ -112,15 +110,22 @@ const TYPE_NAME: Record<JsonType, string> = {
 
 const describePath = (path: Segment[]) => (path.length ? path.map((s) => (s === null ? '[*]' : String(s))).join('.') : 'the claims');
 
+/** The formats whose claims are keyed by namespace, for messages. */
+const namespacedFormats = () => formatIdsWith((format) => format.claimsLayout?.namespaced).join(' or ');
+
 /** Fields with absolute paths, parents before their children; structural mistakes go to `errors`. */
 function flatten(model: FieldModel, errors: FieldError[]): FlatField[] {
-  const mdoc = model.config.format === 'mso_mdoc';
+  const format = knownFormat(model.config.format);
+  const layout = format.claimsLayout ?? {};
   const flat: FlatField[] = [];
   const visit = (field: FieldDefinition, where: string, path: Segment[], parentDepth: number, namespace: string | undefined) => {
     flat.push({ field, path, where, parentDepth });
-    if (!mdoc) {
-      const reserved = field.path.find((s) => typeof s === 'string' && SD_JWT_RESERVED_ANYWHERE.has(s));
-      if (reserved !== undefined) errors.push({ field: `${where}.path`, message: `'${reserved}' is reserved by SD-JWT` });
+    for (const segment of field.path) {
+      const reserved = typeof segment === 'string' ? layout.reservedAnywhere?.(segment) : undefined;
+      if (reserved !== undefined) {
+        errors.push({ field: `${where}.path`, message: reserved });
+        break;
+      }
     }
     if (!field.children?.length) return;
     if (field.type !== 'object' && field.type !== 'array') {
@@ -130,7 +135,9 @@ function flatten(model: FieldModel, errors: FieldError[]): FlatField[] {
     field.children.forEach((child, j) => {
       const childWhere = `${where}.children.${j}`;
       if (child.namespace !== undefined && child.namespace !== namespace) {
-        const message = mdoc ? `must be absent or the parent's namespace '${namespace}'` : 'is for mso_mdoc only';
+        const message = layout.namespaced
+          ? `must be absent or the parent's namespace '${namespace}'`
+          : `is for ${namespacedFormats()} only`;
         errors.push({ field: `${childWhere}.namespace`, message });
       }
       visit(child, childWhere, [...path, ...child.path], path.length, namespace);
@@ -143,21 +150,18 @@ function flatten(model: FieldModel, errors: FieldError[]): FlatField[] {
       errors.push({ field: `${where}.path`, message: 'must start with a claim name (a string): the claims are an object' });
       return;
     }
-    if (mdoc) {
+    if (layout.namespaced) {
       if (!field.namespace) {
-        errors.push({ field: `${where}.namespace`, message: 'is required on every field when config.format is mso_mdoc' });
+        errors.push({ field: `${where}.namespace`, message: `is required on every field when config.format is ${format.id}` });
         return;
       }
-      visit(field, where, [field.namespace, ...field.path], 0, field.namespace);
-      return;
+    } else if (field.namespace !== undefined) {
+      errors.push({ field: `${where}.namespace`, message: `is for ${namespacedFormats()} only; ${format.id} claims have no namespaces` });
     }
-    if (field.namespace !== undefined) {
-      errors.push({ field: `${where}.namespace`, message: 'is for mso_mdoc only; dc+sd-jwt claims have no namespaces' });
-    }
-    if (SD_JWT_RESERVED_TOP.has(first)) {
-      errors.push({ field: `${where}.path`, message: `'${first}' is set by the service in every SD-JWT VC` });
-    }
-    visit(field, where, [...field.path], 0, undefined);
+    const reserved = layout.reservedTopLevel?.(first);
+    if (reserved !== undefined) errors.push({ field: `${where}.path`, message: reserved });
+    const namespace = layout.namespaced ? field.namespace : undefined;
+    visit(field, where, namespace ? [namespace, ...field.path] : [...field.path], 0, namespace);
   });
   return flat;
 }

@@ -5,13 +5,16 @@ import { sdJwtVc } from './sd-jwt-vc/index.js';
 import type { CredentialFormat } from './types.js';
 
 export type {
+  ClaimsLayout,
   ConfiguredCredential,
   CredentialFormat,
   CredentialTypeNames,
   FormatField,
+  HaipProfile,
   IssueRequest,
   IssuerMetadataPart,
   VerifiedForDcql,
+  Version4Mapping,
 } from './types.js';
 
 const REGISTERED = [sdJwtVc, msoMdoc] as const;
@@ -35,6 +38,13 @@ export function formatOf(id: string): CredentialFormat<VerifiedPresentation> | u
 /** Every format, in the order documents list them (vp_formats_supported). */
 export function allFormats(): CredentialFormat<VerifiedPresentation>[] {
   return [...FORMATS.values()];
+}
+
+/** The identifiers of the formats that have a feature, in registry order: for messages that name them. */
+export function formatIdsWith(feature: (format: CredentialFormat<VerifiedPresentation>) => unknown): string[] {
+  return allFormats()
+    .filter((format) => feature(format))
+    .map((format) => format.id);
 }
 
 /** A credential configuration's format. The configuration schema admits only these: one outside them is a defect. */

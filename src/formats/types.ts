@@ -4,6 +4,7 @@ import type { DcqlCredentialPresentation } from 'dcql';
 import type { JWK } from 'jose';
 import type { Signer } from '../key-chains/signing.js';
 import type { FieldError } from '../platform/http/problem.js';
+import type { StatusListSignerQuestion } from '../trust/framework.js';
 import type { PresentationContext } from './presentation-context.js';
 import type { SchemaClaim, SchemaNode } from './schema-claims.js';
 
@@ -78,6 +79,37 @@ export interface IssuerMetadataPart {
   namespacedClaimPaths: boolean;
 }
 
+/**
+ * Where a configuration's fields put their claims in the credential, and which claim names the format
+ * keeps for itself. Every member is optional: a format without them has flat claims, all free.
+ */
+export interface ClaimsLayout {
+  /** The claims are keyed by namespace first: every top-level field names its namespace and its children inherit it. */
+  namespaced?: boolean;
+  /** Why a top-level claim name is the format's own, not a field's to declare; undefined when a field may declare it. */
+  reservedTopLevel?(name: string): string | undefined;
+  /** Why a claim name is the format's own at any depth of a field's path; undefined when a field may declare it. */
+  reservedAnywhere?(name: string): string | undefined;
+}
+
+/** How a version-4 configuration file of this format maps to version-5 fields (src/config-files/). */
+export interface Version4Mapping {
+  /**
+   * 'disclosable': version 4's disclosureFrame decides fields[].disclosable (what it omits was not
+   * disclosable). { dropped }: every claim is selectively disclosable by nature, so a disclosureFrame
+   * is dropped, and `dropped` says why in the conversion's changes.
+   */
+  disclosureFrame: 'disclosable' | { dropped: string };
+}
+
+/**
+ * Where HAIP 1.0 (OpenID4VC High Assurance Interoperability Profile) profiles the format: the ids of
+ * its requirements, as src/conformance names them, that bind this format's credential configurations.
+ */
+export interface HaipProfile {
+  requirements: readonly string[];
+}
+
 /** A verified credential as DCQL satisfaction reads it (its claims JSON by origin). */
 export interface VerifiedForDcql {
   format: string;
@@ -93,6 +125,23 @@ export interface CredentialFormat<Verified = unknown> {
   id: string;
   type: CredentialTypeNames;
   issuerMetadata: IssuerMetadataPart;
+  /** Where fields put their claims; absent: flat claims, every name free. */
+  claimsLayout?: ClaimsLayout;
+  /** Absent: the format did not exist in version 4, so no version-4 configuration file names it. */
+  version4?: Version4Mapping;
+  /**
+   * Whether the issuer hosts type metadata for a configuration whose type is a document rather than a
+   * URI (SD-JWT VC type metadata at the configuration's types URL).
+   */
+  typeMetadata?: boolean;
+  /**
+   * Whether its presentations can be embedded in another protocol's step (interactive authorization):
+   * holder binding by audience and nonce alone, with no handover of the carrying protocol (an mdoc's
+   * session transcript would need one).
+   */
+  embeddable?: boolean;
+  /** Absent: HAIP 1.0 does not profile the format. */
+  haip?: HaipProfile;
   /** The id of the DCQL credential query built for this format from schema metadata. */
   dcqlQueryId: string;
   /** The claims a JSON Schema of this format's claims names; throws a reason when the schema is unusable. */
@@ -107,4 +156,10 @@ export interface CredentialFormat<Verified = unknown> {
   issue(request: IssueRequest, signer: Signer): Promise<string>;
   /** The credentials one presentation proves; rejects with PresentationRejected. */
   verify(presentation: string, context: PresentationContext): Promise<Verified[]>;
+  /**
+   * The credential as a trust framework reads it when judging its status list signer (its issuer, and
+   * the OpenID Federation anchor it was accepted through). Absent: the signer is judged by its
+   * certificate chain alone.
+   */
+  statusListSubject?(verified: Verified): StatusListSignerQuestion['credential'];
 }

@@ -3,6 +3,7 @@
 // per credential configuration its format, type (vct or doctype) and claim paths as a ready DCQL
 // credential query. Fetched through the outbound client, whose address policy applies.
 import { z } from 'zod';
+import { allFormats, type CredentialFormat } from '../formats/index.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
 import { webUrl } from '../platform/http/web-urls.js';
 import { isJsonObject } from '../platform/json.js';
@@ -81,19 +82,29 @@ export class IssuerMetadataResolver {
 /** Members of a draft-era claim description, not nested claims. */
 const DESCRIPTIVE = new Set(['mandatory', 'value_type', 'display']);
 
+/**
+ * The types a configuration names, by each format's member (vct, doctype), in registry order. Every
+ * format's member is read whatever the configuration's format: an issuer's metadata is taken as published.
+ */
+function typesNamed(configuration: Json): { format: CredentialFormat; type: string }[] {
+  return allFormats().flatMap((format) => {
+    const type = Object.hasOwn(configuration, format.type.member) ? configuration[format.type.member] : undefined;
+    return typeof type === 'string' && type ? [{ format, type }] : [];
+  });
+}
+
 function summaryOf(id: string, configuration: Json): Summary {
   const format = configuration.format as string;
-  const vct = typeof configuration.vct === 'string' ? configuration.vct : undefined;
-  const doctype = typeof configuration.doctype === 'string' ? configuration.doctype : undefined;
+  const types = typesNamed(configuration);
   // 1.0 puts claims under credential_metadata; drafts had them on the configuration itself.
   const declared = isJsonObject(configuration.credential_metadata) ? configuration.credential_metadata.claims : configuration.claims;
   const claims = claimPaths(declared).map((path) => ({ path }));
-  const meta = vct ? { vct_values: [vct] } : doctype ? { doctype_value: doctype } : {};
+  const [first] = types;
+  const meta = first ? first.format.type.dcqlMeta(first.type) : {};
   return {
     id,
     format,
-    ...(vct && { vct }),
-    ...(doctype && { doctype }),
+    ...Object.fromEntries(types.map(({ format, type }) => [format.type.member, type])),
     claims,
     dcql: { id, format, meta, ...(claims.length && { claims }) },
   };

@@ -469,6 +469,17 @@ describe('the claims model of a stored configuration', () => {
   });
 });
 
+describe('hosted type metadata', () => {
+  it('serves the type metadata of a format that has it, and 404 for a format without type metadata or an unknown configuration', async () => {
+    const hosted = await svc.raw('GET', '/issuers/acme/types/pid');
+    expect(hosted.status, hosted.text).toBe(200);
+    expect(hosted.body).toEqual({ ...PID.vct, vct: `${svc.url}/issuers/acme/types/pid`, display: PID.config.display });
+    // An mdoc names its type by docType: there is no type metadata to host.
+    expect((await svc.raw('GET', '/issuers/acme/types/mdl')).status).toBe(404);
+    expect((await svc.raw('GET', '/issuers/acme/types/missing')).status).toBe(404);
+  });
+});
+
 describe('audit', () => {
   it('records create, update and delete with before and after', async () => {
     const rid = `audit-${Date.now()}`;

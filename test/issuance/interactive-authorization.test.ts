@@ -537,6 +537,35 @@ describe('interactive authorization: refusals', () => {
     expect(JSON.stringify(stopped?.details)).toContain('gone-check');
   });
 
+  it('a presentation step asking for a format that cannot be embedded (mdoc) ends the flow, naming the formats that can in the session log', async () => {
+    const mdocQuery = {
+      credentials: [
+        {
+          id: 'mdl',
+          format: 'mso_mdoc',
+          meta: { doctype_value: 'org.iso.18013.5.1.mDL' },
+          claims: [{ path: ['org.iso.18013.5.1', 'given_name'] }],
+        },
+      ],
+    };
+    const check = await svc.call('POST', '/api/verifier/config', { token: acme, body: { id: 'mdl-check', dcql_query: mdocQuery } });
+    expect(check.status, check.text).toBe(201);
+    const actions = [{ type: 'openid4vp-presentation', presentationConfigId: 'mdl-check', label: 'mDL' }];
+    const created = await svc.raw('POST', '/api/issuer/credentials', {
+      token: acme,
+      body: membership('mdl-gate', 'mdl_gate_scope', actions),
+    });
+    expect(created.status, created.text).toBe(201);
+
+    const started = await start({ id: 'mdl-gate', scope: 'mdl_gate_scope' });
+    expect(started.reply.status).toBe(500);
+    expect(started.reply.body.error).toBe('server_error');
+    const stopped = (await logEntriesOf(started.session)).find((entry) => entry.message === 'interactive authorization stopped');
+    expect(JSON.stringify(stopped?.details)).toContain(
+      'credential format mso_mdoc cannot be presented inside interactive authorization yet (dc+sd-jwt only)',
+    );
+  });
+
   it('refuses a presentation of a revoked credential (status list)', async () => {
     const revoked = await issuePid(acme);
     const changed = await svc.call('POST', '/api/session/revoke', { token: acme, body: { sessionId: revoked.sessionId, status: 1 } });

@@ -6,11 +6,12 @@ import { type KeyObject, X509Certificate } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PresentationContext } from '../../src/formats/presentation-context.js';
-import { federationStatusSigner, trustedIssuerKey } from '../../src/formats/sd-jwt-vc/issuer-trust.js';
+import { trustedIssuerKey } from '../../src/formats/sd-jwt-vc/issuer-trust.js';
 import { FederationRefused } from '../../src/trust/federation/entity-statement.js';
 import type { ResolvedTrust } from '../../src/trust/federation/resolver.js';
 import type { FederationMode } from '../../src/trust/federation/settings.js';
 import type { FederationTrust } from '../../src/trust/federation/trust.js';
+import { statusListSigner } from '../../src/trust/index.js';
 import { PresentationRejected } from '../../src/verification/errors.js';
 import { type TestCertificate, testCertificate } from '../support/test-pki.js';
 
@@ -205,7 +206,16 @@ describe('trustedIssuerKey', () => {
   });
 });
 
-describe('federationStatusSigner', () => {
+describe("a status list signer judged by the federation the credential was accepted through (the trust service's statusListSigner)", () => {
+  /** Whether the federation framework vouches for a signer's certificate; undefined when the credential or tenant has no federation. */
+  function federationStatusSigner(
+    credential: { issuer: string; authority?: typeof authority },
+    context: Pick<PresentationContext, 'federation'>,
+  ): ((certificate: string) => Promise<boolean>) | undefined {
+    if (!credential.authority || !context.federation) return undefined;
+    const trust = { trustedCertificates: [], federation: context.federation };
+    return async (certificate) => (await statusListSigner(trust, { x5c: [certificate], credential, now: NOW }))?.framework === 'federation';
+  }
   const authority = { type: 'openid_federation' as const, values: [ANCHOR] as [string] };
 
   /** A federation whose resolution of the issuer gives `metadata` (or throws it, when an Error). */

@@ -22,6 +22,11 @@ export const msoMdoc = {
     dcqlMeta: (doctype) => ({ doctype_value: doctype }),
   },
   issuerMetadata: { signingAlgorithm: (algorithm) => COSE_ALGORITHMS[algorithm], bindingMethods: ['cose_key'], namespacedClaimPaths: true },
+  // ISO 18013-5: data elements live in namespaces (org.iso.18013.5.1 for the mDL).
+  claimsLayout: { namespaced: true },
+  version4: { disclosureFrame: { dropped: 'every mdoc data element is selectively disclosable' } },
+  // HAIP 1.0 section 5.3.1: revocation by a mechanism of ISO/IEC 18013-5.
+  haip: { requirements: ['mdoc-revocation'] },
   dcqlQueryId: 'mso_mdoc',
   claimsOfSchema: mdocClaims,
   configurationProblems(doc) {

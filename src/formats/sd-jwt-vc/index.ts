@@ -3,9 +3,13 @@ import type { DcqlSdJwtVcCredential } from 'dcql';
 import { lazy } from '../../platform/lazy.js';
 import type { CredentialFormat } from '../types.js';
 import { sdJwtClaims } from './schema-claims.js';
-import { verifySdJwtPresentation } from './verify.js';
+import { type VerifiedSdJwt, verifySdJwtPresentation } from './verify.js';
 
 const issuing = lazy(() => import('./issue.js'));
+
+/** Claims that the service itself puts into every SD-JWT VC, or that SD-JWT reserves. */
+const RESERVED_TOP_LEVEL = new Set(['iss', 'iat', 'nbf', 'exp', 'cnf', 'vct', 'vct#integrity', 'status']);
+const RESERVED_ANYWHERE = new Set(['_sd', '_sd_alg', '...']);
 
 export const sdJwtVc = {
   id: 'dc+sd-jwt' as const,
@@ -18,6 +22,16 @@ export const sdJwtVc = {
     dcqlMeta: (vct) => ({ vct_values: [vct] }),
   },
   issuerMetadata: { signingAlgorithm: (algorithm) => algorithm, bindingMethods: ['jwk'], namespacedClaimPaths: false },
+  claimsLayout: {
+    reservedTopLevel: (name) => (RESERVED_TOP_LEVEL.has(name) ? `'${name}' is set by the service in every SD-JWT VC` : undefined),
+    reservedAnywhere: (name) => (RESERVED_ANYWHERE.has(name) ? `'${name}' is reserved by SD-JWT` : undefined),
+  },
+  // Version 4 issued only what its disclosureFrame named as selectively disclosable.
+  version4: { disclosureFrame: 'disclosable' },
+  // HAIP 1.0 section 6.1 (compact serialization; exp, a status, or both) and 6.1.1 (x5c).
+  haip: { requirements: ['sd-jwt-compact', 'sd-jwt-exp-or-status', 'sd-jwt-x5c'] },
+  typeMetadata: true,
+  embeddable: true,
   dcqlQueryId: 'dc_sd_jwt',
   claimsOfSchema: sdJwtClaims,
   configurationProblems: (doc) =>
@@ -37,4 +51,5 @@ export const sdJwtVc = {
     return issueSdJwtVc({ issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status }, signer);
   },
   verify: async (presentation, context) => [await verifySdJwtPresentation(presentation, context)],
+  statusListSubject: ({ issuer, authority }: VerifiedSdJwt) => ({ issuer, ...(authority && { authority }) }),
 } satisfies CredentialFormat;

@@ -3,7 +3,7 @@
 // OpenID Federation trust chain from iss to a trust anchor); a refusal rejects the presentation.
 import type { KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { issuerKey, statusListSigner, TrustRefused } from '../../trust/index.js';
+import { issuerKey, TrustRefused } from '../../trust/index.js';
 import type { PresentationContext } from '../presentation-context.js';
 import { PresentationRejected } from '../presentation-rejected.js';
 
@@ -40,19 +40,4 @@ export async function trustedIssuerKey(presentation: string, context: Presentati
     if (err instanceof TrustRefused) throw reject(err.message);
     throw err;
   }
-}
-
-/**
- * For a credential accepted through an OpenID Federation chain: whether a status list signer's
- * certificate holds a key of the issuer's resolved openid_credential_issuer metadata (the chain, cached,
- * is the one the credential was accepted through). Undefined for credentials trusted otherwise.
- */
-export function federationStatusSigner(
-  credential: { issuer: string; authority?: TrustedIssuerKey['authority'] },
-  context: Pick<PresentationContext, 'federation'>,
-): ((certificate: string) => Promise<boolean>) | undefined {
-  if (!credential.authority || !context.federation) return undefined;
-  const trust = { trustedCertificates: [], federation: context.federation };
-  return async (certificate) =>
-    (await statusListSigner(trust, { x5c: [certificate], credential, now: new Date() }))?.framework === 'federation';
 }

@@ -1,9 +1,10 @@
 // What a wallet reads before it asks for anything: the credential issuer and authorization server
 // metadata (at the RFC 8414 location and the draft-era one), the JWT VC issuer keys, and hosted
-// SD-JWT VC type metadata.
+// type metadata (SD-JWT VC's, for the formats that declare typeMetadata).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
+import { formatOf } from '../../formats/index.js';
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import { preferredMediaType } from '../../platform/http/media-types.js';
@@ -176,7 +177,7 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
     async (request) => {
       const { tenantId, configurationId } = request.params;
       const config = await configs.find(tenantId, configurationId);
-      if (config?.config.format !== 'dc+sd-jwt') throw notFoundIssuer(`${tenantId}/${configurationId}`);
+      if (!config || !formatOf(config.config.format)?.typeMetadata) throw notFoundIssuer(`${tenantId}/${configurationId}`);
       const urls = issuers.urls(tenantId);
       const described = typeof config.vct === 'object' && config.vct ? config.vct : {};
       return {

@@ -2,6 +2,8 @@
 // org-iso-mdoc). The offer side (offers.ts) is used by POST /api/verifier/offer with response_type
 // iso-18013-7; the response side (response.ts) behind POST /presentations/{handle}/annex-c-response.
 // Both load the mdoc and HPKE code on first use, as the other mdoc code is (platform/lazy.ts).
+// Annex C stays here, not behind CredentialFormat (src/formats/): it is a presentation protocol that
+// carries mdoc by nature (ISO 18013-7), not a feature another format could have.
 import type { SigningService } from '../../key-chains/signing.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Executor } from '../../platform/db/values.js';

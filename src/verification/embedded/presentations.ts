@@ -8,7 +8,7 @@
 // to it, since the carrying protocol owns the session.
 import { createPrivateKey, type JsonWebKey, randomBytes } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { VerifiedPresentation } from '../../formats/index.js';
+import { formatIdsWith, formatOf, type VerifiedPresentation } from '../../formats/index.js';
 import type { SigningService } from '../../key-chains/signing.js';
 import type { Clock } from '../../platform/clock.js';
 import { nullRecord } from '../../platform/json.js';
@@ -54,9 +54,6 @@ export interface EmbeddedRequestInput {
   expectedUrl?: string;
   lifetimeSeconds: number;
 }
-
-/** Formats whose holder binding can be checked without a format-specific handover of the carrying protocol. */
-const EMBEDDABLE_FORMATS = new Set(['dc+sd-jwt']);
 
 export class EmbeddedPresentations {
   constructor(
@@ -139,8 +136,8 @@ export class EmbeddedPresentations {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          const forStatus = credential.format === 'dc+sd-jwt' ? { credential } : {};
-          await this.status.check(tenantId, credential.status, { ...trust, now, ...forStatus });
+          const forStatus = formatOf(credential.format)?.statusListSubject?.(credential);
+          await this.status.check(tenantId, credential.status, { ...trust, now, ...(forStatus && { credential: forStatus }) });
           verified.push(await this.authorities.accept(query, { queryId, ...credential }, now));
         }
       }
@@ -179,10 +176,14 @@ async function responseOf(state: EmbeddedPresentationState, response: Record<str
 
 const publicPart = ({ d: _private, ...jwk }: Record<string, unknown>) => jwk as JWK;
 
-/** An mdoc's session transcript would need the carrying protocol's own handover: only formats bound by audience and nonce are embedded. */
+/** Only formats bound by audience and nonce are embedded: each format declares whether it is (embeddable). */
 function checkFormats(dcqlQuery: Record<string, unknown>) {
   const queries = (dcqlQuery.credentials as { format?: unknown }[] | undefined) ?? [];
-  const other = queries.find((q) => !EMBEDDABLE_FORMATS.has(String(q.format)));
-  if (other)
-    throw new Error(`credential format ${String(other.format)} cannot be presented inside interactive authorization yet (dc+sd-jwt only)`);
+  const other = queries.find((q) => !formatOf(String(q.format))?.embeddable);
+  if (other) {
+    const embeddable = formatIdsWith((format) => format.embeddable).join(', ');
+    throw new Error(
+      `credential format ${String(other.format)} cannot be presented inside interactive authorization yet (${embeddable} only)`,
+    );
+  }
 }

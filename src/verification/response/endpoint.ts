@@ -4,7 +4,7 @@
 // (its errorReason says why) and answers the wallet invalid_request.
 import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
-import type { VerifiedPresentation } from '../../formats/index.js';
+import { formatOf, type VerifiedPresentation } from '../../formats/index.js';
 import type { PresentationContext } from '../../formats/presentation-context.js';
 import type { Clock } from '../../platform/clock.js';
 import { OAuthError } from '../../platform/http/problem.js';
@@ -163,8 +163,11 @@ export class ResponseEndpoint {
       for (const presentation of presentations) {
         const forQuery = { ...context, federationAnchors: federationAnchorsOf(query) };
         for (const credential of await verifyPresentation(query.format, presentation, forQuery)) {
-          const forStatus = credential.format === 'dc+sd-jwt' ? { credential } : {};
-          await this.status.check(answerable.session.tenantId, credential.status, { ...context, ...forStatus });
+          const forStatus = formatOf(credential.format)?.statusListSubject?.(credential);
+          await this.status.check(answerable.session.tenantId, credential.status, {
+            ...context,
+            ...(forStatus && { credential: forStatus }),
+          });
           verified.push(await this.authorities.accept(query, { queryId, ...credential }, context.now));
         }
       }
