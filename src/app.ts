@@ -156,7 +156,7 @@ async function assemble(
   const metrics = new Metrics(db);
   const caches = new Caches();
   const lifecycle = new Lifecycle();
-  const identityProvider = await connectExternalProvider(config, tracing);
+  const identityProvider = await connectExternalProvider(config, tracing, clock);
   // The providers' code (and the file's schema) is loaded only when KMS_PROVIDERS names a file.
   const keyProviders = config.KMS_PROVIDERS
     ? await (await import('./key-chains/providers/kms-file.js')).connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing))
@@ -578,10 +578,10 @@ function secretKeeping(identityProvider: IdentityProvider | undefined): SecretKe
 }
 
 /** External mode: the OpenID Provider named by OIDC, reached through the operator's outbound client. */
-async function connectExternalProvider(config: ReadyConfig, tracing: Tracing) {
+async function connectExternalProvider(config: ReadyConfig, tracing: Tracing, clock: Clock) {
   const { OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET } = config;
   if (!OIDC || !OIDC_CLIENT_ID || !OIDC_CLIENT_SECRET) return undefined;
-  return connectIdentityProvider({ ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET }, operatorOutbound(tracing));
+  return connectIdentityProvider({ ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET }, operatorOutbound(tracing), clock);
 }
 
 /**
