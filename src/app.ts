@@ -215,7 +215,7 @@ async function assemble(
     consoleClientId: config.OIDC_UI_CLIENT_ID,
   });
 
-  const sessionFeature = createSessions({ db: kysely, audit, sealer: sealerFor('sessions'), bus });
+  const sessionFeature = createSessions({ db: kysely, audit, sealer: sealerFor('sessions'), bus, clock });
   const { sessions } = sessionFeature;
   sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
 
