@@ -333,6 +333,7 @@ async function assemble(
     presentations: verification.embeddedPresentations,
     trustedWalletProviders: (tenantId) => trustLists.trustedCertificates(tenantId, 'walletAttestations'),
     federation: federation.trust,
+    clock,
   });
   issuance.settings.onChange((tenantId) => federation.trust.forget(tenantId));
   const rateLimits = await createRateLimits(config, kysely, (err) => app.log.warn({ err }, 'rate limit counts not shared'));

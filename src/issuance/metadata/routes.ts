@@ -1,6 +1,7 @@
 // What a wallet reads before it asks for anything: the credential issuer and authorization server
 // metadata (at the RFC 8414 location and the draft-era one), the JWT VC issuer keys, and hosted
 // SD-JWT VC type metadata.
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
@@ -8,6 +9,7 @@ import { signEntityConfiguration } from '../../federation/entity-configuration.j
 import { ENTITY_STATEMENT_MEDIA_TYPE } from '../../federation/entity-statement.js';
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
+import type { Clock } from '../../platform/clock.js';
 import { preferredMediaType } from '../../platform/http/media-types.js';
 import type { App } from '../../platform/http/types.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
@@ -27,11 +29,13 @@ export interface MetadataSources {
   signing: SigningService;
   /** The tenant's encryption key, for credential_request_encryption. */
   encryption: CredentialEncryption;
+  /** The signed metadata's iat and exp. */
+  clock: Clock;
 }
 
 type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
 
-export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing, encryption }: MetadataSources) {
+export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing, encryption, clock }: MetadataSources) {
   // Every wallet reads it before anything else: built once per tenant and kept ISSUER_CACHE_MS, and
   // forgotten at once when the issuer settings or a credential configuration change on this instance.
   const built = new TtlCache<ReturnType<typeof credentialIssuerMetadata>>(ISSUER_CACHE_MS);
@@ -46,7 +50,11 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
   const issuerMetadata = (tenantId: string) => built.get(tenantId, () => buildIssuerMetadata(tenantId));
   const signedIssuerMetadata = (tenantId: string) =>
     signed.get(tenantId, async () =>
-      signIssuerMetadata(await signing.signer(tenantId, { usageType: 'attestation' }), await issuerMetadata(tenantId)),
+      signIssuerMetadata(
+        await signing.signer(tenantId, { usageType: 'attestation' }),
+        await issuerMetadata(tenantId),
+        clock.now().getTime(),
+      ),
     );
 
   async function buildIssuerMetadata(tenantId: string) {
