@@ -264,6 +264,7 @@ async function assemble(
     configurationSigning: (tenantId, id) => credentialConfigs.statusListSigning(tenantId, id),
     reclaimSpace: () => db.reclaimSpace(),
     sessionExists: async (tenantId, sessionId) => (await sessions.find(tenantId, sessionId)) !== undefined,
+    clock,
   });
   const { statusLists } = statusListFeature;
   const registrarFeature = createRegistrar({
