@@ -169,6 +169,7 @@ async function assemble(
     publicUrl: config.PUBLIC_URL,
     country: config.CERTIFICATE_COUNTRY,
     external: keyProviders,
+    clock,
   });
   const { keyChains, signing } = keys;
   // One read of one row, made while the rest is assembled; awaited before the service answers anyone.
@@ -182,8 +183,11 @@ async function assemble(
     db: kysely,
     audit,
     secrets: secretKeeping(identityProvider),
-    users: identityProvider?.admin ? providerDirectory(identityProvider.admin.users) : new LocalUserDirectory(kysely, sealerFor('users')),
+    users: identityProvider?.admin
+      ? providerDirectory(identityProvider.admin.users)
+      : new LocalUserDirectory(kysely, sealerFor('users'), clock),
     maxStatusListCapacity: config.STATUS_MAX_CAPACITY,
+    clock,
     initializers: [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)],
     // The database's users go with the tenant's rows; the provider's must be deleted there.
     cleanups: (users) => [
