@@ -151,7 +151,7 @@ async function assemble(
 ): Promise<BuiltApp> {
   const kysely = db.kysely;
   const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
-  const audit = new AuditService(kysely);
+  const audit = new AuditService(kysely, clock);
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
   const metrics = new Metrics(db);
   const caches = new Caches();
@@ -224,7 +224,7 @@ async function assemble(
   sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
 
   const webhookSecrets = new WebhookSecrets(kysely, sealerFor('webhook-secrets'), config.WEBHOOK_SECRET_ROTATION_GRACE_SECONDS, clock);
-  const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound, webhookSecrets });
+  const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound, webhookSecrets, clock });
   const { attributeProviders, webhookEndpoints } = endpoints;
   const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });
   const { credentialConfigs } = credentialConfigFeature;
@@ -290,6 +290,7 @@ async function assemble(
     vctOf: (tenantId, configuration) => vctOf(configuration, issuerUrls(config.PUBLIC_URL, tenantId)),
     outbound,
     trustedCertificates: (tenantId) => trustLists.trustedCertificates(tenantId),
+    clock,
   });
   // The settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
   const federation = createFederation({
