@@ -192,6 +192,7 @@ export class ClientService {
   async resolvePrincipal(clientId: string, tokenGeneration?: string): Promise<CurrentClient | undefined> {
     const cached = this.principals.get(clientId);
     const sameGeneration = tokenGeneration === undefined || cached?.current?.tokenGeneration === tokenGeneration;
+    // An in-process cache's age: the system clock (see src/platform/ttl-cache.ts).
     if (cached && cached.until > Date.now() && sameGeneration) return cached.current;
     const row = await store.findClient(this.db, null, clientId);
     const current = row && {

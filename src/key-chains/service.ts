@@ -240,6 +240,7 @@ export class KeyChainService {
   async resolve(tenantId: string, ref: { keyChainId?: string | null; usageType: UsageType }): Promise<KeyChainRow> {
     const cacheKey = `${tenantId}\u0000${ref.keyChainId ?? `default:${ref.usageType}`}`;
     const cached = this.resolved.get(cacheKey);
+    // An in-process cache's age: the system clock (see src/platform/ttl-cache.ts).
     if (cached && cached.until > Date.now()) return cached.row;
     let row: KeyChainRow | undefined;
     if (ref.keyChainId) row = await this.row(tenantId, ref.keyChainId);
@@ -581,6 +582,7 @@ export class KeyChainService {
     if (!ca?.key || !ca.pem) throw notFound('CRL of key chain', id);
     const cacheKey = `${ca.key.sealedJwk}|${ca.pem}`;
     const cached = this.crls.get(cacheKey);
+    // An in-process cache's age: the system clock (see src/platform/ttl-cache.ts).
     if (cached && cached.until > Date.now()) return cached.crl;
     const crl = await this.material.crl(
       this.identity(
