@@ -226,7 +226,15 @@ async function assemble(
   const webhookSecrets = new WebhookSecrets(kysely, sealerFor('webhook-secrets'), config.WEBHOOK_SECRET_ROTATION_GRACE_SECONDS, clock);
   const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound, webhookSecrets, clock });
   const { attributeProviders, webhookEndpoints } = endpoints;
-  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });
+  const credentialConfigFeature = createCredentialConfigs({
+    db: kysely,
+    audit,
+    keyChains,
+    attributeProviders,
+    webhookEndpoints,
+    bus,
+    clock,
+  });
   const { credentialConfigs } = credentialConfigFeature;
   const presentationConfigFeature = createPresentationConfigs({
     db: kysely,
@@ -239,6 +247,7 @@ async function assemble(
     hasFederationSettings: async (tenantId, db) => Boolean((await issuance.settings.get(tenantId, db)).federation),
     outbound,
     bus,
+    clock,
   });
   const { presentationConfigs } = presentationConfigFeature;
   const trustListFeature = createTrustLists({

@@ -100,6 +100,7 @@ export function createIssuance(needs: IssuanceNeeds) {
     db,
     needs.audit,
     settingsSealer,
+    needs.clock,
     (ctx, tenantId, trx) => needs.keyChains.ensureDefault(ctx, tenantId, 'federation', trx),
     (trx, tenantId) => announceIssuerChange(needs.bus, trx, tenantId),
   );
@@ -115,7 +116,7 @@ export function createIssuance(needs: IssuanceNeeds) {
     sessions,
     new ExternalAccessTokens(db, upstream, configs, sessions, needs.federation),
   );
-  const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
+  const minter = new CredentialMinter(needs.signing, needs.metrics, needs.clock, needs.statusEntries);
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
   const encryption = new CredentialEncryption(needs.keyChains, needs.clock);
