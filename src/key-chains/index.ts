@@ -38,7 +38,7 @@ export function createKeyChains(needs: KeyChainNeeds) {
   const keyChains = new KeyChainService(
     needs.db,
     providers,
-    new KeyMaterial(providerOf, needs.publicUrl),
+    new KeyMaterial(providerOf, needs.publicUrl, needs.clock),
     needs.audit,
     {
       country: needs.country,
