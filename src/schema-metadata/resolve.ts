@@ -64,7 +64,7 @@ export class SchemaMetadataResolver {
       issuedAt: payload.iat === undefined ? null : new Date(payload.iat * 1000).toISOString(),
       supportedFormats: credentials.map((c) => c.format),
       trustedAuthorities: payload.trustedAuthorities ?? [],
-      signer: { ...describeCertificate(leaf), trusted: trusted.length ? chainsToTrusted(x5c, trusted) : null },
+      signer: { ...describeCertificate(leaf), trusted: trusted.length ? chainsToTrusted(x5c, trusted, this.deps.clock.now()) : null },
       credentials: credentials.map(described),
       dcql_query: dcqlQueryOf(credentials),
     };
