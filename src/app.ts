@@ -153,12 +153,12 @@ async function assemble(
 ): Promise<BuiltApp> {
   const kysely = db.kysely;
   const sealerFor = (purpose: string) => createSealer(config.MASTER_SECRET, purpose);
-  const audit = new AuditService(kysely);
+  const audit = new AuditService(kysely, clock);
   const outbound = new OutboundClient({ allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }, tracing);
   const metrics = new Metrics(db);
   const caches = new Caches();
   const lifecycle = new Lifecycle();
-  const identityProvider = await connectExternalProvider(config, tracing);
+  const identityProvider = await connectExternalProvider(config, tracing, clock);
   // The providers' code (and the file's schema) is loaded only when KMS_PROVIDERS names a file.
   const keyProviders = config.KMS_PROVIDERS
     ? await (await import('./key-chains/providers/kms-file.js')).connectKeyProviders(config.KMS_PROVIDERS, env, operatorOutbound(tracing))
@@ -171,6 +171,7 @@ async function assemble(
     publicUrl: config.PUBLIC_URL,
     country: config.CERTIFICATE_COUNTRY,
     external: keyProviders,
+    clock,
   });
   const { keyChains, signing } = keys;
   // One read of one row, made while the rest is assembled; awaited before the service answers anyone.
@@ -184,8 +185,11 @@ async function assemble(
     db: kysely,
     audit,
     secrets: secretKeeping(identityProvider),
-    users: identityProvider?.admin ? providerDirectory(identityProvider.admin.users) : new LocalUserDirectory(kysely, sealerFor('users')),
+    users: identityProvider?.admin
+      ? providerDirectory(identityProvider.admin.users)
+      : new LocalUserDirectory(kysely, sealerFor('users'), clock),
     maxStatusListCapacity: config.STATUS_MAX_CAPACITY,
+    clock,
     initializers: [(db, tenantId, ctx) => keyChains.createTenantDefaults(db, tenantId, ctx)],
     // The database's users go with the tenant's rows; the provider's must be deleted there.
     cleanups: (users) => [
@@ -217,14 +221,22 @@ async function assemble(
     consoleClientId: config.OIDC_UI_CLIENT_ID,
   });
 
-  const sessionFeature = createSessions({ db: kysely, audit, sealer: sealerFor('sessions'), bus });
+  const sessionFeature = createSessions({ db: kysely, audit, sealer: sealerFor('sessions'), bus, clock });
   const { sessions } = sessionFeature;
   sessions.onStatusChange((state) => recordSessionEnd(metrics, state));
 
   const webhookSecrets = new WebhookSecrets(kysely, sealerFor('webhook-secrets'), config.WEBHOOK_SECRET_ROTATION_GRACE_SECONDS, clock);
-  const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound, webhookSecrets });
+  const endpoints = createHttpEndpoints({ db: kysely, audit, sealerFor, outbound, webhookSecrets, clock });
   const { attributeProviders, webhookEndpoints } = endpoints;
-  const credentialConfigFeature = createCredentialConfigs({ db: kysely, audit, keyChains, attributeProviders, webhookEndpoints, bus });
+  const credentialConfigFeature = createCredentialConfigs({
+    db: kysely,
+    audit,
+    keyChains,
+    attributeProviders,
+    webhookEndpoints,
+    bus,
+    clock,
+  });
   const { credentialConfigs } = credentialConfigFeature;
   const presentationConfigFeature = createPresentationConfigs({
     db: kysely,
@@ -237,6 +249,7 @@ async function assemble(
     hasFederationSettings: async (tenantId, db) => Boolean((await issuance.settings.get(tenantId, db)).federation),
     outbound,
     bus,
+    clock,
   });
   const { presentationConfigs } = presentationConfigFeature;
   const trustListFeature = createTrustLists({
@@ -266,6 +279,7 @@ async function assemble(
     configurationSigning: (tenantId, id) => credentialConfigs.statusListSigning(tenantId, id),
     reclaimSpace: () => db.reclaimSpace(),
     sessionExists: async (tenantId, sessionId) => (await sessions.find(tenantId, sessionId)) !== undefined,
+    clock,
   });
   const { statusLists } = statusListFeature;
   const registrarFeature = createRegistrar({
@@ -288,6 +302,7 @@ async function assemble(
     outbound,
     // The trust service is built below; asked only when signed schema metadata is resolved.
     trustedCertificates: (tenantId) => trust.trustedCertificates(tenantId),
+    clock,
   });
   // The federation settings live in the issuer settings, built with issuance below; read only when a presentation is verified.
   const trust = new TrustService({
@@ -295,6 +310,7 @@ async function assemble(
     listedCertificates: (tenantId, purpose) => trustLists.trustedCertificates(tenantId, purpose),
     federationSettingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation,
     resolutionDeadlineMs: config.FEDERATION_RESOLUTION_DEADLINE_MS,
+    clock,
   });
   const verification = createVerification({
     db: kysely,
@@ -334,6 +350,7 @@ async function assemble(
     presentations: verification.embeddedPresentations,
     trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
     trust,
+    clock,
   });
   issuance.settings.onChange((tenantId) => trust.forget(tenantId));
   // The trust settings are kept in the issuer settings (their federation field is an alias).
@@ -585,10 +602,10 @@ function secretKeeping(identityProvider: IdentityProvider | undefined): SecretKe
 }
 
 /** External mode: the OpenID Provider named by OIDC, reached through the operator's outbound client. */
-async function connectExternalProvider(config: ReadyConfig, tracing: Tracing) {
+async function connectExternalProvider(config: ReadyConfig, tracing: Tracing, clock: Clock) {
   const { OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET } = config;
   if (!OIDC || !OIDC_CLIENT_ID || !OIDC_CLIENT_SECRET) return undefined;
-  return connectIdentityProvider({ ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET }, operatorOutbound(tracing));
+  return connectIdentityProvider({ ...config, OIDC, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET }, operatorOutbound(tracing), clock);
 }
 
 /**

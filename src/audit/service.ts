@@ -1,5 +1,7 @@
 // The audit trail of the management API: who changed what, with secrets and personal data redacted.
+
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import type { Executor } from '../platform/db/values.js';
 import { insertEntry, listEntries } from './store.js';
 
@@ -49,7 +51,10 @@ function changedFields(before: Snapshot, after: Snapshot): string[] {
 }
 
 export class AuditService {
-  constructor(private readonly db: Executor) {}
+  constructor(
+    private readonly db: Executor,
+    private readonly clock: Clock,
+  ) {}
 
   /** Writes one entry; pass the transaction of the change so both land or neither does. */
   async record(ctx: RequestContext, event: AuditEvent, db: Executor = this.db): Promise<void> {
@@ -66,7 +71,7 @@ export class AuditService {
       before: before ? JSON.stringify(before) : null,
       after: after ? JSON.stringify(after) : null,
       request_id: ctx.requestId,
-      timestamp: new Date().toISOString(),
+      timestamp: this.clock.now().toISOString(),
     });
   }
 

@@ -50,6 +50,7 @@ export class TokenService {
   }
 
   private async refuseIfThrottled(key: string) {
+    // Throttling counts requests per window of elapsed time, as the rate limiter does: the system clock.
     const now = Date.now();
     const { count, windowStartMs } = await this.failures.countSince(key, this.limits.windowSeconds, now);
     if (count < this.limits.failures) return;

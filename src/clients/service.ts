@@ -1,13 +1,15 @@
 // Management API clients: who may call the API, in which tenant, with which roles.
+
 import type { Selectable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { ClientAdmin, ProviderClient } from '../identity-provider/admin.js';
 import type { CurrentClient, Principal, RequestContext } from '../platform/auth/principal.js';
 import { type Role, rolesBeyond, SERVICE_ROLES } from '../platform/auth/roles.js';
 import type { TokenClaims } from '../platform/auth/tokens.js';
+import type { Clock } from '../platform/clock.js';
 import { generateSecret, hashSecret, SecretVerifier } from '../platform/crypto/secrets.js';
 import type { ClientsTable } from '../platform/db/schema.js';
-import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
+import { type Executor, inTransaction, isUniqueViolation, parseJson } from '../platform/db/values.js';
 import { badRequest, conflict, type FieldError, forbidden, notFound } from '../platform/http/problem.js';
 import { StartUpError } from '../platform/lifecycle/start-up-errors.js';
 import * as store from './store.js';
@@ -149,6 +151,8 @@ export class ClientService {
     private readonly db: Executor,
     private readonly audit: AuditService,
     private readonly tenantExists: (db: Executor, tenantId: string) => Promise<boolean>,
+    /** Stamps changes, and the time from which a replaced secret's tokens are refused. */
+    private readonly clock: Clock,
     private readonly secrets: SecretKeeping = { at: 'service' },
   ) {}
 
@@ -188,6 +192,7 @@ export class ClientService {
   async resolvePrincipal(clientId: string, tokenGeneration?: string): Promise<CurrentClient | undefined> {
     const cached = this.principals.get(clientId);
     const sameGeneration = tokenGeneration === undefined || cached?.current?.tokenGeneration === tokenGeneration;
+    // An in-process cache's age: the system clock (see src/platform/ttl-cache.ts).
     if (cached && cached.until > Date.now() && sameGeneration) return cached.current;
     const row = await store.findClient(this.db, null, clientId);
     const current = row && {
@@ -254,7 +259,7 @@ export class ClientService {
       if (tenantId && !(await this.tenantExists(trx, tenantId))) {
         throw badRequest(`tenantId: tenant '${tenantId}' does not exist`, [{ field: 'body.tenantId', message: 'no such tenant' }]);
       }
-      const now = nowIso();
+      const now = this.clock.now().toISOString();
       const values = {
         id: input.clientId,
         tenant_id: tenantId,
@@ -311,7 +316,7 @@ export class ClientService {
           allowed_presentation_configs: listOrNull(input.allowedPresentationConfigs),
         }),
         ...(input.allowedIssuanceConfigs !== undefined && { allowed_issuance_configs: listOrNull(input.allowedIssuanceConfigs) }),
-        updated_at: nowIso(),
+        updated_at: this.clock.now().toISOString(),
       };
       await store.updateClient(trx, this.scopeOf(ctx), id, changes);
       this.forgetPrincipals();
@@ -360,7 +365,7 @@ export class ClientService {
     const secretHash = await hashSecret(secret);
     await inTransaction(this.db, async (trx) => {
       const client = await rotatable(trx);
-      await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: nowIso() });
+      await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: this.clock.now().toISOString() });
       this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } }, trx);
     });
@@ -376,7 +381,7 @@ export class ClientService {
   ): Promise<{ secret: string }> {
     return inTransaction(this.db, async (trx) => {
       const client = await rotatable(trx);
-      const now = nowIso();
+      const now = this.clock.now().toISOString();
       await store.updateClient(trx, this.scopeOf(ctx), id, { tokens_valid_from: now, updated_at: now });
       this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: client.tenantId, actionType: 'client.secret_rotated', after: { clientId: id } }, trx);
@@ -396,7 +401,7 @@ export class ClientService {
     if (await this.verifier.verify(row.id, secret, row.secret_hash)) return false;
     const secretHash = await hashSecret(secret);
     await inTransaction(db, async (trx) => {
-      await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: nowIso() });
+      await store.updateClient(trx, this.scopeOf(ctx), id, { secret_hash: secretHash, updated_at: this.clock.now().toISOString() });
       this.forgetPrincipals();
       await this.audit.record(ctx, { tenantId: row.tenant_id, actionType: 'client.secret_replaced', after: { clientId: id } }, trx);
     });
@@ -417,7 +422,7 @@ export class ClientService {
 
   /** True when the provider has a new secret for the client: the tokens issued under the old one end. */
   private async ensureSecretAtProvider(client: ProviderClient, secret: string, provider: ClientAdmin, db: Executor): Promise<boolean> {
-    const since = nowIso();
+    const since = this.clock.now().toISOString();
     const outcome = await provider.ensureClient(client, secret);
     if (outcome !== 'created' && outcome !== 'secret replaced') return false;
     await store.updateClient(db, null, client.clientId, { tokens_valid_from: since });
@@ -431,7 +436,7 @@ export class ClientService {
    */
   async noteTokenIssued(clientId: string): Promise<void> {
     if (this.tokenNoted.has(clientId)) return;
-    await store.recordFirstToken(this.db, clientId, nowIso());
+    await store.recordFirstToken(this.db, clientId, this.clock.now().toISOString());
     if (this.tokenNoted.size >= 10_000) this.tokenNoted.clear();
     this.tokenNoted.add(clientId);
   }
@@ -469,7 +474,7 @@ export class ClientService {
    * with its own settings, as at any later start).
    */
   private async insertBootstrapRecord(clientId: string, secret: string, roles: Role[], provider?: ClientAdmin) {
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     try {
       await store.insertClient(this.db, {
         id: clientId,
@@ -499,7 +504,11 @@ export class ClientService {
       : !(await this.verifier.verify(existing.id, secret, existing.secret_hash));
     if (secretChanged || existing.roles !== JSON.stringify(roles)) {
       const secretHash = secretChanged ? { secret_hash: await this.secretHashFor(secret, provider) } : {};
-      await store.updateClient(this.db, null, existing.id, { ...secretHash, roles: JSON.stringify(roles), updated_at: nowIso() });
+      await store.updateClient(this.db, null, existing.id, {
+        ...secretHash,
+        roles: JSON.stringify(roles),
+        updated_at: this.clock.now().toISOString(),
+      });
     }
   }
 }

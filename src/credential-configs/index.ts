@@ -1,7 +1,9 @@
 // Credential configurations: what a tenant issues.
+
 import type { AuditService } from '../audit/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
+import type { Clock } from '../platform/clock.js';
 import type { Executor } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
 import type { App } from '../platform/http/types.js';
@@ -16,6 +18,7 @@ export interface CredentialConfigNeeds {
   webhookEndpoints: HttpEndpointService;
   /** Tells the other instances that a tenant's configurations changed, so their caches forget them. */
   bus?: EventBus;
+  clock: Clock;
 }
 
 export function createCredentialConfigs(needs: CredentialConfigNeeds) {
@@ -25,6 +28,7 @@ export function createCredentialConfigs(needs: CredentialConfigNeeds) {
     needs.keyChains,
     needs.attributeProviders,
     needs.webhookEndpoints,
+    needs.clock,
     needs.bus,
   );
   return { credentialConfigs, routes: (app: App) => credentialConfigRoutes(app, credentialConfigs) };

@@ -1,13 +1,15 @@
 // Credential configurations: what a tenant issues (format, display, fields, signing key chain, where
 // the claims come from). The document is stored as JSON; its references are repeated in indexed
 // columns, so that a key chain, attribute provider or webhook endpoint in use cannot be deleted.
+
 import { isDeepStrictEqual } from 'node:util';
 import type { AuditService } from '../audit/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import { type Executor, inTransaction, isUniqueViolation } from '../platform/db/values.js';
 import { type EventBus, onTenantEvent } from '../platform/events/bus.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { TtlCache } from '../platform/ttl-cache.js';
@@ -111,6 +113,7 @@ export class CredentialConfigService {
     private readonly keyChains: KeyChainService,
     private readonly attributeProviders: HttpEndpointService,
     private readonly webhookEndpoints: HttpEndpointService,
+    private readonly clock: Clock,
     private readonly bus?: EventBus,
   ) {
     // A change made on any instance (this one included) reaches every instance's caches.
@@ -259,7 +262,7 @@ export class CredentialConfigService {
       // one SQLite names when both refuse the row. The primary key still decides a race.
       const exists = `credential configuration '${input.id}' already exists`;
       if (await store.findConfig(tenantDb(trx, tenantId), input.id)) throw conflict(exists);
-      const now = nowIso();
+      const now = this.clock.now().toISOString();
       try {
         await store.insertConfig(tenantDb(trx, tenantId), {
           id: input.id,
@@ -305,7 +308,7 @@ export class CredentialConfigService {
         await store.updateConfig(tenantDb(trx, tenantId), id, {
           document: JSON.stringify(doc),
           ...repeatedColumns(doc),
-          updated_at: nowIso(),
+          updated_at: this.clock.now().toISOString(),
         });
       } catch (err) {
         this.rethrowScopeViolation(err, doc);

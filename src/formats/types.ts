@@ -51,6 +51,8 @@ export interface IssueRequest {
   federationEntityId?: string;
   /** The credential type the issuer's type metadata describes (a configured vct, else its own URL). */
   vct: string;
+  /** The credential's issuance time (iat, the MSO's signed and validFrom). */
+  issuedAt: Date;
 }
 
 /** How a format names the type of its credentials (a vct, a document type) in each document that carries it. */

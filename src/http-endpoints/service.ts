@@ -2,11 +2,13 @@
 // issuance (to fetch claims, to send notifications), each with a URL and how to authenticate there.
 // Both kinds have one shape, so one class serves both, each instance bound to its own table. The
 // authentication is stored encrypted; a header value leaves the service only through resolve().
+
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import { type Executor, inTransaction, isUniqueViolation } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import type { OutboundClient } from '../platform/outbound/client.js';
 import { endpointOwner, type WebhookSecrets } from '../webhooks/secrets.js';
@@ -54,6 +56,7 @@ export class HttpEndpointService {
     readonly kind: EndpointKind,
     /** Judges a URL when it is stored; a name is judged again by what it resolves to when called. */
     private readonly outbound: OutboundClient,
+    private readonly clock: Clock,
     /** Webhook endpoints only: their signing secrets. */
     private readonly secrets?: WebhookSecrets,
   ) {}
@@ -130,7 +133,7 @@ export class HttpEndpointService {
   ): Promise<HttpEndpoint & { signingSecret?: string }> {
     this.checkUrl(input.url);
     return inTransaction(db, async (trx) => {
-      const now = nowIso();
+      const now = this.clock.now().toISOString();
       try {
         await store.insertEndpoint(tenantDb(trx, tenantId), this.kind.table, {
           id: input.id,
@@ -165,7 +168,7 @@ export class HttpEndpointService {
         ...(input.description !== undefined && { description: input.description }),
         ...(input.url !== undefined && { url: input.url }),
         ...(input.auth !== undefined && { auth: this.sealer.sealJson(input.auth, this.sealingContext(tenantId, id)) }),
-        updated_at: nowIso(),
+        updated_at: this.clock.now().toISOString(),
       });
       const after = await this.get(tenantId, id, trx);
       // A replaced header value looks the same masked; authReplaced makes the replacement visible in the trail.

@@ -3,6 +3,7 @@
 // it is renewed with its refresh token, and by client credentials again when that fails (a refresh
 // token expires too). Concurrent callers share one renewal.
 import { z } from 'zod';
+import type { Clock } from '../platform/clock.js';
 import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/outbound/client.js';
 
 /** Renewed this long before its expiry, so a token never runs out on the way to the provider. */
@@ -29,13 +30,14 @@ export class AdminToken {
     private readonly tokenEndpoint: string,
     private readonly credentials: { clientId: string; secret: string },
     first: TokenAnswer,
+    private readonly clock: Clock,
   ) {
-    this.current = held(first);
+    this.current = this.held(first);
   }
 
   /** A token the admin API should accept. */
   async get(): Promise<string> {
-    if (this.current.expiresAt - EXPIRY_MARGIN_MS > Date.now()) return this.current.token;
+    if (this.current.expiresAt - EXPIRY_MARGIN_MS > this.clock.now().getTime()) return this.current.token;
     return this.renew(this.current.token);
   }
 
@@ -53,7 +55,7 @@ export class AdminToken {
     const answer =
       (refreshToken && (await this.grant({ grant_type: 'refresh_token', refresh_token: refreshToken }).catch(() => undefined))) ||
       (await this.grant({ grant_type: 'client_credentials' }));
-    this.current = held(answer);
+    this.current = this.held(answer);
     return answer.access_token;
   }
 
@@ -75,10 +77,10 @@ export class AdminToken {
     }
     return answer.value;
   }
-}
 
-function held(answer: TokenAnswer) {
-  // A token without expires_in is used for a minute, then renewed: safe whatever its real lifetime.
-  const lifetime = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : 60;
-  return { token: answer.access_token, refreshToken: answer.refresh_token, expiresAt: Date.now() + lifetime * 1000 };
+  private held(answer: TokenAnswer) {
+    // A token without expires_in is used for a minute, then renewed: safe whatever its real lifetime.
+    const lifetime = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : 60;
+    return { token: answer.access_token, refreshToken: answer.refresh_token, expiresAt: this.clock.now().getTime() + lifetime * 1000 };
+  }
 }

@@ -4,6 +4,7 @@
 // attribute, which a user-attribute mapper puts into the person's tokens, and the time the service
 // last changed the user in another (Keycloak keeps no such time). A new user's temporary password
 // must be changed at the first login (required action UPDATE_PASSWORD).
+import type { Clock } from '../platform/clock.js';
 import { badRequest, Problem } from '../platform/http/problem.js';
 import { type NewProviderUser, ProviderProblem, type ProviderUser, type ProviderUserChanges, type UserAdmin } from './admin.js';
 import type { KeycloakApi } from './keycloak-api.js';
@@ -31,6 +32,7 @@ export class KeycloakUsers implements UserAdmin {
     private readonly api: KeycloakApi,
     /** The user attribute holding the tenant; named as the tenant claim (OIDC_SUB) for a one-to-one mapper. */
     private readonly tenantAttribute: string,
+    private readonly clock: Clock,
   ) {}
 
   async listUsers(tenantId: string): Promise<ProviderUser[]> {
@@ -95,7 +97,7 @@ export class KeycloakUsers implements UserAdmin {
         // Keycloak removes the address when it is given as an empty string.
         ...(changes.email !== undefined && { email: changes.email ?? '' }),
         ...(changes.enabled !== undefined && { enabled: changes.enabled }),
-        attributes: { ...current.attributes, [UPDATED_AT_ATTRIBUTE]: [new Date().toISOString()] },
+        attributes: { ...current.attributes, [UPDATED_AT_ATTRIBUTE]: [this.clock.now().toISOString()] },
       }),
     );
     if (changes.roles) await this.api.setRealmRoles(id, changes.roles);

@@ -3,11 +3,20 @@
 // (OIDC_CLIENT_ID) must obtain a token with a refresh token, as the spec requires, and, with an admin
 // adapter, makes what the provider lacks (Keycloak: the service's realm roles); any failure stops the
 // start with the reason. Tokens are then verified against the provider's JWKS.
-import { createRemoteJWKSet, customFetch, errors, type JWTPayload, jwtVerify } from 'jose';
+import {
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  type FlattenedJWSInput,
+  type JWTHeaderParameters,
+  type JWTPayload,
+  jwtVerify,
+} from 'jose';
 import type { Config } from '../config.js';
 import type { Principal } from '../platform/auth/principal.js';
 import { ROLES, type Role } from '../platform/auth/roles.js';
 import { InvalidTokenError, TOKEN_AUDIENCE, type TokenVerifier, type VerifiedToken } from '../platform/auth/tokens.js';
+import type { Clock } from '../platform/clock.js';
 import { Problem } from '../platform/http/problem.js';
 import { StartUpError } from '../platform/lifecycle/start-up-errors.js';
 import { jsonObjectOf, type OutboundClient, readAnswer } from '../platform/outbound/client.js';
@@ -45,7 +54,7 @@ type ExternalConfig = Pick<Config, 'OIDC_INTERNAL_ISSUER_URL' | 'OIDC_SUB' | 'OI
   OIDC_ALGORITHM: string;
 };
 
-export async function connectIdentityProvider(config: ExternalConfig, outbound: OutboundClient): Promise<IdentityProvider> {
+export async function connectIdentityProvider(config: ExternalConfig, outbound: OutboundClient, clock: Clock): Promise<IdentityProvider> {
   const metadata = await discover(config, outbound);
   const first = await checkAdminClient(config, metadata, outbound);
   const token = new AdminToken(
@@ -53,12 +62,13 @@ export async function connectIdentityProvider(config: ExternalConfig, outbound: 
     metadata.tokenEndpoint,
     { clientId: config.OIDC_CLIENT_ID, secret: config.OIDC_CLIENT_SECRET },
     first,
+    clock,
   );
-  const admin = keycloakAdmin({ reachableIssuer: reachableIssuer(config), tenantClaim: config.OIDC_SUB, outbound, token });
+  const admin = keycloakAdmin({ reachableIssuer: reachableIssuer(config), tenantClaim: config.OIDC_SUB, outbound, token, clock });
   await admin?.prepare().catch((err: unknown) => {
     throw preparationFailure(config, err);
   });
-  return { metadata, verifier: externalVerifier(config, metadata, outbound), admin };
+  return { metadata, verifier: externalVerifier(config, metadata, outbound, clock), admin };
 }
 
 /** One line naming the admin client: what it may not do and what to give it, or what the provider answered. */
@@ -141,16 +151,8 @@ async function checkAdminClient(config: ExternalConfig, metadata: ProviderMetada
   return answer.value;
 }
 
-function externalVerifier(config: ExternalConfig, metadata: ProviderMetadata, outbound: OutboundClient): TokenVerifier {
-  const jwks = createRemoteJWKSet(new URL(metadata.jwksUri), {
-    cooldownDuration: JWKS_COOLDOWN_MS,
-    cacheMaxAge: JWKS_MAX_AGE_MS,
-    // Through the service's one outbound client, like every other call it makes.
-    [customFetch]: async (url: string) => {
-      const reply = await outbound.request(url, { headers: { accept: 'application/json' } });
-      return new Response(new Uint8Array(reply.body), { status: reply.status, headers: { 'content-type': 'application/json' } });
-    },
-  });
+function externalVerifier(config: ExternalConfig, metadata: ProviderMetadata, outbound: OutboundClient, clock: Clock): TokenVerifier {
+  const jwks = providerKeys(metadata.jwksUri, outbound, clock);
   return {
     async verify(token): Promise<VerifiedToken> {
       let payload: JWTPayload;
@@ -177,6 +179,37 @@ function externalVerifier(config: ExternalConfig, metadata: ProviderMetadata, ou
         principal,
       };
     },
+  };
+}
+
+/**
+ * The provider's keys, fetched again when a kid is unknown (at most once per JWKS_COOLDOWN_MS) and
+ * after JWKS_MAX_AGE_MS. Both waits are measured on the service's clock, not jose's (which reads
+ * the system time): jose's own cooldown and max age are switched off, and its reload() is called here.
+ */
+function providerKeys(jwksUri: string, outbound: OutboundClient, clock: Clock) {
+  let fetchedAt = Number.NEGATIVE_INFINITY;
+  const jwks = createRemoteJWKSet(new URL(jwksUri), {
+    cooldownDuration: Number.POSITIVE_INFINITY,
+    cacheMaxAge: Number.POSITIVE_INFINITY,
+    // Through the service's one outbound client, like every other call it makes.
+    [customFetch]: async (url: string) => {
+      const reply = await outbound.request(url, { headers: { accept: 'application/json' } });
+      // As jose's own timestamp: only a fetch that answered starts the waits.
+      if (reply.status === 200) fetchedAt = clock.now().getTime();
+      return new Response(new Uint8Array(reply.body), { status: reply.status, headers: { 'content-type': 'application/json' } });
+    },
+  });
+  const sinceFetched = () => clock.now().getTime() - fetchedAt;
+  return async (header: JWTHeaderParameters, token: FlattenedJWSInput) => {
+    if (sinceFetched() >= JWKS_MAX_AGE_MS) await jwks.reload();
+    try {
+      return await jwks(header, token);
+    } catch (err) {
+      if (!(err instanceof errors.JWKSNoMatchingKey) || sinceFetched() < JWKS_COOLDOWN_MS) throw err;
+      await jwks.reload();
+      return jwks(header, token);
+    }
   };
 }
 

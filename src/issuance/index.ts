@@ -5,12 +5,14 @@
 // this folder (handles.ts, grants.ts, urls.ts, claim-sources.ts, client-request.ts, session.ts,
 // issuers.ts, settings/), and access/ holds the resource access the credential, deferred credential
 // and notification endpoints check, below the token endpoint that issues it.
+
 import type { RawBuilder } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { CredentialConfigService } from '../credential-configs/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
+import type { Clock } from '../platform/clock.js';
 import { createSealer, type Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
@@ -87,6 +89,8 @@ export interface IssuanceNeeds {
   trustedWalletProviders: TrustedWalletProviders;
   /** The trust service: the keys of external authorization servers that are federation entities. */
   trust?: Pick<TrustService, 'authorizationServerKeys'>;
+  /** What time it is for the tokens, nonces, proofs and attestations (the sessions have their own copy). */
+  clock: Clock;
 }
 
 export function createIssuance(needs: IssuanceNeeds) {
@@ -96,13 +100,14 @@ export function createIssuance(needs: IssuanceNeeds) {
     db,
     needs.audit,
     settingsSealer,
+    needs.clock,
     (ctx, tenantId, trx) => needs.keyChains.ensureDefault(ctx, tenantId, 'federation', trx),
     (trx, tenantId) => announceIssuerChange(needs.bus, trx, tenantId),
   );
   const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.trustedWalletProviders, needs.bus);
-  const nonces = new NonceStore(db);
-  const tokens = new IssuanceTokens(needs.masterSecret);
-  const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret));
+  const nonces = new NonceStore(db, needs.clock);
+  const tokens = new IssuanceTokens(needs.masterSecret, needs.clock);
+  const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret, needs.clock), needs.clock);
   const upstream = new UpstreamProviders(needs.outbound);
   const access = new WalletAccessCheck(
     issuers,
@@ -111,14 +116,14 @@ export function createIssuance(needs: IssuanceNeeds) {
     sessions,
     new ExternalAccessTokens(db, upstream, configs, sessions, needs.trust),
   );
-  const minter = new CredentialMinter(needs.signing, needs.metrics, needs.statusEntries);
+  const minter = new CredentialMinter(needs.signing, needs.metrics, needs.clock, needs.statusEntries);
   const claims = new ClaimSources(needs.attributeProviders, needs.outbound, sessions);
   const offers = new OfferService(db, issuers, sessions, configs, needs.attributeProviders, needs.webhookEndpoints, needs.outbound);
-  const encryption = new CredentialEncryption(needs.keyChains);
+  const encryption = new CredentialEncryption(needs.keyChains, needs.clock);
   const deferred = new DeferredService(db, issuers, access, configs, sessions, minter, sealer, encryption);
   const sessionTokens = new SessionTokens(sessions, tokens);
-  const attestations = new WalletAttestations(issuers, nonces);
-  const walletInitiated = new WalletInitiatedLimit(db, needs.walletInitiatedLimits);
+  const attestations = new WalletAttestations(issuers, nonces, needs.clock);
+  const walletInitiated = new WalletInitiatedLimit(db, needs.walletInitiatedLimits, needs.clock);
   const grants = {
     preAuthorizedCode: new PreAuthorizedCodeGrant(sessions, sessionTokens),
     authorizationCode: new AuthorizationCodeGrant(sessions, sessionTokens),
@@ -169,7 +174,15 @@ export function createIssuance(needs: IssuanceNeeds) {
     routes(app: App) {
       issuerSettingsRoutes(app, settings);
       offerRoutes(app, offers);
-      metadataRoutes(app, { issuers, settings, configs, keyChains: needs.keyChains, signing: needs.signing, encryption });
+      metadataRoutes(app, {
+        issuers,
+        settings,
+        configs,
+        keyChains: needs.keyChains,
+        signing: needs.signing,
+        encryption,
+        clock: needs.clock,
+      });
       authorizationRoutes(
         app,
         publicUrl,

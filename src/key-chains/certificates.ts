@@ -157,8 +157,10 @@ async function generate(options: {
   validityDays: number;
   hash: Hash;
   extensions: Der[];
+  /** The issuance time: valid from a minute before it. */
+  now: Date;
 }): Promise<string> {
-  const now = Date.now();
+  const now = options.now.getTime();
   const tbs = sequence(
     explicit(0, smallInteger(2)),
     serialNumber(),
@@ -173,10 +175,17 @@ async function generate(options: {
 }
 
 /** A self-signed CA (IACA profile): CA, path length 0, keyCertSign and cRLSign, ten years. PEM. */
-export async function createRootCertificate(keys: { publicKey: Key; privateKey: Key }, subject: Subject, links: Links, hash: Hash) {
+export async function createRootCertificate(
+  keys: { publicKey: Key; privateKey: Key },
+  subject: Subject,
+  links: Links,
+  hash: Hash,
+  now: Date,
+) {
   const name = distinguishedName(subject);
   const spki = await spkiOf(keys.publicKey);
   return generate({
+    now,
     subject: name,
     issuer: name,
     spki,
@@ -211,11 +220,13 @@ export async function createLeafCertificate(
   links: Links,
   options: LeafOptions,
   hash: Hash,
+  now: Date,
 ) {
   // The issuer's Name is copied as its certificate holds it, so chain building matches it byte for byte.
   const issuerFields = certificateSubject(new Uint8Array(issuer.certificate.raw));
   const spki = await spkiOf(publicKey);
   return generate({
+    now,
     subject: distinguishedName(subject),
     issuer: issuerFields.subject,
     spki,
@@ -238,10 +249,12 @@ export async function createSelfSignedCertificate(
   links: Links,
   options: LeafOptions,
   hash: Hash,
+  now: Date,
 ) {
   const name = distinguishedName(subject);
   const spki = await spkiOf(keys.publicKey);
   return generate({
+    now,
     subject: name,
     issuer: name,
     spki,
@@ -260,8 +273,8 @@ export async function createSelfSignedCertificate(
 const crlNumber = (thisUpdate: number) => extension(OID.crlNumber, false, smallInteger(Math.floor(thisUpdate / 1000)));
 
 /** An empty v2 CRL signed by the chain's CA, as DER: nothing is revoked, and verifiers that fetch it see so. */
-export async function createCrl(issuer: { certificate: X509Certificate; signingKey: Key }, hash: Hash, validityDays = 7) {
-  const now = Date.now();
+export async function createCrl(issuer: { certificate: X509Certificate; signingKey: Key }, hash: Hash, at: Date, validityDays = 7) {
+  const now = at.getTime();
   const issuerFields = certificateSubject(new Uint8Array(issuer.certificate.raw));
   // TBSCertList: version v2 (1), signature, issuer, thisUpdate, nextUpdate, no revokedCertificates, [0] crlExtensions.
   const tbs = sequence(

@@ -1,6 +1,8 @@
 // The key chains feature: keys and certificates per tenant, and the signing service every other
 // feature signs with.
+
 import type { AuditService } from '../audit/service.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { App } from '../platform/http/types.js';
@@ -22,6 +24,7 @@ export interface KeyChainNeeds {
   country: string;
   /** The providers of KMS_PROVIDERS, connected; db is always there besides them. */
   external: Pick<ConnectedProviders, 'defaultProvider' | 'providers'>;
+  clock: Clock;
 }
 
 export function createKeyChains(needs: KeyChainNeeds) {
@@ -32,10 +35,17 @@ export function createKeyChains(needs: KeyChainNeeds) {
     if (!provider) throw new Error(`key provider '${name}' is not configured`);
     return provider;
   };
-  const keyChains = new KeyChainService(needs.db, providers, new KeyMaterial(providerOf, needs.publicUrl), needs.audit, {
-    country: needs.country,
-    kmsProvider: needs.external.defaultProvider,
-  });
+  const keyChains = new KeyChainService(
+    needs.db,
+    providers,
+    new KeyMaterial(providerOf, needs.publicUrl, needs.clock),
+    needs.audit,
+    {
+      country: needs.country,
+      kmsProvider: needs.external.defaultProvider,
+    },
+    needs.clock,
+  );
   const signing = new SigningService(keyChains);
   return { keyChains, signing, routes: (app: App) => keyChainRoutes(app, keyChains, signing) };
 }

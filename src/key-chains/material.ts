@@ -1,7 +1,9 @@
 // Making keys and certificates for a key chain: a standalone self-signed key, a root that signs a
 // leaf, a new leaf under an existing root (rotation), or a new root for a key already held (a
 // self-signed chain moved under a CA).
+
 import type { JWK } from 'jose';
+import type { Clock } from '../platform/clock.js';
 import { ALGORITHM_PARAMS, type SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain } from '../platform/crypto/x509.js';
 import {
@@ -54,6 +56,8 @@ export class KeyMaterial {
   constructor(
     private readonly providerOf: (name: string) => KeyProvider,
     private readonly publicUrl: string,
+    /** Certificates and CRLs are issued at its time. */
+    private readonly clock: Clock,
   ) {}
 
   private links(identity: ChainIdentity): Links {
@@ -96,6 +100,7 @@ export class KeyMaterial {
       this.links(identity),
       this.leafOptions(identity),
       hash,
+      this.clock.now(),
     );
     return { ...key, certificatePem };
   }
@@ -121,7 +126,13 @@ export class KeyMaterial {
     const place = identity.keyPlace;
     const root = await this.newKey(identity, place && { ...place, name: rootKeyRef(place.name) });
     const hash = ALGORITHM_PARAMS[identity.algorithm].hash;
-    const certificatePem = await createRootCertificate(root.pair, rootSubject(identity.subject), this.links(identity), hash);
+    const certificatePem = await createRootCertificate(
+      root.pair,
+      rootSubject(identity.subject),
+      this.links(identity),
+      hash,
+      this.clock.now(),
+    );
     return { minted: { ...root.key, certificatePem }, stored: { ...root.stored, certificatePem } };
   }
 
@@ -143,6 +154,7 @@ export class KeyMaterial {
       this.links(identity),
       this.leafOptions(identity),
       ALGORITHM_PARAMS[identity.algorithm].hash,
+      this.clock.now(),
     );
   }
 
@@ -151,6 +163,6 @@ export class KeyMaterial {
     const [certificate] = parsePemChain(ca.certificatePem);
     if (!certificate) throw new Error('the key chain has no CA certificate');
     const signingKey = await this.providerOf(identity.kmsProvider).signingCryptoKey(ca, identity.algorithm);
-    return createCrl({ certificate, signingKey }, ALGORITHM_PARAMS[identity.algorithm].hash);
+    return createCrl({ certificate, signingKey }, ALGORITHM_PARAMS[identity.algorithm].hash, this.clock.now());
   }
 }

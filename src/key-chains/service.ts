@@ -1,13 +1,15 @@
 // Key chains: a tenant's signing and encryption keys with their certificates, created, imported,
 // rotated and deleted here. Signing with them goes through SigningService.
+
 import { randomUUID } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { AuditService } from '../audit/service.js';
 import type { Principal, RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, inTransaction, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, inTransaction, isUniqueViolation, toBool } from '../platform/db/values.js';
 import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { maxCommonName, type Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, leafIsSelfSigned, subjectErrors } from './checks.js';
@@ -122,6 +124,8 @@ export class KeyChainService {
     private readonly material: KeyMaterial,
     private readonly audit: AuditService,
     private readonly defaults: { country: string; kmsProvider: string },
+    /** Stamps changes, names rotated keys, and decides which chains are due for rotation. */
+    private readonly clock: Clock,
   ) {}
 
   onUsageCheck(check: KeyChainUsageCheck) {
@@ -236,6 +240,7 @@ export class KeyChainService {
   async resolve(tenantId: string, ref: { keyChainId?: string | null; usageType: UsageType }): Promise<KeyChainRow> {
     const cacheKey = `${tenantId}\u0000${ref.keyChainId ?? `default:${ref.usageType}`}`;
     const cached = this.resolved.get(cacheKey);
+    // An in-process cache's age: the system clock (see src/platform/ttl-cache.ts).
     if (cached && cached.until > Date.now()) return cached.row;
     let row: KeyChainRow | undefined;
     if (ref.keyChainId) row = await this.row(tenantId, ref.keyChainId);
@@ -333,7 +338,7 @@ export class KeyChainService {
    * refused now, naming the field the name comes from, rather than failing at the first rotation.
    */
   private checkKeyNameFits(kmsProvider: string, place: KeyPlace, field: 'externalKeyId' | 'id') {
-    const problem = this.provider(kmsProvider).keyNameProblem?.({ ...place, name: rotatedKeyRef(place.name, new Date()) });
+    const problem = this.provider(kmsProvider).keyNameProblem?.({ ...place, name: rotatedKeyRef(place.name, this.clock.now()) });
     if (problem)
       throw invalidFields([
         { field: `body.${field}`, message: `too long with the tenant's namespace and a rotated key's suffix: ${problem}` },
@@ -415,7 +420,7 @@ export class KeyChainService {
       await this.checkSameTenant(identity, trx);
       const hasDefault = (await store.findDefaultKeyChain(scoped, identity.usageType)) !== undefined;
       const makeDefault = settings.default === true || !hasDefault;
-      const now = nowIso();
+      const now = this.clock.now().toISOString();
       try {
         if (makeDefault && hasDefault) await store.clearDefault(scoped, identity.usageType);
         await store.insertKeyChain(scoped, {
@@ -489,7 +494,7 @@ export class KeyChainService {
           active_certificate: toPem(certificate.active),
           ...(certificate.root && { root_certificate: toPem([certificate.root]) }),
         }),
-        updated_at: nowIso(),
+        updated_at: this.clock.now().toISOString(),
       });
       this.forgetResolved(tenantId);
       const after = this.toKeyChain(await this.row(tenantId, id, trx));
@@ -522,7 +527,7 @@ export class KeyChainService {
     const keyPlace =
       row.kms_provider === 'db' || !row.external_key_id
         ? null
-        : await this.keyPlace(tenantId, rotatedKeyRef(row.external_key_id, new Date()), this.db);
+        : await this.keyPlace(tenantId, rotatedKeyRef(row.external_key_id, this.clock.now()), this.db);
     const identity = this.identity(tenantId, id, { ...before, subject: before.subject }, { kmsProvider: row.kms_provider, keyPlace });
     const root = this.storedKey(row, 'root');
     const leaf =
@@ -530,11 +535,11 @@ export class KeyChainService {
         ? await this.material.leafUnderRoot(identity, { ...root, certificatePem: row.root_certificate })
         : await this.material.standalone(identity);
     const [previousLeaf] = parsePemChain(row.active_certificate);
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     const rotated = await store.updateKeyChain(tenantDb(this.db, tenantId), id, row.updated_at, {
       previous_jwk: row.active_jwk,
       previous_certificate: row.active_certificate,
-      previous_key_expiry: (previousLeaf ? new Date(previousLeaf.validTo) : new Date()).toISOString(),
+      previous_key_expiry: (previousLeaf ? new Date(previousLeaf.validTo) : this.clock.now()).toISOString(),
       active_jwk: leaf.sealedJwk,
       active_certificate: leaf.certificatePem,
       last_rotated_at: now,
@@ -577,6 +582,7 @@ export class KeyChainService {
     if (!ca?.key || !ca.pem) throw notFound('CRL of key chain', id);
     const cacheKey = `${ca.key.sealedJwk}|${ca.pem}`;
     const cached = this.crls.get(cacheKey);
+    // An in-process cache's age: the system clock (see src/platform/ttl-cache.ts).
     if (cached && cached.until > Date.now()) return cached.crl;
     const crl = await this.material.crl(
       this.identity(
@@ -659,7 +665,7 @@ export class KeyChainService {
         root_jwk: root.sealedJwk,
         root_certificate: root.certificatePem,
         active_certificate: certificatePem,
-        updated_at: nowIso(),
+        updated_at: this.clock.now().toISOString(),
       });
       if (!stored) return undefined;
       const moved = this.toKeyChain(await this.row(tenantId, id, trx));
@@ -681,7 +687,7 @@ export class KeyChainService {
    * A chain is rotated only as it was when found due (its updated_at), so two runs that overlap (one
    * outlasting its lease, or one run by hand) rotate it once: the later finds it changed and leaves it.
    */
-  async rotateDue(now = new Date()) {
+  async rotateDue(now = this.clock.now()) {
     const failures: unknown[] = [];
     for (const due of await store.keyChainsDue(this.db, now.toISOString())) {
       const since = Date.parse(due.last_rotated_at ?? due.created_at);

@@ -19,6 +19,8 @@ export class TtlCache<V> {
   }
 
   get(key: string, load: () => Promise<V>): Promise<V> {
+    // An in-process cache's freshness is how long ago this instance filled it (elapsed time), so it
+    // runs on the system clock, not the injected one; so do the services' own small caches.
     const now = Date.now();
     const entry = this.entries.get(key);
     if (entry && entry.until > now) return entry.value;

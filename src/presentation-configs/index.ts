@@ -1,8 +1,10 @@
 // Presentation configurations: what a tenant asks wallets for, and the import of another issuer's
 // metadata to build a query from.
+
 import type { AuditService } from '../audit/service.js';
 import type { HttpEndpointService } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
@@ -27,6 +29,7 @@ export interface PresentationConfigNeeds {
   outbound: OutboundClient;
   /** Tells the other instances that a tenant's configurations changed, so their caches forget them. */
   bus?: EventBus;
+  clock: Clock;
 }
 
 export function createPresentationConfigs(needs: PresentationConfigNeeds) {
@@ -39,6 +42,7 @@ export function createPresentationConfigs(needs: PresentationConfigNeeds) {
     needs.webhookSecrets,
     needs.hasFederationSettings,
     (url) => needs.outbound.urlRefusal(url),
+    needs.clock,
     needs.bus,
   );
   return {

@@ -2,6 +2,7 @@
 // from it behaves (lifetime, transaction data, redirect, webhook, signing key chain). Settings are
 // stored as JSON; references in indexed columns, so that a key chain or webhook endpoint in use
 // cannot be deleted; the deprecated inline webhook sealed, because its auth may hold a secret.
+
 import { isDeepStrictEqual } from 'node:util';
 import type { DcqlQuery } from 'dcql';
 import type { AuditService } from '../audit/service.js';
@@ -9,9 +10,10 @@ import { type AuthInput, type AuthView, MASK } from '../http-endpoints/schemas.j
 import type { HttpEndpointService, ResolvedEndpoint } from '../http-endpoints/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, inTransaction, nowIso, parseJson } from '../platform/db/values.js';
+import { type Executor, inTransaction, parseJson } from '../platform/db/values.js';
 import { type EventBus, onTenantEvent } from '../platform/events/bus.js';
 import { conflict, type FieldError, invalidFields, notFound, Problem } from '../platform/http/problem.js';
 import { lazy } from '../platform/lazy.js';
@@ -133,6 +135,7 @@ export class PresentationConfigService {
     private readonly hasFederationSettings: (tenantId: string, db: Executor) => Promise<boolean>,
     /** Why the outbound client would not fetch a URL (a trusted list named by etsi_tl); undefined when it would. */
     private readonly urlRefusal: (url: string) => string | undefined,
+    private readonly clock: Clock,
     private readonly bus?: EventBus,
   ) {
     // A change made on any instance (this one included) reaches every instance's cache.
@@ -353,7 +356,7 @@ export class PresentationConfigService {
         if (existing) return { created: false, configuration: await this.replace(ctx, tenantId, existing, toSettings(input), input, trx) };
         const settings = toSettings(input);
         await this.check(trx, tenantId, settings, null);
-        const now = nowIso();
+        const now = this.clock.now().toISOString();
         const row = {
           id: input.id,
           ...this.columns(tenantId, input.id, settings),
@@ -425,7 +428,7 @@ export class PresentationConfigService {
     await store.updateConfig(tenantDb(trx, tenantId), id, {
       ...this.columns(tenantId, id, settings),
       ...(certChanged && { registration_cert_cache: null }),
-      updated_at: nowIso(),
+      updated_at: this.clock.now().toISOString(),
     });
     const after = await this.get(tenantId, id, trx);
     const afterView = { ...after, ...(replacesSecret(input) && { webhookAuthReplaced: true }) };

@@ -28,7 +28,7 @@ export interface RegistrarNeeds {
 }
 
 export function createRegistrar(needs: RegistrarNeeds) {
-  const registrar = new RegistrarService(needs.db, needs.sealer, needs.outbound, needs.audit);
+  const registrar = new RegistrarService(needs.db, needs.sealer, needs.outbound, needs.audit, needs.clock);
   const registrationCertificates = new RegistrationCertificates(registrar, needs.presentationConfigs, needs.audit, needs.clock);
   const accessCertificates = new AccessCertificates(registrar, needs.keyChains, new URL(needs.publicUrl).hostname);
   return {

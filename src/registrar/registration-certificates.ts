@@ -8,7 +8,6 @@ import { decodeJwt } from 'jose';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Clock } from '../platform/clock.js';
-import { nowIso } from '../platform/db/values.js';
 import { conflict, Problem } from '../platform/http/problem.js';
 import type { RegistrationCertCache } from '../presentation-configs/schemas.js';
 import type { PresentationConfigService, PresentationConfiguration } from '../presentation-configs/service.js';
@@ -132,7 +131,7 @@ function cacheOf(obtained: Obtained, fingerprint: string, now: Date): Registrati
   const expiresAt = time(claims.exp);
   if (!stillValid(expiresAt, now))
     throw new Problem(502, 'Bad Gateway', `the registration certificate the registrar answered expires at ${expiresAt}`);
-  return { jwt: obtained.jwt, id: obtained.id, issuedAt: time(claims.iat), expiresAt, obtainedAt: nowIso(), fingerprint };
+  return { jwt: obtained.jwt, id: obtained.id, issuedAt: time(claims.iat), expiresAt, obtainedAt: now.toISOString(), fingerprint };
 }
 
 /** A certificate given as registration_cert.jwt, checked on save, may have expired since. */

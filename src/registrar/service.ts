@@ -2,12 +2,13 @@
 // and the account the service logs in with (OAuth 2.0 password grant at the registrar's identity
 // provider). Credentials are tested before they are stored, kept encrypted, and never returned; the
 // registrar token is cached per tenant and dropped whenever the configuration changes.
+
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Db } from '../platform/db/connect.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { nowIso } from '../platform/db/values.js';
 import { invalidFields, notFound, Problem } from '../platform/http/problem.js';
 import { jsonObjectOf, jsonOf, type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
 import type { RegistrarConfig, RegistrarConfigChanges, RegistrarConfigInput } from './schemas.js';
@@ -55,6 +56,8 @@ export class RegistrarService {
     private readonly sealer: Sealer,
     private readonly outbound: OutboundClient,
     private readonly audit: AuditService,
+    /** Stamps the configuration, and tells when a registrar token has expired. */
+    private readonly clock: Clock,
   ) {}
 
   async get(tenantId: string): Promise<RegistrarConfig> {
@@ -166,11 +169,11 @@ export class RegistrarService {
   /** A token of the tenant's registrar account, reused while it is valid. */
   async token(tenantId: string): Promise<string> {
     const cached = this.tokens.get(tenantId);
-    if (cached && cached.until > Date.now()) return cached.token;
+    if (cached && cached.until > this.clock.now().getTime()) return cached.token;
     const row = await store.findConfig(tenantDb(this.db, tenantId));
     if (!row) throw notFound('registrar configuration of tenant', tenantId);
     const { token, expiresIn } = await this.passwordGrant(this.credentialsOf(JSON.parse(row.document) as StoredDocument, tenantId));
-    this.tokens.set(tenantId, { token, until: Date.now() + expiresIn * 1000 - TOKEN_MARGIN_MS });
+    this.tokens.set(tenantId, { token, until: this.clock.now().getTime() + expiresIn * 1000 - TOKEN_MARGIN_MS });
     return token;
   }
 
@@ -178,7 +181,7 @@ export class RegistrarService {
     const db = tenantDb(this.db, tenantId);
     const existing = await store.findConfig(db);
     const before = existing && view(JSON.parse(existing.document) as StoredDocument, existing.created_at, existing.updated_at);
-    await store.saveConfig(db, JSON.stringify(document), nowIso(), existing !== undefined);
+    await store.saveConfig(db, JSON.stringify(document), this.clock.now().toISOString(), existing !== undefined);
     this.tokens.delete(tenantId);
     const after = await this.get(tenantId);
     await this.audit.record(ctx, {

@@ -49,7 +49,7 @@ export interface VerifiedSchemaJwt {
   leaf: X509Certificate;
 }
 
-export async function verifySchemaJwt(jwt: string, now = new Date()): Promise<VerifiedSchemaJwt> {
+export async function verifySchemaJwt(jwt: string, now: Date): Promise<VerifiedSchemaJwt> {
   const header = protectedHeader(jwt);
   if (header.typ !== SCHEMA_METADATA_JWT_TYPE)
     throw new SchemaJwtError(`typ must be ${SCHEMA_METADATA_JWT_TYPE}, not ${String(header.typ)}`);

@@ -7,8 +7,10 @@
 // else 400. Whether the chain leads to a certificate of the tenant's trust lists is reported
 // (signer.trusted), not required: the metadata describes a credential type, it issues nothing, and
 // the operator importing it decides. The presentations made with the query are verified in full.
+
 import { createHash, type X509Certificate } from 'node:crypto';
 import { knownFormat } from '../formats/index.js';
+import type { Clock } from '../platform/clock.js';
 import { chainsToTrusted } from '../platform/crypto/certificate-chains.js';
 import { invalidFields, Problem } from '../platform/http/problem.js';
 import { jsonOf, type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
@@ -20,6 +22,8 @@ export interface ResolverDeps {
   outbound: OutboundClient;
   /** PEM certificates of the tenant's trust lists. */
   trustedCertificates: (tenantId: string) => Promise<string[]>;
+  /** What time a signed schema (and its chain) is judged at. */
+  clock: Clock;
 }
 
 type SchemaEntry = VerifiedPayload['schemaURIs'][number];
@@ -42,7 +46,7 @@ export class SchemaMetadataResolver {
   async fromJwt(tenantId: string, jwt: string, field = 'body.signedJwt', prefix = ''): Promise<ResolvedSchemaMetadata> {
     let verified: Awaited<ReturnType<typeof verifySchemaJwt>>;
     try {
-      verified = await verifySchemaJwt(jwt);
+      verified = await verifySchemaJwt(jwt, this.deps.clock.now());
     } catch (err) {
       if (err instanceof SchemaJwtError) throw unusable(field, `${prefix}${err.message}`);
       throw err;
@@ -60,7 +64,7 @@ export class SchemaMetadataResolver {
       issuedAt: payload.iat === undefined ? null : new Date(payload.iat * 1000).toISOString(),
       supportedFormats: credentials.map((c) => c.format),
       trustedAuthorities: payload.trustedAuthorities ?? [],
-      signer: { ...describeCertificate(leaf), trusted: trusted.length ? chainsToTrusted(x5c, trusted) : null },
+      signer: { ...describeCertificate(leaf), trusted: trusted.length ? chainsToTrusted(x5c, trusted, this.deps.clock.now()) : null },
       credentials: credentials.map(described),
       dcql_query: dcqlQueryOf(credentials),
     };

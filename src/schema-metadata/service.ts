@@ -2,6 +2,7 @@
 // metadata (reserve an id, sign the payload with the tenant's access certificate chain, submit the
 // JWS), new versions, deprecation and catalog attributes, and the catalog's reads, passed on with
 // their answers checked. Everything a request can get wrong is checked before the registrar is called.
+
 import { decodeJwt } from 'jose';
 import type { AuditService } from '../audit/service.js';
 import { type SchemaFormat, type SchemaMetaConfig, SchemaMetaConfigSchema } from '../credential-configs/schema-meta.js';
@@ -10,9 +11,9 @@ import { claimsSchema } from '../credential-configs/service.js';
 import { knownFormat } from '../formats/index.js';
 import { type Signer, type SigningService, signJwtWith } from '../key-chains/signing.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/connect.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { nowIso } from '../platform/db/values.js';
 import { conflict, type FieldError, invalidFields, notFound, Problem, unlessNotFound } from '../platform/http/problem.js';
 import { underWebUrlPolicy } from '../platform/http/web-urls.js';
 import type { RegistrarService } from '../registrar/service.js';
@@ -34,6 +35,8 @@ export interface SchemaMetadataDeps {
   signing: SigningService;
   credentialConfigs: CredentialConfigService;
   audit: AuditService;
+  /** The attestation's iat and the publication's stamp. */
+  clock: Clock;
   /** The vct an SD-JWT VC configuration's credentials carry (a given URI, or where the service hosts the type). */
   vctOf: (tenantId: string, configuration: CredentialConfiguration) => string;
 }
@@ -121,7 +124,7 @@ export class SchemaMetadataService {
     const jwt = await signJwtWith(
       prepared.signer,
       { typ: SCHEMA_METADATA_JWT_TYPE },
-      { id: attestationId, ...prepared.payload, iat: Math.floor(Date.now() / 1000) },
+      { id: attestationId, ...prepared.payload, iat: Math.floor(this.deps.clock.now().getTime() / 1000) },
     );
     let record = asRecord(
       await this.deps.registrar.call(tenantId, 'POST', '/schema-metadata', { body: { jwt }, auth: false }),
@@ -131,7 +134,7 @@ export class SchemaMetadataService {
       schema_id: record.id,
       version: record.version,
       attestation_id: attestationId,
-      created_at: nowIso(),
+      created_at: this.deps.clock.now().toISOString(),
     });
     const { category, tags } = input.config;
     if (category !== undefined || tags !== undefined)

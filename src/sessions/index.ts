@@ -1,5 +1,6 @@
 // Sessions: the state of every issuance and presentation, their events (SSE), logs and retention.
 import type { AuditService } from '../audit/service.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { Executor } from '../platform/db/values.js';
 import type { EventBus } from '../platform/events/bus.js';
@@ -18,10 +19,11 @@ export interface SessionNeeds {
   sealer: Sealer;
   /** Carries status events to subscribers on every instance. */
   bus: EventBus;
+  clock: Clock;
 }
 
 export function createSessions(needs: SessionNeeds) {
-  const sessions = new SessionService(needs.db, needs.sealer, needs.bus, needs.audit);
+  const sessions = new SessionService(needs.db, needs.sealer, needs.bus, needs.audit, needs.clock);
   return {
     sessions,
     /** The retention job: each tenant's sessions past their time are deleted or anonymized. */

@@ -46,7 +46,12 @@ export function sessionCleanupJob(
           await sessions.expireLapsed(tenantId);
           if (rowsLeft <= 0) continue;
           const budget = { size: Math.min(limits.size, rowsLeft), maxBatches: Math.ceil(rowsLeft / Math.min(limits.size, rowsLeft)) };
-          const done = await sessions.applyRetention(tenantId, effectiveSessionConfig(sessionConfig, defaults), Date.now(), budget);
+          const done = await sessions.applyRetention(
+            tenantId,
+            effectiveSessionConfig(sessionConfig, defaults),
+            sessions.clock.now().getTime(),
+            budget,
+          );
           rowsLeft -= done.deleted + done.anonymized;
         } catch (err) {
           failures.push(err);

@@ -249,7 +249,7 @@ async function streamStatus(request: FastifyRequest, reply: FastifyReply, deps: 
   };
   // Expiry is a matter of time, not of a write: look again when it is due (later than a timer can
   // wait, it is left to the clean-up job).
-  const untilExpiry = Date.parse(state.expiresAt) - Date.now() + 50;
+  const untilExpiry = Date.parse(state.expiresAt) - sessions.clock.now().getTime() + 50;
   const expiryTimer =
     untilExpiry < MAX_TIMER_MS
       ? setTimeout(

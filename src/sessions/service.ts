@@ -5,6 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type Insertable, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { SessionsTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
@@ -15,7 +16,6 @@ import {
   insertEachAndRead,
   inTransaction,
   isPostgres,
-  nowIso,
   type OnceInsert,
   parseJson,
   toBool,
@@ -138,10 +138,12 @@ export class SessionService {
     private readonly sealer: Sealer,
     private readonly bus: EventBus,
     private readonly audit: AuditService,
+    /** Decides what has expired and stamps every change; the retention job reads it too. */
+    readonly clock: Clock,
   ) {}
 
   private toState(row: Selectable<SessionsTable>): SessionState {
-    const expired = row.status === 'active' || row.status === 'fetched' ? Date.parse(row.expires_at) <= Date.now() : false;
+    const expired = row.status === 'active' || row.status === 'fetched' ? Date.parse(row.expires_at) <= this.clock.now().getTime() : false;
     const state = {
       id: row.id,
       tenantId: row.tenant_id,
@@ -182,7 +184,7 @@ export class SessionService {
     along: { handles?: { purpose: string; secret: string }[]; log?: SessionLogLine } = {},
   ): Promise<SessionState> {
     const id = randomUUID();
-    const now = new Date();
+    const now = this.clock.now();
     const row = {
       tenant_id: input.tenantId,
       id,
@@ -292,7 +294,7 @@ export class SessionService {
 
   /** The columns `change` sets on the session `before`: metadata and personal data merged key by key. */
   private changedColumns(before: SessionState, change: SessionChange): Updateable<SessionsTable> {
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     return {
       ...(change.status && { status: change.status }),
       ...(change.consumed !== undefined && {
@@ -326,7 +328,7 @@ export class SessionService {
   }
 
   private logRow({ level, message, details }: SessionLogLine): store.LogRow {
-    return { level, message, details: details ? JSON.stringify(details) : null, created_at: nowIso() };
+    return { level, message, details: details ? JSON.stringify(details) : null, created_at: this.clock.now().toISOString() };
   }
 
   /** Registers a secret handed to a wallet (a pre-authorized code, say); only its hash is stored. */
@@ -377,7 +379,7 @@ export class SessionService {
     secret: string,
     inserts: OnceInsert[],
   ): Promise<{ session?: SessionState; inserted: boolean[] }> {
-    const read = store.handleQuery(this.db, hashHandle(secret), purpose, nowIso());
+    const read = store.handleQuery(this.db, hashHandle(secret), purpose, this.clock.now().toISOString());
     const { inserted, row } = await insertEachAndRead(this.db, inserts, read);
     return { inserted, session: row && this.toState(row) };
   }
@@ -394,7 +396,7 @@ export class SessionService {
     tenantId: string,
     inserts: OnceInsert[] = [],
   ): Promise<{ session?: SessionState; inserted: boolean[] }> {
-    const spend = { hash: hashHandle(secret), purpose, spentPurpose: spentHandle(purpose), tenantId, now: nowIso() };
+    const spend = { hash: hashHandle(secret), purpose, spentPurpose: spentHandle(purpose), tenantId, now: this.clock.now().toISOString() };
     const { inserted, row } = await store.spendHandleReading(this.db, spend, inserts);
     return { inserted, session: row && this.toState(row) };
   }
@@ -411,7 +413,7 @@ export class SessionService {
     tenantId: string,
     issue: { purpose: string; secret: string; expiresAt: string; log: SessionLogLine },
   ): Promise<{ session?: SessionState; withdraw(): Promise<void> }> {
-    const spend = { hash: hashHandle(secret), purpose, spentPurpose: spentHandle(purpose), tenantId, now: nowIso() };
+    const spend = { hash: hashHandle(secret), purpose, spentPurpose: spentHandle(purpose), tenantId, now: this.clock.now().toISOString() };
     const handle = { hash: hashHandle(issue.secret), purpose: issue.purpose, expires_at: issue.expiresAt };
     const { row, loggedSeq } = await store.spendHandleReading(this.db, spend, [], { handle, log: this.logRow(issue.log) });
     const withdraw = async () => {
@@ -427,17 +429,21 @@ export class SessionService {
    */
   async spendHandleOfSession(purpose: string, secret: string, tenantId: string, sessionId: string): Promise<boolean> {
     const ofSession = sql<boolean>`sessions.id = ${sessionId} and sessions.tenant_id = ${tenantId}`;
-    return store.respurposeHandle(this.db, hashHandle(secret), purpose, spentHandle(purpose), nowIso(), ofSession);
+    return store.respurposeHandle(this.db, hashHandle(secret), purpose, spentHandle(purpose), this.clock.now().toISOString(), ofSession);
   }
 
   async findByHandle(purpose: string, secret: string, db: Executor = this.db): Promise<SessionState | undefined> {
-    const found = await store.findHandle(db, hashHandle(secret), purpose, nowIso());
+    const found = await store.findHandle(db, hashHandle(secret), purpose, this.clock.now().toISOString());
     return found && this.toState(found);
   }
 
   /** `findByHandle` with `insert` sent in the same round trip, as `findInserting` does. */
   async findByHandleInserting(purpose: string, secret: string, insert: OnceInsert): Promise<{ session?: SessionState; inserted: boolean }> {
-    const { inserted, row } = await insertAndRead(this.db, insert, store.handleQuery(this.db, hashHandle(secret), purpose, nowIso()));
+    const { inserted, row } = await insertAndRead(
+      this.db,
+      insert,
+      store.handleQuery(this.db, hashHandle(secret), purpose, this.clock.now().toISOString()),
+    );
     return { inserted, session: row && this.toState(row) };
   }
 
@@ -499,7 +505,7 @@ export class SessionService {
     secret: string,
     move: Omit<store.StatusMove, 'now' | 'log' | 'notify'> & { from: readonly SessionStatus[]; to: SessionStatus; log?: SessionLogLine },
   ): Promise<{ session?: SessionState; moved: boolean; inserted: boolean } | undefined> {
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     const notify = this.bus.notificationOf?.(sql`'session:' || moved.id`, statusEventOfMoved(move.to, now));
     if (!isPostgres(this.db) || !notify) return undefined;
     const log = move.log && this.logRow(move.log);
@@ -519,7 +525,7 @@ export class SessionService {
    * until its expiry under `spentHandle(purpose)`, so that a replay can be recognised (and punished).
    */
   async spendHandle(purpose: string, secret: string, db: Executor = this.db): Promise<boolean> {
-    return store.respurposeHandle(db, hashHandle(secret), purpose, spentHandle(purpose), nowIso());
+    return store.respurposeHandle(db, hashHandle(secret), purpose, spentHandle(purpose), this.clock.now().toISOString());
   }
 
   /**
@@ -528,7 +534,7 @@ export class SessionService {
    * by the statement that spends, so no change to the session can slip in between.
    */
   async spendHandleOfLiveSession(purpose: string, secret: string, holds: RawBuilder<boolean>): Promise<boolean> {
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     const live = sql<boolean>`sessions.expires_at > ${now} and sessions.status not in ('failed', 'expired') and ${holds}`;
     return store.respurposeHandle(this.db, hashHandle(secret), purpose, spentHandle(purpose), now, live);
   }
@@ -544,7 +550,7 @@ export class SessionService {
   /** One page of the tenant's sessions, with the number of all that match. */
   async list(tenantId: string, options: SessionListOptions): Promise<{ items: SessionState[]; total: number }> {
     const db = tenantDb(this.db, tenantId);
-    const filter = { kind: options.kind, status: options.status, now: nowIso() };
+    const filter = { kind: options.kind, status: options.status, now: this.clock.now().toISOString() };
     const [rows, total] = await Promise.all([
       store.listSessions(db, {
         ...filter,
@@ -586,7 +592,7 @@ export class SessionService {
    */
   async expireLapsed(tenantId: string): Promise<number> {
     const db = tenantDb(this.db, tenantId);
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     let expired = 0;
     for (const { id, status } of await store.listLapsed(db, now, EXPIRE_PER_RUN)) {
       // Compare-and-set on the status read, so a flow finishing at this moment is not overwritten.
@@ -608,7 +614,7 @@ export class SessionService {
   async applyRetention(
     tenantId: string,
     policy: RetentionPolicy,
-    now = Date.now(),
+    now = this.clock.now().getTime(),
     limits: BatchLimits = CLEANUP_BATCHES,
   ): Promise<{ deleted: number; anonymized: number }> {
     const cutoff = new Date(now - policy.ttlSeconds * 1000).toISOString();

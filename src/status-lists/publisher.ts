@@ -1,8 +1,10 @@
 // The signed status list tokens: which stored token is served, when a list is signed again, and the
 // re-signing after a key rotation. Every instance serves the token its row holds; this one signs a
 // changed list once, however many fetch it at the same time.
+
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
+import type { Clock } from '../platform/clock.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool } from '../platform/db/values.js';
 import { notFound } from '../platform/http/problem.js';
@@ -17,6 +19,8 @@ export interface StatusListPublisherDeps {
   signing: SigningService;
   caches: Caches;
   metrics: Pick<Metrics, 'statusListSigned'>;
+  /** A token's iat, and whether a stored one is still servable. */
+  clock: Clock;
   /** The list's uri, and the tenant's aggregation uri: the token names them. */
   uri(tenantId: string, listId: string): string;
   aggregationUri(tenantId: string): string;
@@ -34,6 +38,10 @@ export class StatusListPublisher {
 
   constructor(private readonly deps: StatusListPublisherDeps) {}
 
+  private now(): number {
+    return this.deps.clock.now().getTime();
+  }
+
   private scoped(tenantId: string) {
     return tenantDb(this.deps.db, tenantId);
   }
@@ -47,12 +55,12 @@ export class StatusListPublisher {
     const scoped = this.scoped(tenantId);
     const meta = await store.findMeta(scoped, listId);
     if (!meta) throw notFound('status list', listId);
-    if (!isServable(meta)) return this.signedAtLeast(tenantId, listId, meta.version);
+    if (!isServable(meta, this.now())) return this.signedAtLeast(tenantId, listId, meta.version);
     const key = tenantKey(tenantId, listId);
     const cached = this.deps.caches.statusList.get(key, String(meta.token_seq));
     if (cached) return cached;
     const stored = await store.findTokens(scoped, listId);
-    if (!stored || !hasServableTokens(stored)) return this.signedAtLeast(tenantId, listId, meta.version);
+    if (!stored || !hasServableTokens(stored, this.now())) return this.signedAtLeast(tenantId, listId, meta.version);
     return this.remember(tenantId, listId, stored);
   }
 
@@ -81,7 +89,7 @@ export class StatusListPublisher {
   private async signUnlessStored(tenantId: string, listId: string): Promise<VersionedToken> {
     const row = await store.findList(this.scoped(tenantId), listId);
     if (!row) throw notFound('status list', listId);
-    if (hasServableTokens(row)) return { token: this.remember(tenantId, listId, row), version: row.version };
+    if (hasServableTokens(row, this.now())) return { token: this.remember(tenantId, listId, row), version: row.version };
     return { token: await this.sign(tenantId, row), version: row.version };
   }
 
@@ -101,7 +109,7 @@ export class StatusListPublisher {
   private async sign(tenantId: string, row: store.StatusListRow): Promise<CachedStatusToken> {
     const listId = row.id;
     const signer = await this.deps.signing.signer(tenantId, { keyChainId: row.key_chain_id, usageType: 'statusList' });
-    const iat = Math.floor(Date.now() / 1000);
+    const iat = Math.floor(this.now() / 1000);
     const exp = iat + row.ttl;
     const started = performance.now();
     const signed = await signStatusList(
@@ -149,11 +157,11 @@ type TokenState = Pick<store.StatusListMeta, 'token_seq' | 'token_expires_at' | 
 type ServableTokens = store.StoredTokens & { token_jwt: string; token_cwt: Uint8Array; token_expires_at: string };
 
 /** Whether a stored token may be served: it exists, is not about to expire, and was signed from the current bits. */
-function isServable(row: TokenState): boolean {
+function isServable(row: TokenState, now: number): boolean {
   if (row.token_seq === 0 || row.token_expires_at === null) return false;
-  if (Date.parse(row.token_expires_at) <= Date.now() + 1000) return false;
+  if (Date.parse(row.token_expires_at) <= now + 1000) return false;
   return row.token_version === row.version;
 }
 
-const hasServableTokens = (row: store.StoredTokens): row is ServableTokens =>
-  row.token_jwt !== null && row.token_cwt !== null && isServable(row);
+const hasServableTokens = (row: store.StoredTokens, now: number): row is ServableTokens =>
+  row.token_jwt !== null && row.token_cwt !== null && isServable(row, now);

@@ -332,7 +332,7 @@ export function statusListRoutes(app: App, deps: StatusListRouteDeps) {
  */
 async function servedToken(statusLists: StatusListService, tenantId: string, listId: string, accept: string | undefined) {
   const token = await statusLists.token(tenantId, listId);
-  const maxAge = Math.max(0, Math.floor((Date.parse(token.expiresAt) - Date.now()) / 1000));
+  const maxAge = Math.max(0, Math.floor((Date.parse(token.expiresAt) - statusLists.clock.now().getTime()) / 1000));
   const headers = { 'cache-control': `public, max-age=${maxAge}`, vary: 'accept', expires: new Date(token.expiresAt).toUTCString() };
   if (wantsCwt(accept)) return { contentType: CWT_MEDIA_TYPE, body: Buffer.from(token.cwt), headers };
   return { contentType: JWT_MEDIA_TYPE, body: token.jwt, headers };

@@ -1,6 +1,7 @@
 // Status lists: per-tenant lists of credential statuses, allocation of unpredictable indexes at
 // issuance, and status changes that flip bits in the stored bitset. The signed tokens are
 // publisher.ts's.
+
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AuditService } from '../audit/service.js';
@@ -8,8 +9,9 @@ import type { StatusListSigning } from '../credential-configs/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { SigningService } from '../key-chains/signing.js';
 import type { RequestContext } from '../platform/auth/principal.js';
+import type { Clock } from '../platform/clock.js';
 import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, inTransaction, nowIso, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, inTransaction, toBool } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { StatusListConfig } from '../tenants/schemas.js';
@@ -105,6 +107,8 @@ export interface StatusListDeps {
   /** Whether the tenant has the session (SessionService: the sessions table is not this feature's). */
   sessionExists(tenantId: string, sessionId: string): Promise<boolean>;
   metrics: Pick<Metrics, 'statusListSigned'>;
+  /** Stamps rows and entries, and dates the signed tokens. */
+  clock: Clock;
 }
 
 const SYSTEM = { principal: { clientId: 'system:status-lists', tenantId: null, roles: [] }, requestId: 'status-lists' };
@@ -116,7 +120,11 @@ const WRITE_ATTEMPTS = 50;
 export class StatusListService {
   private readonly publisher: StatusListPublisher;
 
+  /** What time it is for the lists (their served tokens' max-age too). */
+  readonly clock: Clock;
+
   constructor(private readonly deps: StatusListDeps) {
+    this.clock = deps.clock;
     this.publisher = new StatusListPublisher({
       ...deps,
       uri: (tenantId, listId) => this.uri(tenantId, listId),
@@ -240,7 +248,7 @@ export class StatusListService {
       if (!(await wanted(trx))) return undefined;
       const scoped = this.scoped(tenantId, trx);
       const id = randomUUID();
-      const now = nowIso();
+      const now = this.deps.clock.now().toISOString();
       await store.insertList(scoped, {
         id,
         credential_configuration_id: input.credentialConfigurationId || null,
@@ -280,7 +288,7 @@ export class StatusListService {
     await store.updateList(scoped, id, {
       ...(input.credentialConfigurationId !== undefined && { credential_configuration_id: input.credentialConfigurationId || null }),
       ...(input.keyChainId !== undefined && { key_chain_id: input.keyChainId || null }),
-      updated_at: nowIso(),
+      updated_at: this.deps.clock.now().toISOString(),
     });
     // Another key signs from now on: the stored token is re-signed at the next request.
     if (input.keyChainId !== undefined && (input.keyChainId || null) !== before.keyChainId) await store.forgetTokens(scoped, id);
@@ -353,7 +361,13 @@ export class StatusListService {
     /** The entry of a slot taken: its index through the list's secret permutation, its row keyed (list, idx). */
     const entryOf = (slot: store.ClaimedSlot) => {
       const idx = new IndexPermutation(slot.permutation_key, slot.capacity).permute(slot.used_entries - 1);
-      const row = { list_id: slot.id, idx, session_id: sessionId, credential_configuration_id: configurationId, created_at: nowIso() };
+      const row = {
+        list_id: slot.id,
+        idx,
+        session_id: sessionId,
+        credential_configuration_id: configurationId,
+        created_at: this.deps.clock.now().toISOString(),
+      };
       return { entry: { listId: slot.id, idx, uri: this.uri(tenantId, slot.id) }, row };
     };
     // Most of the time the first usable list has room: one statement picks it and takes a slot.
@@ -430,7 +444,7 @@ export class StatusListService {
       const bitset = new Uint8Array(row.bitset);
       for (const idx of indexes) setStatus(bitset, row.bits, idx, value);
       if (Buffer.compare(bitset, row.bitset) === 0) return undefined;
-      if (await store.writeBitset(scoped, listId, row.version, bitset, nowIso())) return row.version + 1;
+      if (await store.writeBitset(scoped, listId, row.version, bitset, this.deps.clock.now().toISOString())) return row.version + 1;
     }
     throw conflict(`status list '${listId}' is changing too often; try again`);
   }

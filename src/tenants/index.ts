@@ -6,6 +6,7 @@ import { auditRoutes } from '../audit/routes.js';
 import type { AuditService } from '../audit/service.js';
 import { clientRoutes } from '../clients/routes.js';
 import { ClientService, type SecretKeeping } from '../clients/service.js';
+import type { Clock } from '../platform/clock.js';
 import type { Executor } from '../platform/db/values.js';
 import type { App } from '../platform/http/types.js';
 import type { UserDirectory } from '../users/directory.js';
@@ -26,13 +27,22 @@ export interface TenancyNeeds {
   initializers: TenantInitializer[];
   /** What must go with a tenant beyond its rows (users kept at the provider). */
   cleanups: (users: UserService) => TenantCleanup[];
+  clock: Clock;
 }
 
 export function createTenancy(needs: TenancyNeeds) {
   const { db, audit } = needs;
-  const clients = new ClientService(db, audit, tenantExists, needs.secrets);
+  const clients = new ClientService(db, audit, tenantExists, needs.clock, needs.secrets);
   const users = new UserService(db, needs.users, audit);
-  const tenants = new TenantService(db, clients, audit, needs.maxStatusListCapacity, needs.initializers, needs.cleanups(users));
+  const tenants = new TenantService(
+    db,
+    clients,
+    audit,
+    needs.maxStatusListCapacity,
+    needs.clock,
+    needs.initializers,
+    needs.cleanups(users),
+  );
   return {
     tenants,
     clients,

@@ -1,11 +1,13 @@
 // Tenants: the organisations that share one deployment, each with its own data and clients.
+
 import type { Selectable } from 'kysely';
 import type { AuditService } from '../audit/service.js';
 import type { Client, ClientService } from '../clients/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import type { Role } from '../platform/auth/roles.js';
+import type { Clock } from '../platform/clock.js';
 import type { TenantsTable } from '../platform/db/schema.js';
-import { type Executor, inTransaction, isUniqueViolation, nowIso, parseJson } from '../platform/db/values.js';
+import { type Executor, inTransaction, isUniqueViolation, parseJson } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import { overrides, type SessionConfig, type StatusListConfig } from './schemas.js';
 import * as store from './store.js';
@@ -67,6 +69,7 @@ export class TenantService {
     private readonly audit: AuditService,
     /** STATUS_MAX_CAPACITY: the most entries a tenant's status list configuration may ask for. */
     private readonly maxStatusListCapacity: number,
+    private readonly clock: Clock,
     private readonly initializers: TenantInitializer[] = [],
     private readonly cleanups: TenantCleanup[] = [],
   ) {}
@@ -141,7 +144,7 @@ export class TenantService {
       if (!row) throw notFound('tenant', id);
       const before = parseJson<SessionConfig>(row.session_config);
       const after = mergeConfig(before, change);
-      await store.updateTenant(trx, id, { session_config: jsonOrNull(after), updated_at: nowIso() });
+      await store.updateTenant(trx, id, { session_config: jsonOrNull(after), updated_at: this.clock.now().toISOString() });
       const snapshot = (config: SessionConfig | null) => ({
         ttlSeconds: config?.ttlSeconds ?? null,
         cleanupMode: config?.cleanupMode ?? null,
@@ -170,7 +173,7 @@ export class TenantService {
       if (!row) throw notFound('tenant', id);
       const before = parseJson<StatusListConfig>(row.status_list_config);
       const after = mergeConfig(before, change);
-      await store.updateTenant(trx, id, { status_list_config: jsonOrNull(after), updated_at: nowIso() });
+      await store.updateTenant(trx, id, { status_list_config: jsonOrNull(after), updated_at: this.clock.now().toISOString() });
       await this.audit.record(
         ctx,
         { tenantId: id, actionType: 'status_list_config.updated', before: { ...before }, after: { ...after } },
@@ -183,7 +186,7 @@ export class TenantService {
   async create(ctx: RequestContext, input: TenantInput, db: Executor = this.db) {
     this.checkStatusListCapacity(input.statusListConfig, 'statusListConfig.capacity');
     return inTransaction(db, async (trx) => {
-      const now = nowIso();
+      const now = this.clock.now().toISOString();
       try {
         await store.insertTenant(trx, {
           id: input.id,
@@ -226,7 +229,7 @@ export class TenantService {
         ...(input.description !== undefined && { description: input.description }),
         session_config: jsonOrNull(mergeConfig(before.sessionConfig, input.sessionConfig)),
         status_list_config: jsonOrNull(mergeConfig(before.statusListConfig, input.statusListConfig)),
-        updated_at: nowIso(),
+        updated_at: this.clock.now().toISOString(),
       });
       const client = input.roles ? await this.applyAdminRoles(ctx, row, input.roles, trx) : undefined;
       const after = await this.get(id, trx);

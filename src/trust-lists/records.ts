@@ -2,7 +2,7 @@
 // compare-and-set write of a signed state and its version rows.
 import { randomUUID } from 'node:crypto';
 import { type TenantDb, tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import { type Executor, isUniqueViolation } from '../platform/db/values.js';
 import { notFound } from '../platform/http/problem.js';
 import type { Prepared } from './entities.js';
 import type { TrustList, TrustListVersion } from './schemas.js';
@@ -74,7 +74,7 @@ export async function requireRow(db: Executor, tenantId: string, id: string): Pr
   return row;
 }
 
-export async function insertVersion(db: TenantDb, id: string, sequenceNumber: number, prepared: Prepared, signed: Signed) {
+export async function insertVersion(db: TenantDb, id: string, sequenceNumber: number, prepared: Prepared, signed: Signed, now: Date) {
   await store.insertVersion(db, {
     id: randomUUID(),
     trust_list_id: id,
@@ -83,7 +83,7 @@ export async function insertVersion(db: TenantDb, id: string, sequenceNumber: nu
     entity_config: JSON.stringify(prepared.entityConfig),
     data: JSON.stringify(signed.data),
     jwt: signed.jwt,
-    created_at: nowIso(),
+    created_at: now.toISOString(),
   });
 }
 
@@ -98,6 +98,7 @@ export async function writeSigned(
   sequenceNumber: number,
   prepared: Prepared,
   signed: Signed,
+  now: Date,
   extra: { description?: string | null; scheme_data?: string | null } = {},
 ) {
   const scoped = tenantDb(trx, tenantId);
@@ -116,12 +117,12 @@ export async function writeSigned(
       issued_at: signed.issuedAt,
       next_update: signed.nextUpdate,
       resign_at: signed.resignAt,
-      updated_at: nowIso(),
+      updated_at: now.toISOString(),
     },
   );
   if (written && sequenceNumber !== before.sequence_number) {
     try {
-      await insertVersion(scoped, before.id, sequenceNumber, prepared, signed);
+      await insertVersion(scoped, before.id, sequenceNumber, prepared, signed, now);
     } catch (err) {
       if (isUniqueViolation(err)) return false;
       throw err;

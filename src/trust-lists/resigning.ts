@@ -56,7 +56,7 @@ export class TrustListResigner {
     built.data.LoTE.ListAndSchemeInformation.LoTESequenceNumber = sequenceNumber;
     const signed = await signer.sign(tenantId, prepared, built);
     const outcome = await inTransaction(this.db, async (trx) => {
-      if (!(await writeSigned(trx, tenantId, before, sequenceNumber, prepared, signed))) return 'skipped' as const;
+      if (!(await writeSigned(trx, tenantId, before, sequenceNumber, prepared, signed, this.deps.clock.now()))) return 'skipped' as const;
       if (changed) {
         const after = toTrustList(await requireRow(trx, tenantId, id));
         await audit.record(

@@ -140,7 +140,7 @@ export function trustListRoutes(app: App, trustLists: TrustListService) {
     },
     async (request, reply) => {
       const list = await trustLists.published(request.params.tenantId, request.params.id);
-      const untilNextUpdate = Math.floor((Date.parse(list.nextUpdate) - Date.now()) / 1000);
+      const untilNextUpdate = Math.floor((Date.parse(list.nextUpdate) - trustLists.clock.now().getTime()) / 1000);
       const maxAge = Math.max(0, Math.min(MAX_PUBLIC_AGE_SECONDS, untilNextUpdate));
       return reply
         .type('application/jwt')

@@ -8,7 +8,7 @@ import type { AuditService } from '../audit/service.js';
 import type { KeyChainService } from '../key-chains/service.js';
 import type { RequestContext } from '../platform/auth/principal.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, inTransaction, isUniqueViolation, nowIso } from '../platform/db/values.js';
+import { type Executor, inTransaction, isUniqueViolation } from '../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../platform/http/problem.js';
 import { prepare } from './entities.js';
 import type { TrustPurpose } from './lote.js';
@@ -42,6 +42,11 @@ export class TrustListService {
       trusted: this.trusted,
       clock: deps.clock,
     });
+  }
+
+  /** What time it is for the lists (their served max-age too). */
+  get clock() {
+    return this.deps.clock;
   }
 
   /** The certificates a tenant's verifier trusts, cached briefly; /api/cache reports and clears it. */
@@ -111,7 +116,7 @@ export class TrustListService {
     const id = input.id ?? randomUUID();
     const prepared = await prepare(this.deps.keyChains, tenantId, this.signer.tenantUrl(tenantId), input);
     const signed = await this.signer.issue(tenantId, id, prepared, 1);
-    const now = nowIso();
+    const now = this.deps.clock.now().toISOString();
     const created = await inTransaction(this.db, async (trx) => {
       const scoped = tenantDb(trx, tenantId);
       try {
@@ -135,7 +140,7 @@ export class TrustListService {
         if (isUniqueViolation(err)) throw conflict(`trust list '${id}' already exists`);
         throw err;
       }
-      await insertVersion(scoped, id, 1, prepared, signed);
+      await insertVersion(scoped, id, 1, prepared, signed, this.deps.clock.now());
       const list = toTrustList(await requireRow(trx, tenantId, id));
       await this.deps.audit.record(ctx, { tenantId, actionType: 'trust_list.created', after: auditView(list, prepared) }, trx);
       return list;
@@ -154,7 +159,7 @@ export class TrustListService {
     const sequenceNumber = before.sequence_number + 1;
     const signed = await this.signer.issue(tenantId, id, prepared, sequenceNumber);
     const updated = await inTransaction(this.db, async (trx) => {
-      const written = await writeSigned(trx, tenantId, before, sequenceNumber, prepared, signed, {
+      const written = await writeSigned(trx, tenantId, before, sequenceNumber, prepared, signed, this.deps.clock.now(), {
         description: input.description ?? null,
         scheme_data: input.data ? JSON.stringify(input.data) : null,
       });

@@ -33,6 +33,7 @@ export class TrustedCertificates {
    */
   async of(tenantId: string, purpose: TrustPurpose): Promise<string[]> {
     const cached = this.cache.get(tenantKey(tenantId, `anchors:${purpose}`), '');
+    // An in-process cache's age: the system clock (see src/platform/ttl-cache.ts).
     if (cached && cached.until > Date.now()) return cached.pems;
     const entities = (await store.listTrustLists(tenantDb(this.db, tenantId)))
       .flatMap((row) => JSON.parse(row.entity_config) as EntityInput[])

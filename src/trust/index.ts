@@ -2,6 +2,7 @@
 // the one TrustService that verification, wallet attestation, status checking and external
 // authorization servers ask. A tenant's federation settings choose the order in which frameworks
 // decide (their mode); a new framework is a folder beside these and a line in TRUST_FRAMEWORKS.
+import type { Clock } from '../platform/clock.js';
 import type { OutboundClient } from '../platform/outbound/client.js';
 import { FederationRefused } from './federation/entity-statement.js';
 import { federationFramework } from './federation/framework.js';
@@ -98,6 +99,8 @@ export interface TrustNeeds {
   federationSettingsOf: (tenantId: string) => Promise<FederationSettings | null>;
   /** FEDERATION_RESOLUTION_DEADLINE_MS. */
   resolutionDeadlineMs: number;
+  /** What time it is for federation statements and cached decisions. */
+  clock: Clock;
 }
 
 /** The one place that answers "is this trusted" for a tenant, with the caches of the frameworks' sources. */
@@ -110,6 +113,7 @@ export class TrustService {
       outbound: needs.outbound,
       settingsOf: needs.federationSettingsOf,
       resolutionDeadlineMs: needs.resolutionDeadlineMs,
+      clock: needs.clock,
     }).trust;
     const etsiLists = new EtsiTrustLists(needs.outbound);
     this.sources = { listedCertificates: needs.listedCertificates, listCertificates: (url) => etsiLists.certificates(url) };

@@ -1,12 +1,14 @@
 // Users kept in the service's database (integrated mode). E-mail addresses are personal data and
 // are stored encrypted; passwords only as scrypt hashes.
+
 import type { Selectable } from 'kysely';
 import type { Role } from '../platform/auth/roles.js';
+import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { hashSecret } from '../platform/crypto/secrets.js';
 import type { UsersTable } from '../platform/db/schema.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, fromBool, isUniqueViolation, nowIso, toBool } from '../platform/db/values.js';
+import { type Executor, fromBool, isUniqueViolation, toBool } from '../platform/db/values.js';
 import { conflict } from '../platform/http/problem.js';
 import type { ManagedUser, NewUser, UserChanges, UserDirectory } from './directory.js';
 import * as store from './store.js';
@@ -15,6 +17,7 @@ export class LocalUserDirectory implements UserDirectory {
   constructor(
     private readonly db: Executor,
     private readonly sealer: Sealer,
+    private readonly clock: Clock,
   ) {}
 
   private toUser(row: Selectable<UsersTable>): ManagedUser {
@@ -41,7 +44,7 @@ export class LocalUserDirectory implements UserDirectory {
 
   async create(tenantId: string, user: NewUser, db: Executor): Promise<ManagedUser> {
     const passwordHash = await hashSecret(user.temporaryPassword);
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     const id = crypto.randomUUID();
     await unlessTaken(user.username, () =>
       store.insertUser(tenantDb(db, tenantId), {
@@ -65,7 +68,7 @@ export class LocalUserDirectory implements UserDirectory {
         ...(changes.email !== undefined && { email: changes.email ? this.sealer.seal(changes.email) : null }),
         ...(changes.enabled !== undefined && { enabled: toBool(changes.enabled) }),
         ...(changes.roles !== undefined && { roles: JSON.stringify(changes.roles) }),
-        updated_at: nowIso(),
+        updated_at: this.clock.now().toISOString(),
       }),
     );
   }

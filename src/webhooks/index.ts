@@ -31,12 +31,15 @@ export function createWebhooks(needs: WebhookNeeds) {
   needs.sessions.onStatusChange((state) => {
     if (state.webhookTarget) worker.wake();
   });
-  const deliveries = new WebhookDeliveries(needs.db, () => worker.wake());
+  const deliveries = new WebhookDeliveries(needs.db, () => worker.wake(), needs.sessions.clock);
   return {
     worker,
     deliveries,
     stats: () => outboxStats(needs.db),
-    cleanupJob: { name: 'webhook-deliveries-cleanup', run: () => purgeFinishedDeliveries(needs.db, needs.retentionSeconds) },
+    cleanupJob: {
+      name: 'webhook-deliveries-cleanup',
+      run: () => purgeFinishedDeliveries(needs.db, needs.retentionSeconds, needs.sessions.clock.now()),
+    },
     routes: (app: App) => webhookDeliveryRoutes(app, deliveries),
   };
 }
@@ -48,8 +51,8 @@ export { configurationOwner, endpointOwner, WebhookSecrets } from './secrets.js'
 const PURGE_BATCH = 1000;
 const PURGE_BATCHES_PER_RUN = 20;
 
-async function purgeFinishedDeliveries(db: Executor, retentionSeconds: number) {
-  const cutoff = new Date(Date.now() - retentionSeconds * 1000).toISOString();
+async function purgeFinishedDeliveries(db: Executor, retentionSeconds: number, now: Date) {
+  const cutoff = new Date(now.getTime() - retentionSeconds * 1000).toISOString();
   for (let batch = 0; batch < PURGE_BATCHES_PER_RUN; batch++) {
     if ((await purgeFinished(db, cutoff, PURGE_BATCH)) < PURGE_BATCH) return;
   }

@@ -6,7 +6,7 @@
 import type { Clock } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
-import { type Executor, nowIso } from '../platform/db/values.js';
+import type { Executor } from '../platform/db/values.js';
 import { newSigningSecret } from './signature.js';
 
 /** Who a secret belongs to: `endpoint:<id>` or `presentation-configuration:<id>`. */
@@ -29,7 +29,7 @@ export class WebhookSecrets {
   async issue(db: Executor, tenantId: string, owner: string): Promise<string> {
     const secret = newSigningSecret();
     const sealed = this.sealer.seal(secret, this.context(tenantId, owner));
-    const fresh = { secret: sealed, previous_secret: null, previous_until: null, updated_at: nowIso() };
+    const fresh = { secret: sealed, previous_secret: null, previous_until: null, updated_at: this.clock.now().toISOString() };
     await tenantDb(db, tenantId)
       .insertInto('webhook_secrets', { owner, ...fresh })
       .onConflict((oc) => oc.columns(['tenant_id', 'owner']).doUpdateSet(fresh))

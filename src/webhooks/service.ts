@@ -1,8 +1,10 @@
 // The tenant's view of its webhook deliveries: a caller sees those of the session kinds its roles
 // manage (issuance:manage issuance events, presentation:manage presentation events), and can send
 // one again.
+
 import type { Role } from '../platform/auth/roles.js';
-import { type Executor, nowIso } from '../platform/db/values.js';
+import type { Clock } from '../platform/clock.js';
+import type { Executor } from '../platform/db/values.js';
 import { notFound } from '../platform/http/problem.js';
 import type { WebhookDelivery } from './schemas.js';
 import { countDeliveries, type DeliveryFilter, type DeliveryRow, type DeliveryState, listDeliveries, retryDelivery } from './store.js';
@@ -34,6 +36,7 @@ export class WebhookDeliveries {
     private readonly db: Executor,
     /** Wakes this instance's worker, so that a retried delivery goes out at once. */
     private readonly wake: () => void,
+    private readonly clock: Clock,
   ) {}
 
   async list(tenantId: string, filter: DeliveryFilter, page: number, pageSize: number) {
@@ -46,7 +49,7 @@ export class WebhookDeliveries {
 
   /** Pending again and due now; a 404 for another tenant's delivery, or one the caller's roles do not cover. */
   async retry(tenantId: string, id: string, kinds: readonly string[]) {
-    if (!(await retryDelivery(this.db, tenantId, id, kinds, nowIso()))) throw notFound('webhook delivery', id);
+    if (!(await retryDelivery(this.db, tenantId, id, kinds, this.clock.now().toISOString()))) throw notFound('webhook delivery', id);
     this.wake();
   }
 }

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { outsideRequests } from '../platform/db/request-attribution.js';
-import { type Executor, nowIso } from '../platform/db/values.js';
+import type { Executor } from '../platform/db/values.js';
 import { type OutboundClient, OutboundRefused } from '../platform/outbound/client.js';
 import type { SessionService } from '../sessions/service.js';
 import { type RenderedWebhook, Undeliverable, type WebhookEvent, type WebhookRenderer } from './event.js';
@@ -47,6 +47,11 @@ export class WebhookWorker {
     private readonly log: FastifyBaseLogger,
   ) {}
 
+  /** What time it is for deliveries: the sessions' clock (a retry falls due when it says so). */
+  private now(): number {
+    return this.sessions.clock.now().getTime();
+  }
+
   /** How events of `type` are sent (the feature that makes them registers this). */
   render(type: string, renderer: WebhookRenderer) {
     this.renderers.set(type, renderer);
@@ -85,7 +90,7 @@ export class WebhookWorker {
       this.again = false;
       try {
         for (;;) {
-          const now = Date.now();
+          const now = this.now();
           const claimed = await claimDue(this.db, this.owner, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), BATCH);
           if (claimed.length === 0) break;
           await Promise.all(claimed.map((row) => this.attempt(row)));
@@ -99,7 +104,7 @@ export class WebhookWorker {
 
   /** Wakes the worker when a retry it scheduled falls due, if the poll would come later. */
   private wakeAt(at: number) {
-    const delay = Math.max(0, at - Date.now());
+    const delay = Math.max(0, at - this.now());
     if (delay >= this.options.pollMs || this.stopped) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
@@ -136,7 +141,7 @@ export class WebhookWorker {
     }
     const details = { ...rendered?.logDetails, webhookId: event.id, attempt, ...(failure && { reason: failure.reason }) };
     if (!failure) {
-      const now = nowIso();
+      const now = new Date(this.now()).toISOString();
       await this.record(row, { state: 'delivered', lastStatus: answered, lastError: null, deliveredAt: now });
       await this.sessions.log(row.session_id, 'info', 'webhook delivered', details).catch(() => undefined);
       return;
@@ -146,7 +151,7 @@ export class WebhookWorker {
       : nextAttemptAt({
           attempts: attempt,
           createdAt: Date.parse(row.created_at),
-          now: Date.now(),
+          now: this.now(),
           delaysMs: this.options.retryDelaysMs,
           horizonSeconds: this.options.horizonSeconds,
         });
@@ -164,6 +169,7 @@ export class WebhookWorker {
   /** Posts the payload, signed for this attempt. */
   private async post(id: string, rendered: RenderedWebhook): Promise<{ ok: boolean; status: number }> {
     const body = JSON.stringify(rendered.payload);
+    // The receiver checks webhook-timestamp against its own clock (Standard Webhooks): the system's time, not the injected one.
     const timestamp = Math.floor(Date.now() / 1000);
     const response = await this.outbound.request(rendered.url, {
       method: 'POST',

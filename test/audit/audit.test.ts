@@ -48,7 +48,6 @@ const USER_FIELDS = ['createdAt', 'email', 'enabled', 'id', 'roles', 'tenantId',
 let counter = 0;
 /** A request id no other request of this file carries. */
 const rid = (what: string) => `${what}-${++counter}-${Date.now()}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A management call carrying an X-Request-Id. */
 function send(method: string, path: string, token: string, requestId: string, body?: unknown) {
@@ -130,7 +129,7 @@ describe('client changes', () => {
       send('POST', '/api/client', acme.token, rid('setup'), { clientId: 'acme-updated', roles: ['issuance:offer'], description: 'old' }),
       201,
     );
-    await sleep(5);
+    svc.clock.advance(5);
     const requestId = rid('client-update');
     const updated = await ok(
       send('PATCH', '/api/client/acme-updated', acme.token, requestId, {
@@ -162,7 +161,7 @@ describe('client changes', () => {
       send('POST', '/api/client', acme.token, rid('setup'), { clientId: 'acme-roles', roles: ['issuance:offer'], description: 'same' }),
       201,
     );
-    await sleep(5);
+    svc.clock.advance(5);
     const requestId = rid('client-roles');
     await ok(send('PATCH', '/api/client/acme-roles', acme.token, requestId, { roles: ['issuance:manage'] }));
     const entry = await entryOf(acme.token, requestId);
@@ -282,7 +281,7 @@ describe('user changes', () => {
       send('POST', '/api/user', acme.token, rid('setup'), { username: 'vera', roles: ['issuance:offer'], email: 'vera@example.org' }),
       201,
     );
-    await sleep(5);
+    svc.clock.advance(5);
     const requestId = rid('user-update');
     const updated = await ok(
       send('PATCH', `/api/user/${created.body.id}`, acme.token, requestId, { email: 'vera.new@example.org', enabled: false }),
@@ -297,7 +296,7 @@ describe('user changes', () => {
     expect(entry.before?.enabled).toBe(true);
     expect(entry.after?.enabled).toBe(false);
 
-    await sleep(5);
+    svc.clock.advance(5);
     const renameId = rid('user-rename');
     await ok(send('PATCH', `/api/user/${created.body.id}`, acme.token, renameId, { username: 'veronika', roles: ['users:manage'] }));
     const rename = await entryOf(acme.token, renameId);

@@ -106,7 +106,7 @@ describe('external mode: tokens from the identity provider', () => {
     expect((await svc.call('GET', '/api/issuer/credentials', { token: before })).status).toBe(200);
     await op.rotate();
     // The keys are fetched again at most every few seconds, however many unknown kids arrive.
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    svc.clock.advance(5_500);
     const after = await op.token('acme-admin');
     const reply = await svc.call('GET', '/api/issuer/credentials', { token: after });
     expect(reply.status, reply.text).toBe(200);

@@ -31,7 +31,9 @@ const providerToken = (clientId: string, secret: string) => clientCredentialsTok
 const realmClient = (clientId: string) => ext.op.realm?.clientByClientId(clientId);
 const clientRow = (id: string) => ext.svc.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
 
-const secondPasses = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+// The provider stamps iat in whole seconds of the real time, which the service's clock cannot move:
+// real time must reach the next second, and no further than that.
+const secondPasses = () => new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 20));
 
 async function created(token: string, body: Record<string, unknown>) {
   return createdBody<{ clientId: string; secret: string; roles: string[]; tenantId: string | null }>(

@@ -28,7 +28,7 @@ beforeAll(async () => {
   svc = await startService();
   await Promise.all([svc.tenant('acme'), svc.tenant('other')]);
   sessions = svc.running.services.sessions;
-  nonces = new NonceStore(svc.db);
+  nonces = new NonceStore(svc.db, svc.clock);
 });
 afterAll(() => svc.stop());
 
@@ -536,7 +536,7 @@ describe('consumeByHandle: read and redeem in one statement (PostgreSQL; elsewhe
 
 describe('takeConfiguration: each configuration once per round, with its c_nonce', () => {
   const take = (sessionId: string, round = 0, spend?: ReturnType<NonceStore['consuming']>) =>
-    takeConfiguration(svc.db, 'acme', { sessionId, configurationId: 'pid', round }, spend);
+    takeConfiguration(svc.db, 'acme', { sessionId, configurationId: 'pid', round }, svc.clock.now(), spend);
 
   it(`${RACERS} racing takes of one round: one; the next round: one more`, async () => {
     const { session } = await sessionWithHandle();

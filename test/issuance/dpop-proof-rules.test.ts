@@ -3,11 +3,13 @@
 // both edges, jti, ath, the server nonce's windows and tenant, and the replay rule (here with an
 // in-memory jti store; the database's statement is the invariants' subject). Every endpoint that
 // checks a proof is tested through the server in dpop-refusals.test.ts.
+
 import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DpopCheck, DpopNonces, DpopProofs } from '../../src/issuance/access/dpop.js';
 import type { NonceStore } from '../../src/issuance/nonce/store.js';
 import { ecThumbprint } from '../../src/platform/crypto/ec-jws.js';
+import { TestClock } from '../support/clock.js';
 import { type HolderKey, holderKey } from '../support/wallet.js';
 import { signedCompact } from '../support/wallet-provider.js';
 
@@ -43,8 +45,8 @@ function memoryReplays() {
 }
 function setup() {
   const replays = memoryReplays();
-  const nonces = new DpopNonces(SECRET);
-  return { replays, nonces, proofs: new DpopProofs(replays as unknown as NonceStore, nonces) };
+  const nonces = new DpopNonces(SECRET, new TestClock());
+  return { replays, nonces, proofs: new DpopProofs(replays as unknown as NonceStore, nonces, new TestClock()) };
 }
 
 const drop = (members: Record<string, unknown>) => Object.fromEntries(Object.entries(members).filter(([, v]) => v !== undefined));
@@ -213,20 +215,20 @@ describe('server nonces', () => {
   });
 
   it("accepts this window's and the last window's nonce of the tenant; not older, not another tenant's, not another secret's", () => {
-    const nonces = new DpopNonces(SECRET);
+    const nonces = new DpopNonces(SECRET, new TestClock());
     expect(nonces.issue('acme')).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]{43}$/);
     expect(nonces.accepts('acme', nonceAt(nonces, 'acme', 0))).toBe(true);
     expect(nonces.accepts('acme', nonceAt(nonces, 'acme', 1))).toBe(true);
     expect(nonces.accepts('acme', nonceAt(nonces, 'acme', 2))).toBe(false);
     expect(nonces.accepts('acme', nonceAt(nonces, 'acme', -1))).toBe(false);
     expect(nonces.accepts('acme', nonceAt(nonces, 'other', 0))).toBe(false);
-    expect(nonces.accepts('acme', new DpopNonces('another master secret, long enough').issue('acme'))).toBe(false);
+    expect(nonces.accepts('acme', new DpopNonces('another master secret, long enough', new TestClock()).issue('acme'))).toBe(false);
     expect(nonces.accepts('acme', 12)).toBe(false);
     expect(nonces.accepts('acme', undefined)).toBe(false);
   });
 
   it('a nonce is good from the start of its window to the end of the next one', () => {
-    const nonces = new DpopNonces(SECRET);
+    const nonces = new DpopNonces(SECRET, new TestClock());
     const start = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS;
     vi.spyOn(Date, 'now').mockReturnValue(start);
     const nonce = nonces.issue('acme');

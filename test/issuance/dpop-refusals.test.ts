@@ -270,7 +270,7 @@ describe('the credential endpoint', () => {
 });
 
 describe('server nonces (dpopNonceRequired)', () => {
-  const nonces = () => new DpopNonces(svc.shared.env.MASTER_SECRET as string);
+  const nonces = () => new DpopNonces(svc.shared.env.MASTER_SECRET as string, svc.clock);
   /** The nonce the server made `windowsAgo` windows before this one, for `tenant`. */
   const nonceOf = (tenant: string, windowsAgo: number) => {
     const realNow = Date.now();

@@ -3,9 +3,11 @@
 // key_storage / user_authentication levels a configuration accepts. The flows that carry it (a jwt
 // proof's header, the attestation proof type) are tested through the server in key-attestation.test.ts;
 // here every refusal names its rule, and the value just inside each bound is accepted.
+
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type KeyAttestationTrust, publicEcKey, verifyKeyAttestation } from '../../src/issuance/credential-request/key-attestation.js';
+import { TestClock } from '../support/clock.js';
 import { holderKey } from '../support/wallet.js';
 import { type WalletProvider, walletProvider } from '../support/wallet-provider.js';
 
@@ -21,7 +23,7 @@ const now = () => Math.floor(Date.now() / 1000);
 afterEach(() => vi.restoreAllMocks());
 beforeAll(async () => {
   [trusted, rogue] = await Promise.all([walletProvider('Trusted Wallets'), walletProvider('Rogue Wallets')]);
-  trust = { required: null, trustedCertificates: [trusted.caPem] };
+  trust = { required: null, trustedCertificates: [trusted.caPem], clock: new TestClock() };
   key = (await holderKey()).publicJwk as Record<string, unknown>;
 });
 
@@ -117,7 +119,8 @@ describe('its times (60 s of clock skew)', () => {
   });
 
   it('accepts iat and nbf exactly at the skew ahead, exp exactly a skew after it passed is refused', () => {
-    const second = 1_700_000_000;
+    // This second, not a fixed one: the chain (made now) is checked at the clock's time too.
+    const second = Math.floor(Date.now() / 1000);
     vi.spyOn(Date, 'now').mockReturnValue(second * 1000);
     const edge = { iat: second + SKEW, nbf: second + SKEW, exp: second - SKEW + 1 };
     expect(verifyKeyAttestation(attestation({}, edge), 'jwt', trust).attestedKeys).toHaveLength(1);

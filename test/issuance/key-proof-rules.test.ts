@@ -4,10 +4,12 @@
 // one nonce per request and one credential per distinct key up to the batch size. The credential
 // endpoint that spends the nonce is tested through the server in pre-authorized.test.ts and
 // key-attestation.test.ts.
+
 import { createPrivateKey } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { carriesKeyAttestation, checkKeyProofs, type ProofContext, spentNonce } from '../../src/issuance/credential-request/proofs.js';
 import type { KeyProofs } from '../../src/issuance/credential-request/schemas.js';
+import { TestClock } from '../support/clock.js';
 import { type HolderKey, holderKey } from '../support/wallet.js';
 import { signedCompact, type WalletProvider, walletProvider } from '../support/wallet-provider.js';
 
@@ -29,7 +31,8 @@ beforeAll(async () => {
     issuer: ISSUER,
     maxAgeSeconds: MAX_AGE,
     batchSize: 2,
-    keyAttestations: { required: null, trustedCertificates: [provider.caPem] },
+    clock: new TestClock(),
+    keyAttestations: { required: null, trustedCertificates: [provider.caPem], clock: new TestClock() },
   };
 });
 

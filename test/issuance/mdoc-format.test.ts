@@ -206,7 +206,10 @@ describe('mso_mdoc issuance', () => {
     const root = new NodeX509(Buffer.from(await rootDer()));
     const { publicJwk } = holderKey();
     const before = Math.floor(Date.now() / 1000);
-    const credential = await issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk }, signer);
+    const credential = await issueMdoc(
+      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
+      signer,
+    );
     const after = Math.ceil(Date.now() / 1000);
     const raw = readRaw(credential);
 
@@ -270,7 +273,10 @@ describe('mso_mdoc issuance', () => {
   it('is accepted by the @owf/mdoc holder and reader with the tenant root as the only trust anchor', async () => {
     const { publicJwk, privateJwk } = holderKey();
     const root = await rootDer();
-    const credential = await issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk }, await signerFor());
+    const credential = await issueMdoc(
+      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
+      await signerFor(),
+    );
 
     const walletChecks: VerificationAssessment[] = [];
     await Holder.verifyIssuerSigned(
@@ -309,7 +315,7 @@ describe('mso_mdoc issuance', () => {
     const { publicJwk, privateJwk } = holderKey();
     const root = await rootDer();
     const credential = await issueMdoc(
-      { docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, lifetimeSeconds: 60 },
+      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, lifetimeSeconds: 60 },
       await signerFor(),
     );
 
@@ -380,7 +386,10 @@ describe('mso_mdoc issuance', () => {
       });
       expect(created.status, created.text).toBe(201);
       const { publicJwk, privateJwk } = holderKey();
-      const credential = await issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk }, await signerFor(id));
+      const credential = await issueMdoc(
+        { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
+        await signerFor(id),
+      );
       expect(decoder.decode(readRaw(credential).protectedBytes)).toEqual(new Map([[1, alg]]));
       expect(failed(await presentAndVerify(credential, privateJwk, [await rootDer(id)], ['family_name', 'age_over_18']))).toEqual([]);
     }
@@ -412,7 +421,7 @@ describe('mso_mdoc issuance', () => {
       'org.example.extra': { resident_city: 'Berlin', not_given: null },
     };
     const credential = await issueMdoc(
-      { docType: DOC_TYPE, fields, claims, holderJwk: holderKey().publicJwk, lifetimeSeconds: 3600 },
+      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields, claims, holderJwk: holderKey().publicJwk, lifetimeSeconds: 3600 },
       await signerFor(),
     );
     const raw = readRaw(credential);
@@ -437,17 +446,33 @@ describe('mso_mdoc issuance', () => {
 
   it('refuses without a holder key, with a non-EC holder key, or with a malformed date', async () => {
     const signer = await signerFor();
-    await expect(issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS }, signer)).rejects.toThrow('mso_mdoc requires key binding');
+    await expect(issueMdoc({ issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS }, signer)).rejects.toThrow(
+      'mso_mdoc requires key binding',
+    );
     const ed = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) as JWK;
-    await expect(issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: ed }, signer)).rejects.toThrow(/EC key/);
+    await expect(
+      issueMdoc({ issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: ed }, signer),
+    ).rejects.toThrow(/EC key/);
     const holderJwk = holderKey().publicJwk;
     for (const birth_date of ['2023-02-30', '31.01.1990', '1990-1-31']) {
       await expect(
-        issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: { [NS]: { ...CLAIMS[NS], birth_date } }, holderJwk }, signer),
+        issueMdoc(
+          { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: { [NS]: { ...CLAIMS[NS], birth_date } }, holderJwk },
+          signer,
+        ),
       ).rejects.toThrow(/full-date/);
     }
     await expect(
-      issueMdoc({ docType: DOC_TYPE, fields: [{ path: ['family_name'], type: 'string' }], claims: CLAIMS, holderJwk }, signer),
+      issueMdoc(
+        {
+          issuedAt: new Date(Date.now()),
+          docType: DOC_TYPE,
+          fields: [{ path: ['family_name'], type: 'string' }],
+          claims: CLAIMS,
+          holderJwk,
+        },
+        signer,
+      ),
     ).rejects.toThrow(/no namespace/);
   });
 
@@ -457,7 +482,10 @@ describe('mso_mdoc issuance', () => {
     const signer = await signerFor();
     const uri = 'https://issuer.example.com/issuers/acme/status-lists/0b5e6d1c';
     const status = { status_list: { idx: 412, uri } };
-    const credential = await issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status }, signer);
+    const credential = await issueMdoc(
+      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status },
+      signer,
+    );
     const raw = readRaw(credential);
 
     // the MSO: the six ISO entries, then status {status_list: {idx: uint, uri: tstr}}
@@ -537,7 +565,14 @@ describe('mso_mdoc issuance', () => {
     for (const idx of [0, 70_000]) {
       const other = readRaw(
         await issueMdoc(
-          { docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status: { status_list: { idx, uri } } },
+          {
+            issuedAt: new Date(Date.now()),
+            docType: DOC_TYPE,
+            fields: FIELDS,
+            claims: CLAIMS,
+            holderJwk: publicJwk,
+            status: { status_list: { idx, uri } },
+          },
           signer,
         ),
       );
@@ -546,7 +581,14 @@ describe('mso_mdoc issuance', () => {
     for (const idx of [-1, 1.5])
       await expect(
         issueMdoc(
-          { docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status: { status_list: { idx, uri } } },
+          {
+            issuedAt: new Date(Date.now()),
+            docType: DOC_TYPE,
+            fields: FIELDS,
+            claims: CLAIMS,
+            holderJwk: publicJwk,
+            status: { status_list: { idx, uri } },
+          },
           signer,
         ),
       ).rejects.toThrow(/idx/);
@@ -554,7 +596,10 @@ describe('mso_mdoc issuance', () => {
 
   it('never puts a private holder key into the MSO', async () => {
     const { privateJwk } = holderKey();
-    const credential = await issueMdoc({ docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: privateJwk }, await signerFor());
+    const credential = await issueMdoc(
+      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: privateJwk },
+      await signerFor(),
+    );
     const deviceKey = readRaw(credential).mso.get('deviceKeyInfo').get('deviceKey') as Map<number, unknown>;
     expect([...deviceKey.keys()].sort((a, b) => a - b)).toEqual([-3, -2, -1, 1]);
   });

@@ -14,7 +14,7 @@ let nonces: NonceStore;
 beforeAll(async () => {
   svc = await startService();
   await Promise.all([svc.tenant('acme'), svc.tenant('other')]);
-  nonces = new NonceStore(svc.db);
+  nonces = new NonceStore(svc.db, svc.clock);
 });
 afterAll(() => svc.stop());
 

@@ -5,11 +5,13 @@
 // and the nonce store an in-memory one (the database's once-only statements are the invariants'
 // subject); the flows at PAR and the token endpoint are tested through the server in
 // wallet-attestation.test.ts.
+
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WalletAttestations } from '../../src/issuance/authorization/wallet-attestation.js';
 import type { Issuer, IssuerDirectory } from '../../src/issuance/issuers.js';
 import type { NonceStore } from '../../src/issuance/nonce/store.js';
+import { TestClock } from '../support/clock.js';
 import { holderKey } from '../support/wallet.js';
 import { signedCompact, type WalletProvider, walletProvider } from '../support/wallet-provider.js';
 
@@ -67,7 +69,7 @@ function setup(settings: { walletAttestationRequired?: boolean; walletAttestatio
   } as unknown as Issuer;
   const nonces = memoryNonces();
   const directory = { get: async () => issuer } as unknown as IssuerDirectory;
-  const attestations = new WalletAttestations(directory, nonces as unknown as NonceStore);
+  const attestations = new WalletAttestations(directory, nonces as unknown as NonceStore, new TestClock());
   return { issuer, attestations, nonces };
 }
 
@@ -179,7 +181,8 @@ describe('the client attestation', () => {
 
   it('exactly at the edges: exp a skew ago is expired, nbf and iat a skew ahead are accepted', async () => {
     const { issuer, attestations } = setup();
-    const second = 1_700_000_000;
+    // This second, not a fixed one: the chain (made now) is checked at the clock's time too.
+    const second = Math.floor(Date.now() / 1000);
     vi.spyOn(Date, 'now').mockReturnValue(second * 1000);
     const edge = { exp: second - SKEW + 1, nbf: second + SKEW, iat: second + SKEW };
     const popAt = (claims: Record<string, unknown>) => pop({}, { iat: second, ...claims });

@@ -331,6 +331,7 @@ describe('a subject without an organization', () => {
       { issuerUri: ISSUER_URI, crlUri: crlUri('no-org') },
       { dnsName: 'issuer.example.com', uri: ISSUER_URI, validityDays: 30, documentSigner: false },
       'SHA-256',
+      new Date(),
     );
     const cert = new x509.X509Certificate(pem);
     expect(cert.subject).toBe('C=NL, CN=No Org');
@@ -378,6 +379,7 @@ describe('a leaf under a root that @peculiar/x509 made (chains from before DER)'
       links,
       { dnsName: 'issuer.example.com', uri: ISSUER_URI, validityDays: 365, documentSigner: true },
       'SHA-256',
+      new Date(),
     );
     const leaf = new x509.X509Certificate(pem);
     expect(aki(leaf)).toBe(ski(root.certificate));
@@ -393,7 +395,7 @@ describe('a leaf under a root that @peculiar/x509 made (chains from before DER)'
     expect(opensslVerify(pem, root.pem)).toContain(': OK');
 
     const crl = new x509.X509Crl(
-      new Uint8Array(await createCrl({ certificate: new NodeX509(root.pem), signingKey: root.keys.privateKey }, 'SHA-256')),
+      new Uint8Array(await createCrl({ certificate: new NodeX509(root.pem), signingKey: root.keys.privateKey }, 'SHA-256', new Date())),
     );
     expect(await crl.verify({ publicKey: root.certificate.publicKey })).toBe(true);
     expect(aki(crl)).toBe(ski(root.certificate));

@@ -110,7 +110,7 @@ describe('the session-cleanup job', () => {
 describe('nonce clean-up in batches', () => {
   it('deletes the expired nonces of every tenant over several runs and keeps the live ones', async () => {
     await svc.tenant('nonce-batched');
-    const nonces = new NonceStore(svc.db);
+    const nonces = new NonceStore(svc.db, svc.clock);
     // Any expired nonce left by other tests goes first, so that the counts below are this test's.
     while ((await nonces.purgeExpired(SMALL)) > 0);
     const live = await Promise.all(Array.from({ length: 3 }, () => nonces.issue('nonce-batched', 'batch', 120)));

@@ -142,6 +142,7 @@ describe('expiry', () => {
     await sessions().update('expiry', done.id, { status: 'completed' });
     const events: any[] = [];
     const unsubscribe = sessions().subscribe(open.id, (event) => events.push(event));
+    svc.clock.advance(1_000);
 
     const expired = await eventually(async () => {
       const current = await row(open.id);

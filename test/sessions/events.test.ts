@@ -85,8 +85,16 @@ describe('event stream', () => {
     stream.close();
   });
 
-  it('reports expiry when it falls due, and ends', async () => {
+  // The stream's expiry timer is a real timer: moving the clock to shortly before the expiry (not
+  // past it, or the session would open expired) leaves it a short real wait instead of a second.
+  const almostExpired = async () => {
     const session = await create({ lifetimeSeconds: 1 });
+    svc.clock.advance(900);
+    return session;
+  };
+
+  it('reports expiry when it falls due, and ends', async () => {
+    const session = await almostExpired();
     const stream = await openStream(eventsUrl(session.id, acme));
     await stream.waitForEnd(4000);
     expect(stream.statuses().map((e) => e.status)).toEqual(['active', 'expired']);
@@ -94,12 +102,13 @@ describe('event stream', () => {
   });
 
   it('stays open when the session cannot be read as its expiry falls due, and reports the expiry once it can', async () => {
-    const session = await create({ lifetimeSeconds: 1 });
+    const session = await almostExpired();
     const stream = await openStream(eventsUrl(session.id, acme));
     await stream.waitFor(() => stream.statuses().length === 1);
     // The database fails every read until well after the expiry check ran (50 ms after expiry).
     const failing = vi.spyOn(sessions(), 'find').mockRejectedValue(new Error('connection terminated unexpectedly'));
-    await new Promise((resolve) => setTimeout(resolve, Math.max(Date.parse(session.expiresAt) + 300 - Date.now(), 0)));
+    const untilChecked = Date.parse(session.expiresAt) + 300 - svc.clock.now().getTime();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(untilChecked, 0)));
     failing.mockRestore();
     await stream.waitForEnd(4000);
     expect(stream.statuses().map((e) => e.status)).toEqual(['active', 'expired']);

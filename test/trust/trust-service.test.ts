@@ -1,8 +1,10 @@
 // The TrustService's choice of frameworks by the tenant's federation mode, with a federation that
 // answers as told and a LoTE list of one root: which framework decides, in which order, and how the
 // refusals of each are reported.
+
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/platform/clock.js';
 import type { OutboundClient } from '../../src/platform/outbound/client.js';
 import { FederationRefused } from '../../src/trust/federation/entity-statement.js';
 import type { ResolvedTrust } from '../../src/trust/federation/resolver.js';
@@ -114,6 +116,7 @@ describe('TrustService', () => {
     listedCertificates: async (_tenantId, purpose) => (purpose === 'walletAttestations' ? ['wallet-root'] : [root.pem]),
     federationSettingsOf: async () => null,
     resolutionDeadlineMs: 1_000,
+    clock: systemClock,
   });
 
   it('gathers the tenant trust: LoTE certificates, no federation without settings', async () => {

@@ -118,7 +118,7 @@ describe.each([
 
   it('updates username, e-mail, enabled and roles', async () => {
     const user = await created(acme, { username: 'dave', roles: ['issuance:offer'], email: 'dave@example.org' });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    setup.svc.clock.advance(5);
     const reply = await call('PATCH', `/api/user/${user.id}`, acme, {
       username: 'david',
       email: null,

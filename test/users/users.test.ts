@@ -281,7 +281,7 @@ describe('GET, PATCH and DELETE /api/user/{id}', () => {
   it('updates username, email, enabled and roles, and only those', async () => {
     const user = await created(acme, { username: unique('dave'), roles: ['issuance:offer'], email: 'dave@example.org' });
     const rowBefore = await userRow(user.id);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    svc.clock.advance(5);
     const username = unique('david');
     const reply = await patchUser(acme, user.id, {
       username,

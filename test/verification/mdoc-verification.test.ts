@@ -75,7 +75,15 @@ beforeAll(async () => {
 
 function issue(status?: typeof STATUS) {
   return issueMdoc(
-    { docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: holder.publicJwk, lifetimeSeconds: 3600, ...(status && { status }) },
+    {
+      issuedAt: new Date(Date.now()),
+      docType: DOC_TYPE,
+      fields: FIELDS,
+      claims: CLAIMS,
+      holderJwk: holder.publicJwk,
+      lifetimeSeconds: 3600,
+      ...(status && { status }),
+    },
     testSigner(documentSigner),
   );
 }
@@ -295,7 +303,7 @@ describe('element values of other CBOR types', () => {
       },
     };
     const issued = await issueMdoc(
-      { docType: DOC_TYPE, fields, claims, holderJwk: holder.publicJwk, lifetimeSeconds: 3600 },
+      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields, claims, holderJwk: holder.publicJwk, lifetimeSeconds: 3600 },
       testSigner(documentSigner),
     );
     const { vpToken } = await presentMdoc(REQUEST, {

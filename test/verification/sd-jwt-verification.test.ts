@@ -44,6 +44,7 @@ let credential: string;
 async function issue(options: { claims?: Record<string, unknown>; status?: Record<string, unknown>; lifetimeSeconds?: number } = {}) {
   return issueSdJwtVc(
     {
+      issuedAt: new Date(Date.now()),
       issuer: ISS,
       vct: VCT,
       claims: options.claims ?? {
@@ -273,7 +274,15 @@ describe('the credential', () => {
 
   it('gives the authority a federation trusted the issuer through', async () => {
     const federated = await issueSdJwtVc(
-      { issuer: ISS, vct: VCT, claims: { given_name: 'Erika' }, fields: FIELDS, holderJwk: holder.publicJwk, trustFormat: 'federation' },
+      {
+        issuedAt: new Date(Date.now()),
+        issuer: ISS,
+        vct: VCT,
+        claims: { given_name: 'Erika' },
+        fields: FIELDS,
+        holderJwk: holder.publicJwk,
+        trustFormat: 'federation',
+      },
       testSigner(issuer),
     );
     const issuerJwk = { ...(await exportJWK(issuer.keys.publicKey)), kid: 'test-signer' };

@@ -42,10 +42,10 @@ export const msoMdoc = {
     cryptographic_holder_binding: true,
   }),
   vpFormatSupported: { issuerauth_alg_values: [-7, -35, -36], deviceauth_alg_values: [-7, -35, -36] },
-  async issue({ config, claims, holderJwk, status }, signer) {
+  async issue({ config, claims, holderJwk, status, issuedAt }, signer) {
     const { issueMdoc } = await issuing();
     const docType = config.config.docType as string;
-    return issueMdoc({ docType, fields: config.fields, claims, holderJwk, lifetimeSeconds: config.lifeTime, status }, signer);
+    return issueMdoc({ docType, fields: config.fields, claims, holderJwk, lifetimeSeconds: config.lifeTime, status, issuedAt }, signer);
   },
   // A DeviceResponse may hold several documents.
   verify: async (presentation, context) => (await verifying()).verifyMdocPresentation(presentation, context),

@@ -43,6 +43,8 @@ import type { Signer } from '../../key-chains/signing.js';
 import type { FormatField } from '../types.js';
 
 export interface MdocInput {
+  /** The issuance time (the MSO's signed and validFrom). */
+  issuedAt: Date;
   docType: string;
   fields: FormatField[];
   claims: Record<string, unknown>;
@@ -288,7 +290,7 @@ export async function issueMdoc(input: MdocInput, signer: Signer): Promise<strin
   const signingKey = signingKeyOf(signer);
   const certificates = signer.x5c.map((der) => new Uint8Array(Buffer.from(der, 'base64')));
   // tdate carries whole seconds; the dates are cut to seconds so the MSO says exactly what was meant.
-  const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const now = new Date(Math.floor(input.issuedAt.getTime() / 1000) * 1000);
   const validityInfo = { signed: now, validFrom: now, validUntil: new Date(now.getTime() + Math.round(lifetime) * 1000) };
   const { status } = input;
 

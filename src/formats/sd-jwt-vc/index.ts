@@ -43,12 +43,15 @@ export const sdJwtVc = {
     cryptographic_holder_binding: true,
   }),
   vpFormatSupported: { 'sd-jwt_alg_values': ['ES256', 'ES384', 'ES512'], 'kb-jwt_alg_values': ['ES256', 'ES384', 'ES512'] },
-  async issue({ config, claims, holderJwk, status, issuer, federationEntityId, vct }, signer) {
+  async issue({ config, claims, holderJwk, status, issuer, federationEntityId, vct, issuedAt }, signer) {
     const { issueSdJwtVc } = await issuing();
     const trustFormat = config.sdJwtTrustFormat ?? 'x5c';
     const iss = trustFormat === 'federation' ? (federationEntityId ?? issuer) : issuer;
     const lifetimeSeconds = config.lifeTime;
-    return issueSdJwtVc({ issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status }, signer);
+    return issueSdJwtVc(
+      { issuer: iss, vct, claims, fields: config.fields, holderJwk, lifetimeSeconds, trustFormat, status, issuedAt },
+      signer,
+    );
   },
   verify: async (presentation, context) => [await verifySdJwtPresentation(presentation, context)],
   statusListSubject: ({ issuer, authority }: VerifiedSdJwt) => ({ issuer, ...(authority && { authority }) }),

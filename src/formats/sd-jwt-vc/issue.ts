@@ -7,6 +7,8 @@ import type { Signer } from '../../key-chains/signing.js';
 import type { FormatField } from '../types.js';
 
 export interface SdJwtVcInput {
+  /** The issuance time (iat). */
+  issuedAt: Date;
   issuer: string;
   vct: string;
   claims: Record<string, unknown>;
@@ -68,7 +70,7 @@ export async function issueSdJwtVc(input: SdJwtVcInput, signer: Signer): Promise
     hashAlg: 'sha-256',
     saltGenerator: () => randomBytes(16).toString('base64url'),
   });
-  const iat = Math.floor(Date.now() / 1000);
+  const iat = Math.floor(input.issuedAt.getTime() / 1000);
   const payload = {
     ...input.claims,
     iss: input.issuer,

@@ -2,7 +2,9 @@
 // HS256 JWTs naming the session, bound to a DPoP key (cnf.jkt) when the wallet used DPoP. Signed and
 // checked with node:crypto's HMAC directly: two per issuance, and WebCrypto's asynchronous HMAC (what
 // jose uses) cost more than the whole JWT around it.
+
 import { createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import { deriveSecretKey } from '../../platform/crypto/derive.js';
 
 export interface IssuanceAccessToken {
@@ -36,12 +38,15 @@ interface Claims {
 export class IssuanceTokens {
   private readonly key: KeyObject;
 
-  constructor(masterSecret: string) {
+  constructor(
+    masterSecret: string,
+    private readonly clock: Clock,
+  ) {
     this.key = deriveSecretKey(masterSecret, 'issuance-access-token');
   }
 
   sign(token: IssuanceAccessToken, issuer: string, lifetimeSeconds: number): string {
-    const iat = Math.floor(Date.now() / 1000);
+    const iat = Math.floor(this.clock.now().getTime() / 1000);
     const claims: Claims = {
       iss: issuer,
       aud: issuer,
@@ -65,7 +70,7 @@ export class IssuanceTokens {
     const expected = this.mac(`${header}.${payload}`);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
-    if (claims.iss !== issuer || claims.aud !== issuer || !(claims.exp > Date.now() / 1000)) return undefined;
+    if (claims.iss !== issuer || claims.aud !== issuer || !(claims.exp > this.clock.now().getTime() / 1000)) return undefined;
     return {
       sessionId: claims.sub,
       tenantId: claims.tenant,

@@ -2,7 +2,9 @@
 // `verify` checks, in order: the proof's form, its key and signature, the request it names, its age,
 // its binding to the access token, the server nonce when the issuer requires one, and that it was
 // never used before.
+
 import { createHash, createHmac, type KeyObject } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import { deriveSecretKey } from '../../platform/crypto/derive.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
 import { sameSecret } from '../../platform/crypto/secrets.js';
@@ -33,7 +35,10 @@ export class DpopNonces {
   private static readonly WINDOW_SECONDS = 300;
   private readonly key: KeyObject;
 
-  constructor(masterSecret: string) {
+  constructor(
+    masterSecret: string,
+    private readonly clock: Clock,
+  ) {
     this.key = deriveSecretKey(masterSecret, 'dpop-nonce');
   }
 
@@ -48,7 +53,7 @@ export class DpopNonces {
   }
 
   private window(): number {
-    return Math.floor(Date.now() / 1000 / DpopNonces.WINDOW_SECONDS);
+    return Math.floor(this.clock.now().getTime() / 1000 / DpopNonces.WINDOW_SECONDS);
   }
 
   private make(tenantId: string, window: number): string {
@@ -64,6 +69,7 @@ export class DpopProofs {
     /** Remembers the jti of every proof until it is too old to be accepted anyway. */
     private readonly replays: NonceStore,
     private readonly serverNonces: DpopNonces,
+    private readonly clock: Clock,
   ) {}
 
   /** At the token endpoint: the key of the wallet's DPoP proof, if it sent one (required when the issuer says so). */
@@ -95,7 +101,7 @@ export class DpopProofs {
    * own read (insertAndRead) and to refuse the proof with `replayedProof()` when it added nothing.
    */
   check(proof: string, check: DpopCheck): { thumbprint: string; replay: OnceInsert } {
-    const { payload, jwk } = checkProof(proof, check);
+    const { payload, jwk } = checkProof(proof, check, this.clock.now().getTime() / 1000);
     if (check.settings.dpopNonceRequired && !this.serverNonces.accepts(check.tenantId, payload.nonce)) {
       throw useDpopNonce(this.serverNonces.issue(check.tenantId), check.accessToken !== undefined);
     }
@@ -107,7 +113,7 @@ export class DpopProofs {
 export const replayedProof = () => invalidDpopProof('this DPoP proof was used before');
 
 /** Everything about a proof that needs no state: its form, signature, request, age and access token binding. */
-function checkProof(proof: string, check: DpopCheck) {
+function checkProof(proof: string, check: DpopCheck, now: number) {
   const decoded = decodeJws(proof);
   if (!decoded) throw invalidDpopProof('the DPoP header is not a JWT');
   const { header, payload } = decoded;
@@ -121,11 +127,10 @@ function checkProof(proof: string, check: DpopCheck) {
   if (!key || !verifiesWith(alg, key, decoded)) {
     throw invalidDpopProof('the DPoP proof signature does not verify');
   }
-  if (!withinValidity(payload, CLOCK_SKEW_SECONDS)) throw invalidDpopProof('the DPoP proof has expired or is not yet valid');
+  if (!withinValidity(payload, CLOCK_SKEW_SECONDS, now)) throw invalidDpopProof('the DPoP proof has expired or is not yet valid');
   if (payload.htm !== check.method) throw invalidDpopProof('htm does not match the request method');
   if (payload.htu !== withoutQuery(check.url)) throw invalidDpopProof('htu does not match the request URL');
   const iat = payload.iat;
-  const now = Date.now() / 1000;
   if (typeof iat !== 'number' || iat > now + CLOCK_SKEW_SECONDS || iat < now - MAX_AGE_SECONDS)
     throw invalidDpopProof('iat is missing or not recent');
   if (typeof payload.jti !== 'string' || !payload.jti) throw invalidDpopProof('jti is missing');

@@ -146,7 +146,10 @@ export class ExternalAccessTokens {
   }
 
   private async open(issuer: Issuer, token: ExternalToken, handle: string, granted: { ids: string[]; byDetails: string[] }) {
-    const lifetimeSeconds = Math.max(1, Math.min(MAX_SESSION_SECONDS, Math.ceil(token.expiresAt - Date.now() / 1000)));
+    const lifetimeSeconds = Math.max(
+      1,
+      Math.min(MAX_SESSION_SECONDS, Math.ceil(token.expiresAt - this.sessions.clock.now().getTime() / 1000)),
+    );
     const authorizationResult: AuthorizationResult = {
       claims: userClaims(token.claims),
       steps: [{ type: 'external-authorization-server', data: { issuer: token.server, sub: token.subject, client_id: token.clientId } }],

@@ -51,7 +51,7 @@ export class AuthorizationEndpoint {
     // The code is written in the statement that spends the request_uri (one round trip where the
     // offer alone authorizes the user), and withdrawn when the request is refused or continues
     // elsewhere. Its secret leaves this instance only in a granted answer: a withdrawn code was never usable.
-    const code = newCode();
+    const code = newCode(this.sessions.clock.now());
     const taken = await this.takeRequestUri(issuer, params.request_uri, code);
     let granted = false;
     try {
@@ -95,11 +95,11 @@ interface NewCode {
   log: { level: 'info'; message: string };
 }
 
-function newCode(purpose: string = AUTHORIZATION_HANDLE.code): NewCode {
+function newCode(now: Date, purpose: string = AUTHORIZATION_HANDLE.code): NewCode {
   return {
     purpose,
     secret: randomBytes(32).toString('base64url'),
-    expiresAt: new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString(),
+    expiresAt: new Date(now.getTime() + CODE_LIFETIME_SECONDS * 1000).toISOString(),
     log: CODE_ISSUED,
   };
 }
@@ -115,7 +115,7 @@ export async function issueCode(
   session: SessionState,
   options: { purpose?: string; db?: Executor } = {},
 ): Promise<string> {
-  const code = newCode(options.purpose);
+  const code = newCode(sessions.clock.now(), options.purpose);
   await sessions.addHandleLogging(session.id, code.purpose, code.secret, code.expiresAt, code.log, options.db);
   return code.secret;
 }

@@ -252,7 +252,9 @@ export class PushedAuthorizationEndpoint {
    */
   private async store(session: SessionState, authorizationRequest: AuthorizationRequest, db = this.db): Promise<PushResponse> {
     const secret = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(Math.min(Date.now() + REQUEST_URI_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
+    const expiresAt = new Date(
+      Math.min(this.sessions.clock.now().getTime() + REQUEST_URI_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt)),
+    ).toISOString();
     const { handles } = this.server;
     // One statement on PostgreSQL: the request stored (a compare-and-set on the version read), the
     // handles of the request before dropped and the new request_uri added only if it was, the log lines.
@@ -274,7 +276,10 @@ export class PushedAuthorizationEndpoint {
       },
     );
     if (!stored) throw invalidRequest('the credential offer is no longer valid');
-    return { request_uri: `${REQUEST_URI_PREFIX}${secret}`, expires_in: Math.round((Date.parse(expiresAt) - Date.now()) / 1000) };
+    return {
+      request_uri: `${REQUEST_URI_PREFIX}${secret}`,
+      expires_in: Math.round((Date.parse(expiresAt) - this.sessions.clock.now().getTime()) / 1000),
+    };
   }
 }
 

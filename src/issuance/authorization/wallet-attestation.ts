@@ -5,7 +5,9 @@
 // lists the steps in the order they apply; each fails with the error the draft names. A given
 // attestation is always verified in full; the issuer settings decide whether one is required and
 // whether its proof must carry a challenge from the challenge endpoint.
+
 import { z } from 'zod';
+import type { Clock } from '../../platform/clock.js';
 import { certificateKey, chainsToTrusted, MAX_CHAIN_LENGTH } from '../../platform/crypto/certificate-chains.js';
 import { decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, ecThumbprint, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
 import type { OnceInsert } from '../../platform/db/values.js';
@@ -69,6 +71,7 @@ export class WalletAttestations {
     private readonly issuers: IssuerDirectory,
     /** Issues challenges (single use) and remembers proof ids until they are too old anyway. */
     private readonly nonces: NonceStore,
+    private readonly clock: Clock,
   ) {}
 
   /** The challenge endpoint: a fresh single-use challenge for the issuer's next proof. */
@@ -121,9 +124,10 @@ export class WalletAttestations {
 
   private async verifyAllButNovelty(issuer: Issuer, clientId: string | undefined, headers: AttestationHeaders, audience: string) {
     if (!checkPresence(issuer.settings, headers)) return undefined;
-    const attestation = checkAttestation(headers.attestation as string, await issuer.walletProviderAnchors());
+    const now = this.clock.now();
+    const attestation = checkAttestation(headers.attestation as string, await issuer.walletProviderAnchors(), now);
     checkSubject(attestation.claims.sub, clientId);
-    const pop = checkPop(headers.pop as string, attestation.instanceKey, audience, attestation.claims.sub);
+    const pop = checkPop(headers.pop as string, attestation.instanceKey, audience, attestation.claims.sub, now);
     await this.checkChallenge(issuer, pop.challenge);
     return { attested: { clientId: attestation.claims.sub, instanceJkt: ecThumbprint(attestation.instanceKey) }, jti: pop.jti };
   }
@@ -159,7 +163,7 @@ function checkPresence(settings: IssuerSettings, headers: AttestationHeaders): b
 }
 
 /** Signed by its x5c leaf (EC, alg on the key's curve), the chain valid now up to a trusted wallet provider, and not expired. */
-function checkAttestation(jwt: string, anchors: string[]) {
+function checkAttestation(jwt: string, anchors: string[], at: Date) {
   const decoded = decodeJws(jwt);
   if (!decoded) throw invalidClient('the client attestation is not a JWT');
   const { header } = decoded;
@@ -178,13 +182,13 @@ function checkAttestation(jwt: string, anchors: string[]) {
   if (!leafKey || !fitsAlgorithm(leafKey, alg) || !verifiesWith(alg, leafKey, decoded)) {
     throw invalidClient('the client attestation signature does not verify with its x5c certificate');
   }
-  if (!chainsToTrusted(x5c as string[], anchors)) {
+  if (!chainsToTrusted(x5c as string[], anchors, at)) {
     throw invalidClient('the client attestation is not signed by a trusted wallet provider (or its chain is not valid now)');
   }
   const parsed = AttestationClaims.safeParse(decoded.payload);
   if (!parsed.success) throw invalidClient('the client attestation needs iss, sub, exp and cnf.jwk');
   const claims = parsed.data;
-  const now = Date.now() / 1000;
+  const now = at.getTime() / 1000;
   if (claims.exp <= now - CLOCK_SKEW_SECONDS) throw invalidClient('the client attestation has expired');
   if (claims.nbf !== undefined && claims.nbf > now + CLOCK_SKEW_SECONDS) throw invalidClient('the client attestation is not yet valid');
   if (claims.iat !== undefined && claims.iat > now + CLOCK_SKEW_SECONDS)
@@ -209,7 +213,7 @@ function checkSubject(sub: string, clientId: string | undefined) {
 }
 
 /** Signed by the instance key, for this authorization server, recent. */
-function checkPop(jwt: string, instanceKey: Record<string, unknown>, audience: string, clientId: string): PopClaims {
+function checkPop(jwt: string, instanceKey: Record<string, unknown>, audience: string, clientId: string, at: Date): PopClaims {
   const decoded = decodeJws(jwt);
   if (!decoded) throw invalidClient('the client attestation proof is not a JWT');
   const { header } = decoded;
@@ -227,7 +231,7 @@ function checkPop(jwt: string, instanceKey: Record<string, unknown>, audience: s
   if (claims.iss !== undefined && claims.iss !== clientId) throw invalidClient('the client attestation proof iss must be the client_id');
   const audiences = typeof claims.aud === 'string' ? [claims.aud] : claims.aud;
   if (!audiences.includes(audience)) throw invalidClient('the client attestation proof aud must be this authorization server');
-  const now = Date.now() / 1000;
+  const now = at.getTime() / 1000;
   if (claims.iat > now + CLOCK_SKEW_SECONDS || claims.iat < now - POP_MAX_AGE_SECONDS) {
     throw invalidClient('the client attestation proof iat is not recent');
   }

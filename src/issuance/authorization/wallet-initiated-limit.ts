@@ -6,6 +6,7 @@
 // across instances: each such request is admitted by one conditional upsert in the database, which
 // costs little beside the session it opens.
 
+import type { Clock } from '../../platform/clock.js';
 import type { Executor } from '../../platform/db/values.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import { DatabaseWindows, type RequestLimit } from '../../platform/rate-limits/windows.js';
@@ -21,6 +22,7 @@ export class WalletInitiatedLimit {
   constructor(
     db: Executor,
     private readonly limits: WalletInitiatedLimits,
+    private readonly clock: Clock,
   ) {
     this.windows = new DatabaseWindows(db);
   }
@@ -45,7 +47,7 @@ export class WalletInitiatedLimit {
   }
 
   private async admitOne(key: string, limit: RequestLimit, what: string) {
-    const verdict = await this.windows.admitOne(key, limit, Date.now());
+    const verdict = await this.windows.admitOne(key, limit, this.clock.now().getTime());
     if (verdict.admitted) return;
     const { retryAfter } = verdict;
     throw new OAuthError(429, 'invalid_request', `${what}; retry in ${retryAfter} s`, { 'retry-after': String(retryAfter) });

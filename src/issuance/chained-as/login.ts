@@ -178,7 +178,9 @@ export class ChainedLogin {
     };
     await this.sessions.update(session.tenantId, session.id, { private: { chainedLogin: login } });
     await this.sessions.dropHandles(session.id, CHAINED_HANDLE.upstreamState);
-    const expiresAt = new Date(Math.min(Date.now() + LOGIN_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
+    const expiresAt = new Date(
+      Math.min(this.sessions.clock.now().getTime() + LOGIN_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt)),
+    ).toISOString();
     await this.sessions.addHandle(session.id, CHAINED_HANDLE.upstreamState, state, expiresAt);
     await this.sessions.log(session.id, 'info', 'upstream login started', { provider: chained.issuer });
     const url = new URL(provider.authorization_endpoint);

@@ -2,7 +2,7 @@
 // its transaction id (the id itself is a bearer secret of the wallet). The credential endpoint opens
 // a transaction here; the deferred credential endpoint (deferred/) redeems it.
 import { tenantDb } from '../../platform/db/tenant-db.js';
-import { type Executor, nowIso } from '../../platform/db/values.js';
+import type { Executor } from '../../platform/db/values.js';
 import { hashHandle } from '../../sessions/service.js';
 
 export type DeferredStatus = 'pending' | 'ready' | 'retrieved' | 'expired' | 'failed';
@@ -18,8 +18,8 @@ export interface NewDeferredTransaction {
   request: string;
 }
 
-export async function insertTransaction(db: Executor, tenantId: string, transaction: NewDeferredTransaction) {
-  const now = nowIso();
+export async function insertTransaction(db: Executor, tenantId: string, transaction: NewDeferredTransaction, at: Date) {
+  const now = at.toISOString();
   await tenantDb(db, tenantId)
     .insertInto('deferred_transactions', {
       hash: hashHandle(transaction.id),
@@ -32,20 +32,20 @@ export async function insertTransaction(db: Executor, tenantId: string, transact
       credentials: null,
       created_at: now,
       updated_at: now,
-      expires_at: new Date(Date.now() + DEFERRED_LIFETIME_MS).toISOString(),
+      expires_at: new Date(at.getTime() + DEFERRED_LIFETIME_MS).toISOString(),
     })
     .execute();
 }
 
 /** The transaction, with a pending one past its expiry reported as expired. */
-export async function findTransaction(db: Executor, tenantId: string, transactionId: string) {
+export async function findTransaction(db: Executor, tenantId: string, transactionId: string, now: Date) {
   const row = await tenantDb(db, tenantId)
     .selectFrom('deferred_transactions')
     .selectAll()
     .where('hash', '=', hashHandle(transactionId))
     .executeTakeFirst();
   if (!row) return undefined;
-  const expired = row.status === 'pending' && Date.parse(row.expires_at) <= Date.now();
+  const expired = row.status === 'pending' && Date.parse(row.expires_at) <= now.getTime();
   return { ...row, status: (expired ? 'expired' : row.status) as DeferredStatus };
 }
 
@@ -59,9 +59,10 @@ export async function moveTransaction(
   transactionId: string,
   from: DeferredStatus,
   to: DeferredStatus,
+  at: Date,
   extra: { credentials?: string | null; message?: string } = {},
 ) {
-  const now = nowIso();
+  const now = at.toISOString();
   let query = tenantDb(db, tenantId)
     .updateTable('deferred_transactions')
     .set({ status: to, updated_at: now, ...extra })

@@ -4,11 +4,13 @@
 // `encrypt`, advertised by kid in credential_request_encryption. Its credential_response_encryption
 // (a wallet JWK and enc) asks for the answer as a JWE too. The issuer setting
 // credentialEncryptionRequired makes both mandatory. Error answers are never encrypted.
+
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CompactEncrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { KeyChainRow } from '../../key-chains/store.js';
+import type { Clock } from '../../platform/clock.js';
 import { inputDefect } from '../../platform/http/input-guards.js';
 import { OAuthError, Problem } from '../../platform/http/problem.js';
 import { isJsonObject } from '../../platform/json.js';
@@ -58,7 +60,10 @@ export function acceptEncryptedBodies(scope: FastifyInstance) {
 export const encryptedBodyOf = (request: FastifyRequest): string | undefined => encryptedBodies.get(request);
 
 export class CredentialEncryption {
-  constructor(private readonly keyChains: KeyChainService) {}
+  constructor(
+    private readonly keyChains: KeyChainService,
+    private readonly clock: Clock,
+  ) {}
 
   /** The tenant's encryption key chain; undefined when it has none (then nothing is advertised). */
   private async keyChain(tenantId: string): Promise<KeyChainRow | undefined> {
@@ -160,7 +165,7 @@ export class CredentialEncryption {
     const active = this.keyChains.storedKey(row, 'active');
     if (active && provider.publicJwk(active).kid === kid) return active;
     const previous = this.keyChains.storedKey(row, 'previous');
-    const previousValid = row.previous_key_expiry !== null && Date.parse(row.previous_key_expiry) > Date.now();
+    const previousValid = row.previous_key_expiry !== null && Date.parse(row.previous_key_expiry) > this.clock.now().getTime();
     if (previous && previousValid && provider.publicJwk(previous).kid === kid) return previous;
     return undefined;
   }

@@ -116,7 +116,7 @@ export class CredentialEndpoint {
    */
   private async take(session: SessionState, taken: TakenConfiguration, nonce: string | undefined) {
     const spend = nonce === undefined ? undefined : this.nonces.consuming(session.tenantId, 'c_nonce', nonce);
-    const took = await takeConfiguration(this.db, session.tenantId, taken, spend);
+    const took = await takeConfiguration(this.db, session.tenantId, taken, this.sessions.clock.now(), spend);
     if (!took.spent) throw spentNonce();
     if (!took.taken) {
       throw invalidCredentialRequest(`'${taken.configurationId}' has already been issued for this access token`);
@@ -129,12 +129,15 @@ export class CredentialEndpoint {
     request: CredentialRequest,
   ): Promise<CheckedProofs | undefined> {
     if (config.keyBinding === false) return undefined;
+    const { clock } = this.sessions;
     const context = {
       tenantId,
       issuer: urls.issuer,
       maxAgeSeconds: settings.nonceLifetimeSeconds,
       batchSize: settings.batchSize,
+      clock,
       keyAttestations: {
+        clock,
         required: config.config.keyAttestationsRequired,
         // Read only where a key attestation is to be checked: most requests carry none.
         trustedCertificates:
@@ -152,13 +155,18 @@ export class CredentialEndpoint {
     message?: string,
   ): Promise<CredentialResult> {
     const transactionId = randomUUID();
-    await insertTransaction(this.db, session.tenantId, {
-      id: transactionId,
-      sessionId: session.id,
-      configurationId: config.id,
-      message: message ?? null,
-      request: this.sealer.sealJson({ holderJwks }, transactionId),
-    });
+    await insertTransaction(
+      this.db,
+      session.tenantId,
+      {
+        id: transactionId,
+        sessionId: session.id,
+        configurationId: config.id,
+        message: message ?? null,
+        request: this.sealer.sealJson({ holderJwks }, transactionId),
+      },
+      this.sessions.clock.now(),
+    );
     await this.sessions.log(session.id, 'info', 'credential deferred', {
       credentialConfigurationId: config.id,
       transactionId,
@@ -203,7 +211,7 @@ export class CredentialEndpoint {
     config: CredentialConfiguration,
     statusRecord: StatusRecord | undefined,
   ): Promise<string> {
-    const issued = issuedRecord(this.db, session.tenantId, session.id, config.id, config.config.format);
+    const issued = issuedRecord(this.db, session.tenantId, session.id, config.id, config.config.format, this.sessions.clock.now());
     const log = { level: 'info', message: 'credential issued', details: { credentialConfigurationId: config.id } } as const;
     // This request took its configuration before it got here; only the others need looking up.
     const others = grantedConfigurationIds(offered).filter((id) => id !== config.id);

@@ -3,7 +3,9 @@
 // user_authentication). It arrives in the key_attestation header of a jwt proof, or alone as the
 // `attestation` proof type. Wallet providers sign them, so the signer's x5c must chain to a trust
 // wallet provider anchor of the issuer (Issuer.walletProviderAnchors), the same anchors that client attestations use.
+
 import type { JWK } from 'jose';
+import type { Clock } from '../../platform/clock.js';
 import { certificateKey, chainsToTrusted, MAX_CHAIN_LENGTH } from '../../platform/crypto/certificate-chains.js';
 import { type CompactJws, decodeJws, EC_JWS_ALGORITHMS, ecPublicKey, fitsAlgorithm, verifiesWith } from '../../platform/crypto/ec-jws.js';
 import { invalidProof } from '../errors.js';
@@ -30,6 +32,8 @@ export interface KeyAttestationTrust {
   required: KeyAttestationRequirement | null | undefined;
   /** PEM trust anchors of the issuer's wallet providers. */
   trustedCertificates: string[];
+  /** What time the attestation (and its chain) is judged at. */
+  clock: Clock;
 }
 
 export interface VerifiedKeyAttestation {
@@ -59,8 +63,9 @@ export function publicEcKey(value: unknown): JWK | undefined {
 export function verifyKeyAttestation(jwt: unknown, use: 'jwt' | 'attestation', trust: KeyAttestationTrust): VerifiedKeyAttestation {
   const decoded = typeof jwt === 'string' ? decodeJws(jwt) : undefined;
   if (!decoded) throw invalidProof('the key attestation is not a JWT');
-  checkSigner(decoded, trust.trustedCertificates);
-  checkTimes(decoded.payload, use);
+  const now = trust.clock.now();
+  checkSigner(decoded, trust.trustedCertificates, now);
+  checkTimes(decoded.payload, use, now);
   const attestedKeys = attestedKeysOf(decoded.payload);
   checkLevels(decoded.payload, trust.required);
   const { nonce } = decoded.payload;
@@ -68,7 +73,7 @@ export function verifyKeyAttestation(jwt: unknown, use: 'jwt' | 'attestation', t
   return { attestedKeys, ...(nonce !== undefined && { nonce }) };
 }
 
-function checkSigner({ header, ...jws }: CompactJws, trustedCertificates: string[]) {
+function checkSigner({ header, ...jws }: CompactJws, trustedCertificates: string[], now: Date) {
   if (header.typ !== KEY_ATTESTATION_TYP && header.typ !== DRAFT_KEY_ATTESTATION_TYP)
     throw invalidProof(`the key attestation typ must be ${KEY_ATTESTATION_TYP}`);
   const alg = header.alg;
@@ -91,13 +96,13 @@ function checkSigner({ header, ...jws }: CompactJws, trustedCertificates: string
     throw invalidProof('the key attestation signature does not verify with its x5c certificate');
   }
   if (trustedCertificates.length === 0) throw invalidProof('this issuer trusts no wallet provider, so no key attestation is accepted');
-  if (!chainsToTrusted(x5c as string[], trustedCertificates)) {
+  if (!chainsToTrusted(x5c as string[], trustedCertificates, now)) {
     throw invalidProof('the key attestation signer is not trusted: its x5c chain leads to no wallet provider of this issuer');
   }
 }
 
-function checkTimes(payload: Record<string, unknown>, use: 'jwt' | 'attestation') {
-  const now = Date.now() / 1000;
+function checkTimes(payload: Record<string, unknown>, use: 'jwt' | 'attestation', at: Date) {
+  const now = at.getTime() / 1000;
   const { iat, exp, nbf } = payload;
   if (typeof iat !== 'number') throw invalidProof('the key attestation must carry iat');
   if (iat > now + CLOCK_SKEW_SECONDS) throw invalidProof('the key attestation iat is in the future');

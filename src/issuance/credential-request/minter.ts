@@ -2,11 +2,13 @@
 // credential per holder key (a batch) with a status list entry each when the configuration manages
 // status, signed by the configuration's attestation key chain. Shared by the credential endpoint and
 // the completion of deferred transactions.
+
 import type { JWK } from 'jose';
 import type { OperationNodeSource } from 'kysely';
 import { type CredentialConfiguration, validateClaims } from '../../credential-configs/service.js';
 import { formatOfConfiguration } from '../../formats/index.js';
 import type { SigningService } from '../../key-chains/signing.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Metrics } from '../../platform/observability/metrics.js';
 import { credentialRequestDenied } from '../errors.js';
 import { type IssuerUrls, vctOf } from '../urls.js';
@@ -39,6 +41,7 @@ export class CredentialMinter {
   constructor(
     private readonly signing: SigningService,
     private readonly metrics: Pick<Metrics, 'credentialsIssued'>,
+    private readonly clock: Clock,
     /** Absent: no status list entries are given. */
     private readonly statusEntries?: StatusEntryAllocator,
   ) {}
@@ -77,12 +80,13 @@ export class CredentialMinter {
         ? await this.statusEntries.allocateUnrecorded(tenantId, { credentialConfigurationId: config.id, sessionId, count: keys.length })
         : undefined;
     const statuses = allocated?.entries;
+    const issuedAt = this.clock.now();
     const credentials = await Promise.all(
       keys.map(async (holderJwk, i) => {
         const entry = statuses?.[i];
         const status = entry && { status_list: { idx: entry.idx, uri: entry.uri } };
         return format.issue(
-          { config, claims, holderJwk, status, issuer: urls.issuer, federationEntityId, vct: vctOf(config, urls) },
+          { config, claims, holderJwk, status, issuer: urls.issuer, federationEntityId, vct: vctOf(config, urls), issuedAt },
           signer,
         );
       }),

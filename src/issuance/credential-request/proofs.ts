@@ -2,7 +2,9 @@
 // possession of one holder key and optionally carrying a key attestation in its header, and the
 // `attestation` proof type, a key attestation alone. Each rule is a step; the result is the list of
 // holder keys the credentials are bound to, one credential per key.
+
 import type { JWK } from 'jose';
+import type { Clock } from '../../platform/clock.js';
 import {
   type CompactJws,
   decodeJws,
@@ -26,6 +28,8 @@ export interface ProofContext {
   issuer: string;
   /** How old a proof may be (the nonce lifetime). */
   maxAgeSeconds: number;
+  /** What time the proof is judged at. */
+  clock: Clock;
   /** Most credentials (holder keys) one request may ask for. */
   batchSize: number;
   keyAttestations: KeyAttestationTrust;
@@ -60,11 +64,11 @@ function checkSignatureAndClaims(decoded: CompactJws, alg: string, jwk: JWK, con
   const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
   if (!audiences.includes(context.issuer)) throw invalidProof(`aud must be the credential issuer ${context.issuer}`);
   const iat = payload.iat;
-  const now = Date.now() / 1000;
+  const now = context.clock.now().getTime() / 1000;
   if (typeof iat !== 'number') throw invalidProof('iat is required');
   if (iat > now + CLOCK_SKEW_SECONDS) throw invalidProof('iat is in the future');
   if (iat < now - context.maxAgeSeconds) throw invalidProof('the proof is too old');
-  if (!withinValidity(payload, CLOCK_SKEW_SECONDS)) throw invalidProof('the proof has expired or is not yet valid');
+  if (!withinValidity(payload, CLOCK_SKEW_SECONDS, now)) throw invalidProof('the proof has expired or is not yet valid');
   if (typeof payload.nonce !== 'string') throw invalidNonce('the proof carries no nonce; get one from the nonce endpoint');
   return payload.nonce;
 }

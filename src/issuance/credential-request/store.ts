@@ -3,13 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { type OperationNodeSource, sql } from 'kysely';
 import { tenantDb } from '../../platform/db/tenant-db.js';
-import { type Executor, isPostgres, nowIso } from '../../platform/db/values.js';
+import { type Executor, isPostgres } from '../../platform/db/values.js';
 
 /**
  * The statement that remembers one issuance of a configuration (with RETURNING, to send along with
  * the session's update), and the notification id it gives the credential.
  */
-export function issuedRecord(db: Executor, tenantId: string, sessionId: string, configurationId: string, format: string) {
+export function issuedRecord(db: Executor, tenantId: string, sessionId: string, configurationId: string, format: string, now: Date) {
   const notificationId = randomUUID();
   const query = tenantDb(db, tenantId)
     .insertInto('issued_credentials', {
@@ -19,7 +19,7 @@ export function issuedRecord(db: Executor, tenantId: string, sessionId: string, 
       format,
       notification_id: notificationId,
       notification_event: null,
-      created_at: nowIso(),
+      created_at: now.toISOString(),
     })
     .returning('id');
   return { notificationId, query };
@@ -43,13 +43,14 @@ export async function takeConfiguration(
   db: Executor,
   tenantId: string,
   taken: TakenConfiguration,
+  now: Date,
   spend?: OperationNodeSource & { execute(): Promise<unknown[]> },
 ): Promise<{ spent: boolean; taken: boolean }> {
   const row = {
     session_id: taken.sessionId,
     credential_configuration_id: taken.configurationId,
     round: taken.round,
-    created_at: nowIso(),
+    created_at: now.toISOString(),
     tenant_id: tenantId,
   };
   if (spend && isPostgres(db)) {

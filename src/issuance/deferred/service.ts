@@ -60,7 +60,7 @@ export class DeferredService {
     });
     // Made before the move, which alone decides: a completion or failure that raced this one leaves
     // these credentials unused, and the integrator is told the transaction moved on.
-    const moved = await moveTransaction(this.db, tenantId, transactionId, 'pending', 'ready', {
+    const moved = await moveTransaction(this.db, tenantId, transactionId, 'pending', 'ready', this.sessions.clock.now(), {
       credentials: this.sealer.sealJson(credentials, transactionId),
     });
     if (!moved) throw await this.notPending(tenantId, transactionId);
@@ -75,7 +75,7 @@ export class DeferredService {
   async fail(ctx: RequestContext, tenantId: string, transactionId: string): Promise<DeferredTransactionResult> {
     const row = await this.pending(tenantId, transactionId);
     const message = 'the issuer failed this transaction';
-    if (!(await moveTransaction(this.db, tenantId, transactionId, 'pending', 'failed', { message }))) {
+    if (!(await moveTransaction(this.db, tenantId, transactionId, 'pending', 'failed', this.sessions.clock.now(), { message }))) {
       throw await this.notPending(tenantId, transactionId);
     }
     await this.sessions.log(row.session_id, 'warn', 'deferred credential failed', {
@@ -88,7 +88,7 @@ export class DeferredService {
   }
 
   private async pending(tenantId: string, transactionId: string) {
-    const row = await findTransaction(this.db, tenantId, transactionId);
+    const row = await findTransaction(this.db, tenantId, transactionId, this.sessions.clock.now());
     if (!row) throw notFound('deferred transaction', transactionId);
     if (row.status !== 'pending') throw conflict(`the transaction is ${row.status}, not pending`);
     return row;
@@ -96,7 +96,7 @@ export class DeferredService {
 
   /** The conflict to answer when a move from pending lost to another one. */
   private async notPending(tenantId: string, transactionId: string) {
-    const row = await findTransaction(this.db, tenantId, transactionId);
+    const row = await findTransaction(this.db, tenantId, transactionId, this.sessions.clock.now());
     return conflict(`the transaction is ${row?.status ?? 'gone'}, not pending`);
   }
 
@@ -113,18 +113,20 @@ export class DeferredService {
 
   private async poll(tenantId: string, sessionId: string, body: Record<string, unknown>) {
     const { transactionId } = parseDeferredRequest(body);
-    const row = await findTransaction(this.db, tenantId, transactionId);
+    const row = await findTransaction(this.db, tenantId, transactionId, this.sessions.clock.now());
     if (!row || row.session_id !== sessionId) throw invalidTransactionId('unknown transaction_id');
     if (row.status === 'pending')
       return { status: 202 as const, body: { transaction_id: transactionId, interval: DEFERRED_INTERVAL_SECONDS } };
     if (row.status !== 'ready' || !row.credentials) throw invalidTransactionId(`the transaction is ${row.status}`);
     const credentials = this.sealer.openJson<string[]>(row.credentials, transactionId);
     // Handed out once: of racing polls, only the one that moves the transaction gets the credentials.
-    if (!(await moveTransaction(this.db, tenantId, transactionId, 'ready', 'retrieved', { credentials: null }))) {
+    if (
+      !(await moveTransaction(this.db, tenantId, transactionId, 'ready', 'retrieved', this.sessions.clock.now(), { credentials: null }))
+    ) {
       throw invalidTransactionId('the transaction is retrieved');
     }
     const config = await this.configs.get(tenantId, row.credential_configuration_id);
-    await issuedRecord(this.db, tenantId, sessionId, config.id, config.config.format).query.execute();
+    await issuedRecord(this.db, tenantId, sessionId, config.id, config.config.format, this.sessions.clock.now()).query.execute();
     await this.sessions.log(sessionId, 'info', 'deferred credential retrieved', { transactionId, transactionStatus: 'retrieved' });
     await this.sessions.update(tenantId, sessionId, { status: 'completed' });
     // OpenID4VCI 1.0 allows a notification_id here, but @openid4vc/openid4vci 0.4.6 (as used by

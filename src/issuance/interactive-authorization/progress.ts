@@ -34,8 +34,8 @@ const stillFor = (requestId: string | undefined): SessionExpectation => ({
 });
 
 /** A handle's expiry: its lifetime, but never beyond the offer's. */
-const expiryOf = (session: SessionState, seconds: number) =>
-  new Date(Math.min(Date.now() + seconds * 1000, Date.parse(session.expiresAt))).toISOString();
+const expiryOf = (now: Date, session: SessionState, seconds: number) =>
+  new Date(Math.min(now.getTime() + seconds * 1000, Date.parse(session.expiresAt))).toISOString();
 
 export class InteractiveProgress {
   constructor(
@@ -58,12 +58,13 @@ export class InteractiveProgress {
     const requestUri = random();
     await this.save(session, { ...state, pending: { kind: 'web', completed: false } }, result, { authSession, requestUri });
     await this.sessions.log(session.id, 'info', 'interactive authorization: web step offered', stepDetails(state, action.label));
+    const now = this.sessions.clock.now();
     return {
       kind: 'web',
       type,
       authSession,
       requestUri: `${REQUEST_URI_PREFIX}${requestUri}`,
-      expiresIn: Math.round((Date.parse(expiryOf(session, REQUEST_URI_LIFETIME_SECONDS)) - Date.now()) / 1000),
+      expiresIn: Math.round((Date.parse(expiryOf(now, session, REQUEST_URI_LIFETIME_SECONDS)) - now.getTime()) / 1000),
     };
   }
 
@@ -160,11 +161,11 @@ export class InteractiveProgress {
         session.id,
         STEP_HANDLE.authSession,
         handles.authSession,
-        expiryOf(session, AUTH_SESSION_LIFETIME_SECONDS),
+        expiryOf(this.sessions.clock.now(), session, AUTH_SESSION_LIFETIME_SECONDS),
         trx,
       );
       if (handles.requestUri) {
-        const expiresAt = expiryOf(session, REQUEST_URI_LIFETIME_SECONDS);
+        const expiresAt = expiryOf(this.sessions.clock.now(), session, REQUEST_URI_LIFETIME_SECONDS);
         await this.sessions.addHandle(session.id, AUTHORIZATION_HANDLE.requestUri, handles.requestUri, expiresAt, trx);
       }
     });

@@ -72,7 +72,9 @@ export class WebSteps {
   private async openPage(session: SessionState, state: InteractiveState): Promise<string> {
     const action = currentAction(state) as WebAction;
     const webSession = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(Math.min(Date.now() + WEB_SESSION_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt))).toISOString();
+    const expiresAt = new Date(
+      Math.min(this.sessions.clock.now().getTime() + WEB_SESSION_LIFETIME_SECONDS * 1000, Date.parse(session.expiresAt)),
+    ).toISOString();
     await this.sessions.dropHandles(session.id, STEP_HANDLE.webSession);
     await this.sessions.addHandle(session.id, STEP_HANDLE.webSession, webSession, expiresAt);
     await this.sessions.log(session.id, 'info', 'interactive authorization: web step opened', {
@@ -106,7 +108,7 @@ export class WebSteps {
     const key = ecPublicKey(action.callbackKey, alg);
     if (!key || !verifiesWith(alg, key, decoded))
       throw refuse('result: the signature does not verify with the callback key of this web step');
-    checkBinding(issuer, claims.data);
+    checkBinding(issuer, claims.data, this.sessions.clock.now());
     // Refused before the web_session is spent, so a result the integrator corrects can still end the step.
     if (Buffer.byteLength(JSON.stringify(claims.data.claims ?? {})) > MAX_CLAIMS_BYTES)
       throw refuse(`result: claims exceed ${MAX_CLAIMS_BYTES} bytes`);
@@ -158,9 +160,9 @@ function webStepOf(state: InteractiveState, request: AuthorizationRequest): bool
 }
 
 /** Meant for this endpoint, recent, short-lived, not expired. */
-function checkBinding(issuer: Issuer, claims: { aud: string; iat: number; exp: number }) {
+function checkBinding(issuer: Issuer, claims: { aud: string; iat: number; exp: number }, at: Date) {
   if (claims.aud !== issuer.urls.iaeWebResult) throw refuse('result: aud must be the callback_uri of this issuer');
-  const now = Date.now() / 1000;
+  const now = at.getTime() / 1000;
   if (claims.iat > now + CLOCK_SKEW_SECONDS || claims.iat < now - WEB_RESULT_MAX_LIFETIME_SECONDS)
     throw refuse('result: iat is not recent');
   if (claims.exp <= now - CLOCK_SKEW_SECONDS) throw refuse('result: expired');

@@ -1,12 +1,14 @@
 // What a wallet reads before it asks for anything: the credential issuer and authorization server
 // metadata (at the RFC 8414 location and the draft-era one), the JWT VC issuer keys, and hosted
 // type metadata (SD-JWT VC's, for the formats that declare typeMetadata).
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CredentialConfigService } from '../../credential-configs/service.js';
 import { formatOf } from '../../formats/index.js';
 import type { KeyChainService } from '../../key-chains/service.js';
 import type { SigningService } from '../../key-chains/signing.js';
+import type { Clock } from '../../platform/clock.js';
 import { preferredMediaType } from '../../platform/http/media-types.js';
 import type { App } from '../../platform/http/types.js';
 import { TtlCache } from '../../platform/ttl-cache.js';
@@ -28,11 +30,13 @@ export interface MetadataSources {
   signing: SigningService;
   /** The tenant's encryption key, for credential_request_encryption. */
   encryption: CredentialEncryption;
+  /** The signed metadata's iat and exp. */
+  clock: Clock;
 }
 
 type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
 
-export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing, encryption }: MetadataSources) {
+export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing, encryption, clock }: MetadataSources) {
   // Every wallet reads it before anything else: built once per tenant and kept ISSUER_CACHE_MS, and
   // forgotten at once when the issuer settings or a credential configuration change on this instance.
   const built = new TtlCache<ReturnType<typeof credentialIssuerMetadata>>(ISSUER_CACHE_MS);
@@ -47,7 +51,11 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
   const issuerMetadata = (tenantId: string) => built.get(tenantId, () => buildIssuerMetadata(tenantId));
   const signedIssuerMetadata = (tenantId: string) =>
     signed.get(tenantId, async () =>
-      signIssuerMetadata(await signing.signer(tenantId, { usageType: 'attestation' }), await issuerMetadata(tenantId)),
+      signIssuerMetadata(
+        await signing.signer(tenantId, { usageType: 'attestation' }),
+        await issuerMetadata(tenantId),
+        clock.now().getTime(),
+      ),
     );
 
   async function buildIssuerMetadata(tenantId: string) {
@@ -135,21 +143,25 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
       const { federation } = issuer.settings;
       if (!federation) throw noFederationSettings(issuer.tenantId);
       const signer = await signing.signer(issuer.tenantId, { usageType: 'federation' });
-      const statement = await signEntityConfiguration(signer, {
-        credentialIssuer: issuer.urls.issuer,
-        federation,
-        federationJwks: await signing.jwks(issuer.tenantId, ['federation']),
-        issuerMetadata: await issuerMetadata(issuer.tenantId),
-        // The keys its credentials and their status lists are signed with: a verifier trusts both through the chain.
-        credentialJwks: await signing.jwks(issuer.tenantId, ['attestation', 'statusList']),
-        ...(issuer.settings.builtinAuthorizationServerEnabled && {
-          authorizationServerMetadata: authorizationServerMetadata(
-            issuer.urls,
-            issuer.settings,
-            configurationScopes(await configs.list(issuer.tenantId)),
-          ),
-        }),
-      });
+      const statement = await signEntityConfiguration(
+        signer,
+        {
+          credentialIssuer: issuer.urls.issuer,
+          federation,
+          federationJwks: await signing.jwks(issuer.tenantId, ['federation']),
+          issuerMetadata: await issuerMetadata(issuer.tenantId),
+          // The keys its credentials and their status lists are signed with: a verifier trusts both through the chain.
+          credentialJwks: await signing.jwks(issuer.tenantId, ['attestation', 'statusList']),
+          ...(issuer.settings.builtinAuthorizationServerEnabled && {
+            authorizationServerMetadata: authorizationServerMetadata(
+              issuer.urls,
+              issuer.settings,
+              configurationScopes(await configs.list(issuer.tenantId)),
+            ),
+          }),
+        },
+        clock.now(),
+      );
       return reply.type(ENTITY_STATEMENT_MEDIA_TYPE).send(statement);
     },
   );

@@ -17,7 +17,7 @@ export const SIGNED_METADATA_LIFETIME_SECONDS = 86_400;
  * without the trust anchor); iss and sub the credential issuer identifier, iat and exp. The
  * registered claims come last, so no metadata parameter can stand in for them.
  */
-export function signIssuerMetadata(signer: Signer, metadata: { credential_issuer: string }, now = Date.now()): Promise<string> {
+export function signIssuerMetadata(signer: Signer, metadata: { credential_issuer: string }, now: number): Promise<string> {
   const iat = Math.floor(now / 1000);
   const issuer = metadata.credential_issuer;
   return signJwtWith(

@@ -1,14 +1,19 @@
 // One-time values kept in the database so that every instance sees them: c_nonces (consumed by
 // deleting the row, so a replayed nonce finds nothing) and DPoP proof ids (remembered until expiry).
+
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import type { Clock } from '../../platform/clock.js';
 import { tenantDb } from '../../platform/db/tenant-db.js';
-import { type Executor, nowIso, type OnceInsert } from '../../platform/db/values.js';
+import type { Executor, OnceInsert } from '../../platform/db/values.js';
 import { type BatchLimits, deleteInBatches } from '../../platform/jobs/batches.js';
 import { hashHandle } from '../../sessions/service.js';
 
 export class NonceStore {
-  constructor(private readonly db: Executor) {}
+  constructor(
+    private readonly db: Executor,
+    private readonly clock: Clock,
+  ) {}
 
   async issue(tenantId: string, purpose: string, lifetimeSeconds: number): Promise<string> {
     const value = randomBytes(24).toString('base64url');
@@ -27,7 +32,7 @@ export class NonceStore {
    * along with its own query (insertAndRead): the one INSERT still decides a replay.
    */
   remembering(tenantId: string, purpose: string, value: string, lifetimeSeconds: number): OnceInsert {
-    const expiresAt = new Date(Date.now() + lifetimeSeconds * 1000).toISOString();
+    const expiresAt = new Date(this.clock.now().getTime() + lifetimeSeconds * 1000).toISOString();
     return tenantDb(this.db, tenantId)
       .insertInto('nonces', { hash: hashHandle(`${purpose}:${value}`), purpose, expires_at: expiresAt })
       .onConflict((conflict) => conflict.doNothing()) as OnceInsert;
@@ -41,7 +46,7 @@ export class NonceStore {
     return tenantDb(this.db, tenantId)
       .deleteFrom('nonces')
       .where('hash', '=', hashHandle(`${purpose}:${value}`))
-      .where('expires_at', '>', nowIso())
+      .where('expires_at', '>', this.clock.now().toISOString())
       .returning('hash');
   }
 
@@ -50,14 +55,14 @@ export class NonceStore {
     const result = await tenantDb(this.db, tenantId)
       .deleteFrom('nonces')
       .where('hash', '=', hashHandle(`${purpose}:${value}`))
-      .where('expires_at', '>', nowIso())
+      .where('expires_at', '>', this.clock.now().toISOString())
       .executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
 
   /** Deletes the expired nonces in batches (the scheduled job 'nonce-cleanup'); how many it deleted. */
   async purgeExpired(limits?: BatchLimits): Promise<number> {
-    const now = nowIso();
+    const now = this.clock.now().toISOString();
     return deleteInBatches(async (size) => {
       const result = await this.db
         .deleteFrom('nonces')

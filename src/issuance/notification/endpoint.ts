@@ -23,7 +23,7 @@ export class NotificationEndpoint {
       notificationId,
       event,
       ...(description !== undefined && { description }),
-      receivedAt: new Date().toISOString(),
+      receivedAt: this.sessions.clock.now().toISOString(),
     };
     const level = event === 'credential_accepted' ? 'info' : 'warn';
     // Appended to the list as it is at the version written to, so notifications racing each other all

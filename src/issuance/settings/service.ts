@@ -1,14 +1,16 @@
 // Issuer settings of a tenant (not in the spec; ours): display, DPoP, batch size, tx_code attempts,
 // lifetimes (refresh tokens included), the authorization servers an offer may name (the chained one too), and wallet
 // attestation (whether it is required, with challenges, and the wallet providers trusted for it).
+
 import { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { AuditService } from '../../audit/service.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Sealer } from '../../platform/crypto/sealed.js';
 import { tenantDb } from '../../platform/db/tenant-db.js';
-import { type Executor, inTransaction, nowIso } from '../../platform/db/values.js';
+import { type Executor, inTransaction } from '../../platform/db/values.js';
 import { type FieldError, invalidFields } from '../../platform/http/problem.js';
 import { underWebUrlPolicy, webUrl } from '../../platform/http/web-urls.js';
 import { FederationSettingsSchema } from '../../trust/federation/settings.js';
@@ -157,6 +159,7 @@ export class IssuerSettingsService {
     private readonly audit: AuditService,
     /** Seals the chained authorization server's client secret before it is stored. */
     private readonly sealer: Sealer,
+    private readonly clock: Clock,
     /** Makes the tenant's default federation key chain when federation is set and it has none. */
     private readonly ensureFederationKeys: (ctx: RequestContext, tenantId: string, db: Executor) => Promise<void> = async () => {},
     /** Tells every instance, with the saving transaction, that the tenant's settings changed. */
@@ -216,8 +219,12 @@ export class IssuerSettingsService {
       if (settings.federation) await this.ensureFederationKeys(ctx, tenantId, trx);
       const scoped = tenantDb(trx, tenantId);
       const document = JSON.stringify(settings);
-      const updated = await scoped.updateTable('issuer_settings').set({ document, updated_at: nowIso() }).executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) await scoped.insertInto('issuer_settings', { document, updated_at: nowIso() }).execute();
+      const updated = await scoped
+        .updateTable('issuer_settings')
+        .set({ document, updated_at: this.clock.now().toISOString() })
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n)
+        await scoped.insertInto('issuer_settings', { document, updated_at: this.clock.now().toISOString() }).execute();
       const change = { before: { ...shownSettings(before) }, after: { ...shownSettings(settings) } };
       await this.audit.record(ctx, { tenantId, actionType: 'issuer_settings.updated', ...change }, trx);
       await this.announceChange(trx, tenantId);

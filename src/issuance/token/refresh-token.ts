@@ -81,7 +81,7 @@ export class RefreshTokenGrant implements TokenGrant<RefreshTokenRequest> {
     const session = await this.sessions.findByHandle(PURPOSE, token);
     if (!session) return;
     const reason =
-      Date.parse(session.expiresAt) <= Date.now()
+      Date.parse(session.expiresAt) <= this.sessions.clock.now().getTime()
         ? 'the issuance session of this refresh token has expired'
         : session.status === 'failed' || session.status === 'expired'
           ? 'the issuance session of this refresh token has ended'

@@ -69,7 +69,10 @@ export class SessionTokens {
   /** A new refresh token and its expiry, for the grant to store with its own write; none when the lifetime is 0 (refresh tokens off). */
   newRefreshToken(lifetimeSeconds: number): { token: string; expiresAt: string } | undefined {
     if (lifetimeSeconds === 0) return undefined;
-    return { token: randomBytes(32).toString('base64url'), expiresAt: new Date(Date.now() + lifetimeSeconds * 1000).toISOString() };
+    return {
+      token: randomBytes(32).toString('base64url'),
+      expiresAt: new Date(this.sessions.clock.now().getTime() + lifetimeSeconds * 1000).toISOString(),
+    };
   }
 
   private async addRefreshToken(session: SessionState, lifetimeSeconds: number): Promise<string | undefined> {

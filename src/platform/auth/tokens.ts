@@ -70,6 +70,7 @@ export function integratedTokens(options: { masterSecret: string; issuer: string
   const verifier: TokenVerifier = {
     async verify(token) {
       const known = verified.get(token);
+      // Management tokens are signed and verified by jose on the system clock; the cache agrees with it.
       if (known && known.expiresAt > Date.now()) return known;
       let payload: JWTPayload;
       try {

@@ -77,11 +77,11 @@ export function fitsAlgorithm(key: KeyObject, alg: string): boolean {
  * Verifies a compact JWS with an EC key, as jose's jwtVerify would for these algorithms: a supported
  * alg on the key's curve, no crit, the signature, and exp/nbf (when present) with `skewSeconds`.
  */
-export function verifyEcJws(jws: string, key: KeyObject, skewSeconds = 0): CompactJws | undefined {
+export function verifyEcJws(jws: string, key: KeyObject, skewSeconds = 0, now = Date.now() / 1000): CompactJws | undefined {
   const decoded = decodeJws(jws);
   const alg = decoded?.header.alg;
   if (!decoded || typeof alg !== 'string' || !fitsAlgorithm(key, alg) || decoded.header.crit !== undefined) return undefined;
-  if (!verifiesWith(alg, key, decoded) || !withinValidity(decoded.payload, skewSeconds)) return undefined;
+  if (!verifiesWith(alg, key, decoded) || !withinValidity(decoded.payload, skewSeconds, now)) return undefined;
   return decoded;
 }
 
@@ -96,9 +96,8 @@ export function verifiesWith(alg: string, key: KeyObject, jws: CompactJws): bool
   }
 }
 
-/** Whether the optional exp and nbf claims allow the JWS now, within `skewSeconds`. */
-export function withinValidity(payload: Record<string, unknown>, skewSeconds: number): boolean {
-  const now = Date.now() / 1000;
+/** Whether the optional exp and nbf claims allow the JWS at `now` (seconds since the epoch), within `skewSeconds`. */
+export function withinValidity(payload: Record<string, unknown>, skewSeconds: number, now: number): boolean {
   if (payload.exp !== undefined && !(typeof payload.exp === 'number' && payload.exp > now - skewSeconds)) return false;
   return payload.nbf === undefined || (typeof payload.nbf === 'number' && payload.nbf <= now + skewSeconds);
 }

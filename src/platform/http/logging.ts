@@ -47,6 +47,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
     // Readable by people and by log pipelines alike: "time":"2026-11-23T21:43:20.123Z","level":"info".
+    // Log lines carry the system's time: a log is read against other systems' logs, not against a test's clock.
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
     formatters: { level: (label) => ({ level: label }) },
     redact: ['req.headers.authorization', 'req.headers.cookie'],

@@ -32,6 +32,7 @@ export class EventStreams {
     if (!grant) throw new Error('an event stream is opened only by an authenticated request');
     // The clock-skew allowance of a request does not stretch to a stream: one opened past the token's
     // expiry would end at once, and its EventSource would reconnect into the same end again and again.
+    // The token's expiry as its verifier judged it: on the system clock (see src/platform/auth/tokens.ts).
     if (grant.expiresAt <= Date.now()) throw unauthorized('the access token has expired', 'invalid_token');
     reply.hijack();
     const raw = reply.raw;

@@ -90,6 +90,7 @@ export class Scheduler {
   }
 
   private async takeLease(name: string): Promise<boolean> {
+    // Leases share real timer rounds between instances: the system clock, not the injected one.
     const now = new Date();
     // A little short of the interval, so that timer drift never makes an instance skip its turn.
     const until = new Date(now.getTime() + this.intervalSeconds * 900).toISOString();

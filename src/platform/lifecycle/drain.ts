@@ -45,6 +45,7 @@ export async function drain(
   connections: ReadonlySet<Socket>,
   times: DrainTimes,
 ): Promise<DrainOutcome> {
+  // The grace period is real time that real timers wait out: the system clock, not the injected one.
   const deadline = Date.now() + times.graceSeconds * 1000;
   lifecycle.startDraining(deadline);
   app.log.info(

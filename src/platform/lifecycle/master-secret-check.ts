@@ -50,6 +50,7 @@ export async function checkMasterSecret(db: Executor, masterSecret: string, seal
   // that lost the race (perhaps started with another secret) is judged by the value that won.
   const written = await db
     .insertInto('service_settings')
+    // Start-up, before the service answers anyone: the system's time.
     .values({ name: NAME, value: sealer.seal(CHECKED, NAME), created_at: nowIso() })
     .onConflict((oc) => oc.column('name').doNothing())
     .returning('name')

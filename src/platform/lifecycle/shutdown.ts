@@ -56,6 +56,7 @@ export class ShutdownSteps {
     if (!BOUNDED.has(phase) || deadline === undefined) return caught;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'deadline'>((resolve) => {
+      // A real timer to a deadline on the system clock (see drain.ts): elapsed time, not the injected clock.
       timer = setTimeout(() => resolve('deadline'), Math.max(0, deadline - Date.now()));
     });
     return Promise.race([caught, late]).finally(() => clearTimeout(timer));

@@ -178,6 +178,7 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         const { oldestPending } = await read();
+        // A metric of how long deliveries wait, measured on the system clock (elapsed time, not the injected clock).
         this.set(oldestPending ? Math.max(0, (Date.now() - Date.parse(oldestPending)) / 1000) : 0);
       },
     });

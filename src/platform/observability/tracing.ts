@@ -105,6 +105,7 @@ export async function startTracing(endpoint: string, serviceName: string): Promi
       }
     },
     query(statement, durationMs, failed) {
+      // Tracing measures elapsed time, not what time it is: the system clock, not the injected one.
       const end = Date.now();
       const span = tracer.startSpan(
         statement.split(/\s/, 1)[0]?.toLowerCase() ?? 'query',

@@ -58,6 +58,7 @@ export async function createRateLimits(config: RateConfig, db: Executor, log: (e
 function atMostEvery(ms: number, log: (err: unknown) => void): (err: unknown) => void {
   let last = Number.NEGATIVE_INFINITY;
   return (err) => {
+    // Throttles a log line by elapsed time: the system clock, not the injected one.
     const now = Date.now();
     if (now - last < ms) return;
     last = now;

@@ -149,6 +149,7 @@ export class DatabaseWindows implements SharedWindows {
    * Deletes the rows whose window began more than `longestWindowSeconds` ago, so has ended (the
    * scheduled job 'request-windows-cleanup'): without it, addresses never seen again would pile up.
    */
+  // Request windows are elapsed time (rate limits, failed attempts): the system clock by default.
   async purgeEnded(longestWindowSeconds: number, nowMs = Date.now(), limits?: BatchLimits): Promise<number> {
     const startedBefore = new Date(nowMs - longestWindowSeconds * 1000).toISOString();
     return deleteInBatches(async (size) => {

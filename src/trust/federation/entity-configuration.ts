@@ -60,6 +60,8 @@ export function entityConfigurationClaims(input: EntityConfigurationInput, now =
 }
 
 /** The signed entity configuration; `signer` must hold a key of `federationJwks`. */
-export function signEntityConfiguration(signer: Signer, input: EntityConfigurationInput) {
-  return signJwtWith(signer, { typ: ENTITY_STATEMENT_TYP }, entityConfigurationClaims(input), { x5c: false });
+export function signEntityConfiguration(signer: Signer, input: EntityConfigurationInput, now: Date) {
+  return signJwtWith(signer, { typ: ENTITY_STATEMENT_TYP }, entityConfigurationClaims(input, Math.floor(now.getTime() / 1000)), {
+    x5c: false,
+  });
 }

@@ -7,6 +7,7 @@
 // each answer may be, and how long the whole resolution may take. Callers that need the same chain at
 // the same time share one resolution. Every fetch goes through the outbound client and its address policy.
 
+import type { Clock } from '../../platform/clock.js';
 import { isJsonObject } from '../../platform/json.js';
 import type { OutboundClient } from '../../platform/outbound/client.js';
 import {
@@ -87,6 +88,8 @@ export class TrustChainResolver {
     private readonly outbound: Pick<OutboundClient, 'request'>,
     /** How long one resolution may take, all its statements together (FEDERATION_RESOLUTION_DEADLINE_MS). */
     private readonly deadlineMs: number,
+    /** What time it is for the statements' validity and the cached decisions. */
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -97,7 +100,7 @@ export class TrustChainResolver {
   resolve(scope: string, issuer: string, anchors: TrustAnchorRef[], cacheTtlSeconds: number): Promise<ResolvedTrust> {
     const key = [scope, issuer, ...anchors.map((a) => `${a.entityId} ${a.entityConfigurationUri ?? ''}`).sort()].join('\u0000');
     if (cacheTtlSeconds <= 0) return this.shared(key, issuer, anchors);
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     const cached = this.cache.get(key);
     if (cached && cached.until > now) return cached.value;
     const value = this.shared(key, issuer, anchors);
@@ -110,7 +113,7 @@ export class TrustChainResolver {
       },
       () => {
         const entry = this.cache.get(key);
-        if (entry?.value === value) entry.until = Math.min(entry.until, Date.now() + REFUSAL_TTL_MS);
+        if (entry?.value === value) entry.until = Math.min(entry.until, this.clock.now().getTime() + REFUSAL_TTL_MS);
       },
     );
     while (this.cache.size > MAX_CACHED) {
@@ -209,7 +212,7 @@ export class TrustChainResolver {
 
   /** An entity's configuration: iss = sub = the entity, signed by a key of its own jwks. */
   private async entityConfiguration(entityId: string, url: string, step: string, budget: Budget): Promise<EntityStatement> {
-    const statement = readEntityStatement(await this.fetchStatement(url, step, budget), step);
+    const statement = readEntityStatement(await this.fetchStatement(url, step, budget), step, this.clock.now().getTime() / 1000);
     if (statement.iss !== entityId || statement.sub !== entityId)
       throw new FederationRefused(step, `${url} is not the configuration of ${entityId}`);
     verifyStatementSignature(statement, statement.jwks, step, `its own jwks (${entityId})`);
@@ -229,7 +232,7 @@ export class TrustChainResolver {
       throw new FederationRefused(step, `the federation_fetch_endpoint of ${superior.sub} is not a URL`);
     }
     url.searchParams.set('sub', subjectId);
-    const statement = readEntityStatement(await this.fetchStatement(url.toString(), step, budget), step);
+    const statement = readEntityStatement(await this.fetchStatement(url.toString(), step, budget), step, this.clock.now().getTime() / 1000);
     if (statement.iss !== superior.sub || statement.sub !== subjectId)
       throw new FederationRefused(step, `the statement from ${superior.sub} is not about ${subjectId} by ${superior.sub}`);
     verifyStatementSignature(statement, superior.jwks, step, `its issuer ${superior.sub}`);

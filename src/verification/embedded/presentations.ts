@@ -90,18 +90,22 @@ export class EmbeddedPresentations {
       responseMode: input.responseMode,
       ...(encryption && { encryptionKey: { ...(await exportJWK(encryption.privateKey)) } }),
     };
-    const request = await signRequestObject(signer, {
-      clientId: state.clientId,
-      responseMode: input.responseMode,
-      nonce: state.nonce,
-      dcqlQuery: state.dcqlQuery,
-      expectedOrigins: [input.expectedOrigin],
-      ...(input.expectedUrl && { expectedUrl: input.expectedUrl }),
-      ...(encryption && { encryptionJwk: { ...(await exportJWK(encryption.publicKey)), kid: 'response-encryption' } }),
-      lifetimeSeconds: input.lifetimeSeconds,
-      ...(state.transactionData && { transactionData: state.transactionData }),
-      ...(verifierInfo.length && { verifierInfo }),
-    });
+    const request = await signRequestObject(
+      signer,
+      {
+        clientId: state.clientId,
+        responseMode: input.responseMode,
+        nonce: state.nonce,
+        dcqlQuery: state.dcqlQuery,
+        expectedOrigins: [input.expectedOrigin],
+        ...(input.expectedUrl && { expectedUrl: input.expectedUrl }),
+        ...(encryption && { encryptionJwk: { ...(await exportJWK(encryption.publicKey)), kid: 'response-encryption' } }),
+        lifetimeSeconds: input.lifetimeSeconds,
+        ...(state.transactionData && { transactionData: state.transactionData }),
+        ...(verifierInfo.length && { verifierInfo }),
+      },
+      this.clock.now(),
+    );
     return { request, state };
   }
 

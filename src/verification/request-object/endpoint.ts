@@ -38,19 +38,24 @@ export class RequestObjects {
     const config = await this.configs.get(session.tenantId, request.requestId);
     const signer = await this.signing.signer(session.tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
     const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
-    return signRequestObject(signer, {
-      clientId: request.clientId,
-      responseMode: request.responseMode as RequestObjectInput['responseMode'],
-      ...(flowOf(request) === 'dc-api'
-        ? { expectedOrigins: [request.browserOrigin as string] }
-        : { responseUri: request.responseUri, state: secrets.state }),
-      nonce: secrets.nonce,
-      dcqlQuery: secrets.dcqlQuery,
-      lifetimeSeconds: Math.max(1, Math.floor((Date.parse(session.expiresAt) - Date.now()) / 1000)),
-      ...(secrets.encryptionKey && { encryptionJwk: { ...encryptionJwk, kid: 'response-encryption' } as JWK }),
-      ...(secrets.transactionData && { transactionData: secrets.transactionData }),
-      ...(secrets.verifierInfo && { verifierInfo: secrets.verifierInfo }),
-      ...(walletNonce && { walletNonce }),
-    });
+    const now = this.sessions.clock.now();
+    return signRequestObject(
+      signer,
+      {
+        clientId: request.clientId,
+        responseMode: request.responseMode as RequestObjectInput['responseMode'],
+        ...(flowOf(request) === 'dc-api'
+          ? { expectedOrigins: [request.browserOrigin as string] }
+          : { responseUri: request.responseUri, state: secrets.state }),
+        nonce: secrets.nonce,
+        dcqlQuery: secrets.dcqlQuery,
+        lifetimeSeconds: Math.max(1, Math.floor((Date.parse(session.expiresAt) - now.getTime()) / 1000)),
+        ...(secrets.encryptionKey && { encryptionJwk: { ...encryptionJwk, kid: 'response-encryption' } as JWK }),
+        ...(secrets.transactionData && { transactionData: secrets.transactionData }),
+        ...(secrets.verifierInfo && { verifierInfo: secrets.verifierInfo }),
+        ...(walletNonce && { walletNonce }),
+      },
+      now,
+    );
   }
 }

@@ -59,8 +59,8 @@ const VP_FORMATS = Object.fromEntries(allFormats().map((format) => [format.id, f
 export const encodeTransactionData = (entries: Record<string, unknown>[]) =>
   entries.map((e) => Buffer.from(JSON.stringify(e)).toString('base64url'));
 
-export function signRequestObject(signer: Signer, input: RequestObjectInput): Promise<string> {
-  const iat = Math.floor(Date.now() / 1000);
+export function signRequestObject(signer: Signer, input: RequestObjectInput, now: Date): Promise<string> {
+  const iat = Math.floor(now.getTime() / 1000);
   const payload = {
     iss: input.clientId,
     aud: 'https://self-issued.me/v2',

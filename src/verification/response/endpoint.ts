@@ -211,7 +211,7 @@ export class ResponseEndpoint {
   private async complete({ session, request }: Answerable, credentials: AcceptedCredential[]) {
     const responseCode = request.redirectUri ? randomBytes(24).toString('base64url') : undefined;
     // Wall-clock time, as for every session handle: the statement that spends the code compares with it.
-    const codeExpiresAt = new Date(Date.now() + RESPONSE_CODE_LIFETIME_SECONDS * 1000).toISOString();
+    const codeExpiresAt = new Date(this.clock.now().getTime() + RESPONSE_CODE_LIFETIME_SECONDS * 1000).toISOString();
     const done = await this.sessions.update(
       session.tenantId,
       session.id,

@@ -5,7 +5,6 @@
 // The code is single use, spent by the one statement that checks it; the webhook, which would
 // otherwise hand the result out without the code, goes out when the code releases it (the database
 // writes its event with the release).
-import { nowIso } from '../../platform/db/values.js';
 import { badRequest } from '../../platform/http/problem.js';
 import type { SessionService } from '../../sessions/service.js';
 import { toSessionView } from '../../sessions/view.js';
@@ -32,7 +31,7 @@ export class PresentationResults {
       throw refused('body.response_code', `the session was answered without a redirect: its result is at GET /api/session/${sessionId}`);
     if (!(await this.sessions.spendHandleOfSession(RESPONSE_CODE_HANDLE, responseCode, tenantId, sessionId)))
       throw refused('body.response_code', 'is not the response code of this session, or was used already, or expired');
-    const releasedAt = nowIso();
+    const releasedAt = this.sessions.clock.now().toISOString();
     const log = { level: 'info', message: 'result released with the response code' } as const;
     const released =
       (await this.sessions.update(tenantId, sessionId, { public: { resultReleasedAt: releasedAt } }, { from: session, log })) ?? session;
