@@ -25,12 +25,20 @@ function buildIsStale() {
   return Math.max(...inputs, ...sources) > built;
 }
 
-/** The latest modification time in a folder's tree (readdir's own recursion is three times slower). */
+/**
+ * The latest modification time in a folder's tree: names and one stat each. The service runs in this
+ * process afterwards, and the walk through Dirent entries and path.join it replaces left it 5 to 6 MiB
+ * more resident when idle (85 MiB against 78.5, 30 s after its first answer, three starts each);
+ * 4 to 15 ms for the 500 entries either way, readdir's own recursion being three times slower.
+ */
 function newest(dir) {
   let latest = mtime(dir) ?? 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : (mtime(path) ?? 0));
+  for (const name of readdirSync(dir)) {
+    const path = `${dir}/${name}`;
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (stats === undefined) continue;
+    const time = stats.isDirectory() ? newest(path) : stats.mtimeMs;
+    if (time > latest) latest = time;
   }
   return latest;
 }
