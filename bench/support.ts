@@ -74,6 +74,12 @@ export interface InstanceOptions {
   publicUrl?: string;
   /** Settings over the database's (DATABASE_URL through a pooler, EVENTS_DATABASE_URL). */
   env?: Record<string, string>;
+  /**
+   * Started by `npm start` (npm, the build-freshness check of scripts/start.cjs, then the service in
+   * a process of its own) rather than by `node dist/main.js` with `npm start`'s settings: the start an
+   * operator makes from a checkout. Memory and CPU are then those of the service's process.
+   */
+  viaNpmStart?: boolean;
 }
 
 /** Starts an instance on a fresh database, or, given `shared`, a further instance of the deployment that made it. */
@@ -87,38 +93,38 @@ export async function startServiceProcess(port: number, shared?: SharedSetup, op
   const spawned = performance.now();
   // The runtime settings of `npm start` (package.json), as the build and the Dockerfile use them.
   const runtime = runtimeSettings();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      ...runtime.nodeFlags,
-      ...flagsToTry(),
-      ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? '/tmp/prof'}`] : []),
-      'dist/main.js',
-    ],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        ...database.env,
-        ...runtime.env,
-        ...(process.env.BENCH_GC && { NODE_OPTIONS: withPeriodicGc(Number(process.env.BENCH_GC)) }),
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PUBLIC_URL: options.publicUrl ?? url,
-        LOG_LEVEL: 'warn',
-        NODE_ENV: 'production',
-        MASTER_SECRET: setup.masterSecret,
-        METRICS_TOKEN,
-        AUTH_CLIENT_ID: 'bench',
-        AUTH_CLIENT_SECRET: secret,
-        TOKEN_FAILED_ATTEMPTS_LIMIT: '100000',
-        ...BENCH_RATE_LIMITS,
-        ...options.env,
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
+  const [command, ...args] = options.viaNpmStart
+    ? ['npm', 'start', '--silent']
+    : [
+        process.execPath,
+        ...runtime.nodeFlags,
+        ...flagsToTry(),
+        ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? '/tmp/prof'}`] : []),
+        'dist/main.js',
+      ];
+  const child: ChildProcess = spawn(command as string, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      ...database.env,
+      ...runtime.env,
+      ...(process.env.BENCH_GC && { NODE_OPTIONS: withPeriodicGc(Number(process.env.BENCH_GC)) }),
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: options.publicUrl ?? url,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      MASTER_SECRET: setup.masterSecret,
+      METRICS_TOKEN,
+      AUTH_CLIENT_ID: 'bench',
+      AUTH_CLIENT_SECRET: secret,
+      TOKEN_FAILED_ATTEMPTS_LIMIT: '100000',
+      ...BENCH_RATE_LIMITS,
+      ...options.env,
     },
-  );
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   let exit: string | undefined;
   child.once('exit', (code, signal) => {
     exit = signal ?? `exit code ${code}`;
@@ -133,6 +139,8 @@ export async function startServiceProcess(port: number, shared?: SharedSetup, op
     await new Promise((r) => setTimeout(r, 10));
   }
   const startMs = performance.now() - spawned;
+  // npm runs the start script through a shell that execs node: the service is npm's last descendant.
+  const servicePid = lastDescendant(child.pid as number);
   const token = await fetch(`${url}/api/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -142,8 +150,8 @@ export async function startServiceProcess(port: number, shared?: SharedSetup, op
     url,
     rootToken: token.access_token,
     startMs,
-    rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024,
-    cpuMs: () => processCpuMs(child.pid as number),
+    rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${servicePid}/status`, 'utf8'))?.[1]) / 1024,
+    cpuMs: () => processCpuMs(servicePid),
     roundTrips: async () => Number(/^svc_db_round_trips_total (\d+)/m.exec(await metrics(url))?.[1]),
     metrics: () => metrics(url),
     requestRoundTrips: async () => Number(/^svc_db_request_round_trips_total (\d+)/m.exec(await metrics(url))?.[1]),
@@ -164,6 +172,12 @@ export async function startServiceProcess(port: number, shared?: SharedSetup, op
       if (!shared) await database.drop();
     },
   };
+}
+
+/** The process at the end of a chain of only children (the process itself when it has none). */
+function lastDescendant(pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
+  return children.length === 1 ? lastDescendant(Number(children[0])) : pid;
 }
 
 const metrics = (url: string) => fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
@@ -270,12 +284,17 @@ export function calibration(): string {
     signed++;
   }
   const perSign = (performance.now() - started) / signed;
-  const starts = Array.from({ length: 5 }, () => {
+  return `calibration: ES256 sign (node:crypto) ${(perSign * 1000).toFixed(0)} µs, \`node -e ""\` ${nodeStartMs().toFixed(0)} ms`;
+}
+
+/** How long `node -e ""` takes here, median of `runs`: the yardstick of start-up targets. */
+export function nodeStartMs(runs = 5): number {
+  const starts = Array.from({ length: runs }, () => {
     const begun = performance.now();
     execFileSync(process.execPath, ['-e', '']);
     return performance.now() - begun;
   });
-  return `calibration: ES256 sign (node:crypto) ${(perSign * 1000).toFixed(0)} µs, \`node -e ""\` ${median(starts).toFixed(0)} ms`;
+  return median(starts);
 }
 
 export async function json(url: string, init: RequestInit & { token?: string } = {}) {
