@@ -219,6 +219,8 @@ async function assemble(
     expiresIn: config.JWT_EXPIRES_IN,
     failedAttempts: { failures: config.TOKEN_FAILED_ATTEMPTS_LIMIT, windowSeconds: config.TOKEN_FAILED_ATTEMPTS_WINDOW },
     consoleClientId: config.OIDC_UI_CLIENT_ID,
+    audit,
+    tenantActive: (tenantId) => tenants.isActive(tenantId),
   });
 
   const sessionFeature = createSessions({ db: kysely, audit, sealer: sealerFor('sessions'), bus, clock });
@@ -440,6 +442,7 @@ async function assemble(
   await documentAndProtect(app, {
     resolve: (clientId, generation) => clients.resolvePrincipal(clientId, generation),
     verifier: auth.verifier,
+    tenantActive: (tenantId) => tenants.isActive(tenantId),
   });
   rateLimits.install(app, tenantRateLimits(issuance.settings));
 

@@ -4316,8 +4316,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Get an access token (OAuth 2.0 client credentials)
+         * Get an access token (OAuth 2.0 client credentials, or RFC 8693 token exchange into a tenant)
          * @description Credentials by HTTP Basic or as client_id and client_secret in a JSON or form body. Errors use the OAuth 2.0 shape `{error, error_description}` (RFC 6749 section 5.2). Failed attempts are limited per caller address (429 with Retry-After).
+         *
+         *     Token exchange (`grant_type=urn:ietf:params:oauth:grant-type:token-exchange`): a service administrator (a client without a tenant, holding tenants:manage) presents its own access token as `subject_token` (`subject_token_type=urn:ietf:params:oauth:token-type:access_token`), the tenant id as `audience` and, optionally, the roles wanted as `scope`. The subject token alone authenticates; client credentials are not read. The token issued acts in that tenant with those roles, carries `act: {sub: <administrator>}`, lives at most 15 minutes and never past the subject token, and dies with the administrator's client, its secret, or the tenant. Every write made with it is audited as the administrator in the tenant, and so is the exchange (`token.exchanged`). Errors (RFC 8693 section 2.2.2): a subject token that is invalid or not an administrator's own: 400 invalid_request; an unknown or inactive tenant: 400 invalid_target; a role no tenant client can hold: 400 invalid_scope.
          *
          *     Public: no access token.
          *
@@ -4340,12 +4342,26 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
+                        /** @description token exchange: not supported */
+                        actor_token?: string;
+                        /** @description token exchange: not supported */
+                        actor_token_type?: string;
+                        /** @description token exchange: the id of the tenant to act in */
+                        audience?: string;
+                        /** @description client_credentials only */
                         client_id?: string;
+                        /** @description client_credentials only */
                         client_secret?: string;
-                        /** @description default client_credentials; nothing else is supported */
+                        /** @description default client_credentials; or urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693), for a service administrator to act in a tenant */
                         grant_type?: string;
-                        /** @description ignored: roles come from the client */
+                        /** @description token exchange: urn:ietf:params:oauth:token-type:access_token, the only type issued */
+                        requested_token_type?: string;
+                        /** @description client_credentials: ignored, roles come from the client. Token exchange: the space-separated roles wanted in the tenant (default: every role but tenants:manage) */
                         scope?: string;
+                        /** @description token exchange: the service administrator's own access token */
+                        subject_token?: string;
+                        /** @description token exchange: urn:ietf:params:oauth:token-type:access_token */
+                        subject_token_type?: string;
                     } | null;
                 };
             };
@@ -4359,6 +4375,13 @@ export interface paths {
                         "application/json": {
                             access_token: string;
                             expires_in: number;
+                            /**
+                             * @description token exchange only
+                             * @enum {string}
+                             */
+                            issued_token_type?: "urn:ietf:params:oauth:token-type:access_token";
+                            /** @description token exchange only: the roles the token holds in the tenant */
+                            scope?: string;
                             /** @enum {string} */
                             token_type: "Bearer";
                         };
@@ -11766,8 +11789,11 @@ export interface components {
             url: string;
         };
         AuditLogEntry: {
+            /** @description the service administrator acting in the tenant with an exchanged token (RFC 8693); null otherwise */
+            actingAdminId: string | null;
             /** @description `<resource>.<action>`, for example `tenant.created`, `client.secret_rotated` */
             actionType: string;
+            /** @description for a service administrator in a tenant: `admin <actorId> in tenant <tenantId>` */
             actorDisplay: string | null;
             actorId: string;
             /**
@@ -11788,8 +11814,11 @@ export interface components {
             timestamp: string;
         };
         AuditLogEntryInput: {
+            /** @description the service administrator acting in the tenant with an exchanged token (RFC 8693); null otherwise */
+            actingAdminId: string | null;
             /** @description `<resource>.<action>`, for example `tenant.created`, `client.secret_rotated` */
             actionType: string;
+            /** @description for a service administrator in a tenant: `admin <actorId> in tenant <tenantId>` */
             actorDisplay: string | null;
             actorId: string;
             /**

@@ -126,6 +126,26 @@ export async function logIn(clientId: string, clientSecret: string): Promise<Pro
   return acceptToken(reply.data.access_token, Date.now() + reply.data.expires_in * 1000);
 }
 
+/**
+ * A service administrator steps into a tenant: its token is exchanged (RFC 8693) for one of the
+ * tenant, with every tenant role, which becomes the session. The administrator's own session ends
+ * there: the login comes back when the tenant token does (15 minutes at most).
+ */
+export async function openTenant(tenantId: string): Promise<Problem | undefined> {
+  const reply = await result(
+    api.POST('/api/oauth2/token', {
+      body: {
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token: current?.token ?? '',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        audience: tenantId,
+      },
+    }),
+  );
+  if (!reply.data) return reply.problem;
+  return acceptToken(reply.data.access_token, Date.now() + reply.data.expires_in * 1000);
+}
+
 /** The session of an earlier load of this tab, while its token is valid (a reload keeps the person logged in). */
 export async function resumeSession(): Promise<void> {
   const stored = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as { token?: string; expiresAt?: number } | null;

@@ -14,7 +14,11 @@ export const AuditLogEntrySchema = z
       .enum(['client', 'system'])
       .describe('`client` (a management API client) or `system` (a scheduled job, actorId `system:<job>`)'),
     actorId: z.string(),
-    actorDisplay: z.string().nullable(),
+    actorDisplay: z.string().nullable().describe('for a service administrator in a tenant: `admin <actorId> in tenant <tenantId>`'),
+    actingAdminId: z
+      .string()
+      .nullable()
+      .describe('the service administrator acting in the tenant with an exchanged token (RFC 8693); null otherwise'),
     changedFields: z.array(z.string()),
     before: Snapshot,
     after: Snapshot,

@@ -28,6 +28,8 @@ export interface AuditLogEntry {
   actorType: 'client' | 'system';
   actorId: string;
   actorDisplay: string | null;
+  /** The service administrator acting in the entry's tenant with an exchanged token; null otherwise. */
+  actingAdminId: string | null;
   changedFields: string[];
   before: Snapshot;
   after: Snapshot;
@@ -60,13 +62,15 @@ export class AuditService {
   async record(ctx: RequestContext, event: AuditEvent, db: Executor = this.db): Promise<void> {
     const before = (redact(event.before ?? null) as Snapshot) ?? null;
     const after = (redact(event.after ?? null) as Snapshot) ?? null;
+    const { actingAdmin } = ctx.principal;
     await insertEntry(db, {
       id: crypto.randomUUID(),
       tenant_id: event.tenantId,
       action_type: event.actionType,
       actor_type: ctx.principal.clientId.startsWith(SYSTEM_PREFIX) ? 'system' : 'client',
       actor_id: ctx.principal.clientId,
-      actor_display: ctx.principal.clientId,
+      actor_display: actingAdmin ? `admin ${actingAdmin} in tenant ${event.tenantId}` : ctx.principal.clientId,
+      acting_admin_id: actingAdmin ?? null,
       changed_fields: JSON.stringify(changedFields(event.before ?? null, event.after ?? null)),
       before: before ? JSON.stringify(before) : null,
       after: after ? JSON.stringify(after) : null,
@@ -84,6 +88,7 @@ export class AuditService {
       actorType: r.actor_type as AuditLogEntry['actorType'],
       actorId: r.actor_id,
       actorDisplay: r.actor_display,
+      actingAdminId: r.acting_admin_id,
       changedFields: JSON.parse(r.changed_fields) as string[],
       before: r.before ? (JSON.parse(r.before) as Snapshot) : null,
       after: r.after ? (JSON.parse(r.after) as Snapshot) : null,

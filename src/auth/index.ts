@@ -1,12 +1,14 @@
 // Management tokens: issued here by client credentials (integrated mode), or by the identity
 // provider (external mode), whose tokens then count only while the service's record of their client
 // exists when it manages clients there.
+import type { AuditService } from '../audit/service.js';
 import type { ClientService } from '../clients/service.js';
 import type { IdentityProvider } from '../identity-provider/provider.js';
 import { boundToClientRecords } from '../platform/auth/external-clients.js';
 import { integratedTokens, type TokenVerifier } from '../platform/auth/tokens.js';
 import type { Executor } from '../platform/db/values.js';
 import type { App } from '../platform/http/types.js';
+import { TokenExchange } from './exchange.js';
 import { tokenRoutes } from './routes.js';
 import { TokenService } from './service.js';
 
@@ -22,6 +24,10 @@ export interface AuthNeeds {
   failedAttempts: { failures: number; windowSeconds: number };
   /** OIDC_UI_CLIENT_ID: the console's public client, whose tokens have no client record. */
   consoleClientId: string;
+  /** Records token exchanges, in the tenant's log. */
+  audit: AuditService;
+  /** Whether a tenant exists and is active: the audience of a token exchange. */
+  tenantActive(tenantId: string): Promise<boolean>;
 }
 
 export function createAuth(needs: AuthNeeds): { verifier: TokenVerifier; routes(app: App): void } {
@@ -44,5 +50,12 @@ export function createAuth(needs: AuthNeeds): { verifier: TokenVerifier; routes(
     return { verifier, routes: (app) => tokenRoutes(app, { external: provider.metadata }) };
   }
   const tokens = new TokenService(needs.db, needs.clients, signer, needs.failedAttempts);
-  return { verifier: integrated, routes: (app) => tokenRoutes(app, { tokens }) };
+  const exchange = new TokenExchange({
+    verifier: integrated,
+    clients: needs.clients,
+    signer,
+    audit: needs.audit,
+    tenantActive: needs.tenantActive,
+  });
+  return { verifier: integrated, routes: (app) => tokenRoutes(app, { tokens, exchange }) };
 }

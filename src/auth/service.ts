@@ -1,4 +1,4 @@
-// The integrated token server: OAuth 2.0 client credentials, nothing else. Failed attempts are
+// The integrated token server: OAuth 2.0 client credentials (token exchange: exchange.ts). Failed attempts are
 // counted per caller address in the database (the service's one window counter, request_windows), so
 // every instance enforces the same limit; each failure is counted at once, since there are few.
 import type { ClientService } from '../clients/service.js';
@@ -6,6 +6,7 @@ import type { TokenSigner } from '../platform/auth/tokens.js';
 import type { Executor } from '../platform/db/values.js';
 import { OAuthError } from '../platform/http/problem.js';
 import { DatabaseWindows } from '../platform/rate-limits/windows.js';
+import { TOKEN_EXCHANGE_GRANT } from './exchange.js';
 
 export interface ClientCredentials {
   grantType: string;
@@ -37,7 +38,7 @@ export class TokenService {
     const key = `auth-failures:${callerAddress}`;
     await this.refuseIfThrottled(key);
     if (credentials.grantType !== 'client_credentials') {
-      throw new OAuthError(400, 'unsupported_grant_type', 'only the client_credentials grant is supported');
+      throw new OAuthError(400, 'unsupported_grant_type', `only the client_credentials and ${TOKEN_EXCHANGE_GRANT} grants are supported`);
     }
     const claims = await this.clients.authenticate(credentials.clientId, credentials.clientSecret);
     if (!claims) {

@@ -21,6 +21,7 @@ import { credentialConfigScopes } from './0020-credential-config-scopes.js';
 import { oneWindowCounter } from './0021-one-window-counter.js';
 import { webhookDeliveries } from './0022-webhook-deliveries.js';
 import { growthIndexes } from './0023-growth-indexes.js';
+import { auditActingAdmin } from './0024-audit-acting-admin.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0021-one-window-counter': oneWindowCounter,
   '0022-webhook-deliveries': webhookDeliveries,
   '0023-growth-indexes': growthIndexes,
+  '0024-audit-acting-admin': auditActingAdmin,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

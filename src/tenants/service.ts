@@ -103,6 +103,11 @@ export class TenantService {
     return tenantExists(db, id);
   }
 
+  /** Whether the tenant exists and has finished initialising. */
+  async isActive(id: string, db: Executor = this.db): Promise<boolean> {
+    return (await store.findTenant(db, id))?.status === 'active';
+  }
+
   async list(): Promise<Tenant[]> {
     return this.withClients(await store.listTenants(this.db));
   }

@@ -13,6 +13,7 @@ interface Entry {
   actorType: string;
   actorId: string;
   actorDisplay: string | null;
+  actingAdminId: string | null;
   changedFields: string[];
   before: Record<string, any> | null;
   after: Record<string, any> | null;
@@ -105,6 +106,7 @@ describe('client changes', () => {
       actorType: 'client',
       actorId: acme.clientId,
       actorDisplay: acme.clientId,
+      actingAdminId: null,
       changedFields: CLIENT_FIELDS,
       before: null,
       after: {
@@ -256,6 +258,7 @@ describe('user changes', () => {
       actorType: 'client',
       actorId: acme.clientId,
       actorDisplay: acme.clientId,
+      actingAdminId: null,
       changedFields: USER_FIELDS,
       before: null,
       after: { ...user, email: REDACTED },

@@ -3,7 +3,7 @@
 // a confirmation) and an access certificate; schema metadata published, a new version, a version
 // deprecated, the catalog, and imports as a DCQL query; a registration certificate reissued; the
 // caches and their clearing; a tenant's
-// configuration exported as a file. Each template is submitted as it stands and succeeds, and each
+// configuration exported as a file; a tenant opened by the service administrator. Each template is submitted as it stands and succeeds, and each
 // screen and action shows only to a client holding a role its routes take.
 import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -299,6 +299,27 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
       const served = await svc.call('GET', '/api/config/export?tenantId=console-export', { token: await svc.rootToken() });
       expect(exported).toEqual(served.body);
       expect(Object.keys(exported.files)).toContain('console-export/tenant.json');
+      expect(errors).toEqual([]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  it("opens a tenant as the administrator: the session becomes the tenant's, audited as the admin there", async () => {
+    await svc.tenant('console-open');
+    const { page, errors, close } = await open('root', svc.rootSecret, 'tenants');
+    try {
+      await page.getByRole('button', { name: 'Open tenant console-open' }).click();
+      await expect.poll(() => page.getByRole('banner').textContent(), POLL).toContain('tenant console-open');
+      expect(await navLinks(page)).toContain('Clients');
+      expect(await navLinks(page)).not.toContain('Tenants');
+      const stored = await svc.db
+        .selectFrom('audit_log')
+        .select(['acting_admin_id', 'actor_display'])
+        .where('tenant_id', '=', 'console-open')
+        .where('action_type', '=', 'token.exchanged')
+        .execute();
+      expect(stored).toEqual([{ acting_admin_id: 'root', actor_display: 'admin root in tenant console-open' }]);
       expect(errors).toEqual([]);
     } finally {
       await close();

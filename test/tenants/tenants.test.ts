@@ -558,6 +558,7 @@ describe('audit of tenant changes', () => {
       actorType: 'client',
       actorId: ROOT_ID,
       actorDisplay: ROOT_ID,
+      actingAdminId: null,
       changedFields: expect.arrayContaining(['id', 'name', 'status', 'sessionConfig']),
       before: null,
       after: {

@@ -1,7 +1,7 @@
 // The management resources that fit the generic page: what each lists, how one is addressed, what a
 // new one starts as (each template valid as it stands: a browser test submits every one unedited),
 // and the roles its routes require. Every call goes through the typed client.
-import { api, asBody, type ListItem, type Role, result, session } from '../api.js';
+import { api, asBody, type ListItem, openTenant, type Role, result, session } from '../api.js';
 import { summarizeChain } from '../certificates.js';
 import { formatDate } from '../components.js';
 import { FORMS } from '../forms.js';
@@ -47,7 +47,20 @@ export const tenants: ResourceDefinition<ListItem<'/api/tenant'>> = {
     const client = (data as { client?: { clientId: string; secret: string } }).client;
     return client && { label: "Secret of the tenant's admin client", owner: client.clientId, value: client.secret };
   },
-  intro: <p class="muted">A tenant created with roles gets an admin client; its secret is shown once, in a dialog, after creating.</p>,
+  actions: [
+    {
+      label: 'Open tenant',
+      // The exchanged token is audited in the tenant's log as this administrator acting there.
+      run: async (t) => ({ problem: await openTenant(t.id) }),
+      shown: (t) => t.status === 'active',
+    },
+  ],
+  intro: (
+    <p class="muted">
+      A tenant created with roles gets an admin client; its secret is shown once, in a dialog, after creating. Open tenant works inside it
+      for up to 15 minutes, audited as you acting there; log in again to come back.
+    </p>
+  ),
 };
 
 type Client = ListItem<'/api/client'>;

@@ -8,6 +8,11 @@ export interface Principal {
   /** Configuration ids the client may use for offers and requests; absent means all. */
   allowedIssuanceConfigs?: string[] | null;
   allowedPresentationConfigs?: string[] | null;
+  /**
+   * Set when a service administrator acts in a tenant with an exchanged token (RFC 8693): its client
+   * id, which is `clientId` too; `tenantId` and `roles` are then the tenant and the roles it chose.
+   */
+  actingAdmin?: string;
 }
 
 /** A client as it is now, with the token generation its tokens must carry to be its own. */

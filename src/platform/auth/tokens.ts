@@ -4,7 +4,7 @@ import { createSecretKey } from 'node:crypto';
 import { errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { deriveKey } from '../crypto/derive.js';
 import type { Principal } from './principal.js';
-import type { Role } from './roles.js';
+import { ROLES, type Role } from './roles.js';
 
 export const TOKEN_AUDIENCE = 'svc-service';
 const CLOCK_SKEW_SECONDS = 30;
@@ -18,6 +18,13 @@ export interface TokenClaims {
   roles: Role[];
   /** The client's token generation when the token was issued; the token is honoured only while it is current. */
   tokenGeneration: string;
+  /**
+   * A token exchanged by a service administrator (src/auth/exchange.ts): `clientId` is the
+   * administrator, acting in `tenantId` with `roles`; signed as RFC 8693's `act` claim.
+   */
+  actor?: string;
+  /** When the token expires, in seconds since the epoch; absent: expiresIn from now. */
+  expiresAt?: number;
 }
 
 export interface VerifiedToken {
@@ -34,6 +41,8 @@ export interface VerifiedToken {
    * the clients); absent, the service's own client record is authoritative.
    */
   principal?: Principal;
+  /** An exchanged token: the tenant its client, a service administrator, acts in, and the roles it chose. */
+  actingIn?: { tenantId: string; roles: Role[] };
 }
 
 export interface TokenVerifier {
@@ -53,15 +62,20 @@ export function integratedTokens(options: { masterSecret: string; issuer: string
   const key = createSecretKey(deriveKey(options.masterSecret, 'management-token'));
   const signer: TokenSigner = {
     expiresIn: options.expiresIn,
-    sign: ({ clientId, tenantId, roles, tokenGeneration }) =>
-      new SignJWT({ roles, ...(tenantId ? { tenant_id: tenantId } : {}), [GENERATION_CLAIM]: tokenGeneration })
+    sign: ({ clientId, tenantId, roles, tokenGeneration, actor, expiresAt }) =>
+      new SignJWT({
+        roles,
+        ...(tenantId ? { tenant_id: tenantId } : {}),
+        [GENERATION_CLAIM]: tokenGeneration,
+        ...(actor ? { act: { sub: actor } } : {}),
+      })
         .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
         .setIssuer(options.issuer)
         .setAudience(TOKEN_AUDIENCE)
         .setSubject(clientId)
         .setIssuedAt()
         .setJti(crypto.randomUUID())
-        .setExpirationTime(`${options.expiresIn}s`)
+        .setExpirationTime(expiresAt ?? `${options.expiresIn}s`)
         .sign(key),
   };
   // Verified tokens, so that a client's repeated calls skip signature and claim checks; an entry
@@ -89,13 +103,31 @@ export function integratedTokens(options: { masterSecret: string; issuer: string
       if (typeof tokenGeneration !== 'string' || !tokenGeneration) {
         throw new InvalidTokenError(`the access token has no ${GENERATION_CLAIM} claim; get a new token`);
       }
-      const result = { clientId: payload.sub as string, tokenGeneration, expiresAt: (payload.exp as number) * 1000 };
+      const result: VerifiedToken = { clientId: payload.sub as string, tokenGeneration, expiresAt: (payload.exp as number) * 1000 };
+      if (payload.act !== undefined) result.actingIn = actingInOf(payload);
       if (verified.size >= 10_000) verified.clear();
       verified.set(token, result);
       return result;
     },
   };
   return { signer, verifier };
+}
+
+/**
+ * What an exchanged token says of the tenant its administrator acts in. Only this service signs
+ * these tokens, so a malformed one is a bug or a forgery: refused, never read leniently. The token's
+ * own roles count (not its client's), so they must name roles a tenant's client can hold.
+ */
+function actingInOf(payload: JWTPayload): { tenantId: string; roles: Role[] } {
+  const act = payload.act as { sub?: unknown } | null;
+  const tenantId = payload.tenant_id;
+  const roles = payload.roles;
+  const knownRoles = (value: unknown): value is Role[] =>
+    Array.isArray(value) && value.every((role) => typeof role === 'string' && role !== 'tenants:manage' && ROLES.includes(role as Role));
+  if (typeof act !== 'object' || act === null || act.sub !== payload.sub || typeof tenantId !== 'string' || !knownRoles(roles)) {
+    throw new InvalidTokenError('the access token has a malformed act claim');
+  }
+  return { tenantId, roles };
 }
 
 function describeJoseError(err: unknown): string {

@@ -67,6 +67,8 @@ export interface AuditLogTable {
   request_id: string | null;
   timestamp: Timestamp;
   seq: Generated<number>;
+  /** The service administrator who wrote the entry with an exchanged token, acting in tenant_id. */
+  acting_admin_id: string | null;
 }
 
 /** Requests (or failed attempts) counted per key and fixed window: key@windowStartMs (platform/rate-limits/windows.ts). */

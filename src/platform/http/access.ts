@@ -45,6 +45,14 @@ export interface Grant {
   stillHeld(): Promise<boolean>;
 }
 
+/** What deciding access reads: the token's verifier, the current client, and (exchanged tokens) the tenant. */
+export interface AccessDeps {
+  verifier: TokenVerifier;
+  resolve: PrincipalResolver;
+  /** Whether the tenant exists and is active: an administrator's exchanged token dies with its tenant. */
+  tenantActive(tenantId: string): Promise<boolean>;
+}
+
 const REALM = 'svc';
 
 export function unauthorized(detail: string, error?: 'invalid_token' | 'invalid_request') {
@@ -82,7 +90,7 @@ export function describeAccess(access: Access): string {
   return `${roles}${tenant}${query}`;
 }
 
-export function installAccessControl(app: FastifyInstance, deps: { verifier: TokenVerifier; resolve: PrincipalResolver }) {
+export function installAccessControl(app: FastifyInstance, deps: AccessDeps) {
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!isManagementPath(route.url) || route.url === '/api' || route.url.startsWith('/api/static')) return;
     const access = route.config?.access;
@@ -108,7 +116,7 @@ export function installAccessControl(app: FastifyInstance, deps: { verifier: Tok
 async function stillHeld(
   request: FastifyRequest,
   access: Exclude<Access, { public: true }>,
-  deps: { verifier: TokenVerifier; resolve: PrincipalResolver },
+  deps: AccessDeps,
   granted: Principal,
 ): Promise<boolean> {
   try {
@@ -121,11 +129,7 @@ async function stillHeld(
   }
 }
 
-async function authenticate(
-  request: FastifyRequest,
-  access: { tokenInQuery?: true },
-  deps: { verifier: TokenVerifier; resolve: PrincipalResolver },
-) {
+async function authenticate(request: FastifyRequest, access: { tokenInQuery?: true }, deps: AccessDeps) {
   const token = access.tokenInQuery ? queryToken(request) : bearerToken(request);
   let verified: VerifiedToken;
   try {
@@ -142,7 +146,23 @@ async function authenticate(
   if (current.tokenGeneration !== verified.tokenGeneration) {
     throw unauthorized('the access token was issued before its client was re-created or its secret replaced', 'invalid_token');
   }
+  if (verified.actingIn)
+    return { principal: await actingPrincipal(current.principal, verified.actingIn, deps), expiresAt: verified.expiresAt };
   return { principal: current.principal, expiresAt: verified.expiresAt };
+}
+
+/**
+ * A service administrator in a tenant, by an exchanged token: honoured while the administrator
+ * still manages tenants (its own token's checks above held) and the tenant is still there.
+ */
+async function actingPrincipal(admin: Principal, actingIn: { tenantId: string; roles: Role[] }, deps: AccessDeps): Promise<Principal> {
+  if (admin.tenantId !== null || !admin.roles.includes('tenants:manage')) {
+    throw unauthorized('the administrator of this exchanged access token no longer manages tenants', 'invalid_token');
+  }
+  if (!(await deps.tenantActive(actingIn.tenantId))) {
+    throw unauthorized(`the tenant '${actingIn.tenantId}' of this access token no longer exists or is not active`, 'invalid_token');
+  }
+  return { clientId: admin.clientId, tenantId: actingIn.tenantId, roles: actingIn.roles, actingAdmin: admin.clientId };
 }
 
 function authorize(principal: Principal, access: Exclude<Access, { public: true }>) {
