@@ -312,7 +312,7 @@ export class PresentationConfigService {
     return fields.map((field) => ({
       field,
       message:
-        "openid_federation needs the tenant's federation settings, and it has none: set federation in the issuer settings (PUT /api/issuer/config) first",
+        "openid_federation needs the tenant's federation settings, and it has none: set federation in the trust settings (PUT /api/trust-config) first",
     }));
   }
 

@@ -58,7 +58,7 @@ export async function issuerKey(trust: TenantTrust, question: Omit<IssuerKeyQues
   const anchorIds = question.queryAnchors ?? federation?.trustAnchors.map((anchor) => anchor.entityId) ?? [];
   if (question.queryAnchors && !federation)
     throw new TrustRefused(
-      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/issuer/config)',
+      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/trust-config)',
     );
   let frameworks = frameworksInMode(trust);
   if (question.queryAnchors && !frameworks.some((f) => f.id === 'federation'))
