@@ -90,6 +90,17 @@ export async function statusListSigner(trust: TenantTrust, question: StatusListS
   return undefined;
 }
 
+/**
+ * The certificates an X.509 issuer chain (an mso_mdoc document signer chain) must lead to, from every
+ * framework that judges such chains (LoTE; a federation has nothing to say for mdoc), whatever the mode.
+ */
+export async function issuerChainAnchors(trust: TenantTrust): Promise<string[]> {
+  const anchors: string[] = [];
+  for (const asked of TRUST_FRAMEWORKS.values())
+    if (asked.issuerChainAnchors) anchors.push(...(await asked.issuerChainAnchors(trust)).value);
+  return anchors;
+}
+
 export interface TrustNeeds {
   /** Every entity statement and named trusted list is read through it. */
   outbound: OutboundClient;

@@ -10,7 +10,15 @@ import { FederationRefused } from '../../src/trust/federation/entity-statement.j
 import type { ResolvedTrust } from '../../src/trust/federation/resolver.js';
 import type { FederationMode, FederationSettings } from '../../src/trust/federation/settings.js';
 import type { FederationTrust } from '../../src/trust/federation/trust.js';
-import { frameworksInMode, issuerKey, MODE_ORDER, TRUST_FRAMEWORKS, TrustRefused, TrustService } from '../../src/trust/index.js';
+import {
+  frameworksInMode,
+  issuerChainAnchors,
+  issuerKey,
+  MODE_ORDER,
+  TRUST_FRAMEWORKS,
+  TrustRefused,
+  TrustService,
+} from '../../src/trust/index.js';
 import { type TestCertificate, testCertificate } from '../support/test-pki.js';
 
 const ANCHOR = 'https://anchor.example';
@@ -95,6 +103,14 @@ describe('issuerKey by mode', () => {
     await expect(
       issuerKey({ trustedCertificates: [root.pem], federation: federation('lote-only') }, { ...both(), queryAnchors: [ANCHOR] }),
     ).rejects.toThrow('the tenant federation mode is lote-only');
+  });
+});
+
+describe('issuerChainAnchors (an mdoc issuer chain)', () => {
+  it('answers the LoTE certificates in every mode: the federation has nothing to say for an X.509 chain', async () => {
+    const lote = { trustedCertificates: [root.pem] };
+    expect(await issuerChainAnchors(lote)).toEqual([root.pem]);
+    for (const mode of MODE_ORDER.keys()) expect(await issuerChainAnchors({ ...lote, federation: federation(mode) })).toEqual([root.pem]);
   });
 });
 
