@@ -348,7 +348,7 @@ async function assemble(
     },
     metrics,
     presentations: verification.embeddedPresentations,
-    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
+    walletProviders: (tenantId, settings) => trust.walletProviders(tenantId, settings),
     trust,
     clock,
   });
@@ -366,7 +366,7 @@ async function assemble(
     presentationConfigs,
     presentationOffers: verification.presentationOffers,
     keyChains,
-    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
+    walletProviders: (tenantId, settings) => trust.walletProviders(tenantId, settings),
   });
   const configFileFeature = createConfigFiles({
     db: kysely,

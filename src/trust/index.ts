@@ -101,6 +101,11 @@ export async function issuerChainAnchors(trust: TenantTrust): Promise<string[]> 
   return anchors;
 }
 
+/** The wallet providers a tenant's settings name, each with its PEM certificates. */
+export interface WalletProviderSettings {
+  walletProviders: readonly { certificates: readonly string[] }[];
+}
+
 export interface TrustNeeds {
   /** Every entity statement and named trusted list is read through it. */
   outbound: OutboundClient;
@@ -149,12 +154,16 @@ export class TrustService {
     return this.federation.trustFor(tenantId);
   }
 
-  /** The certificates that anchor wallet providers, from every framework that lists some. */
-  async walletProviders(tenantId: string): Promise<string[]> {
-    const anchors: string[] = [];
+  /**
+   * The certificates that anchor the wallet providers whose wallet (client) and key attestations the
+   * tenant accepts: those its settings (at hand, from the issuer) name, then those of every framework
+   * that lists some (read at each call: a trust list changed here counts at once), each once.
+   */
+  async walletProviders(tenantId: string, settings: WalletProviderSettings): Promise<string[]> {
+    const anchors = settings.walletProviders.flatMap((provider) => provider.certificates);
     for (const asked of TRUST_FRAMEWORKS.values())
       if (asked.walletProviders) anchors.push(...(await asked.walletProviders(this.sources, tenantId)).value);
-    return anchors;
+    return [...new Set(anchors)];
   }
 
   /**

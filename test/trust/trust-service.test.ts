@@ -139,8 +139,10 @@ describe('TrustService', () => {
     expect(await service.tenantTrust('acme')).toEqual({ trustedCertificates: [root.pem] });
   });
 
-  it('wallet providers come from the LoTE wallet entities', async () => {
-    expect(await service.walletProviders('acme')).toEqual(['wallet-root']);
+  it("wallet providers: the settings' certificates, then the LoTE wallet entities, each once", async () => {
+    expect(await service.walletProviders('acme', { walletProviders: [] })).toEqual(['wallet-root']);
+    const settings = { walletProviders: [{ certificates: ['configured-root', 'wallet-root'] }, { certificates: ['configured-root'] }] };
+    expect(await service.walletProviders('acme', settings)).toEqual(['configured-root', 'wallet-root']);
   });
 
   it("authorization servers: the server's own metadata decides without settings, in lote-only, and in hybrid when it does not resolve", async () => {
