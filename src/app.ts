@@ -453,6 +453,7 @@ async function assemble(
     },
     checkKeyProviders: () => keyChains.checkProviders(),
     draining: () => lifecycle.draining,
+    clock,
   });
   for (const feature of [
     auth,

@@ -318,7 +318,7 @@ export class PresentationConfigService {
 
   private async check(trx: Executor, tenantId: string, settings: Settings, stored: WebhookConfig | null, extra: FieldError[] = []) {
     const { checkDocument, trustedListUrls } = await documentChecks();
-    const errors = [...extra, ...checkDocument(settings), ...unmaskWebhook(settings, stored)];
+    const errors = [...extra, ...checkDocument(settings, this.clock.now()), ...unmaskWebhook(settings, stored)];
     // A trusted list the outbound client would never fetch could never admit a credential.
     for (const { field, url } of trustedListUrls(settings.dcql_query)) {
       const refusal = this.urlRefusal(url);
