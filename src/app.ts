@@ -350,7 +350,7 @@ async function assemble(
     },
     metrics,
     presentations: verification.embeddedPresentations,
-    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
+    walletProviders: (tenantId, settings) => trust.walletProviders(tenantId, settings),
     trust,
     clock,
   });
@@ -368,7 +368,7 @@ async function assemble(
     presentationConfigs,
     presentationOffers: verification.presentationOffers,
     keyChains,
-    trustedWalletProviders: (tenantId) => trust.walletProviders(tenantId),
+    walletProviders: (tenantId, settings) => trust.walletProviders(tenantId, settings),
   });
   const configFileFeature = createConfigFiles({
     db: kysely,
@@ -456,6 +456,7 @@ async function assemble(
     },
     checkKeyProviders: () => keyChains.checkProviders(),
     draining: () => lifecycle.draining,
+    clock,
   });
   for (const feature of [
     auth,

@@ -64,7 +64,9 @@ export class ConfigExporter {
         }),
       );
     }
-    put(KINDS.issuer.path, { ...(await s.issuerSettings.get(tenantId)) });
+    const { federation, ...issuerSettings } = await s.issuerSettings.get(tenantId);
+    put(KINDS.issuer.path, issuerSettings);
+    put(KINDS.trust.path, { federation });
     for (const [key, kind] of [
       ['attributeProviders', 'attribute_provider'],
       ['webhookEndpoints', 'webhook'],

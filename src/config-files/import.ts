@@ -96,7 +96,10 @@ export class ConfigImporter {
         const outcomes = await this.each([folder.tenant], (value) => this.tenant(serviceCtx, value, trx));
         outcomes.push(...(await this.each(folder.keyChains, (value) => this.keyChain(ctx, folder.id, value, trx))));
         outcomes.push(...(await this.each(folder.clients, (value) => this.client(ctx, value, trx))));
-        if (folder.issuer) outcomes.push(...(await this.each([folder.issuer], (value) => this.issuer(ctx, folder.id, value, trx))));
+        const { trust } = folder;
+        if (folder.issuer)
+          outcomes.push(...(await this.each([folder.issuer], (value) => this.issuer(ctx, folder.id, value, trx, trust !== undefined))));
+        if (trust) outcomes.push(...(await this.each([trust], (value) => this.trust(ctx, folder.id, value, trx))));
         outcomes.push(...(await this.each(folder.attributeProviders, (value) => this.endpoint('attributeProviders', ctx, value, trx))));
         outcomes.push(...(await this.each(folder.webhookEndpoints, (value) => this.endpoint('webhookEndpoints', ctx, value, trx))));
         outcomes.push(
@@ -202,10 +205,27 @@ export class ConfigImporter {
     return 'updated';
   }
 
-  private async issuer(ctx: RequestContext, tenantId: string, file: Contents['issuer'], trx: Executor): Promise<Outcome> {
+  /** `trustFile`: trust.json sets the federation settings, so issuer.json keeps the stored ones (it leaves them out). */
+  private async issuer(
+    ctx: RequestContext,
+    tenantId: string,
+    file: Contents['issuer'],
+    trx: Executor,
+    trustFile: boolean,
+  ): Promise<Outcome> {
     const { issuerSettings } = this.services;
-    if (await issuerSettings.isCurrent(tenantId, file, trx)) return 'unchanged';
-    await issuerSettings.put(ctx, tenantId, file, trx);
+    const given = trustFile ? { ...file, federation: (await issuerSettings.get(tenantId, trx)).federation } : file;
+    if (await issuerSettings.isCurrent(tenantId, given, trx)) return 'unchanged';
+    await issuerSettings.put(ctx, tenantId, given, trx);
+    return 'updated';
+  }
+
+  /** The trust settings (PUT /api/trust-config): kept as the issuer settings' federation field. */
+  private async trust(ctx: RequestContext, tenantId: string, file: Contents['trust'], trx: Executor): Promise<Outcome> {
+    const { issuerSettings } = this.services;
+    const stored = await issuerSettings.get(tenantId, trx);
+    if (await issuerSettings.isCurrent(tenantId, { ...stored, federation: file.federation }, trx)) return 'unchanged';
+    await issuerSettings.putFederation(ctx, tenantId, file.federation, trx);
     return 'updated';
   }
 

@@ -14,6 +14,7 @@ import {
 } from '../key-chains/routes.js';
 import { SaveBody as PresentationConfigBody } from '../presentation-configs/schemas.js';
 import { CreateBody as TenantBody } from '../tenants/routes.js';
+import { TrustConfigSchema } from '../trust/config/schema.js';
 import { TrustListInputSchema } from '../trust-lists/schemas.js';
 
 /** How a referenced value is used: as text, or as a private key (a JWK in JSON, or PEM). */
@@ -101,6 +102,14 @@ export const KINDS = {
     schema: IssuerSettingsSchema,
     references: { 'chainedAuthorizationServer.clientSecret': 'text' },
   },
+  trust: {
+    name: 'trust',
+    path: 'trust.json',
+    folder: false,
+    request: 'PUT /api/trust-config (issuer.json then leaves federation out: it is the alias of this file)',
+    schema: TrustConfigSchema,
+    references: {},
+  },
   attributeProviders: {
     name: 'attribute-provider',
     path: 'attribute-providers',
@@ -156,6 +165,7 @@ export interface Contents {
   clients: z.output<typeof KINDS.clients.schema>;
   keyChains: z.output<(typeof KeyChainFile)[KeyChainForm]> & { id: string };
   issuer: z.output<typeof IssuerSettingsSchema>;
+  trust: z.output<typeof TrustConfigSchema>;
   attributeProviders: z.output<typeof CreateEndpointBody>;
   webhookEndpoints: z.output<typeof CreateEndpointBody>;
   credentialConfigs: z.output<typeof CredentialConfigBody>;
@@ -170,8 +180,8 @@ export interface ConfigFile<K extends KindKey> {
 }
 
 /** A tenant folder, read and checked: its tenant.json and the files of every kind, in file name order. */
-export type TenantFolder = { id: string; tenant: ConfigFile<'tenant'>; issuer?: ConfigFile<'issuer'> } & {
-  [K in Exclude<KindKey, 'tenant' | 'issuer'>]: ConfigFile<K>[];
+export type TenantFolder = { id: string; tenant: ConfigFile<'tenant'>; issuer?: ConfigFile<'issuer'>; trust?: ConfigFile<'trust'> } & {
+  [K in Exclude<KindKey, 'tenant' | 'issuer' | 'trust'>]: ConfigFile<K>[];
 };
 
 /** The order objects are written in: what a file refers to exists before it. */

@@ -75,9 +75,14 @@ function readTenant(scope: TenantScope): TenantFolder | undefined {
   const tenant = readFile(scope, KINDS.tenant, join(dir, KINDS.tenant.path), { key: 'id', value: id });
   const issuerPath = join(dir, KINDS.issuer.path);
   const issuer = existsSync(issuerPath) ? readFile(scope, KINDS.issuer, issuerPath) : undefined;
+  const trustPath = join(dir, KINDS.trust.path);
+  const trust = existsSync(trustPath) ? readFile(scope, KINDS.trust, trustPath) : undefined;
+  // The federation settings are one setting: issuer.json's federation is their alias, so one file says them.
+  if (trust && issuer && (issuer as ConfigFile<'issuer'>).value.federation !== null)
+    reader.problems.push(`${issuer.path}: federation: the trust settings are in ${KINDS.trust.path}: leave federation out here`);
   const folder = Object.fromEntries(FOLDER_KINDS.map((key) => [key, readFolder(scope, key, join(dir, KINDS[key].path))]));
   if (!tenant) return undefined;
-  return { id, tenant, ...(issuer && { issuer }), ...folder } as TenantFolder;
+  return { id, tenant, ...(issuer && { issuer }), ...(trust && { trust }), ...folder } as TenantFolder;
 }
 
 /**

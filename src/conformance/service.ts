@@ -26,8 +26,8 @@ export interface ConformanceNeeds {
   presentationConfigs: PresentationConfigService;
   presentationOffers: PresentationOffers;
   keyChains: KeyChainService;
-  /** PEM trust anchors of the wallet providers the tenant's trust lists name (walletIssuance entities). */
-  trustedWalletProviders: (tenantId: string) => Promise<string[]>;
+  /** PEM trust anchors of the wallet providers the tenant trusts: its settings' and its trust lists' (TrustService.walletProviders). */
+  walletProviders: (tenantId: string, settings: IssuerSettings) => Promise<string[]>;
 }
 
 export interface ConformanceReport {
@@ -72,14 +72,14 @@ export class ConformanceService {
   }
 
   private async facts(tenantId: string): Promise<TenantFacts> {
-    const { issuerSettings, credentialConfigs, presentationConfigs, keyChains, trustedWalletProviders } = this.needs;
-    const [settings, configs, presentations, chains, walletAnchors] = await Promise.all([
+    const { issuerSettings, credentialConfigs, presentationConfigs, keyChains, walletProviders } = this.needs;
+    const [settings, configs, presentations, chains] = await Promise.all([
       issuerSettings.get(tenantId),
       credentialConfigs.list(tenantId),
       presentationConfigs.list(tenantId),
       keyChains.list(tenantId),
-      trustedWalletProviders(tenantId),
     ]);
+    const walletAnchors = await walletProviders(tenantId, settings);
     return {
       settings,
       credentialConfigs: configs,
@@ -92,7 +92,7 @@ export class ConformanceService {
         activeCertificate: c.activeCertificate,
         selfSigned: leafIsSelfSigned(c),
       })),
-      walletProviderAnchors: walletAnchors.length + walletProviderAnchors(settings),
+      walletProviderAnchors: walletAnchors.length,
     };
   }
 
@@ -129,5 +129,3 @@ export class ConformanceService {
     return errors;
   }
 }
-
-const walletProviderAnchors = (settings: IssuerSettings) => settings.walletProviders.reduce((n, p) => n + p.certificates.length, 0);

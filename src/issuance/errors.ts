@@ -27,7 +27,7 @@ export const noFederationSettings = (tenantId: string) =>
   new OAuthError(
     404,
     'invalid_request',
-    `the issuer '${tenantId}' has no federation settings, so no entity configuration: set federation in its issuer settings (PUT /api/issuer/config)`,
+    `the issuer '${tenantId}' has no federation settings, so no entity configuration: set federation in its trust settings (PUT /api/trust-config)`,
   );
 export const invalidRequestUri = (description: string) => new OAuthError(400, 'invalid_request_uri', description);
 export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);

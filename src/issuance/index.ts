@@ -41,7 +41,7 @@ import { credentialRoutes } from './credential-request/routes.js';
 import { deferredRoutes } from './deferred/routes.js';
 import { DeferredService } from './deferred/service.js';
 import { createInteractiveAuthorization, type InteractivePresentations } from './interactive-authorization/index.js';
-import { announceIssuerChange, IssuerDirectory, type TrustedWalletProviders } from './issuers.js';
+import { announceIssuerChange, IssuerDirectory, type WalletProviders } from './issuers.js';
 import { metadataRoutes } from './metadata/routes.js';
 import { nonceRoutes } from './nonce/routes.js';
 import { NonceStore } from './nonce/store.js';
@@ -85,8 +85,8 @@ export interface IssuanceNeeds {
   sessionCredentialsValid: RawBuilder<boolean>;
   /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
   presentations: InteractivePresentations;
-  /** Wallet providers listed in the tenant's trust lists (besides those of the issuer settings). */
-  trustedWalletProviders: TrustedWalletProviders;
+  /** The wallet providers a tenant trusts, those of its issuer settings and of its trust lists (the trust service). */
+  walletProviders: WalletProviders;
   /** The trust service: the keys of external authorization servers that are federation entities. */
   trust?: Pick<TrustService, 'authorizationServerKeys'>;
   /** What time it is for the tokens, nonces, proofs and attestations (the sessions have their own copy). */
@@ -104,7 +104,7 @@ export function createIssuance(needs: IssuanceNeeds) {
     (ctx, tenantId, trx) => needs.keyChains.ensureDefault(ctx, tenantId, 'federation', trx),
     (trx, tenantId) => announceIssuerChange(needs.bus, trx, tenantId),
   );
-  const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.trustedWalletProviders, needs.bus);
+  const issuers = new IssuerDirectory(publicUrl, needs.tenantExists, settings, needs.walletProviders, needs.bus);
   const nonces = new NonceStore(db, needs.clock);
   const tokens = new IssuanceTokens(needs.masterSecret, needs.clock);
   const dpop = new DpopProofs(nonces, new DpopNonces(needs.masterSecret, needs.clock), needs.clock);

@@ -28,14 +28,13 @@ export interface Issuer {
   settings: IssuerSettings;
   /**
    * The PEM trust anchors of the wallet providers whose wallet (client) and key attestations this
-   * issuer accepts: those of the settings' walletProviders and the walletIssuance entities of the
-   * tenant's trust lists (read at each call: a trust list changed here counts at once).
+   * issuer accepts, as the trust service answers them for these settings (TrustService.walletProviders).
    */
   walletProviderAnchors(): Promise<string[]>;
 }
 
-/** The wallet provider anchors a tenant lists in its trust lists. */
-export type TrustedWalletProviders = (tenantId: string) => Promise<string[]>;
+/** The wallet provider anchors of a tenant: those its settings name and those of its trust lists (TrustService.walletProviders). */
+export type WalletProviders = (tenantId: string, settings: IssuerSettings) => Promise<string[]>;
 
 export class IssuerDirectory {
   private readonly cache = new TtlCache<Issuer>(ISSUER_DIRECTORY_CACHE_MS);
@@ -44,7 +43,7 @@ export class IssuerDirectory {
     readonly publicUrl: string,
     private readonly tenantExists: (tenantId: string) => Promise<boolean>,
     private readonly settings: IssuerSettingsService,
-    private readonly listedWalletProviders: TrustedWalletProviders,
+    private readonly walletProviders: WalletProviders,
     bus: EventBus,
   ) {
     // Forgotten here at once, and again when the change's event arrives (after its commit, so a
@@ -71,8 +70,7 @@ export class IssuerDirectory {
   private async load(tenantId: string): Promise<Issuer> {
     if (!(await this.tenantExists(tenantId))) throw notFoundIssuer(tenantId);
     const settings = await this.settings.get(tenantId);
-    const configured = settings.walletProviders.flatMap((provider) => provider.certificates);
-    const walletProviderAnchors = async () => [...new Set([...configured, ...(await this.listedWalletProviders(tenantId))])];
+    const walletProviderAnchors = () => this.walletProviders(tenantId, settings);
     return { tenantId, urls: this.urls(tenantId), settings, walletProviderAnchors };
   }
 }

@@ -113,7 +113,8 @@ function referenceErrors(field: string, items: { credential_ids?: string[] }[] |
   );
 }
 
-export function checkDocument(doc: PresentationDocument): FieldError[] {
+/** `now` judges a given registration certificate's exp (the service's clock). */
+export function checkDocument(doc: PresentationDocument, now: Date): FieldError[] {
   const parsed = parse(doc.dcql_query);
   const errors = [...parsed.errors, ...formatErrors(doc.dcql_query, parsed.errors)];
   if (!parsed.query) return errors;
@@ -122,7 +123,7 @@ export function checkDocument(doc: PresentationDocument): FieldError[] {
   errors.push(
     ...referenceErrors('transaction_data', doc.transaction_data, queryIds),
     ...referenceErrors('attached', doc.attached, queryIds),
-    ...givenRegistrationCertErrors(doc.registration_cert?.jwt, parsed.query),
+    ...givenRegistrationCertErrors(doc.registration_cert?.jwt, parsed.query, now),
   );
   return errors;
 }
@@ -171,12 +172,12 @@ interface CertifiedCredential {
  * credential query needs a credential of the certificate with its format and meta, and every claim
  * path it asks for among that credential's claims (a credential without claims allows all).
  */
-function givenRegistrationCertErrors(jwt: string | undefined, query: DcqlQuery): FieldError[] {
+function givenRegistrationCertErrors(jwt: string | undefined, query: DcqlQuery, now: Date): FieldError[] {
   if (jwt === undefined) return [];
   const field = 'body.registration_cert.jwt';
   const payload = jwtPayload(jwt);
   if (!payload) return [{ field, message: 'its payload is not a JSON object' }];
-  if (typeof payload.exp === 'number' && payload.exp * 1000 <= Date.now())
+  if (typeof payload.exp === 'number' && payload.exp * 1000 <= now.getTime())
     return [{ field, message: `expired at ${new Date(payload.exp * 1000).toISOString()}` }];
   const certified = payload.credentials;
   if (!Array.isArray(certified) || certified.length === 0)

@@ -312,13 +312,13 @@ export class PresentationConfigService {
     return fields.map((field) => ({
       field,
       message:
-        "openid_federation needs the tenant's federation settings, and it has none: set federation in the issuer settings (PUT /api/issuer/config) first",
+        "openid_federation needs the tenant's federation settings, and it has none: set federation in the trust settings (PUT /api/trust-config) first",
     }));
   }
 
   private async check(trx: Executor, tenantId: string, settings: Settings, stored: WebhookConfig | null, extra: FieldError[] = []) {
     const { checkDocument, trustedListUrls } = await documentChecks();
-    const errors = [...extra, ...checkDocument(settings), ...unmaskWebhook(settings, stored)];
+    const errors = [...extra, ...checkDocument(settings, this.clock.now()), ...unmaskWebhook(settings, stored)];
     // A trusted list the outbound client would never fetch could never admit a credential.
     for (const { field, url } of trustedListUrls(settings.dcql_query)) {
       const refusal = this.urlRefusal(url);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RoleSchema } from '../platform/auth/roles.js';
+import type { Clock } from '../platform/clock.js';
 import { contextOf } from '../platform/http/access.js';
 import type { App } from '../platform/http/types.js';
 
@@ -15,6 +16,8 @@ export interface SystemInfo {
   checkKeyProviders(): Promise<Record<string, string>>;
   /** True once a stop has begun: readiness then answers 503 at once, so load balancers send no new requests. */
   draining(): boolean;
+  /** What time it is: whoami's expiry of a token that carries none. */
+  clock: Clock;
 }
 
 const Version = z.object({ name: z.string(), version: z.string(), apiVersion: z.string().describe('major.minor of the management API') });
@@ -78,7 +81,7 @@ export function systemRoutes(app: App, info: SystemInfo) {
         clientId: principal.clientId,
         tenantId: principal.tenantId,
         roles: principal.roles,
-        expiresAt: new Date(expiresAt ?? Date.now()).toISOString(),
+        expiresAt: new Date(expiresAt ?? info.clock.now().getTime()).toISOString(),
       };
     },
   );

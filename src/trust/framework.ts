@@ -1,9 +1,10 @@
 // A trust framework answers the questions every part of svc asks before it relies on a key: whose
-// key verifies a credential's issuer signature, whether a status list signer is trusted, which
-// certificates anchor wallet providers (client and key attestations), and with which keys an
-// external authorization server's tokens are verified. Each answer names the framework (and the
-// anchor) that decided; a refusal is a TrustRefused whose message is the reason given to the caller.
-// A framework that has nothing to say on a question leaves its method out.
+// key verifies a credential's issuer signature, which certificates an X.509 issuer chain (mdoc) must
+// lead to, whether a status list signer is trusted, which certificates anchor wallet providers
+// (client and key attestations), and with which keys an external authorization server's tokens are
+// verified. Each answer names the framework (and the anchor) that decided; a refusal is a
+// TrustRefused whose message is the reason given to the caller. A framework that has nothing to say
+// on a question leaves its method out.
 import type { KeyObject } from 'node:crypto';
 import type { JSONWebKeySet, JWSHeaderParameters } from 'jose';
 import type { FederationTrust } from './federation/trust.js';
@@ -84,6 +85,11 @@ export interface TrustFramework {
   issuerKey?(trust: TenantTrust, question: IssuerKeyQuestion): Promise<TrustDecision<KeyObject>>;
   /** Whether the signer of a status list token is trusted for the credential; undefined when this framework does not vouch for it. */
   statusListSigner?(trust: TenantTrust, question: StatusListSignerQuestion): Promise<TrustDecision<true> | undefined>;
+  /**
+   * The PEM certificates an X.509 issuer chain must lead to (an mso_mdoc document signer chain): the
+   * mdoc library judges the chain against them, with the signatures it checks, so its checks name why.
+   */
+  issuerChainAnchors?(trust: TenantTrust): Promise<TrustDecision<string[]>>;
   /** The PEM certificates that anchor wallet providers (client attestations and key attestations). */
   walletProviders?(sources: TrustSources, tenantId: string): Promise<TrustDecision<string[]>>;
   /** The keys of an external authorization server. Throws this framework's refusal (FederationRefused). */

@@ -58,7 +58,7 @@ export async function issuerKey(trust: TenantTrust, question: Omit<IssuerKeyQues
   const anchorIds = question.queryAnchors ?? federation?.trustAnchors.map((anchor) => anchor.entityId) ?? [];
   if (question.queryAnchors && !federation)
     throw new TrustRefused(
-      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/issuer/config)',
+      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/trust-config)',
     );
   let frameworks = frameworksInMode(trust);
   if (question.queryAnchors && !frameworks.some((f) => f.id === 'federation'))
@@ -88,6 +88,22 @@ export async function statusListSigner(trust: TenantTrust, question: StatusListS
     if (decision) return decision;
   }
   return undefined;
+}
+
+/**
+ * The certificates an X.509 issuer chain (an mso_mdoc document signer chain) must lead to, from every
+ * framework that judges such chains (LoTE; a federation has nothing to say for mdoc), whatever the mode.
+ */
+export async function issuerChainAnchors(trust: TenantTrust): Promise<string[]> {
+  const anchors: string[] = [];
+  for (const asked of TRUST_FRAMEWORKS.values())
+    if (asked.issuerChainAnchors) anchors.push(...(await asked.issuerChainAnchors(trust)).value);
+  return anchors;
+}
+
+/** The wallet providers a tenant's settings name, each with its PEM certificates. */
+export interface WalletProviderSettings {
+  walletProviders: readonly { certificates: readonly string[] }[];
 }
 
 export interface TrustNeeds {
@@ -138,12 +154,16 @@ export class TrustService {
     return this.federation.trustFor(tenantId);
   }
 
-  /** The certificates that anchor wallet providers, from every framework that lists some. */
-  async walletProviders(tenantId: string): Promise<string[]> {
-    const anchors: string[] = [];
+  /**
+   * The certificates that anchor the wallet providers whose wallet (client) and key attestations the
+   * tenant accepts: those its settings (at hand, from the issuer) name, then those of every framework
+   * that lists some (read at each call: a trust list changed here counts at once), each once.
+   */
+  async walletProviders(tenantId: string, settings: WalletProviderSettings): Promise<string[]> {
+    const anchors = settings.walletProviders.flatMap((provider) => provider.certificates);
     for (const asked of TRUST_FRAMEWORKS.values())
       if (asked.walletProviders) anchors.push(...(await asked.walletProviders(this.sources, tenantId)).value);
-    return anchors;
+    return [...new Set(anchors)];
   }
 
   /**

@@ -230,6 +230,7 @@ describe('configuration files', () => {
         [
           'acme/tenant.json',
           'acme/issuer.json',
+          'acme/trust.json',
           'acme/clients/acme-app.json',
           'acme/clients/acme-ops.json',
           ...[
@@ -248,6 +249,9 @@ describe('configuration files', () => {
           'acme/trust-lists/main.json',
         ].sort(),
       );
+      // The trust settings are their own file; issuer.json leaves out their alias.
+      expect(reply.body.files['acme/trust.json']).toEqual({ federation: null });
+      expect(reply.body.files['acme/issuer.json']).not.toHaveProperty('federation');
       for (const secret of [APP_SECRET, OPS_SECRET, CRM_KEY, PRIVATE_JWK.d as string, 'PRIVATE KEY']) {
         expect(reply.text).not.toContain(secret);
       }
@@ -389,6 +393,25 @@ describe('configuration files', () => {
       .where('id', '=', 'fed')
       .executeTakeFirstOrThrow();
     expect(JSON.parse(stored.document).dcql_query).toEqual(federationQuery);
+  });
+
+  it('imports the trust settings of trust.json, issuer.json keeping what they set, and refuses federation in both files', async () => {
+    const federation = { role: 'leaf', trustAnchors: [{ entityId: 'https://anchor.example.eu' }] };
+    await importing(
+      writeFolder({ 'iota/tenant.json': { name: 'Iota' }, 'iota/issuer.json': { batchSize: 3 }, 'iota/trust.json': { federation } }),
+    );
+    const exported = (await base.call('GET', '/api/config/export?tenantId=iota', { token: root })).body.files;
+    expect(exported['iota/trust.json']?.federation).toMatchObject(federation);
+    expect(exported['iota/issuer.json']).toMatchObject({ batchSize: 3 });
+
+    const both = writeFolder({
+      'kappa/tenant.json': { name: 'Kappa' },
+      'kappa/issuer.json': { federation },
+      'kappa/trust.json': { federation },
+    });
+    const err = await refusal(both);
+    expect(err.message).toContain('kappa/issuer.json: federation: the trust settings are in trust.json: leave federation out here');
+    expectProblem(await base.call('GET', '/api/tenant/kappa', { token: root }), 404);
   });
 
   it('imports a tenant in the haip-1.0 profile, its CA-issued defaults made first, and refuses a file that breaks the profile', async () => {

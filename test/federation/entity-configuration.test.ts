@@ -67,7 +67,7 @@ describe('federation settings', () => {
     expect(JSON.parse(missing.text)).toEqual({
       error: 'invalid_request',
       error_description:
-        "the issuer 'acme' has no federation settings, so no entity configuration: set federation in its issuer settings (PUT /api/issuer/config)",
+        "the issuer 'acme' has no federation settings, so no entity configuration: set federation in its trust settings (PUT /api/trust-config)",
     });
     // An unknown tenant is still an unknown issuer.
     const unknown = await entityConfiguration('no-such-tenant');

@@ -316,7 +316,7 @@ describe("the tenant's mode", () => {
     fed.requests.length = 0;
     expectRefused(
       await present('fed', await foreignCredential()),
-      /untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings \(federation in PUT \/api\/issuer\/config\)/,
+      /untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings \(federation in PUT \/api\/trust-config\)/,
     );
     expect(fed.requests).toEqual([]);
   });

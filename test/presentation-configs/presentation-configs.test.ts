@@ -320,7 +320,7 @@ describe('trusted authorities of type openid_federation', () => {
     const reply = await save(globex, { id: 'federated', dcql_query: federationQuery });
     expectFieldErrors(reply, ['body.dcql_query.credentials.1.trusted_authorities.1.type']);
     expect(reply.body.errors[0].message).toMatch(
-      /the tenant's federation settings, and it has none: set federation .*PUT \/api\/issuer\/config/,
+      /the tenant's federation settings, and it has none: set federation .*PUT \/api\/trust-config/,
     );
     expect((await get(globex, 'federated')).status).toBe(404);
     // A PATCH that would add them is refused likewise, and leaves the configuration as it was.

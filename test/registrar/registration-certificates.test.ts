@@ -279,6 +279,18 @@ describe('a registration certificate given as jwt or id', () => {
     }
   });
 
+  it("judges a given jwt's exp by the service's clock when the configuration is saved", async () => {
+    const jwt = await givenCertificate(REGISTERED, 30);
+    await saveConfig('clocked', { jwt });
+    svc.clock.advance(31_000);
+    const reply = await svc.call('POST', '/api/verifier/config', {
+      token,
+      body: { id: 'clocked', dcql_query: QUERY, registration_cert: { jwt } },
+    });
+    expectProblem(reply, 400);
+    expect(problemOf(reply).errors).toEqual([{ field: 'body.registration_cert.jwt', message: expect.stringContaining('expired at') }]);
+  });
+
   it('refuses a malformed request when the configuration is saved', async () => {
     for (const registration_cert of [
       { jwt: 'not a jwt' },

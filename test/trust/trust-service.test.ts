@@ -10,7 +10,15 @@ import { FederationRefused } from '../../src/trust/federation/entity-statement.j
 import type { ResolvedTrust } from '../../src/trust/federation/resolver.js';
 import type { FederationMode, FederationSettings } from '../../src/trust/federation/settings.js';
 import type { FederationTrust } from '../../src/trust/federation/trust.js';
-import { frameworksInMode, issuerKey, MODE_ORDER, TRUST_FRAMEWORKS, TrustRefused, TrustService } from '../../src/trust/index.js';
+import {
+  frameworksInMode,
+  issuerChainAnchors,
+  issuerKey,
+  MODE_ORDER,
+  TRUST_FRAMEWORKS,
+  TrustRefused,
+  TrustService,
+} from '../../src/trust/index.js';
 import { type TestCertificate, testCertificate } from '../support/test-pki.js';
 
 const ANCHOR = 'https://anchor.example';
@@ -98,6 +106,14 @@ describe('issuerKey by mode', () => {
   });
 });
 
+describe('issuerChainAnchors (an mdoc issuer chain)', () => {
+  it('answers the LoTE certificates in every mode: the federation has nothing to say for an X.509 chain', async () => {
+    const lote = { trustedCertificates: [root.pem] };
+    expect(await issuerChainAnchors(lote)).toEqual([root.pem]);
+    for (const mode of MODE_ORDER.keys()) expect(await issuerChainAnchors({ ...lote, federation: federation(mode) })).toEqual([root.pem]);
+  });
+});
+
 describe('TrustService', () => {
   const outbound = {
     request: async () => {
@@ -123,8 +139,10 @@ describe('TrustService', () => {
     expect(await service.tenantTrust('acme')).toEqual({ trustedCertificates: [root.pem] });
   });
 
-  it('wallet providers come from the LoTE wallet entities', async () => {
-    expect(await service.walletProviders('acme')).toEqual(['wallet-root']);
+  it("wallet providers: the settings' certificates, then the LoTE wallet entities, each once", async () => {
+    expect(await service.walletProviders('acme', { walletProviders: [] })).toEqual(['wallet-root']);
+    const settings = { walletProviders: [{ certificates: ['configured-root', 'wallet-root'] }, { certificates: ['configured-root'] }] };
+    expect(await service.walletProviders('acme', settings)).toEqual(['configured-root', 'wallet-root']);
   });
 
   it("authorization servers: the server's own metadata decides without settings, in lote-only, and in hybrid when it does not resolve", async () => {

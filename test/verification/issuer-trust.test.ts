@@ -112,7 +112,7 @@ describe('trustedIssuerKey', () => {
 
   it('refuses a query that trusts federation anchors when the tenant has no federation or uses LoTE only', async () => {
     expect(await refusal(trustedIssuerKey(await withX5c(), context({ federationAnchors: [ANCHOR] })))).toBe(
-      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/issuer/config)',
+      'untrusted issuer: the query trusts OpenID Federation anchors, and the tenant has no federation settings (federation in PUT /api/trust-config)',
     );
     const loteOnly = federation('lote-only');
     expect(await refusal(trustedIssuerKey(await withX5c(), context({ federation: loteOnly, federationAnchors: [ANCHOR] })))).toBe(

@@ -7,8 +7,10 @@
 // each check through onCheck; any FAILED one rejects. What it leaves to us is checked here: a
 // non-empty document list without errors, a detached device signature payload (an attached one would
 // be verified instead of this session's DeviceAuthentication), and a document docType that is the one
-// the issuer signed. The MSO's `status` entry (Token Status List, "Referenced Token in COSE": a text
-// key `status` holding {"status_list": {"idx", "uri"}}) is returned for the status check (status.ts).
+// the issuer signed. The certificates the signer chain must lead to are the trust layer's answer
+// (src/trust issuerChainAnchors). The MSO's `status` entry (Token Status List, "Referenced Token in
+// COSE": a text key `status` holding {"status_list": {"idx", "uri"}}) is returned for the status
+// check (status.ts).
 import { X509Certificate } from 'node:crypto';
 import {
   DataItem,
@@ -24,6 +26,7 @@ import { calculateJwkThumbprint } from 'jose';
 import { CborValueSharingRefused } from '../../platform/crypto/cbor-value-sharing.js';
 import { mdocContext } from '../../platform/crypto/mdoc-context.js';
 import { x509 } from '../../platform/crypto/x509-library.js';
+import { issuerChainAnchors } from '../../trust/index.js';
 import type { PresentationContext } from '../presentation-context.js';
 import { PresentationRejected } from '../presentation-rejected.js';
 
@@ -186,7 +189,7 @@ export async function verifyMdocPresentation(
     if (err instanceof PresentationRejected) throw err;
     throw reject(`mdoc: malformed document (${err instanceof Error ? err.message : String(err)})`);
   }
-  const { trustedCertificates, unreadable } = readTrustAnchors(context.trustedCertificates);
+  const { trustedCertificates, unreadable } = readTrustAnchors(await issuerChainAnchors(context));
   // An anchor that cannot be read trusts nothing; a refusal says so, since a missing anchor may be why.
   const refuse = (reason: string) => reject(unreadable.length ? `${reason}; ${unreadable.join('; ')}` : reason);
   const transcript = sessionTranscript ?? (await oid4vpSessionTranscript(context));

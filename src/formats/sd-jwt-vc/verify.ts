@@ -92,6 +92,10 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
   checkMemberNames(presentation);
   const { key: issuerKey, authority } = await trustedIssuerKey(presentation, context);
   const { SDJwtVcInstance } = await sdJwtVc();
+  // The signatures' own exp/nbf are judged at the system's time, as before: at the context's time a
+  // credential in its exp second would be refused as a bad signature, where the check below (exp,
+  // at the context's time) accepts it until that second has passed.
+  const nowSeconds = Date.now() / 1000;
   const sdjwt = new SDJwtVcInstance({
     hasher: (data: string | ArrayBuffer) =>
       createHash('sha256')
@@ -99,12 +103,12 @@ export async function verifySdJwtPresentation(presentation: string, context: Pre
         .digest(),
     // Both signatures are checked with node:crypto directly (the issuer's key parsed once per
     // certificate or federation key): the same checks jose's jwtVerify makes for ES256/384/512, without its WebCrypto round trips.
-    verifier: async (data: string, signature: string) => verifyEcJws(`${data}.${signature}`, issuerKey) !== undefined,
+    verifier: async (data: string, signature: string) => verifyEcJws(`${data}.${signature}`, issuerKey, 0, nowSeconds) !== undefined,
     kbVerifier: async (data: string, signature: string, payload: unknown) => {
       const jwk = (payload as { cnf?: { jwk?: Record<string, unknown> } }).cnf?.jwk;
       const alg = decodeJws(`${data}.${signature}`)?.header.alg;
       const key = jwk && typeof alg === 'string' ? ecPublicKey(jwk, alg) : undefined;
-      return key !== undefined && verifyEcJws(`${data}.${signature}`, key) !== undefined;
+      return key !== undefined && verifyEcJws(`${data}.${signature}`, key, 0, nowSeconds) !== undefined;
     },
   });
   // The library's own status step (fetch uncached, verify with the issuer's key) is turned off: the

@@ -50,7 +50,7 @@ const acceptanceKey = (x5c: string[], trustedPems: string[]) =>
  * certificate, with every link of the chain up to there issued and signed by the next, which must be
  * a CA (a leaf's key signs no certificates), and valid now.
  */
-export function chainsToTrusted(x5c: string[], trustedPems: string[], now = new Date()): boolean {
+export function chainsToTrusted(x5c: string[], trustedPems: string[], now: Date): boolean {
   if (x5c.length > MAX_CHAIN_LENGTH) return false;
   const at = now.getTime();
   const key = acceptanceKey(x5c, trustedPems);

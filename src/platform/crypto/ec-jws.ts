@@ -75,9 +75,10 @@ export function fitsAlgorithm(key: KeyObject, alg: string): boolean {
 
 /**
  * Verifies a compact JWS with an EC key, as jose's jwtVerify would for these algorithms: a supported
- * alg on the key's curve, no crit, the signature, and exp/nbf (when present) with `skewSeconds`.
+ * alg on the key's curve, no crit, the signature, and exp/nbf (when present) at `now` (seconds since
+ * the epoch, the caller's clock) with `skewSeconds`.
  */
-export function verifyEcJws(jws: string, key: KeyObject, skewSeconds = 0, now = Date.now() / 1000): CompactJws | undefined {
+export function verifyEcJws(jws: string, key: KeyObject, skewSeconds: number, now: number): CompactJws | undefined {
   const decoded = decodeJws(jws);
   const alg = decoded?.header.alg;
   if (!decoded || typeof alg !== 'string' || !fitsAlgorithm(key, alg) || decoded.header.crit !== undefined) return undefined;

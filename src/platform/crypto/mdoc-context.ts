@@ -42,6 +42,8 @@ export function cosePublicKeyToJwk(key: CoseKey): JWK {
 export async function verifyCertificateChain({
   trustedCertificates,
   x5chain,
+  // The mdoc library's context interface leaves now optional; every verification here passes the
+  // presentation's time (verify.ts), so the system time is only a library caller's that gives none.
   now = new Date(),
 }: {
   trustedCertificates: Uint8Array[];

@@ -38,7 +38,8 @@ export const CLIENT_REGISTRATION_TYPES_SUPPORTED: ('automatic' | 'explicit')[] =
 
 export const entityIdOf = (credentialIssuer: string, federation: FederationSettings) => federation.entityId ?? credentialIssuer;
 
-export function entityConfigurationClaims(input: EntityConfigurationInput, now = Math.floor(Date.now() / 1000)) {
+/** `now`: the issue time, in seconds since the epoch. */
+export function entityConfigurationClaims(input: EntityConfigurationInput, now: number) {
   const entityId = entityIdOf(input.credentialIssuer, input.federation);
   return {
     iss: entityId,

@@ -47,7 +47,7 @@ export interface EntityStatement {
 const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((v) => typeof v === 'string');
 
 /** The statement's claims read and checked for shape and time; its signature is checked by `verifyStatementSignature`. */
-export function readEntityStatement(jwt: string, step: string, now = Date.now() / 1000): EntityStatement {
+export function readEntityStatement(jwt: string, step: string, now: number): EntityStatement {
   const refuse = (reason: string) => new FederationRefused(step, reason);
   const decoded = decodeJws(jwt);
   if (!decoded) throw refuse('not a compact JWS');
@@ -81,12 +81,12 @@ export function readEntityStatement(jwt: string, step: string, now = Date.now() 
   };
 }
 
-/** The statement is signed by the key of `jwks` its kid names (an EC key, ES256/384/512). */
-export function verifyStatementSignature(statement: EntityStatement, jwks: { keys: JWK[] }, step: string, signerName: string) {
+/** The statement is signed by the key of `jwks` its kid names (an EC key, ES256/384/512), and current at `now` (seconds since the epoch). */
+export function verifyStatementSignature(statement: EntityStatement, jwks: { keys: JWK[] }, step: string, signerName: string, now: number) {
   const jwk = jwks.keys.find((key) => key.kid === statement.kid);
   if (!jwk) throw new FederationRefused(step, `signed with key ${statement.kid}, which is not among the keys of ${signerName}`);
   const alg = decodeJws(statement.jwt)?.header.alg;
   const key = typeof alg === 'string' ? ecPublicKey(jwk as Record<string, unknown>, alg) : undefined;
-  if (!key || !verifyEcJws(statement.jwt, key, CLOCK_SKEW_SECONDS))
+  if (!key || !verifyEcJws(statement.jwt, key, CLOCK_SKEW_SECONDS, now))
     throw new FederationRefused(step, `the signature does not verify with the key of ${signerName}`);
 }

@@ -193,7 +193,13 @@ export class TrustChainResolver {
         );
         const statement = await this.subordinateStatement(superior, subject.sub, budget);
         // The superior vouches for the subject's keys: the subject's own configuration must be signed with one of them.
-        verifyStatementSignature(subject, statement.jwks, 'subordinate statement', `the keys ${superiorId} gives for ${subject.sub}`);
+        verifyStatementSignature(
+          subject,
+          statement.jwks,
+          'subordinate statement',
+          `the keys ${superiorId} gives for ${subject.sub}`,
+          this.nowSeconds(),
+        );
         if (anchor) return { statements: [statement], anchor: superior };
         if (depth + 1 > MAX_INTERMEDIATES) {
           failures.push(`trust chain: more than ${MAX_INTERMEDIATES} intermediates above ${subject.sub}`);
@@ -210,12 +216,17 @@ export class TrustChainResolver {
     return undefined;
   }
 
+  /** The clock's time in seconds since the epoch, as entity statements count it. */
+  private nowSeconds() {
+    return this.clock.now().getTime() / 1000;
+  }
+
   /** An entity's configuration: iss = sub = the entity, signed by a key of its own jwks. */
   private async entityConfiguration(entityId: string, url: string, step: string, budget: Budget): Promise<EntityStatement> {
-    const statement = readEntityStatement(await this.fetchStatement(url, step, budget), step, this.clock.now().getTime() / 1000);
+    const statement = readEntityStatement(await this.fetchStatement(url, step, budget), step, this.nowSeconds());
     if (statement.iss !== entityId || statement.sub !== entityId)
       throw new FederationRefused(step, `${url} is not the configuration of ${entityId}`);
-    verifyStatementSignature(statement, statement.jwks, step, `its own jwks (${entityId})`);
+    verifyStatementSignature(statement, statement.jwks, step, `its own jwks (${entityId})`, this.nowSeconds());
     return statement;
   }
 
@@ -232,10 +243,10 @@ export class TrustChainResolver {
       throw new FederationRefused(step, `the federation_fetch_endpoint of ${superior.sub} is not a URL`);
     }
     url.searchParams.set('sub', subjectId);
-    const statement = readEntityStatement(await this.fetchStatement(url.toString(), step, budget), step, this.clock.now().getTime() / 1000);
+    const statement = readEntityStatement(await this.fetchStatement(url.toString(), step, budget), step, this.nowSeconds());
     if (statement.iss !== superior.sub || statement.sub !== subjectId)
       throw new FederationRefused(step, `the statement from ${superior.sub} is not about ${subjectId} by ${superior.sub}`);
-    verifyStatementSignature(statement, superior.jwks, step, `its issuer ${superior.sub}`);
+    verifyStatementSignature(statement, superior.jwks, step, `its issuer ${superior.sub}`, this.nowSeconds());
     return statement;
   }
 

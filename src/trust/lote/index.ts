@@ -17,6 +17,9 @@ export const loteFramework: TrustFramework = {
   async statusListSigner(trust, { x5c, now }) {
     return chainsToTrusted(x5c, trust.trustedCertificates, now) ? { framework: 'lote', value: true } : undefined;
   },
+  async issuerChainAnchors(trust) {
+    return { framework: 'lote', value: trust.trustedCertificates };
+  },
   async walletProviders(sources, tenantId) {
     return { framework: 'lote', value: await sources.listedCertificates(tenantId, 'walletAttestations') };
   },
