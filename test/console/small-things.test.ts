@@ -1,0 +1,51 @@
+// The console's small things (issue 43), in a real browser: each test names the behaviour it keeps.
+import 'reflect-metadata';
+import { build } from 'esbuild';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole } from '../../scripts/build.mjs';
+import { browserAvailable, DESKTOP, launchBrowser, logInToConsole } from '../support/browser.js';
+import { startService, type TestService } from '../support/service.js';
+
+let svc: TestService;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!browserAvailable) return;
+  await buildConsole(build);
+  svc = await startService();
+  browser = await launchBrowser();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+});
+
+describe.skipIf(!browserAvailable)('web console: the small things', () => {
+  it('loads without a failed request or a console error: the favicon is served, with a long cache', async () => {
+    const page = await browser.newPage({ viewport: DESKTOP });
+    const failures: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+    });
+    page.on('requestfailed', (request) => failures.push(`failed ${request.url()}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') failures.push(`console: ${message.text()}`);
+    });
+    try {
+      const tenant = await svc.tenant('favicon');
+      await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
+      expect(await page.locator('link[rel="icon"][href="/console/favicon.svg"]').count()).toBe(1);
+      // Headless Chromium does not fetch icons itself: the page declares one, and it is there.
+      const served = await fetch(`${svc.url}/console/favicon.svg`);
+      expect(served.status).toBe(200);
+      expect(served.headers.get('content-type')).toBe('image/svg+xml');
+      expect(served.headers.get('cache-control')).toMatch(/max-age=\d{6,}/);
+      expect(served.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(await served.text()).toContain('<svg');
+      expect(failures).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+});
