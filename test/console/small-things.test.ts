@@ -4,7 +4,7 @@ import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole } from '../support/browser.js';
+import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE } from '../support/browser.js';
 import { startService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -44,6 +44,26 @@ describe.skipIf(!browserAvailable)('web console: the small things', () => {
       expect(served.headers.get('content-security-policy')).toContain("default-src 'none'");
       expect(await served.text()).toContain('<svg');
       expect(failures).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('keeps each audit action on one line, on a phone too: issuer_settings.updated is not broken at its underscore', async () => {
+    const tenant = await svc.tenant('audit-actions');
+    const updated = await svc.raw('PUT', '/api/issuer/config', { token: tenant.token, body: { display: [{ name: 'Issuer' }] } });
+    expect(updated.status, updated.text).toBe(200);
+    const page = await browser.newPage({ viewport: PHONE });
+    try {
+      await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
+      await page.goto(`${svc.url}/console#/audit`);
+      const action = page.getByRole('cell').locator('code', { hasText: 'issuer_settings.updated' });
+      await action.waitFor();
+      const lines = await action.evaluate((code) => ({
+        boxes: code.getClientRects().length,
+        whiteSpace: getComputedStyle(code).whiteSpace,
+      }));
+      expect(lines).toEqual({ boxes: 1, whiteSpace: 'nowrap' });
     } finally {
       await page.close();
     }
