@@ -68,4 +68,30 @@ describe.skipIf(!browserAvailable)('web console: the small things', () => {
       await page.close();
     }
   }, 60_000);
+
+  it("checks a section opened by its address against the client's roles, as the navigation does", async () => {
+    const tenant = await svc.tenant('by-address');
+    const created = await svc.call('POST', '/api/client', {
+      token: tenant.token,
+      body: { clientId: 'offers-only-ui', roles: ['issuance:offer'] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const page = await browser.newPage({ viewport: DESKTOP });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    try {
+      await logInToConsole(page, svc.url, 'offers-only-ui', created.body.secret);
+      await page.goto(`${svc.url}/console#/users`);
+      await page.getByRole('heading', { name: 'Not allowed for your roles', level: 2 }).waitFor();
+      expect(await page.getByRole('main').textContent()).toContain('users:manage');
+      expect(await page.getByRole('navigation', { name: 'sections' }).getByRole('link', { name: 'Users' }).count()).toBe(0);
+      // A section the roles open is shown as before.
+      await page.goto(`${svc.url}/console#/offers`);
+      await page.getByRole('heading', { name: 'Not allowed for your roles' }).waitFor({ state: 'detached' });
+      expect(await page.getByRole('link', { name: 'Issue' }).getAttribute('aria-current')).toBe('page');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });
