@@ -149,6 +149,8 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
   const issued = page.getByRole('region', { name: 'issued credentials' });
   await issued.getByRole('cell', { name: 'valid', exact: true }).waitFor();
+  // Only the actions that change something: a valid credential is not offered Reinstate.
+  expect(await issued.getByRole('button', { name: 'Reinstate pid' }).count()).toBe(0);
   await issued.getByRole('button', { name: 'Revoke pid' }).click();
   await answer(page, 'Cancel');
   expect(await issued.getByRole('cell', { name: 'valid', exact: true }).count()).toBe(1);
@@ -156,6 +158,9 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await answer(page, 'Revoke');
   await issued.getByRole('cell', { name: 'revoked', exact: true }).waitFor();
   await page.getByRole('status').filter({ hasText: 'Revoked: 1 credential of pid' }).waitFor();
+  // Revoked: Reinstate is offered, Revoke no longer.
+  await issued.getByRole('button', { name: 'Reinstate pid' }).waitFor();
+  expect(await issued.getByRole('button', { name: 'Revoke pid' }).count()).toBe(0);
   await noPageScroll(page);
   await screenshot(page, `session-revoked-${suffix}`);
   const { status } = decodeJwt(credential.split('~')[0] as string) as { status: { status_list: { idx: number; uri: string } } };

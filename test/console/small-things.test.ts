@@ -94,4 +94,30 @@ describe.skipIf(!browserAvailable)('web console: the small things', () => {
       await page.close();
     }
   }, 60_000);
+
+  it('offers Make default and Delete only on a key chain that is not the default', async () => {
+    const tenant = await svc.tenant('key-chain-actions');
+    const created = await svc.call('POST', '/api/key-chain', {
+      token: tenant.token,
+      body: { id: 'spare', usageType: 'attestation', type: 'internalChain' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const page = await browser.newPage({ viewport: DESKTOP });
+    try {
+      await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
+      await page.goto(`${svc.url}/console#/key-chains`);
+      await page.getByRole('cell', { name: 'spare', exact: true }).waitFor();
+      const buttonsOf = (id: string) =>
+        page
+          .getByRole('row')
+          .filter({ has: page.getByRole('cell', { name: id, exact: true }) })
+          .getByRole('button')
+          .allTextContents();
+      expect(await buttonsOf('default-attestation')).not.toContain('Make default');
+      expect(await buttonsOf('default-attestation')).not.toContain('Delete');
+      expect(await buttonsOf('spare')).toEqual(expect.arrayContaining(['Edit', 'Rotate', 'Make default', 'Delete']));
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });

@@ -59,6 +59,8 @@ export interface ResourceDefinition<Row> {
   /** The editable part of an item (fields the API returns but does not accept are left out). */
   editable?: (row: Row) => unknown;
   remove?: (row: Row) => Promise<Result<unknown>>;
+  /** Whether `row` may be deleted now (the API refuses the rest); absent: every row. */
+  removable?: (row: Row) => boolean;
   actions?: ResourceAction<Row>[];
   intro?: ComponentChildren;
   /** A secret the create answer carries once (a client's secret, a user's temporary password). */
@@ -186,7 +188,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
                 {action.label}
               </button>
             ))}
-          {definition.remove && (
+          {definition.remove && (definition.removable?.(row) ?? true) && (
             <button type="button" class="danger" onClick={() => remove(row)} aria-label={`Delete ${definition.name(row)}`}>
               Delete
             </button>
