@@ -120,4 +120,26 @@ describe.skipIf(!browserAvailable)('web console: the small things', () => {
       await page.close();
     }
   }, 60_000);
+
+  it('explains, without an error, how to connect a registrar when the tenant has none', async () => {
+    const tenant = await svc.tenant('no-registrar', ['registrar:manage', 'issuance:manage']);
+    const page = await browser.newPage({ viewport: DESKTOP });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    try {
+      await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
+      await page.goto(`${svc.url}/console#/schema-metadata`);
+      const explained = page.getByRole('region', { name: 'no registrar' });
+      await explained.waitFor();
+      expect(await explained.textContent()).toContain('POST /api/registrar/config');
+      expect(await explained.getByRole('link', { name: 'Registrar' }).getAttribute('href')).toBe('#/registrar');
+      // The catalog is there (empty), and nothing on the page is shown as an error.
+      await page.getByRole('region', { name: "The registrar's catalog" }).waitFor();
+      expect(await page.getByRole('alert').allTextContents()).toEqual([]);
+      expect(await page.locator('.problem').count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });
