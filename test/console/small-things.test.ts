@@ -142,4 +142,35 @@ describe.skipIf(!browserAvailable)('web console: the small things', () => {
       await page.close();
     }
   }, 60_000);
+
+  it("keeps every action of the key chains list within a phone's screen (375x667)", async () => {
+    const tenant = await svc.tenant('key-chains-phone');
+    const created = await svc.call('POST', '/api/key-chain', {
+      token: tenant.token,
+      body: { id: 'spare', usageType: 'attestation', type: 'internalChain' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const screen = { width: 375, height: 667 };
+    const page = await browser.newPage({ viewport: screen });
+    try {
+      await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
+      await page.goto(`${svc.url}/console#/key-chains`);
+      await page.getByRole('cell', { name: 'spare', exact: true }).waitFor();
+      const buttons = page.locator('td.actions-column button');
+      expect(await buttons.count()).toBeGreaterThanOrEqual(4);
+      // Where each button is, the table's box left unscrolled: sideways within the screen; downwards the page scrolls.
+      const boxes = await buttons.evaluateAll((all) =>
+        all.map((b) => {
+          const box = b.getBoundingClientRect();
+          return { label: b.getAttribute('aria-label'), left: box.left, right: box.right };
+        }),
+      );
+      for (const box of boxes) {
+        expect(box.left, `${box.label} starts on screen`).toBeGreaterThanOrEqual(0);
+        expect(box.right, `${box.label} ends on screen`).toBeLessThanOrEqual(screen.width);
+      }
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });

@@ -168,6 +168,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   if (canChange && (definition.update || definition.remove || actions.length > 0)) {
     columns.push({
       title: 'Actions',
+      actions: true,
       cell: (row) => (
         <div class="row actions">
           {definition.update && (

@@ -149,6 +149,7 @@ function Publishing() {
             ...recordColumns,
             {
               title: 'Actions',
+              actions: true,
               cell: (r) => (
                 <div class="row actions">
                   <button
