@@ -173,4 +173,22 @@ describe.skipIf(!browserAvailable)('web console: the small things', () => {
       await page.close();
     }
   }, 60_000);
+
+  it('creates from the same template twice: the second gets a fresh id (signer-2), not a 409', async () => {
+    const tenant = await svc.tenant('fresh-ids');
+    const page = await browser.newPage({ viewport: DESKTOP });
+    try {
+      await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
+      await page.goto(`${svc.url}/console#/key-chains`);
+      for (const id of ['signer', 'signer-2']) {
+        await page.getByRole('button', { name: 'Create', exact: true }).click();
+        await page.getByRole('cell', { name: id, exact: true }).waitFor();
+        expect(await page.getByRole('alert').allTextContents()).toEqual([]);
+      }
+      const listed = await svc.call('GET', '/api/key-chain', { token: tenant.token });
+      expect((listed.body as { id: string }[]).map((k) => k.id)).toEqual(expect.arrayContaining(['signer', 'signer-2']));
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });

@@ -73,6 +73,23 @@ export interface ResourceDefinition<Row> {
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
+/** The fields a template names its new item by (the item's `name` in the list). */
+const ID_FIELDS = ['id', 'clientId', 'username'];
+
+/**
+ * The template with its id made unique among `taken` (signer, signer-2, signer-3...): a second
+ * create from the same template makes a second item instead of a 409 for the first one's id.
+ */
+export function withFreshId(template: unknown, taken: Set<string>): unknown {
+  if (typeof template !== 'object' || template === null) return template;
+  const key = ID_FIELDS.find((field) => Object.hasOwn(template, field));
+  const base = key === undefined ? undefined : (template as Record<string, unknown>)[key];
+  if (key === undefined || typeof base !== 'string' || !taken.has(base)) return template;
+  let n = 2;
+  while (taken.has(`${base}-${n}`)) n++;
+  return { ...template, [key]: `${base}-${n}` };
+}
+
 export function ResourcePage<Row>({ definition }: { definition: ResourceDefinition<Row> }) {
   const [rows, setRows] = useState<Row[]>([]);
   const [loadProblem, setLoadProblem] = useState<Problem>();
@@ -88,10 +105,13 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   const { shown, pager } = usePaged(rows);
   const may = (roles: Role[]) => holds(session(), roles);
 
+  // The names in the list, for a template's id that none of them has (read when a template is made).
+  const taken = useRef<Set<string>>(new Set());
   const load = useCallback(async () => {
     const { data, problem } = await definition.list();
     setLoadProblem(problem);
     setRows(data ?? []);
+    taken.current = new Set((data ?? []).map(definition.name));
   }, [definition]);
   // A template may take a moment (a key is generated for the import): only the latest request for
   // one fills the editor, and the first fills it only if the person has not chosen a kind already.
@@ -102,15 +122,17 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
       setSelected(undefined);
       setProblem(undefined);
       setVariant(chosen);
-      const template = await (chosen ?? definition).template();
+      const template = withFreshId(await (chosen ?? definition).template(), taken.current);
       if (request === templateRequest.current) setBody(pretty(template));
     },
     [definition],
   );
   // Each resource mounts its own page (keyed by its title).
+  // The list first: the template's id is one the list does not have yet.
   useEffect(() => {
-    void load();
-    if (templateRequest.current === 0) void startCreate();
+    void load().then(() => {
+      if (templateRequest.current === 0) void startCreate();
+    });
   }, [load, startCreate]);
 
   const edit = (row: Row) => {
@@ -132,8 +154,8 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
     setResult(undefined);
     const created = selected === undefined ? definition.createdSecret?.(reply.data) : undefined;
     if (created) setSecret(created);
-    await startCreate();
     await load();
+    await startCreate();
   };
   const remove = async (row: Row) => {
     if (!definition.remove) return;
