@@ -105,14 +105,24 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   const { shown, pager } = usePaged(rows);
   const may = (roles: Role[]) => holds(session(), roles);
 
-  // The names in the list, for a template's id that none of them has (read when a template is made).
+  // The names in the list, for a template's id that none of them has, and the template the editor
+  // was given: when the list arrives after it, an id the list has is replaced unless the person
+  // has edited the text meanwhile.
   const taken = useRef<Set<string>>(new Set());
+  const offered = useRef<{ template: unknown; text: string }>(undefined);
+  const offer = useCallback((template: unknown) => {
+    const text = pretty(withFreshId(template, taken.current));
+    const before = offered.current?.text;
+    offered.current = { template, text };
+    setBody((current) => (before === undefined || current === before ? text : current));
+  }, []);
   const load = useCallback(async () => {
     const { data, problem } = await definition.list();
     setLoadProblem(problem);
     setRows(data ?? []);
     taken.current = new Set((data ?? []).map(definition.name));
-  }, [definition]);
+    if (offered.current) offer(offered.current.template);
+  }, [definition, offer]);
   // A template may take a moment (a key is generated for the import): only the latest request for
   // one fills the editor, and the first fills it only if the person has not chosen a kind already.
   const templateRequest = useRef(0);
@@ -122,17 +132,18 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
       setSelected(undefined);
       setProblem(undefined);
       setVariant(chosen);
-      const template = withFreshId(await (chosen ?? definition).template(), taken.current);
-      if (request === templateRequest.current) setBody(pretty(template));
+      const template = await (chosen ?? definition).template();
+      if (request === templateRequest.current) {
+        offered.current = undefined;
+        offer(template);
+      }
     },
-    [definition],
+    [definition, offer],
   );
   // Each resource mounts its own page (keyed by its title).
-  // The list first: the template's id is one the list does not have yet.
   useEffect(() => {
-    void load().then(() => {
-      if (templateRequest.current === 0) void startCreate();
-    });
+    void load();
+    if (templateRequest.current === 0) void startCreate();
   }, [load, startCreate]);
 
   const edit = (row: Row) => {
