@@ -191,4 +191,41 @@ describe.skipIf(!browserAvailable)('web console: the small things', () => {
       await page.close();
     }
   }, 60_000);
+
+  it('offers in the role pickers only the roles the signed-in tenant client may grant: its own', async () => {
+    const tenant = await svc.tenant('granting');
+    const granter = await svc.call('POST', '/api/client', {
+      token: tenant.token,
+      body: { clientId: 'granting-clients', roles: ['clients:manage', 'users:manage', 'issuance:offer'] },
+    });
+    expect(granter.status, granter.text).toBe(201);
+    const page = await browser.newPage({ viewport: DESKTOP });
+    const pickable = () => page.getByRole('group', { name: 'Roles', exact: true }).getByRole('checkbox');
+    const labels = async () => await pickable().evaluateAll((boxes) => boxes.map((b) => b.parentElement?.textContent ?? ''));
+    try {
+      await logInToConsole(page, svc.url, 'granting-clients', granter.body.secret);
+      await page.goto(`${svc.url}/console#/clients`);
+      await pickable().first().waitFor();
+      expect(await labels()).toEqual(['issuance:offer', 'clients:manage', 'users:manage']);
+      await page.goto(`${svc.url}/console#/users`);
+      await page.getByRole('heading', { name: 'Users', level: 2 }).waitFor();
+      await pickable().first().waitFor();
+      expect(await labels()).toEqual(['issuance:offer', 'clients:manage', 'users:manage']);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it("offers the service's own client every role: it may grant any", async () => {
+    const page = await browser.newPage({ viewport: DESKTOP });
+    try {
+      await logInToConsole(page, svc.url, 'root', svc.rootSecret);
+      await page.goto(`${svc.url}/console#/service-clients`);
+      const pickable = page.getByRole('group', { name: 'Roles', exact: true }).getByRole('checkbox');
+      await pickable.first().waitFor();
+      expect(await pickable.count()).toBe(8);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });
