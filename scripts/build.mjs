@@ -254,7 +254,7 @@ const zodEnglishOnly = {
 };
 
 /**
- * The web console (console/, Preact and TypeScript) as dist/console/{index.html,styles.css,app.js},
+ * The web console (console/, Preact and TypeScript) as dist/console/{index.html,styles.css,favicon.svg,app.js},
  * which the service serves at /console.
  */
 export async function buildConsole(build) {
@@ -274,7 +274,7 @@ export async function buildConsole(build) {
     metafile: true,
     logLevel: 'warning',
   });
-  const copied = ['index.html', 'styles.css'].map((name) => ({
+  const copied = ['index.html', 'styles.css', 'favicon.svg'].map((name) => ({
     path: join(outdir, name),
     contents: readFileSync(root(`console/${name}`)),
   }));

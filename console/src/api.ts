@@ -13,6 +13,13 @@ import { createSvcClient, type paths, type SvcClient } from '../../clients/types
 type WhoAmI = paths['/api/whoami']['get']['responses'][200]['content']['application/json'];
 export type Role = WhoAmI['roles'][number];
 
+/**
+ * Whether `who` may give `role` to a client or user: a tenant's client only roles it holds itself
+ * (the API refuses the rest with 403), the service's own clients any.
+ */
+export const mayGrant = (who: Session | undefined, role: string) =>
+  who !== undefined && (!who.tenantId || (who.roles as string[]).includes(role));
+
 export interface Session {
   token: string;
   clientId: string;

@@ -58,6 +58,8 @@ export function JsonEditor(props: { label: string; value: string; onInput: (valu
 export interface Column<T> {
   title: string;
   cell: (row: T) => ComponentChildren;
+  /** A row's buttons: on a phone they stay in view while the rest of the table scrolls sideways. */
+  actions?: boolean;
 }
 
 /**
@@ -74,7 +76,7 @@ export function Table<T>({ rows, columns, empty, label }: { rows: T[]; columns: 
         <thead>
           <tr>
             {columns.map((c) => (
-              <th key={c.title} scope="col">
+              <th key={c.title} scope="col" class={c.actions ? 'actions-column' : undefined}>
                 {c.title}
               </th>
             ))}
@@ -84,7 +86,9 @@ export function Table<T>({ rows, columns, empty, label }: { rows: T[]; columns: 
           {rows.map((row, i) => (
             <tr key={i}>
               {columns.map((c) => (
-                <td key={c.title}>{c.cell(row)}</td>
+                <td key={c.title} class={c.actions ? 'actions-column' : undefined}>
+                  {c.cell(row)}
+                </td>
               ))}
             </tr>
           ))}

@@ -14,7 +14,7 @@ export type FieldKind =
   | { kind: 'checkbox' }
   | { kind: 'select'; options: readonly (string | number)[] }
   /** Checkboxes, one per option; the value is the list of those checked. */
-  | { kind: 'multi'; options: readonly string[] }
+  | { kind: 'multi'; options: readonly string[]; grantable?: boolean }
   /** A list of ids, typed separated by commas. */
   | { kind: 'list' }
   /** One id of those the page lists at run time (the tenant's configurations), as a select. */
@@ -54,7 +54,7 @@ const text = (path: string, label: string, hint?: string): FormField => ({ kind:
 const description: FormField = { kind: 'textarea', path: 'description', label: 'Description' };
 /** What a client's create and update forms share. */
 const clientFields: FormField[] = [
-  { kind: 'multi', path: 'roles', label: 'Roles', options: ROLE_OPTIONS },
+  { kind: 'multi', path: 'roles', label: 'Roles', options: ROLE_OPTIONS, grantable: true },
   description,
   { kind: 'list', path: 'allowedIssuanceConfigs', label: 'Allowed credential configurations', hint: 'ids, comma-separated; empty: all' },
   {
@@ -136,7 +136,7 @@ const CREATE = {
     fields: [
       text('username', 'User name'),
       text('email', 'Email'),
-      { kind: 'multi', path: 'roles', label: 'Roles', options: TENANT_ROLE_OPTIONS },
+      { kind: 'multi', path: 'roles', label: 'Roles', options: TENANT_ROLE_OPTIONS, grantable: true },
       { kind: 'checkbox', path: 'enabled', label: 'Enabled' },
     ],
   },
@@ -144,7 +144,7 @@ const CREATE = {
     operation: { method: 'patch', path: '/api/user/{id}' },
     fields: [
       text('email', 'Email'),
-      { kind: 'multi', path: 'roles', label: 'Roles', options: TENANT_ROLE_OPTIONS },
+      { kind: 'multi', path: 'roles', label: 'Roles', options: TENANT_ROLE_OPTIONS, grantable: true },
       { kind: 'checkbox', path: 'enabled', label: 'Enabled' },
     ],
   },

@@ -114,6 +114,21 @@ const VIEWS: View[] = [
 const viewsFor = (who: Session) =>
   VIEWS.filter((v) => (v.for === 'both' || v.for === (who.tenantId ? 'tenant' : 'service')) && holds(who, v.roles));
 
+/** A section the signed-in client's roles (or kind: tenant or service) do not open. */
+function NotAllowed({ route }: { route: string }) {
+  const wanted = VIEWS.filter((v) => v.route === route);
+  const roles = [...new Set(wanted.flatMap((v) => v.roles))];
+  return (
+    <section class="card" aria-label="not allowed">
+      <h2>Not allowed for your roles</h2>
+      <p>
+        The section <code>#/{route}</code> is not allowed for your roles.
+        {roles.length > 0 && ` It needs one of: ${roles.join(', ')}.`} The navigation lists the sections you may open.
+      </p>
+    </section>
+  );
+}
+
 const currentRoute = () => location.hash.replace(/^#\/?/, '');
 
 function App() {
@@ -139,12 +154,16 @@ function App() {
   const views = viewsFor(who);
   const [head, ...rest] = route.split('/');
   const view = views.find((v) => v.route === head) ?? views[0];
-  const page =
-    head === 'sessions' && rest[0] ? (
-      <SessionPage id={decodeURIComponent(rest.join('/'))} />
-    ) : (
-      (view?.page() ?? <p class="muted">This client holds no role that opens a section of the console.</p>)
-    );
+  // An address typed or bookmarked is checked as the navigation is: a section the roles do not open
+  // says so, instead of a page whose every call the API refuses.
+  const refused = head !== undefined && VIEWS.some((v) => v.route === head) && !views.some((v) => v.route === head);
+  const page = refused ? (
+    <NotAllowed route={head} />
+  ) : head === 'sessions' && rest[0] ? (
+    <SessionPage id={decodeURIComponent(rest.join('/'))} />
+  ) : (
+    (view?.page() ?? <p class="muted">This client holds no role that opens a section of the console.</p>)
+  );
 
   return (
     <>

@@ -22,18 +22,25 @@ function contentSecurityPolicy(provider?: { publicTokenEndpoint: string }) {
   ].join('; ');
 }
 
-const FILES: Record<string, string> = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'styles.css': 'text/css; charset=utf-8',
-};
+/**
+ * Each file's type and caching. The page and its code are revalidated on every load, so a new build
+ * is picked up at once; the icon changes hardly ever and browsers ask for it on every page, so it is
+ * kept for a week.
+ */
+const REVALIDATED = 'no-cache';
+const FILES = new Map<string, { type: string; cache: string }>([
+  ['index.html', { type: 'text/html; charset=utf-8', cache: REVALIDATED }],
+  ['app.js', { type: 'text/javascript; charset=utf-8', cache: REVALIDATED }],
+  ['styles.css', { type: 'text/css; charset=utf-8', cache: REVALIDATED }],
+  ['favicon.svg', { type: 'image/svg+xml', cache: 'public, max-age=604800' }],
+]);
 
 export function consoleRoutes(app: FastifyInstance, dir: string, provider?: { publicTokenEndpoint: string }) {
   const policy = contentSecurityPolicy(provider);
   const route = { config: { access: { public: true as const } }, schema: { hide: true } };
   const serve = async (name: string, reply: FastifyReply) => {
-    const type = FILES[name];
-    if (type === undefined) throw new Problem(404, 'Not Found', `the console has no file '${name}'`);
+    const file = FILES.get(name);
+    if (file === undefined) throw new Problem(404, 'Not Found', `the console has no file '${name}'`);
     let contents: Buffer;
     try {
       contents = await readFile(join(dir, name));
@@ -43,10 +50,9 @@ export function consoleRoutes(app: FastifyInstance, dir: string, provider?: { pu
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       throw new Problem(503, 'Service Unavailable', 'the console is not built: npm start and npm run build build it (dist/console)');
     }
-    // Revalidated on every load, so a new build is picked up at once.
     return reply
-      .header('content-type', type)
-      .header('cache-control', 'no-cache')
+      .header('content-type', file.type)
+      .header('cache-control', file.cache)
       .header('content-security-policy', policy)
       .header('x-frame-options', 'DENY')
       .send(contents);

@@ -345,7 +345,10 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
           await page.goto(`${svc.url}/console#/schema-metadata`);
           await page.getByRole('heading', { name: 'Schema metadata', level: 2 }).waitFor();
           const publishing = roles?.includes('registrar:manage') ?? false;
-          expect(await section(page, 'Publish new schema metadata').count()).toBe(publishing ? 1 : 0);
+          // These tenants have no registrar: publishing explains how to connect one instead of offering its form.
+          if (publishing) await section(page, 'no registrar').waitFor();
+          expect(await section(page, 'no registrar').count()).toBe(publishing ? 1 : 0);
+          expect(await section(page, 'Publish new schema metadata').count()).toBe(0);
           expect(await section(page, "The registrar's catalog").count()).toBe(publishing || roles?.includes('issuance:manage') ? 1 : 0);
           expect(await section(page, 'Schema metadata as a signed JWT').count()).toBe(roles?.includes('presentation:manage') ? 1 : 0);
         }

@@ -149,6 +149,8 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
   const issued = page.getByRole('region', { name: 'issued credentials' });
   await issued.getByRole('cell', { name: 'valid', exact: true }).waitFor();
+  // Only the actions that change something: a valid credential is not offered Reinstate.
+  expect(await issued.getByRole('button', { name: 'Reinstate pid' }).count()).toBe(0);
   await issued.getByRole('button', { name: 'Revoke pid' }).click();
   await answer(page, 'Cancel');
   expect(await issued.getByRole('cell', { name: 'valid', exact: true }).count()).toBe(1);
@@ -156,6 +158,9 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await answer(page, 'Revoke');
   await issued.getByRole('cell', { name: 'revoked', exact: true }).waitFor();
   await page.getByRole('status').filter({ hasText: 'Revoked: 1 credential of pid' }).waitFor();
+  // Revoked: Reinstate is offered, Revoke no longer.
+  await issued.getByRole('button', { name: 'Reinstate pid' }).waitFor();
+  expect(await issued.getByRole('button', { name: 'Revoke pid' }).count()).toBe(0);
   await noPageScroll(page);
   await screenshot(page, `session-revoked-${suffix}`);
   const { status } = decodeJwt(credential.split('~')[0] as string) as { status: { status_list: { idx: number; uri: string } } };
@@ -365,8 +370,9 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await logIn(page, 'roles-offers', offerer.body.secret);
     const nav = page.getByRole('navigation', { name: 'sections' });
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Issue', 'Sessions']);
+    // A section it may not open, by its address: said so, as the navigation leaves it out.
     await page.goto(`${svc.url}/console#/users`);
-    await page.getByRole('heading', { name: 'Issue a credential', level: 2 }).waitFor();
+    await page.getByRole('heading', { name: 'Not allowed for your roles', level: 2 }).waitFor();
     // Its sessions, but not the actions of issuance:manage on them: no credential status, no revoke, no delete.
     await svc.call('POST', '/api/issuer/credentials', {
       token: admin.token,

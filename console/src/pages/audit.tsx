@@ -132,7 +132,7 @@ export function AuditPage() {
           empty={rows.length ? 'No entry matches the filters.' : undefined}
           columns={[
             { title: 'When', cell: (e) => formatDate(e.timestamp) },
-            { title: 'Action', cell: (e) => <code>{e.actionType}</code> },
+            { title: 'Action', cell: (e) => <code class="action">{e.actionType}</code> },
             {
               title: 'Object',
               cell: (e) => (

@@ -3,7 +3,7 @@
 // shown on the field they name; an error on a field the form does not show stays in the problem
 // box below.
 import { useState } from 'preact/hooks';
-import type { Problem } from '../api.js';
+import { mayGrant, type Problem, session } from '../api.js';
 import { parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
 
@@ -116,7 +116,10 @@ function FieldInput({
   if (field.kind === 'multi' || field.kind === 'ids') {
     const chosen = Array.isArray(value) ? (value as string[]) : [];
     // A chosen id the list lacks (typed in the JSON view) stays visible, so that it can be unchecked.
-    const options = field.kind === 'multi' ? field.options : [...choices, ...chosen.filter((c) => !choices.includes(c))];
+    const options =
+      field.kind === 'multi'
+        ? field.options.filter((option) => !field.grantable || mayGrant(session(), option) || chosen.includes(option))
+        : [...choices, ...chosen.filter((c) => !choices.includes(c))];
     return (
       <fieldset class="form-field multi" aria-describedby={described}>
         <legend>{field.label}</legend>

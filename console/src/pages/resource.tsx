@@ -59,6 +59,8 @@ export interface ResourceDefinition<Row> {
   /** The editable part of an item (fields the API returns but does not accept are left out). */
   editable?: (row: Row) => unknown;
   remove?: (row: Row) => Promise<Result<unknown>>;
+  /** Whether `row` may be deleted now (the API refuses the rest); absent: every row. */
+  removable?: (row: Row) => boolean;
   actions?: ResourceAction<Row>[];
   intro?: ComponentChildren;
   /** A secret the create answer carries once (a client's secret, a user's temporary password). */
@@ -70,6 +72,23 @@ export interface ResourceDefinition<Row> {
 }
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
+
+/** The fields a template names its new item by (the item's `name` in the list). */
+const ID_FIELDS = ['id', 'clientId', 'username'];
+
+/**
+ * The template with its id made unique among `taken` (signer, signer-2, signer-3...): a second
+ * create from the same template makes a second item instead of a 409 for the first one's id.
+ */
+export function withFreshId(template: unknown, taken: Set<string>): unknown {
+  if (typeof template !== 'object' || template === null) return template;
+  const key = ID_FIELDS.find((field) => Object.hasOwn(template, field));
+  const base = key === undefined ? undefined : (template as Record<string, unknown>)[key];
+  if (key === undefined || typeof base !== 'string' || !taken.has(base)) return template;
+  let n = 2;
+  while (taken.has(`${base}-${n}`)) n++;
+  return { ...template, [key]: `${base}-${n}` };
+}
 
 export function ResourcePage<Row>({ definition }: { definition: ResourceDefinition<Row> }) {
   const [rows, setRows] = useState<Row[]>([]);
@@ -86,11 +105,24 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   const { shown, pager } = usePaged(rows);
   const may = (roles: Role[]) => holds(session(), roles);
 
+  // The names in the list, for a template's id that none of them has, and the template the editor
+  // was given: when the list arrives after it, an id the list has is replaced unless the person
+  // has edited the text meanwhile.
+  const taken = useRef<Set<string>>(new Set());
+  const offered = useRef<{ template: unknown; text: string }>(undefined);
+  const offer = useCallback((template: unknown) => {
+    const text = pretty(withFreshId(template, taken.current));
+    const before = offered.current?.text;
+    offered.current = { template, text };
+    setBody((current) => (before === undefined || current === before ? text : current));
+  }, []);
   const load = useCallback(async () => {
     const { data, problem } = await definition.list();
     setLoadProblem(problem);
     setRows(data ?? []);
-  }, [definition]);
+    taken.current = new Set((data ?? []).map(definition.name));
+    if (offered.current) offer(offered.current.template);
+  }, [definition, offer]);
   // A template may take a moment (a key is generated for the import): only the latest request for
   // one fills the editor, and the first fills it only if the person has not chosen a kind already.
   const templateRequest = useRef(0);
@@ -101,9 +133,12 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
       setProblem(undefined);
       setVariant(chosen);
       const template = await (chosen ?? definition).template();
-      if (request === templateRequest.current) setBody(pretty(template));
+      if (request === templateRequest.current) {
+        offered.current = undefined;
+        offer(template);
+      }
     },
-    [definition],
+    [definition, offer],
   );
   // Each resource mounts its own page (keyed by its title).
   useEffect(() => {
@@ -130,8 +165,8 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
     setResult(undefined);
     const created = selected === undefined ? definition.createdSecret?.(reply.data) : undefined;
     if (created) setSecret(created);
-    await startCreate();
     await load();
+    await startCreate();
   };
   const remove = async (row: Row) => {
     if (!definition.remove) return;
@@ -166,6 +201,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   if (canChange && (definition.update || definition.remove || actions.length > 0)) {
     columns.push({
       title: 'Actions',
+      actions: true,
       cell: (row) => (
         <div class="row actions">
           {definition.update && (
@@ -186,7 +222,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
                 {action.label}
               </button>
             ))}
-          {definition.remove && (
+          {definition.remove && (definition.removable?.(row) ?? true) && (
             <button type="button" class="danger" onClick={() => remove(row)} aria-label={`Delete ${definition.name(row)}`}>
               Delete
             </button>

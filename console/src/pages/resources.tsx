@@ -179,6 +179,8 @@ export const keyChains: ResourceDefinition<KeyChain> = {
     certValidityDays,
   }),
   remove: (k) => result(api.DELETE('/api/key-chain/{id}', byId(k))),
+  // The API refuses to delete the tenant's default key chain of a usage (another is made default first).
+  removable: (k) => !k.default,
   actions: [
     {
       label: 'Rotate',
@@ -186,7 +188,11 @@ export const keyChains: ResourceDefinition<KeyChain> = {
       confirm: (k) =>
         `Rotate ${k.id}? A new key signs from now on; what the old key signed stays verifiable only while its certificate is trusted.`,
     },
-    { label: 'Make default', run: (k) => result(api.PATCH('/api/key-chain/{id}', { ...byId(k), body: { default: true } })) },
+    {
+      label: 'Make default',
+      run: (k) => result(api.PATCH('/api/key-chain/{id}', { ...byId(k), body: { default: true } })),
+      shown: (k) => !k.default,
+    },
   ],
 };
 

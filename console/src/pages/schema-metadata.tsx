@@ -101,6 +101,25 @@ export function SchemaMetadataPage() {
   );
 }
 
+/**
+ * The API's 404 for a tenant that has no registrar configured yet: the normal state of a new tenant,
+ * not an error, so the page explains how to connect one instead of showing the problem.
+ */
+const isNoRegistrar = (problem: Problem) => problem.status === 404 && /^registrar configuration of tenant /.test(problem.detail ?? '');
+
+function NoRegistrar() {
+  return (
+    <section class="card" aria-label="no registrar">
+      <h3>No registrar connected</h3>
+      <p>
+        This tenant has no registrar yet. Schema metadata is published to, and read from, the tenant's registrar: connect one on the{' '}
+        <a href="#/registrar">Registrar</a> page, or with <code>POST /api/registrar/config</code> (the registrar's URL, its OpenID provider,
+        and the tenant's login there), as a client with the role <code>registrar:manage</code>.
+      </p>
+    </section>
+  );
+}
+
 function Publishing() {
   const [mine, setMine] = useState<Record[]>([]);
   const [problem, setProblem] = useState<Problem>();
@@ -115,6 +134,7 @@ function Publishing() {
     void load();
   }, [load]);
   const latest = latestOfEach(mine);
+  if (problem && isNoRegistrar(problem)) return <NoRegistrar />;
 
   return (
     <>
@@ -129,6 +149,7 @@ function Publishing() {
             ...recordColumns,
             {
               title: 'Actions',
+              actions: true,
               cell: (r) => (
                 <div class="row actions">
                   <button
@@ -327,7 +348,11 @@ function Catalog() {
   return (
     <section class="card" aria-label="The registrar's catalog">
       <h3>The registrar's catalog</h3>
-      <ProblemView problem={problem} />
+      {problem && isNoRegistrar(problem) ? (
+        <p class="muted">No registrar is connected to this tenant: there is no catalog to read yet.</p>
+      ) : (
+        <ProblemView problem={problem} />
+      )}
       {vocabularies && <VocabularyList vocabularies={vocabularies} />}
       <form
         class="filters"

@@ -89,10 +89,11 @@ export function SessionsPage() {
   );
 }
 
+/** Each sets a configuration's credentials to `state`: offered while one of them is in another state. */
 const STATUS_ACTIONS = [
-  { value: 1, label: 'Revoke', done: 'Revoked', question: 'Revoke', danger: true },
-  { value: 2, label: 'Suspend', done: 'Suspended', question: 'Suspend', danger: true },
-  { value: 0, label: 'Reinstate', done: 'Reinstated', question: 'Reinstate (make valid again)', danger: false },
+  { value: 1, state: 'revoked', label: 'Revoke', done: 'Revoked', question: 'Revoke', danger: true },
+  { value: 2, state: 'suspended', label: 'Suspend', done: 'Suspended', question: 'Suspend', danger: true },
+  { value: 0, state: 'valid', label: 'Reinstate', done: 'Reinstated', question: 'Reinstate (make valid again)', danger: false },
 ] as const;
 
 export function SessionPage({ id }: { id: string }) {
@@ -218,7 +219,7 @@ export function SessionPage({ id }: { id: string }) {
                 ]}
               />
               <div class="row">
-                {STATUS_ACTIONS.map((action) => (
+                {STATUS_ACTIONS.filter((action) => credentials.some((c) => c.state !== action.state)).map((action) => (
                   <button
                     type="button"
                     key={action.value}
