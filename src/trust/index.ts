@@ -149,11 +149,6 @@ export class TrustService {
     return this.sources.listedCertificates(tenantId, 'credentials');
   }
 
-  /** The tenant's OpenID Federation trust; undefined when it takes part in none. */
-  federationTrust(tenantId: string) {
-    return this.federation.trustFor(tenantId);
-  }
-
   /**
    * The certificates that anchor the wallet providers whose wallet (client) and key attestations the
    * tenant accepts: those its settings (at hand, from the issuer) name, then those of every framework
