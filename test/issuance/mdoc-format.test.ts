@@ -207,7 +207,7 @@ describe('mso_mdoc issuance', () => {
     const { publicJwk } = holderKey();
     const before = Math.floor(Date.now() / 1000);
     const credential = await issueMdoc(
-      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
+      { issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
       signer,
     );
     const after = Math.ceil(Date.now() / 1000);
@@ -274,7 +274,7 @@ describe('mso_mdoc issuance', () => {
     const { publicJwk, privateJwk } = holderKey();
     const root = await rootDer();
     const credential = await issueMdoc(
-      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
+      { issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
       await signerFor(),
     );
 
@@ -315,7 +315,7 @@ describe('mso_mdoc issuance', () => {
     const { publicJwk, privateJwk } = holderKey();
     const root = await rootDer();
     const credential = await issueMdoc(
-      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, lifetimeSeconds: 60 },
+      { issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, lifetimeSeconds: 60 },
       await signerFor(),
     );
 
@@ -387,7 +387,7 @@ describe('mso_mdoc issuance', () => {
       expect(created.status, created.text).toBe(201);
       const { publicJwk, privateJwk } = holderKey();
       const credential = await issueMdoc(
-        { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
+        { issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk },
         await signerFor(id),
       );
       expect(decoder.decode(readRaw(credential).protectedBytes)).toEqual(new Map([[1, alg]]));
@@ -421,7 +421,7 @@ describe('mso_mdoc issuance', () => {
       'org.example.extra': { resident_city: 'Berlin', not_given: null },
     };
     const credential = await issueMdoc(
-      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields, claims, holderJwk: holderKey().publicJwk, lifetimeSeconds: 3600 },
+      { issuedAt: new Date(), docType: DOC_TYPE, fields, claims, holderJwk: holderKey().publicJwk, lifetimeSeconds: 3600 },
       await signerFor(),
     );
     const raw = readRaw(credential);
@@ -446,18 +446,18 @@ describe('mso_mdoc issuance', () => {
 
   it('refuses without a holder key, with a non-EC holder key, or with a malformed date', async () => {
     const signer = await signerFor();
-    await expect(issueMdoc({ issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS }, signer)).rejects.toThrow(
+    await expect(issueMdoc({ issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS }, signer)).rejects.toThrow(
       'mso_mdoc requires key binding',
     );
     const ed = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) as JWK;
     await expect(
-      issueMdoc({ issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: ed }, signer),
+      issueMdoc({ issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: ed }, signer),
     ).rejects.toThrow(/EC key/);
     const holderJwk = holderKey().publicJwk;
     for (const birth_date of ['2023-02-30', '31.01.1990', '1990-1-31']) {
       await expect(
         issueMdoc(
-          { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: { [NS]: { ...CLAIMS[NS], birth_date } }, holderJwk },
+          { issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: { [NS]: { ...CLAIMS[NS], birth_date } }, holderJwk },
           signer,
         ),
       ).rejects.toThrow(/full-date/);
@@ -465,7 +465,7 @@ describe('mso_mdoc issuance', () => {
     await expect(
       issueMdoc(
         {
-          issuedAt: new Date(Date.now()),
+          issuedAt: new Date(),
           docType: DOC_TYPE,
           fields: [{ path: ['family_name'], type: 'string' }],
           claims: CLAIMS,
@@ -483,7 +483,7 @@ describe('mso_mdoc issuance', () => {
     const uri = 'https://issuer.example.com/issuers/acme/status-lists/0b5e6d1c';
     const status = { status_list: { idx: 412, uri } };
     const credential = await issueMdoc(
-      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status },
+      { issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: publicJwk, status },
       signer,
     );
     const raw = readRaw(credential);
@@ -562,42 +562,29 @@ describe('mso_mdoc issuance', () => {
     expect(checks.filter((c) => c.status === 'PASSED').map((c) => c.check)).toContain('Issuer auth signature is invalid');
 
     // idx 0 and a large idx keep their uint encoding; a negative or fractional idx is refused
-    for (const idx of [0, 70_000]) {
-      const other = readRaw(
-        await issueMdoc(
-          {
-            issuedAt: new Date(Date.now()),
-            docType: DOC_TYPE,
-            fields: FIELDS,
-            claims: CLAIMS,
-            holderJwk: publicJwk,
-            status: { status_list: { idx, uri } },
-          },
-          signer,
-        ),
+    const issueWithIdx = (idx: number) =>
+      issueMdoc(
+        {
+          issuedAt: new Date(),
+          docType: DOC_TYPE,
+          fields: FIELDS,
+          claims: CLAIMS,
+          holderJwk: publicJwk,
+          status: { status_list: { idx, uri } },
+        },
+        signer,
       );
+    for (const idx of [0, 70_000]) {
+      const other = readRaw(await issueWithIdx(idx));
       expect(other.mso.get('status').get('status_list').get('idx')).toBe(idx);
     }
-    for (const idx of [-1, 1.5])
-      await expect(
-        issueMdoc(
-          {
-            issuedAt: new Date(Date.now()),
-            docType: DOC_TYPE,
-            fields: FIELDS,
-            claims: CLAIMS,
-            holderJwk: publicJwk,
-            status: { status_list: { idx, uri } },
-          },
-          signer,
-        ),
-      ).rejects.toThrow(/idx/);
+    for (const idx of [-1, 1.5]) await expect(issueWithIdx(idx)).rejects.toThrow(/idx/);
   });
 
   it('never puts a private holder key into the MSO', async () => {
     const { privateJwk } = holderKey();
     const credential = await issueMdoc(
-      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: privateJwk },
+      { issuedAt: new Date(), docType: DOC_TYPE, fields: FIELDS, claims: CLAIMS, holderJwk: privateJwk },
       await signerFor(),
     );
     const deviceKey = readRaw(credential).mso.get('deviceKeyInfo').get('deviceKey') as Map<number, unknown>;

@@ -76,7 +76,7 @@ beforeAll(async () => {
 function issue(status?: typeof STATUS) {
   return issueMdoc(
     {
-      issuedAt: new Date(Date.now()),
+      issuedAt: new Date(),
       docType: DOC_TYPE,
       fields: FIELDS,
       claims: CLAIMS,
@@ -303,7 +303,7 @@ describe('element values of other CBOR types', () => {
       },
     };
     const issued = await issueMdoc(
-      { issuedAt: new Date(Date.now()), docType: DOC_TYPE, fields, claims, holderJwk: holder.publicJwk, lifetimeSeconds: 3600 },
+      { issuedAt: new Date(), docType: DOC_TYPE, fields, claims, holderJwk: holder.publicJwk, lifetimeSeconds: 3600 },
       testSigner(documentSigner),
     );
     const { vpToken } = await presentMdoc(REQUEST, {

@@ -44,7 +44,7 @@ let credential: string;
 async function issue(options: { claims?: Record<string, unknown>; status?: Record<string, unknown>; lifetimeSeconds?: number } = {}) {
   return issueSdJwtVc(
     {
-      issuedAt: new Date(Date.now()),
+      issuedAt: new Date(),
       issuer: ISS,
       vct: VCT,
       claims: options.claims ?? {
@@ -275,7 +275,7 @@ describe('the credential', () => {
   it('gives the authority a federation trusted the issuer through', async () => {
     const federated = await issueSdJwtVc(
       {
-        issuedAt: new Date(Date.now()),
+        issuedAt: new Date(),
         issuer: ISS,
         vct: VCT,
         claims: { given_name: 'Erika' },
