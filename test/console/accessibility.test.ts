@@ -1,25 +1,20 @@
-// The console's main pages checked by axe-core in a real browser, at desktop width and at phone
-// width (375 px): no violation of impact serious or critical, on the pages as they open and in the
-// states that open over them (a refused field, the one-time secret and confirmation dialogs, the
-// JSON view, an unfolded certificate chain, a filtered audit log, an offer's QR code, a Digital
-// Credentials API request, a deferred credential waiting for its claims, the registrar and schema
-// metadata screens against the registrar fake). The console's Content-Security-Policy
-// (script-src 'self') would refuse axe as an inline script, so the browser context is opened with
-// bypassCSP (a DevTools-level switch); the policy itself is asserted in console.test.ts.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
-import type { AxeResults } from 'axe-core';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE } from '../support/browser.js';
+import {
+  type AxeFinding,
+  browserAvailable,
+  DESKTOP,
+  logInToConsole,
+  PHONE,
+  seriousViolations,
+  startConsole,
+  stopConsole,
+} from '../support/browser.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
-import { startService, type TestService } from '../support/service.js';
+import type { TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const VIEWPORTS = { desktop: DESKTOP, phone: PHONE };
 let svc: TestService;
 let browser: Browser;
@@ -31,9 +26,7 @@ let registrar: RegistrarFake;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  await buildConsole(build);
-  svc = await startService();
-  browser = await launchBrowser();
+  ({ svc, browser } = await startConsole());
   // Something on every page: a credential configuration, a session that issued from it, a user.
   tenant = await svc.tenant('axe');
   const config = await svc.call('POST', '/api/issuer/credentials', {
@@ -107,27 +100,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await registrar?.stop();
-  await browser?.close();
-  await svc?.stop();
+  await stopConsole(svc, browser);
   await new Promise<void>((resolve) => (provider ? provider.close(() => resolve()) : resolve()));
 });
-
-interface Finding {
-  page: string;
-  rule: string;
-  impact: string | null | undefined;
-  help: string;
-  targets: string[];
-}
-
-/** Runs axe on what the page shows now; the violations of impact serious or critical. */
-async function seriousViolations(page: Page, name: string): Promise<Finding[]> {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as AxeResults;
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ page: name, rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
-}
 
 const logIn = (page: Page, clientId: string, secret: string) => logInToConsole(page, svc.url, clientId, secret);
 
@@ -145,7 +120,7 @@ describe.skipIf(!browserAvailable)('web console accessibility (axe-core)', () =>
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (err) => errors.push(err.message));
-      const findings: Finding[] = [];
+      const findings: AxeFinding[] = [];
       try {
         await page.goto(`${svc.url}/console`);
         await page.getByLabel('Client id').waitFor();

@@ -6,13 +6,11 @@
 // configuration exported as a file; a tenant opened by the service administrator. Each template is submitted as it stands and succeeds, and each
 // screen and action shows only to a client holding a role its routes take.
 import { readFileSync } from 'node:fs';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE } from '../support/browser.js';
+import { browserAvailable, DESKTOP, logInToConsole, PHONE, startConsole, stopConsole } from '../support/browser.js';
 import { type RegistrarFake, startRegistrarFake } from '../support/registrar-fake.js';
-import { startService, type TestService } from '../support/service.js';
+import type { TestService } from '../support/service.js';
 
 const ACCOUNT = { username: 'rp-operator', password: 'registrar password', clientId: 'console-registrar' };
 const POLL = { timeout: 10_000 };
@@ -22,15 +20,12 @@ let registrar: RegistrarFake;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  await buildConsole(build);
-  svc = await startService();
+  ({ svc, browser } = await startConsole());
   registrar = await startRegistrarFake(ACCOUNT);
-  browser = await launchBrowser();
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
   await registrar?.stop();
-  await svc?.stop();
+  await stopConsole(svc, browser);
 });
 
 /** A page logged in as `clientId`, at `route`, collecting the page's script errors. */

@@ -2,26 +2,19 @@
 // configuration, not-met rows first with the configuration that fails by id, a filter to those rows,
 // the count changing after a fix made through the API; and the screen shown only to a client
 // holding issuance:manage or presentation:manage.
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole } from '../support/browser.js';
-import { startService, type TestService } from '../support/service.js';
+import { browserAvailable, DESKTOP, logInToConsole, startConsole, stopConsole } from '../support/browser.js';
+import type { TestService } from '../support/service.js';
 
 let svc: TestService;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  await buildConsole(build);
-  svc = await startService();
-  browser = await launchBrowser();
+  ({ svc, browser } = await startConsole());
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+afterAll(() => stopConsole(svc, browser));
 
 async function open(clientId: string, secret: string, route: string) {
   const context = await browser.newContext({ viewport: DESKTOP });

@@ -7,12 +7,10 @@
 // console offers is accepted as it stands; the navigation shows only what the roles open; a reload
 // keeps the session (sessionStorage, never localStorage). Screenshots go to artifacts/console/.
 import { inflateSync } from 'node:zlib';
-import { build } from 'esbuild';
 import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE, screenshot } from '../support/browser.js';
+import { browserAvailable, DESKTOP, logInToConsole, PHONE, screenshot, startConsole, stopConsole } from '../support/browser.js';
 import { ADMIN_CLIENT, startOpenIdProvider } from '../support/oidc-provider.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { freePort, startService, type TestService } from '../support/service.js';
@@ -23,14 +21,9 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  await buildConsole(build);
-  svc = await startService();
-  browser = await launchBrowser();
+  ({ svc, browser } = await startConsole());
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+afterAll(() => stopConsole(svc, browser));
 
 /** A page in a fresh browser context (its own sessionStorage, as a new tab), which may use the clipboard. */
 async function newPage(viewport = DESKTOP) {

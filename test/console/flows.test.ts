@@ -6,13 +6,11 @@
 // see the action. At phone width (375 px) the forms do not scroll the page sideways. Screenshots go
 // to artifacts/console/.
 import { createServer, type Server } from 'node:http';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE, screenshot } from '../support/browser.js';
+import { browserAvailable, DESKTOP, logInToConsole, PHONE, screenshot, startConsole, stopConsole } from '../support/browser.js';
 import { resolveRequest } from '../support/presenter.js';
-import { startService, type TestService } from '../support/service.js';
+import type { TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
 
 let svc: TestService;
@@ -22,9 +20,7 @@ let provider: Server;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  await buildConsole(build);
-  svc = await startService();
-  browser = await launchBrowser();
+  ({ svc, browser } = await startConsole());
   admin = await svc.tenant('flows');
   const made = [
     await svc.call('POST', '/api/issuer/credentials', {
@@ -97,8 +93,7 @@ beforeAll(async () => {
   expect(registry.status, registry.text).toBe(201);
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
+  await stopConsole(svc, browser);
   await new Promise<void>((resolve) => (provider ? provider.close(() => resolve()) : resolve()));
 });
 

@@ -4,27 +4,20 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import * as x509 from '@peculiar/x509';
-import { build } from 'esbuild';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole } from '../support/browser.js';
-import { startService, type TestService } from '../support/service.js';
+import { browserAvailable, DESKTOP, logInToConsole, startConsole, stopConsole } from '../support/browser.js';
+import type { TestService } from '../support/service.js';
 
 let svc: TestService;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  await buildConsole(build);
-  svc = await startService();
-  browser = await launchBrowser();
+  ({ svc, browser } = await startConsole());
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+afterAll(() => stopConsole(svc, browser));
 
 const logIn = (page: Page, clientId: string, secret: string) => logInToConsole(page, svc.url, clientId, secret);
 

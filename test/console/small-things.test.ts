@@ -1,25 +1,18 @@
 // The console's small things (issue 43), in a real browser: each test names the behaviour it keeps.
 import 'reflect-metadata';
-import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../scripts/build.mjs';
-import { browserAvailable, DESKTOP, launchBrowser, logInToConsole, PHONE } from '../support/browser.js';
-import { startService, type TestService } from '../support/service.js';
+import { browserAvailable, DESKTOP, logInToConsole, PHONE, startConsole, stopConsole } from '../support/browser.js';
+import type { TestService } from '../support/service.js';
 
 let svc: TestService;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  await buildConsole(build);
-  svc = await startService();
-  browser = await launchBrowser();
+  ({ svc, browser } = await startConsole());
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+afterAll(() => stopConsole(svc, browser));
 
 describe.skipIf(!browserAvailable)('web console: the small things', () => {
   it('loads without a failed request or a console error: the favicon is served, with a long cache', async () => {

@@ -1,8 +1,13 @@
 // Debian's Chromium driven by playwright-core (installed by .ci/run). Without a browser on the
 // machine the browser tests are skipped with a message, except where REQUIRE_BROWSER is set (CI),
 // where its absence fails them.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { AxeResults } from 'axe-core';
+import { build } from 'esbuild';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { buildConsole } from '../../scripts/build.mjs';
+import { startService, type TestService } from './service.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const browserAvailable = existsSync(CHROMIUM) || process.env.REQUIRE_BROWSER === '1';
@@ -46,4 +51,40 @@ export async function logInToConsole(page: Page, serviceUrl: string, clientId: s
   await page.getByLabel('Client secret').fill(secret);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.getByRole('button', { name: 'Log out' }).waitFor();
+}
+
+/** The console built, a service started and a browser launched: what every browser test file needs. */
+export async function startConsole(options?: Parameters<typeof startService>[0]): Promise<{ svc: TestService; browser: Browser }> {
+  await buildConsole(build);
+  const svc = await startService(options);
+  return { svc, browser: await launchBrowser() };
+}
+
+/** Closes what startConsole opened; either may be missing when the browser tests were skipped. */
+export async function stopConsole(svc: TestService | undefined, browser: Browser | undefined) {
+  await browser?.close();
+  await svc?.stop();
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeFinding {
+  page: string;
+  rule: string;
+  impact: string | null | undefined;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * Runs axe-core on what the page shows now and returns the violations of impact serious or critical.
+ * The console's policy (script-src 'self') refuses axe as an inline script, so the page must come
+ * from a context opened with bypassCSP.
+ */
+export async function seriousViolations(page: Page, name: string): Promise<AxeFinding[]> {
+  await page.addScriptTag({ content: AXE_SOURCE });
+  const results = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as AxeResults;
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ page: name, rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
 }
