@@ -110,6 +110,12 @@ const VIEWS: View[] = [
   { route: 'audit', label: 'Audit log', for: 'both', roles: ANY_MANAGER, page: () => <AuditPage /> },
 ];
 
+/**
+ * Detail pages: `#/{route}/{id}` opens the page for one item of the section `route`, under the same
+ * role check as the section. Each section with a detail page adds one line here.
+ */
+const DETAIL_PAGES = new Map<string, (id: string) => preact.JSX.Element>([['sessions', (id) => <SessionPage id={id} />]]);
+
 /** The views `who` may open. */
 const viewsFor = (who: Session) =>
   VIEWS.filter((v) => (v.for === 'both' || v.for === (who.tenantId ? 'tenant' : 'service')) && holds(who, v.roles));
@@ -159,8 +165,8 @@ function App() {
   const refused = head !== undefined && VIEWS.some((v) => v.route === head) && !views.some((v) => v.route === head);
   const page = refused ? (
     <NotAllowed route={head} />
-  ) : head === 'sessions' && rest[0] ? (
-    <SessionPage id={decodeURIComponent(rest.join('/'))} />
+  ) : rest[0] && head && DETAIL_PAGES.has(head) ? (
+    DETAIL_PAGES.get(head)?.(decodeURIComponent(rest.join('/')))
   ) : (
     (view?.page() ?? <p class="muted">This client holds no role that opens a section of the console.</p>)
   );
