@@ -77,8 +77,6 @@ export interface IssuerMetadataPart {
   signingAlgorithm(jwsAlgorithm: string): string | number | undefined;
   /** cryptographic_binding_methods_supported. */
   bindingMethods: string[];
-  /** Whether a top-level field's namespace starts its claim path. */
-  namespacedClaimPaths: boolean;
 }
 
 /**

@@ -21,7 +21,7 @@ export const msoMdoc = {
     schemaMetaCandidates: (meta) => [meta.doctype_value, meta.doctype],
     dcqlMeta: (doctype) => ({ doctype_value: doctype }),
   },
-  issuerMetadata: { signingAlgorithm: (algorithm) => COSE_ALGORITHMS[algorithm], bindingMethods: ['cose_key'], namespacedClaimPaths: true },
+  issuerMetadata: { signingAlgorithm: (algorithm) => COSE_ALGORITHMS[algorithm], bindingMethods: ['cose_key'] },
   // ISO 18013-5: data elements live in namespaces (org.iso.18013.5.1 for the mDL).
   claimsLayout: { namespaced: true },
   version4: { disclosureFrame: { dropped: 'every mdoc data element is selectively disclosable' } },

@@ -21,7 +21,7 @@ export const sdJwtVc = {
     schemaMetaCandidates: (meta) => [meta.vct, Array.isArray(meta.vct_values) ? meta.vct_values[0] : undefined],
     dcqlMeta: (vct) => ({ vct_values: [vct] }),
   },
-  issuerMetadata: { signingAlgorithm: (algorithm) => algorithm, bindingMethods: ['jwk'], namespacedClaimPaths: false },
+  issuerMetadata: { signingAlgorithm: (algorithm) => algorithm, bindingMethods: ['jwk'] },
   claimsLayout: {
     reservedTopLevel: (name) => (RESERVED_TOP_LEVEL.has(name) ? `'${name}' is set by the service in every SD-JWT VC` : undefined),
     reservedAnywhere: (name) => (RESERVED_ANYWHERE.has(name) ? `'${name}' is reserved by SD-JWT` : undefined),

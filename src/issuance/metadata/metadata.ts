@@ -3,7 +3,7 @@
 // its credential configurations and issuer settings.
 import type { JWK } from 'jose';
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
-import { formatOfConfiguration, type IssuerMetadataPart } from '../../formats/index.js';
+import { formatOfConfiguration } from '../../formats/index.js';
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
 import { CONTENT_ENCRYPTION_ALGORITHMS, ENCRYPTION_ALGORITHM } from '../credential-request/encryption.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
@@ -12,18 +12,21 @@ import type { Issuer } from '../issuers.js';
 import type { IssuerSettings } from '../settings/service.js';
 import { type ChainedUrls, type IssuerUrls, vctOf } from '../urls.js';
 
-/** Claim descriptions for credential_metadata.claims, flattened from nested field definitions. */
-export function claimsDescription(fields: FieldDefinition[], format: IssuerMetadataPart, parent: (string | number | null)[] = []) {
+/**
+ * Claim descriptions for credential_metadata.claims, flattened from nested field definitions. In a
+ * namespaced format (claimsLayout.namespaced) a top-level field's namespace starts its claim path.
+ */
+export function claimsDescription(fields: FieldDefinition[], namespaced: boolean, parent: (string | number | null)[] = []) {
   const claims: Record<string, unknown>[] = [];
   for (const field of fields) {
-    const namespace = format.namespacedClaimPaths && parent.length === 0 ? field.namespace : undefined;
+    const namespace = namespaced && parent.length === 0 ? field.namespace : undefined;
     const path = [...(namespace ? [namespace] : []), ...parent, ...field.path];
     claims.push({
       path,
       ...(field.mandatory !== undefined && { mandatory: field.mandatory }),
       ...(field.display?.length && { display: field.display }),
     });
-    if (field.children?.length) claims.push(...claimsDescription(field.children, format, path.slice(namespace ? 1 : 0)));
+    if (field.children?.length) claims.push(...claimsDescription(field.children, namespaced, path.slice(namespace ? 1 : 0)));
   }
   return claims;
 }
@@ -42,7 +45,7 @@ function configurationSupported(config: CredentialConfiguration, urls: IssuerUrl
     }),
     credential_metadata: {
       ...(config.config.display?.length && { display: config.config.display }),
-      claims: claimsDescription(config.fields, format.issuerMetadata),
+      claims: claimsDescription(config.fields, format.claimsLayout?.namespaced === true),
     },
   };
 }

@@ -38,12 +38,10 @@ const STATUS_REASONS: Record<number, string> = { 1: 'status: revoked', 2: 'statu
 
 const reject = (reason: string) => new PresentationRejected(`status: ${reason}`);
 
-/** The status list signer must be trusted by a framework of src/trust (for the credential), or vouched for by signerVouchedFor. */
+/** The status list signer must be trusted by a framework of src/trust, for the credential whose status is read. */
 export interface StatusCheckContext extends TenantTrust {
   /** The credential whose status is read, as the federation framework reads it (SD-JWT VC only). */
   credential?: StatusListSignerQuestion['credential'];
-  /** A vouching beside the frameworks' (given the signer's leaf certificate, base64 DER), for callers that hold one. */
-  signerVouchedFor?: (certificate: string) => Promise<boolean>;
   now: Date;
 }
 
@@ -82,10 +80,8 @@ export class StatusListChecker {
     const list = await this.list(tenantId, uri, context);
     // Checked on every use, not only at fetch: a change of the tenant's trust lists applies at once.
     const question = { x5c: list.x5c, now: context.now, ...(context.credential && { credential: context.credential }) };
-    const trusted =
-      (await statusListSigner(context, question)) !== undefined ||
-      (context.signerVouchedFor !== undefined && (await context.signerVouchedFor(list.x5c[0] as string)));
-    if (!trusted) throw reject('untrusted status list signer: the x5c chain leads to no trusted certificate');
+    if ((await statusListSigner(context, question)) === undefined)
+      throw reject('untrusted status list signer: the x5c chain leads to no trusted certificate');
     const bit = (idx as number) * list.bits;
     if (bit >> 3 >= list.list.length) throw reject(`index ${idx} is outside the status list`);
     const value = ((list.list[bit >> 3] as number) >> (bit & 7)) & ((1 << list.bits) - 1);
