@@ -276,6 +276,15 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
       expect(await served.text()).toBe(stored.body.jwt);
       await screenshot(page, 'trust-list-detail');
       expect(await seriousViolations(page, 'trust list detail (desktop)')).toEqual([]);
+
+      // Edited on its page: a new version, listed under Versions.
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      await page.getByRole('button', { name: 'Remove entity 2', exact: true }).click();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => page.getByRole('region', { name: 'versions' }).getByRole('row').count()).toBe(3);
+      const changed = await svc.call('GET', '/api/trust-list/partners', { token: admin.token });
+      expect(changed.body.sequenceNumber).toBe(2);
+      expect(changed.body.entityConfig).toEqual([{ type: 'internal', keyChainId: 'default-attestation' }]);
       expect(errors).toEqual([]);
     } finally {
       await close();
@@ -288,6 +297,7 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
       await page.goto(`${svc.url}/console#/trust-lists/partners`);
       await page.getByRole('heading', { name: 'Trust list partners', level: 2 }).waitFor();
       await page.getByRole('region', { name: 'entities' }).getByTestId('certificate-details').first().waitFor();
+      expect(await page.getByRole('region', { name: 'entities' }).getByRole('row').count()).toBe(2);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
       expect(await seriousViolations(page, 'trust list detail (phone)')).toEqual([]);
       expect(errors).toEqual([]);

@@ -315,7 +315,7 @@ export function TrustListPage({ id }: { id: string }) {
               columns={[
                 {
                   title: 'Entity',
-                  cell: (e) => (e.type === 'internal' ? (e.name ?? `key chain ${e.keyChainId}`) : e.name),
+                  cell: (e) => e.name ?? <span class="muted">the key chain's organization</span>,
                 },
                 { title: 'Kind', cell: (e) => (e.type === 'internal' ? `key chain ${e.keyChainId}` : 'external') },
                 { title: 'Service type', cell: (e) => e.serviceType ?? 'default' },
