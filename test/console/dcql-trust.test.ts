@@ -193,7 +193,7 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
     }
   }, 120_000);
 
-  it('at 375 px shows the builder above the JSON without scrolling the page sideways', async () => {
+  it('at 375 px shows the builder above the JSON without scrolling sideways; the detail page edits and deletes', async () => {
     const { page, errors, close } = await newPage(PHONE);
     try {
       await page.goto(`${svc.url}/console#/presentation-configs`);
@@ -214,6 +214,20 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
       await page.getByRole('heading', { name: 'Presentation configuration phone-check', level: 2 }).waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
       expect(await seriousViolations(page, 'presentation config detail (phone)')).toEqual([]);
+
+      // Edit and delete from the detail page, each checked through the API.
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      await type(page, 'Credential 1 VCT values', 'urn:eudi:pid:1, urn:eudi:pid:2');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('region', { name: 'credentials' }).getByText('urn:eudi:pid:1, urn:eudi:pid:2').waitFor();
+      const edited = await svc.call('GET', '/api/verifier/config/phone-check', { token: admin.token });
+      expect((edited.body.dcql_query as ReturnType<typeof builtQuery>).credentials[0]?.meta).toEqual({
+        vct_values: ['urn:eudi:pid:1', 'urn:eudi:pid:2'],
+      });
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('heading', { name: 'Presentation configurations', level: 2 }).waitFor();
+      expect((await svc.call('GET', '/api/verifier/config/phone-check', { token: admin.token })).status).toBe(404);
       expect(errors).toEqual([]);
     } finally {
       await close();
