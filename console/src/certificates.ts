@@ -9,6 +9,8 @@ export interface CertificateSummary {
   notBefore: Date;
   notAfter: Date;
   selfSigned: boolean;
+  /** The keyIdentifier of its AuthorityKeyIdentifier, base64url, as DCQL trusted_authorities of type aki name it. */
+  authorityKeyId?: string;
 }
 
 interface Node {
@@ -27,6 +29,21 @@ export function summarizeChain(pem: string): CertificateSummary[] {
       return [];
     }
   });
+}
+
+/** The certificates of a file as PEM: PEM text as it is, a DER file (binary) wrapped. */
+export function certificatesPem(bytes: Uint8Array): string[] {
+  const text = new TextDecoder().decode(bytes);
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
+  if (blocks) return blocks;
+  const base64 = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(''));
+  return [`-----BEGIN CERTIFICATE-----\n${base64.match(/.{1,64}/g)?.join('\n')}\n-----END CERTIFICATE-----`];
+}
+
+/** The SHA-256 fingerprint of a PEM certificate's DER, as colon-separated hex. */
+export async function sha256Fingerprint(pem: string): Promise<string> {
+  const der = base64Der(pem);
+  return hex(new Uint8Array(await crypto.subtle.digest('SHA-256', der as BufferSource)));
 }
 
 function base64Der(block: string): Uint8Array {
@@ -50,8 +67,36 @@ function summarize(der: Uint8Array): CertificateSummary {
     notBefore: time(der, notBefore),
     notAfter: time(der, notAfter),
     selfSigned: subjectName === issuerName,
+    authorityKeyId: authorityKeyId(
+      der,
+      children(der, tbs).find((n) => n.tag === 0xa3),
+    ),
   };
 }
+
+const AUTHORITY_KEY_IDENTIFIER = '2.5.29.35';
+
+/** extensions [3] holds a SEQUENCE of Extension {extnID, critical?, extnValue OCTET STRING}; AKI's value is {[0] keyIdentifier, ...}. */
+function authorityKeyId(der: Uint8Array, extensions: Node | undefined): string | undefined {
+  if (!extensions) return undefined;
+  const [list] = children(der, extensions);
+  for (const extension of list ? children(der, list) : []) {
+    const parts = children(der, extension);
+    const id = parts[0] as Node;
+    if (oid(der.subarray(id.start, id.end)) !== AUTHORITY_KEY_IDENTIFIER) continue;
+    const value = parts.at(-1) as Node;
+    const [sequence] = children(der, value);
+    const keyId = sequence && children(der, sequence).find((n) => n.tag === 0x80);
+    return keyId && base64url(der.subarray(keyId.start, keyId.end));
+  }
+  return undefined;
+}
+
+const base64url = (bytes: Uint8Array) =>
+  btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(''))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 /** The DER element at `offset`: tag and the bounds of its content. */
 function read(der: Uint8Array, offset: number): Node {

@@ -8,6 +8,7 @@ import { holds, logOut, onSessionChange, type Role, resumeSession, type Session,
 import { AuditPage } from './pages/audit.js';
 import { CachesPage } from './pages/caches.js';
 import { ConformancePage } from './pages/conformance.js';
+import { PresentationConfigPage, TrustListPage } from './pages/dcql-trust-details.js';
 import { LoginPage } from './pages/login.js';
 import { OffersPage } from './pages/offers.js';
 import { PresentationsPage } from './pages/presentations.js';
@@ -114,7 +115,11 @@ const VIEWS: View[] = [
  * Detail pages: `#/{route}/{id}` opens the page for one item of the section `route`, under the same
  * role check as the section. Each section with a detail page adds one line here.
  */
-const DETAIL_PAGES = new Map<string, (id: string) => preact.JSX.Element>([['sessions', (id) => <SessionPage id={id} />]]);
+const DETAIL_PAGES = new Map<string, (id: string) => preact.JSX.Element>([
+  ['sessions', (id) => <SessionPage id={id} />],
+  ['presentation-configs', (id) => <PresentationConfigPage key={id} id={id} />],
+  ['trust-lists', (id) => <TrustListPage key={id} id={id} />],
+]);
 
 /** The views `who` may open. */
 const viewsFor = (who: Session) =>

@@ -234,9 +234,9 @@ function FieldInput({
 }
 
 /**
- * A nested value as JSON: what is typed stays as typed (the form and the JSON view are never shown
- * together, so nothing else changes it meanwhile) and is written to the body whenever it parses;
- * while it does not, the parse error shows beside it and the body keeps the last valid value.
+ * A nested value as JSON: what is typed stays as typed and is written to the body whenever it parses;
+ * while it does not, the parse error shows beside it and the body keeps the last valid value. A view
+ * beside the form (the DCQL query builder) may change the value meanwhile: the field then shows it.
  */
 function JsonField({ common, value, onValue }: { common: Record<string, unknown>; value: unknown; onValue: (value: unknown) => void }) {
   const [draft, setDraft] = useState<{ text: string; error?: string }>();
@@ -247,7 +247,7 @@ function JsonField({ common, value, onValue }: { common: Record<string, unknown>
         class="json"
         rows={6}
         spellcheck={false}
-        value={draft?.text ?? (value === undefined ? '' : JSON.stringify(value, null, 2))}
+        value={draft && showsDraft(draft, value) ? draft.text : value === undefined ? '' : JSON.stringify(value, null, 2)}
         onInput={(e) => {
           const text = (e.target as HTMLTextAreaElement).value;
           if (text.trim() === '') {
@@ -265,4 +265,10 @@ function JsonField({ common, value, onValue }: { common: Record<string, unknown>
       {draft?.error && <span class="field-error">Not JSON: {draft.error}</span>}
     </>
   );
+}
+
+/** Whether the text typed still stands for `value` (or does not parse yet): else `value` changed elsewhere. */
+function showsDraft(draft: { text: string; error?: string }, value: unknown) {
+  if (draft.error !== undefined || draft.text.trim() === '') return true;
+  return JSON.stringify(JSON.parse(draft.text)) === JSON.stringify(value);
 }

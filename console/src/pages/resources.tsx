@@ -6,13 +6,23 @@ import { summarizeChain } from '../certificates.js';
 import { formatDate } from '../components.js';
 import { FORMS } from '../forms.js';
 import { ConfigExport } from './config-export.js';
-import { DcqlCheck } from './dcql-check.js';
+import { DcqlBuilder } from './dcql-builder.js';
 import { FieldsForm } from './fields-form.js';
 import { KeyChainDownloads } from './key-chain-downloads.js';
 import type { ResourceDefinition } from './resource.js';
+import { TrustEntitiesEditor } from './trust-entities.js';
 
 const created = { title: 'Created', cell: (row: { createdAt?: string | null }) => formatDate(row.createdAt) };
 const idColumn = { title: 'Id', cell: (row: { id: string }) => <code class="id">{row.id}</code> };
+/** The id as a link to the item's detail page (#/{route}/{id}, registered in main.tsx). */
+const linkedId = (route: string) => ({
+  title: 'Id',
+  cell: (row: { id: string }) => (
+    <a href={`#/${route}/${encodeURIComponent(row.id)}`}>
+      <code class="id">{row.id}</code>
+    </a>
+  ),
+});
 const byId = (row: { id: string }) => ({ params: { path: { id: row.id } } });
 
 const TENANT_ADMIN_ROLES: Role[] = [
@@ -319,7 +329,7 @@ export const presentationConfigs: ResourceDefinition<PresentationConfig> = {
   roles: ['presentation:manage'],
   list: () => result(api.GET('/api/verifier/config')),
   name: (p) => p.id,
-  columns: [idColumn, { title: 'Description', cell: (p) => p.description ?? '' }, created],
+  columns: [linkedId('presentation-configs'), { title: 'Description', cell: (p) => p.description ?? '' }, created],
   template: () => ({
     id: 'pid-check',
     description: 'name and birth date from a PID',
@@ -349,11 +359,11 @@ export const presentationConfigs: ResourceDefinition<PresentationConfig> = {
       run: (p) => result(api.POST('/api/verifier/config/{id}/registration-cert/reissue', byId(p))),
     },
   ],
-  aside: ({ body }) => <DcqlCheck body={body} />,
+  aside: (props) => <DcqlBuilder {...props} />,
   intro: (
     <p class="muted">
-      The DCQL query is checked as it is typed, and again by the service when saved: a mistake the service finds comes back naming the field
-      below the editor.
+      The DCQL query is built in the query builder or typed as JSON (both edit the same query), checked as it changes, and again by the
+      service when saved: a mistake the service finds comes back naming the field.
     </p>
   ),
 };
@@ -389,7 +399,7 @@ export const trustLists: ResourceDefinition<TrustList> = {
   list: () => result(api.GET('/api/trust-list')),
   name: (t) => t.id,
   columns: [
-    idColumn,
+    linkedId('trust-lists'),
     { title: 'Description', cell: (t) => t.description ?? '' },
     { title: 'Entities', cell: (t) => t.entityConfig.length },
   ],
@@ -410,4 +420,5 @@ export const trustLists: ResourceDefinition<TrustList> = {
     { label: 'Versions', run: (t) => result(api.GET('/api/trust-list/{id}/versions', byId(t))) },
     { label: 'Export', run: (t) => result(api.GET('/api/trust-list/{id}/export', byId(t))) },
   ],
+  aside: (props) => <TrustEntitiesEditor {...props} />,
 };
