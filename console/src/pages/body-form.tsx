@@ -238,7 +238,15 @@ function FieldInput({
  * together, so nothing else changes it meanwhile) and is written to the body whenever it parses;
  * while it does not, the parse error shows beside it and the body keeps the last valid value.
  */
-function JsonField({ common, value, onValue }: { common: Record<string, unknown>; value: unknown; onValue: (value: unknown) => void }) {
+export function JsonField({
+  common,
+  value,
+  onValue,
+}: {
+  common: Record<string, unknown>;
+  value: unknown;
+  onValue: (value: unknown) => void;
+}) {
   const [draft, setDraft] = useState<{ text: string; error?: string }>();
   return (
     <>
