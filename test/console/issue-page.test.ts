@@ -179,6 +179,7 @@ describe.skipIf(!browserAvailable)('the Issue and Verify pages', () => {
       const source = claims.getByLabel('Claims from');
       expect(await source.locator('option').allTextContents()).toEqual(['Values entered here', "The configuration's default values"]);
 
+      await page.getByLabel('Transaction code', { exact: true }).fill('493817');
       await screenshot(page, `issue-typed-fields-${name}`);
       expect(await seriousViolations(page, `typed fields ${name}`)).toEqual([]);
 
@@ -196,12 +197,14 @@ describe.skipIf(!browserAvailable)('the Issue and Verify pages', () => {
       await card.getByRole('button', { name: 'Copy offer URI' }).click();
       await card.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
       expect(await clipboard(page)).toBe(uri);
+      await card.getByRole('button', { name: 'Copy transaction code' }).click();
+      expect(await clipboard(page)).toBe('493817');
       await card.getByText('Credential offer (JSON)').click();
       await card.getByRole('button', { name: 'Copy credential offer' }).click();
       expect(JSON.parse(await clipboard(page))).toEqual(JSON.parse((await page.getByTestId('credential-offer').textContent()) as string));
 
       // A wallet receives the credential: its claims carry the values as typed.
-      const { response } = await receiveCredentials(uri);
+      const { response } = await receiveCredentials(uri, { txCode: '493817' });
       const [issued] = response.credentialResponse.credentials as { credential: string }[];
       expect(await claimsOf((issued as { credential: string }).credential)).toMatchObject(TYPED);
       const session = (await card.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).textContent()) as string;
@@ -219,6 +222,77 @@ describe.skipIf(!browserAvailable)('the Issue and Verify pages', () => {
     },
     90_000,
   );
+
+  it("keeps the other claim sources: an attribute provider, JSON for a configuration without fields; the API's refusal on the typed field", async () => {
+    const tenant = await svc.tenant('issue-sources');
+    const made = [
+      await svc.call('POST', '/api/issuer/credentials', {
+        token: tenant.token,
+        body: {
+          id: 'sized',
+          config: { format: 'dc+sd-jwt' },
+          vct: 'urn:example:sized:1',
+          fields: [{ path: ['height'], type: 'number', constraints: { maximum: 3 }, display: [{ name: 'Height (m)' }] }],
+        },
+      }),
+      await svc.call('POST', '/api/issuer/credentials', {
+        token: tenant.token,
+        body: { id: 'free', config: { format: 'dc+sd-jwt' }, vct: 'urn:example:free:1', fields: [] },
+      }),
+      await svc.call('POST', '/api/issuer/attribute-providers', {
+        token: tenant.token,
+        body: { id: 'registry', name: 'Registry', url: 'https://registry.example.com/claims', auth: { type: 'none' } },
+      }),
+    ];
+    for (const reply of made) expect(reply.status, reply.text).toBe(201);
+    const { page, errors, close } = await newPage(DESKTOP);
+    await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
+    await visit(page, 'offers', 'Issue a credential');
+    const configurations = page.getByRole('group', { name: 'Credential configurations' });
+    await configurations.getByLabel('sized').check();
+    await configurations.getByLabel('free').check();
+    const sized = page.getByRole('group', { name: 'Claims of sized' });
+    const free = page.getByRole('group', { name: 'Claims of free' });
+
+    // No fields: the claims as JSON (which a configuration without fields refuses: it has no claims).
+    expect(JSON.parse(await free.getByLabel('Claims (JSON)').inputValue())).toEqual({});
+    await free.getByLabel('Claims (JSON)').fill('{"note": "hello"}');
+    // Values the configurations refuse: on the typed field, the API's message there, not repeated in the
+    // problem box below the form, which shows the refusal of the JSON claims.
+    await sized.getByLabel('Height (m)').fill('9');
+    await page.getByRole('button', { name: 'Create offer' }).click();
+    const height = sized.getByLabel('Height (m)');
+    await expect.poll(() => height.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
+    expect(await page.locator(`#${await height.getAttribute('aria-describedby')}`).textContent()).toMatch(/3/);
+    // (The problem's detail sums up every refusal; its list holds those no field shows.)
+    const listed = await page.getByRole('alert').getByRole('listitem').allTextContents();
+    expect(listed).toEqual([expect.stringContaining('body.credentialClaims.free.claims.note')]);
+    await free.getByLabel('Claims (JSON)').fill('{}');
+
+    // The claims of sized from the attribute provider instead.
+    await sized.getByLabel('Claims from').selectOption({ label: 'An attribute provider' });
+    expect(await sized.getByLabel('Attribute provider').inputValue()).toBe('registry');
+    expect((await body(page)).credentialClaims).toEqual({
+      sized: { type: 'attributeProvider', attributeProviderId: 'registry' },
+      free: { type: 'inline', claims: {} },
+    });
+    await page.getByRole('button', { name: 'Create offer' }).click();
+    const card = page.getByRole('region', { name: 'offer', exact: true });
+    const session = (await card.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).textContent()) as string;
+    const stored = await svc.call('GET', `/api/session/${session}`, { token: tenant.token });
+    expect(stored.body.credentialPayload).toMatchObject({
+      credentialClaims: {
+        sized: { type: 'attributeProvider', attributeProviderId: 'registry' },
+        free: { type: 'inline', claims: {} },
+      },
+    });
+
+    // A configuration unchosen takes its claims with it.
+    await configurations.getByLabel('free').uncheck();
+    expect(Object.keys((await body(page)).credentialClaims)).not.toContain('free');
+    expect(errors).toEqual([]);
+    await close();
+  }, 60_000);
 
   it('shows an offer expired when its lifetime has passed, without an event: the QR code goes', async () => {
     const tenant = await svc.tenant('issue-expiry');

@@ -150,11 +150,14 @@ function OfferClaims(props: {
   const write = (next: Map<string, unknown>) =>
     onBody(JSON.stringify({ ...body, credentialClaims: next.size ? Object.fromEntries(next) : undefined }, null, 2));
 
-  // A configuration just chosen starts with its fields' default values (or none), as typed inputs.
+  // A configuration just chosen starts with its fields' default values (or none), as typed inputs;
+  // the claims of one no longer chosen go with it (the service refuses them).
   const unset = chosen.filter((id) => !sources.has(id) && startsWithValues(configurations.get(id)));
+  const dropped = [...sources.keys()].filter((id) => !chosen.includes(id));
   useEffect(() => {
-    if (unset.length === 0) return;
+    if (unset.length === 0 && dropped.length === 0) return;
     const next = new Map(sources);
+    for (const id of dropped) next.delete(id);
     for (const id of unset) next.set(id, { type: 'inline', claims: claimTree(configurations.get(id)?.fields ?? []).defaults });
     write(next);
   });
