@@ -49,6 +49,7 @@ const LICENCE = {
       display: [{ name: 'Nationalities', locale: 'en' }],
       children: [{ path: [null], type: 'string', display: [{ name: 'Nationality', locale: 'en' }] }],
     },
+    { path: ['organ_donor'], type: 'boolean', mandatory: true, display: [{ name: 'Organ donor', locale: 'en' }] },
     { path: ['issuing_country'], type: 'string', defaultValue: 'DE', display: [{ name: 'Issuing country', locale: 'en' }] },
   ],
 } as const;
@@ -127,6 +128,7 @@ const TYPED = {
   height: 1.72,
   address: { street: 'Heidestraße 17', locality: 'Köln' },
   nationalities: ['DE', 'AT'],
+  organ_donor: false,
   issuing_country: 'DE',
 };
 
@@ -162,6 +164,9 @@ describe.skipIf(!browserAvailable)('the Issue and Verify pages', () => {
       await nationalities.getByLabel('Nationality 2', { exact: true }).fill('AT');
       await nationalities.getByLabel('Nationality 3', { exact: true }).fill('FR');
       await nationalities.getByRole('button', { name: 'Remove Nationality 3' }).click();
+      // A boolean: yes or no, "not set" apart from no.
+      expect(await claims.getByLabel('Organ donor').inputValue()).toBe('');
+      await claims.getByLabel('Organ donor').selectOption({ label: 'no' });
       expect(await nationalities.getByLabel('Nationality 3', { exact: true }).count()).toBe(0);
 
       // The form and the JSON view edit the same request: the typed values are there, as typed.

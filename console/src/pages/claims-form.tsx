@@ -233,20 +233,28 @@ function Leaf(props: InputProps) {
   };
   const options = field?.constraints?.enum;
   let input: preact.JSX.Element;
-  if (options && type !== 'object' && type !== 'array') {
+  // A boolean is a choice of yes and no as well, so that "not set" stays apart from false and a
+  // mandatory one is required to be chosen (a required checkbox would demand true).
+  const choices = options ?? (type === 'boolean' ? [true, false] : undefined);
+  if (choices && type !== 'object' && type !== 'array') {
+    const at = choices.indexOf(value);
     input = (
-      <select {...common} value={options.indexOf(value)} onChange={(e) => onValue(options[Number((e.target as HTMLSelectElement).value)])}>
-        <option value={-1}>(not set)</option>
-        {options.map((o, i) => (
-          <option key={i} value={i}>
-            {String(o)}
+      <select
+        {...common}
+        value={at < 0 ? '' : String(at)}
+        onChange={(e) => {
+          const chosen = (e.target as HTMLSelectElement).value;
+          onValue(chosen === '' ? undefined : choices[Number(chosen)]);
+        }}
+      >
+        {/* The empty value is what makes a required select refuse "(not set)". */}
+        <option value="">(not set)</option>
+        {choices.map((o, i) => (
+          <option key={i} value={String(i)}>
+            {type === 'boolean' && !options ? (o ? 'yes' : 'no') : String(o)}
           </option>
         ))}
       </select>
-    );
-  } else if (type === 'boolean') {
-    input = (
-      <input {...common} type="checkbox" checked={value === true} onChange={(e) => onValue((e.target as HTMLInputElement).checked)} />
     );
   } else if (type === 'number' || type === 'integer') {
     input = (
@@ -286,17 +294,6 @@ function Leaf(props: InputProps) {
       ))}
     </span>
   );
-  if (type === 'boolean' && !options) {
-    return (
-      <div class="form-field">
-        <label class="check" for={id}>
-          {input}
-          {props.label}
-        </label>
-        {note}
-      </div>
-    );
-  }
   return (
     <div class="form-field">
       <label for={id}>
