@@ -38,12 +38,20 @@ const hasFields = (config?: Configuration) => (config?.fields?.length ?? 0) > 0;
  */
 const startsWithValues = (config?: Configuration) => config !== undefined && !config.attributeProviderId;
 
+/** Whether an error of the API (`body.credentialClaims.{id}.claims.address.street`) is on a typed claim input. */
+function isOnTypedClaim(configurations: Map<string, Configuration>, field: string) {
+  const [, id = '', path = ''] = /^body\.credentialClaims\.([^.]+)\.claims\.(.+)$/.exec(field) ?? [];
+  const fields = configurations.get(id)?.fields ?? [];
+  return fields.length > 0 && showsErrorAt(claimTree(fields).root, path.split('.'));
+}
+
 export function OffersPage() {
   const [offer, setOffer] = useState<Offer & { txCode?: string }>();
   const status = useLiveStatus(offer?.session, 'active');
   const [configurations, setConfigurations] = useState(new Map<string, Configuration>());
   const [providers, setProviders] = useState<string[]>([]);
   useEffect(() => void loadProviderIds().then(setProviders), []);
+  // The list holds each configuration whole, fields included: no request per configuration.
   const loadIds = useCallback(
     () =>
       result(api.GET('/api/issuer/credentials')).then(({ data, problem }) => {
@@ -65,16 +73,7 @@ export function OffersPage() {
     render: (body, onBody, problem) => (
       <OfferClaims body={body} onBody={onBody} problem={problem} configurations={configurations} providers={providers} />
     ),
-    shows: (field) => {
-      const [id, claims, ...path] = field.replace(/^body\.credentialClaims\./, '').split('.');
-      const config = id === undefined ? undefined : configurations.get(id);
-      return (
-        field.startsWith('body.credentialClaims.') &&
-        claims === 'claims' &&
-        hasFields(config) &&
-        showsErrorAt(claimTree(config?.fields ?? []).root, path)
-      );
-    },
+    shows: (field) => isOnTypedClaim(configurations, field),
   };
 
   return (
