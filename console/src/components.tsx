@@ -268,3 +268,27 @@ export function JsonBlock({ value, label, testId }: { value: unknown; label: str
     </section>
   );
 }
+
+/**
+ * Puts `text` on the clipboard. The button says "Copy" and is named "Copy {label}" for a screen
+ * reader; "Copied" shows beside it (a status, so it is announced) until the text changes.
+ */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [said, setSaid] = useState('');
+  useEffect(() => setSaid(''), [text]);
+  const copy = () =>
+    navigator.clipboard.writeText(text).then(
+      () => setSaid('Copied'),
+      () => setSaid('Not copied: the browser refused the clipboard'),
+    );
+  return (
+    <span class="copy">
+      <button type="button" class="secondary" aria-label={`Copy ${label}`} onClick={copy}>
+        Copy
+      </button>
+      <span role="status" class="muted">
+        {said}
+      </span>
+    </span>
+  );
+}

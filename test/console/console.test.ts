@@ -100,6 +100,13 @@ async function answer(page: Page, choice: string) {
   await dialog.waitFor({ state: 'hidden' });
 }
 
+/** The claims the configuration template makes mandatory, typed into the offer's claim fields. */
+async function typeNames(page: Page) {
+  const claims = page.getByRole('group', { name: 'Claims of pid' });
+  await claims.getByLabel('given_name', { exact: true }).fill('Erika');
+  await claims.getByLabel('family_name', { exact: true }).fill('Mustermann');
+}
+
 async function administratorsDay(viewport: { width: number; height: number }, suffix: string) {
   const { page, errors, close } = await newPage(viewport);
   const tenantId = `day-${suffix}`;
@@ -128,6 +135,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
 
   // An offer: its QR code, then a wallet redeems it and the status turns completed on the page.
   await open(page, 'Issue', 'Issue a credential');
+  await typeNames(page);
   await page.getByRole('button', { name: 'Create offer' }).click();
   const offerUri = (await page.getByTestId('offer-uri').textContent()) as string;
   expect(offerUri).toMatch(/^openid-credential-offer:\/\//);
@@ -171,6 +179,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await createFromTemplate(page);
   await page.getByRole('cell', { name: 'pid-check', exact: true }).waitFor();
   await open(page, 'Issue', 'Issue a credential');
+  await typeNames(page);
   await page.getByRole('button', { name: 'Create offer' }).click();
   const second = await receiveCredentials((await page.getByTestId('offer-uri').textContent()) as string, { keys: [key] });
   const valid = (second.response.credentialResponse.credentials as { credential: string }[])[0]?.credential as string;
@@ -285,6 +294,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
       expect(await page.getByRole('alert').count(), section).toBe(0);
     }
     await open(page, 'Issue', 'Issue a credential');
+    await typeNames(page);
     await page.getByRole('button', { name: 'Create offer' }).click();
     await page.getByTestId('offer-uri').waitFor();
     await open(page, 'Verify', 'Request a presentation');

@@ -238,7 +238,15 @@ function FieldInput({
  * while it does not, the parse error shows beside it and the body keeps the last valid value. A view
  * beside the form (the DCQL query builder) may change the value meanwhile: the field then shows it.
  */
-function JsonField({ common, value, onValue }: { common: Record<string, unknown>; value: unknown; onValue: (value: unknown) => void }) {
+export function JsonField({
+  common,
+  value,
+  onValue,
+}: {
+  common: Record<string, unknown>;
+  value: unknown;
+  onValue: (value: unknown) => void;
+}) {
   const [draft, setDraft] = useState<{ text: string; error?: string }>();
   return (
     <>

@@ -5,10 +5,11 @@
 // verified claims when the wallet has answered.
 import { useState } from 'preact/hooks';
 import { api, asBody, result } from '../api.js';
-import { formatDate, JsonBlock, Qr } from '../components.js';
+import { CopyButton, JsonBlock } from '../components.js';
 import { FLOW_FORMS } from '../forms.js';
-import { StatusBadge, useLiveStatus, useSessionDetails } from './live-session.js';
+import { useLiveStatus, useSessionDetails } from './live-session.js';
 import { TemplatedRequest } from './request-form.js';
+import { ResultCard } from './result-card.js';
 
 type Request = NonNullable<Awaited<ReturnType<typeof createRequest>>['data']>;
 const loadConfigurationIds = () =>
@@ -43,22 +44,20 @@ export function PresentationsPage() {
         submit={create}
       />
       {request && (
-        <section class="card" aria-label="presentation request">
-          <h3>
-            Request <StatusBadge status={status} />
-          </h3>
-          {request.uri && (
-            <>
-              <Qr text={request.uri} label="QR code of the presentation request" />
-              <p>
-                <code data-testid="request-uri">{request.uri}</code>
-              </p>
-            </>
-          )}
-          <p class="muted">
-            Session <a href={`#/sessions/${encodeURIComponent(request.session)}`}>{request.session}</a>, valid until{' '}
-            {formatDate(request.expiresAt)}
-          </p>
+        <ResultCard
+          key={request.session}
+          label="presentation request"
+          title="Request"
+          session={request.session}
+          expiresAt={request.expiresAt}
+          status={status}
+          uri={
+            request.uri
+              ? { text: request.uri, name: 'request URI', testId: 'request-uri', qrLabel: 'QR code of the presentation request' }
+              : undefined
+          }
+          used="Used: the wallet has presented its credentials."
+        >
           {request.dcApiRequest && (
             <details open>
               <summary>Digital Credentials API request ({request.dcApiRequest.protocol})</summary>
@@ -67,6 +66,7 @@ export function PresentationsPage() {
                 origin, and post the wallet's response to <code>{request.responseUri}</code>.
               </p>
               <JsonBlock value={request.dcApiRequest} label="Digital Credentials API request" testId="dc-api-request" />
+              <CopyButton text={JSON.stringify(request.dcApiRequest, null, 2)} label="Digital Credentials API request" />
             </details>
           )}
           {details?.errorReason && <p class="problem">{details.errorReason}</p>}
@@ -76,7 +76,7 @@ export function PresentationsPage() {
               <pre data-testid="verified-claims">{JSON.stringify(details.credentials ?? details, null, 2)}</pre>
             </>
           )}
-        </section>
+        </ResultCard>
       )}
     </>
   );

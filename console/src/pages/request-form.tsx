@@ -9,6 +9,15 @@ import type { FormField } from '../forms.js';
 import { BodyForm, type Choices, isOn } from './body-form.js';
 
 /**
+ * Inputs a page adds below the form's fields, over the same JSON text (the typed claims of an offer),
+ * and which of the API's field errors they show, so that the problem box does not repeat those.
+ */
+export interface MoreFields {
+  render: (body: string, onBody: (text: string) => void, problem?: Problem) => ComponentChildren;
+  shows: (field: string) => boolean;
+}
+
+/**
  * A body as a form or as JSON, one click apart: the API's field errors show on the fields they name,
  * and the problem box below repeats only those no field of the form shows.
  */
@@ -22,11 +31,12 @@ export function BodyEditor(props: {
   idPrefix?: string;
   /** Lines of the JSON editor. */
   rows?: number;
+  moreFields?: MoreFields;
 }) {
   const [asJson, setAsJson] = useState(false);
-  const { fields, problem } = props;
-  const unplaced =
-    problem && !asJson ? { ...problem, fields: problem.fields.filter((f) => !fields.some((field) => isOn(f.field, field.path))) } : problem;
+  const { fields, problem, moreFields } = props;
+  const shown = (field: string) => fields.some((f) => isOn(field, f.path)) || moreFields?.shows(field) === true;
+  const unplaced = problem && !asJson ? { ...problem, fields: problem.fields.filter((f) => !shown(f.field)) } : problem;
   return (
     <>
       <div class="row">
@@ -46,6 +56,7 @@ export function BodyEditor(props: {
           idPrefix={props.idPrefix}
         />
       )}
+      {!asJson && moreFields?.render(props.body, props.onBody, problem)}
       <ProblemView problem={unplaced} />
     </>
   );
@@ -63,6 +74,7 @@ export function RequestForm(props: {
   /** Besides the submit button (a reset to the template, say). */
   extra?: ComponentChildren;
   disabled?: boolean;
+  moreFields?: MoreFields;
 }) {
   const submit = (e: Event) => {
     e.preventDefault();
@@ -71,7 +83,14 @@ export function RequestForm(props: {
   };
   return (
     <form onSubmit={submit}>
-      <BodyEditor fields={props.fields} choices={props.choices} body={props.body} onBody={props.onBody} problem={props.problem} />
+      <BodyEditor
+        fields={props.fields}
+        choices={props.choices}
+        body={props.body}
+        onBody={props.onBody}
+        problem={props.problem}
+        moreFields={props.moreFields}
+      />
       <div class="row">
         <button type="submit" disabled={props.disabled}>
           {props.submitLabel}
@@ -98,6 +117,7 @@ export function TemplatedRequest(props: {
   fields: FormField[];
   submitLabel: string;
   submit: (body: unknown) => Promise<Problem | undefined>;
+  moreFields?: MoreFields;
 }) {
   const { loadIds, template } = props;
   const [ids, setIds] = useState<string[]>();
@@ -132,6 +152,7 @@ export function TemplatedRequest(props: {
             onBody={setBody}
             problem={problem}
             submitLabel={props.submitLabel}
+            moreFields={props.moreFields}
             onSubmit={async (value) => setProblem(await props.submit(value))}
             extra={
               <button type="button" class="secondary" onClick={() => reset(ids ?? [])}>
