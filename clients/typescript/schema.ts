@@ -5893,14 +5893,14 @@ export interface paths {
         };
         /**
          * List the tenant's sessions, a page at a time
-         * @description Every filter is optional and they combine (all must hold): `status`, `type`, `configurationId` (the credential configuration offered or the presentation configuration requested), `createdFrom` (inclusive) and `createdTo` (exclusive), and `idPrefix` (the start of the session id). A bad value answers 400 naming the field.
+         * @description Every filter is optional and they combine (all must hold): `status`, `type`, `configurationId` (the credential configuration offered, or the presentation configuration requested), `createdFrom` (inclusive) and `createdTo` (exclusive), and `idPrefix` (the start of the session id). A bad value answers 400 naming the field.
          *
          *     Requires one of the roles: `issuance:manage`, `issuance:offer`, `presentation:manage`, `presentation:request`. Tenant-scoped: works inside the caller's tenant.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description only sessions of this configuration: an issuance session offering this credential configuration, or a presentation session requesting this presentation configuration */
+                    /** @description only sessions of this configuration: an issuance session offering this credential configuration, or a presentation session requesting this presentation configuration (its requestId, or presentationConfigId) */
                     configurationId?: string;
                     /** @description only sessions created at or after this moment (RFC 3339 date-time) */
                     createdFrom?: string;

@@ -43,7 +43,7 @@ const ListQuery = z.strictObject({
     .max(200)
     .optional()
     .describe(
-      'only sessions of this configuration: an issuance session offering this credential configuration, or a presentation session requesting this presentation configuration',
+      'only sessions of this configuration: an issuance session offering this credential configuration, or a presentation session requesting this presentation configuration (its requestId, or presentationConfigId)',
     ),
   createdFrom: z.iso.datetime({ offset: true }).optional().describe('only sessions created at or after this moment (RFC 3339 date-time)'),
   createdTo: z.iso.datetime({ offset: true }).optional().describe('only sessions created before this moment (RFC 3339 date-time)'),
@@ -101,7 +101,7 @@ export function sessionRoutes(app: App, deps: SessionRouteDeps) {
         tags,
         summary: "List the tenant's sessions, a page at a time",
         description:
-          'Every filter is optional and they combine (all must hold): `status`, `type`, `configurationId` (the credential configuration offered or the presentation configuration requested), `createdFrom` (inclusive) and `createdTo` (exclusive), and `idPrefix` (the start of the session id). A bad value answers 400 naming the field.',
+          'Every filter is optional and they combine (all must hold): `status`, `type`, `configurationId` (the credential configuration offered, or the presentation configuration requested), `createdFrom` (inclusive) and `createdTo` (exclusive), and `idPrefix` (the start of the session id). A bad value answers 400 naming the field.',
         querystring: ListQuery,
         response: { 200: SessionPageSchema },
       },

@@ -458,14 +458,18 @@ const effectiveStatus = (now: string) => (eb: ExpressionBuilder<Database, 'sessi
     .end();
 
 /**
- * Sessions whose public data names the configuration: in credentialConfigurationIds (issuance) or
- * as presentationConfigId (presentation). public_data is JSON text, read with each database's JSON functions.
+ * Sessions whose public data names the configuration: in credentialConfigurationIds (issuance), as
+ * requestId (a presentation request: the presentation configuration it was made from) or as
+ * presentationConfigId (a presentation embedded in issuance). public_data is JSON text, read with
+ * each database's JSON functions.
  */
 const ofConfiguration = (postgres: boolean, id: string) =>
   postgres
-    ? sql<boolean>`(public_data::jsonb ->> 'presentationConfigId' = ${id}
+    ? sql<boolean>`(public_data::jsonb ->> 'requestId' = ${id}
+        or public_data::jsonb ->> 'presentationConfigId' = ${id}
         or public_data::jsonb -> 'credentialConfigurationIds' @> jsonb_build_array(${id}::text))`
-    : sql<boolean>`(json_extract(public_data, '$.presentationConfigId') = ${id}
+    : sql<boolean>`(json_extract(public_data, '$.requestId') = ${id}
+        or json_extract(public_data, '$.presentationConfigId') = ${id}
         or exists (select 1 from json_each(public_data, '$.credentialConfigurationIds') as offered where offered.value = ${id}))`;
 
 function filtered(query: SessionsQuery, filter: SessionListFilter): SessionsQuery {

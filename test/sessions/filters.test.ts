@@ -12,7 +12,13 @@ const ids = new Map<string, string>();
 
 /** Makes a session in `tenant` with a known creation time and configuration; answers its id. */
 async function make(tenant: string, kind: SessionKind, configuration: string[], created: string, status = 'active') {
-  const shown = kind === 'issuance' ? { credentialConfigurationIds: configuration } : { presentationConfigId: configuration[0] };
+  // A presentation request names its configuration as requestId; one embedded in issuance as presentationConfigId.
+  const shown =
+    kind === 'issuance'
+      ? { credentialConfigurationIds: configuration }
+      : configuration[0] === 'age-check'
+        ? { requestId: configuration[0] }
+        : { presentationConfigId: configuration[0] };
   const session = await svc.running.services.sessions.create({
     tenantId: tenant,
     kind,
