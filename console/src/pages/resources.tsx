@@ -13,6 +13,15 @@ import type { ResourceDefinition } from './resource.js';
 
 const created = { title: 'Created', cell: (row: { createdAt?: string | null }) => formatDate(row.createdAt) };
 const idColumn = { title: 'Id', cell: (row: { id: string }) => <code class="id">{row.id}</code> };
+/** The id linked to the item's detail page (#/{route}/{id}), for sections that have one. */
+const linkedId = (route: string) => ({
+  title: 'Id',
+  cell: (row: { id: string }) => (
+    <a href={`#/${route}/${encodeURIComponent(row.id)}`}>
+      <code class="id">{row.id}</code>
+    </a>
+  ),
+});
 const byId = (row: { id: string }) => ({ params: { path: { id: row.id } } });
 
 const TENANT_ADMIN_ROLES: Role[] = [
@@ -149,7 +158,7 @@ export const keyChains: ResourceDefinition<KeyChain> = {
   list: () => result(api.GET('/api/key-chain')),
   name: (k) => k.id,
   columns: [
-    idColumn,
+    linkedId('key-chains'),
     { title: 'Usage', cell: (k) => k.usageType },
     { title: 'Default', cell: (k) => (k.default ? 'yes' : '') },
     {
@@ -239,7 +248,7 @@ export const credentialConfigs: ResourceDefinition<CredentialConfig> = {
   list: () => result(api.GET('/api/issuer/credentials')),
   name: (c) => c.id,
   columns: [
-    idColumn,
+    linkedId('credential-configs'),
     { title: 'Format', cell: (c) => c.config?.format },
     { title: 'Type', cell: (c) => c.vct ?? c.config?.docType ?? '' },
     created,
