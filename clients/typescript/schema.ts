@@ -5893,11 +5893,21 @@ export interface paths {
         };
         /**
          * List the tenant's sessions, a page at a time
-         * @description Requires one of the roles: `issuance:manage`, `issuance:offer`, `presentation:manage`, `presentation:request`. Tenant-scoped: works inside the caller's tenant.
+         * @description Every filter is optional and they combine (all must hold): `status`, `type`, `configurationId` (the credential configuration offered, or the presentation configuration requested), `createdFrom` (inclusive) and `createdTo` (exclusive), and `idPrefix` (the start of the session id). A bad value answers 400 naming the field.
+         *
+         *     Requires one of the roles: `issuance:manage`, `issuance:offer`, `presentation:manage`, `presentation:request`. Tenant-scoped: works inside the caller's tenant.
          */
         get: {
             parameters: {
                 query?: {
+                    /** @description only sessions of this configuration: an issuance session offering this credential configuration, or a presentation session requesting this presentation configuration (its requestId, or presentationConfigId) */
+                    configurationId?: string;
+                    /** @description only sessions created at or after this moment (RFC 3339 date-time) */
+                    createdFrom?: string;
+                    /** @description only sessions created before this moment (RFC 3339 date-time) */
+                    createdTo?: string;
+                    /** @description only sessions whose id starts with this (a whole id finds that session) */
+                    idPrefix?: string;
                     /** @description 1-based */
                     page?: number;
                     pageSize?: number;

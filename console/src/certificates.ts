@@ -169,3 +169,17 @@ function time(der: Uint8Array, node: Node): Date {
 }
 
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(':');
+
+/**
+ * The SHA-256 fingerprint of each certificate of a chain, in the order of summarizeChain (leaf first),
+ * as colon-separated hex: what an operator compares with a fingerprint from elsewhere (openssl x509 -fingerprint -sha256).
+ */
+export async function sha256Fingerprints(pem: string): Promise<string[]> {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  return Promise.all(
+    blocks.map(async (block) => {
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', base64Der(block) as Uint8Array<ArrayBuffer>));
+      return [...digest].map((byte) => byte.toString(16).padStart(2, '0').toUpperCase()).join(':');
+    }),
+  );
+}

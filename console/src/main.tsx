@@ -8,7 +8,9 @@ import { holds, logOut, onSessionChange, type Role, resumeSession, type Session,
 import { AuditPage } from './pages/audit.js';
 import { CachesPage } from './pages/caches.js';
 import { ConformancePage } from './pages/conformance.js';
+import { CredentialConfigDetail } from './pages/credential-config-detail.js';
 import { PresentationConfigPage, TrustListPage } from './pages/dcql-trust-details.js';
+import { KeyChainDetail } from './pages/key-chain-detail.js';
 import { LoginPage } from './pages/login.js';
 import { OffersPage } from './pages/offers.js';
 import { PresentationsPage } from './pages/presentations.js';
@@ -119,6 +121,8 @@ const DETAIL_PAGES = new Map<string, (id: string) => preact.JSX.Element>([
   ['sessions', (id) => <SessionPage id={id} />],
   ['presentation-configs', (id) => <PresentationConfigPage key={id} id={id} />],
   ['trust-lists', (id) => <TrustListPage key={id} id={id} />],
+  ['credential-configs', (id) => <CredentialConfigDetail id={id} />],
+  ['key-chains', (id) => <KeyChainDetail id={id} />],
 ]);
 
 /** The views `who` may open. */
@@ -163,7 +167,8 @@ function App() {
   if (resuming) return <p class="muted loading">Loading…</p>;
   if (!who) return <LoginPage />;
   const views = viewsFor(who);
-  const [head, ...rest] = route.split('/');
+  // A section's own query (#/sessions?status=completed) is the page's to read.
+  const [head, ...rest] = (route.split('?')[0] ?? '').split('/');
   const view = views.find((v) => v.route === head) ?? views[0];
   // An address typed or bookmarked is checked as the navigation is: a section the roles do not open
   // says so, instead of a page whose every call the API refuses.

@@ -37,6 +37,21 @@ const ListQuery = z.strictObject({
     .optional()
     .describe('only sessions in this status (as readers see it: an open session past expiresAt is expired)'),
   type: z.enum(SESSION_KINDS).optional(),
+  configurationId: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'only sessions of this configuration: an issuance session offering this credential configuration, or a presentation session requesting this presentation configuration (its requestId, or presentationConfigId)',
+    ),
+  createdFrom: z.iso.datetime({ offset: true }).optional().describe('only sessions created at or after this moment (RFC 3339 date-time)'),
+  createdTo: z.iso.datetime({ offset: true }).optional().describe('only sessions created before this moment (RFC 3339 date-time)'),
+  idPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, 'letters, digits and hyphens, at most 64')
+    .optional()
+    .describe('only sessions whose id starts with this (a whole id finds that session)'),
 });
 const Params = z.object({ id: z.string() });
 const EventsQuery = z.object({ token: z.string().describe('a management access token (JWT), as would go in the Authorization header') });
@@ -85,14 +100,23 @@ export function sessionRoutes(app: App, deps: SessionRouteDeps) {
       schema: {
         tags,
         summary: "List the tenant's sessions, a page at a time",
+        description:
+          'Every filter is optional and they combine (all must hold): `status`, `type`, `configurationId` (the credential configuration offered, or the presentation configuration requested), `createdFrom` (inclusive) and `createdTo` (exclusive), and `idPrefix` (the start of the session id). A bad value answers 400 naming the field.',
         querystring: ListQuery,
         response: { 200: SessionPageSchema },
       },
     },
     async (request) => {
       const tenantId = tenantOf(request);
-      const { page, pageSize, sortBy, sortOrder, status, type } = request.query;
-      const { items, total } = await sessions.list(tenantId, { page, pageSize, sortBy, sortOrder, status, kind: type });
+      const { type, createdFrom, createdTo, ...rest } = request.query;
+      const { page, pageSize } = rest;
+      const { items, total } = await sessions.list(tenantId, {
+        ...rest,
+        kind: type,
+        // Stored as ISO strings in UTC: the bounds in the same form compare as the moments they are.
+        createdFrom: createdFrom && new Date(createdFrom).toISOString(),
+        createdTo: createdTo && new Date(createdTo).toISOString(),
+      });
       return { items: await view(tenantId, items), total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
     },
   );

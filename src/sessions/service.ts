@@ -76,9 +76,8 @@ const meets = (session: SessionState, { statuses, consumed, holds }: SessionExpe
   (consumed === undefined || session.consumed === consumed) &&
   (holds === undefined || holds(session));
 
-export interface SessionListOptions {
+export interface SessionListOptions extends Omit<store.SessionListFilter, 'now' | 'kind' | 'postgres'> {
   kind?: SessionKind;
-  status?: SessionStatus;
   sortBy: store.SessionSortKey;
   sortOrder: 'asc' | 'desc';
   /** 1-based. */
@@ -550,7 +549,17 @@ export class SessionService {
   /** One page of the tenant's sessions, with the number of all that match. */
   async list(tenantId: string, options: SessionListOptions): Promise<{ items: SessionState[]; total: number }> {
     const db = tenantDb(this.db, tenantId);
-    const filter = { kind: options.kind, status: options.status, now: this.clock.now().toISOString() };
+    const { kind, status, configurationId, createdFrom, createdTo, idPrefix } = options;
+    const filter = {
+      kind,
+      status,
+      configurationId,
+      createdFrom,
+      createdTo,
+      idPrefix,
+      now: this.clock.now().toISOString(),
+      postgres: isPostgres(this.db),
+    };
     const [rows, total] = await Promise.all([
       store.listSessions(db, {
         ...filter,

@@ -426,8 +426,17 @@ export type SessionSortKey = 'createdAt' | 'updatedAt' | 'status' | 'expiresAt';
 export interface SessionListFilter {
   kind?: string;
   status?: SessionStatus;
+  /** A credential configuration offered (issuance) or the presentation configuration requested. */
+  configurationId?: string;
+  /** ISO date-times in UTC, as created_at is stored: from inclusive, to exclusive. */
+  createdFrom?: string;
+  createdTo?: string;
+  /** The start of the session id. */
+  idPrefix?: string;
   /** The moment that decides which open sessions count as expired. */
   now: string;
+  /** Which database's JSON functions read public_data. */
+  postgres: boolean;
 }
 export interface SessionPageQuery extends SessionListFilter {
   sortBy: SessionSortKey;
@@ -448,9 +457,29 @@ const effectiveStatus = (now: string) => (eb: ExpressionBuilder<Database, 'sessi
     .else(eb.ref('status'))
     .end();
 
+/**
+ * Sessions whose public data names the configuration: in credentialConfigurationIds (issuance), as
+ * requestId (a presentation request: the presentation configuration it was made from) or as
+ * presentationConfigId (a presentation embedded in issuance). public_data is JSON text, read with
+ * each database's JSON functions.
+ */
+const ofConfiguration = (postgres: boolean, id: string) =>
+  postgres
+    ? sql<boolean>`(public_data::jsonb ->> 'requestId' = ${id}
+        or public_data::jsonb ->> 'presentationConfigId' = ${id}
+        or public_data::jsonb -> 'credentialConfigurationIds' @> jsonb_build_array(${id}::text))`
+    : sql<boolean>`(json_extract(public_data, '$.requestId') = ${id}
+        or json_extract(public_data, '$.presentationConfigId') = ${id}
+        or exists (select 1 from json_each(public_data, '$.credentialConfigurationIds') as offered where offered.value = ${id}))`;
+
 function filtered(query: SessionsQuery, filter: SessionListFilter): SessionsQuery {
-  const { kind, status, now } = filter;
+  const { kind, status, now, configurationId, createdFrom, createdTo, idPrefix, postgres } = filter;
   let q = kind ? query.where('kind', '=', kind) : query;
+  if (createdFrom) q = q.where('created_at', '>=', createdFrom);
+  if (createdTo) q = q.where('created_at', '<', createdTo);
+  // substr rather than like: like is case-insensitive in SQLite and case-sensitive in PostgreSQL.
+  if (idPrefix) q = q.where(sql<string>`substr(id, 1, ${idPrefix.length})`, '=', idPrefix);
+  if (configurationId) q = q.where(ofConfiguration(postgres, configurationId));
   if (status === 'expired') {
     q = q.where((eb) => eb.or([eb('status', '=', 'expired'), eb.and([eb('status', 'in', OPEN), eb('expires_at', '<=', now)])]));
   } else if (status && OPEN.includes(status)) {

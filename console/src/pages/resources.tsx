@@ -159,7 +159,7 @@ export const keyChains: ResourceDefinition<KeyChain> = {
   list: () => result(api.GET('/api/key-chain')),
   name: (k) => k.id,
   columns: [
-    idColumn,
+    linkedId('key-chains'),
     { title: 'Usage', cell: (k) => k.usageType },
     { title: 'Default', cell: (k) => (k.default ? 'yes' : '') },
     {
@@ -249,7 +249,7 @@ export const credentialConfigs: ResourceDefinition<CredentialConfig> = {
   list: () => result(api.GET('/api/issuer/credentials')),
   name: (c) => c.id,
   columns: [
-    idColumn,
+    linkedId('credential-configs'),
     { title: 'Format', cell: (c) => c.config?.format },
     { title: 'Type', cell: (c) => c.vct ?? c.config?.docType ?? '' },
     created,
