@@ -209,7 +209,10 @@ const CREATE = {
     fields: [
       text('id', 'Id'),
       { kind: 'select', path: 'config.format', label: 'Format', options: ['dc+sd-jwt', 'mso_mdoc'] },
-      { ...text('vct', 'Type (vct)', 'a type URI; a type metadata document goes in the JSON view'), when: SD_JWT },
+      {
+        ...text('vct', 'Type (vct)', 'a type URI, or a type metadata document the service hosts (JSON, from the JSON view)'),
+        when: SD_JWT,
+      },
       { ...text('config.docType', 'Document type (docType)', 'required for mso_mdoc'), when: MDOC },
       text('config.scope', 'Scope', 'the OAuth scope wallets ask for it by; empty: the id'),
       description,

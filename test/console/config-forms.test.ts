@@ -118,8 +118,13 @@ describe.skipIf(!browserAvailable)('web console: forms from the configuration', 
         await page.getByRole('button', { name: 'Edit as JSON' }).click();
         const json = page.getByLabel('Body (JSON)');
         const body = JSON.parse(await json.inputValue());
-        await json.fill(JSON.stringify({ ...body, embeddedDisclosurePolicy: { policy: 'none', note: 'kept' } }, null, 2));
+        const typeMetadata = { name: 'Membership', description: 'a member of the club' };
+        await json.fill(
+          JSON.stringify({ ...body, vct: typeMetadata, embeddedDisclosurePolicy: { policy: 'none', note: 'kept' } }, null, 2),
+        );
         await page.getByRole('button', { name: 'Edit as form' }).click();
+        // The type metadata document shows as JSON in the form, not as an empty text box.
+        expect(JSON.parse(await page.getByLabel('Type (vct)').inputValue())).toEqual(typeMetadata);
         await page.getByLabel('Lifetime (seconds)').fill('3600');
         await page.getByRole('button', { name: 'Save', exact: true }).click();
         await page
@@ -127,7 +132,11 @@ describe.skipIf(!browserAvailable)('web console: forms from the configuration', 
           .filter({ hasText: `Saved ${id}` })
           .waitFor();
         const edited = await svc.call('GET', `/api/issuer/credentials/${id}`, { token: tenant.token });
-        expect(edited.body).toMatchObject({ lifeTime: 3600, embeddedDisclosurePolicy: { policy: 'none', note: 'kept' } });
+        expect(edited.body).toMatchObject({
+          lifeTime: 3600,
+          vct: typeMetadata,
+          embeddedDisclosurePolicy: { policy: 'none', note: 'kept' },
+        });
         expect(edited.body.fields).toEqual(stored.body.fields);
         expect(findings).toEqual([]);
         expect(errors).toEqual([]);

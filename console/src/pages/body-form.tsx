@@ -258,6 +258,10 @@ function FieldInput({
         onInput={(e) => onValue(target(e).value || undefined)}
       />
     );
+  } else if (value !== null && typeof value === 'object') {
+    // A text field whose value is structured (vct as a type metadata document) shows it as JSON
+    // rather than as an empty box whose first keystroke would drop it.
+    input = <JsonField common={common} value={value} onValue={onValue} />;
   } else {
     input = <input {...common} value={typeof value === 'string' ? value : ''} onInput={(e) => onValue(target(e).value || undefined)} />;
   }
