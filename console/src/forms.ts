@@ -10,9 +10,18 @@ export type FieldKind =
   | { kind: 'textarea' }
   /** Write-only text (a password): typed, never shown back. */
   | { kind: 'password' }
-  | { kind: 'integer' }
-  | { kind: 'checkbox' }
-  | { kind: 'select'; options: readonly (string | number)[] }
+  /**
+   * A whole number; min and max as the schema has them (a test checks they match). `unset`: what an
+   * empty input means, shown as its placeholder; given, emptying it writes null (back to the default).
+   */
+  | { kind: 'integer'; min?: number; max?: number; unset?: string }
+  /** `unset`: what leaving it unchecked means when the value is absent (keyBinding: default true). */
+  | { kind: 'checkbox'; unset?: boolean }
+  /**
+   * `unset`: the label of the empty choice. Given, choosing it writes null (the API's "back to the
+   * default"); absent, it removes the property.
+   */
+  | { kind: 'select'; options: readonly (string | number)[]; unset?: string }
   /** Checkboxes, one per option; the value is the list of those checked. */
   | { kind: 'multi'; options: readonly string[]; grantable?: boolean }
   /** A list of ids, typed separated by commas. */
@@ -22,13 +31,20 @@ export type FieldKind =
   /** Ids of those the page lists at run time, as checkboxes; the value is the list of those checked. */
   | { kind: 'ids' }
   /** A nested value edited as JSON inside the form. */
-  | { kind: 'json' };
+  | { kind: 'json' }
+  /**
+   * A list of objects, one row of `fields` per item (their paths inside the item), with add, remove
+   * and reorder; a new row starts as `empty`.
+   */
+  | { kind: 'objects'; item: string; fields: FormField[]; empty: Record<string, unknown> };
 
 export type FormField = FieldKind & {
   /** The property's path in the body (`auth.type`: property type of property auth). */
   path: string;
   label: string;
   hint?: string;
+  /** Shown only where it applies: when the body's value at `path` is `is` (a per-format field). */
+  when?: { path: string; is: unknown };
 };
 
 export interface FormSpec {
@@ -106,6 +122,9 @@ const schemaMetaFields: FormField[] = [
   { kind: 'multi', path: 'config.tags', label: 'Tags', options: SCHEMA_TAGS },
   { kind: 'json', path: 'config.schemaURIs', label: 'Schemas per format' },
 ];
+const SD_JWT = { path: 'config.format', is: 'dc+sd-jwt' };
+const MDOC = { path: 'config.format', is: 'mso_mdoc' };
+
 /** The form of a change: the create form's fields but those a change cannot set, for the operation that changes. */
 const change = (create: FormSpec, operation: FormSpec['operation'], fixed: string[]): FormSpec => ({
   operation,
@@ -190,12 +209,50 @@ const CREATE = {
     fields: [
       text('id', 'Id'),
       { kind: 'select', path: 'config.format', label: 'Format', options: ['dc+sd-jwt', 'mso_mdoc'] },
-      text('vct', 'Type (vct, SD-JWT VC)'),
-      text('config.docType', 'Document type (mdoc)'),
+      {
+        ...text('vct', 'Type (vct)', 'a type URI, or a type metadata document the service hosts (JSON, from the JSON view)'),
+        when: SD_JWT,
+      },
+      { ...text('config.docType', 'Document type (docType)', 'required for mso_mdoc'), when: MDOC },
       text('config.scope', 'Scope', 'the OAuth scope wallets ask for it by; empty: the id'),
       description,
+      {
+        kind: 'objects',
+        path: 'config.display',
+        label: 'Display (how wallets show it)',
+        item: 'Display',
+        empty: { name: '', locale: 'en' },
+        fields: [
+          text('name', 'Name'),
+          text('locale', 'Locale', 'BCP 47, e.g. en'),
+          text('description', 'Description'),
+          text('logo.uri', 'Logo URI'),
+          text('logo.alt_text', 'Logo text'),
+          text('background_color', 'Background colour', 'CSS colour, e.g. #12107c'),
+          text('text_color', 'Text colour'),
+        ],
+      },
+      { kind: 'id', path: 'keyChainId', label: 'Signing key chain', hint: "an attestation key chain; not set: the tenant's default" },
       { kind: 'checkbox', path: 'statusManagement', label: 'Revocable (status list entry per credential)' },
-      { kind: 'integer', path: 'lifeTime', label: 'Lifetime (seconds)' },
+      {
+        kind: 'select',
+        path: 'statusListSigner',
+        label: 'Status list signer',
+        options: ['statusList', 'issuer'],
+        hint: 'statusList: a status-list key chain (default); issuer: the key that signs the credentials',
+      },
+      { kind: 'checkbox', path: 'keyBinding', label: "Bound to the wallet's key", unset: true },
+      {
+        kind: 'select',
+        path: 'sdJwtTrustFormat',
+        label: 'Trust format',
+        options: ['x5c', 'federation'],
+        hint: 'x5c (default): the certificate chain; federation: the iss claim',
+        when: SD_JWT,
+      },
+      { kind: 'integer', path: 'lifeTime', label: 'Lifetime (seconds)', min: 1, hint: 'empty: no expiry' },
+      { kind: 'id', path: 'attributeProviderId', label: 'Attribute provider', hint: 'supplies the claims' },
+      { kind: 'id', path: 'webhookEndpointId', label: 'Webhook endpoint', hint: 'receives notifications' },
     ],
   },
   presentationConfig: {
@@ -370,5 +427,139 @@ export const FLOW_FORMS = {
   deferredCompletion: {
     operation: { method: 'post', path: '/api/issuer/deferred/{transactionId}/complete' },
     fields: [{ kind: 'json', path: 'claims', label: 'Claims', hint: 'the claims of the credential, a JSON object' }],
+  },
+} satisfies Record<string, FormSpec>;
+
+const seconds = (path: string, label: string, min: number, max: number, hint?: string): FormField => ({
+  kind: 'integer',
+  path,
+  label,
+  min,
+  max,
+  hint,
+});
+const check = (path: string, label: string, hint?: string): FormField => ({ kind: 'checkbox', path, label, hint });
+/** How a nullable setting shows that the service's configuration (environment) decides. */
+const GLOBAL_DEFAULT = 'use the global default';
+
+/** The settings of a tenant (one object each, GET and PUT), as forms. */
+export const SETTINGS_FORMS = {
+  issuerSettings: {
+    operation: { method: 'put', path: '/api/issuer/config' },
+    fields: [
+      {
+        kind: 'select',
+        path: 'profile',
+        label: 'Conformance profile',
+        options: ['none', 'haip-1.0'],
+        hint: 'haip-1.0 holds the tenant to OpenID4VC HAIP 1.0: wallet attestation and DPoP required, and every change that breaks it refused',
+      },
+      {
+        kind: 'objects',
+        path: 'display',
+        label: 'Issuer display',
+        item: 'Display',
+        empty: { name: '', locale: 'en' },
+        fields: [
+          text('name', 'Name'),
+          text('locale', 'Locale', 'BCP 47, e.g. en'),
+          text('logo.uri', 'Logo URI'),
+          text('logo.alt_text', 'Logo text'),
+        ],
+      },
+      { kind: 'integer', path: 'batchSize', label: 'Batch size', min: 1, max: 100, hint: 'most credentials in one credential request' },
+      {
+        kind: 'integer',
+        path: 'txCodeMaxAttempts',
+        label: 'Transaction code attempts',
+        min: 1,
+        max: 20,
+        hint: 'before an offer is locked',
+      },
+      seconds('nonceLifetimeSeconds', 'Nonce lifetime (seconds)', 30, 3600),
+      seconds('accessTokenLifetimeSeconds', 'Access token lifetime (seconds)', 60, 86400),
+      seconds('refreshTokenLifetimeSeconds', 'Refresh token lifetime (seconds)', 0, 2_592_000, '0 issues none'),
+      seconds('offerLifetimeSeconds', 'Offer lifetime (seconds)', 60, 2_592_000),
+      check('dpopRequired', 'DPoP required'),
+      check('dpopNonceRequired', 'DPoP nonce required'),
+      check('walletAttestationRequired', 'Wallet attestation required'),
+      check('walletAttestationChallengeRequired', 'Wallet attestation challenge required'),
+      check('credentialEncryptionRequired', 'Credential encryption required'),
+      check('builtinAuthorizationServerEnabled', 'Built-in authorization server enabled'),
+      {
+        kind: 'objects',
+        path: 'authorizationServers',
+        label: 'External authorization servers',
+        item: 'Authorization server',
+        empty: { issuer: '', enabled: true },
+        fields: [text('issuer', 'Issuer URL'), check('enabled', 'Enabled')],
+      },
+      { kind: 'json', path: 'walletProviders', label: 'Wallet providers', hint: '[{"name": …, "certificates": [PEM, …]}]' },
+      { kind: 'json', path: 'rateLimits', label: 'Rate limits', hint: 'per class (authorization, token, …): {"perAddress", "perTenant"}' },
+    ],
+  },
+  statusListSettings: {
+    operation: { method: 'put', path: '/api/status-list-config' },
+    fields: [
+      { kind: 'integer', path: 'capacity', label: 'Capacity (entries of a new list)', min: 100, unset: GLOBAL_DEFAULT },
+      { kind: 'select', path: 'bits', label: 'Bits per entry', options: [1, 2, 4, 8], unset: GLOBAL_DEFAULT },
+      { kind: 'integer', path: 'ttl', label: 'Token lifetime (seconds)', min: 60, unset: GLOBAL_DEFAULT },
+      check('immediateUpdate', 'Update the token at once on each change'),
+      check('enableAggregation', 'Aggregation URI in the tokens'),
+    ],
+  },
+  sessionSettings: {
+    operation: { method: 'put', path: '/api/session-config' },
+    fields: [
+      {
+        kind: 'integer',
+        path: 'ttlSeconds',
+        label: 'Retention (seconds)',
+        min: 60,
+        unset: GLOBAL_DEFAULT,
+        hint: 'sessions are cleaned up this long after creation',
+      },
+      {
+        kind: 'select',
+        path: 'cleanupMode',
+        label: 'Clean-up mode',
+        options: ['full', 'anonymize'],
+        unset: GLOBAL_DEFAULT,
+        hint: 'full deletes the session with its logs; anonymize keeps metadata, removes personal data',
+      },
+    ],
+  },
+  trustSettings: {
+    operation: { method: 'put', path: '/api/trust-config' },
+    fields: [
+      {
+        kind: 'select',
+        path: 'federation.role',
+        label: 'Federation role',
+        options: ['leaf'],
+        hint: 'not set: the tenant takes no part in OpenID Federation (set federation to null in the JSON view to leave)',
+      },
+      {
+        kind: 'select',
+        path: 'federation.mode',
+        label: 'Trust mode',
+        options: ['hybrid', 'federation-only', 'lote-only'],
+        hint: 'hybrid: federation first, the LoTE trust lists when an entity does not resolve',
+      },
+      text('federation.entityId', 'Entity id', 'default: the credential issuer identifier'),
+      { kind: 'list', path: 'federation.authorityHints', label: 'Authority hints', hint: 'entity ids, comma-separated' },
+      {
+        kind: 'objects',
+        path: 'federation.trustAnchors',
+        label: 'Trust anchors',
+        item: 'Trust anchor',
+        empty: { entityId: '' },
+        fields: [
+          text('entityId', 'Entity id'),
+          text('entityConfigurationUri', 'Entity configuration URI', 'default {entityId}/.well-known/openid-federation'),
+        ],
+      },
+      seconds('federation.cacheTtlSeconds', 'Trust cache (seconds)', 0, 86_400),
+    ],
   },
 } satisfies Record<string, FormSpec>;

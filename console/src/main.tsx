@@ -19,7 +19,7 @@ import { type ResourceDefinition, ResourcePage } from './pages/resource.js';
 import * as resources from './pages/resources.js';
 import { SchemaMetadataPage } from './pages/schema-metadata.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
-import { issuerSettings, type Settings, SettingsPage, sessionSettings, statusListSettings } from './pages/settings.js';
+import { issuerSettings, type Settings, SettingsPage, sessionSettings, statusListSettings, trustSettings } from './pages/settings.js';
 
 interface View {
   route: string;
@@ -87,6 +87,7 @@ const VIEWS: View[] = [
   { route: 'users', label: 'Users', for: 'tenant', roles: ['users:manage'], page: resource(resources.users) },
   { route: 'issuer-settings', label: 'Issuer settings', for: 'tenant', roles: ISSUANCE, page: settings(issuerSettings) },
   { route: 'status-list-config', label: 'Status list settings', for: 'tenant', roles: ISSUANCE, page: settings(statusListSettings) },
+  { route: 'trust-config', label: 'Trust settings', for: 'tenant', roles: ISSUANCE, page: settings(trustSettings) },
   {
     route: 'session-config',
     label: 'Session retention',

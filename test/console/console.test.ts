@@ -285,8 +285,10 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await open(page, 'Clients');
     await createFromTemplate(page);
     await takeSecret(page);
-    for (const section of ['Issuer settings', 'Status list settings', 'Session retention']) {
+    for (const section of ['Issuer settings', 'Status list settings', 'Session retention', 'Trust settings']) {
       await open(page, section);
+      // The settings open as a form; their JSON is one click away.
+      await page.getByRole('button', { name: 'Edit as JSON' }).click();
       await expect.poll(() => page.getByLabel('Settings (JSON)').inputValue(), { timeout: 10_000 }).toMatch(/^\{/);
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
@@ -414,13 +416,13 @@ describe.skipIf(!browserAvailable)('web console', () => {
     const json = page.getByLabel('Body (JSON)');
     const body = async () => JSON.parse(await json.inputValue());
     await page.getByRole('button', { name: 'Add field' }).click();
-    const fourth = page.getByRole('group', { name: 'Field 4' });
-    await fourth.getByLabel('Path').fill('address.street');
-    await fourth.getByLabel('Path').press('Tab');
-    await fourth.getByLabel('Mandatory').check();
-    await fourth.getByLabel('Display name').fill('Street');
-    await fourth.getByLabel('Display name').press('Tab');
-    expect((await body()).fields[3]).toEqual({
+    const added = page.getByRole('group', { name: 'Field 5' });
+    await added.getByLabel('Path').fill('address.street');
+    await added.getByLabel('Path').press('Tab');
+    await added.getByLabel('Mandatory').check();
+    await added.getByLabel('Display name').fill('Street');
+    await added.getByLabel('Display name').press('Tab');
+    expect((await body()).fields[4]).toEqual({
       path: ['address', 'street'],
       type: 'string',
       mandatory: true,
@@ -435,11 +437,16 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(await rowError.first().textContent()).toContain('body.fields.2');
     await screenshot(page, 'fields-form');
     await page.getByRole('button', { name: 'Remove field 3' }).click();
-    expect((await body()).fields.map((f: { path: string[] }) => f.path.join('.'))).toEqual(['given_name', 'family_name', 'address.street']);
+    expect((await body()).fields.map((f: { path: string[] }) => f.path.join('.'))).toEqual([
+      'given_name',
+      'family_name',
+      'nationalities',
+      'address.street',
+    ]);
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     await page.getByRole('cell', { name: 'pid', exact: true }).waitFor();
     const stored = await svc.call('GET', '/api/issuer/credentials/pid', { token: tenant.token });
-    expect(stored.body.fields[2]).toMatchObject({ path: ['address', 'street'], mandatory: true, display: [{ name: 'Street' }] });
+    expect(stored.body.fields[3]).toMatchObject({ path: ['address', 'street'], mandatory: true, display: [{ name: 'Street' }] });
 
     // DCQL: checked while typed, before anything is sent.
     await open(page, 'Presentation configurations');

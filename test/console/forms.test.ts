@@ -2,7 +2,7 @@
 // a property of the request body of the operation the form fills, and a select's or checkbox list's
 // options are among the values the schema allows. A renamed or removed property fails here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLOW_FORMS, FORMS, type FormField } from '../../console/src/forms.js';
+import { FLOW_FORMS, FORMS, type FormField, SETTINGS_FORMS } from '../../console/src/forms.js';
 import { startService, type TestService } from '../support/service.js';
 
 type Schema = {
@@ -15,6 +15,9 @@ type Schema = {
   enum?: unknown[];
   const?: unknown;
   items?: Schema;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
 };
 interface Document {
   paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>>;
@@ -68,12 +71,29 @@ function check(field: FormField, body: Schema): string[] {
     if (!types(items).has('string')) return [`${field.path}: not an array of strings`];
   }
   if (field.kind === 'id' && !types(property).has('string')) return [`${field.path}: not a string`];
+  if (field.kind === 'integer') {
+    const bounds = property.flatMap(alternatives);
+    const { min, max } = field;
+    const problems: string[] = [];
+    // z.number().int().positive() is exclusiveMinimum 0: an integer's minimum 1.
+    if (min !== undefined && !bounds.some((s) => s.minimum === min || s.exclusiveMinimum === min - 1))
+      problems.push(`${field.path}: min ${min} is not the schema's`);
+    if (max !== undefined && !bounds.some((s) => s.maximum === max)) problems.push(`${field.path}: max ${max} is not the schema's`);
+    return problems;
+  }
+  // A list of objects: each of its fields is a property of the items.
+  if (field.kind === 'objects') {
+    const items = property.flatMap(alternatives).flatMap((s) => (s.items ? [s.items] : []));
+    if (items.length === 0) return [`${field.path}: not an array`];
+    const item: Schema = { anyOf: items };
+    return field.fields.flatMap((member) => check(member, item).map((p) => `${field.path}[]: ${p}`));
+  }
   return [];
 }
 
 describe('console forms', () => {
   it('name only properties of the request bodies they fill, with the values those allow', () => {
-    const problems = Object.entries({ ...FORMS, ...FLOW_FORMS }).flatMap(([name, spec]) => {
+    const problems = Object.entries({ ...FORMS, ...FLOW_FORMS, ...SETTINGS_FORMS }).flatMap(([name, spec]) => {
       const operation = openapi.paths[spec.operation.path]?.[spec.operation.method];
       const body = operation?.requestBody?.content['application/json']?.schema;
       if (!body) return [`${name}: ${spec.operation.method.toUpperCase()} ${spec.operation.path} takes no JSON body`];
@@ -90,5 +110,22 @@ describe('console forms', () => {
     ]);
     expect(check({ kind: 'ids', path: 'name', label: 'Name' }, body)).toEqual(['name: not an array of strings']);
     expect(check({ kind: 'id', path: 'roles', label: 'Roles' }, body)).toEqual(['roles: not a string']);
+    const settings = openapi.paths['/api/issuer/config']?.put?.requestBody?.content['application/json']?.schema as Schema;
+    expect(check({ kind: 'integer', path: 'batchSize', label: 'Batch size', min: 1, max: 1000 }, settings)).toEqual([
+      "batchSize: max 1000 is not the schema's",
+    ]);
+    expect(
+      check(
+        {
+          kind: 'objects',
+          path: 'display',
+          label: 'Display',
+          item: 'Display',
+          empty: {},
+          fields: [{ kind: 'text', path: 'nmae', label: 'Name' }],
+        },
+        settings,
+      ),
+    ).toEqual(['display[]: nmae: not a property of the body']);
   });
 });

@@ -15,10 +15,10 @@ function valueAt(body: Body, path: string): unknown {
   return value;
 }
 
-/** `body` with `path` set to `value` (undefined: removed), parents made as needed. */
+/** `body` with `path` set to `value` (undefined: removed), parents made as needed; a list stays a list. */
 function withValue(body: Body, path: string, value: unknown): Body {
   const [head, ...rest] = path.split('.') as [string, ...string[]];
-  const next = { ...body };
+  const next = (Array.isArray(body) ? [...body] : { ...body }) as Body;
   if (rest.length === 0) {
     if (value === undefined) delete next[head];
     else next[head] = value;
@@ -28,6 +28,16 @@ function withValue(body: Body, path: string, value: unknown): Body {
   next[head] = withValue(child, rest.join('.'), value);
   return next;
 }
+
+/** The list with the item at `from` moved to `to` (rows of a list form: their order is the list's). */
+export function moved<T>(items: T[], from: number, to: number): T[] {
+  const next = [...items];
+  next.splice(to, 0, ...next.splice(from, 1));
+  return next;
+}
+
+/** Whether a field applies to the body as it is (a per-format field to its format). */
+const applies = (field: FormField, body: Body) => !field.when || valueAt(body, field.when.path) === field.when.is;
 
 /** Whether an error's `field` (`body.auth.type`) is about the property at `path` (`auth.type`) or inside it. */
 export const isOn = (field: string, path: string) => field === `body.${path}` || field.startsWith(`body.${path}.`);
@@ -55,17 +65,19 @@ export function BodyForm(props: {
   const set = (path: string, value: unknown) => props.onBody(JSON.stringify(withValue(body, path, value), null, 2));
   return (
     <div class="body-form">
-      {props.fields.map((field) => (
-        <FieldInput
-          key={field.path}
-          field={field}
-          value={valueAt(body, field.path)}
-          onValue={(v) => set(field.path, v)}
-          problem={props.problem}
-          choices={props.choices?.[field.path] ?? []}
-          idPrefix={props.idPrefix}
-        />
-      ))}
+      {props.fields
+        .filter((field) => applies(field, body))
+        .map((field) => (
+          <FieldInput
+            key={field.path}
+            field={field}
+            value={valueAt(body, field.path)}
+            onValue={(v) => set(field.path, v)}
+            problem={props.problem}
+            choices={props.choices?.[field.path] ?? []}
+            idPrefix={props.idPrefix}
+          />
+        ))}
     </div>
   );
 }
@@ -85,7 +97,11 @@ function FieldInput({
   choices: readonly string[];
   idPrefix?: string;
 }) {
-  const errors = errorsOn(problem, field.path);
+  // A list of objects shows its rows' errors on their fields: only those on the list or a whole row here.
+  const errors =
+    field.kind === 'objects'
+      ? (problem?.fields ?? []).filter((f) => new RegExp(`^body\\.${field.path.replace(/\./g, '\\.')}(\\.\\d+)?$`).test(f.field))
+      : errorsOn(problem, field.path);
   const id = inputId(field.path, idPrefix);
   const described = errors.length || field.hint ? `${id}-note` : undefined;
   const common = { id, 'aria-invalid': errors.length > 0, 'aria-describedby': described };
@@ -95,22 +111,36 @@ function FieldInput({
       {errors.map((e) => (
         <span class="field-error" key={e.field}>
           {' '}
-          {e.message}
+          {/* The field the API names (config.display.0.name), so that a message on a row says which. */}
+          <code>{e.field.replace(/^body\./, '')}</code>: {e.message}
         </span>
       ))}
     </span>
   );
   const target = (e: Event) => e.target as HTMLInputElement;
+  // Typed text is written at each keystroke (onInput), not on leaving the input: a re-render meanwhile
+  // (the pickers' choices arriving, a select changed) would otherwise put the old value back. A list
+  // waits for the change, so that its trailing comma is not trimmed away while typed.
 
   if (field.kind === 'checkbox') {
     return (
       <div class="form-field">
         <label class="check">
-          <input type="checkbox" {...common} checked={value === true} onChange={(e) => onValue(target(e).checked)} />
+          <input
+            type="checkbox"
+            {...common}
+            checked={value === true || (value === undefined && field.unset === true)}
+            onChange={(e) => onValue(target(e).checked)}
+          />
           {field.label}
         </label>
         {note}
       </div>
+    );
+  }
+  if (field.kind === 'objects') {
+    return (
+      <ObjectsInput field={field} value={value} onValue={onValue} problem={problem} idPrefix={idPrefix} described={described} note={note} />
     );
   }
   if (field.kind === 'multi' || field.kind === 'ids') {
@@ -161,14 +191,18 @@ function FieldInput({
     input = (
       <select
         {...common}
-        value={value === undefined ? '' : String(value)}
+        value={value === undefined || value === null ? '' : String(value)}
         onChange={(e) => {
           const chosen = (e.target as HTMLSelectElement).value;
           const option = field.options.find((o) => String(o) === chosen);
-          onValue(option);
+          onValue(option ?? (field.unset ? null : undefined));
         }}
       >
-        {(value === undefined || !known) && <option value="">{value === undefined ? '(not set)' : String(value)}</option>}
+        {field.unset ? (
+          <option value="">{field.unset}</option>
+        ) : (
+          (value === undefined || !known) && <option value="">{value === undefined ? '(not set)' : String(value)}</option>
+        )}
         {field.options.map((o) => (
           <option key={o} value={String(o)}>
             {o}
@@ -182,8 +216,11 @@ function FieldInput({
         {...common}
         type="number"
         step={1}
+        min={field.min}
+        max={field.max}
+        placeholder={field.unset}
         value={typeof value === 'number' ? value : ''}
-        onChange={(e) => onValue(target(e).value === '' ? undefined : Number(target(e).value))}
+        onInput={(e) => onValue(target(e).value === '' ? (field.unset ? null : undefined) : Number(target(e).value))}
       />
     );
   } else if (field.kind === 'list') {
@@ -208,7 +245,7 @@ function FieldInput({
         {...common}
         rows={3}
         value={typeof value === 'string' ? value : ''}
-        onChange={(e) => onValue((e.target as HTMLTextAreaElement).value || undefined)}
+        onInput={(e) => onValue((e.target as HTMLTextAreaElement).value || undefined)}
       />
     );
   } else if (field.kind === 'password') {
@@ -218,11 +255,15 @@ function FieldInput({
         type="password"
         autocomplete="new-password"
         value={typeof value === 'string' ? value : ''}
-        onChange={(e) => onValue(target(e).value || undefined)}
+        onInput={(e) => onValue(target(e).value || undefined)}
       />
     );
+  } else if (value !== null && typeof value === 'object') {
+    // A text field whose value is structured (vct as a type metadata document) shows it as JSON
+    // rather than as an empty box whose first keystroke would drop it.
+    input = <JsonField common={common} value={value} onValue={onValue} />;
   } else {
-    input = <input {...common} value={typeof value === 'string' ? value : ''} onChange={(e) => onValue(target(e).value || undefined)} />;
+    input = <input {...common} value={typeof value === 'string' ? value : ''} onInput={(e) => onValue(target(e).value || undefined)} />;
   }
   return (
     <div class="form-field">
@@ -279,4 +320,79 @@ export function JsonField({
 function showsDraft(draft: { text: string; error?: string }, value: unknown) {
   if (draft.error !== undefined || draft.text.trim() === '') return true;
   return JSON.stringify(JSON.parse(draft.text)) === JSON.stringify(value);
+}
+
+type ObjectsField = Extract<FormField, { kind: 'objects' }>;
+
+/**
+ * A list of objects as rows of fields, each row its own group (Display 1, Display 2...), with add,
+ * remove and move up/down. A row's members the form does not show stay as they are; an error on
+ * `body.{path}.{n}.{member}` shows on that row's field.
+ */
+function ObjectsInput(props: {
+  field: ObjectsField;
+  value: unknown;
+  onValue: (value: unknown) => void;
+  problem?: Problem;
+  idPrefix?: string;
+  described?: string;
+  note: preact.ComponentChildren;
+}) {
+  const { field, onValue } = props;
+  const items = Array.isArray(props.value) ? (props.value as Body[]) : [];
+  const write = (next: Body[]) => onValue(next.length ? next : undefined);
+  const move = (from: number, to: number) => write(moved(items, from, to));
+  return (
+    <fieldset class="form-field objects" aria-describedby={props.described}>
+      <legend>{field.label}</legend>
+      {items.length === 0 && <span class="muted">none</span>}
+      {items.map((item, index) => {
+        const name = `${field.item} ${index + 1}`;
+        return (
+          <fieldset class="object-row" key={index}>
+            <legend>{name}</legend>
+            {field.fields.map((member) => (
+              <FieldInput
+                key={member.path}
+                // The full path, so that the API's error on it lands here and the input's id is unique.
+                field={{ ...member, path: `${field.path}.${index}.${member.path}` }}
+                value={valueAt(item, member.path)}
+                onValue={(v) => write(items.map((it, i) => (i === index ? withValue(it, member.path, v) : it)))}
+                problem={props.problem}
+                choices={[]}
+                idPrefix={props.idPrefix}
+              />
+            ))}
+            <div class="row">
+              <button
+                type="button"
+                class="secondary"
+                disabled={index === 0}
+                onClick={() => move(index, index - 1)}
+                aria-label={`Move ${name} up`}
+              >
+                Up
+              </button>
+              <button
+                type="button"
+                class="secondary"
+                disabled={index === items.length - 1}
+                onClick={() => move(index, index + 1)}
+                aria-label={`Move ${name} down`}
+              >
+                Down
+              </button>
+              <button type="button" class="danger" onClick={() => write(items.filter((_, i) => i !== index))} aria-label={`Remove ${name}`}>
+                Remove
+              </button>
+            </div>
+          </fieldset>
+        );
+      })}
+      <button type="button" class="secondary" onClick={() => write([...items, { ...field.empty }])}>
+        Add {field.item.toLowerCase()}
+      </button>
+      {props.note}
+    </fieldset>
+  );
 }

@@ -1,9 +1,11 @@
 // A form over the `fields` of a credential configuration, beside its JSON: each top-level field is a
-// row (path, type, mandatory, disclosable, namespace, display name, default value), and a change in
+// row (path, type, mandatory, disclosable, namespace, display name, default value; moved up and down,
+// as the order of the fields is the order of the claims), and a change in
 // either view shows in the other at once, because both edit the same JSON text. A 400 that names
 // `body.fields.N…` is shown on row N. Nested fields (children) and constraints stay in the JSON.
 import type { Problem } from '../api.js';
 import { parsedJson } from '../components.js';
+import { moved } from './body-form.js';
 
 const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'];
 
@@ -80,8 +82,9 @@ export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (t
             <label class="check">
               <input
                 type="checkbox"
-                checked={field.disclosable === true}
-                onChange={(e) => change(index, { disclosable: checked(e) || undefined })}
+                // SD-JWT VC issues a claim selectively disclosable unless its field says false.
+                checked={field.disclosable !== false}
+                onChange={(e) => change(index, { disclosable: checked(e) })}
               />
               Disclosable
             </label>
@@ -113,9 +116,22 @@ export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (t
           {Array.isArray(field.children) && field.children.length > 0 && (
             <span class="muted">{field.children.length} nested (in the JSON)</span>
           )}
-          <button type="button" class="danger" onClick={() => write(fields.filter((_, i) => i !== index))}>
-            Remove field {index + 1}
-          </button>
+          <div class="row">
+            <button type="button" class="secondary" disabled={index === 0} onClick={() => write(moved(fields, index, index - 1))}>
+              Move field {index + 1} up
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={index === fields.length - 1}
+              onClick={() => write(moved(fields, index, index + 1))}
+            >
+              Move field {index + 1} down
+            </button>
+            <button type="button" class="danger" onClick={() => write(fields.filter((_, i) => i !== index))}>
+              Remove field {index + 1}
+            </button>
+          </div>
           {errorsOf(index).map((f) => (
             <span class="field-error" key={f.field}>
               {f.field}: {f.message}

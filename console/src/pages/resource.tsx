@@ -18,7 +18,7 @@ import {
   usePaged,
 } from '../components.js';
 import type { FormField } from '../forms.js';
-import { BodyForm, isOn } from './body-form.js';
+import { BodyForm, type Choices, isOn } from './body-form.js';
 
 export interface ResourceAction<Row> {
   label: string;
@@ -67,6 +67,8 @@ export interface ResourceDefinition<Row> {
   createdSecret?: (data: unknown) => OneTimeSecret | undefined;
   /** Other ways to create one, offered beside the plain create. */
   createVariants?: CreateVariant[];
+  /** The ids the form's `id` and `ids` fields offer (a key chain picker), by field path, read when the page opens. */
+  choices?: () => Promise<Choices>;
   /** A view beside the JSON editor that edits the same text (a form, a live check). */
   aside?: (props: { body: string; onBody: (text: string) => void; problem?: Problem }) => ComponentChildren;
 }
@@ -101,6 +103,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   const [result, setResult] = useState<{ title: string; data: unknown }>();
   const [secret, setSecret] = useState<OneTimeSecret>();
   const [asJson, setAsJson] = useState(false);
+  const [choices, setChoices] = useState<Choices>();
   const { confirm, dialog } = useConfirm();
   const { shown, pager } = usePaged(rows);
   const may = (roles: Role[]) => holds(session(), roles);
@@ -142,6 +145,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   );
   // Each resource mounts its own page (keyed by its title).
   useEffect(() => {
+    void definition.choices?.().then(setChoices);
     void load();
     if (templateRequest.current === 0) void startCreate();
   }, [load, startCreate]);
@@ -281,7 +285,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
             )}
             <div class={definition.aside ? 'editor-pair' : undefined}>
               {form && !asJson ? (
-                <BodyForm fields={form} body={body} onBody={setBody} problem={problem} />
+                <BodyForm fields={form} body={body} onBody={setBody} problem={problem} choices={choices} />
               ) : (
                 <JsonEditor label="Body (JSON)" value={body} onInput={setBody} problem={problem} />
               )}

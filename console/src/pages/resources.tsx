@@ -242,6 +242,57 @@ function CertificateChain({ pem }: { pem?: string | null }) {
   );
 }
 
+// The PID templates as wallets expect them (PID Rulebook; SD-JWT VC section 3.2.2.2): in the SD-JWT
+// VC every claim is selectively disclosable (iss, vct and the status are not claims of the fields and
+// never are); in the mdoc every data element is disclosed one by one anyway.
+const PID_CLAIMS = [
+  { name: 'given_name', type: 'string', display: 'Given name', mandatory: true },
+  { name: 'family_name', type: 'string', display: 'Family name', mandatory: true },
+  { name: 'birthdate', type: 'date', display: 'Birth date' },
+  { name: 'nationalities', type: 'array', display: 'Nationalities' },
+] as const;
+const PID_SD_JWT = {
+  id: 'pid',
+  description: 'Person ID (SD-JWT VC): given and family name always, birth date and nationalities when known; each selectively disclosable',
+  config: { format: 'dc+sd-jwt', display: [{ name: 'Person ID', locale: 'en' }] },
+  vct: 'urn:eudi:pid:1',
+  statusManagement: true,
+  fields: PID_CLAIMS.map(({ name, type, display, ...rest }) => ({
+    path: [name],
+    type,
+    ...rest,
+    disclosable: true,
+    display: [{ name: display, locale: 'en' }],
+  })),
+};
+const PID_MDOC = {
+  id: 'pid-mdoc',
+  description: 'Person ID (mdoc): given and family name always, birth date and nationalities when known; each a data element',
+  config: { format: 'mso_mdoc', docType: 'eu.europa.ec.eudi.pid.1', display: [{ name: 'Person ID', locale: 'en' }] },
+  statusManagement: true,
+  fields: PID_CLAIMS.map(({ name, type, display, ...rest }) => ({
+    path: [name],
+    type,
+    ...rest,
+    namespace: 'eu.europa.ec.eudi.pid.1',
+    display: [{ name: display, locale: 'en' }],
+  })),
+};
+
+/** What the credential configuration form's pickers offer: the tenant's attestation key chains, attribute providers and webhook endpoints. */
+async function credentialConfigChoices() {
+  const [chains, providers, webhooks] = await Promise.all([
+    result(api.GET('/api/key-chain')),
+    result(api.GET('/api/issuer/attribute-providers')),
+    result(api.GET('/api/issuer/webhook-endpoints')),
+  ]);
+  return {
+    keyChainId: (chains.data ?? []).filter((k) => k.usageType === 'attestation').map((k) => k.id),
+    attributeProviderId: (providers.data ?? []).map((p) => p.id),
+    webhookEndpointId: (webhooks.data ?? []).map((w) => w.id),
+  };
+}
+
 type CredentialConfig = ListItem<'/api/issuer/credentials'>;
 export const credentialConfigs: ResourceDefinition<CredentialConfig> = {
   title: 'Credential configurations',
@@ -254,17 +305,16 @@ export const credentialConfigs: ResourceDefinition<CredentialConfig> = {
     { title: 'Type', cell: (c) => c.vct ?? c.config?.docType ?? '' },
     created,
   ],
-  template: () => ({
-    id: 'pid',
-    config: { format: 'dc+sd-jwt' },
-    vct: 'urn:eudi:pid:1',
-    statusManagement: true,
-    fields: [
-      { path: ['given_name'], type: 'string', mandatory: true },
-      { path: ['family_name'], type: 'string', mandatory: true },
-      { path: ['birthdate'], type: 'date' },
-    ],
-  }),
+  template: () => PID_SD_JWT,
+  createVariants: [
+    {
+      label: 'PID (mso_mdoc)',
+      form: FORMS.credentialConfig.fields,
+      template: () => PID_MDOC,
+      create: (body) => result(api.POST('/api/issuer/credentials', { body: asBody('/api/issuer/credentials', 'post', body) })),
+    },
+  ],
+  choices: credentialConfigChoices,
   create: (body) => result(api.POST('/api/issuer/credentials', { body: asBody('/api/issuer/credentials', 'post', body) })),
   form: FORMS.credentialConfig.fields,
   editForm: FORMS.credentialConfigUpdate.fields,
