@@ -1062,13 +1062,15 @@ export interface paths {
         };
         /**
          * Export a tenant's configuration as import files, without secrets
-         * @description The tenant's configuration in the layout that CONFIG_IMPORT reads: tenant.json, clients/, key-chains/, issuer.json, attribute-providers/, webhook-endpoints/, credential-configs/, presentation-configs/, trust-lists/. No secret leaves the service: client secrets, header values of attribute providers and webhooks, and private keys of imported key chains are given as {"env": "SVC_IMPORT_..."} references, listed in `environment`. Generated key chains are exported as the request that generates a chain like them.
+         * @description The tenant's configuration in the layout that CONFIG_IMPORT reads: tenant.json, clients/, key-chains/, issuer.json, attribute-providers/, webhook-endpoints/, credential-configs/, presentation-configs/, trust-lists/. No secret leaves the service: client secrets, header values of attribute providers and webhooks, and private keys of imported key chains are given as {"env": "SVC_IMPORT_..."} references, listed in `environment`. Generated key chains are exported as the request that generates a chain like them. With `format=tar` the answer is that folder itself, as a ustar archive (`application/x-tar`, saved as `<tenant>-config.tar`): `tar -xf acme-config.tar -C <folder>` and start the service with CONFIG_IMPORT=<folder>. The archive adds `<tenant>/environment.txt`, naming (never giving) the environment variables to set first.
          *
          *     Requires one of the roles: `tenants:manage`.
          */
         get: {
             parameters: {
                 query: {
+                    /** @description json (the default): { files, environment }; tar: the import folder as a ustar archive (application/x-tar) */
+                    format?: "json" | "tar";
                     /** @description the tenant to export */
                     tenantId: string;
                 };
@@ -14669,6 +14671,8 @@ export interface components {
             url: string;
         };
         WhoAmI: {
+            /** @description present only for a token exchanged by a service administrator (RFC 8693, act claim): the administrator acting in the tenant */
+            actingAdminId?: string;
             clientId: string;
             /** @description when the access token expires */
             expiresAt: string;
@@ -14678,6 +14682,8 @@ export interface components {
             tenantId: string | null;
         };
         WhoAmIInput: {
+            /** @description present only for a token exchanged by a service administrator (RFC 8693, act claim): the administrator acting in the tenant */
+            actingAdminId?: string;
             clientId: string;
             /** @description when the access token expires */
             expiresAt: string;

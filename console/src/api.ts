@@ -27,9 +27,26 @@ export interface Session {
   tenantId: string | null;
   roles: Role[];
   expiresAt: number;
+  /** A service administrator's stay in a tenant (an exchanged token): the administrator's client id. */
+  actingAdminId?: string;
 }
 
 const STORAGE_KEY = 'svc-console-session';
+/**
+ * The administrator's own token while it acts in a tenant, kept as the session is (this tab only),
+ * so that "Back to service" returns to it without logging in again; dropped when the session ends.
+ */
+const ADMIN_KEY = 'svc-console-admin-session';
+interface StoredToken {
+  token: string;
+  expiresAt: number;
+}
+let adminSession: StoredToken | undefined;
+function keepAdminSession(next: StoredToken | undefined) {
+  adminSession = next;
+  if (next) sessionStorage.setItem(ADMIN_KEY, JSON.stringify(next));
+  else sessionStorage.removeItem(ADMIN_KEY);
+}
 let current: Session | undefined;
 let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 const listeners = new Set<() => void>();
@@ -48,6 +65,7 @@ function setSession(next: Session | undefined) {
     expiryTimer = setTimeout(() => setSession(undefined), Math.min(next.expiresAt - Date.now(), 2 ** 31 - 1));
   } else {
     sessionStorage.removeItem(STORAGE_KEY);
+    keepAdminSession(undefined);
   }
   for (const listener of listeners) listener();
 }
@@ -121,6 +139,7 @@ async function acceptToken(token: string, expiresAt: number): Promise<Problem | 
     tenantId: body.tenantId,
     roles: body.roles,
     expiresAt: Math.min(expiresAt, Date.parse(body.expiresAt)),
+    ...(body.actingAdminId ? { actingAdminId: body.actingAdminId } : {}),
   });
   return undefined;
 }
@@ -135,10 +154,11 @@ export async function logIn(clientId: string, clientSecret: string): Promise<Pro
 
 /**
  * A service administrator steps into a tenant: its token is exchanged (RFC 8693) for one of the
- * tenant, with every tenant role, which becomes the session. The administrator's own session ends
- * there: the login comes back when the tenant token does (15 minutes at most).
+ * tenant, with every tenant role, which becomes the session. The administrator's own token is kept
+ * aside for backToService; the login comes back when the tenant token ends (15 minutes at most).
  */
 export async function openTenant(tenantId: string): Promise<Problem | undefined> {
+  const admin = current;
   const reply = await result(
     api.POST('/api/oauth2/token', {
       body: {
@@ -150,17 +170,38 @@ export async function openTenant(tenantId: string): Promise<Problem | undefined>
     }),
   );
   if (!reply.data) return reply.problem;
-  return acceptToken(reply.data.access_token, Date.now() + reply.data.expires_in * 1000);
+  // Kept before the tenant's session starts, so the header that session renders offers the way back.
+  if (admin) keepAdminSession({ token: admin.token, expiresAt: admin.expiresAt });
+  const refused = await acceptToken(reply.data.access_token, Date.now() + reply.data.expires_in * 1000);
+  if (refused) keepAdminSession(undefined);
+  return refused;
+}
+
+/** Whether the session is an administrator's in a tenant with its own session to go back to. */
+export const canGoBackToService = () => adminSession !== undefined && adminSession.expiresAt > Date.now();
+
+/** The administrator leaves the tenant: its own session again, without logging in (else the login). */
+export async function backToService(): Promise<Problem | undefined> {
+  const admin = adminSession;
+  keepAdminSession(undefined);
+  if (!admin || admin.expiresAt <= Date.now()) {
+    setSession(undefined);
+    return undefined;
+  }
+  const refused = await acceptToken(admin.token, admin.expiresAt);
+  if (refused) setSession(undefined);
+  return refused;
 }
 
 /** The session of an earlier load of this tab, while its token is valid (a reload keeps the person logged in). */
 export async function resumeSession(): Promise<void> {
-  const stored = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as { token?: string; expiresAt?: number } | null;
-  if (!stored?.token || !stored.expiresAt || stored.expiresAt <= Date.now()) {
+  const stored = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as Partial<StoredToken> | null;
+  const admin = JSON.parse(sessionStorage.getItem(ADMIN_KEY) ?? 'null') as StoredToken | null;
+  if (admin?.token && admin.expiresAt > Date.now()) adminSession = admin;
+  if (!stored?.token || !stored.expiresAt || stored.expiresAt <= Date.now() || (await acceptToken(stored.token, stored.expiresAt))) {
     sessionStorage.removeItem(STORAGE_KEY);
-    return;
+    keepAdminSession(undefined);
   }
-  if (await acceptToken(stored.token, stored.expiresAt)) sessionStorage.removeItem(STORAGE_KEY);
 }
 
 /** Asks again who the session speaks for (after a change of the roles of the signed-in client, say). */

@@ -132,9 +132,9 @@ export function Qr({ text, label }: { text: string; label: string }) {
   return <div class="qr" role="img" aria-label={label} dangerouslySetInnerHTML={{ __html: svg }} />;
 }
 
-/** Hands `text` to the browser as a file named `filename`. */
-export function saveAs(text: string, filename: string, type: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+/** Hands `content` (text, or the bytes of a blob) to the browser as a file named `filename`. */
+export function saveAs(content: string | Blob, filename: string, type: string) {
+  const url = URL.createObjectURL(new Blob([content], { type }));
   const link = document.createElement('a');
   link.href = url;
   link.download = filename;

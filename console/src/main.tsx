@@ -1,15 +1,26 @@
 // The svc console: a single page on the management API, with hash routes (#/tenants, #/sessions/{id})
 // so the service serves one document for every view. The navigation shows the sections the roles of
-// the signed-in client or person open (from GET /api/whoami); on a narrow screen it folds behind a
-// Menu button.
+// the signed-in client or person open (from GET /api/whoami), Home first and the rest in groups (Issue,
+// Verify, Trust, Keys, Administration); on a narrow screen it folds behind a Menu button.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { holds, logOut, onSessionChange, type Role, resumeSession, type Session, session } from './api.js';
+import {
+  backToService,
+  canGoBackToService,
+  holds,
+  logOut,
+  onSessionChange,
+  type Role,
+  resumeSession,
+  type Session,
+  session,
+} from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { CachesPage } from './pages/caches.js';
 import { ConformancePage } from './pages/conformance.js';
 import { CredentialConfigDetail } from './pages/credential-config-detail.js';
 import { PresentationConfigPage, TrustListPage } from './pages/dcql-trust-details.js';
+import { HomePage } from './pages/home.js';
 import { KeyChainDetail } from './pages/key-chain-detail.js';
 import { LoginPage } from './pages/login.js';
 import { OffersPage } from './pages/offers.js';
@@ -21,9 +32,19 @@ import { SchemaMetadataPage } from './pages/schema-metadata.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
 import { issuerSettings, type Settings, SettingsPage, sessionSettings, statusListSettings, trustSettings } from './pages/settings.js';
 
+/**
+ * Where the navigation lists a view, as an operator looks for it. Sessions are under Administration:
+ * they hold issuance and presentation alike (under Issue a verifier would not look for them), and sit
+ * there with the other records of what happened (audit log, webhook endpoints).
+ */
+const GROUPS = ['Issue', 'Verify', 'Trust', 'Keys', 'Administration'] as const;
+type Group = (typeof GROUPS)[number];
+
 interface View {
   route: string;
   label: string;
+  /** The navigation's group; none: above the groups (Home). */
+  group?: Group;
   /** Shown to a client of a tenant, to the service's own clients (tenants:manage), or to both. */
   for: 'tenant' | 'service' | 'both';
   /** Any one of these opens the view (the roles its routes require); empty: any signed-in client. */
@@ -47,19 +68,36 @@ const ANY_MANAGER: Role[] = [
 ];
 
 const VIEWS: View[] = [
-  { route: 'tenants', label: 'Tenants', for: 'service', roles: ['tenants:manage'], page: resource(resources.tenants) },
+  { route: 'home', label: 'Home', for: 'both', roles: [], page: () => <HomePage /> },
+  {
+    route: 'tenants',
+    group: 'Administration',
+    label: 'Tenants',
+    for: 'service',
+    roles: ['tenants:manage'],
+    page: resource(resources.tenants),
+  },
   {
     route: 'service-clients',
+    group: 'Administration',
     label: 'Clients',
     for: 'service',
     roles: ['tenants:manage', 'clients:manage'],
     page: resource(resources.serviceClients),
   },
-  { route: 'offers', label: 'Issue', for: 'tenant', roles: ['issuance:offer'], page: () => <OffersPage /> },
-  { route: 'presentations', label: 'Verify', for: 'tenant', roles: ['presentation:request'], page: () => <PresentationsPage /> },
-  { route: 'sessions', label: 'Sessions', for: 'tenant', roles: SESSION_READERS, page: () => <SessionsPage /> },
+  { route: 'offers', group: 'Issue', label: 'Issue', for: 'tenant', roles: ['issuance:offer'], page: () => <OffersPage /> },
+  {
+    route: 'presentations',
+    group: 'Verify',
+    label: 'Verify',
+    for: 'tenant',
+    roles: ['presentation:request'],
+    page: () => <PresentationsPage />,
+  },
+  { route: 'sessions', group: 'Administration', label: 'Sessions', for: 'tenant', roles: SESSION_READERS, page: () => <SessionsPage /> },
   {
     route: 'credential-configs',
+    group: 'Issue',
     label: 'Credential configurations',
     for: 'tenant',
     roles: ISSUANCE,
@@ -67,51 +105,105 @@ const VIEWS: View[] = [
   },
   {
     route: 'presentation-configs',
+    group: 'Verify',
     label: 'Presentation configurations',
     for: 'tenant',
     roles: ['presentation:manage'],
     page: resource(resources.presentationConfigs),
   },
-  { route: 'key-chains', label: 'Key chains', for: 'tenant', roles: resources.keyChains.roles, page: resource(resources.keyChains) },
-  { route: 'trust-lists', label: 'Trust lists', for: 'tenant', roles: resources.trustLists.roles, page: resource(resources.trustLists) },
-  { route: 'status-lists', label: 'Status lists', for: 'tenant', roles: ISSUANCE, page: resource(resources.statusLists) },
+  {
+    route: 'key-chains',
+    group: 'Keys',
+    label: 'Key chains',
+    for: 'tenant',
+    roles: resources.keyChains.roles,
+    page: resource(resources.keyChains),
+  },
+  {
+    route: 'trust-lists',
+    group: 'Trust',
+    label: 'Trust lists',
+    for: 'tenant',
+    roles: resources.trustLists.roles,
+    page: resource(resources.trustLists),
+  },
+  { route: 'status-lists', group: 'Issue', label: 'Status lists', for: 'tenant', roles: ISSUANCE, page: resource(resources.statusLists) },
   {
     route: 'attribute-providers',
+    group: 'Issue',
     label: 'Attribute providers',
     for: 'tenant',
     roles: ISSUANCE,
     page: resource(resources.attributeProviders),
   },
-  { route: 'webhook-endpoints', label: 'Webhook endpoints', for: 'tenant', roles: ISSUANCE, page: resource(resources.webhookEndpoints) },
-  { route: 'clients', label: 'Clients', for: 'tenant', roles: ['clients:manage'], page: resource(resources.clients) },
-  { route: 'users', label: 'Users', for: 'tenant', roles: ['users:manage'], page: resource(resources.users) },
-  { route: 'issuer-settings', label: 'Issuer settings', for: 'tenant', roles: ISSUANCE, page: settings(issuerSettings) },
-  { route: 'status-list-config', label: 'Status list settings', for: 'tenant', roles: ISSUANCE, page: settings(statusListSettings) },
-  { route: 'trust-config', label: 'Trust settings', for: 'tenant', roles: ISSUANCE, page: settings(trustSettings) },
+  {
+    route: 'webhook-endpoints',
+    group: 'Administration',
+    label: 'Webhook endpoints',
+    for: 'tenant',
+    roles: ISSUANCE,
+    page: resource(resources.webhookEndpoints),
+  },
+  {
+    route: 'clients',
+    group: 'Administration',
+    label: 'Clients',
+    for: 'tenant',
+    roles: ['clients:manage'],
+    page: resource(resources.clients),
+  },
+  { route: 'users', group: 'Administration', label: 'Users', for: 'tenant', roles: ['users:manage'], page: resource(resources.users) },
+  { route: 'issuer-settings', group: 'Issue', label: 'Issuer settings', for: 'tenant', roles: ISSUANCE, page: settings(issuerSettings) },
+  {
+    route: 'status-list-config',
+    group: 'Issue',
+    label: 'Status list settings',
+    for: 'tenant',
+    roles: ISSUANCE,
+    page: settings(statusListSettings),
+  },
+  { route: 'trust-config', group: 'Trust', label: 'Trust settings', for: 'tenant', roles: ISSUANCE, page: settings(trustSettings) },
   {
     route: 'session-config',
+    group: 'Administration',
     label: 'Session retention',
     for: 'tenant',
     roles: ['issuance:manage', 'presentation:manage'],
     page: settings(sessionSettings),
   },
-  { route: 'registrar', label: 'Registrar', for: 'tenant', roles: ['registrar:manage'], page: () => <RegistrarPage /> },
+  {
+    route: 'registrar',
+    group: 'Administration',
+    label: 'Registrar',
+    for: 'tenant',
+    roles: ['registrar:manage'],
+    page: () => <RegistrarPage />,
+  },
   {
     route: 'schema-metadata',
+    group: 'Issue',
     label: 'Schema metadata',
     for: 'tenant',
     roles: ['registrar:manage', 'issuance:manage', 'presentation:manage'],
     page: () => <SchemaMetadataPage />,
   },
-  { route: 'caches', label: 'Caches', for: 'tenant', roles: ['issuance:manage', 'presentation:manage'], page: () => <CachesPage /> },
+  {
+    route: 'caches',
+    group: 'Administration',
+    label: 'Caches',
+    for: 'tenant',
+    roles: ['issuance:manage', 'presentation:manage'],
+    page: () => <CachesPage />,
+  },
   {
     route: 'conformance',
+    group: 'Trust',
     label: 'Conformance',
     for: 'tenant',
     roles: ['issuance:manage', 'presentation:manage'],
     page: () => <ConformancePage />,
   },
-  { route: 'audit', label: 'Audit log', for: 'both', roles: ANY_MANAGER, page: () => <AuditPage /> },
+  { route: 'audit', group: 'Administration', label: 'Audit log', for: 'both', roles: ANY_MANAGER, page: () => <AuditPage /> },
 ];
 
 /**
@@ -146,6 +238,71 @@ function NotAllowed({ route }: { route: string }) {
 }
 
 const currentRoute = () => location.hash.replace(/^#\/?/, '');
+
+/**
+ * The navigation: Home, then each group with a view the roles open, as a list named by the group's
+ * title (a name, not a heading: the page's own headings stay the only ones below the console's title).
+ */
+function Navigation({ views, current, open }: { views: View[]; current?: View; open: boolean }) {
+  const link = (v: View) => (
+    <li key={v.route}>
+      <a href={`#/${v.route}`} aria-current={v === current ? 'page' : undefined}>
+        {v.label}
+      </a>
+    </li>
+  );
+  return (
+    <nav id="sections" aria-label="sections" class={open ? 'open' : undefined}>
+      <ul class="nav-list">{views.filter((v) => !v.group).map(link)}</ul>
+      {GROUPS.map((group) => {
+        const inGroup = views.filter((v) => v.group === group);
+        if (inGroup.length === 0) return null;
+        const id = `nav-${group.toLowerCase()}`;
+        return (
+          <div key={group} class="nav-group">
+            <p id={id} class="nav-group-title">
+              {group}
+            </p>
+            <ul class="nav-list" aria-labelledby={id}>
+              {inGroup.map(link)}
+            </ul>
+          </div>
+        );
+      })}
+    </nav>
+  );
+}
+
+/** Who the session speaks for; an administrator in a tenant is named as such, with the way back. */
+function Who({ who }: { who: Session }) {
+  if (!who.actingAdminId) {
+    return (
+      <span class="who">
+        {who.clientId}
+        {who.tenantId ? ` · tenant ${who.tenantId}` : ' · service'}
+      </span>
+    );
+  }
+  return (
+    <>
+      <span class="who">
+        admin {who.actingAdminId} in tenant {who.tenantId}
+      </span>
+      {canGoBackToService() && (
+        <button
+          type="button"
+          class="secondary"
+          onClick={async () => {
+            await backToService();
+            location.hash = '#/tenants';
+          }}
+        >
+          Back to service
+        </button>
+      )}
+    </>
+  );
+}
 
 function App() {
   const [who, setWho] = useState<Session | undefined>(session());
@@ -198,22 +355,13 @@ function App() {
         >
           Menu
         </button>
-        <span class="who">
-          {who.clientId}
-          {who.tenantId ? ` · tenant ${who.tenantId}` : ' · service'}
-        </span>
+        <Who who={who} />
         <button type="button" class="secondary" onClick={logOut}>
           Log out
         </button>
       </header>
       <div class="layout">
-        <nav id="sections" aria-label="sections" class={menuOpen ? 'open' : undefined}>
-          {views.map((v) => (
-            <a key={v.route} href={`#/${v.route}`} aria-current={v === view ? 'page' : undefined}>
-              {v.label}
-            </a>
-          ))}
-        </nav>
+        <Navigation views={views} current={view} open={menuOpen} />
         <main id="main" tabIndex={-1}>
           {page}
         </main>

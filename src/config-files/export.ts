@@ -132,3 +132,22 @@ function presentationConfigFile(config: PresentationConfiguration, headerValue: 
     webhook?.auth.type === 'header' ? { type: 'header', header: { name: webhook.auth.header.name, value: headerValue() } } : webhook?.auth;
   return compact({ ...file, webhook: webhook && { url: webhook.url, auth } });
 }
+
+/** Where the tar export lists the environment variables, beside the tenant's files (the import reads no .txt file). */
+export const ENVIRONMENT_FILE = 'environment.txt';
+
+/**
+ * The export as the folder CONFIG_IMPORT reads, path -> text: each file as JSON, and
+ * `<tenant>/environment.txt` naming (never giving the values of) the variables to set before importing.
+ */
+export function exportFolder(tenantId: string, exported: ConfigExport): Map<string, string> {
+  const folder = new Map<string, string>();
+  for (const [path, content] of Object.entries(exported.files)) folder.set(path, `${JSON.stringify(content, null, 2)}\n`);
+  const lines = [
+    `# The environment variables the files of tenant ${tenantId} refer to ({"env": "NAME"}).`,
+    '# Set each (client secrets, header values, private keys) before starting the service with CONFIG_IMPORT.',
+    ...exported.environment,
+  ];
+  folder.set(`${tenantId}/${ENVIRONMENT_FILE}`, `${lines.join('\n')}\n`);
+  return folder;
+}

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { App } from '../platform/http/types.js';
 import { TENANT_ID } from '../tenants/routes.js';
+import { exportFolder } from './export.js';
 import type { ConfigFileService } from './service.js';
+import { tarArchive } from './tar.js';
 
 const ExportSchema = z
   .object({
@@ -18,6 +20,9 @@ const DESCRIPTION = [
   'No secret leaves the service: client secrets, header values of attribute providers and webhooks, and private keys of',
   'imported key chains are given as {"env": "SVC_IMPORT_..."} references, listed in `environment`. Generated key chains are',
   'exported as the request that generates a chain like them.',
+  'With `format=tar` the answer is that folder itself, as a ustar archive (`application/x-tar`, saved as `<tenant>-config.tar`):',
+  '`tar -xf acme-config.tar -C <folder>` and start the service with CONFIG_IMPORT=<folder>. The archive adds',
+  '`<tenant>/environment.txt`, naming (never giving) the environment variables to set first.',
 ].join(' ');
 
 export function configFileRoutes(app: App, configFiles: ConfigFileService) {
@@ -29,10 +34,23 @@ export function configFileRoutes(app: App, configFiles: ConfigFileService) {
         tags: ['configuration files'],
         summary: "Export a tenant's configuration as import files, without secrets",
         description: DESCRIPTION,
-        querystring: z.strictObject({ tenantId: TENANT_ID.describe('the tenant to export') }),
+        querystring: z.strictObject({
+          tenantId: TENANT_ID.describe('the tenant to export'),
+          format: z
+            .enum(['json', 'tar'])
+            .optional()
+            .describe('json (the default): { files, environment }; tar: the import folder as a ustar archive (application/x-tar)'),
+        }),
         response: { 200: ExportSchema },
       },
     },
-    (request) => configFiles.export(request.query.tenantId),
+    async (request, reply) => {
+      const { tenantId, format } = request.query;
+      const exported = await configFiles.export(tenantId);
+      if (format !== 'tar') return exported;
+      // Fastify sends a Buffer as it is, unserialised; the response schema (and so its type) is the JSON answer's.
+      const archive = tarArchive(exportFolder(tenantId, exported)) as unknown as typeof exported;
+      return reply.type('application/x-tar').header('content-disposition', `attachment; filename="${tenantId}-config.tar"`).send(archive);
+    },
   );
 }

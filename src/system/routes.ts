@@ -45,6 +45,12 @@ const WhoAmI = z
     tenantId: z.string().nullable().describe('null: a client of the service itself (tenants:manage)'),
     roles: z.array(RoleSchema).describe('the roles the caller holds now (a changed client counts, not the token of its issue)'),
     expiresAt: z.string().describe('when the access token expires'),
+    actingAdminId: z
+      .string()
+      .optional()
+      .describe(
+        'present only for a token exchanged by a service administrator (RFC 8693, act claim): the administrator acting in the tenant',
+      ),
   })
   .meta({ id: 'WhoAmI' });
 const Health = z.object({
@@ -82,6 +88,7 @@ export function systemRoutes(app: App, info: SystemInfo) {
         tenantId: principal.tenantId,
         roles: principal.roles,
         expiresAt: new Date(expiresAt ?? info.clock.now().getTime()).toISOString(),
+        ...(principal.actingAdmin ? { actingAdminId: principal.actingAdmin } : {}),
       };
     },
   );

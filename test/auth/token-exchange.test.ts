@@ -69,6 +69,28 @@ describe('token exchange into a tenant', () => {
     expect((await svc.raw('GET', '/api/tenant', { token })).status).toBe(403);
   });
 
+  it('names the acting administrator in whoami, and only for an exchanged token', async () => {
+    const root = await svc.rootToken();
+    const token = (await exchange(svc, { subject_token: root, audience: 'acme', scope: 'clients:manage' })).body.access_token as string;
+    const acting = await svc.raw('GET', '/api/whoami', { token });
+    expect(acting.status).toBe(200);
+    expect(acting.body).toEqual({
+      clientId: ROOT_ID,
+      tenantId: 'acme',
+      roles: ['clients:manage'],
+      expiresAt: expect.any(String),
+      actingAdminId: ROOT_ID,
+    });
+    // The administrator's own token, and a tenant's own client, act for nobody else.
+    const own = await svc.raw('GET', '/api/whoami', { token: root });
+    expect(own.body).toMatchObject({ clientId: ROOT_ID, tenantId: null });
+    expect(own.body).not.toHaveProperty('actingAdminId');
+    const tenantClient = await svc.tenant('whoami-plain');
+    const plain = await svc.raw('GET', '/api/whoami', { token: tenantClient.token });
+    expect(plain.body).toMatchObject({ tenantId: 'whoami-plain' });
+    expect(plain.body).not.toHaveProperty('actingAdminId');
+  });
+
   it('audits the exchange and every write as the administrator in the tenant', async () => {
     const reply = await exchange(svc, { subject_token: await svc.rootToken(), audience: 'acme', scope: 'clients:manage' });
     const token = reply.body.access_token as string;

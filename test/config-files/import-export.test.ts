@@ -1,8 +1,10 @@
 // Configuration as files: a folder imported at start-up (CONFIG_IMPORT) through the real services,
 // idempotent on every later start, refused with the file and the field named; and the export of a
 // tenant in the same layout, without secrets, which imports into a fresh service as the same thing.
+
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -285,6 +287,61 @@ describe('configuration files', () => {
       } finally {
         await fresh.stop();
       }
+    });
+
+    it('downloads the export as a tar of the import folder, which the system tar extracts and a fresh service imports', async () => {
+      const reply = await fetch(`${base.running.url}/api/config/export?tenantId=acme&format=tar`, {
+        headers: { authorization: `Bearer ${root}` },
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get('content-type')).toBe('application/x-tar');
+      expect(reply.headers.get('content-disposition')).toBe('attachment; filename="acme-config.tar"');
+      const archive = Buffer.from(await reply.arrayBuffer());
+      for (const secret of [APP_SECRET, OPS_SECRET, CRM_KEY, PRIVATE_JWK.d as string, 'PRIVATE KEY']) {
+        expect(archive.includes(secret), secret).toBe(false);
+      }
+      const folder = mkdtempSync(join(tmpdir(), 'svc-config-tar-'));
+      writeFileSync(join(folder, 'acme-config.tar'), archive);
+      const dir = join(folder, 'import');
+      mkdirSync(dir);
+      execFileSync('tar', ['-xf', join(folder, 'acme-config.tar'), '-C', dir]);
+
+      // Every file of the JSON export, at the same path with the same content, and the variables named.
+      const exported = (await base.call('GET', '/api/config/export?tenantId=acme', { token: root })).body;
+      for (const [path, content] of Object.entries(exported.files)) {
+        expect(JSON.parse(readFileSync(join(dir, path), 'utf8')), path).toEqual(content);
+      }
+      const environment = readFileSync(join(dir, 'acme/environment.txt'), 'utf8')
+        .split('\n')
+        .filter((line) => line && !line.startsWith('#'));
+      expect(environment.sort()).toEqual([...exported.environment].sort());
+
+      const fresh = await startService({
+        CONFIG_IMPORT: dir,
+        SVC_IMPORT_ACME_CLIENT_ACME_APP_SECRET: APP_SECRET,
+        SVC_IMPORT_ACME_CLIENT_ACME_OPS_SECRET: OPS_SECRET,
+        SVC_IMPORT_ACME_ATTRIBUTE_PROVIDER_CRM_HEADER: CRM_KEY,
+        SVC_IMPORT_ACME_KEY_IMPORTED_PRIVATE_JWK: JSON.stringify(PRIVATE_JWK),
+      });
+      try {
+        const freshApp = await fresh.token('acme-app', APP_SECRET);
+        expect((await fresh.call('GET', '/api/issuer/credentials/pid', { token: freshApp })).body).toMatchObject({
+          vct: 'urn:example:pid',
+          keyChainId: 'signer',
+        });
+        expect((await fresh.call('GET', '/api/tenant/acme', { token: await fresh.rootToken() })).body).toMatchObject({ name: 'ACME' });
+        const again = await fresh.call('GET', '/api/config/export?tenantId=acme', { token: await fresh.rootToken() });
+        expect(again.body).toEqual(exported);
+      } finally {
+        await fresh.stop();
+        rmSync(folder, { recursive: true, force: true });
+      }
+    });
+
+    it('refuses an export format it does not know, naming the field', async () => {
+      const reply = await base.raw('GET', '/api/config/export?tenantId=acme&format=zip', { token: root });
+      expectProblem(reply, 400);
+      expect(fieldsOf(reply)).toEqual(['query.format']);
     });
 
     it('answers the export only to tenants:manage, naming a missing or unknown tenant', async () => {

@@ -5,7 +5,10 @@
 // caches and their clearing; a tenant's
 // configuration exported as a file; a tenant opened by the service administrator. Each template is submitted as it stands and succeeds, and each
 // screen and action shows only to a client holding a role its routes take.
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, DESKTOP, logInToConsole, PHONE, startConsole, stopConsole } from '../support/browser.js';
@@ -281,7 +284,7 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
     }
   }, 60_000);
 
-  it("exports a tenant's configuration as a file", async () => {
+  it("exports a tenant's configuration as a tar of the import folder", async () => {
     await svc.tenant('console-export');
     const { page, errors, close } = await open('root', svc.rootSecret, 'tenants');
     try {
@@ -289,11 +292,20 @@ describe.skipIf(!browserAvailable)('web console: admin screens', () => {
         page.waitForEvent('download'),
         page.getByRole('button', { name: 'Export the configuration of console-export' }).click(),
       ]);
-      expect(download.suggestedFilename()).toBe('console-export-config.json');
-      const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
-      const served = await svc.call('GET', '/api/config/export?tenantId=console-export', { token: await svc.rootToken() });
-      expect(exported).toEqual(served.body);
-      expect(Object.keys(exported.files)).toContain('console-export/tenant.json');
+      expect(download.suggestedFilename()).toBe('console-export-config.tar');
+      // The download is the folder CONFIG_IMPORT reads: the system tar unpacks the files the JSON export lists.
+      const folder = mkdtempSync(join(tmpdir(), 'svc-console-export-'));
+      try {
+        execFileSync('tar', ['-xf', await download.path(), '-C', folder]);
+        const served = await svc.call('GET', '/api/config/export?tenantId=console-export', { token: await svc.rootToken() });
+        expect(Object.keys(served.body.files)).toContain('console-export/tenant.json');
+        for (const [path, content] of Object.entries(served.body.files)) {
+          expect(JSON.parse(readFileSync(join(folder, path), 'utf8')), path).toEqual(content);
+        }
+        expect(readFileSync(join(folder, 'console-export/environment.txt'), 'utf8')).toContain(served.body.environment[0]);
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
       expect(errors).toEqual([]);
     } finally {
       await close();

@@ -113,8 +113,8 @@ async function administratorsDay(viewport: { width: number; height: number }, su
 
   // The service client: a tenant, its admin's secret shown once.
   await logIn(page, 'root', svc.rootSecret);
-  await page.getByRole('heading', { name: 'Tenants' }).waitFor();
-  await noPageScroll(page);
+  await page.getByRole('heading', { name: 'Home', level: 2 }).waitFor();
+  await open(page, 'Tenants');
   await showJson(page);
   const template = JSON.parse(await page.getByLabel('Body (JSON)').inputValue());
   await submitJson(page, { ...template, id: tenantId, name: `Day ${suffix}` });
@@ -234,8 +234,10 @@ describe.skipIf(!browserAvailable)('web console', () => {
     await menu.focus();
     await page.keyboard.press('Enter');
     expect(await menu.getAttribute('aria-expanded')).toBe('true');
-    // Menu, then Log out, then the first section.
+    // Menu, then Log out, then Home, then the sections of the groups.
     await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Home');
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Tenants');
     await page.keyboard.press('Tab');
@@ -253,7 +255,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
   it('accepts every template it offers as it stands', async () => {
     const { page, errors, close } = await newPage();
     await logIn(page, 'root', svc.rootSecret);
-    await page.getByRole('heading', { name: 'Tenants' }).waitFor();
+    await open(page, 'Tenants');
     await createFromTemplate(page);
     const secret = await takeSecret(page);
     await open(page, 'Clients');
@@ -373,7 +375,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     const { page, close } = await newPage();
     await logIn(page, 'roles-offers', offerer.body.secret);
     const nav = page.getByRole('navigation', { name: 'sections' });
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Issue', 'Sessions']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Issue', 'Sessions']);
     // A section it may not open, by its address: said so, as the navigation leaves it out.
     await page.goto(`${svc.url}/console#/users`);
     await page.getByRole('heading', { name: 'Not allowed for your roles', level: 2 }).waitFor();
@@ -399,7 +401,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     expect(all).not.toContain('Tenants');
     await page.getByRole('button', { name: 'Log out' }).click();
     await logIn(page, 'root', svc.rootSecret);
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Tenants', 'Clients', 'Audit log']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tenants', 'Clients', 'Audit log']);
     await close();
   }, 60_000);
 
@@ -492,7 +494,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
       page.evaluate(() => ({ local: { ...localStorage }, session: Object.keys(sessionStorage), cookies: document.cookie }));
     expect(await storage()).toEqual({ local: {}, session: ['svc-console-session'], cookies: '' });
     await page.reload();
-    await page.getByRole('heading', { name: 'Tenants' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', level: 2 }).waitFor();
     expect(await page.locator('header').textContent()).toContain('root');
 
     // Another tab starts at the login.

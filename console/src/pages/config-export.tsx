@@ -1,6 +1,6 @@
-// A tenant's configuration as import files (GET /api/config/export, tenants:manage), saved as one JSON
-// file: `files` (path -> content, the layout CONFIG_IMPORT reads) and `environment` (the variables its
-// secret references name). The service has no import route: the files are read at start-up.
+// A tenant's configuration as import files (GET /api/config/export?format=tar, tenants:manage), saved
+// as `<tenant>-config.tar`: the folder CONFIG_IMPORT reads, with `<tenant>/environment.txt` naming the
+// variables its secret references need. The service has no import route: the files are read at start-up.
 import { useState } from 'preact/hooks';
 import { api, type Problem, result } from '../api.js';
 import { ProblemView, saveAs } from '../components.js';
@@ -8,9 +8,11 @@ import { ProblemView, saveAs } from '../components.js';
 export function ConfigExport({ tenantId }: { tenantId: string }) {
   const [problem, setProblem] = useState<Problem>();
   const exportConfig = async () => {
-    const { data, problem } = await result(api.GET('/api/config/export', { params: { query: { tenantId } } }));
+    const { data, problem } = await result(
+      api.GET('/api/config/export', { params: { query: { tenantId, format: 'tar' } }, parseAs: 'blob' }),
+    );
     setProblem(problem);
-    if (data) saveAs(JSON.stringify(data, null, 2), `${tenantId}-config.json`, 'application/json');
+    if (data) saveAs(data as Blob, `${tenantId}-config.tar`, 'application/x-tar');
   };
   return (
     <div class="downloads">
