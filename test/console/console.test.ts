@@ -103,8 +103,8 @@ async function answer(page: Page, choice: string) {
 /** The claims the configuration template makes mandatory, typed into the offer's claim fields. */
 async function typeNames(page: Page) {
   const claims = page.getByRole('group', { name: 'Claims of pid' });
-  await claims.getByLabel('given_name', { exact: true }).fill('Erika');
-  await claims.getByLabel('family_name', { exact: true }).fill('Mustermann');
+  await claims.getByLabel('Given name', { exact: true }).fill('Erika');
+  await claims.getByLabel('Family name', { exact: true }).fill('Mustermann');
 }
 
 async function administratorsDay(viewport: { width: number; height: number }, suffix: string) {

@@ -183,6 +183,8 @@ describe.skipIf(!browserAvailable)('web console: home and grouped navigation', (
       ];
       for (const [tile, link, heading] of steps) {
         const next = tileOf(page, tile).getByRole('link', { name: link });
+        // After going back the home page loads its tiles again: the link is there once this one has.
+        await next.waitFor();
         expect(await tileOf(page, tile).textContent()).toContain(`No ${tile.slice(0, -1).toLowerCase()} yet`);
         await next.click();
         await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
