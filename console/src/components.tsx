@@ -292,3 +292,15 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     </span>
   );
 }
+
+/** What a detail page shows once its item is deleted: the page's subject is gone, the way back to its list. */
+export function DeletedNotice({ what, id, list }: { what: string; id: string; list: { route: string; label: string } }) {
+  return (
+    <>
+      <h2>{what} deleted</h2>
+      <p class="notice" role="status">
+        <code>{id}</code> was deleted. <a href={`#/${list.route}`}>Back to the {list.label}</a>
+      </p>
+    </>
+  );
+}

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/index.js';
 import { api, type Problem, result, session } from '../api.js';
-import { formatDate, JsonBlock, ProblemView, Table, useConfirm } from '../components.js';
+import { DeletedNotice, formatDate, JsonBlock, ProblemView, Table, useConfirm } from '../components.js';
 import { StatusBadge } from './live-session.js';
 
 type CredentialConfiguration = components['schemas']['CredentialConfiguration'];
@@ -60,16 +60,10 @@ export function CredentialConfigDetail({ id }: { id: string }) {
     if (!reply.problem) setDeleted(true);
   };
 
-  if (deleted) {
+  if (deleted)
     return (
-      <>
-        <h2>Credential configuration deleted</h2>
-        <p class="notice" role="status">
-          <code>{id}</code> was deleted. <a href="#/credential-configs">Back to the credential configurations</a>
-        </p>
-      </>
+      <DeletedNotice what="Credential configuration" id={id} list={{ route: 'credential-configs', label: 'credential configurations' }} />
     );
-  }
   const display = config?.config.display ?? [];
   return (
     <>

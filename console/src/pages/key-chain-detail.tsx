@@ -7,7 +7,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/index.js';
 import { api, holds, type Problem, result, session } from '../api.js';
 import { type CertificateSummary, sha256Fingerprints, summarizeChain } from '../certificates.js';
-import { formatDate, ProblemView, Table, useConfirm } from '../components.js';
+import { DeletedNotice, formatDate, ProblemView, Table, useConfirm } from '../components.js';
 import { KeyChainDownloads } from './key-chain-downloads.js';
 
 type KeyChain = components['schemas']['KeyChain'];
@@ -126,16 +126,7 @@ export function KeyChainDetail({ id }: { id: string }) {
     if (!reply.problem) setDeleted(true);
   };
 
-  if (deleted) {
-    return (
-      <>
-        <h2>Key chain deleted</h2>
-        <p class="notice" role="status">
-          <code>{id}</code> was deleted. <a href="#/key-chains">Back to the key chains</a>
-        </p>
-      </>
-    );
-  }
+  if (deleted) return <DeletedNotice what="Key chain" id={id} list={{ route: 'key-chains', label: 'key chains' }} />;
   return (
     <>
       <h2>
