@@ -131,7 +131,7 @@ describe('a presentation request with the client identifier prefix openid_federa
     expect(result.status).toBe(200);
   });
 
-  it('is refused by the wallet-side check when the chain is broken, expired or does not vouch for the signing key', async () => {
+  it('is refused by the wallet-side check when the chain is broken, expired or does not vouch for the signing key; a policy applies', async () => {
     const { requestObject } = await federatedRequest();
     const chain = (decodeProtectedHeader(requestObject) as { trust_chain: string[] }).trust_chain;
     await expect(verifyTrustChain(chain, entityId, trusted)).resolves.toHaveProperty('openid_credential_verifier');
@@ -153,6 +153,14 @@ describe('a presentation request with the client identifier prefix openid_federa
       .setProtectedHeader({ alg: 'ES256', typ: 'oauth-authz-req+jwt', kid: 'outsider', trust_chain: chain })
       .sign(await importJWK(outsider.privateJwk, 'ES256'));
     await expect(verifyFederatedRequest(resigned, trusted)).rejects.toThrow(/request object/);
+    // A superior's metadata_policy applies to the verifier metadata the wallet resolves.
+    anchor.subordinate(
+      { id: entityId, jwks: (decodeJwt(chain[0] as string) as { jwks: { keys: JWK[] } }).jwks },
+      { metadata_policy: { openid_credential_verifier: { client_name: { value: 'Named by the anchor' } } } },
+    );
+    const withPolicy = (await anchor.subordinateStatement(entityId)) as string;
+    const resolved = await verifyTrustChain([chain[0] as string, withPolicy, chain[2] as string], entityId, trusted);
+    expect(resolved.openid_credential_verifier.client_name).toBe('Named by the anchor');
     // Restored for the other tests.
     anchor.subordinate({ id: entityId, jwks: (decodeJwt(chain[0] as string) as { jwks: { keys: JWK[] } }).jwks });
   });
