@@ -78,6 +78,7 @@ import { systemRoutes } from './system/routes.js';
 import { createTenancy } from './tenants/index.js';
 import { trustConfigRoutes } from './trust/config/routes.js';
 import type { TrustConfigStore } from './trust/config/schema.js';
+import { entityIdOf } from './trust/federation/entity-configuration.js';
 import { TrustService } from './trust/index.js';
 import { createTrustLists } from './trust-lists/index.js';
 import type { TrustListService } from './trust-lists/service.js';
@@ -326,6 +327,14 @@ async function assemble(
     statusListReader: new OwnUrlsFirst(config.PUBLIC_URL, outbound, statusListFeature.ownDocuments),
     statusListCache: caches.fetchedStatusList,
     clock,
+    // The issuer settings are built with issuance below; read only when a request uses the prefix openid_federation.
+    federationOf: async (tenantId) => {
+      const { federation } = await issuance.settings.get(tenantId);
+      return federation
+        ? { settings: federation, entityId: entityIdOf(issuerUrls(config.PUBLIC_URL, tenantId).issuer, federation) }
+        : undefined;
+    },
+    tenantName: async (tenantId) => (await tenants.summary(tenantId)).name,
   });
   const issuance = createIssuance({
     db: kysely,
@@ -350,6 +359,7 @@ async function assemble(
     },
     metrics,
     presentations: verification.embeddedPresentations,
+    verifierMetadata: (tenantId) => verification.verifierMetadata(tenantId),
     walletProviders: (tenantId, settings) => trust.walletProviders(tenantId, settings),
     trust,
     clock,

@@ -9917,10 +9917,10 @@ export interface paths {
                      */
                     "application/json": {
                         /**
-                         * @description ours: default x509_hash (HAIP)
+                         * @description ours: default x509_hash (HAIP). openid_federation (OpenID4VP 1.0 section 5.9.3; response_type uri only): client_id is openid_federation:<entity identifier of the federation settings>, the request object is signed with an access key listed in the openid_credential_verifier metadata of the entity configuration ({credential_issuer}/.well-known/openid-federation) and carries the trust chain to a trust anchor of the settings in its trust_chain header; 400 when the tenant has no federation settings, trust anchor or authorityHints, or no chain resolves
                          * @enum {string}
                          */
-                        clientIdPrefix?: "x509_hash" | "x509_san_dns";
+                        clientIdPrefix?: "x509_hash" | "x509_san_dns" | "openid_federation";
                         /** @description dc-api and iso-18013-7: required; the origin of the page calling the DC API, https://host[:port] (http outside production). Annex C binds the response to it (session transcript) */
                         expected_origin?: string;
                         /** @description overrides the configuration's: https (http outside production); {sessionId} is replaced. The wallet is sent there with a response_code, which alone releases the result (POST /api/verifier/result) */
@@ -9938,7 +9938,7 @@ export interface paths {
                          */
                         response_type: "uri" | "dc-api" | "iso-18013-7";
                         /**
-                         * @description ours: default direct_post.jwt (encrypted)
+                         * @description ours: default direct_post.jwt (encrypted); with clientIdPrefix openid_federation only direct_post (the default there: the per-session encryption key cannot stand in federation metadata)
                          * @enum {string}
                          */
                         responseMode?: "direct_post" | "direct_post.jwt";
@@ -10619,7 +10619,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The issuer's OpenID Federation entity configuration (application/entity-statement+jwt), when the issuer settings set federation */
+        /**
+         * The issuer's OpenID Federation entity configuration (application/entity-statement+jwt), when the issuer settings set federation
+         * @description Signed by the default federation key chain. Its metadata: openid_credential_issuer (with the keys credentials are signed with), oauth_authorization_server when the built-in authorization server is on, and openid_credential_verifier when the tenant has a presentation configuration (OpenID4VP 1.0 section 11: client_name, vp_formats_supported, and in jwks the access keys request objects with the client identifier prefix openid_federation are signed with).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -11616,7 +11619,7 @@ export interface paths {
         };
         /**
          * The signed request object (JAR); it can be fetched once
-         * @description The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. A second fetch is refused (400 invalid_request).
+         * @description The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. With the client identifier prefix openid_federation: the key named by kid (one of the jwks of the openid_credential_verifier metadata of the entity configuration), the trust chain to a trust anchor in the trust_chain header, no client_metadata; 503 when the chain no longer resolves. A second fetch is refused (400 invalid_request).
          *
          *     Rate limited (class presentation): per address (RATE_LIMIT_PRESENTATION); beyond, 429 with Retry-After; every answer carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
          */

@@ -85,6 +85,8 @@ export interface IssuanceNeeds {
   sessionCredentialsValid: RawBuilder<boolean>;
   /** OpenID4VP requests and their verification, for the presentation steps of interactive authorization. */
   presentations: InteractivePresentations;
+  /** The verifier's openid_credential_verifier metadata for the entity configuration; undefined when the tenant does not verify. */
+  verifierMetadata?: (tenantId: string) => Promise<Record<string, unknown> | undefined>;
   /** The wallet providers a tenant trusts, those of its issuer settings and of its trust lists (the trust service). */
   walletProviders: WalletProviders;
   /** The trust service: the keys of external authorization servers that are federation entities. */
@@ -182,6 +184,7 @@ export function createIssuance(needs: IssuanceNeeds) {
         signing: needs.signing,
         encryption,
         clock: needs.clock,
+        ...(needs.verifierMetadata && { verifierMetadata: needs.verifierMetadata }),
       });
       authorizationRoutes(
         app,

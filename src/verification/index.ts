@@ -11,6 +11,7 @@ import type { SessionService } from '../sessions/service.js';
 import type { FetchedStatusList, StampedCache } from '../status-lists/cache.js';
 import { createAnnexC } from './annex-c/index.js';
 import { EmbeddedPresentations } from './embedded/presentations.js';
+import { VerifierFederation, type VerifierFederationNeeds, verifierMetadata } from './federation.js';
 import type { PresentationConfigurations, RegistrationCertificateSource, TrustAnchors } from './ports.js';
 import { presentationRequestRoutes } from './presentation-request/routes.js';
 import { PresentationOffers } from './presentation-request/service.js';
@@ -40,11 +41,16 @@ export interface VerificationNeeds {
   statusListCache: StampedCache<FetchedStatusList>;
   /** The time a presentation is checked at (its credentials' expiry, validity of certificates, KB-JWT age). */
   clock: Clock;
+  /** The tenant's federation settings and entity identifier (prefix openid_federation); undefined when it takes part in none. */
+  federationOf: VerifierFederationNeeds['federationOf'];
+  /** The tenant's name: client_name of its verifier metadata. */
+  tenantName: (tenantId: string) => Promise<string>;
 }
 
 export function createVerification(needs: VerificationNeeds) {
   const { sessions, configs, outbound } = needs;
-  const requests = new RequestObjects(sessions, configs, needs.signing);
+  const federation = new VerifierFederation({ federationOf: needs.federationOf, trust: needs.trust });
+  const requests = new RequestObjects(sessions, configs, needs.signing, federation);
   const annexC = createAnnexC({ db: needs.db, publicUrl: needs.publicUrl, sessions, signing: needs.signing });
   const offers = new PresentationOffers(
     needs.db,
@@ -55,6 +61,7 @@ export function createVerification(needs: VerificationNeeds) {
     needs.signing,
     outbound,
     requests,
+    federation,
     annexC.offers,
   );
   const status = new StatusListChecker({ reader: needs.statusListReader, cache: needs.statusListCache });
@@ -65,6 +72,14 @@ export function createVerification(needs: VerificationNeeds) {
   return {
     /** Makes presentation requests; other features add checks to it (a conformance profile). */
     presentationOffers: offers,
+    /**
+     * The openid_credential_verifier metadata of the tenant's entity configuration: when it verifies
+     * (it has a presentation configuration), else undefined.
+     */
+    async verifierMetadata(tenantId: string): Promise<Record<string, unknown> | undefined> {
+      if ((await configs.list(tenantId)).length === 0) return undefined;
+      return verifierMetadata(await needs.tenantName(tenantId), await needs.signing.jwks(tenantId, ['access']));
+    },
     /** Renders presentation.completed events for the webhook worker. */
     webhooks,
     /** Presentations carried by another protocol (OpenID4VCI interactive authorization). */

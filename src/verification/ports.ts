@@ -8,6 +8,8 @@ export type { PresentationConfiguration };
 export interface PresentationConfigurations {
   /** Throws a 404 problem for an unknown id. */
   get(tenantId: string, id: string): Promise<PresentationConfiguration>;
+  /** Every configuration of the tenant. */
+  list(tenantId: string): Promise<PresentationConfiguration[]>;
   /** Undefined for an unknown id. */
   find(tenantId: string, id: string): Promise<PresentationConfiguration | undefined>;
   /** Where the claims of a completed presentation go, if anywhere. */

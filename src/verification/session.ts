@@ -8,7 +8,7 @@ import type { SessionState } from '../sessions/model.js';
 export const PresentationPublicSchema = z.object({
   requestId: z.string(),
   clientId: z.string(),
-  clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']),
+  clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns', 'openid_federation']),
   /** dc_api: ISO 18013-7 Annex C, whose response comes back through the DC API encrypted by HPKE, not as a JWT. */
   responseMode: z.enum(['direct_post', 'direct_post.jwt', 'dc_api.jwt', 'dc_api']),
   requestUriMethod: z.enum(['get', 'post']).default('get'),

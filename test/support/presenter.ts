@@ -35,7 +35,8 @@ export async function resolveRequest(uri: string): Promise<ResolvedRequest> {
   return requestOf(resolved.authorizationRequestPayload as Record<string, any>);
 }
 
-function requestOf(payload: Record<string, any>, origin?: string): ResolvedRequest {
+/** The request as the helpers use it, from a request object payload the caller has verified itself. */
+export function requestOf(payload: Record<string, any>, origin?: string): ResolvedRequest {
   return {
     clientId: payload.client_id,
     nonce: payload.nonce,

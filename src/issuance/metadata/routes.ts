@@ -32,11 +32,16 @@ export interface MetadataSources {
   encryption: CredentialEncryption;
   /** The signed metadata's iat and exp. */
   clock: Clock;
+  /** The verifier's openid_credential_verifier metadata for the entity configuration; undefined when the tenant does not verify. */
+  verifierMetadata?: (tenantId: string) => Promise<Record<string, unknown> | undefined>;
 }
 
 type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
 
-export function metadataRoutes(app: App, { issuers, settings, configs, keyChains, signing, encryption, clock }: MetadataSources) {
+export function metadataRoutes(
+  app: App,
+  { issuers, settings, configs, keyChains, signing, encryption, clock, verifierMetadata }: MetadataSources,
+) {
   // Every wallet reads it before anything else: built once per tenant and kept ISSUER_CACHE_MS, and
   // forgotten at once when the issuer settings or a credential configuration change on this instance.
   const built = new TtlCache<ReturnType<typeof credentialIssuerMetadata>>(ISSUER_CACHE_MS);
@@ -135,6 +140,8 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
         tags: WALLET_TAGS,
         summary:
           "The issuer's OpenID Federation entity configuration (application/entity-statement+jwt), when the issuer settings set federation",
+        description:
+          'Signed by the default federation key chain. Its metadata: openid_credential_issuer (with the keys credentials are signed with), oauth_authorization_server when the built-in authorization server is on, and openid_credential_verifier when the tenant has a presentation configuration (OpenID4VP 1.0 section 11: client_name, vp_formats_supported, and in jwks the access keys request objects with the client identifier prefix openid_federation are signed with).',
         params: TenantParams,
       },
     },
@@ -143,6 +150,7 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
       const { federation } = issuer.settings;
       if (!federation) throw noFederationSettings(issuer.tenantId);
       const signer = await signing.signer(issuer.tenantId, { usageType: 'federation' });
+      const verifier = await verifierMetadata?.(issuer.tenantId);
       const statement = await signEntityConfiguration(
         signer,
         {
@@ -159,6 +167,7 @@ export function metadataRoutes(app: App, { issuers, settings, configs, keyChains
               configurationScopes(await configs.list(issuer.tenantId)),
             ),
           }),
+          ...(verifier && { verifierMetadata: verifier }),
         },
         clock.now(),
       );

@@ -21,6 +21,8 @@ export interface EntityConfigurationInput {
   credentialJwks: { keys: JWK[] };
   /** The built-in authorization server's metadata, when it authorizes. */
   authorizationServerMetadata?: Record<string, unknown>;
+  /** The verifier's metadata (openid_credential_verifier), when the tenant verifies presentations. */
+  verifierMetadata?: Record<string, unknown>;
 }
 
 /**
@@ -56,6 +58,8 @@ export function entityConfigurationClaims(input: EntityConfigurationInput, now: 
         jwks: input.credentialJwks,
       },
       ...(input.authorizationServerMetadata && { oauth_authorization_server: input.authorizationServerMetadata }),
+      // OpenID4VP 1.0 section 5.9.3: a wallet reads the verifier's metadata from this entity type.
+      ...(input.verifierMetadata && { openid_credential_verifier: input.verifierMetadata }),
     },
   };
 }

@@ -32,8 +32,18 @@ export const OfferBody = z
         'dc-api and iso-18013-7: required; the origin of the page calling the DC API, https://host[:port] (http outside production). Annex C binds the response to it (session transcript)',
       ),
     transaction_data: z.array(z.record(z.string(), z.unknown())).optional().describe("overrides the configuration's"),
-    clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns']).optional().describe('ours: default x509_hash (HAIP)'),
-    responseMode: z.enum(['direct_post', 'direct_post.jwt']).optional().describe('ours: default direct_post.jwt (encrypted)'),
+    clientIdPrefix: z
+      .enum(['x509_hash', 'x509_san_dns', 'openid_federation'])
+      .optional()
+      .describe(
+        'ours: default x509_hash (HAIP). openid_federation (OpenID4VP 1.0 section 5.9.3; response_type uri only): client_id is openid_federation:<entity identifier of the federation settings>, the request object is signed with an access key listed in the openid_credential_verifier metadata of the entity configuration ({credential_issuer}/.well-known/openid-federation) and carries the trust chain to a trust anchor of the settings in its trust_chain header; 400 when the tenant has no federation settings, trust anchor or authorityHints, or no chain resolves',
+      ),
+    responseMode: z
+      .enum(['direct_post', 'direct_post.jwt'])
+      .optional()
+      .describe(
+        'ours: default direct_post.jwt (encrypted); with clientIdPrefix openid_federation only direct_post (the default there: the per-session encryption key cannot stand in federation metadata)',
+      ),
     requestUriMethod: z.enum(['get', 'post']).optional().describe('ours: post adds request_uri_method=post'),
   })
   .meta({ examples: [{ response_type: 'uri', requestId: 'adult' }] });

@@ -12,6 +12,7 @@ import { badRequest, type FieldError, forbidden, invalidFields } from '../../pla
 import type { OutboundClient } from '../../platform/outbound/client.js';
 import type { SessionService } from '../../sessions/service.js';
 import type { AnnexCOfferMaker } from '../annex-c/index.js';
+import type { VerifierFederation } from '../federation.js';
 import type { PresentationConfiguration, PresentationConfigurations, RegistrationCertificateSource } from '../ports.js';
 import type { RequestObjects } from '../request-object/endpoint.js';
 import { clientIdFor, type VerifierInfo } from '../request-object/sign.js';
@@ -55,6 +56,7 @@ export class PresentationOffers {
     private readonly signing: SigningService,
     private readonly outbound: OutboundClient,
     private readonly requests: RequestObjects,
+    private readonly federation: VerifierFederation,
     private readonly annexC?: AnnexCOfferMaker,
   ) {}
 
@@ -68,7 +70,7 @@ export class PresentationOffers {
     const browserOrigin = this.checkInput(input);
     checkAllowed(ctx, input.requestId);
     const config = await this.configuration(tenantId, input.requestId);
-    const errors: FieldError[] = [];
+    const errors: FieldError[] = input.clientIdPrefix === 'openid_federation' ? await this.federation.refusal(tenantId) : [];
     for (const check of this.checks) errors.push(...(await check(tenantId, input, config)));
     if (errors.length) throw invalidFields(errors);
     if (input.response_type === 'iso-18013-7' && browserOrigin && this.annexC)
@@ -96,7 +98,18 @@ export class PresentationOffers {
     }
     const webhookRefusal = input.webhook && this.outbound.urlRefusal(input.webhook.url);
     if (webhookRefusal) throw invalidFields([{ field: 'body.webhook.url', message: webhookRefusal }]);
-    if (input.response_type === 'uri') return undefined;
+    if (input.response_type === 'uri') {
+      // svc encrypts responses with a key made per session, which the federation metadata cannot carry.
+      if (input.clientIdPrefix === 'openid_federation' && input.responseMode === 'direct_post.jwt')
+        throw badRequest('responseMode: openid_federation requests use direct_post', [
+          { field: 'body.responseMode', message: 'must be direct_post (the default) with clientIdPrefix openid_federation' },
+        ]);
+      return undefined;
+    }
+    if (input.clientIdPrefix === 'openid_federation')
+      throw badRequest(`clientIdPrefix: openid_federation is for response_type 'uri' only`, [
+        { field: 'body.clientIdPrefix', message: `not for response_type '${input.response_type}'` },
+      ]);
     const origin = expectedOrigin(input.expected_origin, input.response_type);
     if (input.responseMode || input.requestUriMethod)
       throw badRequest(`responseMode and requestUriMethod do not apply to response_type '${input.response_type}'`, [
@@ -131,10 +144,11 @@ export class PresentationOffers {
   ) {
     const signer = await this.signing.signer(tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
     const clientIdPrefix = input.clientIdPrefix ?? 'x509_hash';
-    const clientId = clientIdFor(clientIdPrefix, signer, this.publicUrl);
+    const viaFederation = clientIdPrefix === 'openid_federation';
+    const clientId = viaFederation ? await this.federation.clientId(tenantId) : clientIdFor(clientIdPrefix, signer, this.publicUrl);
     const walletNonce = random();
     const urls = presentationUrls(this.publicUrl, walletNonce);
-    const responseMode = browserOrigin ? 'dc_api.jwt' : (input.responseMode ?? 'direct_post.jwt');
+    const responseMode = browserOrigin ? 'dc_api.jwt' : (input.responseMode ?? (viaFederation ? 'direct_post' : 'direct_post.jwt'));
     const encryption = responseMode === 'direct_post' ? undefined : await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
     const transactionData = input.transaction_data ?? config.transaction_data ?? undefined;
     const redirectUri = input.redirectUri ?? config.redirectUri ?? undefined;

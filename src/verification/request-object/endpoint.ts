@@ -4,9 +4,12 @@
 // neither response_uri nor state.
 import type { JWK } from 'jose';
 import type { SigningService } from '../../key-chains/signing.js';
+import { OAuthError } from '../../platform/http/problem.js';
 import type { SessionState } from '../../sessions/model.js';
 import type { SessionService } from '../../sessions/service.js';
+import { FederationRefused } from '../../trust/federation/entity-statement.js';
 import { invalidRequest, unknownRequest } from '../errors.js';
+import type { VerifierFederation } from '../federation.js';
 import type { PresentationConfigurations } from '../ports.js';
 import { flowOf, presentationPrivate, presentationPublic } from '../session.js';
 import { PRESENTATION_HANDLE } from '../urls.js';
@@ -17,6 +20,7 @@ export class RequestObjects {
     private readonly sessions: SessionService,
     private readonly configs: PresentationConfigurations,
     private readonly signing: SigningService,
+    private readonly federation: VerifierFederation,
   ) {}
 
   /** What the wallet fetches at request_uri: checkSession, markFetched, sign. */
@@ -30,6 +34,19 @@ export class RequestObjects {
     return this.sign(session, walletNonce);
   }
 
+  /**
+   * The verifier's trust chain, built (or taken from the resolver's cache) when the wallet fetches, so
+   * that it is current; a chain that no longer resolves is the verifier's failure, not the wallet's.
+   */
+  private async trustChain(tenantId: string): Promise<string[]> {
+    try {
+      return await this.federation.trustChain(tenantId);
+    } catch (err) {
+      if (!(err instanceof FederationRefused)) throw err;
+      throw new OAuthError(503, 'server_error', `the verifier's trust chain does not resolve: ${err.message}`);
+    }
+  }
+
   /** The session's signed request object. */
   async sign(session: SessionState, walletNonce?: string): Promise<string> {
     const request = presentationPublic(session);
@@ -39,6 +56,7 @@ export class RequestObjects {
     const signer = await this.signing.signer(session.tenantId, { keyChainId: config.accessKeyChainId, usageType: 'access' });
     const { d: _private, ...encryptionJwk } = secrets.encryptionKey ?? {};
     const now = this.sessions.clock.now();
+    const trustChain = request.clientIdPrefix === 'openid_federation' ? await this.trustChain(session.tenantId) : undefined;
     return signRequestObject(
       signer,
       {
@@ -54,6 +72,7 @@ export class RequestObjects {
         ...(secrets.transactionData && { transactionData: secrets.transactionData }),
         ...(secrets.verifierInfo && { verifierInfo: secrets.verifierInfo }),
         ...(walletNonce && { walletNonce }),
+        ...(trustChain && { trustChain }),
       },
       now,
     );

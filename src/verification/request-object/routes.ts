@@ -14,7 +14,7 @@ export function requestObjectRoutes(app: App, requests: RequestObjects) {
         tags,
         summary: 'The signed request object (JAR); it can be fetched once',
         description:
-          'The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. A second fetch is refused (400 invalid_request).',
+          'The request_uri of a presentation request: a JWT (application/oauth-authz-req+jwt) signed with the key chain of the request, its certificate chain in x5c, with the DCQL query, nonce, state and where to respond. With the client identifier prefix openid_federation: the key named by kid (one of the jwks of the openid_credential_verifier metadata of the entity configuration), the trust chain to a trust anchor in the trust_chain header, no client_metadata; 503 when the chain no longer resolves. A second fetch is refused (400 invalid_request).',
         params: Handle,
       },
     },

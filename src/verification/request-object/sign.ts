@@ -6,7 +6,7 @@ import { allFormats } from '../../formats/index.js';
 import type { Signer } from '../../key-chains/signing.js';
 import { signJwtWith } from '../../key-chains/signing.js';
 
-export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns';
+export type ClientIdPrefix = 'x509_hash' | 'x509_san_dns' | 'openid_federation';
 export type ResponseMode = 'direct_post' | 'direct_post.jwt';
 /** Appendix A.2: the response comes back through the DC API, encrypted (dc_api.jwt). */
 export type DcApiResponseMode = 'dc_api.jwt';
@@ -18,7 +18,7 @@ export type DcApiResponseMode = 'dc_api.jwt';
 export type EmbeddedResponseMode = 'iae_post' | 'iae_post.jwt' | 'ia_post' | 'ia_post.jwt';
 
 /** The client identifier the access certificate stands for (OpenID4VP 1.0 section 5.9). */
-export function clientIdFor(prefix: ClientIdPrefix, signer: Signer, publicUrl: string): string {
+export function clientIdFor(prefix: 'x509_hash' | 'x509_san_dns', signer: Signer, publicUrl: string): string {
   if (prefix === 'x509_san_dns') return `x509_san_dns:${new URL(publicUrl).hostname}`;
   const leaf = Buffer.from(signer.x5c[0] as string, 'base64');
   return `x509_hash:${createHash('sha256').update(leaf).digest('base64url')}`;
@@ -44,6 +44,12 @@ export interface RequestObjectInput {
   /** Attestations about the verifier (section 5.1), e.g. its registration certificate. */
   verifierInfo?: VerifierInfo[];
   lifetimeSeconds: number;
+  /**
+   * Prefix openid_federation (OpenID4VP 1.0 section 5.9.3): the verifier's trust chain, carried in the
+   * trust_chain header (OpenID Federation 1.0 section 4.3); the key is named by kid (no x5c), and the
+   * wallet takes the verifier's metadata from the chain, so none is sent in client_metadata.
+   */
+  trustChain?: string[];
 }
 
 /** One verifier_info entry (OpenID4VP 1.0 section 5.1); without credential_ids it concerns every credential requested. */
@@ -73,18 +79,21 @@ export function signRequestObject(signer: Signer, input: RequestObjectInput, now
     nonce: input.nonce,
     ...(input.state && { state: input.state }),
     dcql_query: input.dcqlQuery,
-    client_metadata: {
-      vp_formats_supported: VP_FORMATS,
-      ...(input.encryptionJwk && {
-        jwks: { keys: [{ ...input.encryptionJwk, use: 'enc', alg: 'ECDH-ES' }] },
-        encrypted_response_enc_values_supported: ['A128GCM', 'A256GCM'],
-      }),
-    },
+    ...(!input.trustChain && {
+      client_metadata: {
+        vp_formats_supported: VP_FORMATS,
+        ...(input.encryptionJwk && {
+          jwks: { keys: [{ ...input.encryptionJwk, use: 'enc', alg: 'ECDH-ES' }] },
+          encrypted_response_enc_values_supported: ['A128GCM', 'A256GCM'],
+        }),
+      },
+    }),
     ...(input.transactionData?.length && { transaction_data: encodeTransactionData(input.transactionData) }),
     ...(input.walletNonce && { wallet_nonce: input.walletNonce }),
     ...(input.expectedOrigins && { expected_origins: input.expectedOrigins }),
     ...(input.expectedUrl && { expected_url: input.expectedUrl }),
     ...(input.verifierInfo?.length && { verifier_info: input.verifierInfo }),
   };
+  if (input.trustChain) return signJwtWith(signer, { typ: 'oauth-authz-req+jwt', trust_chain: input.trustChain }, payload, { x5c: false });
   return signJwtWith(signer, { typ: 'oauth-authz-req+jwt' }, payload);
 }
