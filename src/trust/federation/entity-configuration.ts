@@ -23,6 +23,12 @@ export interface EntityConfigurationInput {
   authorizationServerMetadata?: Record<string, unknown>;
 }
 
+/** Where an intermediate or trust anchor answers fetch and list (sections 8.1, 8.2): beside its entity configuration. */
+export const federationEndpoints = (credentialIssuer: string) => ({
+  federation_fetch_endpoint: `${credentialIssuer}/federation/fetch`,
+  federation_list_endpoint: `${credentialIssuer}/federation/list`,
+});
+
 /**
  * client_registration_types_supported, in the entity configuration's openid_credential_issuer
  * metadata only. OpenID Federation 1.0 defines it for openid_provider metadata (section 5.1.3,
@@ -56,6 +62,8 @@ export function entityConfigurationClaims(input: EntityConfigurationInput, now: 
         jwks: input.credentialJwks,
       },
       ...(input.authorizationServerMetadata && { oauth_authorization_server: input.authorizationServerMetadata }),
+      // A superior publishes where its subordinate statements are read (section 5.1.1).
+      ...(input.federation.role !== 'leaf' && { federation_entity: federationEndpoints(input.credentialIssuer) }),
     },
   };
 }
