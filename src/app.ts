@@ -484,6 +484,7 @@ async function assemble(
       return { credentialIssuer: issuer.urls.issuer, federation: issuer.settings.federation };
     },
     federationSigner: (tenantId) => signing.signer(tenantId, { usageType: 'federation' }),
+    resolve: (tenantId, settings, entityId, anchorId) => trust.resolveFederation(tenantId, settings, entityId, anchorId),
     clock,
   });
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);

@@ -11441,6 +11441,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/federation/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Federation resolve endpoint (section 8.3): the resolved metadata and trust chain of sub
+         * @description application/resolve-response+jwt: typ resolve-response+jwt, signed by the tenant's default federation key chain; iss the tenant's entity identifier, sub, iat, exp (at most the expiry of the chain's statements), metadata (sub's metadata with the chain's policies applied) and trust_chain (sub's entity configuration, the subordinate statements upward, the anchor's entity configuration). Resolved as svc's verifier resolves (the outbound client, FEDERATION_RESOLUTION_DEADLINE_MS, cached cacheTtlSeconds). trust_anchor must be one of the tenant's trustAnchors, or the tenant itself when it is a trust_anchor: 404 invalid_trust_anchor otherwise. Errors as JSON (section 8.9): 400 invalid_request without sub or trust_anchor, 404 invalid_trust_chain when no chain resolves, 404 not_found when the tenant is no intermediate or trust anchor. entity_type is not supported (400 unsupported_parameter).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    entity_type?: unknown;
+                    sub?: string;
+                    trust_anchor?: string;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/iae": {
         parameters: {
             query?: never;

@@ -76,6 +76,7 @@ describe('a superior publishes its subordinates', () => {
     expect(anchor.metadata.federation_entity).toEqual({
       federation_fetch_endpoint: `${anchorId}/federation/fetch`,
       federation_list_endpoint: `${anchorId}/federation/list`,
+      federation_resolve_endpoint: `${anchorId}/federation/resolve`,
     });
     expect(anchor.authority_hints).toBeUndefined();
     const leaf = decodeJwt(await (await fetch(`${leafId}/.well-known/openid-federation`)).text()) as Record<string, any>;
@@ -156,6 +157,45 @@ describe('the federation, resolved', () => {
       federation_tier: 'accredited',
       federation_region: 'eu',
     });
+  });
+
+  const resolveAt = (resolver: string, query: Record<string, string>) =>
+    fetch(`${resolver}/federation/resolve?${new URLSearchParams(query)}`);
+
+  it("by the anchor's resolve endpoint: a signed resolve response with the policies applied and the chain", async () => {
+    const reply = await resolveAt(anchorId, { sub: leafId, trust_anchor: anchorId });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toContain('application/resolve-response+jwt');
+    const anchorKeys = decodeJwt(await (await fetch(`${anchorId}/.well-known/openid-federation`)).text()).jwks as { keys: JWK[] };
+    const { payload } = await jwtVerify(await reply.text(), createLocalJWKSet(anchorKeys), { typ: 'resolve-response+jwt' });
+    expect(payload).toMatchObject({ iss: anchorId, sub: leafId });
+    expect((payload.metadata as Record<string, any>).openid_credential_issuer).toMatchObject({
+      credential_issuer: leafId,
+      federation_tier: 'accredited',
+      federation_region: 'eu',
+    });
+    const chain = (payload.trust_chain as string[]).map((jwt) => decodeJwt(jwt)).map(({ iss, sub }) => [iss, sub]);
+    expect(chain).toEqual([
+      [leafId, leafId],
+      [intermediateId, leafId],
+      [anchorId, intermediateId],
+      [anchorId, anchorId],
+    ]);
+  });
+
+  it('refuses to resolve to an anchor it does not trust, an entity that does not resolve, or without parameters', async () => {
+    const untrusted = await resolveAt(anchorId, { sub: leafId, trust_anchor: 'https://anchor.example.eu' });
+    expect(untrusted.status).toBe(404);
+    expect(await untrusted.json()).toMatchObject({ error: 'invalid_trust_anchor' });
+    const outside = await resolveAt(anchorId, { sub: idOf('other'), trust_anchor: anchorId });
+    expect(outside.status).toBe(404);
+    expect(await outside.json()).toMatchObject({ error: 'invalid_trust_chain' });
+    const missing = await resolveAt(anchorId, { sub: leafId });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ error: 'invalid_request' });
+    // An intermediate without trust anchors of its own resolves to none.
+    const atIntermediate = await resolveAt(intermediateId, { sub: leafId, trust_anchor: anchorId });
+    expect(atIntermediate.status).toBe(404);
   });
 
   describe("by svc's verifier, trusting the anchor", () => {

@@ -23,10 +23,11 @@ export interface EntityConfigurationInput {
   authorizationServerMetadata?: Record<string, unknown>;
 }
 
-/** Where an intermediate or trust anchor answers fetch and list (sections 8.1, 8.2): beside its entity configuration. */
+/** Where an intermediate or trust anchor answers fetch, list and resolve (sections 8.1 to 8.3): beside its entity configuration. */
 export const federationEndpoints = (credentialIssuer: string) => ({
   federation_fetch_endpoint: `${credentialIssuer}/federation/fetch`,
   federation_list_endpoint: `${credentialIssuer}/federation/list`,
+  federation_resolve_endpoint: `${credentialIssuer}/federation/resolve`,
 });
 
 /**

@@ -8,9 +8,17 @@ import { contextOf, tenantOf } from '../../platform/http/access.js';
 import { OAuthError } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { entityIdOf } from './entity-configuration.js';
-import { ENTITY_STATEMENT_MEDIA_TYPE } from './entity-statement.js';
+import { ENTITY_STATEMENT_MEDIA_TYPE, FederationRefused } from './entity-statement.js';
+import type { ResolvedTrust } from './resolver.js';
 import type { FederationSettings } from './settings.js';
-import { type FederationSubordinates, SubordinateInputSchema, SubordinateSchema, signSubordinateStatement } from './subordinates.js';
+import {
+  type FederationSubordinates,
+  RESOLVE_RESPONSE_MEDIA_TYPE,
+  SubordinateInputSchema,
+  SubordinateSchema,
+  signResolveResponse,
+  signSubordinateStatement,
+} from './subordinates.js';
 
 export interface SuperiorSources {
   subordinates: FederationSubordinates;
@@ -18,6 +26,8 @@ export interface SuperiorSources {
   issuerOf: (tenantId: string) => Promise<{ credentialIssuer: string; federation: FederationSettings | null }>;
   /** The tenant's federation signer (its default federation key chain). */
   federationSigner: (tenantId: string) => Promise<Signer>;
+  /** An entity's trust chain to `anchorId` by the tenant's resolver (bounded by its deadline); throws FederationRefused. */
+  resolve: (tenantId: string, settings: FederationSettings, entityId: string, anchorId: string) => Promise<ResolvedTrust>;
   clock: Clock;
 }
 
@@ -116,7 +126,7 @@ export function federationSubordinateRoutes(app: App, sources: SuperiorSources) 
     const { credentialIssuer, federation } = await sources.issuerOf(tenantId);
     if (!federation || federation.role === 'leaf')
       throw federationError(404, 'not_found', `the issuer '${tenantId}' is no intermediate or trust anchor (federation.role)`);
-    return { entityId: entityIdOf(credentialIssuer, federation) };
+    return { entityId: entityIdOf(credentialIssuer, federation), federation };
   }
 
   const TenantParams = z.object({ tenantId: z.string() });
@@ -169,6 +179,43 @@ export function federationSubordinateRoutes(app: App, sources: SuperiorSources) 
       const filter = Object.entries(request.query).find(([, value]) => value !== undefined);
       if (filter) throw federationError(400, 'unsupported_parameter', `${filter[0]} is not supported by this list endpoint`);
       return (await subordinates.list(tenantId)).map((subordinate) => subordinate.entityId);
+    },
+  );
+
+  app.get(
+    '/issuers/:tenantId/federation/resolve',
+    {
+      schema: {
+        tags,
+        summary: 'OpenID Federation resolve endpoint (section 8.3): the resolved metadata and trust chain of sub',
+        description:
+          "application/resolve-response+jwt: typ resolve-response+jwt, signed by the tenant's default federation key chain; iss the tenant's entity identifier, sub, iat, exp (at most the expiry of the chain's statements), metadata (sub's metadata with the chain's policies applied) and trust_chain (sub's entity configuration, the subordinate statements upward, the anchor's entity configuration). Resolved as svc's verifier resolves (the outbound client, FEDERATION_RESOLUTION_DEADLINE_MS, cached cacheTtlSeconds). trust_anchor must be one of the tenant's trustAnchors, or the tenant itself when it is a trust_anchor: 404 invalid_trust_anchor otherwise. Errors as JSON (section 8.9): 400 invalid_request without sub or trust_anchor, 404 invalid_trust_chain when no chain resolves, 404 not_found when the tenant is no intermediate or trust anchor. entity_type is not supported (400 unsupported_parameter).",
+        params: TenantParams,
+        querystring: z.object({ sub: z.string().optional(), trust_anchor: z.string().optional(), entity_type: z.unknown().optional() }),
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = request.params;
+      const { entityId, federation } = await superior(tenantId);
+      const { sub, trust_anchor: anchor, entity_type: entityType } = request.query;
+      if (!sub || !anchor) throw federationError(400, 'invalid_request', 'sub and trust_anchor are required');
+      if (entityType !== undefined)
+        throw federationError(400, 'unsupported_parameter', 'entity_type is not supported by this resolve endpoint');
+      // Only anchors the tenant trusts itself: the endpoint is public, and resolving reads other servers.
+      const accepted =
+        federation.trustAnchors.some((trusted) => trusted.entityId === anchor) ||
+        (federation.role === 'trust_anchor' && anchor === entityId);
+      if (!accepted) throw federationError(404, 'invalid_trust_anchor', `${anchor} is not a trust anchor of ${entityId}`);
+      let trust: ResolvedTrust;
+      try {
+        trust = await sources.resolve(tenantId, federation, sub, anchor);
+      } catch (err) {
+        if (err instanceof FederationRefused)
+          throw federationError(404, 'invalid_trust_chain', `${sub} does not resolve to ${anchor}: ${err.message}`);
+        throw err;
+      }
+      const response = await signResolveResponse(await sources.federationSigner(tenantId), entityId, sub, trust, sources.clock.now());
+      return reply.type(RESOLVE_RESPONSE_MEDIA_TYPE).send(response);
     },
   );
 }

@@ -15,6 +15,7 @@ import { conflict, invalidFields, notFound } from '../../platform/http/problem.j
 import { webUrl } from '../../platform/http/web-urls.js';
 import type { OutboundClient } from '../../platform/outbound/client.js';
 import { ENTITY_STATEMENT_MEDIA_TYPE, ENTITY_STATEMENT_TYP, entityConfigurationUrl, readEntityStatement } from './entity-statement.js';
+import type { ResolvedTrust } from './resolver.js';
 
 /** How long a subordinate statement is valid: resolvers fetch it again after this at the latest. */
 export const SUBORDINATE_STATEMENT_LIFETIME_SECONDS = 86_400;
@@ -222,6 +223,27 @@ export function signSubordinateStatement(signer: Signer, issuerEntityId: string,
       jwks: subordinate.jwks,
       ...(subordinate.metadataPolicy && { metadata_policy: subordinate.metadataPolicy }),
       ...(subordinate.constraints && { constraints: subordinate.constraints }),
+    },
+    { x5c: false },
+  );
+}
+
+export const RESOLVE_RESPONSE_TYP = 'resolve-response+jwt';
+export const RESOLVE_RESPONSE_MEDIA_TYPE = 'application/resolve-response+jwt';
+
+/** The resolve response (section 8.3.2) about `sub` by the tenant `resolverEntityId`: valid no longer than the chain it carries. */
+export function signResolveResponse(signer: Signer, resolverEntityId: string, sub: string, trust: ResolvedTrust, now: Date) {
+  const iat = Math.floor(now.getTime() / 1000);
+  return signJwtWith(
+    signer,
+    { typ: RESOLVE_RESPONSE_TYP },
+    {
+      iss: resolverEntityId,
+      sub,
+      iat,
+      exp: Math.min(trust.expiresAt, iat + SUBORDINATE_STATEMENT_LIFETIME_SECONDS),
+      metadata: trust.metadata,
+      trust_chain: trust.chain,
     },
     { x5c: false },
   );
