@@ -135,7 +135,12 @@ export class FederationSubordinates {
       updated_at: now,
     };
     await this.db.transaction().execute(async (trx) => {
-      await tenantDb(trx, tenantId).insertInto('federation_subordinates', row).execute();
+      // The entity registered concurrently: refused as above rather than failing on the unique constraint.
+      const inserted = await tenantDb(trx, tenantId)
+        .insertInto('federation_subordinates', row)
+        .onConflict((oc) => oc.columns(['tenant_id', 'entity_id']).doNothing())
+        .executeTakeFirst();
+      if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) throw conflict(`the entity ${input.entityId} is a subordinate already`);
       await this.audit.record(ctx, { tenantId, actionType: 'federation_subordinate.created', after: { ...toSubordinate(row) } }, trx);
     });
     return toSubordinate(row);
