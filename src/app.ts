@@ -79,6 +79,8 @@ import { createTenancy } from './tenants/index.js';
 import { trustConfigRoutes } from './trust/config/routes.js';
 import type { TrustConfigStore } from './trust/config/schema.js';
 import { entityIdOf } from './trust/federation/entity-configuration.js';
+import { federationSubordinateRoutes } from './trust/federation/subordinate-routes.js';
+import { FederationSubordinates } from './trust/federation/subordinates.js';
 import { TrustService } from './trust/index.js';
 import { createTrustLists } from './trust-lists/index.js';
 import type { TrustListService } from './trust-lists/service.js';
@@ -485,6 +487,16 @@ async function assemble(
   sessionFeature.routes(app, { tenants, streams, retentionDefaults });
   for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
   trustConfigRoutes(app, trustConfig);
+  federationSubordinateRoutes(app, {
+    subordinates: new FederationSubordinates(kysely, audit, outbound, clock),
+    issuerOf: async (tenantId) => {
+      const issuer = await issuance.issuers.get(tenantId);
+      return { credentialIssuer: issuer.urls.issuer, federation: issuer.settings.federation };
+    },
+    federationSigner: (tenantId) => signing.signer(tenantId, { usageType: 'federation' }),
+    resolve: (tenantId, settings, entityId, anchorId) => trust.resolveFederation(tenantId, settings, entityId, anchorId),
+    clock,
+  });
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);
   docsRoutes(app, fileURLToPath(new URL('../dist/docs/', import.meta.url)));
 

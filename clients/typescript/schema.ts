@@ -1197,6 +1197,427 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/federation/subordinates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's OpenID Federation subordinates, by entity identifier
+         * @description Published only while the trust settings make the tenant an intermediate or trust_anchor (federation.role): its fetch endpoint ({credential_issuer}/federation/fetch?sub=) answers a subordinate statement about each, its list endpoint ({credential_issuer}/federation/list) names them.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationSubordinate"][];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register a subordinate: an entity this tenant vouches for as intermediate or trust anchor
+         * @description Published only while the trust settings make the tenant an intermediate or trust_anchor (federation.role): its fetch endpoint ({credential_issuer}/federation/fetch?sub=) answers a subordinate statement about each, its list endpoint ({credential_issuer}/federation/list) names them. Without jwks, the keys are read from the entity's configuration ({entityId}/.well-known/openid-federation) now (400 naming jwks when it cannot be read). 409 when the entity is registered already. Audited as federation_subordinate.created.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description constraints of the statement (section 6.2), as the spec names them */
+                        constraints?: {
+                            allowed_entity_types?: string[];
+                            /** @description how many intermediates may be below this subordinate */
+                            max_path_length?: number;
+                            /** @description entity identifiers allowed below (section 6.2.2): host names, or .domain for its subdomains */
+                            naming_constraints?: {
+                                excluded?: string[];
+                                permitted?: string[];
+                            };
+                        };
+                        /** @description the subordinate's entity identifier: https URL (http outside production) */
+                        entityId: string;
+                        /** @description the subordinate's federation keys this tenant vouches for; absent: read from its entity configuration ({entityId}/.well-known/openid-federation) when registered */
+                        jwks?: {
+                            keys: ({
+                                kid?: string;
+                                kty: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        };
+                        /** @description metadata_policy of the statement (section 6.1): entity type -> metadata parameter -> operators (value, add, default, one_of, subset_of, superset_of, essential; no others) */
+                        metadataPolicy?: {
+                            [key: string]: {
+                                [key: string]: {
+                                    add?: unknown[];
+                                    default?: unknown;
+                                    essential?: boolean;
+                                    one_of?: unknown[];
+                                    subset_of?: unknown[];
+                                    superset_of?: unknown[];
+                                    value?: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationSubordinate"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/federation/subordinates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One subordinate (404 when missing or of another tenant)
+         * @description Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationSubordinate"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a subordinate (absent fields are dropped; absent jwks read again from its entity configuration)
+         * @description 404 when missing or of another tenant; 409 when another subordinate has the entityId. Audited as federation_subordinate.updated.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description constraints of the statement (section 6.2), as the spec names them */
+                        constraints?: {
+                            allowed_entity_types?: string[];
+                            /** @description how many intermediates may be below this subordinate */
+                            max_path_length?: number;
+                            /** @description entity identifiers allowed below (section 6.2.2): host names, or .domain for its subdomains */
+                            naming_constraints?: {
+                                excluded?: string[];
+                                permitted?: string[];
+                            };
+                        };
+                        /** @description the subordinate's entity identifier: https URL (http outside production) */
+                        entityId: string;
+                        /** @description the subordinate's federation keys this tenant vouches for; absent: read from its entity configuration ({entityId}/.well-known/openid-federation) when registered */
+                        jwks?: {
+                            keys: ({
+                                kid?: string;
+                                kty: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        };
+                        /** @description metadata_policy of the statement (section 6.1): entity type -> metadata parameter -> operators (value, add, default, one_of, subset_of, superset_of, essential; no others) */
+                        metadataPolicy?: {
+                            [key: string]: {
+                                [key: string]: {
+                                    add?: unknown[];
+                                    default?: unknown;
+                                    essential?: boolean;
+                                    one_of?: unknown[];
+                                    subset_of?: unknown[];
+                                    superset_of?: unknown[];
+                                    value?: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationSubordinate"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Remove a subordinate: its statement is no longer answered
+         * @description 404 when missing or of another tenant. Audited as federation_subordinate.deleted.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/frontend-config": {
         parameters: {
             query?: never;
@@ -10935,6 +11356,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/federation/fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Federation fetch endpoint (section 8.1): the subordinate statement about sub
+         * @description application/entity-statement+jwt: typ entity-statement+jwt, signed by the tenant's default federation key chain; iss the tenant's entity identifier, sub, jwks, metadata_policy and constraints as registered, iat, exp a day later. Errors as JSON (section 8.9): 400 invalid_request without sub, 404 not_found for an entity that is not a subordinate, or when the tenant is no intermediate or trust anchor.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    iss?: string;
+                    sub?: string;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/federation/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Federation list endpoint (section 8.2): the entity identifiers of the subordinates
+         * @description A JSON array. The filters entity_type, trust_marked, trust_mark_type and intermediate are not supported: 400 unsupported_parameter (section 8.2.2). 404 not_found when the tenant is no intermediate or trust anchor.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    entity_type?: unknown;
+                    intermediate?: unknown;
+                    trust_mark_type?: unknown;
+                    trust_marked?: unknown;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string[];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/federation/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Federation resolve endpoint (section 8.3): the resolved metadata and trust chain of sub
+         * @description application/resolve-response+jwt: typ resolve-response+jwt, signed by the tenant's default federation key chain; iss the tenant's entity identifier, sub, iat, exp (at most the expiry of the chain's statements), metadata (sub's metadata with the chain's policies applied) and trust_chain (sub's entity configuration, the subordinate statements upward, the anchor's entity configuration). Resolved as svc's verifier resolves (the outbound client, FEDERATION_RESOLUTION_DEADLINE_MS, cached cacheTtlSeconds). trust_anchor must be one of the tenant's trustAnchors, or the tenant itself when it is a trust_anchor: 404 invalid_trust_anchor otherwise. Errors as JSON (section 8.9): 400 invalid_request without sub or trust_anchor, 404 invalid_trust_chain when no chain resolves, 404 not_found when the tenant is no intermediate or trust anchor. entity_type is not supported (400 unsupported_parameter).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    entity_type?: unknown;
+                    sub?: string;
+                    trust_anchor?: string;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/iae": {
         parameters: {
             query?: never;
@@ -12398,10 +12950,11 @@ export interface components {
              */
             mode: "hybrid" | "federation-only" | "lote-only";
             /**
-             * @description the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)
-             * @constant
+             * @description the part this tenant plays: leaf (it issues credentials, it has no subordinates), intermediate or trust_anchor (it also issues subordinate statements about the entities registered at /api/federation/subordinates, published through the federation_fetch_endpoint ({credential_issuer}/federation/fetch) and federation_list_endpoint ({credential_issuer}/federation/list) of its entity configuration; a trust anchor normally has no authorityHints)
+             * @default leaf
+             * @enum {string}
              */
-            role: "leaf";
+            role: "leaf" | "intermediate" | "trust_anchor";
             /**
              * @description the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)
              * @default []
@@ -12448,10 +13001,11 @@ export interface components {
              */
             mode: "hybrid" | "federation-only" | "lote-only";
             /**
-             * @description the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)
-             * @constant
+             * @description the part this tenant plays: leaf (it issues credentials, it has no subordinates), intermediate or trust_anchor (it also issues subordinate statements about the entities registered at /api/federation/subordinates, published through the federation_fetch_endpoint ({credential_issuer}/federation/fetch) and federation_list_endpoint ({credential_issuer}/federation/list) of its entity configuration; a trust anchor normally has no authorityHints)
+             * @default leaf
+             * @enum {string}
              */
-            role: "leaf";
+            role: "leaf" | "intermediate" | "trust_anchor";
             /**
              * @description the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)
              * @default []
@@ -12462,6 +13016,84 @@ export interface components {
                 /** @description an entity identifier: https URL (http outside production) */
                 entityId: string;
             }[];
+        };
+        FederationSubordinate: {
+            /** @description constraints of the statement (section 6.2), as the spec names them */
+            constraints?: {
+                allowed_entity_types?: string[];
+                /** @description how many intermediates may be below this subordinate */
+                max_path_length?: number;
+                /** @description entity identifiers allowed below (section 6.2.2): host names, or .domain for its subdomains */
+                naming_constraints?: {
+                    excluded?: string[];
+                    permitted?: string[];
+                };
+            };
+            createdAt: string;
+            entityId: string;
+            id: string;
+            jwks: {
+                keys: ({
+                    kid?: string;
+                    kty: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            };
+            /** @description metadata_policy of the statement (section 6.1): entity type -> metadata parameter -> operators (value, add, default, one_of, subset_of, superset_of, essential; no others) */
+            metadataPolicy?: {
+                [key: string]: {
+                    [key: string]: {
+                        add?: unknown[];
+                        default?: unknown;
+                        essential?: boolean;
+                        one_of?: unknown[];
+                        subset_of?: unknown[];
+                        superset_of?: unknown[];
+                        value?: unknown;
+                    };
+                };
+            };
+            updatedAt: string;
+        };
+        FederationSubordinateInput: {
+            /** @description constraints of the statement (section 6.2), as the spec names them */
+            constraints?: {
+                allowed_entity_types?: string[];
+                /** @description how many intermediates may be below this subordinate */
+                max_path_length?: number;
+                /** @description entity identifiers allowed below (section 6.2.2): host names, or .domain for its subdomains */
+                naming_constraints?: {
+                    excluded?: string[];
+                    permitted?: string[];
+                };
+            };
+            createdAt: string;
+            entityId: string;
+            id: string;
+            jwks: {
+                keys: ({
+                    kid?: string;
+                    kty: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            };
+            /** @description metadata_policy of the statement (section 6.1): entity type -> metadata parameter -> operators (value, add, default, one_of, subset_of, superset_of, essential; no others) */
+            metadataPolicy?: {
+                [key: string]: {
+                    [key: string]: {
+                        add?: unknown[];
+                        default?: unknown;
+                        essential?: boolean;
+                        one_of?: unknown[];
+                        subset_of?: unknown[];
+                        superset_of?: unknown[];
+                        value?: unknown;
+                    };
+                };
+            };
+            updatedAt: string;
         };
         /** @description JSON Schema keywords that restrict the value; each applies to the types named in its description */
         FieldConstraints: {

@@ -173,6 +173,8 @@ export function createIssuance(needs: IssuanceNeeds) {
     /** The bound on wallet-initiated requests, whose lapsed windows a scheduled job drops. */
     walletInitiated,
     settings,
+    /** Each tenant's issuer (its URLs and settings), for the federation endpoints served beside its metadata. */
+    issuers,
     routes(app: App) {
       issuerSettingsRoutes(app, settings);
       offerRoutes(app, offers);

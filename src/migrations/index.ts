@@ -22,6 +22,7 @@ import { oneWindowCounter } from './0021-one-window-counter.js';
 import { webhookDeliveries } from './0022-webhook-deliveries.js';
 import { growthIndexes } from './0023-growth-indexes.js';
 import { auditActingAdmin } from './0024-audit-acting-admin.js';
+import { federationSubordinates } from './0025-federation-subordinates.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0022-webhook-deliveries': webhookDeliveries,
   '0023-growth-indexes': growthIndexes,
   '0024-audit-acting-admin': auditActingAdmin,
+  '0025-federation-subordinates': federationSubordinates,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

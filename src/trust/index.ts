@@ -191,6 +191,11 @@ export class TrustService {
     return { unread: [] };
   }
 
+  /** An entity's trust chain to `anchorId` under the tenant's federation settings (at hand); throws FederationRefused. */
+  resolveFederation(tenantId: string, settings: FederationSettings, entityId: string, anchorId: string) {
+    return this.federation.trustWith(tenantId, settings).resolve(entityId, [anchorId]);
+  }
+
   /** A tenant's trust settings changed: its kept decisions are forgotten. */
   forget(tenantId: string) {
     this.federation.forget(tenantId);

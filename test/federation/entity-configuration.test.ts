@@ -49,7 +49,7 @@ async function selfSigned(jwt: string) {
 describe('federation settings', () => {
   it('are refused naming the field when they do not fit', async () => {
     expectFieldErrors(await putSettings({ federation: { ...FEDERATION, mode: 'both' } }), ['body.federation.mode']);
-    expectFieldErrors(await putSettings({ federation: { ...FEDERATION, role: 'trust_anchor' } }), ['body.federation.role']);
+    expectFieldErrors(await putSettings({ federation: { ...FEDERATION, role: 'anchor' } }), ['body.federation.role']);
     expectFieldErrors(await putSettings({ federation: { ...FEDERATION, authorityHints: ['ftp://x.example'] } }), [
       'body.federation.authorityHints.0',
     ]);

@@ -365,6 +365,13 @@ export interface TrustListVersionsTable {
   created_at: Timestamp;
 }
 
+/** A subordinate of an OpenID Federation intermediate or trust anchor (trust/federation/subordinates.ts). */
+export interface FederationSubordinatesTable extends TenantOwnedRow {
+  entity_id: string;
+  /** The statement's content as JSON: jwks, metadata_policy, constraints. */
+  document: Json;
+}
+
 export interface Database {
   tenants: TenantsTable;
   clients: ClientsTable;
@@ -394,6 +401,7 @@ export interface Database {
   schema_metadata_publications: SchemaMetadataPublicationsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_secrets: WebhookSecretsTable;
+  federation_subordinates: FederationSubordinatesTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
@@ -417,4 +425,5 @@ export type TenantTable =
   | 'registrar_configs'
   | 'schema_metadata_publications'
   | 'webhook_deliveries'
-  | 'webhook_secrets';
+  | 'webhook_secrets'
+  | 'federation_subordinates';

@@ -58,6 +58,11 @@ export const TAGS = [
     name: 'trust',
     description: "A tenant's trust settings: the OpenID Federation block (also the federation field of the issuer settings).",
   },
+  {
+    name: 'federation',
+    description:
+      'OpenID Federation intermediates and trust anchors: the subordinates a tenant vouches for, and its fetch, list and resolve endpoints.',
+  },
   { name: 'issuance', description: 'Issuer settings and credential offers for wallets (OpenID4VCI).' },
   { name: 'verification', description: 'Presentation requests for wallets (OpenID4VP with DCQL, the Digital Credentials API).' },
   {

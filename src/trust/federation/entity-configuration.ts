@@ -25,6 +25,13 @@ export interface EntityConfigurationInput {
   verifierMetadata?: Record<string, unknown>;
 }
 
+/** Where an intermediate or trust anchor answers fetch, list and resolve (sections 8.1 to 8.3): beside its entity configuration. */
+export const federationEndpoints = (credentialIssuer: string) => ({
+  federation_fetch_endpoint: `${credentialIssuer}/federation/fetch`,
+  federation_list_endpoint: `${credentialIssuer}/federation/list`,
+  federation_resolve_endpoint: `${credentialIssuer}/federation/resolve`,
+});
+
 /**
  * client_registration_types_supported, in the entity configuration's openid_credential_issuer
  * metadata only. OpenID Federation 1.0 defines it for openid_provider metadata (section 5.1.3,
@@ -60,6 +67,8 @@ export function entityConfigurationClaims(input: EntityConfigurationInput, now: 
       ...(input.authorizationServerMetadata && { oauth_authorization_server: input.authorizationServerMetadata }),
       // OpenID4VP 1.0 section 5.9.3: a wallet reads the verifier's metadata from this entity type.
       ...(input.verifierMetadata && { openid_credential_verifier: input.verifierMetadata }),
+      // A superior publishes where its subordinate statements are read (section 5.1.1).
+      ...(input.federation.role !== 'leaf' && { federation_entity: federationEndpoints(input.credentialIssuer) }),
     },
   };
 }

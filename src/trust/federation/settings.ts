@@ -9,6 +9,9 @@ import { webUrl } from '../../platform/http/web-urls.js';
 export const FEDERATION_MODES = ['hybrid', 'federation-only', 'lote-only'] as const;
 export type FederationMode = (typeof FEDERATION_MODES)[number];
 
+/** leaf: the default; intermediate and trust_anchor also vouch for subordinates (OpenID Federation 1.0 section 1.2). */
+export const FEDERATION_ROLES = ['leaf', 'intermediate', 'trust_anchor'] as const;
+
 const EntityId = () => webUrl({ max: 500 }).describe('an entity identifier: https URL (http outside production)');
 
 const TrustAnchor = z.strictObject({
@@ -20,7 +23,12 @@ const TrustAnchor = z.strictObject({
 
 export const FederationSettingsSchema = z
   .strictObject({
-    role: z.literal('leaf').describe('the part this issuer plays: a leaf entity (it issues credentials, it has no subordinates)'),
+    role: z
+      .enum(FEDERATION_ROLES)
+      .default('leaf')
+      .describe(
+        'the part this tenant plays: leaf (it issues credentials, it has no subordinates), intermediate or trust_anchor (it also issues subordinate statements about the entities registered at /api/federation/subordinates, published through the federation_fetch_endpoint ({credential_issuer}/federation/fetch) and federation_list_endpoint ({credential_issuer}/federation/list) of its entity configuration; a trust anchor normally has no authorityHints)',
+      ),
     mode: z
       .enum(FEDERATION_MODES)
       .default('hybrid')
