@@ -319,4 +319,25 @@ describe('the subordinates API', () => {
     expect(audit).toEqual([{ tenant_id: 'anchor' }]);
     expect((await svc.raw('GET', '/api/federation/subordinates/missing', { token: token.get('anchor') })).status).toBe(404);
   });
+
+  it('moves two subordinates to one entity at once: one 200, one 409, never a 500', async () => {
+    const keys = { keys: [{ kty: 'EC' }] };
+    const ids: string[] = [];
+    for (const entityId of ['https://first.example.eu', 'https://second.example.eu']) {
+      const created = await post('other', { entityId, jwks: keys });
+      expect(created.status, created.text).toBe(201);
+      ids.push(created.body.id);
+    }
+    for (let round = 0; round < 3; round++) {
+      const target = `https://both-${round}.example.eu`;
+      const replies = await Promise.all(
+        ids.map((id) =>
+          svc.raw('PUT', `/api/federation/subordinates/${id}`, { token: token.get('other'), body: { entityId: target, jwks: keys } }),
+        ),
+      );
+      expect(replies.map((r) => r.status).sort()).toEqual([200, 409]);
+      const rows = await svc.db.selectFrom('federation_subordinates').select('entity_id').where('tenant_id', '=', 'other').execute();
+      expect(rows.filter((row) => row.entity_id === target)).toHaveLength(1);
+    }
+  });
 });

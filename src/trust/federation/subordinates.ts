@@ -10,7 +10,7 @@ import { signJwtWith } from '../../key-chains/signing.js';
 import type { RequestContext } from '../../platform/auth/principal.js';
 import type { Clock } from '../../platform/clock.js';
 import { tenantDb } from '../../platform/db/tenant-db.js';
-import type { Executor } from '../../platform/db/values.js';
+import { type Executor, isUniqueViolation } from '../../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../../platform/http/problem.js';
 import { webUrl } from '../../platform/http/web-urls.js';
 import type { OutboundClient } from '../../platform/outbound/client.js';
@@ -156,14 +156,27 @@ export class FederationSubordinates {
       updated_at: this.clock.now().toISOString(),
     };
     const after = toSubordinate({ id, created_at: before.createdAt, ...changes });
-    await this.db.transaction().execute(async (trx) => {
-      await tenantDb(trx, tenantId).updateTable('federation_subordinates').set(changes).where('id', '=', id).execute();
-      await this.audit.record(
-        ctx,
-        { tenantId, actionType: 'federation_subordinate.updated', before: { ...before }, after: { ...after } },
-        trx,
-      );
-    });
+    await this.db
+      .transaction()
+      .execute(async (trx) => {
+        const updated = await tenantDb(trx, tenantId)
+          .updateTable('federation_subordinates')
+          .set(changes)
+          .where('id', '=', id)
+          .executeTakeFirst();
+        // Deleted since it was read: nothing to audit as updated.
+        if ((updated.numUpdatedRows ?? 0n) === 0n) throw notFound('federation subordinate', id);
+        await this.audit.record(
+          ctx,
+          { tenantId, actionType: 'federation_subordinate.updated', before: { ...before }, after: { ...after } },
+          trx,
+        );
+      })
+      .catch((err: unknown) => {
+        // Another subordinate moved to this entity concurrently: refused as above, not a 500 from the unique constraint.
+        if (isUniqueViolation(err)) throw conflict(`the entity ${input.entityId} is another subordinate already`);
+        throw err;
+      });
     return after;
   }
 
