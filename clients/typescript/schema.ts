@@ -1264,6 +1264,32 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "entityId": "https://pid-provider.example.eu",
+                     *       "jwks": {
+                     *         "keys": [
+                     *           {
+                     *             "kty": "EC",
+                     *             "crv": "P-256",
+                     *             "x": "KJ8Aa6vAHtpwQTHvvo2v3-Pk0UMuIKElxlRJgBnLFRI",
+                     *             "y": "nsyaDLnQ1x7J0xI84afdvrIePT_viVm04hJBuICHXcw",
+                     *             "kid": "pid-provider-federation-1"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "metadataPolicy": {
+                     *         "openid_credential_issuer": {
+                     *           "display": {
+                     *             "essential": true
+                     *           }
+                     *         }
+                     *       },
+                     *       "constraints": {
+                     *         "max_path_length": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description constraints of the statement (section 6.2), as the spec names them */
                         constraints?: {
@@ -1444,6 +1470,32 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "entityId": "https://pid-provider.example.eu",
+                     *       "jwks": {
+                     *         "keys": [
+                     *           {
+                     *             "kty": "EC",
+                     *             "crv": "P-256",
+                     *             "x": "KJ8Aa6vAHtpwQTHvvo2v3-Pk0UMuIKElxlRJgBnLFRI",
+                     *             "y": "nsyaDLnQ1x7J0xI84afdvrIePT_viVm04hJBuICHXcw",
+                     *             "kid": "pid-provider-federation-1"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "metadataPolicy": {
+                     *         "openid_credential_issuer": {
+                     *           "display": {
+                     *             "essential": true
+                     *           }
+                     *         }
+                     *       },
+                     *       "constraints": {
+                     *         "max_path_length": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description constraints of the statement (section 6.2), as the spec names them */
                         constraints?: {

@@ -328,7 +328,8 @@ describe.skipIf(!browserAvailable)('web console: sessions and detail pages', () 
       await certificates.getByText(new X509Certificate(rotated.activeCertificate).fingerprint256).waitFor();
       // The previous leaf stays listed while it is published, and the rotation is in the history.
       await certificates.getByText(leaf.fingerprint256).waitFor();
-      expect(await page.getByRole('region', { name: 'rotation history' }).getByRole('row').count()).toBe(2);
+      // The history is read from the audit log after the chain: polled, as it may land a moment later.
+      await expect.poll(() => page.getByRole('region', { name: 'rotation history' }).getByRole('row').count(), { timeout: 10_000 }).toBe(2);
 
       // A chain that is not the default offers make default and delete.
       const made = await svc.call('POST', '/api/key-chain', {

@@ -24,6 +24,7 @@ afterAll(() => svc?.stop());
 const NOT_SENT: Record<string, { why: string; answer: number; detail?: RegExp }> = {
   'POST /api/verifier/config/issuer-metadata/resolve': { why: "fetches an issuer's metadata from elsewhere", answer: 502 },
   'POST /api/issuer/deferred/{transactionId}/complete': { why: 'completes a deferred issuance a wallet started', answer: 404 },
+  'PUT /api/federation/subordinates/{id}': { why: 'replaces a subordinate by the id the service made for it', answer: 404 },
   'POST /api/verifier/result': { why: 'releases the result of a presentation a wallet answered through a redirect', answer: 404 },
   'POST /api/registrar/config': { why: 'logs in at the registrar it names', answer: 400, detail: /^body\.oidcUrl: no such host/ },
   'PATCH /api/registrar/config': { why: 'changes a registrar configuration', answer: 404 },
@@ -91,6 +92,7 @@ const STEPS: Step[] = [
   { operation: 'PUT /api/trust-list/{id}', as: 'admin', params: () => ({ id: 'issuers' }) },
   { operation: 'PUT /api/issuer/config', as: 'admin' },
   { operation: 'PUT /api/trust-config', as: 'admin' },
+  { operation: 'POST /api/federation/subordinates', as: 'admin' },
   { operation: 'PUT /api/session-config', as: 'admin' },
   { operation: 'PUT /api/status-list-config', as: 'admin' },
   { operation: 'POST /api/status-lists', as: 'admin', remember: { as: 'list', field: 'id' } },

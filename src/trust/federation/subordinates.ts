@@ -54,14 +54,35 @@ const Constraints = z
   })
   .describe('constraints of the statement (section 6.2), as the spec names them');
 
-export const SubordinateInputSchema = z.strictObject({
-  entityId: webUrl({ max: 500 }).describe("the subordinate's entity identifier: https URL (http outside production)"),
-  jwks: Jwks.optional().describe(
-    "the subordinate's federation keys this tenant vouches for; absent: read from its entity configuration ({entityId}/.well-known/openid-federation) when registered",
-  ),
-  metadataPolicy: MetadataPolicy.optional(),
-  constraints: Constraints.optional(),
-});
+export const SubordinateInputSchema = z
+  .strictObject({
+    entityId: webUrl({ max: 500 }).describe("the subordinate's entity identifier: https URL (http outside production)"),
+    jwks: Jwks.optional().describe(
+      "the subordinate's federation keys this tenant vouches for; absent: read from its entity configuration ({entityId}/.well-known/openid-federation) when registered",
+    ),
+    metadataPolicy: MetadataPolicy.optional(),
+    constraints: Constraints.optional(),
+  })
+  .meta({
+    examples: [
+      {
+        entityId: 'https://pid-provider.example.eu',
+        jwks: {
+          keys: [
+            {
+              kty: 'EC',
+              crv: 'P-256',
+              x: 'KJ8Aa6vAHtpwQTHvvo2v3-Pk0UMuIKElxlRJgBnLFRI',
+              y: 'nsyaDLnQ1x7J0xI84afdvrIePT_viVm04hJBuICHXcw',
+              kid: 'pid-provider-federation-1',
+            },
+          ],
+        },
+        metadataPolicy: { openid_credential_issuer: { display: { essential: true } } },
+        constraints: { max_path_length: 0 },
+      },
+    ],
+  });
 
 export const SubordinateSchema = z
   .object({
