@@ -488,7 +488,7 @@ async function assemble(
   for (const feature of [configFileFeature, statusListFeature, registrarFeature, schemaMetadata]) feature.routes(app);
   trustConfigRoutes(app, trustConfig);
   federationSubordinateRoutes(app, {
-    subordinates: new FederationSubordinates(kysely, audit, outbound, clock),
+    subordinates: new FederationSubordinates(kysely, audit, (entityId) => trust.entityConfiguration(entityId), clock),
     issuerOf: async (tenantId) => {
       const issuer = await issuance.issuers.get(tenantId);
       return { credentialIssuer: issuer.urls.issuer, federation: issuer.settings.federation };

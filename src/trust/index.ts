@@ -196,6 +196,11 @@ export class TrustService {
     return this.federation.trustWith(tenantId, settings).resolve(entityId, [anchorId]);
   }
 
+  /** An entity's own configuration (OpenID Federation), read and checked as a trust chain's first statement is; throws FederationRefused. */
+  entityConfiguration(entityId: string) {
+    return this.federation.entityConfiguration(entityId);
+  }
+
   /** A tenant's trust settings changed: its kept decisions are forgotten. */
   forget(tenantId: string) {
     this.federation.forget(tenantId);

@@ -217,6 +217,15 @@ export class TrustChainResolver {
   }
 
   /** The clock's time in seconds since the epoch, as entity statements count it. */
+  /**
+   * An entity's own configuration, read and checked as a chain's first statement is (fetched through
+   * the outbound client within the deadline, self-signed, iss = sub = the entity); not cached.
+   * Throws FederationRefused.
+   */
+  entityConfigurationOf(entityId: string): Promise<EntityStatement> {
+    return this.entityConfiguration(entityId, entityConfigurationUrl(entityId), 'entity configuration', new Budget(this.deadlineMs));
+  }
+
   private nowSeconds() {
     return this.clock.now().getTime() / 1000;
   }

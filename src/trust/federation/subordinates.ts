@@ -13,8 +13,7 @@ import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, isUniqueViolation } from '../../platform/db/values.js';
 import { conflict, invalidFields, notFound } from '../../platform/http/problem.js';
 import { webUrl } from '../../platform/http/web-urls.js';
-import type { OutboundClient } from '../../platform/outbound/client.js';
-import { ENTITY_STATEMENT_MEDIA_TYPE, ENTITY_STATEMENT_TYP, entityConfigurationUrl, readEntityStatement } from './entity-statement.js';
+import { ENTITY_STATEMENT_TYP, type EntityStatement, entityConfigurationUrl, FederationRefused } from './entity-statement.js';
 import type { ResolvedTrust } from './resolver.js';
 
 /** How long a subordinate statement is valid: resolvers fetch it again after this at the latest. */
@@ -120,7 +119,8 @@ export class FederationSubordinates {
   constructor(
     private readonly db: Executor,
     private readonly audit: AuditService,
-    private readonly outbound: OutboundClient,
+    /** The entity's own configuration, read and checked as the trust chain resolver reads one; throws FederationRefused. */
+    private readonly entityConfigurationOf: (entityId: string) => Promise<EntityStatement>,
     private readonly clock: Clock,
   ) {}
 
@@ -218,33 +218,22 @@ export class FederationSubordinates {
   }
 
   /**
-   * The keys the subordinate's own entity configuration publishes, read through the outbound client
-   * and checked to be a self-signed entity statement of that entity (the signature is not what vouches
-   * here: the administrator registering it is). A 400 naming jwks when it cannot be read.
+   * The keys the subordinate's own entity configuration publishes, read as the trust chain resolver
+   * reads an entity configuration (the outbound client, the deadline, its self-signature). A 400
+   * naming jwks when it cannot be read.
    */
   private async keysOfEntityConfiguration(entityId: string): Promise<Document['jwks']> {
     const refuse = (reason: string) => invalidFields([{ field: 'body.jwks', message: `not given, and ${reason}` }]);
-    const url = entityConfigurationUrl(entityId);
-    let reply: Awaited<ReturnType<OutboundClient['request']>>;
+    let statement: EntityStatement;
     try {
-      reply = await this.outbound.request(url, { headers: { accept: ENTITY_STATEMENT_MEDIA_TYPE }, maxBytes: 256 * 1024 });
+      statement = await this.entityConfigurationOf(entityId);
     } catch (err) {
-      throw refuse(`${url} could not be read (${err instanceof Error ? err.message : String(err)})`);
+      if (err instanceof FederationRefused) throw refuse(err.message);
+      throw err;
     }
-    if (!reply.ok) throw refuse(`${url} answered ${reply.status}`);
-    try {
-      const statement = readEntityStatement(
-        reply.body.toString('utf8').trim(),
-        'entity configuration',
-        Math.floor(this.clock.now().getTime() / 1000),
-      );
-      if (statement.iss !== entityId || statement.sub !== entityId) throw new Error(`its iss and sub are not ${entityId}`);
-      const keys = Jwks.safeParse(statement.jwks);
-      if (!keys.success) throw new Error('its jwks is not a set of 1 to 20 keys');
-      return keys.data;
-    } catch (err) {
-      throw refuse(`${url} is no entity configuration of it (${err instanceof Error ? err.message : String(err)})`);
-    }
+    const keys = Jwks.safeParse(statement.jwks);
+    if (!keys.success) throw refuse(`the jwks of ${entityConfigurationUrl(entityId)} is not a set of 1 to 20 keys`);
+    return keys.data;
   }
 }
 

@@ -65,6 +65,11 @@ export class FederationTrustSource {
     };
   }
 
+  /** An entity's own configuration, read and checked as the resolver reads a chain's first statement. */
+  entityConfiguration(entityId: string) {
+    return this.resolver.entityConfigurationOf(entityId);
+  }
+
   /** A tenant's settings changed: its kept decisions are forgotten (anchors or lifetimes may differ). */
   forget(tenantId: string) {
     this.settings.forget(tenantId);
