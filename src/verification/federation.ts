@@ -56,7 +56,7 @@ export class VerifierFederation {
     if (federation.settings.authorityHints.length === 0)
       return refuse('openid_federation needs authorityHints in the federation settings (a superior that vouches for the verifier)');
     try {
-      await this.trustChain(tenantId);
+      await this.chainOf(tenantId, federation.entityId);
     } catch (err) {
       if (err instanceof FederationRefused) return refuse(`no trust chain to a trust anchor: ${err.message}`);
       throw err;
@@ -71,7 +71,10 @@ export class VerifierFederation {
 
   /** The trust_chain header: the tenant's entity configuration, the subordinate statements upward, the anchor's configuration. */
   async trustChain(tenantId: string): Promise<string[]> {
-    const { entityId } = await this.settingsOf(tenantId);
+    return this.chainOf(tenantId, (await this.settingsOf(tenantId)).entityId);
+  }
+
+  private async chainOf(tenantId: string, entityId: string): Promise<string[]> {
     const trust = (await this.needs.trust.tenantTrust(tenantId)).federation;
     if (!trust) throw new FederationRefused('trust anchors', 'the tenant has no federation settings');
     return (await trust.resolve(entityId)).chain;
