@@ -19,9 +19,12 @@ interface Node {
   end: number;
 }
 
+/** The PEM certificate blocks of a text, in their order. */
+const pemBlocks = (text: string) => text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+
 /** The PEM blocks of a chain, leaf first, each summarised; a block that does not parse is left out. */
 export function summarizeChain(pem: string): CertificateSummary[] {
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  const blocks = pemBlocks(pem);
   return blocks.flatMap((block) => {
     try {
       return [summarize(base64Der(block))];
@@ -33,9 +36,8 @@ export function summarizeChain(pem: string): CertificateSummary[] {
 
 /** The certificates of a file as PEM: PEM text as it is, a DER file (binary) wrapped. */
 export function certificatesPem(bytes: Uint8Array): string[] {
-  const text = new TextDecoder().decode(bytes);
-  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
-  if (blocks) return blocks;
+  const blocks = pemBlocks(new TextDecoder().decode(bytes));
+  if (blocks.length) return blocks;
   const base64 = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(''));
   return [`-----BEGIN CERTIFICATE-----\n${base64.match(/.{1,64}/g)?.join('\n')}\n-----END CERTIFICATE-----`];
 }
@@ -171,15 +173,18 @@ function time(der: Uint8Array, node: Node): Date {
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(':');
 
 /**
- * The SHA-256 fingerprint of each certificate of a chain, in the order of summarizeChain (leaf first),
+ * The SHA-256 fingerprint of each certificate of a chain, in the order of its PEM blocks (leaf first),
  * as colon-separated hex: what an operator compares with a fingerprint from elsewhere (openssl x509 -fingerprint -sha256).
  */
-export async function sha256Fingerprints(pem: string): Promise<string[]> {
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  return Promise.all(
-    blocks.map(async (block) => {
-      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', base64Der(block) as Uint8Array<ArrayBuffer>));
-      return [...digest].map((byte) => byte.toString(16).padStart(2, '0').toUpperCase()).join(':');
-    }),
-  );
+export function sha256Fingerprints(pem: string): Promise<string[]> {
+  return Promise.all(pemBlocks(pem).map(sha256Fingerprint));
 }
+
+/** A certificate expiring within this many days is flagged, leaving time to rotate or renew it. */
+export const EXPIRY_WARNING_DAYS = 30;
+
+/** Whole days from now until `notAfter`: negative once it has passed. */
+export const daysLeft = (notAfter: Date) => Math.floor((notAfter.getTime() - Date.now()) / 86_400_000);
+
+/** Whether a certificate has expired or expires within EXPIRY_WARNING_DAYS. */
+export const expiresSoon = (notAfter: Date) => daysLeft(notAfter) <= EXPIRY_WARNING_DAYS;

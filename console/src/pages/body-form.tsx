@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import { mayGrant, type Problem, session } from '../api.js';
 import { parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
+import { errorsAt } from './labelled-field.js';
 
 type Body = Record<string, unknown>;
 
@@ -40,8 +41,16 @@ export function moved<T>(items: T[], from: number, to: number): T[] {
 const applies = (field: FormField, body: Body) => !field.when || valueAt(body, field.when.path) === field.when.is;
 
 /** Whether an error's `field` (`body.auth.type`) is about the property at `path` (`auth.type`) or inside it. */
-export const isOn = (field: string, path: string) => field === `body.${path}` || field.startsWith(`body.${path}.`);
-const errorsOn = (problem: Problem | undefined, path: string) => (problem?.fields ?? []).filter((f) => isOn(f.field, path));
+const isOn = (field: string, path: string) => field === `body.${path}` || field.startsWith(`body.${path}.`);
+
+/**
+ * The problem without the field errors that the form shows on its fields (or that `alsoShown` shows
+ * beside them): what a problem box above the form still has to say.
+ */
+export function unplacedProblem(problem: Problem | undefined, form: readonly FormField[], alsoShown?: (field: string) => boolean) {
+  const shown = (field: string) => form.some((f) => isOn(field, f.path)) || alsoShown?.(field) === true;
+  return problem && { ...problem, fields: problem.fields.filter((f) => !shown(f.field)) };
+}
 
 const inputId = (path: string, prefix = '') => `field-${prefix}${path.replace(/\W/g, '-')}`;
 
@@ -101,7 +110,7 @@ function FieldInput({
   const errors =
     field.kind === 'objects'
       ? (problem?.fields ?? []).filter((f) => new RegExp(`^body\\.${field.path.replace(/\./g, '\\.')}(\\.\\d+)?$`).test(f.field))
-      : errorsOn(problem, field.path);
+      : errorsAt(problem, `body.${field.path}`);
   const id = inputId(field.path, idPrefix);
   const described = errors.length || field.hint ? `${id}-note` : undefined;
   const common = { id, 'aria-invalid': errors.length > 0, 'aria-describedby': described };

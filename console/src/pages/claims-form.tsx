@@ -6,6 +6,7 @@
 import type { components } from '../../../clients/typescript/index.js';
 import type { Problem } from '../api.js';
 import { JsonField } from './body-form.js';
+import { errorsAt } from './labelled-field.js';
 
 export type FieldDefinition = components['schemas']['FieldDefinition'];
 type Segment = string | number | null;
@@ -222,7 +223,7 @@ function Leaf(props: InputProps) {
   const type = kindOf(node);
   const id = `claim-${props.idPrefix}-${props.path.join('-')}`.replace(/[^\w-]/g, '_');
   const where = `${props.errorPrefix}${props.path.map((p) => `.${p}`).join('')}`;
-  const errors = (props.problem?.fields ?? []).filter((f) => f.field === where || f.field.startsWith(`${where}.`));
+  const errors = errorsAt(props.problem, where);
   const hint = field?.display?.[0]?.description;
   const described = errors.length || hint ? `${id}-note` : undefined;
   const common = {

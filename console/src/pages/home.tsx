@@ -5,12 +5,8 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, holds, type Problem, type Result, type Role, result, session } from '../api.js';
-import { summarizeChain } from '../certificates.js';
+import { daysLeft, expiresSoon, summarizeChain } from '../certificates.js';
 import { formatDate } from '../components.js';
-
-/** How close a certificate's expiry is before the key chains tile warns of it. */
-const EXPIRY_WARNING_DAYS = 30;
-const DAY = 24 * 60 * 60 * 1000;
 
 interface TileDefinition<T> {
   title: string;
@@ -86,18 +82,17 @@ function soonestExpiry(chains: KeyChain[]): { chainId: string; notAfter: Date } 
 function Expiry({ chains }: { chains: KeyChain[] }) {
   const soonest = soonestExpiry(chains);
   if (!soonest) return <p class="muted">No certificate to expire.</p>;
-  const left = soonest.notAfter.getTime() - Date.now();
   const when = formatDate(soonest.notAfter.toISOString());
-  if (left <= 0) {
+  if (soonest.notAfter.getTime() <= Date.now()) {
     return (
       <p class="warning">
         The certificate of {soonest.chainId} expired on {when}
       </p>
     );
   }
-  const days = Math.floor(left / DAY);
+  const days = daysLeft(soonest.notAfter);
   return (
-    <p class={days < EXPIRY_WARNING_DAYS ? 'warning' : undefined}>
+    <p class={expiresSoon(soonest.notAfter) ? 'warning' : undefined}>
       Soonest certificate expiry: {soonest.chainId}, {when} (in {days} {days === 1 ? 'day' : 'days'})
     </p>
   );

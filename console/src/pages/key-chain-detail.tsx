@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/index.js';
 import { api, holds, type Problem, result, session } from '../api.js';
-import { type CertificateSummary, sha256Fingerprints, summarizeChain } from '../certificates.js';
+import { type CertificateSummary, daysLeft, expiresSoon, sha256Fingerprints, summarizeChain } from '../certificates.js';
 import { DeletedNotice, formatDate, ProblemView, Table, useConfirm } from '../components.js';
 import { KeyChainDownloads } from './key-chain-downloads.js';
 
@@ -20,10 +20,6 @@ const PROVIDER_KINDS = new Map([
   ['vault', 'HashiCorp Vault'],
   ['aws-kms', 'AWS KMS'],
 ]);
-
-/** A leaf expiring within this many days is flagged, leaving time to rotate or renew. */
-const EXPIRY_WARNING_DAYS = 30;
-const DAY_MS = 86_400_000;
 
 interface Certificate extends CertificateSummary {
   role: string;
@@ -50,8 +46,8 @@ async function certificatesOf(chain: KeyChain): Promise<Certificate[]> {
 
 function ExpiryWarning({ leaf }: { leaf?: CertificateSummary }) {
   if (!leaf) return null;
-  const days = Math.floor((leaf.notAfter.getTime() - Date.now()) / DAY_MS);
-  if (days > EXPIRY_WARNING_DAYS) return null;
+  if (!expiresSoon(leaf.notAfter)) return null;
+  const days = daysLeft(leaf.notAfter);
   return (
     <p class="warning" role="alert">
       {days < 0

@@ -6,7 +6,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { Problem } from '../api.js';
 import { JsonEditor, ProblemView, parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
-import { BodyForm, type Choices, isOn } from './body-form.js';
+import { BodyForm, type Choices, unplacedProblem } from './body-form.js';
 
 /**
  * Inputs a page adds below the form's fields, over the same JSON text (the typed claims of an offer),
@@ -35,8 +35,7 @@ export function BodyEditor(props: {
 }) {
   const [asJson, setAsJson] = useState(false);
   const { fields, problem, moreFields } = props;
-  const shown = (field: string) => fields.some((f) => isOn(field, f.path)) || moreFields?.shows(field) === true;
-  const unplaced = problem && !asJson ? { ...problem, fields: problem.fields.filter((f) => !shown(f.field)) } : problem;
+  const unplaced = asJson ? problem : unplacedProblem(problem, fields, moreFields?.shows);
   return (
     <>
       <div class="row">

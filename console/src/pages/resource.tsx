@@ -18,7 +18,7 @@ import {
   usePaged,
 } from '../components.js';
 import type { FormField } from '../forms.js';
-import { BodyForm, type Choices, isOn } from './body-form.js';
+import { BodyForm, type Choices, unplacedProblem } from './body-form.js';
 
 export interface ResourceAction<Row> {
   label: string;
@@ -196,10 +196,7 @@ export function ResourcePage<Row>({ definition }: { definition: ResourceDefiniti
   const canChange = may(definition.roles);
   const form = selected !== undefined ? definition.editForm : (variant ?? definition).form;
   // The problem box repeats only what no field of the form shows.
-  const unplaced =
-    problem && form && !asJson
-      ? { ...problem, fields: problem.fields.filter((f) => !form.some((field) => isOn(f.field, field.path))) }
-      : problem;
+  const unplaced = problem && form && !asJson ? unplacedProblem(problem, form) : problem;
   const actions = (definition.actions ?? []).filter((a) => may(a.roles ?? definition.roles));
   const columns: Column<Row>[] = [...definition.columns];
   if (canChange && (definition.update || definition.remove || actions.length > 0)) {

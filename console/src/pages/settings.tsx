@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, asBody, type Problem, type Result, result } from '../api.js';
 import { JsonEditor, ProblemView, parsedJson, useConfirm } from '../components.js';
 import { type FormField, SETTINGS_FORMS } from '../forms.js';
-import { BodyForm, isOn } from './body-form.js';
+import { BodyForm, unplacedProblem } from './body-form.js';
 
 export interface Settings {
   title: string;
@@ -110,7 +110,7 @@ export function SettingsPage({ settings }: { settings: Settings }) {
           ) : (
             body && <BodyForm fields={settings.form} body={body} onBody={edit} problem={problem} idPrefix="settings-" />
           )}
-          <ProblemView problem={asJson ? problem : unplaced(problem, settings.form)} />
+          <ProblemView problem={asJson ? problem : unplacedProblem(problem, settings.form)} />
           {saved && (
             <p class="notice" role="status">
               {saved}
@@ -129,9 +129,4 @@ export function SettingsPage({ settings }: { settings: Settings }) {
       {dialog}
     </>
   );
-}
-
-/** The problem without the field errors the form shows on its fields. */
-function unplaced(problem: Problem | undefined, form: FormField[]): Problem | undefined {
-  return problem && { ...problem, fields: problem.fields.filter((f) => !form.some((field) => isOn(f.field, field.path))) };
 }
