@@ -9,11 +9,13 @@ import {
   browserAvailable,
   DESKTOP,
   logInToConsole,
+  openPage,
   PHONE,
   screenshot,
   seriousViolations,
   startConsole,
   stopConsole,
+  visit as visitConsole,
 } from '../support/browser.js';
 import type { TestService } from '../support/service.js';
 import { issueCredential } from '../support/wallet.js';
@@ -32,18 +34,12 @@ const VIEWPORTS = { desktop: DESKTOP, phone: PHONE };
 async function newPage(viewport: typeof DESKTOP, tenantName: string) {
   const tenant = await svc.tenant(tenantName);
   // bypassCSP: axe-core is injected as a script.
-  const context = await browser.newContext({ viewport, bypassCSP: true });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  await logInToConsole(page, svc.url, tenant.clientId, tenant.secret);
-  return { tenant, page, errors, close: () => context.close() };
+  const opened = await openPage(browser, { viewport, bypassCSP: true });
+  await logInToConsole(opened.page, svc.url, tenant.clientId, tenant.secret);
+  return { tenant, ...opened };
 }
 
-async function visit(page: Page, route: string, heading: string) {
-  await page.goto(`${svc.url}/console#/${route}`);
-  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
-}
+const visit = (page: Page, route: string, heading: string) => visitConsole(page, svc.url, route, heading);
 
 /** The names of the claims an SD-JWT carries as disclosures (selectively disclosable), and its payload. */
 function sdJwtParts(credential: string) {

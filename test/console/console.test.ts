@@ -10,7 +10,17 @@ import { inflateSync } from 'node:zlib';
 import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserAvailable, DESKTOP, logInToConsole, PHONE, screenshot, startConsole, stopConsole } from '../support/browser.js';
+import {
+  browserAvailable,
+  DESKTOP,
+  expectNoSidewaysScroll,
+  logInToConsole,
+  openPage,
+  PHONE,
+  screenshot,
+  startConsole,
+  stopConsole,
+} from '../support/browser.js';
 import { ADMIN_CLIENT, startOpenIdProvider } from '../support/oidc-provider.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { freePort, startService, type TestService } from '../support/service.js';
@@ -26,13 +36,7 @@ beforeAll(async () => {
 afterAll(() => stopConsole(svc, browser));
 
 /** A page in a fresh browser context (its own sessionStorage, as a new tab), which may use the clipboard. */
-async function newPage(viewport = DESKTOP) {
-  const context = await browser.newContext({ viewport, permissions: ['clipboard-read', 'clipboard-write'] });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return { page, errors, close: () => context.close() };
-}
+const newPage = (viewport = DESKTOP) => openPage(browser, { viewport, permissions: ['clipboard-read', 'clipboard-write'] });
 
 const logIn = (page: Page, clientId: string, secret: string) => logInToConsole(page, svc.url, clientId, secret);
 
@@ -45,17 +49,7 @@ async function open(page: Page, link: string, heading = link) {
   }
   await page.getByRole('link', { name: link, exact: true }).click();
   await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
-  await noPageScroll(page);
-}
-
-/**
- * Nothing makes the page wider than the screen: a wide table scrolls inside its own box. Polled: the
- * page is measured once it has settled (a CI run on PostgreSQL once caught a page 406 px wide at the
- * instant its heading appeared, which no run could show again), and a lasting overflow still fails.
- */
-async function noPageScroll(page: Page) {
-  const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  await expect.poll(overflow, { message: 'page wider than the screen (px)', timeout: 5_000 }).toBeLessThanOrEqual(0);
+  await expectNoSidewaysScroll(page);
 }
 
 /** The JSON view of the body, one click from the form. */
@@ -162,7 +156,7 @@ async function administratorsDay(viewport: { width: number; height: number }, su
   await page.getByRole('status').filter({ hasText: 'Revoked: 1 credential of pid' }).waitFor();
   // Revoked: final, so no action is offered any more (neither Revoke nor Suspend nor Reinstate).
   await expect.poll(() => issued.getByRole('button').count()).toBe(0);
-  await noPageScroll(page);
+  await expectNoSidewaysScroll(page);
   await screenshot(page, `session-revoked-${suffix}`);
   const { status } = decodeJwt(credential.split('~')[0] as string) as { status: { status_list: { idx: number; uri: string } } };
   const token = await (await fetch(status.status_list.uri)).text();
@@ -248,7 +242,7 @@ describe.skipIf(!browserAvailable)('web console', () => {
     // The clients table is wider than the screen: it scrolls inside its own box.
     const wrap = page.locator('.table-wrap').first();
     expect(await wrap.evaluate((el) => getComputedStyle(el).overflowX)).toBe('auto');
-    await noPageScroll(page);
+    await expectNoSidewaysScroll(page);
     await screenshot(page, 'phone-clients');
     await close();
   }, 120_000);

@@ -8,7 +8,18 @@
 import { createServer, type Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserAvailable, DESKTOP, logInToConsole, PHONE, screenshot, startConsole, stopConsole } from '../support/browser.js';
+import {
+  browserAvailable,
+  DESKTOP,
+  expectNoSidewaysScroll,
+  logInToConsole,
+  openPage,
+  PHONE,
+  screenshot,
+  startConsole,
+  stopConsole,
+  visit as visitConsole,
+} from '../support/browser.js';
 import { resolveRequest } from '../support/presenter.js';
 import type { TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
@@ -97,28 +108,8 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (provider ? provider.close(() => resolve()) : resolve()));
 });
 
-async function newPage(viewport = DESKTOP) {
-  const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return { page, errors, close: () => context.close() };
-}
-
-/** Goes to a route of the console and waits for its heading. */
-async function visit(page: Page, route: string, heading: string) {
-  await page.goto(`${svc.url}/console#/${route}`);
-  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
-}
-
-/** Nothing makes the page wider than the screen. */
-async function noPageScroll(page: Page) {
-  const { scrolled, screen } = await page.evaluate(() => ({
-    scrolled: document.documentElement.scrollWidth,
-    screen: document.documentElement.clientWidth,
-  }));
-  expect(scrolled, 'page wider than the screen').toBeLessThanOrEqual(screen);
-}
+const newPage = (viewport = DESKTOP) => openPage(browser, { viewport });
+const visit = (page: Page, route: string, heading: string) => visitConsole(page, svc.url, route, heading);
 
 /** The API's refusal shown on the field labelled `label`: marked invalid, the error (not the hint) beside it. */
 async function fieldError(page: Page, label: string) {
@@ -301,7 +292,7 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     await deferred.getByRole('button', { name: 'Complete', exact: true }).click();
     await answer(page, 'Complete');
     expect(await fieldError(page, 'Claims')).toMatch(/expected record/);
-    await noPageScroll(page);
+    await expectNoSidewaysScroll(page);
 
     await deferred.getByRole('button', { name: 'Fail', exact: true }).click();
     await answer(page, 'Fail');
@@ -364,19 +355,19 @@ describe.skipIf(!browserAvailable)('console flow forms', () => {
     await logInToConsole(page, svc.url, admin.clientId, admin.secret);
     await visit(page, 'offers', 'Issue a credential');
     await page.getByRole('button', { name: 'Create offer' }).waitFor();
-    await noPageScroll(page);
+    await expectNoSidewaysScroll(page);
     await page.getByLabel('Delivery', { exact: true }).selectOption('dc-api');
     await page.getByRole('button', { name: 'Create offer' }).click();
     await page.getByTestId('dc-api-request').waitFor();
-    await noPageScroll(page);
+    await expectNoSidewaysScroll(page);
     await visit(page, 'presentations', 'Request a presentation');
     await page.getByRole('button', { name: 'Create request' }).waitFor();
-    await noPageScroll(page);
+    await expectNoSidewaysScroll(page);
     await page.getByLabel('Delivery', { exact: true }).selectOption('dc-api');
     await page.getByLabel('Expected origin', { exact: true }).fill('https://shop.example.com');
     await page.getByRole('button', { name: 'Create request' }).click();
     await page.getByTestId('dc-api-request').waitFor();
-    await noPageScroll(page);
+    await expectNoSidewaysScroll(page);
     await screenshot(page, 'flows-request-phone');
     expect(errors).toEqual([]);
     await close();

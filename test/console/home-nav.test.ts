@@ -11,6 +11,7 @@ import {
   browserAvailable,
   DESKTOP,
   logInToConsole,
+  openPage,
   PHONE,
   screenshot,
   seriousViolations,
@@ -71,15 +72,13 @@ async function importExpiringChain(token: string) {
 
 /** A page logged in as `clientId` at the home page (the first view), collecting script errors. */
 async function openHome(clientId: string, secret: string, viewport = DESKTOP) {
-  const context = await browser.newContext({ viewport, bypassCSP: true });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
+  const opened = await openPage(browser, { viewport, bypassCSP: true });
+  const { page } = opened;
   await logInToConsole(page, svc.url, clientId, secret);
   await page.getByRole('heading', { name: 'Home', level: 2 }).waitFor();
   // Every tile has answered (or said why not).
   await expect.poll(() => page.locator('section[aria-busy="true"]').count(), POLL).toBe(0);
-  return { page, errors, close: () => context.close() };
+  return opened;
 }
 
 const tileOf = (page: Page, title: string) => page.getByRole('region', { name: title, exact: true });

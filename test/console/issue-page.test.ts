@@ -6,17 +6,19 @@
 // and "expired" when the offer's lifetime has passed. Screenshots go to artifacts/console/.
 import { createHash } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   browserAvailable,
   DESKTOP,
   logInToConsole,
+  openPage,
   PHONE,
   screenshot,
   seriousViolations,
   startConsole,
   stopConsole,
+  visit as visitConsole,
 } from '../support/browser.js';
 import type { TestService } from '../support/service.js';
 import { receiveCredentials } from '../support/wallet.js';
@@ -77,19 +79,9 @@ beforeAll(async () => {
 afterAll(() => stopConsole(svc, browser));
 
 /** A page allowed the clipboard, and axe (bypassCSP). */
-async function newPage(viewport: { width: number; height: number }) {
-  const context: BrowserContext = await browser.newContext({ viewport, bypassCSP: true });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.url });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return { page, errors, close: () => context.close() };
-}
-
-async function visit(page: Page, route: string, heading: string) {
-  await page.goto(`${svc.url}/console#/${route}`);
-  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
-}
+const newPage = (viewport: { width: number; height: number }) =>
+  openPage(browser, { viewport, bypassCSP: true, permissions: ['clipboard-read', 'clipboard-write'] });
+const visit = (page: Page, route: string, heading: string) => visitConsole(page, svc.url, route, heading);
 
 /** Whether the element's top lies within the window, as it shows now. */
 const inViewport = (locator: Locator) =>

@@ -12,11 +12,13 @@ import {
   browserAvailable,
   DESKTOP,
   logInToConsole,
+  openPage as openConsolePage,
   PHONE,
   screenshot,
   seriousViolations,
   startConsole,
   stopConsole,
+  visit as visitConsole,
 } from '../support/browser.js';
 import { PID, PID_ADULT_QUERY } from '../support/fixtures.js';
 import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
@@ -90,18 +92,12 @@ async function deliveriesOf(sessionId: string) {
 
 /** A page in its own context (CSP bypassed for axe), logged in as the tenant's admin, with its errors collected. */
 async function openPage(viewport = DESKTOP, login: { clientId: string; secret: string } = tenant) {
-  const context = await browser.newContext({ bypassCSP: true, viewport });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  await logInToConsole(page, svc.url, login.clientId, login.secret);
-  return { page, errors, close: () => context.close() };
+  const opened = await openConsolePage(browser, { bypassCSP: true, viewport });
+  await logInToConsole(opened.page, svc.url, login.clientId, login.secret);
+  return opened;
 }
 
-const visit = async (page: Page, address: string, heading: string | RegExp) => {
-  await page.goto(`${svc.url}/console#/${address}`);
-  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
-};
+const visit = (page: Page, address: string, heading: string | RegExp) => visitConsole(page, svc.url, address, heading);
 
 /** Answers the confirmation dialog with `choice`. */
 async function answer(page: Page, choice: string) {
