@@ -15,6 +15,7 @@ import {
   browserAvailable,
   DESKTOP,
   logInToConsole,
+  openPage,
   PHONE,
   screenshot,
   seriousViolations,
@@ -64,12 +65,9 @@ beforeAll(async () => {
 afterAll(() => stopConsole(svc, browser));
 
 async function newPage(viewport = DESKTOP) {
-  const context = await browser.newContext({ bypassCSP: true, viewport });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  await logInToConsole(page, svc.url, admin.clientId, admin.secret);
-  return { page, errors, close: () => context.close() };
+  const opened = await openPage(browser, { bypassCSP: true, viewport });
+  await logInToConsole(opened.page, svc.url, admin.clientId, admin.secret);
+  return opened;
 }
 
 const field = (page: Page, label: string) => page.getByLabel(label, { exact: true });
@@ -218,6 +216,11 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
       // Edit and delete from the detail page, each checked through the API.
       await page.getByRole('button', { name: 'Edit', exact: true }).click();
       await type(page, 'Credential 1 VCT values', 'urn:eudi:pid:1, urn:eudi:pid:2');
+      // Saved once the edit is in the query the form sends (a CI run on PostgreSQL once saw the page
+      // never show it: this tells a save made too early from one that did not take).
+      await expect
+        .poll(async () => (await queryJson(page)).credentials[0].meta)
+        .toEqual({ vct_values: ['urn:eudi:pid:1', 'urn:eudi:pid:2'] });
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByRole('region', { name: 'credentials' }).getByText('urn:eudi:pid:1, urn:eudi:pid:2').waitFor();
       const edited = await svc.call('GET', '/api/verifier/config/phone-check', { token: admin.token });
