@@ -181,7 +181,7 @@ export function sha256Fingerprints(pem: string): Promise<string[]> {
 }
 
 /** A certificate expiring within this many days is flagged, leaving time to rotate or renew it. */
-export const EXPIRY_WARNING_DAYS = 30;
+const EXPIRY_WARNING_DAYS = 30;
 
 /** Whole days from now until `notAfter`: negative once it has passed. */
 export const daysLeft = (notAfter: Date) => Math.floor((notAfter.getTime() - Date.now()) / 86_400_000);

@@ -71,16 +71,18 @@ export function KeyChainDetail({ id }: { id: string }) {
   const mayIssue = holds(session(), ['issuance:manage']);
 
   const load = useCallback(async () => {
-    const reply = await result(api.GET('/api/key-chain/{id}', { params: { path: { id } } }));
+    // The chain, its provider's kind and its rotations (recorded in the audit log as key_chain.rotated, newest first), read at once.
+    const [reply, providers, audit] = await Promise.all([
+      result(api.GET('/api/key-chain/{id}', { params: { path: { id } } })),
+      result(api.GET('/api/key-chain/providers')),
+      result(api.GET('/api/admin/audit-logs', { params: { query: { limit: 500 } } })),
+    ]);
     setProblem(reply.problem);
     setChain(reply.data);
-    if (reply.data) setCertificates(await certificatesOf(reply.data));
-    const providers = await result(api.GET('/api/key-chain/providers'));
     const type = providers.data?.find((p) => p.id === reply.data?.kmsProvider)?.type;
     setProviderKind(type && PROVIDER_KINDS.get(type));
-    // Rotations are recorded in the audit log (key_chain.rotated), newest first.
-    const audit = await result(api.GET('/api/admin/audit-logs', { params: { query: { limit: 500 } } }));
     setRotations(audit.data?.filter((e) => e.actionType === 'key_chain.rotated' && e.before?.id === id));
+    if (reply.data) setCertificates(await certificatesOf(reply.data));
   }, [id]);
   useEffect(() => {
     void load();
