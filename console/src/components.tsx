@@ -5,6 +5,41 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import QRCode from 'qrcode';
 import type { Problem } from './api.js';
 
+/** The value, or the checked state, of the input, select or textarea an event came from. */
+export const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
+export const checked = (e: Event) => (e.target as HTMLInputElement).checked;
+
+/**
+ * A text input whose text is read when the user leaves it (a list, a path, a name): what is typed
+ * stays as typed until then. A controlled input that re-renders meanwhile (say, when data another
+ * field needs arrives) would be put back to the stored value, and the typing lost.
+ */
+export function DraftInput({
+  value,
+  onCommit,
+  ...attributes
+}: {
+  id?: string;
+  'aria-describedby'?: string;
+  'aria-invalid'?: boolean;
+  value: string;
+  onCommit: (text: string) => void;
+}) {
+  const [draft, setDraft] = useState<string>();
+  return (
+    <input
+      {...attributes}
+      value={draft ?? value}
+      onInput={(e) => setDraft(inputValue(e))}
+      onChange={(e) => {
+        setDraft(undefined);
+        onCommit(inputValue(e));
+      }}
+      onBlur={() => setDraft(undefined)}
+    />
+  );
+}
+
 export function ProblemView({ problem }: { problem?: Problem }) {
   if (!problem) return null;
   return (

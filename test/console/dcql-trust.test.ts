@@ -213,14 +213,28 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
       expect(await seriousViolations(page, 'presentation config detail (phone)')).toEqual([]);
 
-      // Edit and delete from the detail page, each checked through the API.
+      // Edit and delete from the detail page, each checked through the API. The builder's key chain
+      // list is held back until the VCT values are typed and arrives before they are left: its
+      // re-render once put the field back to the stored value, and the typing was lost (seen on a
+      // loaded CI machine, where that list came late).
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route('**/api/key-chain', async (route) => {
+        await held;
+        await route.continue();
+      });
       await page.getByRole('button', { name: 'Edit', exact: true }).click();
-      await type(page, 'Credential 1 VCT values', 'urn:eudi:pid:1, urn:eudi:pid:2');
-      // Saved once the edit is in the query the form sends (a CI run on PostgreSQL once saw the page
-      // never show it: this tells a save made too early from one that did not take).
-      await expect
-        .poll(async () => (await queryJson(page)).credentials[0].meta)
-        .toEqual({ vct_values: ['urn:eudi:pid:1', 'urn:eudi:pid:2'] });
+      await field(page, 'Credential 1 VCT values').fill('urn:eudi:pid:1, urn:eudi:pid:2');
+      const chainsArrived = page.waitForResponse('**/api/key-chain');
+      release();
+      await chainsArrived;
+      // The page has the list once its JSON is read and the render that follows has run.
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+      await field(page, 'Credential 1 VCT values').press('Tab');
+      expect((await queryJson(page)).credentials[0].meta).toEqual({ vct_values: ['urn:eudi:pid:1', 'urn:eudi:pid:2'] });
+      await page.unroute('**/api/key-chain');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByRole('region', { name: 'credentials' }).getByText('urn:eudi:pid:1, urn:eudi:pid:2').waitFor();
       const edited = await svc.call('GET', '/api/verifier/config/phone-check', { token: admin.token });

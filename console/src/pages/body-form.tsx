@@ -4,7 +4,7 @@
 // box below.
 import { useState } from 'preact/hooks';
 import { mayGrant, type Problem, session } from '../api.js';
-import { parsedJson } from '../components.js';
+import { DraftInput, parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
 import { errorsAt } from './labelled-field.js';
 
@@ -234,12 +234,12 @@ function FieldInput({
     );
   } else if (field.kind === 'list') {
     input = (
-      <input
+      <DraftInput
         {...common}
         value={Array.isArray(value) ? value.join(', ') : ''}
-        onChange={(e) => {
-          const ids = target(e)
-            .value.split(',')
+        onCommit={(text) => {
+          const ids = text
+            .split(',')
             .map((s) => s.trim())
             .filter(Boolean);
           onValue(ids.length ? ids : undefined);

@@ -5,6 +5,7 @@
 // service derives its schema: a field's path may pass through objects and arrays no field declares.
 import type { components } from '../../../clients/typescript/index.js';
 import type { Problem } from '../api.js';
+import { inputValue } from '../components.js';
 import { JsonField } from './body-form.js';
 import { errorsAt } from './labelled-field.js';
 
@@ -211,7 +212,6 @@ function Rows(props: InputProps & { items: ClaimNode }) {
   );
 }
 
-const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
 /** A datetime-local value (no zone) as the RFC 3339 date-time the service checks, taken as UTC. */
 const toDateTime = (local: string) => (local ? `${local.length === 16 ? `${local}:00` : local}Z` : undefined);
 const fromDateTime = (value: unknown) => (typeof value === 'string' ? value.replace(/(\.\d+)?(Z|[+-]\d\d:\d\d)$/, '').slice(0, 19) : '');

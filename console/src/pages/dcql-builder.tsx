@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Problem, result, session } from '../api.js';
 import { summarizeChain } from '../certificates.js';
-import { parsedJson } from '../components.js';
+import { checked, DraftInput, inputValue, parsedJson } from '../components.js';
 import { DcqlCheck } from './dcql-check.js';
 import { parsePath, pathText } from './fields-form.js';
 import { errorsAt, LabelledField } from './labelled-field.js';
@@ -174,10 +174,10 @@ export function DcqlBuilder({ body, onBody, problem }: { body: string; onBody: (
               hint="credential ids, comma-separated; options separated by ;"
               errors={errorsAt(problem, `${QUERY}.credential_sets.${index}`)}
               control={(a) => (
-                <input
+                <DraftInput
                   {...a}
                   value={optionsText(set.options)}
-                  onChange={(e) => setSets(sets.map((s, i) => (i === index ? { ...s, options: parseOptions(inputValue(e)) } : s)))}
+                  onCommit={(text) => setSets(sets.map((s, i) => (i === index ? { ...s, options: parseOptions(text) } : s)))}
                 />
               )}
             />
@@ -235,7 +235,7 @@ function CredentialEditor(props: {
       <LabelledField
         label={`Credential ${n} id`}
         errors={errors('id')}
-        control={(a) => <input {...a} value={credential.id} onChange={(e) => set({ id: inputValue(e) })} />}
+        control={(a) => <DraftInput {...a} value={credential.id} onCommit={(text) => set({ id: text })} />}
       />
       <LabelledField
         label={`Credential ${n} format`}
@@ -263,10 +263,10 @@ function CredentialEditor(props: {
           hint="comma-separated"
           errors={errors('meta')}
           control={(a) => (
-            <input
+            <DraftInput
               {...a}
               value={((credential.meta?.vct_values as string[] | undefined) ?? []).join(', ')}
-              onChange={(e) => setMeta({ vct_values: splitList(inputValue(e)) })}
+              onCommit={(text) => setMeta({ vct_values: splitList(text) })}
             />
           )}
         />
@@ -276,10 +276,10 @@ function CredentialEditor(props: {
           label={`Credential ${n} doctype`}
           errors={errors('meta')}
           control={(a) => (
-            <input
+            <DraftInput
               {...a}
               value={(credential.meta?.doctype_value as string | undefined) ?? ''}
-              onChange={(e) => setMeta({ doctype_value: inputValue(e) })}
+              onCommit={(text) => setMeta({ doctype_value: text })}
             />
           )}
         />
@@ -294,35 +294,35 @@ function CredentialEditor(props: {
             <>
               <label>
                 Credential {n} claim {i + 1} namespace
-                <input
+                <DraftInput
                   value={String(claim.path?.[0] ?? '')}
-                  onChange={(e) => setClaim(i, { path: [inputValue(e), claim.path?.[1] ?? ''] })}
+                  onCommit={(text) => setClaim(i, { path: [text, claim.path?.[1] ?? ''] })}
                 />
               </label>
               <label>
                 Credential {n} claim {i + 1} element
-                <input
+                <DraftInput
                   value={String(claim.path?.[1] ?? '')}
-                  onChange={(e) => setClaim(i, { path: [claim.path?.[0] ?? '', inputValue(e)] })}
+                  onCommit={(text) => setClaim(i, { path: [claim.path?.[0] ?? '', text] })}
                 />
               </label>
             </>
           ) : (
             <label>
               Credential {n} claim {i + 1} path
-              <input value={pathText(claim.path ?? [])} onChange={(e) => setClaim(i, { path: parsePath(inputValue(e)) })} />
+              <DraftInput value={pathText(claim.path ?? [])} onCommit={(text) => setClaim(i, { path: parsePath(text) })} />
             </label>
           )}
           <label>
             Credential {n} claim {i + 1} id
-            <input value={claim.id ?? ''} onChange={(e) => setClaim(i, { id: inputValue(e) || undefined })} />
+            <DraftInput value={claim.id ?? ''} onCommit={(text) => setClaim(i, { id: text || undefined })} />
           </label>
           <label>
             Credential {n} claim {i + 1} values
-            <input
+            <DraftInput
               value={valuesText(claim.values)}
-              onChange={(e) => {
-                const values = parseValues(inputValue(e));
+              onCommit={(text) => {
+                const values = parseValues(text);
                 setClaim(i, { values: values.length ? values : undefined });
               }}
             />
@@ -359,7 +359,7 @@ function CredentialEditor(props: {
         hint="claim ids, comma-separated; sets separated by ;, preferred first"
         errors={errors('claim_sets')}
         control={(a) => (
-          <input {...a} value={optionsText(credential.claim_sets)} onChange={(e) => set({ claim_sets: parseOptions(inputValue(e)) })} />
+          <DraftInput {...a} value={optionsText(credential.claim_sets)} onCommit={(text) => set({ claim_sets: parseOptions(text) })} />
         )}
       />
       {authorities.map((authority, i) => (
@@ -428,7 +428,7 @@ function AuthorityEditor(props: {
         hint={`${AUTHORITY_VALUES.get(authority.type) ?? 'values'}, comma-separated`}
         errors={errorsAt(props.problem, `${QUERY}.${props.path}`)}
         control={(a) => (
-          <input {...a} value={authority.values.join(', ')} onChange={(e) => props.onChange({ values: splitList(inputValue(e)) })} />
+          <DraftInput {...a} value={authority.values.join(', ')} onCommit={(text) => props.onChange({ values: splitList(text) })} />
         )}
       />
       {offered.length > 0 && (
@@ -459,6 +459,3 @@ function AuthorityEditor(props: {
     </div>
   );
 }
-
-const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
-const checked = (e: Event) => (e.target as HTMLInputElement).checked;

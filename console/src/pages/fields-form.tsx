@@ -4,7 +4,7 @@
 // either view shows in the other at once, because both edit the same JSON text. A 400 that names
 // `body.fields.N…` is shown on row N. Nested fields (children) and constraints stay in the JSON.
 import type { Problem } from '../api.js';
-import { parsedJson } from '../components.js';
+import { checked, DraftInput, inputValue, parsedJson } from '../components.js';
 import { moved } from './body-form.js';
 
 const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'];
@@ -60,7 +60,7 @@ export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (t
           <legend class="sr-only">Field {index + 1}</legend>
           <label>
             Path
-            <input value={pathText(field.path ?? [])} onChange={(e) => change(index, { path: parsePath(inputValue(e)) })} />
+            <DraftInput value={pathText(field.path ?? [])} onCommit={(text) => change(index, { path: parsePath(text) })} />
           </label>
           <label>
             Type
@@ -92,15 +92,15 @@ export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (t
           {mdoc && (
             <label>
               Namespace
-              <input value={field.namespace ?? ''} onChange={(e) => change(index, { namespace: inputValue(e) || undefined })} />
+              <DraftInput value={field.namespace ?? ''} onCommit={(text) => change(index, { namespace: text || undefined })} />
             </label>
           )}
           <label>
             Display name
-            <input
+            <DraftInput
               value={field.display?.[0]?.name ?? ''}
-              onChange={(e) => {
-                const name = inputValue(e);
+              onCommit={(text) => {
+                const name = text;
                 const rest = field.display?.slice(1) ?? [];
                 change(index, { display: name ? [{ ...field.display?.[0], name }, ...rest] : rest.length ? rest : undefined });
               }}
@@ -108,9 +108,9 @@ export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (t
           </label>
           <label>
             Default value
-            <input
+            <DraftInput
               value={defaultText(field.defaultValue)}
-              onChange={(e) => change(index, { defaultValue: parseDefault(inputValue(e), field.type) })}
+              onCommit={(text) => change(index, { defaultValue: parseDefault(text, field.type) })}
             />
           </label>
           {Array.isArray(field.children) && field.children.length > 0 && (
@@ -146,6 +146,4 @@ export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (t
   );
 }
 
-const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
-const checked = (e: Event) => (e.target as HTMLInputElement).checked;
 const withoutUndefined = (field: Field) => Object.fromEntries(Object.entries(field).filter(([, v]) => v !== undefined)) as Field;

@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type ListItem, type Problem, result } from '../api.js';
 import { certificatesPem, sha256Fingerprint, summarizeChain } from '../certificates.js';
-import { parsedJson } from '../components.js';
+import { DraftInput, inputValue, parsedJson } from '../components.js';
 import { errorsAt, LabelledField } from './labelled-field.js';
 
 /** ServiceTypeInput of src/trust-lists/schemas.ts. */
@@ -128,7 +128,7 @@ function EntityRow(props: {
       <LabelledField
         label={`Entity ${n} name`}
         hint={entity.type === 'internal' ? "empty: the key chain's organization" : undefined}
-        control={(a) => <input {...a} value={entity.name ?? ''} onChange={(e) => set({ name: inputValue(e) || undefined })} />}
+        control={(a) => <DraftInput {...a} value={entity.name ?? ''} onCommit={(text) => set({ name: text || undefined })} />}
       />
       <LabelledField
         label={`Entity ${n} service type`}
@@ -229,5 +229,4 @@ export function CertificateDetails({ pem }: { pem: string }) {
   );
 }
 
-const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
 const withoutUndefined = (entity: Entity) => Object.fromEntries(Object.entries(entity).filter(([, v]) => v !== undefined)) as Entity;
