@@ -462,6 +462,7 @@ async function assemble(
     name: pkg.name,
     version: pkg.version,
     observabilityUrl: config.OBSERVABILITY_URL,
+    publicUrl: config.PUBLIC_URL,
     auth: frontendAuth(config, identityProvider),
     checkDatabase: async () => {
       await sql`select 1`.execute(kysely);

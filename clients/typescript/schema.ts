@@ -1719,6 +1719,8 @@ export interface paths {
                                 enabled: boolean;
                                 url?: string;
                             };
+                            /** @description the base URL wallets and relying parties reach the service at (PUBLIC_URL); a console opened at another address names published documents with it */
+                            publicUrl: string;
                         };
                     };
                 };

@@ -214,9 +214,22 @@ export const logOut = () => setSession(undefined);
 /** How to log in, from GET /api/frontend-config (public). */
 export type FrontendAuth = paths['/api/frontend-config']['get']['responses'][200]['content']['application/json']['auth'];
 
+let frontendConfig: ReturnType<typeof readFrontendConfig> | undefined;
+const readFrontendConfig = () => result(api.GET('/api/frontend-config')).then((reply) => reply.data);
+
 export async function frontendAuth(): Promise<FrontendAuth> {
-  const reply = await result(api.GET('/api/frontend-config'));
-  return reply.data?.auth ?? { mode: 'integrated', tokenUrl: '/api/oauth2/token' };
+  frontendConfig ??= readFrontendConfig();
+  return (await frontendConfig)?.auth ?? { mode: 'integrated', tokenUrl: '/api/oauth2/token' };
+}
+
+/**
+ * The address wallets and relying parties reach a tenant's published document at (a trust list,
+ * say): under the service's PUBLIC_URL, which need not be where the console was opened.
+ */
+export async function publishedUrl(tenantId: string, ...path: string[]): Promise<string> {
+  frontendConfig ??= readFrontendConfig();
+  const base = (await frontendConfig)?.publicUrl ?? location.origin;
+  return [base, 'issuers', tenantId, ...path].map((part, i) => (i === 0 ? part : encodeURIComponent(part))).join('/');
 }
 
 // External mode: the authorization code flow with PKCE of the console's public client. Only the

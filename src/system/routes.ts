@@ -8,6 +8,8 @@ export interface SystemInfo {
   name: string;
   version: string;
   observabilityUrl?: string;
+  /** PUBLIC_URL: the base under which wallets and relying parties reach the service. */
+  publicUrl: string;
   /** How a front end gets a token: the integrated token server, or the identity provider's authorization code flow. */
   auth: FrontendAuth;
   /** Resolves when the database answers, rejects otherwise. */
@@ -38,6 +40,11 @@ export type FrontendAuth = z.infer<typeof FrontendAuthSchema>;
 const FrontendConfig = z.object({
   observability: z.object({ enabled: z.boolean(), url: z.string().optional() }).describe('where a front end sends telemetry'),
   auth: FrontendAuthSchema,
+  publicUrl: z
+    .string()
+    .describe(
+      'the base URL wallets and relying parties reach the service at (PUBLIC_URL); a console opened at another address names published documents with it',
+    ),
 });
 const WhoAmI = z
   .object({
@@ -103,6 +110,7 @@ export function systemRoutes(app: App, info: SystemInfo) {
     () => ({
       observability: info.observabilityUrl ? { enabled: true, url: info.observabilityUrl } : { enabled: false },
       auth: info.auth,
+      publicUrl: info.publicUrl,
     }),
   );
 

@@ -335,6 +335,17 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
     } finally {
       await close();
     }
+    // Opened at another address than PUBLIC_URL (a console reached inside the operator's network),
+    // the page names the address wallets fetch the list at, not the one it was opened at.
+    const inside = svc.url.replace('127.0.0.1', 'localhost');
+    const opened = await openPage(browser, { viewport: DESKTOP });
+    try {
+      await logInToConsole(opened.page, inside, admin.clientId, admin.secret);
+      await opened.page.goto(`${inside}/console#/trust-lists/partners`);
+      expect(await opened.page.getByTestId('published-url').textContent()).toBe(`${svc.url}/issuers/dcql/trust-lists/partners`);
+    } finally {
+      await opened.close();
+    }
     const offers = await svc.call('POST', '/api/client', {
       token: admin.token,
       body: { clientId: 'dcql-offers', roles: ['issuance:offer'] },

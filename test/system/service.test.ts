@@ -22,12 +22,13 @@ describe('service endpoints', () => {
     expect((await svc.call('GET', '/api/version')).status).toBe(401);
   });
 
-  it('returns the front-end configuration, without a token: observability and how to log in', async () => {
+  it('returns the front-end configuration, without a token: observability, how to log in and the public URL', async () => {
     const reply = await svc.call('GET', '/api/frontend-config');
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       observability: { enabled: true, url: 'https://telemetry.example.com/v1' },
       auth: { mode: 'integrated', tokenUrl: '/api/oauth2/token' },
+      publicUrl: svc.url,
     });
   });
 

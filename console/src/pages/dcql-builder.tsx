@@ -5,7 +5,7 @@
 // shows the other's changes at once; keys the form does not know stay in the JSON untouched (the
 // form spreads every object it changes). A 400 naming `body.dcql_query.…` is shown on its field.
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Problem, result, session } from '../api.js';
+import { api, type Problem, publishedUrl, result, session } from '../api.js';
 import { summarizeChain } from '../certificates.js';
 import { checked, DraftInput, inputValue, parsedJson } from '../components.js';
 import { DcqlCheck } from './dcql-check.js';
@@ -92,15 +92,14 @@ function useAuthorityChoices(): Map<string, AuthorityChoice[]> {
     const tenantId = session()?.tenantId ?? '';
     // Each list needs its own role: one the client lacks (403) offers nothing, and the others still come.
     void Promise.all([result(api.GET('/api/key-chain')), result(api.GET('/api/trust-list')), result(api.GET('/api/trust-config'))]).then(
-      ([chains, lists, trust]) => {
+      async ([chains, lists, trust]) => {
         const akis = (chains.data ?? []).flatMap((k) => {
           const aki = summarizeChain(k.activeCertificate)[0]?.authorityKeyId;
           return aki ? [{ value: aki, label: `key chain ${k.id}` }] : [];
         });
-        const published = (lists.data ?? []).map((l) => ({
-          value: `${location.origin}/issuers/${encodeURIComponent(tenantId)}/trust-lists/${encodeURIComponent(l.id)}`,
-          label: `trust list ${l.id}`,
-        }));
+        const published = await Promise.all(
+          (lists.data ?? []).map(async (l) => ({ value: await publishedUrl(tenantId, 'trust-lists', l.id), label: `trust list ${l.id}` })),
+        );
         const anchors = (trust.data?.federation?.trustAnchors ?? []).map((a) => ({ value: a.entityId, label: a.entityId }));
         setChoices(
           new Map([

@@ -4,7 +4,7 @@
 // certificates, where it is published, its versions; edit, delete).
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, asBody, type Problem, type Result, result, session } from '../api.js';
+import { api, asBody, type Problem, publishedUrl, type Result, result, session } from '../api.js';
 import { formatDate, JsonBlock, JsonEditor, ProblemView, parsedJson, Qr, Table, useConfirm } from '../components.js';
 import { FORMS, type FormField } from '../forms.js';
 import { BodyForm } from './body-form.js';
@@ -258,7 +258,10 @@ export function TrustListPage({ id }: { id: string }) {
     setActionProblem(reply.problem);
     if (!reply.problem) location.hash = '#/trust-lists';
   };
-  const published = `${location.origin}/issuers/${encodeURIComponent(session()?.tenantId ?? '')}/trust-lists/${encodeURIComponent(id)}`;
+  const [published, setPublished] = useState<string>();
+  useEffect(() => {
+    void publishedUrl(session()?.tenantId ?? '', 'trust-lists', id).then(setPublished);
+  }, [id]);
 
   return (
     <>
@@ -273,9 +276,11 @@ export function TrustListPage({ id }: { id: string }) {
           <dl class="facts">
             <dt>Published at</dt>
             <dd>
-              <a href={published} data-testid="published-url">
-                {published}
-              </a>
+              {published && (
+                <a href={published} data-testid="published-url">
+                  {published}
+                </a>
+              )}
             </dd>
             <dt>Signing key chain</dt>
             <dd>
