@@ -129,7 +129,8 @@ function FieldInput({
   const target = (e: Event) => e.target as HTMLInputElement;
   // Typed text is written at each keystroke (onInput), not on leaving the input: a re-render meanwhile
   // (the pickers' choices arriving, a select changed) would otherwise put the old value back. A list
-  // waits for the change, so that its trailing comma is not trimmed away while typed.
+  // is read when left (DraftInput keeps its text until then), so that a trailing comma is not trimmed
+  // away while typed.
 
   if (field.kind === 'checkbox') {
     return (
