@@ -81,12 +81,27 @@ export function JsonEditor(props: { label: string; value: string; onInput: (valu
         onInput={(e) => props.onInput((e.target as HTMLTextAreaElement).value)}
       />
       {parseError && <span class="field-error">Not JSON: {parseError}</span>}
-      {fieldErrors.map((f) => (
-        <span class="field-error" key={f.field}>
-          {f.field}: {f.message}
+      <FieldErrors errors={fieldErrors} />
+    </label>
+  );
+}
+
+/** The errors a 400 named, each after the field it names unless `named` is false. */
+export function FieldErrors({ errors, named = true }: { errors: Problem['fields']; named?: boolean }) {
+  return (
+    <>
+      {errors.map((e) => (
+        <span class="field-error" key={e.field}>
+          {' '}
+          {named && (
+            <>
+              <code>{e.field.replace(/^body\./, '')}</code>:{' '}
+            </>
+          )}
+          {e.message}
         </span>
       ))}
-    </label>
+    </>
   );
 }
 

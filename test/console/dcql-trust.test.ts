@@ -146,7 +146,7 @@ describe.skipIf(!browserAvailable)('web console: DCQL builder, trust list entiti
       await page.getByRole('button', { name: 'Create', exact: true }).click();
       const credential2 = page.getByRole('group', { name: 'Credential 2: pid' });
       await credential2.locator('.field-error').first().waitFor();
-      expect(await credential2.locator('.field-error').first().textContent()).toContain('body.dcql_query.credentials.1');
+      expect(await credential2.locator('.field-error').first().textContent()).toContain('dcql_query.credentials.1');
       await type(page, 'Credential 2 id', 'mdl');
       await type(page, 'Set 1 options', 'pid; mdl');
       const expected = builtQuery();

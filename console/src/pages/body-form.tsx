@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { mayGrant, type Problem, session } from '../api.js';
 import { DraftInput, parsedJson } from '../components.js';
 import type { FormField } from '../forms.js';
-import { errorsAt } from './labelled-field.js';
+import { errorsAt, FieldNote } from './labelled-field.js';
 
 type Body = Record<string, unknown>;
 
@@ -114,18 +114,7 @@ function FieldInput({
   const id = inputId(field.path, idPrefix);
   const described = errors.length || field.hint ? `${id}-note` : undefined;
   const common = { id, 'aria-invalid': errors.length > 0, 'aria-describedby': described };
-  const note = described && (
-    <span id={described}>
-      {field.hint && <span class="muted">{field.hint}</span>}
-      {errors.map((e) => (
-        <span class="field-error" key={e.field}>
-          {' '}
-          {/* The field the API names (config.display.0.name), so that a message on a row says which. */}
-          <code>{e.field.replace(/^body\./, '')}</code>: {e.message}
-        </span>
-      ))}
-    </span>
-  );
+  const note = <FieldNote id={described} hint={field.hint} errors={errors} />;
   const target = (e: Event) => e.target as HTMLInputElement;
   // Typed text is written at each keystroke (onInput), not on leaving the input: a re-render meanwhile
   // (the pickers' choices arriving, a select changed) would otherwise put the old value back. A list

@@ -7,7 +7,7 @@ import type { components } from '../../../clients/typescript/index.js';
 import type { Problem } from '../api.js';
 import { inputValue } from '../components.js';
 import { JsonField } from './body-form.js';
-import { errorsAt } from './labelled-field.js';
+import { errorsAt, FieldNote } from './labelled-field.js';
 
 export type FieldDefinition = components['schemas']['FieldDefinition'];
 type Segment = string | number | null;
@@ -284,17 +284,7 @@ function Leaf(props: InputProps) {
   } else {
     input = <input {...common} value={typeof value === 'string' ? value : ''} onInput={(e) => onValue(inputValue(e) || undefined)} />;
   }
-  const note = described && (
-    <span id={described}>
-      {hint && <span class="muted">{hint}</span>}
-      {errors.map((e) => (
-        <span class="field-error" key={e.field}>
-          {' '}
-          {e.message}
-        </span>
-      ))}
-    </span>
-  );
+  const note = <FieldNote id={described} hint={hint} errors={errors} named={false} />;
   return (
     <div class="form-field">
       <label for={id}>

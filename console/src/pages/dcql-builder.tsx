@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Problem, publishedUrl, result, session } from '../api.js';
 import { summarizeChain } from '../certificates.js';
-import { checked, DraftInput, inputValue, parsedJson } from '../components.js';
+import { checked, DraftInput, FieldErrors, inputValue, parsedJson } from '../components.js';
 import { DcqlCheck } from './dcql-check.js';
 import { parsePath, pathText } from './fields-form.js';
 import { errorsAt, LabelledField } from './labelled-field.js';
@@ -339,11 +339,7 @@ function CredentialEditor(props: {
           <button type="button" class="danger" onClick={() => set({ claims: claims.filter((_, j) => j !== i) })}>
             Remove credential {n} claim {i + 1}
           </button>
-          {errors(`claims.${i}`).map((f) => (
-            <span class="field-error" key={f.field}>
-              {f.field}: {f.message}
-            </span>
-          ))}
+          <FieldErrors errors={errors(`claims.${i}`)} />
         </div>
       ))}
       <button
@@ -382,16 +378,12 @@ function CredentialEditor(props: {
         </p>
       )}
       {/* Errors on the credential itself, or on keys the form does not show. */}
-      {(problem?.fields ?? [])
-        .filter((f) => {
+      <FieldErrors
+        errors={(problem?.fields ?? []).filter((f) => {
           const rest = f.field.slice(`${QUERY}.${at}`.length);
           return f.field.startsWith(`${QUERY}.${at}`) && (rest === '' || !CREDENTIAL_KEYS.has(rest.split('.')[1] ?? ''));
-        })
-        .map((f) => (
-          <span class="field-error" key={f.field}>
-            {f.field}: {f.message}
-          </span>
-        ))}
+        })}
+      />
       <button type="button" class="danger" onClick={props.onRemove}>
         Remove credential {n}
       </button>

@@ -4,7 +4,7 @@
 // either view shows in the other at once, because both edit the same JSON text. A 400 that names
 // `body.fields.N…` is shown on row N. Nested fields (children) and constraints stay in the JSON.
 import type { Problem } from '../api.js';
-import { checked, DraftInput, inputValue, parsedJson } from '../components.js';
+import { checked, DraftInput, FieldErrors, inputValue, parsedJson } from '../components.js';
 import { moved } from './body-form.js';
 
 const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'datetime', 'image', 'object', 'array'];
@@ -132,11 +132,7 @@ export function FieldsForm({ body, onBody, problem }: { body: string; onBody: (t
               Remove field {index + 1}
             </button>
           </div>
-          {errorsOf(index).map((f) => (
-            <span class="field-error" key={f.field}>
-              {f.field}: {f.message}
-            </span>
-          ))}
+          <FieldErrors errors={errorsOf(index)} />
         </fieldset>
       ))}
       <button type="button" class="secondary" onClick={() => write([...fields, { path: [`claim_${fields.length + 1}`], type: 'string' }])}>

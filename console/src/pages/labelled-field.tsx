@@ -4,6 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
 import type { Problem } from '../api.js';
+import { FieldErrors } from '../components.js';
 
 export interface ControlAttributes {
   id: string;
@@ -24,17 +25,23 @@ export function LabelledField(props: {
     <div class="form-field">
       <label for={id}>{props.label}</label>
       {props.control({ id, 'aria-describedby': note, 'aria-invalid': errors.length > 0 })}
-      {note && (
-        <span id={note}>
-          {props.hint && <span class="muted">{props.hint}</span>}
-          {errors.map((f) => (
-            <span class="field-error" key={f.field}>
-              {f.field}: {f.message}
-            </span>
-          ))}
-        </span>
-      )}
+      <FieldNote id={note} hint={props.hint} errors={errors} />
     </div>
+  );
+}
+
+/**
+ * A control's hint and the errors a 400 named on it, read as the control's description (its
+ * aria-describedby is `id`). Each error names the field the API named (config.display.0.name), so
+ * that a message on a row says which; `named={false}` where the control alone is that field.
+ */
+export function FieldNote({ id, hint, errors, named = true }: { id?: string; hint?: string; errors: Problem['fields']; named?: boolean }) {
+  if (!id) return null;
+  return (
+    <span id={id}>
+      {hint && <span class="muted">{hint}</span>}
+      <FieldErrors errors={errors} named={named} />
+    </span>
   );
 }
 

@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type ListItem, type Problem, result } from '../api.js';
 import { certificatesPem, sha256Fingerprint, summarizeChain } from '../certificates.js';
-import { DraftInput, inputValue, parsedJson } from '../components.js';
+import { DraftInput, FieldErrors, inputValue, parsedJson } from '../components.js';
 import { errorsAt, LabelledField } from './labelled-field.js';
 
 /** ServiceTypeInput of src/trust-lists/schemas.ts. */
@@ -189,11 +189,7 @@ function EntityRow(props: {
           )}
         </>
       )}
-      {errors.map((f) => (
-        <span class="field-error" key={f.field}>
-          {f.field}: {f.message}
-        </span>
-      ))}
+      <FieldErrors errors={errors} />
       <button type="button" class="danger" onClick={props.onRemove}>
         Remove entity {n}
       </button>
