@@ -13754,7 +13754,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms";
         };
         KeyProviderInput: {
             capabilities: {
@@ -13771,7 +13771,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms";
         };
         ManagedUser: {
             createdAt: string;
