@@ -121,6 +121,20 @@ describe('Google Cloud KMS', () => {
     expect(gcp.tokensIssued.metadata).toBe(1);
   });
 
+  it('takes the crypto key another instance created between its look and its create', async () => {
+    gcp.createdMeanwhile = true;
+    try {
+      const created = await svc.call('POST', '/api/key-chain', {
+        token: acme,
+        body: { usageType: 'access', type: 'standalone', kmsProvider: 'gcp', externalKeyId: 'raced' },
+      });
+      expect(created.status, created.text).toBe(201);
+      expect(gcp.requests.filter((request) => request.endsWith(`cryptoKeys/${acmeKeys}_draced`))).toHaveLength(2);
+    } finally {
+      gcp.createdMeanwhile = undefined;
+    }
+  });
+
   it('refuses ES512, which Cloud KMS does not have, with a 400 naming algorithm', async () => {
     const reply = await svc.call('POST', '/api/key-chain', {
       token: acme,

@@ -52,6 +52,8 @@ export interface GcpKmsFake {
   tokensIssued: { serviceAccount: number; metadata: number };
   /** When set, every Cloud KMS request is answered with this status (the tokens still come). */
   failWith?: number;
+  /** When set, a create makes the key but answers 409, as when another client made it just before. */
+  createdMeanwhile?: boolean;
   /** A new version of the crypto key, as cryptoKeyVersions.create (or a rotation schedule) makes it. */
   addVersion(id: string): void;
   stop(): Promise<void>;
@@ -68,6 +70,7 @@ export async function startGcpKmsFake(keyRing = 'projects/svc-test-project/locat
     requests: [] as string[],
     tokensIssued: { serviceAccount: 0, metadata: 0 },
     failWith: undefined as number | undefined,
+    createdMeanwhile: undefined as boolean | undefined,
   };
   const issueToken = () => {
     const token = `ya29.${randomBytes(24).toString('base64url')}`;
@@ -161,6 +164,7 @@ export async function startGcpKmsFake(keyRing = 'projects/svc-test-project/locat
       };
       key.versions.push(newVersion(key, 1, 'PENDING_GENERATION'));
       keys.set(id, key);
+      if (fake.createdMeanwhile) return fail(409, 'ALREADY_EXISTS', `CryptoKey ${key.name} already exists.`);
       return sendJson(res, 200, keyJson(key));
     }
     const match = new RegExp(`^${keyRing}/cryptoKeys/([^/:]+)(?:/cryptoKeyVersions(?:/(\\d+)(/publicKey|:asymmetricSign)?)?)?$`).exec(

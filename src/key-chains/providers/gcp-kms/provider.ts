@@ -75,8 +75,7 @@ export class GcpKmsKeyProvider extends ExternalKeyProvider {
     const { keyRing, protectionLevel } = this.settings;
     const keyAlgorithm = KEY_ALGORITHM[algorithm];
     if (!keyAlgorithm) throw new Error(`Cloud KMS has no ${algorithm} keys`);
-    const key =
-      (await this.client.getCryptoKey(keyRing, name)) ?? (await this.client.createCryptoKey(keyRing, name, keyAlgorithm, protectionLevel));
+    const key = (await this.client.getCryptoKey(keyRing, name)) ?? (await this.createOrRead(name, keyAlgorithm, protectionLevel));
     if (key.purpose !== 'ASYMMETRIC_SIGN') throw new Error(`crypto key ${key.name} is for ${key.purpose}, not ASYMMETRIC_SIGN`);
     const version = await this.client.newestEnabledVersion(key.name);
     if (!version) throw new Error(`crypto key ${key.name} has no enabled version`);
@@ -84,6 +83,18 @@ export class GcpKmsKeyProvider extends ExternalKeyProvider {
     // Another algorithm (a P-384 key asked for ES256, secp256k1, RSA) gives another JWK, which the caller refuses with a 409.
     const jwk = createPublicKey(publicKey.pem).export({ format: 'jwk' }) as JWK;
     return { jwk, ref: version.name };
+  }
+
+  /** Creates the crypto key; when another instance of svc created it meanwhile (409), reads that one. */
+  private async createOrRead(name: string, algorithm: string, protectionLevel: 'SOFTWARE' | 'HSM') {
+    const { keyRing } = this.settings;
+    try {
+      return await this.client.createCryptoKey(keyRing, name, algorithm, protectionLevel);
+    } catch (err) {
+      const made = err instanceof CloudKmsError && err.status === 409 ? await this.client.getCryptoKey(keyRing, name) : undefined;
+      if (!made) throw err;
+      return made;
+    }
   }
 
   protected async signRaw(ref: string, algorithm: SigningAlgorithm, data: Uint8Array): Promise<Uint8Array> {
