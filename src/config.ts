@@ -214,7 +214,7 @@ export const CONFIG_KEYS = {
   KMS_PROVIDERS: {
     schema: z.string().min(1),
     description:
-      'path of a JSON file naming the key providers besides db (PKCS#11 tokens, Vault Transit, AWS KMS) and the default one; unset: private keys are kept, sealed, in the database (see "Key management")',
+      'path of a JSON file naming the key providers besides db (PKCS#11 tokens, Vault Transit, AWS KMS, Azure Key Vault, Google Cloud KMS) and the default one; unset: private keys are kept, sealed, in the database (see "Key management")',
   },
   OIDC: {
     schema: url,

@@ -13756,7 +13756,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms";
         };
         KeyProviderInput: {
             capabilities: {
@@ -13773,7 +13773,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms";
         };
         ManagedUser: {
             createdAt: string;

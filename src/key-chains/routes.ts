@@ -115,7 +115,7 @@ const Params = z.object({ id: z.string() });
 const ProviderSchema = z
   .object({
     id: z.string().describe('the value of kmsProvider: db, or an id of KMS_PROVIDERS'),
-    type: z.enum(['db', 'pkcs11', 'vault', 'aws-kms']),
+    type: z.enum(['db', 'pkcs11', 'vault', 'aws-kms', 'azure-keyvault', 'gcp-kms']),
     default: z.boolean().describe('key chains created without kmsProvider use this one'),
     capabilities: z.object({
       generate: z.boolean().describe('makes a key when the externalKeyId names none yet'),

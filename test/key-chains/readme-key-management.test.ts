@@ -1,7 +1,7 @@
 // The key management section of docs/configuration.md runs as pasted: its SoftHSM2 shell snippet is run by bash, in
 // the project folder with a temporary HOME, as it stands (token, file and `npm start`); the service it
 // starts makes a tenant's keys in the token. The snippet writes nothing into the project. The file with
-// all three kinds of provider is one KMS_PROVIDERS accepts.
+// every kind of provider is one KMS_PROVIDERS accepts.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -82,12 +82,12 @@ describe('docs/configuration.md: key management section', () => {
     expect(projectFiles()).toBe(before);
   });
 
-  it('file with the three kinds of provider: KMS_PROVIDERS takes it', () => {
+  it('file with every kind of provider: KMS_PROVIDERS takes it', () => {
     const [json] = blocks('json') as [string];
-    const path = join(home, 'three-providers.json');
+    const path = join(home, 'all-providers.json');
     writeFileSync(path, json);
     const file = readKmsFile(path);
-    expect(file.providers.map((provider) => provider.type)).toEqual(['pkcs11', 'vault', 'aws-kms']);
+    expect(file.providers.map((provider) => provider.type)).toEqual(['pkcs11', 'vault', 'aws-kms', 'azure-keyvault', 'gcp-kms']);
     expect(file.providers[1]?.adopt.get('acme')).toEqual(new Set(['acme-issuer-2024']));
   });
 });

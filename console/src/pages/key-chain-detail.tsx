@@ -19,6 +19,8 @@ const PROVIDER_KINDS = new Map([
   ['pkcs11', 'HSM (PKCS#11)'],
   ['vault', 'HashiCorp Vault'],
   ['aws-kms', 'AWS KMS'],
+  ['azure-keyvault', 'Azure Key Vault'],
+  ['gcp-kms', 'Google Cloud KMS'],
 ]);
 
 interface Certificate extends CertificateSummary {

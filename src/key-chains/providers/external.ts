@@ -67,15 +67,23 @@ export abstract class ExternalKeyProvider implements KeyProvider {
   abstract check(): Promise<void>;
   abstract close(): Promise<void>;
 
+  /**
+   * The provider's name for the key at `place`: the tenant's namespaced name, or the adopted name as
+   * it is. A provider whose names take none of the separators overrides it to spell the name its way.
+   */
+  protected keyName(place: KeyPlace): string {
+    return providerKeyName(place, this.nameSeparator, this.adoptions);
+  }
+
   keyNameProblem(place: KeyPlace): string | undefined {
-    const name = providerKeyName(place, this.nameSeparator, this.adoptions);
+    const name = this.keyName(place);
     if (name.length <= this.maxNameLength) return undefined;
     return `key provider '${this.name}' takes names of at most ${this.maxNameLength} characters, and '${name}' has ${name.length}`;
   }
 
   async generate(algorithm: SigningAlgorithm, _context: string, place?: KeyPlace | null) {
     if (!place) throw new Error(`key provider '${this.name}' needs the name of the key (externalKeyId)`);
-    const ref = providerKeyName(place, this.nameSeparator, this.adoptions);
+    const ref = this.keyName(place);
     if (!this.capabilities.algorithms.includes(algorithm)) {
       throw new Problem(400, 'Bad Request', `key provider '${this.name}' does not offer ${algorithm}`, {
         errors: [{ field: 'body.algorithm', message: `not offered by key provider '${this.name}'` }],

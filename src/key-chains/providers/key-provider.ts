@@ -31,7 +31,7 @@ export interface ProviderCapabilities {
 export interface KeyProvider {
   /** The provider's id: db, or the id given in KMS_PROVIDERS. */
   readonly name: string;
-  /** db, pkcs11, vault or aws-kms. */
+  /** db, or the type of its KMS_PROVIDERS entry (pkcs11, vault, aws-kms, azure-keyvault, gcp-kms). */
   readonly type: string;
   readonly capabilities: ProviderCapabilities;
   /** Resolves when the provider can sign now; rejects with the reason otherwise (/health/ready). */

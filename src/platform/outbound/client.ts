@@ -30,6 +30,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export interface OutboundPolicy {
   /** Loopback, private, link-local and other non-public destinations are allowed (cloud metadata never is). */
   allowPrivate: boolean;
+  /**
+   * The cloud metadata address is allowed too (with allowPrivate): only for a client made for the
+   * one request that fetches this instance's own credentials there (admittingMetadata).
+   */
+  allowMetadata?: boolean;
 }
 
 /** A destination the policy does not allow: retrying does not help, so callers do not. */
@@ -112,8 +117,17 @@ export class OutboundClient {
   /** 'a loopback address (OUTBOUND_ALLOW_PRIVATE is false)' when the policy refuses `address`. */
   private refusedKind(address: string): string | undefined {
     const found = nonPublic(address);
-    if (!found || (this.policy.allowPrivate && !found.metadata)) return undefined;
+    if (!found || (this.policy.allowPrivate && (!found.metadata || this.policy.allowMetadata))) return undefined;
     return `${found.kind} (${found.metadata ? 'always refused' : 'OUTBOUND_ALLOW_PRIVATE is false'})`;
+  }
+
+  /**
+   * A client like this one that may also call the cloud metadata address: for an operator's key
+   * provider fetching the instance's managed identity or workload token from the address the operator
+   * configured (Azure IMDS, the Google metadata server), and for nothing else.
+   */
+  admittingMetadata(): OutboundClient {
+    return new OutboundClient({ ...this.policy, allowMetadata: true }, this.tracing);
   }
 
   /** Resolves like the system does, then refuses the name when any of its addresses is refused. */

@@ -18,6 +18,7 @@ import {
 import type { JWK } from 'jose';
 import type { SigningAlgorithm } from '../../../platform/crypto/algorithms.js';
 import type { OutboundClient } from '../../../platform/outbound/client.js';
+import { derToRaw } from '../der-signature.js';
 import { COORDINATE_BYTES, digestOf, ExternalKeyProvider } from '../external.js';
 import type { Adoptions } from '../key-names.js';
 import type { ProviderCapabilities } from '../key-provider.js';
@@ -42,6 +43,9 @@ const CREDENTIAL_ERRORS = new Set([
   'IncompleteSignature',
 ]);
 const TIMEOUT_MS = 10_000;
+
+/** Where it was first written (its tests import it from here). */
+export { derToRaw };
 
 export class AwsKmsKeyProvider extends ExternalKeyProvider {
   readonly type = 'aws-kms';
@@ -127,32 +131,6 @@ export class AwsKmsKeyProvider extends ExternalKeyProvider {
   async close(): Promise<void> {
     this.client.destroy();
   }
-}
-
-/** KMS gives ECDSA signatures in DER (SEQUENCE of INTEGER r, INTEGER s); JOSE and COSE want r || s, each `size` bytes. */
-export function derToRaw(der: Uint8Array, size: number): Uint8Array {
-  const bytes = Buffer.from(der);
-  let offset = 0;
-  const length = () => {
-    const first = bytes[offset++] as number;
-    if (first < 0x80) return first;
-    let value = 0;
-    for (let i = 0; i < (first & 0x7f); i++) value = (value << 8) | (bytes[offset++] as number);
-    return value;
-  };
-  if (bytes[offset++] !== 0x30) throw new Error('the signature is not a DER SEQUENCE');
-  length();
-  const integer = () => {
-    if (bytes[offset++] !== 0x02) throw new Error('the signature does not hold two DER INTEGERs');
-    const octets = length();
-    const end = offset + octets;
-    let value = bytes.subarray(offset, end);
-    offset = end;
-    while (value.length > size && value[0] === 0) value = value.subarray(1);
-    if (value.length > size) throw new Error('an integer of the signature is longer than the curve');
-    return Buffer.concat([Buffer.alloc(size - value.length), value]);
-  };
-  return Buffer.concat([integer(), integer()]);
 }
 
 /** The SDK's HTTP handler, made of the outbound client: same address policy, time limit and size cap as every outbound call. */
