@@ -3988,10 +3988,10 @@ export interface paths {
                             organization?: string;
                         };
                         /**
-                         * @description standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains)
+                         * @description standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains); imported: the key and the certificate chain the provider issued for it, for (and only for) a provider of type csc, whose QTSP holds both (externalKeyId names the credential)
                          * @enum {string}
                          */
-                        type: "standalone" | "internalChain";
+                        type: "standalone" | "internalChain" | "imported";
                         /** @enum {string} */
                         usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                     };
@@ -4224,6 +4224,8 @@ export interface paths {
                         /** @description make this the default of its usage type (the first of a type always is) */
                         default?: boolean;
                         description?: string | null;
+                        /** @description key chains of a csc provider only: the QTSP credential to sign with from now on, with the certificates it has there (how such a chain is renewed: it is not rotated); a new key becomes the active one and the one it replaces stays published until its certificate expires; the same credentialID again takes its renewed certificates */
+                        externalKeyId?: string;
                         /** @description default false */
                         rotationEnabled?: boolean;
                         /** @description default 90 */
@@ -13754,7 +13756,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "csc";
         };
         KeyProviderInput: {
             capabilities: {
@@ -13771,7 +13773,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "csc";
         };
         ManagedUser: {
             createdAt: string;
