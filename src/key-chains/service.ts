@@ -522,7 +522,8 @@ export class KeyChainService {
 
   async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateKeyChain, db: Executor = this.db): Promise<KeyChain> {
     // The provider is asked before the transaction, so no database connection waits on it.
-    const repointed = input.externalKeyId !== undefined ? await this.repoint(tenantId, await this.row(tenantId, id, db), input) : undefined;
+    const repointed =
+      input.externalKeyId !== undefined ? await this.repoint(tenantId, await this.row(tenantId, id, db), input, db) : undefined;
     const updated = await inTransaction(db, async (trx) => {
       const row = await this.row(tenantId, id, trx);
       const before = this.toKeyChain(row);
@@ -569,8 +570,9 @@ export class KeyChainService {
       await this.audit.record(ctx, { tenantId, actionType: 'key_chain.updated', before: auditView(before), after: auditView(after) }, trx);
       return after;
     });
-    // What features serve signed by the replaced key is signed again, as after a rotation.
-    if (repointed?.newKey) for (const listener of this.rotationListeners) await listener(tenantId, id);
+    // What features serve signed by the replaced key is signed again, as after a rotation; not inside
+    // a caller's transaction (a configuration import), whose connection the listeners would wait for.
+    if (repointed?.newKey && db === this.db) for (const listener of this.rotationListeners) await listener(tenantId, id);
     return updated;
   }
 
@@ -579,7 +581,7 @@ export class KeyChainService {
    * instead of its own, checked; `newKey` when it is another key than the active one (not merely a
    * renewed certificate of the same key).
    */
-  private async repoint(tenantId: string, row: KeyChainRow, input: UpdateKeyChain) {
+  private async repoint(tenantId: string, row: KeyChainRow, input: UpdateKeyChain, db: Executor) {
     const externalKeyId = input.externalKeyId as string;
     const errors: FieldError[] = [];
     if (!this.provider(row.kms_provider).issuesCertificates)
@@ -591,7 +593,7 @@ export class KeyChainService {
       errors.push({ field: 'body.certificate', message: 'not with externalKeyId: the certificates come with the new key' });
     if (errors.length) throw invalidFields(errors);
     const before = this.toKeyChain(row);
-    const keyPlace = await this.keyPlace(tenantId, externalKeyId, this.db);
+    const keyPlace = await this.keyPlace(tenantId, externalKeyId, db);
     const identity = this.identity(tenantId, row.id, before, { kmsProvider: row.kms_provider, keyPlace });
     const made = await this.fromProvider(identity);
     return { externalKeyId, made, newKey: made.leaf.publicJwk.kid !== before.activeJwk.kid };

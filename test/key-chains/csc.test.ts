@@ -4,9 +4,12 @@
 // with those keys are verified independently (jose and @sd-jwt for SD-JWT VC, node:crypto over the
 // raw COSE_Sign1), up to the QTSP's own CA.
 import { randomBytes, verify, X509Certificate } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Decoder, Encoder } from 'cbor-x';
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importEnvironment } from '../../src/config-files/environment.js';
 import { readKmsFile } from '../../src/key-chains/providers/kms-file.js';
 import { type CscFake, startCscFake } from '../support/csc-fake.js';
 import { freshDatabase } from '../support/database.js';
@@ -248,6 +251,19 @@ describe('pointing a key chain at another credential', () => {
     expect(
       verify('sha256', Buffer.from('next'), { key: leaf.publicKey, dsaEncoding: 'ieee-p1363' }, await signer.sign(Buffer.from('next'))),
     ).toBe(true);
+  });
+
+  it('is what a configuration file naming another credential for the chain does', async () => {
+    const folder = join(files.dir, 'config');
+    mkdirSync(join(folder, 'acme', 'key-chains'), { recursive: true });
+    const file = { usageType: 'access', type: 'imported', kmsProvider: 'qtsp', externalKeyId: 'acme-spare' };
+    writeFileSync(join(folder, 'acme', 'tenant.json'), JSON.stringify({ name: 'Tenant acme' }));
+    writeFileSync(join(folder, 'acme', 'key-chains', 'qtsp-access.json'), JSON.stringify(file));
+    await svc.running.services.configFiles.importFolder(folder, importEnvironment({}));
+    const chain = (await svc.call('GET', '/api/key-chain/qtsp-access', { token: acme })).body;
+    expect(chain.externalKeyId).toBe('acme-spare');
+    const leaf = new X509Certificate(Buffer.from(leafOf('acme-spare'), 'base64'));
+    expect(leaf.publicKey.export({ format: 'jwk' })).toMatchObject({ x: chain.activeJwk.x, y: chain.activeJwk.y });
   });
 
   it('names externalKeyId for a credential the QTSP does not have, and for a chain whose provider rotates', async () => {

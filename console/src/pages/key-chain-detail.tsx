@@ -19,6 +19,7 @@ const PROVIDER_KINDS = new Map([
   ['pkcs11', 'HSM (PKCS#11)'],
   ['vault', 'HashiCorp Vault'],
   ['aws-kms', 'AWS KMS'],
+  ['csc', 'QTSP remote signing (CSC API)'],
 ]);
 
 interface Certificate extends CertificateSummary {
