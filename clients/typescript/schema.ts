@@ -3941,7 +3941,9 @@ export interface paths {
         put?: never;
         /**
          * Create a key and its certificate(s)
-         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         * @description With a kmsProvider of type csc (a QTSP), no key is made: type imported takes the credential externalKeyId names, with the certificate chain the QTSP issued for it. A credential that needs a person to authorize its signatures (oauth2code) is a 400 naming externalKeyId; a QTSP that does not answer is a 503 naming the provider.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
         post: {
             parameters: {
@@ -4195,7 +4197,9 @@ export interface paths {
         head?: never;
         /**
          * Change settings, make default, or replace the certificate of the same key
-         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         * @description A key chain of a csc provider is renewed here: externalKeyId points it at another credential of the QTSP.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
         patch: {
             parameters: {
@@ -4465,7 +4469,9 @@ export interface paths {
         put?: never;
         /**
          * Rotate now: a new active key; the previous one stays published until its certificate expires
-         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         * @description A 400 for a key chain of a csc provider, which makes no keys (PATCH externalKeyId instead); a 409 for another imported key chain.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
         post: {
             parameters: {

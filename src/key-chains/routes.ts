@@ -181,6 +181,8 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Create a key and its certificate(s)',
+        description:
+          'With a kmsProvider of type csc (a QTSP), no key is made: type imported takes the credential externalKeyId names, with the certificate chain the QTSP issued for it. A credential that needs a person to authorize its signatures (oauth2code) is a 400 naming externalKeyId; a QTSP that does not answer is a 503 naming the provider.',
         body: withExample(CreateBody, { id: 'signer', usageType: 'attestation', type: 'internalChain', description: 'signs the PID' }),
         response: { 201: KeyChainSchema },
       },
@@ -249,6 +251,7 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Change settings, make default, or replace the certificate of the same key',
+        description: 'A key chain of a csc provider is renewed here: externalKeyId points it at another credential of the QTSP.',
         params: Params,
         body: withExample(UpdateBody, {
           description: 'signs the PID',
@@ -269,6 +272,8 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Rotate now: a new active key; the previous one stays published until its certificate expires',
+        description:
+          'A 400 for a key chain of a csc provider, which makes no keys (PATCH externalKeyId instead); a 409 for another imported key chain.',
         params: Params,
         response: { 200: KeyChainSchema },
       },

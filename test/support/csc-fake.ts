@@ -9,7 +9,7 @@
 // Each credential's key is a real P-256 key that never leaves the fake, certified by a CA chain of
 // the fake's own (root, issuing CA, end entity).
 import 'reflect-metadata';
-import { createHash, KeyObject, randomBytes } from 'node:crypto';
+import { KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as x509 from '@peculiar/x509';
@@ -211,6 +211,3 @@ export async function startCscFake(): Promise<CscFake> {
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }
-
-/** The base64 SHA-256 digest CSC's hashes carry. */
-export const hashOf = (data: Uint8Array) => createHash('sha256').update(data).digest('base64');
