@@ -3943,7 +3943,9 @@ export interface paths {
         put?: never;
         /**
          * Create a key and its certificate(s)
-         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         * @description With a kmsProvider of type csc (a QTSP), no key is made: type imported takes the credential externalKeyId names, with the certificate chain the QTSP issued for it. A credential that needs a person to authorize its signatures (oauth2code) is a 400 naming externalKeyId; a QTSP that does not answer is a 503 naming the provider.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
         post: {
             parameters: {
@@ -3990,10 +3992,10 @@ export interface paths {
                             organization?: string;
                         };
                         /**
-                         * @description standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains)
+                         * @description standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains); imported: the key and the certificate chain the provider issued for it, for (and only for) a provider of type csc, whose QTSP holds both (externalKeyId names the credential)
                          * @enum {string}
                          */
-                        type: "standalone" | "internalChain";
+                        type: "standalone" | "internalChain" | "imported";
                         /** @enum {string} */
                         usageType: "attestation" | "access" | "statusList" | "trustList" | "encrypt" | "federation";
                     };
@@ -4197,7 +4199,9 @@ export interface paths {
         head?: never;
         /**
          * Change settings, make default, or replace the certificate of the same key
-         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         * @description A key chain of a csc provider is renewed here: externalKeyId points it at another credential of the QTSP.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
         patch: {
             parameters: {
@@ -4226,6 +4230,8 @@ export interface paths {
                         /** @description make this the default of its usage type (the first of a type always is) */
                         default?: boolean;
                         description?: string | null;
+                        /** @description key chains of a csc provider only: the QTSP credential to sign with from now on, with the certificates it has there (how such a chain is renewed: it is not rotated); a new key becomes the active one and the one it replaces stays published until its certificate expires; the same credentialID again takes its renewed certificates */
+                        externalKeyId?: string;
                         /** @description default false */
                         rotationEnabled?: boolean;
                         /** @description default 90 */
@@ -4465,7 +4471,9 @@ export interface paths {
         put?: never;
         /**
          * Rotate now: a new active key; the previous one stays published until its certificate expires
-         * @description Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
+         * @description A 400 for a key chain of a csc provider, which makes no keys (PATCH externalKeyId instead); a 409 for another imported key chain.
+         *
+         *     Requires one of the roles: `issuance:manage`, `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
         post: {
             parameters: {
@@ -13756,7 +13764,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms" | "csc";
         };
         KeyProviderInput: {
             capabilities: {
@@ -13773,7 +13781,7 @@ export interface components {
             /** @description the value of kmsProvider: db, or an id of KMS_PROVIDERS */
             id: string;
             /** @enum {string} */
-            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms";
+            type: "db" | "pkcs11" | "vault" | "aws-kms" | "azure-keyvault" | "gcp-kms" | "csc";
         };
         ManagedUser: {
             createdAt: string;

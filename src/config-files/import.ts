@@ -197,6 +197,14 @@ export class ConfigImporter {
       if (file[key] !== undefined && file[key] !== existing[key]) Object.assign(change, { [key]: file[key] });
     }
     if (file.default === true && !existing.default) change.default = true;
+    // Another credential for a chain of a provider that certifies its keys (csc); in a file of an existing chain, for update to judge.
+    const externalKeyId = 'externalKeyId' in file ? file.externalKeyId : undefined;
+    if (
+      typeof externalKeyId === 'string' &&
+      externalKeyId !== existing.externalKeyId &&
+      (form === 'reference' || keyChains.provider(existing.kmsProvider).issuesCertificates)
+    )
+      change.externalKeyId = externalKeyId;
     const certificate = 'certificateChain' in file ? file.certificateChain : 'certificate' in file ? file.certificate : undefined;
     const stored = pemOf([existing.activeCertificate, existing.rootCertificate ?? ''].join('\n'));
     if (certificate !== undefined && pemOf(certificate) !== stored) change.certificate = certificate;

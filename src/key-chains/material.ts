@@ -105,6 +105,17 @@ export class KeyMaterial {
     return { ...key, certificatePem };
   }
 
+  /**
+   * The key the provider holds at the identity's place with the certificate chain the provider
+   * issued for it (csc: the QTSP's), PEM leaf first; svc makes no key and no certificate.
+   */
+  async certifiedByProvider(identity: ChainIdentity): Promise<MintedKey> {
+    const provider = this.providerOf(identity.kmsProvider);
+    const key = await provider.generate(identity.algorithm, sealingContext(identity.tenantId, identity.keyChainId), identity.keyPlace);
+    if (!key.certificateChain) throw new Error(`key provider '${identity.kmsProvider}' gave no certificate chain for its key`);
+    return { sealedJwk: key.sealedJwk, externalKeyId: key.externalKeyId, publicJwk: key.publicJwk, certificatePem: key.certificateChain };
+  }
+
   async internalChain(identity: ChainIdentity): Promise<{ root: MintedKey; leaf: MintedKey }> {
     const root = await this.newRoot(identity);
     const leaf = await this.leafUnderRoot(identity, root.stored);

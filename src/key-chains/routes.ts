@@ -5,6 +5,7 @@ import { contextOf, tenantOf } from '../platform/http/access.js';
 import { withExample } from '../platform/http/examples.js';
 import type { App } from '../platform/http/types.js';
 import { USAGE_TYPES } from './model.js';
+import { KEY_NAME } from './providers/key-names.js';
 import type { KeyChainService } from './service.js';
 import type { SigningService } from './signing.js';
 
@@ -74,9 +75,9 @@ export const CreateBody = z.strictObject({
   id: Id.optional().describe('generated (UUID) when absent'),
   usageType: z.enum(USAGE_TYPES),
   type: z
-    .enum(['standalone', 'internalChain'])
+    .enum(['standalone', 'internalChain', 'imported'])
     .describe(
-      "standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains)",
+      "standalone: self-signed (HAIP 1.0 forbids it where a wallet sees the certificate); internalChain: a root CA of the tenant signs the leaf, and only the leaf goes into x5c (the tenant's default key chains are internal chains); imported: the key and the certificate chain the provider issued for it, for (and only for) a provider of type csc, whose QTSP holds both (externalKeyId names the credential)",
     ),
   algorithm: z.enum(SIGNING_ALGORITHMS).optional().describe('default ES256'),
   subject: SubjectInput.optional(),
@@ -110,12 +111,19 @@ export const ImportBody = z.strictObject({
 export const UpdateBody = z.strictObject({
   ...Settings,
   certificate: PemChain.optional().describe('a new PEM chain (leaf first) for the same active key, e.g. issued by a registrar'),
+  externalKeyId: z
+    .string()
+    .regex(KEY_NAME, 'must be 1-100 letters, digits, _ or -')
+    .optional()
+    .describe(
+      'key chains of a csc provider only: the QTSP credential to sign with from now on, with the certificates it has there (how such a chain is renewed: it is not rotated); a new key becomes the active one and the one it replaces stays published until its certificate expires; the same credentialID again takes its renewed certificates',
+    ),
 });
 const Params = z.object({ id: z.string() });
 const ProviderSchema = z
   .object({
     id: z.string().describe('the value of kmsProvider: db, or an id of KMS_PROVIDERS'),
-    type: z.enum(['db', 'pkcs11', 'vault', 'aws-kms', 'azure-keyvault', 'gcp-kms']),
+    type: z.enum(['db', 'pkcs11', 'vault', 'aws-kms', 'azure-keyvault', 'gcp-kms', 'csc']),
     default: z.boolean().describe('key chains created without kmsProvider use this one'),
     capabilities: z.object({
       generate: z.boolean().describe('makes a key when the externalKeyId names none yet'),
@@ -173,6 +181,8 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Create a key and its certificate(s)',
+        description:
+          'With a kmsProvider of type csc (a QTSP), no key is made: type imported takes the credential externalKeyId names, with the certificate chain the QTSP issued for it. A credential that needs a person to authorize its signatures (oauth2code) is a 400 naming externalKeyId; a QTSP that does not answer is a 503 naming the provider.',
         body: withExample(CreateBody, { id: 'signer', usageType: 'attestation', type: 'internalChain', description: 'signs the PID' }),
         response: { 201: KeyChainSchema },
       },
@@ -241,6 +251,7 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Change settings, make default, or replace the certificate of the same key',
+        description: 'A key chain of a csc provider is renewed here: externalKeyId points it at another credential of the QTSP.',
         params: Params,
         body: withExample(UpdateBody, {
           description: 'signs the PID',
@@ -261,6 +272,8 @@ export function keyChainRoutes(app: App, keyChains: KeyChainService, signing: Si
       schema: {
         tags,
         summary: 'Rotate now: a new active key; the previous one stays published until its certificate expires',
+        description:
+          'A 400 for a key chain of a csc provider, which makes no keys (PATCH externalKeyId instead); a 409 for another imported key chain.',
         params: Params,
         response: { 200: KeyChainSchema },
       },

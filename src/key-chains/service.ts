@@ -10,7 +10,7 @@ import type { SigningAlgorithm } from '../platform/crypto/algorithms.js';
 import { parsePemChain, toPem } from '../platform/crypto/x509.js';
 import { tenantDb } from '../platform/db/tenant-db.js';
 import { type Executor, fromBool, inTransaction, isUniqueViolation, toBool } from '../platform/db/values.js';
-import { conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
+import { badRequest, conflict, type FieldError, invalidFields, notFound } from '../platform/http/problem.js';
 import { maxCommonName, type Subject } from './certificates.js';
 import { checkChainForKey, checkImportableJwk, checkProvider, checkRootForKey, leafIsSelfSigned, subjectErrors } from './checks.js';
 import { type ChainIdentity, type KeyMaterial, type MintedKey, rotatedKeyRef, sealingContext } from './material.js';
@@ -32,7 +32,8 @@ export interface KeyChainSettings {
 export interface CreateKeyChain extends KeyChainSettings {
   id?: string;
   usageType: UsageType;
-  type: 'standalone' | 'internalChain';
+  /** imported: the provider's key with the certificate chain the provider issued (a provider that issuesCertificates, csc). */
+  type: 'standalone' | 'internalChain' | 'imported';
   algorithm?: SigningAlgorithm;
   subject?: Partial<Subject>;
   kmsProvider?: string;
@@ -51,6 +52,8 @@ export interface ImportKeyChain extends KeyChainSettings {
 export interface UpdateKeyChain extends KeyChainSettings {
   /** A new certificate chain (PEM, leaf first) for the same active key, for example one issued by a registrar. */
   certificate?: string;
+  /** Another key of the chain's provider to sign with, with its certificates (providers that issuesCertificates: csc). */
+  externalKeyId?: string;
 }
 
 /** What POST /api/key-chain/move-to-ca did: the chains now under a root CA, and the self-signed ones left, with why. */
@@ -308,12 +311,56 @@ export class KeyChainService {
     const subjectProblems = subjectErrors(identity.subject, input.type === 'internalChain');
     if (subjectProblems.length) throw invalidFields(subjectProblems);
     input = { ...input, externalKeyId };
+    this.checkCertifiedByProvider(kmsProvider, input);
+    if (input.type === 'imported') return this.insert(ctx, identity, input, await this.fromProvider(identity), db);
     if (input.type === 'internalChain') {
       const { root, leaf } = await this.material.internalChain(identity);
       return this.insert(ctx, identity, input, { type: 'internalChain', kmsProvider, root, leaf, chainPem: leaf.certificatePem }, db);
     }
     const leaf = await this.material.standalone(identity);
     return this.insert(ctx, identity, input, { type: 'standalone', kmsProvider, leaf, chainPem: leaf.certificatePem }, db);
+  }
+
+  /**
+   * A provider that certifies its keys (csc) gives chains of type imported, and only it does; it makes
+   * no keys, so such a chain is not rotated automatically (it is pointed at another credential).
+   */
+  private checkCertifiedByProvider(kmsProvider: string, input: { type: string; rotationEnabled?: boolean }) {
+    const certified = this.provider(kmsProvider).issuesCertificates === true;
+    const errors: FieldError[] = [];
+    if (certified && input.type !== 'imported')
+      errors.push({
+        field: 'body.type',
+        message: `must be imported: key provider '${kmsProvider}' holds its keys' certificates, svc makes none for them`,
+      });
+    if (!certified && input.type === 'imported')
+      errors.push({
+        field: 'body.type',
+        message: `imported takes the key and certificates of a provider that certifies its keys (csc), not '${kmsProvider}'; POST /api/key-chain/import takes a private key`,
+      });
+    if (certified && input.rotationEnabled === true) errors.push(this.noRotation(kmsProvider));
+    if (errors.length) throw invalidFields(errors);
+  }
+
+  private noRotation(kmsProvider: string): FieldError {
+    return {
+      field: 'body.rotationEnabled',
+      message: `key provider '${kmsProvider}' makes no keys, so it cannot rotate: point the key chain at a new credential (PATCH externalKeyId)`,
+    };
+  }
+
+  /** The key chain's key as the provider holds it, and the certificate chain the provider issued for it, checked. */
+  private async fromProvider(identity: ChainIdentity): Promise<Made> {
+    const key = await this.material.certifiedByProvider(identity);
+    const chain = await checkChainForKey(key.certificatePem, key.publicJwk, 'externalKeyId');
+    const chainPem = toPem(chain.active);
+    return {
+      type: 'imported',
+      kmsProvider: identity.kmsProvider,
+      leaf: { ...key, certificatePem: chainPem },
+      chainPem,
+      rootCertificate: chain.root ? toPem([chain.root]) : null,
+    };
   }
 
   /**
@@ -474,9 +521,15 @@ export class KeyChainService {
   }
 
   async update(ctx: RequestContext, tenantId: string, id: string, input: UpdateKeyChain, db: Executor = this.db): Promise<KeyChain> {
-    return inTransaction(db, async (trx) => {
+    // The provider is asked before the transaction, so no database connection waits on it.
+    const repointed =
+      input.externalKeyId !== undefined ? await this.repoint(tenantId, await this.row(tenantId, id, db), input, db) : undefined;
+    const updated = await inTransaction(db, async (trx) => {
       const row = await this.row(tenantId, id, trx);
       const before = this.toKeyChain(row);
+      if (input.rotationEnabled === true && this.provider(row.kms_provider).issuesCertificates)
+        throw invalidFields([this.noRotation(row.kms_provider)]);
+      const now = this.clock.now().toISOString();
       const certificate =
         input.certificate !== undefined ? await checkChainForKey(input.certificate, before.activeJwk, 'certificate') : undefined;
       if (certificate?.root && before.rootJwk) checkRootForKey(certificate.root, before.rootJwk, 'certificate');
@@ -494,15 +547,56 @@ export class KeyChainService {
           active_certificate: toPem(certificate.active),
           ...(certificate.root && { root_certificate: toPem([certificate.root]) }),
         }),
-        updated_at: this.clock.now().toISOString(),
+        ...(repointed && {
+          external_key_id: repointed.externalKeyId,
+          active_certificate: repointed.made.chainPem,
+          root_certificate: repointed.made.rootCertificate ?? null,
+        }),
+        // Another key: the one it replaces stays published until its certificate expires, as after a rotation.
+        ...(repointed?.newKey && {
+          previous_jwk: row.active_jwk,
+          previous_certificate: row.active_certificate,
+          previous_key_expiry: new Date(parsePemChain(row.active_certificate)[0]?.validTo ?? now).toISOString(),
+          active_jwk: repointed.made.leaf.sealedJwk,
+          last_rotated_at: now,
+        }),
+        updated_at: now,
       });
       this.forgetResolved(tenantId);
       const after = this.toKeyChain(await this.row(tenantId, id, trx));
       if (certificate) await this.checkChange(tenantId, after, 'body.certificate', trx);
+      else if (repointed) await this.checkChange(tenantId, after, 'body.externalKeyId', trx);
       else if (input.default === true && !before.default) await this.checkChange(tenantId, after, 'body.default', trx);
       await this.audit.record(ctx, { tenantId, actionType: 'key_chain.updated', before: auditView(before), after: auditView(after) }, trx);
       return after;
     });
+    // What features serve signed by the replaced key is signed again, as after a rotation; not inside
+    // a caller's transaction (a configuration import), whose connection the listeners would wait for.
+    if (repointed?.newKey && db === this.db) for (const listener of this.rotationListeners) await listener(tenantId, id);
+    return updated;
+  }
+
+  /**
+   * The key and certificates of the credential a chain of a certifying provider (csc) is pointed at
+   * instead of its own, checked; `newKey` when it is another key than the active one (not merely a
+   * renewed certificate of the same key).
+   */
+  private async repoint(tenantId: string, row: KeyChainRow, input: UpdateKeyChain, db: Executor) {
+    const externalKeyId = input.externalKeyId as string;
+    const errors: FieldError[] = [];
+    if (!this.provider(row.kms_provider).issuesCertificates)
+      errors.push({
+        field: 'body.externalKeyId',
+        message: `only a key chain of a provider that certifies its keys (csc) is pointed at another key; this one (${row.kms_provider}) rotates`,
+      });
+    if (input.certificate !== undefined)
+      errors.push({ field: 'body.certificate', message: 'not with externalKeyId: the certificates come with the new key' });
+    if (errors.length) throw invalidFields(errors);
+    const before = this.toKeyChain(row);
+    const keyPlace = await this.keyPlace(tenantId, externalKeyId, db);
+    const identity = this.identity(tenantId, row.id, before, { kmsProvider: row.kms_provider, keyPlace });
+    const made = await this.fromProvider(identity);
+    return { externalKeyId, made, newKey: made.leaf.publicJwk.kid !== before.activeJwk.kid };
   }
 
   /**
@@ -521,6 +615,10 @@ export class KeyChainService {
    */
   private async rotateUnlessChanged(ctx: RequestContext, row: KeyChainRow): Promise<KeyChain | undefined> {
     const { tenant_id: tenantId, id } = row;
+    if (this.provider(row.kms_provider).issuesCertificates)
+      throw badRequest(
+        `key provider '${row.kms_provider}' makes no keys: the key chain is renewed by pointing it at a new credential (PATCH externalKeyId)`,
+      );
     if (row.chain_type === 'imported')
       throw conflict('an imported key chain is renewed by importing a new key or by PATCHing a new certificate');
     const before = this.toKeyChain(row);

@@ -161,7 +161,7 @@ function modPow(base: bigint, exponent: bigint, modulus: bigint): bigint {
 }
 
 /** ECDSA over a P-256 digest (SEC 1, 4.1.3): r = x(kG) mod n, s = k⁻¹(z + r·d) mod n; DER as KMS answers. */
-function signDigest(privateKey: KeyObject, digest: Buffer): Buffer {
+export function signDigest(privateKey: KeyObject, digest: Buffer): Buffer {
   const d = toBigInt(Buffer.from(privateKey.export({ format: 'jwk' }).d as string, 'base64url'));
   const z = toBigInt(digest);
   for (;;) {

@@ -21,6 +21,7 @@ const PROVIDER_KINDS = new Map([
   ['aws-kms', 'AWS KMS'],
   ['azure-keyvault', 'Azure Key Vault'],
   ['gcp-kms', 'Google Cloud KMS'],
+  ['csc', 'QTSP remote signing (CSC API)'],
 ]);
 
 interface Certificate extends CertificateSummary {

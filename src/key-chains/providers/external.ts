@@ -1,5 +1,5 @@
 // What every provider whose private keys live outside the database (PKCS#11, Vault Transit, AWS
-// KMS) has in common. The key chain row keeps, per key, only a public record: which key of the
+// KMS, a QTSP through CSC) has in common. The key chain row keeps, per key, only a public record: which key of the
 // provider it is (its reference there) and its public JWK. Signatures are asked of the provider; a
 // provider that fails is a 503 naming it, and no other key ever signs instead.
 import { createHash, type webcrypto } from 'node:crypto';
@@ -44,6 +44,8 @@ export abstract class ExternalKeyProvider implements KeyProvider {
   abstract readonly capabilities: ProviderCapabilities;
   /** Public records (with the JWK's kid) by stored value: parsed once, never stale (a new key is a new value). */
   private readonly records = new Map<string, ExternalKeyRecord & { publicJwk: JWK }>();
+  /** The provider certifies its keys itself (a QTSP): its key chains take its certificates, and it makes no keys. */
+  readonly issuesCertificates: boolean = false;
 
   /** What separates the parts of a namespaced key name: '.' unless the provider's names do not take it. */
   protected readonly nameSeparator: NameSeparator = '.';
@@ -60,7 +62,7 @@ export abstract class ExternalKeyProvider implements KeyProvider {
    * provider has none of that name; and the reference that signatures will name it by (the name,
    * or something more exact such as a pinned version or the provider's own id).
    */
-  protected abstract ensureKey(name: string, algorithm: SigningAlgorithm): Promise<{ jwk: JWK; ref: string }>;
+  protected abstract ensureKey(name: string, algorithm: SigningAlgorithm): Promise<{ jwk: JWK; ref: string; certificateChain?: string }>;
   /** Raw (r || s) signature over `data` by the key `ref`, hashed with the algorithm's hash. */
   protected abstract signRaw(ref: string, algorithm: SigningAlgorithm, data: Uint8Array): Promise<Uint8Array>;
   /** Resolves when the provider can sign; rejects with the reason otherwise (/health/ready). */
@@ -89,7 +91,7 @@ export abstract class ExternalKeyProvider implements KeyProvider {
         errors: [{ field: 'body.algorithm', message: `not offered by key provider '${this.name}'` }],
       });
     }
-    let found: { jwk: JWK; ref: string };
+    let found: { jwk: JWK; ref: string; certificateChain?: string };
     try {
       found = await this.ensureKey(ref, algorithm);
     } catch (err) {
@@ -102,7 +104,12 @@ export abstract class ExternalKeyProvider implements KeyProvider {
       throw new Problem(409, 'Conflict', `key '${ref}' of key provider '${this.name}' is not an EC key on ${curve} (${algorithm})`);
     }
     const record: ExternalKeyRecord = { ref: found.ref, jwk: publicPart(jwk) };
-    return { sealedJwk: JSON.stringify(record), externalKeyId: place.name, publicJwk: withKid(jwk) };
+    return {
+      sealedJwk: JSON.stringify(record),
+      externalKeyId: place.name,
+      publicJwk: withKid(jwk),
+      ...(found.certificateChain && { certificateChain: found.certificateChain }),
+    };
   }
 
   private record(key: StoredKey) {

@@ -31,9 +31,14 @@ export interface ProviderCapabilities {
 export interface KeyProvider {
   /** The provider's id: db, or the id given in KMS_PROVIDERS. */
   readonly name: string;
-  /** db, or the type of its KMS_PROVIDERS entry (pkcs11, vault, aws-kms, azure-keyvault, gcp-kms). */
+  /** db, or the type of its KMS_PROVIDERS entry (pkcs11, vault, aws-kms, azure-keyvault, gcp-kms, csc). */
   readonly type: string;
   readonly capabilities: ProviderCapabilities;
+  /**
+   * The provider certifies its keys itself (csc: the QTSP issued the certificates): a key chain of
+   * it takes the provider's certificate chain (type imported) instead of one svc makes.
+   */
+  readonly issuesCertificates?: boolean;
   /** Resolves when the provider can sign now; rejects with the reason otherwise (/health/ready). */
   check(): Promise<void>;
   /**
@@ -45,7 +50,7 @@ export interface KeyProvider {
     algorithm: SigningAlgorithm,
     context: string,
     place?: KeyPlace | null,
-  ): Promise<{ sealedJwk: string; externalKeyId: string | null; publicJwk: JWK }>;
+  ): Promise<{ sealedJwk: string; externalKeyId: string | null; publicJwk: JWK; certificateChain?: string }>;
   /** Why an external provider cannot hold a key at `place` (its name would be too long there); undefined when it can. */
   keyNameProblem?(place: KeyPlace): string | undefined;
   /** The public JWK with its kid (RFC 7638 thumbprint). */

@@ -1,7 +1,8 @@
 // KMS_PROVIDERS: the JSON file naming where key chains' private keys may live besides the database
-// (PKCS#11 tokens, Vault Transit, AWS KMS). Read and connected once at start: a file that does not
-// read, a provider that does not answer or a PIN that is refused stops the start with one line
-// naming the provider. Without the file there is one provider, db, as before.
+// (PKCS#11 tokens, Vault Transit, AWS KMS, a QTSP's remote signing through CSC). Read and connected
+// once at start: a file that does not read, a provider that does not answer or a PIN that is refused
+// stops the start with one line naming the provider. Without the file there is one provider, db, as
+// before.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { StartUpError } from '../../platform/lifecycle/start-up-errors.js';
@@ -34,6 +35,14 @@ const KmsFile = z
         code: 'custom',
         path: ['defaultProvider'],
         message: `'${file.defaultProvider}' is not a provider of the file (nor db)`,
+      });
+    }
+    // A tenant's default key chains are made by svc: a provider that makes no keys cannot hold them.
+    if (file.providers.some((p) => p.id === file.defaultProvider && p.type === 'csc')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['defaultProvider'],
+        message: `'${file.defaultProvider}' is a csc provider, which makes no keys: new tenants' key chains cannot be made there`,
       });
     }
   });
