@@ -35,7 +35,7 @@ export interface AwsKmsSettings {
 const KEY_SPEC: Record<SigningAlgorithm, KeySpec> = { ES256: 'ECC_NIST_P256', ES384: 'ECC_NIST_P384', ES512: 'ECC_NIST_P521' };
 const SIGNING_ALGORITHM = { ES256: 'ECDSA_SHA_256', ES384: 'ECDSA_SHA_384', ES512: 'ECDSA_SHA_512' } as const;
 /** Refusals of the credentials themselves: a configuration to fix, not an outage. */
-const CREDENTIAL_ERRORS = new Set([
+export const CREDENTIAL_ERRORS = new Set([
   'UnrecognizedClientException',
   'InvalidSignatureException',
   'AccessDeniedException',
@@ -156,7 +156,7 @@ export function derToRaw(der: Uint8Array, size: number): Uint8Array {
 }
 
 /** The SDK's HTTP handler, made of the outbound client: same address policy, time limit and size cap as every outbound call. */
-function outboundHandler(outbound: OutboundClient) {
+export function outboundHandler(outbound: OutboundClient) {
   return {
     metadata: { handlerProtocol: 'http/1.1' },
     async handle(request: {
