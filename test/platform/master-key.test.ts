@@ -11,12 +11,15 @@ import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { type AwsKmsFake, startAwsKmsFake } from '../support/aws-kms-fake.js';
-import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { engine, freshDatabase, type TestDatabase } from '../support/database.js';
+import { run, runUntilExit, stop } from '../support/process.js';
 import { freePort, ROOT_ID, startFailure, startService, type TestService } from '../support/service.js';
 import { startVaultFake, type VaultFake } from '../support/vault-fake.js';
 
 const ROOT_SECRET = randomBytes(24).toString('base64url');
 const CHECKED = 'MASTER_SECRET opens the data of this database';
+/** A test that starts the service six to ten times in a row: more than the default 30 s on a busy machine with PostgreSQL. */
+const SEVERAL_STARTS = { timeout: 90_000 };
 
 let dir: string;
 beforeAll(() => {
@@ -82,19 +85,31 @@ function unwrapFile(wrapped: string, key: Buffer): string {
   return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
 }
 
+interface Sealed {
+  /** The root client's management token from before the restart. */
+  token: string;
+  tenant: { clientId: string; secret: string };
+}
+
 /**
  * What was sealed before opens now: a management token signed before the restart is still valid
- * (its key is derived from the data key), and the tenant's key chain keys sealed in the database open.
+ * (its key is derived from the data key), and the tenant's trust list key, sealed in the database
+ * with the db provider, signs a trust list.
  */
-async function sealedDataOpens(svc: TestService, tokenBefore: string) {
-  expect((await svc.raw('GET', '/api/tenant', { token: tokenBefore })).status).toBe(200);
+async function sealedDataOpens(svc: TestService, sealed: Sealed) {
+  expect((await svc.raw('GET', '/api/tenant', { token: sealed.token })).status).toBe(200);
   expect(await svc.running.services.keyChains.sealedKeyOpens()).toBe(true);
+  const signed = await svc.raw('POST', '/api/trust-list', {
+    token: await svc.token(sealed.tenant.clientId, sealed.tenant.secret),
+    body: { id: `l${randomBytes(4).toString('hex')}`, entities: [{ type: 'internal', keyChainId: 'default-attestation' }] },
+  });
+  expect(signed.status).toBe(201);
 }
 
 /** First start: a tenant (its key chains sealed with the db provider) and a token, for the next start to open. */
-async function seal(svc: TestService): Promise<string> {
-  await svc.tenant(`t${randomBytes(4).toString('hex')}`);
-  return svc.rootToken();
+async function seal(svc: TestService): Promise<Sealed> {
+  const { clientId, secret } = await svc.tenant(`t${randomBytes(4).toString('hex')}`);
+  return { token: await svc.rootToken(), tenant: { clientId, secret } };
 }
 
 describe('MASTER_KEY_PROVIDER=file', () => {
@@ -104,57 +119,61 @@ describe('MASTER_KEY_PROVIDER=file', () => {
   });
   afterAll(() => database.drop());
 
-  it('generates a data key, stores it only wrapped, opens the data after a restart; another key stops the start (78), a rotation re-wraps', async () => {
-    const first = keyFile('first.key');
-    const env = { MASTER_KEY_PROVIDER: 'file', MASTER_KEY_FILE: first.path };
-    const svc = await startOn(database, env);
-    const token = await seal(svc);
-    const row = await storedRow(svc);
-    expect(row?.wrappedBy).toMatch(/^file:[0-9a-f]{16}$/);
-    const dataKey = unwrapFile(row?.wrapped ?? '', first.key);
-    expect(dataKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(row?.wrapped).not.toContain(dataKey);
-    expect(await checkValueOpensWith(svc, dataKey)).toBe(true);
-    await svc.stop();
+  it(
+    'generates a data key, stores it only wrapped, opens the data after a restart; another key stops the start (78), a rotation re-wraps',
+    SEVERAL_STARTS,
+    async () => {
+      const first = keyFile('first.key');
+      const env = { MASTER_KEY_PROVIDER: 'file', MASTER_KEY_FILE: first.path };
+      const svc = await startOn(database, env);
+      const token = await seal(svc);
+      const row = await storedRow(svc);
+      expect(row?.wrappedBy).toMatch(/^file:[0-9a-f]{16}$/);
+      const dataKey = unwrapFile(row?.wrapped ?? '', first.key);
+      expect(dataKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(row?.wrapped).not.toContain(dataKey);
+      expect(await checkValueOpensWith(svc, dataKey)).toBe(true);
+      await svc.stop();
 
-    // The same key, now raw bytes in another file: the key is what counts, not the path.
-    const moved = join(dir, 'moved.key');
-    writeFileSync(moved, first.key);
-    const again = await startOn(database, { ...env, MASTER_KEY_FILE: moved });
-    await sealedDataOpens(again, token);
-    await again.stop();
+      // The same key, now raw bytes in another file: the key is what counts, not the path.
+      const moved = join(dir, 'moved.key');
+      writeFileSync(moved, first.key);
+      const again = await startOn(database, { ...env, MASTER_KEY_FILE: moved });
+      await sealedDataOpens(again, token);
+      await again.stop();
 
-    const other = keyFile('other.key');
-    const wrong = await failureOn(database, { ...env, MASTER_KEY_FILE: other.path });
-    expect(wrong.exitCode).toBe(78);
-    expect(wrong.message).toMatch(
-      /^MASTER_KEY_PROVIDER=file: the data key in the database is wrapped by file:[0-9a-f]{16}, not by file:[0-9a-f]{16}: /,
-    );
-    expect(wrong.message).not.toContain('\n');
+      const other = keyFile('other.key');
+      const wrong = await failureOn(database, { ...env, MASTER_KEY_FILE: other.path });
+      expect(wrong.exitCode).toBe(78);
+      expect(wrong.message).toMatch(
+        /^MASTER_KEY_PROVIDER=file: the data key in the database is wrapped by file:[0-9a-f]{16}, not by file:[0-9a-f]{16}: /,
+      );
+      expect(wrong.message).not.toContain('\n');
 
-    const short = join(dir, 'short.key');
-    writeFileSync(short, 'c2hvcnQ=\n');
-    const unreadable = await failureOn(database, { ...env, MASTER_KEY_FILE: short });
-    expect(unreadable.exitCode).toBe(78);
-    expect(unreadable.message).toBe(
-      `MASTER_KEY_PROVIDER=file: MASTER_KEY_FILE ${short}: must hold a 32-byte key, raw or in base64 (such as openssl rand -base64 32 writes)`,
-    );
-    const missing = await failureOn(database, { ...env, MASTER_KEY_FILE: join(dir, 'absent.key') });
-    expect(missing.exitCode).toBe(78);
-    expect(missing.message).toMatch(/MASTER_KEY_FILE .*absent\.key: cannot be read \(ENOENT\)$/);
+      const short = join(dir, 'short.key');
+      writeFileSync(short, 'c2hvcnQ=\n');
+      const unreadable = await failureOn(database, { ...env, MASTER_KEY_FILE: short });
+      expect(unreadable.exitCode).toBe(78);
+      expect(unreadable.message).toBe(
+        `MASTER_KEY_PROVIDER=file: MASTER_KEY_FILE ${short}: must hold a 32-byte key, raw or in base64 (such as openssl rand -base64 32 writes)`,
+      );
+      const missing = await failureOn(database, { ...env, MASTER_KEY_FILE: join(dir, 'absent.key') });
+      expect(missing.exitCode).toBe(78);
+      expect(missing.message).toMatch(/MASTER_KEY_FILE .*absent\.key: cannot be read \(ENOENT\)$/);
 
-    // Rotation: the new key with the previous one; the start re-wraps, the data key stays.
-    const rotated = await startOn(database, { ...env, MASTER_KEY_FILE: other.path, MASTER_KEY_PREVIOUS_FILE: first.path });
-    await sealedDataOpens(rotated, token);
-    const rewrapped = await storedRow(rotated);
-    expect(rewrapped?.wrappedBy).not.toBe(row?.wrappedBy);
-    expect(unwrapFile(rewrapped?.wrapped ?? '', other.key)).toBe(dataKey);
-    await rotated.stop();
-    const after = await startOn(database, { ...env, MASTER_KEY_FILE: other.path });
-    await sealedDataOpens(after, token);
-    await after.stop();
-    expect((await failureOn(database, env)).exitCode).toBe(78);
-  });
+      // Rotation: the new key with the previous one; the start re-wraps, the data key stays.
+      const rotated = await startOn(database, { ...env, MASTER_KEY_FILE: other.path, MASTER_KEY_PREVIOUS_FILE: first.path });
+      await sealedDataOpens(rotated, token);
+      const rewrapped = await storedRow(rotated);
+      expect(rewrapped?.wrappedBy).not.toBe(row?.wrappedBy);
+      expect(unwrapFile(rewrapped?.wrapped ?? '', other.key)).toBe(dataKey);
+      await rotated.stop();
+      const after = await startOn(database, { ...env, MASTER_KEY_FILE: other.path });
+      await sealedDataOpens(after, token);
+      await after.stop();
+      expect((await failureOn(database, env)).exitCode).toBe(78);
+    },
+  );
 });
 
 describe('MASTER_KEY_PROVIDER=vault-transit', () => {
@@ -175,37 +194,48 @@ describe('MASTER_KEY_PROVIDER=vault-transit', () => {
     MASTER_KEY_VAULT_TOKEN: vault.token,
   });
 
-  it('wraps the data key with Transit encrypt, opens it with decrypt after a restart, and re-wraps under a new key', async () => {
-    const svc = await startOn(database, env());
-    const token = await seal(svc);
-    const row = await storedRow(svc);
-    expect(row).toEqual({ wrappedBy: 'vault-transit:svc-master', wrapped: expect.stringMatching(/^vault:v1:/) });
-    expect(vault.requests).toContain('POST /v1/transit/encrypt/svc-master');
-    await svc.stop();
+  it(
+    'wraps the data key with Transit encrypt, opens it with decrypt after a restart, and re-wraps under a new key',
+    SEVERAL_STARTS,
+    async () => {
+      const svc = await startOn(database, env());
+      const token = await seal(svc);
+      const row = await storedRow(svc);
+      expect(row).toEqual({ wrappedBy: 'vault-transit:svc-master', wrapped: expect.stringMatching(/^vault:v1:/) });
+      expect(vault.requests).toContain('POST /v1/transit/encrypt/svc-master');
+      await svc.stop();
 
-    const again = await startOn(database, env());
-    await sealedDataOpens(again, token);
-    expect(vault.requests).toContain('POST /v1/transit/decrypt/svc-master');
-    await again.stop();
+      const again = await startOn(database, env());
+      await sealedDataOpens(again, token);
+      expect(vault.requests).toContain('POST /v1/transit/decrypt/svc-master');
+      await again.stop();
 
-    // Rotation inside Vault needs nothing: the value names its version, which Vault still holds.
-    const key = vault.keys.get('svc-master');
-    key?.versions.push({ secret: randomBytes(32) });
-    const rotatedInVault = await startOn(database, env());
-    await sealedDataOpens(rotatedInVault, token);
-    await rotatedInVault.stop();
+      // Rotation inside Vault needs nothing: the value names its version, which Vault still holds.
+      const key = vault.keys.get('svc-master');
+      key?.versions.push({ secret: randomBytes(32) });
+      const rotatedInVault = await startOn(database, env());
+      await sealedDataOpens(rotatedInVault, token);
+      await rotatedInVault.stop();
 
-    // Another transit key: the start unwraps under the previous one and re-wraps under the new one.
-    vault.requests.length = 0;
-    const moved = await startOn(database, { ...env(), MASTER_KEY_ID: 'svc-master-2', MASTER_KEY_PREVIOUS_ID: 'svc-master' });
-    await sealedDataOpens(moved, token);
-    expect(vault.requests).toEqual(['POST /v1/transit/decrypt/svc-master', 'POST /v1/transit/encrypt/svc-master-2']);
-    expect((await storedRow(moved))?.wrappedBy).toBe('vault-transit:svc-master-2');
-    await moved.stop();
-    const after = await startOn(database, { ...env(), MASTER_KEY_ID: 'svc-master-2' });
-    await sealedDataOpens(after, token);
-    await after.stop();
-  });
+      // Another transit key: the start unwraps under the previous one and re-wraps under the new one.
+      // On PostgreSQL an instance started before keeps running on the old settings throughout: the
+      // data key it holds is the one re-wrapped (SQLite's file belongs to one process).
+      const running = engine === 'postgres' ? await startOn(database, env()) : undefined;
+      vault.requests.length = 0;
+      const moved = await startOn(database, { ...env(), MASTER_KEY_ID: 'svc-master-2', MASTER_KEY_PREVIOUS_ID: 'svc-master' });
+      await sealedDataOpens(moved, token);
+      expect(vault.requests).toEqual(['POST /v1/transit/decrypt/svc-master', 'POST /v1/transit/encrypt/svc-master-2']);
+      expect((await storedRow(moved))?.wrappedBy).toBe('vault-transit:svc-master-2');
+      if (running) {
+        await sealedDataOpens(running, { ...token, token: await moved.rootToken() });
+        await running.stop();
+      }
+      await moved.stop();
+      const after = await startOn(database, { ...env(), MASTER_KEY_ID: 'svc-master-2' });
+      await sealedDataOpens(after, token);
+      await after.stop();
+    },
+  );
 
   it('stops with 78 when the token is refused or the key does not open the value, 69 when Vault is sealed or unreachable', async () => {
     const wrongToken = await failureOn(database, { ...env(), MASTER_KEY_ID: 'svc-master-2', MASTER_KEY_VAULT_TOKEN: 'hvs.wrong' });
@@ -264,51 +294,55 @@ describe('MASTER_KEY_PROVIDER=aws-kms', () => {
     AWS_SECRET_ACCESS_KEY: kms.credentials.secretAccessKey,
   });
 
-  it('wraps with Encrypt, opens with Decrypt after a restart, stops with 78 or 69, and re-wraps under a new key', async () => {
-    const svc = await startOn(database, env());
-    const token = await seal(svc);
-    expect((await storedRow(svc))?.wrappedBy).toBe(`aws-kms:${keyId}`);
-    expect(kms.targets).toContain('TrentService.Encrypt');
-    await svc.stop();
-    const again = await startOn(database, env());
-    await sealedDataOpens(again, token);
-    expect(kms.targets).toContain('TrentService.Decrypt');
-    await again.stop();
+  it(
+    'wraps with Encrypt, opens with Decrypt after a restart, stops with 78 or 69, and re-wraps under a new key',
+    SEVERAL_STARTS,
+    async () => {
+      const svc = await startOn(database, env());
+      const token = await seal(svc);
+      expect((await storedRow(svc))?.wrappedBy).toBe(`aws-kms:${keyId}`);
+      expect(kms.targets).toContain('TrentService.Encrypt');
+      await svc.stop();
+      const again = await startOn(database, env());
+      await sealedDataOpens(again, token);
+      expect(kms.targets).toContain('TrentService.Decrypt');
+      await again.stop();
 
-    const refused = await failureOn(database, { ...env(), AWS_ACCESS_KEY_ID: 'AKIAWRONG0000000000' });
-    expect(refused.exitCode).toBe(78);
-    expect(refused.message).toMatch(
-      /^MASTER_KEY_PROVIDER=aws-kms: AWS KMS \(http:[^)]+\), key \S+: Decrypt refused \(UnrecognizedClientException\)/,
-    );
-    expect(refused.message).not.toContain('\n');
+      const refused = await failureOn(database, { ...env(), AWS_ACCESS_KEY_ID: 'AKIAWRONG0000000000' });
+      expect(refused.exitCode).toBe(78);
+      expect(refused.message).toMatch(
+        /^MASTER_KEY_PROVIDER=aws-kms: AWS KMS \(http:[^)]+\), key \S+: Decrypt refused \(UnrecognizedClientException\)/,
+      );
+      expect(refused.message).not.toContain('\n');
 
-    const key = kms.keys.get(keyId.split('/').at(-1) ?? '');
-    const secret = key?.secret;
-    if (key) key.secret = randomBytes(32);
-    const wrongKey = await failureOn(database, env());
-    if (key) key.secret = secret;
-    expect(wrongKey.exitCode).toBe(78);
-    expect(wrongKey.message).toMatch(/Decrypt refused \(InvalidCiphertextException\)/);
+      const key = kms.keys.get(keyId.split('/').at(-1) ?? '');
+      const secret = key?.secret;
+      if (key) key.secret = randomBytes(32);
+      const wrongKey = await failureOn(database, env());
+      if (key) key.secret = secret;
+      expect(wrongKey.exitCode).toBe(78);
+      expect(wrongKey.message).toMatch(/Decrypt refused \(InvalidCiphertextException\)/);
 
-    kms.failWith = 'KMSInternalException';
-    const failing = await failureOn(database, env());
-    kms.failWith = undefined;
-    expect(failing.exitCode).toBe(69);
-    const unreachable = await failureOn(database, { ...env(), MASTER_KEY_AWS_ENDPOINT: `http://127.0.0.1:${await freePort()}` });
-    expect(unreachable.exitCode).toBe(69);
-    expect(unreachable.message).toMatch(/^MASTER_KEY_PROVIDER=aws-kms: AWS KMS \(http:[^)]+\), key \S+: unreachable: [^\n]+$/);
+      kms.failWith = 'KMSInternalException';
+      const failing = await failureOn(database, env());
+      kms.failWith = undefined;
+      expect(failing.exitCode).toBe(69);
+      const unreachable = await failureOn(database, { ...env(), MASTER_KEY_AWS_ENDPOINT: `http://127.0.0.1:${await freePort()}` });
+      expect(unreachable.exitCode).toBe(69);
+      expect(unreachable.message).toMatch(/^MASTER_KEY_PROVIDER=aws-kms: AWS KMS \(http:[^)]+\), key \S+: unreachable: [^\n]+$/);
 
-    const rotated = await startOn(database, { ...env(), MASTER_KEY_ID: nextKeyId, MASTER_KEY_PREVIOUS_ID: keyId });
-    await sealedDataOpens(rotated, token);
-    expect((await storedRow(rotated))?.wrappedBy).toBe(`aws-kms:${nextKeyId}`);
-    await rotated.stop();
-    const after = await startOn(database, { ...env(), MASTER_KEY_ID: nextKeyId });
-    await sealedDataOpens(after, token);
-    await after.stop();
-    const old = await failureOn(database, env());
-    expect(old.exitCode).toBe(78);
-    expect(old.message).toContain(`the data key in the database is wrapped by aws-kms:${nextKeyId}, not by aws-kms:${keyId}`);
-  });
+      const rotated = await startOn(database, { ...env(), MASTER_KEY_ID: nextKeyId, MASTER_KEY_PREVIOUS_ID: keyId });
+      await sealedDataOpens(rotated, token);
+      expect((await storedRow(rotated))?.wrappedBy).toBe(`aws-kms:${nextKeyId}`);
+      await rotated.stop();
+      const after = await startOn(database, { ...env(), MASTER_KEY_ID: nextKeyId });
+      await sealedDataOpens(after, token);
+      await after.stop();
+      const old = await failureOn(database, env());
+      expect(old.exitCode).toBe(78);
+      expect(old.message).toContain(`the data key in the database is wrapped by aws-kms:${nextKeyId}, not by aws-kms:${keyId}`);
+    },
+  );
 });
 
 describe('moving a database from MASTER_SECRET to a source', () => {
@@ -318,35 +352,88 @@ describe('moving a database from MASTER_SECRET to a source', () => {
   });
   afterAll(() => database.drop());
 
-  it('wraps the existing MASTER_SECRET when both are set once; without it, or with another secret, the start stops (78) and stores nothing', async () => {
-    const masterSecret = randomBytes(32).toString('base64url');
-    const svc = await startOn(database, { MASTER_SECRET: masterSecret });
-    const token = await seal(svc);
-    await svc.stop();
+  it(
+    'wraps the existing MASTER_SECRET when both are set once; without it, or with another secret, the start stops (78) and stores nothing',
+    SEVERAL_STARTS,
+    async () => {
+      const masterSecret = randomBytes(32).toString('base64url');
+      const svc = await startOn(database, { MASTER_SECRET: masterSecret });
+      const token = await seal(svc);
+      await svc.stop();
 
-    const { path, key } = keyFile('migration.key');
-    const provider = { MASTER_KEY_PROVIDER: 'file', MASTER_KEY_FILE: path };
-    const alone = await failureOn(database, provider);
-    expect(alone.exitCode).toBe(78);
-    expect(alone.message).toMatch(
-      /^MASTER_KEY_PROVIDER=file: this database is sealed under a MASTER_SECRET and holds no wrapped data key yet; start once with that MASTER_SECRET set as well/,
-    );
-    const wrong = await failureOn(database, { ...provider, MASTER_SECRET: randomBytes(32).toString('base64url') });
-    expect(wrong.exitCode).toBe(78);
-    expect(wrong.message).toMatch(/^MASTER_SECRET: not the secret this database was created with/);
+      const { path, key } = keyFile('migration.key');
+      const provider = { MASTER_KEY_PROVIDER: 'file', MASTER_KEY_FILE: path };
+      const alone = await failureOn(database, provider);
+      expect(alone.exitCode).toBe(78);
+      expect(alone.message).toMatch(
+        /^MASTER_KEY_PROVIDER=file: this database is sealed under a MASTER_SECRET and holds no wrapped data key yet; start once with that MASTER_SECRET set as well/,
+      );
+      const wrong = await failureOn(database, { ...provider, MASTER_SECRET: randomBytes(32).toString('base64url') });
+      expect(wrong.exitCode).toBe(78);
+      expect(wrong.message).toMatch(/^MASTER_SECRET: not the secret this database was created with/);
 
-    const moving = await startOn(database, { ...provider, MASTER_SECRET: masterSecret });
-    await sealedDataOpens(moving, token);
-    expect(unwrapFile((await storedRow(moving))?.wrapped ?? '', key)).toBe(masterSecret);
-    await moving.stop();
+      const moving = await startOn(database, { ...provider, MASTER_SECRET: masterSecret });
+      await sealedDataOpens(moving, token);
+      expect(unwrapFile((await storedRow(moving))?.wrapped ?? '', key)).toBe(masterSecret);
+      await moving.stop();
 
-    const moved = await startOn(database, provider);
-    await sealedDataOpens(moved, token);
-    await moved.stop();
-    const stale = await failureOn(database, { ...provider, MASTER_SECRET: randomBytes(32).toString('base64url') });
-    expect(stale.exitCode).toBe(78);
-    expect(stale.message).toMatch(/^MASTER_SECRET: set, but the data key that file:[0-9a-f]{16} unwraps is another secret/);
+      const moved = await startOn(database, provider);
+      await sealedDataOpens(moved, token);
+      await moved.stop();
+      const stale = await failureOn(database, { ...provider, MASTER_SECRET: randomBytes(32).toString('base64url') });
+      expect(stale.exitCode).toBe(78);
+      expect(stale.message).toMatch(/^MASTER_SECRET: set, but the data key that file:[0-9a-f]{16} unwraps is another secret/);
+    },
+  );
+});
+
+describe('npm start (the compiled service) with MASTER_KEY_PROVIDER', () => {
+  let database: TestDatabase;
+  let vault: VaultFake;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    vault = await startVaultFake();
   });
+  afterAll(async () => {
+    await vault.stop();
+    await database.drop();
+  });
+
+  it(
+    'starts in production without MASTER_SECRET, and exits with one line: 78 for another key, 69 for Vault out of reach',
+    SEVERAL_STARTS,
+    async () => {
+      const env = {
+        ...database.env,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        AUTH_CLIENT_ID: ROOT_ID,
+        AUTH_CLIENT_SECRET: ROOT_SECRET,
+        MASTER_KEY_PROVIDER: 'vault-transit',
+        MASTER_KEY_ID: 'svc-master',
+        MASTER_KEY_VAULT_URL: vault.url,
+        MASTER_KEY_VAULT_TOKEN: vault.token,
+      };
+      const started = await run(env);
+      expect(await stop(started)).toBe(0);
+      expect(vault.requests).toContain('POST /v1/transit/encrypt/svc-master');
+
+      const wrong = await runUntilExit({ ...env, MASTER_KEY_ID: 'another-key' });
+      expect(wrong.code).toBe(78);
+      expect(wrong.output.trim()).toMatch(
+        /^svc: MASTER_KEY_PROVIDER=vault-transit: the data key in the database is wrapped by vault-transit:svc-master, not by vault-transit:another-key: set MASTER_KEY_ID to that key, or to the new key with MASTER_KEY_PREVIOUS_ID set to that one to re-wrap$/,
+      );
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const unreachable = await runUntilExit({ ...env, MASTER_KEY_VAULT_URL: closed });
+      expect(unreachable.code).toBe(69);
+      expect(unreachable.output.trim()).toMatch(
+        new RegExp(
+          `^svc: MASTER_KEY_PROVIDER=vault-transit: Vault at ${closed}, transit key 'svc-master' \\(transit\\): unreachable: [^\\n]+$`,
+        ),
+      );
+    },
+  );
 });
 
 describe('configuration', () => {
