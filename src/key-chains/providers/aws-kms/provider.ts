@@ -179,7 +179,12 @@ export function outboundHandler(outbound: OutboundClient) {
         'content-length': _length,
         ...headers
       } = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
-      const body = request.body === undefined ? undefined : Buffer.from(request.body).toString('utf8');
+      // The bytes as they are: the SDK's JSON body is a Uint8Array whose valueOf() is a string, which
+      // Buffer.from(body) would call (and the SDK warn about).
+      const body =
+        request.body === undefined || typeof request.body === 'string'
+          ? request.body
+          : Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString('utf8');
       const reply = await outbound.request(url, { method: request.method as 'POST', headers, body, timeoutMs: TIMEOUT_MS });
       const replyHeaders: Record<string, string> = {};
       for (const [name, value] of Object.entries(reply.headers)) if (value !== undefined) replyHeaders[name] = String(value);
