@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import { AuditService } from './audit/service.js';
 import { createAuth } from './auth/index.js';
 import type { ClientService, SecretKeeping } from './clients/service.js';
-import type { ReadyConfig } from './config.js';
+import type { AddressedConfig, ReadyConfig } from './config.js';
 import { createConfigFiles } from './config-files/index.js';
 import type { ConfigFileService } from './config-files/service.js';
 import { createConformance } from './conformance/index.js';
@@ -57,6 +57,7 @@ import { closeConnectionsWhileDraining } from './platform/lifecycle/drain.js';
 import { checkMasterSecret } from './platform/lifecycle/master-secret-check.js';
 import { Lifecycle } from './platform/lifecycle/shutdown.js';
 import { StartUpError } from './platform/lifecycle/start-up-errors.js';
+import { openDataKey } from './platform/master-key/index.js';
 import { Metrics, serveMetrics } from './platform/observability/metrics.js';
 import { NO_TRACING, startTracing, type Tracing } from './platform/observability/tracing.js';
 import { OutboundClient } from './platform/outbound/client.js';
@@ -115,6 +116,8 @@ export interface Services {
 }
 
 export interface BuiltApp {
+  /** The configuration built with: MASTER_SECRET is the master key source's data key when MASTER_KEY_PROVIDER is not env. */
+  config: ReadyConfig;
   app: FastifyInstance;
   db: Db;
   services: Services;
@@ -127,15 +130,18 @@ export interface BuildOptions {
   env?: Record<string, string | undefined>;
 }
 
-export async function buildApp(config: ReadyConfig, options: BuildOptions = {}): Promise<BuiltApp> {
+export async function buildApp(addressed: AddressedConfig, options: BuildOptions = {}): Promise<BuiltApp> {
   sealPrototypes();
-  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
-    ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME)
+  const tracing = addressed.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? await startTracing(addressed.OTEL_EXPORTER_OTLP_ENDPOINT, addressed.OTEL_SERVICE_NAME)
     : NO_TRACING;
-  const db = await connect(config, tracing.enabled ? tracing.query : undefined);
+  const db = await connect(addressed, tracing.enabled ? tracing.query : undefined);
   try {
     await migrate(db, migrationsFor(db.dialect));
-    return await assemble(config, db, tracing, options.clock ?? systemClock, options.env ?? {});
+    // Before anything is sealed or opened: the master key, from MASTER_SECRET or unwrapped by its source.
+    const env = options.env ?? {};
+    const config = { ...addressed, MASTER_SECRET: await openDataKey(db.kysely, addressed, env, operatorOutbound(tracing)) };
+    return await assemble(config, db, tracing, options.clock ?? systemClock, env);
   } catch (err) {
     await db.close();
     await tracing.shutdown();
@@ -511,6 +517,7 @@ async function assemble(
     throw failed.reason;
   }
   return {
+    config,
     app,
     db,
     services: {

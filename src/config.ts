@@ -47,7 +47,8 @@ export const CONFIG_KEYS = {
   NODE_ENV: {
     schema: z.enum(['development', 'production', 'test']),
     default: 'development',
-    description: 'production forbids generated secrets: MASTER_SECRET and the bootstrap client must be set',
+    description:
+      'production forbids generated secrets: MASTER_SECRET (or a MASTER_KEY_PROVIDER other than env) and the bootstrap client must be set',
   },
   PORT: { schema: int(0, 65535), default: '3000', description: 'HTTP port, 0-65535 (0 picks a free one)' },
   HOST: {
@@ -123,8 +124,56 @@ export const CONFIG_KEYS = {
   MASTER_SECRET: {
     schema: z.string().min(32, 'must be at least 32 characters'),
     description:
-      'at least 32 characters; signs management tokens and derives the encryption keys (HKDF, one per purpose); generated into DATA_DIR outside production',
+      'at least 32 characters; signs management tokens and derives the encryption keys (HKDF, one per purpose); generated into DATA_DIR outside production; not needed with a MASTER_KEY_PROVIDER other than env, except for the one start that moves a database sealed under it to the provider',
     secret: true,
+  },
+  MASTER_KEY_PROVIDER: {
+    schema: z.enum(['env', 'file', 'vault-transit', 'aws-kms']),
+    default: 'env',
+    description:
+      'where the master key lives: env is MASTER_SECRET itself; file, vault-transit or aws-kms wrap a data key that svc generates at the first start (or takes from MASTER_SECRET, moving a database from env) and stores only wrapped in the database (see "Master key")',
+  },
+  MASTER_KEY_FILE: {
+    schema: z.string().min(1),
+    description: 'MASTER_KEY_PROVIDER=file: path of a file holding a 32-byte key (raw or base64) that wraps the data key with AES-256-GCM',
+  },
+  MASTER_KEY_PREVIOUS_FILE: {
+    schema: z.string().min(1),
+    description:
+      'MASTER_KEY_PROVIDER=file, while rotating: the key file the data key is still wrapped under; the start re-wraps it under MASTER_KEY_FILE',
+  },
+  MASTER_KEY_ID: {
+    schema: z.string().min(1).max(2048),
+    description:
+      'MASTER_KEY_PROVIDER=vault-transit: the transit key name; aws-kms: the symmetric key (id, ARN or alias/<name>) that wraps the data key',
+  },
+  MASTER_KEY_PREVIOUS_ID: {
+    schema: z.string().min(1).max(2048),
+    description:
+      'vault-transit or aws-kms, while rotating: the key the data key is still wrapped under; the start re-wraps it under MASTER_KEY_ID',
+  },
+  MASTER_KEY_VAULT_URL: {
+    schema: url,
+    description: 'MASTER_KEY_PROVIDER=vault-transit: Vault address, e.g. https://vault.internal:8200',
+  },
+  MASTER_KEY_VAULT_TOKEN: {
+    schema: z.string().min(1),
+    description: 'MASTER_KEY_PROVIDER=vault-transit: Vault token allowed to encrypt and decrypt with MASTER_KEY_ID',
+    secret: true,
+  },
+  MASTER_KEY_VAULT_MOUNT: {
+    schema: z.string().regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, 'must be a path of letters, digits, _ and -'),
+    default: 'transit',
+    description: 'MASTER_KEY_PROVIDER=vault-transit: mount path of the Transit engine',
+  },
+  MASTER_KEY_AWS_REGION: {
+    schema: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-central-1'),
+    description:
+      "MASTER_KEY_PROVIDER=aws-kms: the key's region; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else the AWS SDK's default chain",
+  },
+  MASTER_KEY_AWS_ENDPOINT: {
+    schema: url,
+    description: "MASTER_KEY_PROVIDER=aws-kms: another endpoint than the region's (a VPC endpoint)",
   },
   JWT_ISSUER: { schema: z.string().min(1), default: 'svc-service', description: 'iss of management tokens' },
   JWT_EXPIRES_IN: {
@@ -408,12 +457,14 @@ function crossKeyProblems(config: Config): string[] {
   }
   if (config.NODE_ENV === 'production') {
     // External mode: tokens come from the provider, so the bootstrap client is optional there.
-    const required =
-      config.OIDC === undefined ? (['MASTER_SECRET', 'AUTH_CLIENT_ID', 'AUTH_CLIENT_SECRET'] as const) : (['MASTER_SECRET'] as const);
+    // A master key source other than env supplies the data key: MASTER_SECRET is then optional.
+    const secret = config.MASTER_KEY_PROVIDER === 'env' ? (['MASTER_SECRET'] as const) : ([] as const);
+    const required = config.OIDC === undefined ? ([...secret, 'AUTH_CLIENT_ID', 'AUTH_CLIENT_SECRET'] as const) : secret;
     for (const key of required) {
       if (config[key] === undefined) problems.push(`${key}: required in production`);
     }
   }
+  problems.push(...masterKeyProblems(config));
   if (config.DB_TYPE === 'sqlite' && config.DATABASE_URL !== undefined) {
     problems.push('DATABASE_URL: set, but DB_TYPE is sqlite; set DB_TYPE=postgres to use it, or unset it');
   }
@@ -438,8 +489,49 @@ function crossKeyProblems(config: Config): string[] {
   return problems;
 }
 
-/** A configuration whose secrets are guaranteed present (after the first-run bootstrap). */
+/** The settings each master key source needs, and none of a source not chosen (a likely mistake). */
+function masterKeyProblems(config: Config): string[] {
+  const needs = {
+    env: [],
+    file: ['MASTER_KEY_FILE'],
+    'vault-transit': ['MASTER_KEY_ID', 'MASTER_KEY_VAULT_URL', 'MASTER_KEY_VAULT_TOKEN'],
+    'aws-kms': ['MASTER_KEY_ID', 'MASTER_KEY_AWS_REGION'],
+  } as const;
+  const allowed = {
+    env: [],
+    file: ['MASTER_KEY_FILE', 'MASTER_KEY_PREVIOUS_FILE'],
+    'vault-transit': ['MASTER_KEY_ID', 'MASTER_KEY_PREVIOUS_ID', 'MASTER_KEY_VAULT_URL', 'MASTER_KEY_VAULT_TOKEN'],
+    'aws-kms': ['MASTER_KEY_ID', 'MASTER_KEY_PREVIOUS_ID', 'MASTER_KEY_AWS_REGION', 'MASTER_KEY_AWS_ENDPOINT'],
+  } as const;
+  const provider = config.MASTER_KEY_PROVIDER;
+  // An invalid value has its own problem already.
+  if (provider === undefined) return [];
+  const problems: string[] = needs[provider]
+    .filter((key) => config[key] === undefined)
+    .map((key) => `${key}: required when MASTER_KEY_PROVIDER is ${provider}`);
+  const stray = (
+    [
+      'MASTER_KEY_FILE',
+      'MASTER_KEY_PREVIOUS_FILE',
+      'MASTER_KEY_ID',
+      'MASTER_KEY_PREVIOUS_ID',
+      'MASTER_KEY_VAULT_URL',
+      'MASTER_KEY_VAULT_TOKEN',
+      'MASTER_KEY_AWS_REGION',
+      'MASTER_KEY_AWS_ENDPOINT',
+    ] as const
+  ).filter((key) => config[key] !== undefined && !(allowed[provider] as readonly string[]).includes(key));
+  for (const key of stray) problems.push(`${key}: set, but MASTER_KEY_PROVIDER is ${provider}, which does not read it`);
+  if (config.MASTER_KEY_PREVIOUS_ID !== undefined && config.MASTER_KEY_PREVIOUS_ID === config.MASTER_KEY_ID) {
+    problems.push('MASTER_KEY_PREVIOUS_ID: the same key as MASTER_KEY_ID; set it to the key the data key was wrapped under before');
+  }
+  return problems;
+}
+
+/** A configuration whose secrets are guaranteed present (after the first-run bootstrap and the master key source's data key). */
 export type SecretsConfig = Config & { MASTER_SECRET: string };
+/** Before the master key is opened (src/platform/master-key), with the addresses settled. */
+export type AddressedConfig = Config & { PUBLIC_URL: string };
 /** ...and whose addresses are settled: the interface listened on and the public base URL. */
 export type ReadyConfig = SecretsConfig & { PUBLIC_URL: string };
 

@@ -2,7 +2,7 @@
 // generated once into DATA_DIR (mode 0600) and reused on every later start.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config, ReadyConfig, SecretsConfig } from '../config.js';
+import type { Config, ReadyConfig } from '../config.js';
 import { generateSecret } from '../platform/crypto/secrets.js';
 import { WrongMasterSecret } from '../platform/lifecycle/master-secret-check.js';
 import { StartUpError } from '../platform/lifecycle/start-up-errors.js';
@@ -17,7 +17,8 @@ interface Generated {
 }
 
 export interface FirstRunResult {
-  config: SecretsConfig;
+  /** MASTER_SECRET is set unless a MASTER_KEY_PROVIDER other than env supplies the data key once the database is open. */
+  config: Config;
   generated: Generated;
 }
 
@@ -31,14 +32,16 @@ function readOrCreate<T>(file: string, create: () => T, serialize: (value: T) =>
 export function prepareSecrets(config: Config): FirstRunResult {
   // External mode: clients get their tokens from the identity provider, so no bootstrap client is made.
   const wantsClient = config.OIDC === undefined;
-  if (config.MASTER_SECRET && (!wantsClient || (config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET))) {
-    return { config: config as SecretsConfig, generated: {} };
+  // A master key source other than env generates its data key itself, into the database, wrapped.
+  const wantsSecret = !config.MASTER_SECRET && config.MASTER_KEY_PROVIDER === 'env';
+  if (!wantsSecret && (!wantsClient || (config.AUTH_CLIENT_ID && config.AUTH_CLIENT_SECRET))) {
+    return { config, generated: {} };
   }
   // In production loadConfig has already refused a missing key; this is development only.
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   const generated: Generated = {};
   let masterSecret = config.MASTER_SECRET;
-  if (!masterSecret) {
+  if (wantsSecret) {
     const result = readOrCreate(
       join(config.DATA_DIR, 'master-secret'),
       generateSecret,

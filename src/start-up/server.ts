@@ -3,7 +3,7 @@
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type BuildOptions, buildApp, type Services } from '../app.js';
-import { type Config, loadConfig, type ReadyConfig, type SecretsConfig } from '../config.js';
+import { type AddressedConfig, type Config, loadConfig, type ReadyConfig } from '../config.js';
 import { ConfigImportError, type ImportEnvironment, importEnvironment } from '../config-files/service.js';
 import type { Db } from '../platform/db/connect.js';
 import { type DrainOutcome, drain, trackConnections } from '../platform/lifecycle/drain.js';
@@ -32,11 +32,12 @@ export async function start(
   options: BuildOptions = {},
 ): Promise<RunningService> {
   const { config: withSecrets, generated } = prepareSecrets(loadConfig(env));
-  const config = await settleAddresses(withSecrets);
-  const { app, db, services } = await buildApp(config, { ...options, env }).catch((err) => {
-    const failure = explainMasterSecretRefusal(config, generated, databaseFailure(config, err));
+  const addressed = await settleAddresses(withSecrets);
+  // The configuration comes back with MASTER_SECRET set: a master key source's data key is opened with the database.
+  const { app, db, services, config } = await buildApp(addressed, { ...options, env }).catch((err) => {
+    const failure = explainMasterSecretRefusal(addressed, generated, databaseFailure(addressed, err));
     // The metrics port is opened while the app is built.
-    throw failure === err && config.METRICS_PORT ? listenFailure({ HOST: config.HOST, PORT: config.METRICS_PORT }, err) : failure;
+    throw failure === err && addressed.METRICS_PORT ? listenFailure({ HOST: addressed.HOST, PORT: addressed.METRICS_PORT }, err) : failure;
   });
   if (config.CONFIG_IMPORT) {
     await importConfiguration(app, services, config.CONFIG_IMPORT, importEnvironment(env, config.CONFIG_IMPORT_ENV_ALLOW));
@@ -87,7 +88,7 @@ async function importConfiguration(app: FastifyInstance, services: Services, dir
  * The port (a free one for PORT=0) is fixed before the app is built, so that a PUBLIC_URL left unset can name the very address listened on:
  * issuer identifiers, offer URIs and certificates are made from it.
  */
-async function settleAddresses(config: SecretsConfig): Promise<ReadyConfig> {
+async function settleAddresses(config: Config): Promise<AddressedConfig> {
   const port = config.PORT === 0 ? await freePort(config.HOST) : config.PORT;
   const publicUrl = config.PUBLIC_URL ?? `http://${urlHost(config.HOST)}:${port}`;
   return { ...config, PORT: port, PUBLIC_URL: publicUrl };

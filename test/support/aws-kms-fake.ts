@@ -5,7 +5,20 @@
 // CreateAlias, DescribeKey (by id, ARN or alias/name), GetPublicKey (DER SubjectPublicKeyInfo) and
 // Sign (MessageType RAW or DIGEST, ECDSA_SHA_256, the signature in DER). Keys are real P-256 keys that
 // never leave the fake; a digest is signed by ECDSA computed here (node:crypto signs messages only).
-import { createECDH, createHash, generateKeyPairSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
+// Symmetric keys (CreateKey with KeySpec SYMMETRIC_DEFAULT, KeyUsage ENCRYPT_DECRYPT) serve Encrypt
+// (Plaintext) and Decrypt (CiphertextBlob, optional KeyId): the blob names its key, as KMS's does,
+// and Decrypt refuses one of another key than KeyId (IncorrectKeyException) or one that does not
+// open (InvalidCiphertextException).
+import {
+  createCipheriv,
+  createDecipheriv,
+  createECDH,
+  createHash,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -16,8 +29,11 @@ const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 interface FakeKey {
   id: string;
   arn: string;
-  privateKey: KeyObject;
-  publicDer: Buffer;
+  /** Signing keys. */
+  privateKey?: KeyObject;
+  publicDer?: Buffer;
+  /** Symmetric (ENCRYPT_DECRYPT) keys. */
+  secret?: Buffer;
   createdAt: number;
 }
 
@@ -53,16 +69,26 @@ export async function startAwsKmsFake(region = 'eu-central-1'): Promise<AwsKmsFa
     CreationDate: key.createdAt,
     Enabled: true,
     KeyState: 'Enabled',
-    KeyUsage: 'SIGN_VERIFY',
-    KeySpec: 'ECC_NIST_P256',
-    CustomerMasterKeySpec: 'ECC_NIST_P256',
-    SigningAlgorithms: ['ECDSA_SHA_256'],
+    ...(key.secret
+      ? { KeyUsage: 'ENCRYPT_DECRYPT', KeySpec: 'SYMMETRIC_DEFAULT', EncryptionAlgorithms: ['SYMMETRIC_DEFAULT'] }
+      : {
+          KeyUsage: 'SIGN_VERIFY',
+          KeySpec: 'ECC_NIST_P256',
+          CustomerMasterKeySpec: 'ECC_NIST_P256',
+          SigningAlgorithms: ['ECDSA_SHA_256'],
+        }),
     KeyManager: 'CUSTOMER',
     Origin: 'AWS_KMS',
   });
   const operations: Record<string, (input: Record<string, any>) => unknown> = {
     ListKeys: () => ({ Keys: [...fake.keys.values()].map((key) => ({ KeyId: key.id, KeyArn: key.arn })), Truncated: false }),
     CreateKey: (input) => {
+      if ((input.KeySpec ?? 'SYMMETRIC_DEFAULT') === 'SYMMETRIC_DEFAULT' && (input.KeyUsage ?? 'ENCRYPT_DECRYPT') === 'ENCRYPT_DECRYPT') {
+        const id = randomUUID();
+        const key = { id, arn: `arn:aws:kms:${region}:${ACCOUNT}:key/${id}`, secret: randomBytes(32), createdAt: Date.now() / 1000 };
+        fake.keys.set(id, key);
+        return { KeyMetadata: metadata(key) };
+      }
       if (input.KeySpec !== 'ECC_NIST_P256' || input.KeyUsage !== 'SIGN_VERIFY')
         throw error('UnsupportedOperationException', 'this fake makes P-256 signing keys');
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -93,9 +119,36 @@ export async function startAwsKmsFake(region = 'eu-central-1'): Promise<AwsKmsFa
       if (!key) throw error('NotFoundException', `Alias ${input.KeyId} is not found.`);
       return { KeyMetadata: metadata(key) };
     },
-    GetPublicKey: (input) => {
+    Encrypt: (input) => {
       const key = findKey(input.KeyId);
       if (!key) throw error('NotFoundException', `Key '${input.KeyId}' does not exist`);
+      if (!key.secret) throw error('InvalidKeyUsageException', `${key.arn} key usage is SIGN_VERIFY which is not valid for Encrypt.`);
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key.secret, iv);
+      const sealed = Buffer.concat([cipher.update(Buffer.from(input.Plaintext, 'base64')), cipher.final(), cipher.getAuthTag()]);
+      // The blob starts with the key's id (36 characters), so Decrypt finds the key without KeyId.
+      const blob = Buffer.concat([Buffer.from(key.id, 'utf8'), iv, sealed]);
+      return { KeyId: key.arn, CiphertextBlob: blob.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+    },
+    Decrypt: (input) => {
+      const blob = Buffer.from(input.CiphertextBlob ?? '', 'base64');
+      const named = fake.keys.get(blob.subarray(0, 36).toString('utf8'));
+      if (!named?.secret || blob.length < 36 + 12 + 16) throw error('InvalidCiphertextException', '');
+      if (input.KeyId !== undefined && findKey(input.KeyId)?.id !== named.id) {
+        throw error('IncorrectKeyException', 'The key ID in the request does not identify a CMK that can perform this operation.');
+      }
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', named.secret, blob.subarray(36, 48));
+        decipher.setAuthTag(blob.subarray(blob.length - 16));
+        const plaintext = Buffer.concat([decipher.update(blob.subarray(48, blob.length - 16)), decipher.final()]);
+        return { KeyId: named.arn, Plaintext: plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+      } catch {
+        throw error('InvalidCiphertextException', '');
+      }
+    },
+    GetPublicKey: (input) => {
+      const key = findKey(input.KeyId);
+      if (!key?.publicDer) throw error('NotFoundException', `Key '${input.KeyId}' does not exist`);
       return {
         KeyId: key.arn,
         PublicKey: key.publicDer.toString('base64'),
@@ -106,7 +159,7 @@ export async function startAwsKmsFake(region = 'eu-central-1'): Promise<AwsKmsFa
     },
     Sign: (input) => {
       const key = findKey(input.KeyId);
-      if (!key) throw error('NotFoundException', `Key '${input.KeyId}' does not exist`);
+      if (!key?.privateKey) throw error('NotFoundException', `Key '${input.KeyId}' does not exist`);
       if (input.SigningAlgorithm !== 'ECDSA_SHA_256') throw error('InvalidKeyUsageException', 'this fake signs ECDSA_SHA_256');
       const message = Buffer.from(input.Message, 'base64');
       const digest = input.MessageType === 'DIGEST' ? message : createHash('sha256').update(message).digest();

@@ -58,6 +58,26 @@ export async function checkMasterSecret(db: Executor, masterSecret: string, seal
   if (!written && !opens((await storedCheck(db)) ?? '')) throw wrongMasterSecret();
 }
 
+/**
+ * Whether `masterSecret` opens the stored check value, without writing one (undefined: none is
+ * stored, the database is new or older than the check). The master key sources (../master-key) ask
+ * before they wrap a secret for good.
+ */
+export async function checkValueOpens(db: Executor, masterSecret: string): Promise<boolean | undefined> {
+  const stored = await storedCheck(db);
+  if (stored === undefined) return undefined;
+  try {
+    return createSealer(masterSecret, NAME).open(stored, NAME) === CHECKED;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a check value is stored: the database holds data sealed under some MASTER_SECRET. */
+export async function hasCheckValue(db: Executor): Promise<boolean> {
+  return (await storedCheck(db)) !== undefined;
+}
+
 async function storedCheck(db: Executor): Promise<string | undefined> {
   const row = await db.selectFrom('service_settings').select('value').where('name', '=', NAME).executeTakeFirst();
   return row?.value;

@@ -36,7 +36,7 @@ export interface AwsKmsSettings {
 const KEY_SPEC: Record<SigningAlgorithm, KeySpec> = { ES256: 'ECC_NIST_P256', ES384: 'ECC_NIST_P384', ES512: 'ECC_NIST_P521' };
 const SIGNING_ALGORITHM = { ES256: 'ECDSA_SHA_256', ES384: 'ECDSA_SHA_384', ES512: 'ECDSA_SHA_512' } as const;
 /** Refusals of the credentials themselves: a configuration to fix, not an outage. */
-const CREDENTIAL_ERRORS = new Set([
+export const CREDENTIAL_ERRORS = new Set([
   'UnrecognizedClientException',
   'InvalidSignatureException',
   'AccessDeniedException',
@@ -134,7 +134,7 @@ export class AwsKmsKeyProvider extends ExternalKeyProvider {
 }
 
 /** The SDK's HTTP handler, made of the outbound client: same address policy, time limit and size cap as every outbound call. */
-function outboundHandler(outbound: OutboundClient) {
+export function outboundHandler(outbound: OutboundClient) {
   return {
     metadata: { handlerProtocol: 'http/1.1' },
     async handle(request: {
@@ -157,7 +157,12 @@ function outboundHandler(outbound: OutboundClient) {
         'content-length': _length,
         ...headers
       } = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
-      const body = request.body === undefined ? undefined : Buffer.from(request.body).toString('utf8');
+      // The bytes as they are: the SDK's JSON body is a Uint8Array whose valueOf() is a string, which
+      // Buffer.from(body) would call (and the SDK warn about).
+      const body =
+        request.body === undefined || typeof request.body === 'string'
+          ? request.body
+          : Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString('utf8');
       const reply = await outbound.request(url, { method: request.method as 'POST', headers, body, timeoutMs: TIMEOUT_MS });
       const replyHeaders: Record<string, string> = {};
       for (const [name, value] of Object.entries(reply.headers)) if (value !== undefined) replyHeaders[name] = String(value);

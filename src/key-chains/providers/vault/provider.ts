@@ -124,7 +124,7 @@ export class VaultKeyProvider extends ExternalKeyProvider {
 }
 
 /** Vault's own words for a failure ({"errors": [...]}), shortened. */
-function vaultErrors(reply: OutboundResponse): string {
+export function vaultErrors(reply: OutboundResponse): string {
   const errors = jsonObjectOf(reply)?.errors;
   if (!Array.isArray(errors) || errors.length === 0) return '';
   return `: ${errors.map(String).join('; ').slice(0, 200)}`;
