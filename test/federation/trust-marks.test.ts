@@ -4,8 +4,11 @@
 // requires the mark of entities under the anchor. The marks and status answers are verified with
 // jose; the verifier's decisions are read at its resolve endpoint, which resolves as its presentations do.
 import { createLocalJWKSet, decodeJwt, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
+import { PID, PID_ADULT_QUERY } from '../support/fixtures.js';
+import { presentSdJwt, resolveRequest, submit } from '../support/presenter.js';
 import { startService, type TestService } from '../support/service.js';
+import { issueCredential } from '../support/wallet.js';
 
 const TYPE = 'https://anchor.example.eu/trust-marks/pid-provider';
 const TRUST_MARK = { typ: 'trust-mark+jwt' };
@@ -159,6 +162,35 @@ describe('carrying and requiring a trust mark', () => {
     expect(accepted.status).toBe(200);
     expect(decodeJwt(await accepted.text())).toMatchObject({ sub: leafId });
     expect(await refusedBecause(idOf('bare'))).toContain(`${idOf('bare')} holds no valid trust mark of type ${TYPE} in its trust_marks`);
+  });
+
+  it("accepts the leaf's credential in a presentation while it carries the mark, and refuses it without", async () => {
+    const leaf = token.get('leaf') as string;
+    const verifier = token.get('verifier') as string;
+    const created = await svc.call('POST', '/api/issuer/credentials', { token: leaf, body: { ...PID, sdJwtTrustFormat: 'federation' } });
+    expect(created.status, created.text).toBe(201);
+    const query = {
+      credentials: [{ ...PID_ADULT_QUERY.credentials[0], trusted_authorities: [{ type: 'openid_federation', values: [anchorId] }] }],
+    };
+    const config = await svc.call('POST', '/api/verifier/config', { token: verifier, body: { id: 'marked', dcql_query: query } });
+    expect(config.status, config.text).toBe(201);
+    const present = async () => {
+      const issued = await issueCredential(svc, leaf, 'pid', { given_name: 'Erika', family_name: 'Mustermann', age_over_18: true });
+      const offer = await svc.call('POST', '/api/verifier/offer', { token: verifier, body: { response_type: 'uri', requestId: 'marked' } });
+      assert.isDefined(offer.body.uri, offer.text);
+      const resolved = await resolveRequest(offer.body.uri);
+      const reply = await submit(resolved, {
+        pid: [await presentSdJwt(issued.credential, issued.holder, resolved, ['given_name', 'age_over_18'])],
+      });
+      return { reply, session: await svc.running.services.sessions.get('verifier', offer.body.session) };
+    };
+    const accepted = await present();
+    expect(accepted.reply.status, JSON.stringify(accepted.reply.body)).toBe(200);
+    await carry([]);
+    const refused = await present();
+    expect(refused.reply.status).toBe(400);
+    expect(refused.session.errorReason).toContain(`trust marks: ${leafId} holds no valid trust mark of type ${TYPE}`);
+    await carry([granted.trustMark]);
   });
 
   it("refuses a mark signed by a key that is not the issuer's, and one by an issuer the anchor does not list", async () => {
