@@ -82,6 +82,8 @@ import type { TrustConfigStore } from './trust/config/schema.js';
 import { entityIdOf } from './trust/federation/entity-configuration.js';
 import { federationSubordinateRoutes } from './trust/federation/subordinate-routes.js';
 import { FederationSubordinates } from './trust/federation/subordinates.js';
+import { federationTrustMarkRoutes } from './trust/federation/trust-mark-routes.js';
+import { FederationTrustMarks } from './trust/federation/trust-marks.js';
 import { TrustService } from './trust/index.js';
 import { createTrustLists } from './trust-lists/index.js';
 import type { TrustListService } from './trust-lists/service.js';
@@ -344,6 +346,7 @@ async function assemble(
     },
     tenantName: async (tenantId) => (await tenants.summary(tenantId)).name,
   });
+  const federationTrustMarks = new FederationTrustMarks(kysely, audit, clock);
   const issuance = createIssuance({
     db: kysely,
     bus,
@@ -368,6 +371,7 @@ async function assemble(
     metrics,
     presentations: verification.embeddedPresentations,
     verifierMetadata: (tenantId) => verification.verifierMetadata(tenantId),
+    trustMarkIssuer: (tenantId) => federationTrustMarks.issues(tenantId),
     walletProviders: (tenantId, settings) => trust.walletProviders(tenantId, settings),
     trust,
     clock,
@@ -502,6 +506,15 @@ async function assemble(
     },
     federationSigner: (tenantId) => signing.signer(tenantId, { usageType: 'federation' }),
     resolve: (tenantId, settings, entityId, anchorId) => trust.resolveFederation(tenantId, settings, entityId, anchorId),
+    clock,
+  });
+  federationTrustMarkRoutes(app, {
+    trustMarks: federationTrustMarks,
+    issuerOf: async (tenantId) => {
+      const issuer = await issuance.issuers.get(tenantId);
+      return { credentialIssuer: issuer.urls.issuer, federation: issuer.settings.federation };
+    },
+    federationSigner: (tenantId) => signing.signer(tenantId, { usageType: 'federation' }),
     clock,
   });
   consoleRoutes(app, fileURLToPath(new URL('../dist/console/', import.meta.url)), identityProvider?.metadata);

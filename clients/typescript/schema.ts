@@ -1670,6 +1670,543 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/federation/trust-mark-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trust mark types this tenant issues
+         * @description Marks are signed (typ trust-mark+jwt: iss the tenant's entity identifier, sub, trust_mark_type, iat, exp when the type has a lifetime, logo_uri and ref when it has them) with the tenant's default federation key, the key of its entity configuration; the tenant needs federation settings (PUT /api/trust-config). Once it defines a type its entity configuration names federation_trust_mark_status_endpoint, federation_trust_mark_list_endpoint and federation_trust_mark_endpoint in its federation_entity metadata.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationTrustMarkType"][];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Define a trust mark type this tenant issues (OpenID Federation 1.0 section 7)
+         * @description Marks are signed (typ trust-mark+jwt: iss the tenant's entity identifier, sub, trust_mark_type, iat, exp when the type has a lifetime, logo_uri and ref when it has them) with the tenant's default federation key, the key of its entity configuration; the tenant needs federation settings (PUT /api/trust-config). Once it defines a type its entity configuration names federation_trust_mark_status_endpoint, federation_trust_mark_list_endpoint and federation_trust_mark_endpoint in its federation_entity metadata. A trust anchor names which issuers it accepts for a type in its trust_mark_issuers (trustMarkIssuers of its federation settings). 409 when the type is defined already. Audited as federation_trust_mark_type.created.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "trustMarkType": "https://federation.example.eu/trust-marks/pid-provider",
+                     *       "logoUri": "https://federation.example.eu/trust-marks/pid-provider.svg",
+                     *       "ref": "https://federation.example.eu/trust-marks/pid-provider.html",
+                     *       "lifetimeSeconds": 31536000
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description how long a mark of this type is valid after it is granted (its exp); absent: marks without exp */
+                        lifetimeSeconds?: number;
+                        /** @description logo_uri of the marks: an image that represents the mark */
+                        logoUri?: string;
+                        /** @description ref of the marks: where a human reads what the mark means */
+                        ref?: string;
+                        /** @description the trust mark type identifier (trust_mark_type), normally a URL */
+                        trustMarkType: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationTrustMarkType"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/federation/trust-mark-types/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop issuing a trust mark type: marks granted before keep their status
+         * @description 404 when missing or of another tenant. Audited as federation_trust_mark_type.deleted.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/federation/trust-marks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trust marks this tenant granted, oldest first, with their status
+         * @description Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    sub?: string;
+                    trustMarkType?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationTrustMark"][];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Grant an entity a trust mark of one of the tenant types: the signed mark it publishes in its trust_marks
+         * @description Marks are signed (typ trust-mark+jwt: iss the tenant's entity identifier, sub, trust_mark_type, iat, exp when the type has a lifetime, logo_uri and ref when it has them) with the tenant's default federation key, the key of its entity configuration; the tenant needs federation settings (PUT /api/trust-config). Once it defines a type its entity configuration names federation_trust_mark_status_endpoint, federation_trust_mark_list_endpoint and federation_trust_mark_endpoint in its federation_entity metadata. 400 naming trustMarkType when it is not a type of this tenant, or naming federation when the tenant has no federation settings. Audited as federation_trust_mark.granted.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "trustMarkType": "https://federation.example.eu/trust-marks/pid-provider",
+                     *       "sub": "https://pid-provider.example.eu"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the entity identifier the mark is granted to */
+                        sub: string;
+                        /** @description one of the trust mark types this tenant defines (/api/federation/trust-mark-types) */
+                        trustMarkType: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationTrustMark"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/federation/trust-marks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One granted trust mark (404 when missing or of another tenant)
+         * @description Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationTrustMark"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/federation/trust-marks/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a granted trust mark: the status endpoint answers revoked from now on
+         * @description 404 when missing or of another tenant, 409 when revoked already (one database statement decides). Audited as federation_trust_mark.revoked.
+         *
+         *     Requires one of the roles: `issuance:manage`. Tenant-scoped: works inside the caller's tenant.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FederationTrustMark"];
+                    };
+                };
+                /** @description invalid input: every offending field is named in errors */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no access token, or one that is invalid, expired or whose client is gone */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the client lacks every role the operation accepts, or works outside a tenant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description no such resource in the caller's tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description the change conflicts with the current state (an id in use, a resource still referred to) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/frontend-config": {
         parameters: {
             query?: never;
@@ -11549,6 +12086,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/federation/trust-mark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Federation trust mark endpoint (section 8.6): the active mark of a type an entity holds
+         * @description application/trust-mark+jwt: the latest active mark of trust_mark_type granted to sub. 400 invalid_request without either; 404 not_found when there is none, or when the tenant takes part in no federation.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    sub?: string;
+                    trust_mark_type?: string;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/federation/trust-mark-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Federation trust mark list endpoint (section 8.5): the entities holding an active mark of a type
+         * @description A JSON array of entity identifiers, each once; sub narrows it to that entity. 400 invalid_request without trust_mark_type; 404 not_found when the tenant takes part in no federation.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    sub?: string;
+                    trust_mark_type?: string;
+                };
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string[];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuers/{tenantId}/federation/trust-mark-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OpenID Federation trust mark status endpoint (section 8.4): whether a mark this tenant granted is active
+         * @description POST application/x-www-form-urlencoded with trust_mark (the whole mark, as in OpenID Federation 1.0). Answers application/trust-mark-status-response+jwt: typ trust-mark-status-response+jwt signed by the tenant's default federation key, with iss, iat, trust_mark and status: active, revoked (revoked through the management API), expired (past its exp) or invalid (a mark this tenant did not grant, or not a mark at all). 400 invalid_request without trust_mark; 404 not_found when the tenant takes part in no federation.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        trust_mark?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/iae": {
         parameters: {
             query?: never;
@@ -13026,7 +13694,15 @@ export interface components {
                 entityConfigurationUri?: string;
                 /** @description an entity identifier: https URL (http outside production) */
                 entityId: string;
+                /** @description trust mark types an entity resolved to this anchor must hold (OpenID Federation 1.0 section 7): each in the trust_marks of its entity configuration, with sub the entity, not expired, signed by an issuer this anchor's trust_mark_issuers lists for the type (its key from the issuer's own trust chain to this anchor), and active at the issuer's federation_trust_mark_status_endpoint when it publishes one; otherwise the chain is refused */
+                requiredTrustMarks?: string[];
             }[];
+            /** @description for a trust_anchor: trust mark type -> the entity identifiers of the issuers it accepts for it, published as trust_mark_issuers in its entity configuration */
+            trustMarkIssuers?: {
+                [key: string]: string[];
+            };
+            /** @description trust marks other issuers granted this entity (signed JWTs, typ trust-mark+jwt): published in the trust_marks claim of its entity configuration as {trust_mark_type, trust_mark} */
+            trustMarks?: string[];
         };
         /**
          * @example {
@@ -13077,7 +13753,15 @@ export interface components {
                 entityConfigurationUri?: string;
                 /** @description an entity identifier: https URL (http outside production) */
                 entityId: string;
+                /** @description trust mark types an entity resolved to this anchor must hold (OpenID Federation 1.0 section 7): each in the trust_marks of its entity configuration, with sub the entity, not expired, signed by an issuer this anchor's trust_mark_issuers lists for the type (its key from the issuer's own trust chain to this anchor), and active at the issuer's federation_trust_mark_status_endpoint when it publishes one; otherwise the chain is refused */
+                requiredTrustMarks?: string[];
             }[];
+            /** @description for a trust_anchor: trust mark type -> the entity identifiers of the issuers it accepts for it, published as trust_mark_issuers in its entity configuration */
+            trustMarkIssuers?: {
+                [key: string]: string[];
+            };
+            /** @description trust marks other issuers granted this entity (signed JWTs, typ trust-mark+jwt): published in the trust_marks claim of its entity configuration as {trust_mark_type, trust_mark} */
+            trustMarks?: string[];
         };
         FederationSubordinate: {
             /** @description constraints of the statement (section 6.2), as the spec names them */
@@ -13155,6 +13839,48 @@ export interface components {
                     };
                 };
             };
+            updatedAt: string;
+        };
+        FederationTrustMark: {
+            createdAt: string;
+            expiresAt?: string;
+            id: string;
+            revokedAt?: string;
+            /** @enum {string} */
+            status: "active" | "expired" | "revoked";
+            sub: string;
+            /** @description the signed trust mark (typ trust-mark+jwt), as the subject publishes it in its trust_marks */
+            trustMark: string;
+            trustMarkType: string;
+        };
+        FederationTrustMarkInput: {
+            createdAt: string;
+            expiresAt?: string;
+            id: string;
+            revokedAt?: string;
+            /** @enum {string} */
+            status: "active" | "expired" | "revoked";
+            sub: string;
+            /** @description the signed trust mark (typ trust-mark+jwt), as the subject publishes it in its trust_marks */
+            trustMark: string;
+            trustMarkType: string;
+        };
+        FederationTrustMarkType: {
+            createdAt: string;
+            id: string;
+            lifetimeSeconds?: number;
+            logoUri?: string;
+            ref?: string;
+            trustMarkType: string;
+            updatedAt: string;
+        };
+        FederationTrustMarkTypeInput: {
+            createdAt: string;
+            id: string;
+            lifetimeSeconds?: number;
+            logoUri?: string;
+            ref?: string;
+            trustMarkType: string;
             updatedAt: string;
         };
         /** @description JSON Schema keywords that restrict the value; each applies to the types named in its description */

@@ -87,6 +87,8 @@ export interface IssuanceNeeds {
   presentations: InteractivePresentations;
   /** The verifier's openid_credential_verifier metadata for the entity configuration; undefined when the tenant does not verify. */
   verifierMetadata?: (tenantId: string) => Promise<Record<string, unknown> | undefined>;
+  /** Whether the tenant issues OpenID Federation trust marks (its entity configuration names the trust mark endpoints). */
+  trustMarkIssuer?: (tenantId: string) => Promise<boolean>;
   /** The wallet providers a tenant trusts, those of its issuer settings and of its trust lists (the trust service). */
   walletProviders: WalletProviders;
   /** The trust service: the keys of external authorization servers that are federation entities. */
@@ -187,6 +189,7 @@ export function createIssuance(needs: IssuanceNeeds) {
         encryption,
         clock: needs.clock,
         ...(needs.verifierMetadata && { verifierMetadata: needs.verifierMetadata }),
+        ...(needs.trustMarkIssuer && { trustMarkIssuer: needs.trustMarkIssuer }),
       });
       authorizationRoutes(
         app,

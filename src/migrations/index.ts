@@ -23,6 +23,7 @@ import { webhookDeliveries } from './0022-webhook-deliveries.js';
 import { growthIndexes } from './0023-growth-indexes.js';
 import { auditActingAdmin } from './0024-audit-acting-admin.js';
 import { federationSubordinates } from './0025-federation-subordinates.js';
+import { federationTrustMarks } from './0028-federation-trust-marks.js';
 import { columnTypes, type VersionedMigration } from './types.js';
 
 const MIGRATIONS: Record<string, VersionedMigration> = {
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0023-growth-indexes': growthIndexes,
   '0024-audit-acting-admin': auditActingAdmin,
   '0025-federation-subordinates': federationSubordinates,
+  '0028-federation-trust-marks': federationTrustMarks,
 };
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {

@@ -93,6 +93,8 @@ const STEPS: Step[] = [
   { operation: 'PUT /api/issuer/config', as: 'admin' },
   { operation: 'PUT /api/trust-config', as: 'admin' },
   { operation: 'POST /api/federation/subordinates', as: 'admin' },
+  { operation: 'POST /api/federation/trust-mark-types', as: 'admin' },
+  { operation: 'POST /api/federation/trust-marks', as: 'admin' },
   { operation: 'PUT /api/session-config', as: 'admin' },
   { operation: 'PUT /api/status-list-config', as: 'admin' },
   { operation: 'POST /api/status-lists', as: 'admin', remember: { as: 'list', field: 'id' } },

@@ -34,13 +34,15 @@ export interface MetadataSources {
   clock: Clock;
   /** The verifier's openid_credential_verifier metadata for the entity configuration; undefined when the tenant does not verify. */
   verifierMetadata?: (tenantId: string) => Promise<Record<string, unknown> | undefined>;
+  /** Whether the tenant issues OpenID Federation trust marks; absent: it issues none. */
+  trustMarkIssuer?: (tenantId: string) => Promise<boolean>;
 }
 
 type TenantRequest = FastifyRequest<{ Params: { tenantId: string } }>;
 
 export function metadataRoutes(
   app: App,
-  { issuers, settings, configs, keyChains, signing, encryption, clock, verifierMetadata }: MetadataSources,
+  { issuers, settings, configs, keyChains, signing, encryption, clock, verifierMetadata, trustMarkIssuer }: MetadataSources,
 ) {
   // Every wallet reads it before anything else: built once per tenant and kept ISSUER_CACHE_MS, and
   // forgotten at once when the issuer settings or a credential configuration change on this instance.
@@ -168,6 +170,7 @@ export function metadataRoutes(
             ),
           }),
           ...(verifier && { verifierMetadata: verifier }),
+          trustMarkIssuer: (await trustMarkIssuer?.(issuer.tenantId)) ?? false,
         },
         clock.now(),
       );

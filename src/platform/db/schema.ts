@@ -372,6 +372,24 @@ export interface FederationSubordinatesTable extends TenantOwnedRow {
   document: Json;
 }
 
+export interface FederationTrustMarkTypesTable extends TenantOwnedRow {
+  trust_mark_type: string;
+  /** logo_uri, ref and lifetimeSeconds of the marks of this type, as JSON. */
+  document: Json;
+}
+
+export interface FederationTrustMarksTable extends TenantOwnedRow {
+  trust_mark_type: string;
+  /** The entity the mark is about (its sub). */
+  subject: string;
+  /** The trust mark as signed. */
+  jwt: string;
+  /** SHA-256 of the JWT (base64url): how the status endpoint finds it. */
+  jwt_sha256: string;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
 export interface Database {
   tenants: TenantsTable;
   clients: ClientsTable;
@@ -402,6 +420,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_secrets: WebhookSecretsTable;
   federation_subordinates: FederationSubordinatesTable;
+  federation_trust_mark_types: FederationTrustMarkTypesTable;
+  federation_trust_marks: FederationTrustMarksTable;
 }
 
 /** Tables whose every row belongs to exactly one tenant; reachable only through a TenantDb. */
@@ -426,4 +446,6 @@ export type TenantTable =
   | 'schema_metadata_publications'
   | 'webhook_deliveries'
   | 'webhook_secrets'
-  | 'federation_subordinates';
+  | 'federation_subordinates'
+  | 'federation_trust_mark_types'
+  | 'federation_trust_marks';

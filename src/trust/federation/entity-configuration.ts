@@ -5,7 +5,8 @@
 import type { JWK } from 'jose';
 import { type Signer, signJwtWith } from '../../key-chains/signing.js';
 import { ENTITY_STATEMENT_TYP } from './entity-statement.js';
-import type { FederationSettings } from './settings.js';
+import { type FederationSettings, trustMarkTypeOf } from './settings.js';
+import { trustMarkEndpoints } from './trust-marks.js';
 
 /** How long a served entity configuration is valid: verifiers read it again after this at the latest. */
 export const ENTITY_CONFIGURATION_LIFETIME_SECONDS = 86_400;
@@ -23,6 +24,8 @@ export interface EntityConfigurationInput {
   authorizationServerMetadata?: Record<string, unknown>;
   /** The verifier's metadata (openid_credential_verifier), when the tenant verifies presentations. */
   verifierMetadata?: Record<string, unknown>;
+  /** Whether the tenant issues trust marks (it defines a type): its federation_entity then names the trust mark endpoints. */
+  trustMarkIssuer?: boolean;
 }
 
 /** Where an intermediate or trust anchor answers fetch, list and resolve (sections 8.1 to 8.3): beside its entity configuration. */
@@ -45,11 +48,27 @@ export const federationEndpoints = (credentialIssuer: string) => ({
  */
 export const CLIENT_REGISTRATION_TYPES_SUPPORTED: ('automatic' | 'explicit')[] = [];
 
+/** The federation_entity metadata: the endpoints of a superior and of a trust mark issuer; undefined when it is neither. */
+function federationEntityMetadata(input: EntityConfigurationInput) {
+  const superior = input.federation.role !== 'leaf';
+  if (!superior && !input.trustMarkIssuer) return undefined;
+  return {
+    ...(superior && federationEndpoints(input.credentialIssuer)),
+    ...(input.trustMarkIssuer && trustMarkEndpoints(input.credentialIssuer)),
+  };
+}
+
+/** trust_marks (section 3.1): the marks others granted this entity, each with the type its JWT names. */
+function trustMarksClaim(trustMarks: string[]) {
+  return trustMarks.map((jwt) => ({ trust_mark_type: trustMarkTypeOf(jwt), trust_mark: jwt }));
+}
+
 export const entityIdOf = (credentialIssuer: string, federation: FederationSettings) => federation.entityId ?? credentialIssuer;
 
 /** `now`: the issue time, in seconds since the epoch. */
 export function entityConfigurationClaims(input: EntityConfigurationInput, now: number) {
   const entityId = entityIdOf(input.credentialIssuer, input.federation);
+  const federationEntity = federationEntityMetadata(input);
   return {
     iss: entityId,
     sub: entityId,
@@ -58,6 +77,10 @@ export function entityConfigurationClaims(input: EntityConfigurationInput, now: 
     jwks: input.federationJwks,
     // Section 3.1: a leaf names its superiors; an empty list is not allowed, so none is left out.
     ...(input.federation.authorityHints.length > 0 && { authority_hints: input.federation.authorityHints }),
+    ...(input.federation.trustMarks?.length && { trust_marks: trustMarksClaim(input.federation.trustMarks) }),
+    // Section 3.1: only a trust anchor says whose marks of a type count.
+    ...(input.federation.role === 'trust_anchor' &&
+      input.federation.trustMarkIssuers && { trust_mark_issuers: input.federation.trustMarkIssuers }),
     metadata: {
       openid_credential_issuer: {
         ...input.issuerMetadata,
@@ -67,8 +90,8 @@ export function entityConfigurationClaims(input: EntityConfigurationInput, now: 
       ...(input.authorizationServerMetadata && { oauth_authorization_server: input.authorizationServerMetadata }),
       // OpenID4VP 1.0 section 5.9.3: a wallet reads the verifier's metadata from this entity type.
       ...(input.verifierMetadata && { openid_credential_verifier: input.verifierMetadata }),
-      // A superior publishes where its subordinate statements are read (section 5.1.1).
-      ...(input.federation.role !== 'leaf' && { federation_entity: federationEndpoints(input.credentialIssuer) }),
+      // A superior publishes where its subordinate statements are read, a trust mark issuer where marks are checked (section 5.1.1).
+      ...(federationEntity && { federation_entity: federationEntity }),
     },
   };
 }

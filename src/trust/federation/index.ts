@@ -6,6 +6,7 @@ import type { OutboundClient } from '../../platform/outbound/client.js';
 import { TrustChainResolver } from './resolver.js';
 import type { FederationSettings } from './settings.js';
 import { FederationTrustSource } from './trust.js';
+import { TrustMarkCheck } from './trust-mark-check.js';
 
 export interface FederationNeeds {
   /** Every entity statement is read through it. */
@@ -19,6 +20,10 @@ export interface FederationNeeds {
 
 export function createFederation(needs: FederationNeeds) {
   return {
-    trust: new FederationTrustSource(new TrustChainResolver(needs.outbound, needs.resolutionDeadlineMs, needs.clock), needs.settingsOf),
+    trust: new FederationTrustSource(
+      new TrustChainResolver(needs.outbound, needs.resolutionDeadlineMs, needs.clock),
+      needs.settingsOf,
+      new TrustMarkCheck(needs.outbound, needs.clock),
+    ),
   };
 }

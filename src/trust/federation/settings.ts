@@ -3,6 +3,7 @@
 // issuers' trust chains to its trust anchors. Field names follow EUDIPLO's where it has them
 // (role, mode, entityId, trustAnchors, cacheTtlSeconds) so that its configurations carry over.
 import { z } from 'zod';
+import { decodeJws } from '../../platform/crypto/ec-jws.js';
 import { webUrl } from '../../platform/http/web-urls.js';
 
 /** hybrid: federation first, LoTE trust lists when federation does not decide; the others use one only. */
@@ -19,7 +20,26 @@ const TrustAnchor = z.strictObject({
   entityConfigurationUri: webUrl()
     .optional()
     .describe("where the anchor's entity configuration is read; default {entityId}/.well-known/openid-federation"),
+  requiredTrustMarks: z
+    .array(z.string().min(1).max(500))
+    .max(10)
+    .optional()
+    .describe(
+      "trust mark types an entity resolved to this anchor must hold (OpenID Federation 1.0 section 7): each in the trust_marks of its entity configuration, with sub the entity, not expired, signed by an issuer this anchor's trust_mark_issuers lists for the type (its key from the issuer's own trust chain to this anchor), and active at the issuer's federation_trust_mark_status_endpoint when it publishes one; otherwise the chain is refused",
+    ),
 });
+
+/** The trust_mark_type of a trust mark JWT (id in drafts before 1.0 final); undefined when it is none. */
+export function trustMarkTypeOf(jwt: string): string | undefined {
+  const payload = decodeJws(jwt)?.payload;
+  const type = payload?.trust_mark_type ?? payload?.id;
+  return typeof type === 'string' && typeof payload?.sub === 'string' ? type : undefined;
+}
+
+const TrustMarkJwt = z
+  .string()
+  .max(16_384)
+  .refine((jwt) => trustMarkTypeOf(jwt) !== undefined, 'not a trust mark: a compact JWS with trust_mark_type and sub');
 
 export const FederationSettingsSchema = z
   .strictObject({
@@ -51,6 +71,19 @@ export const FederationSettingsSchema = z
       .default([])
       .describe(
         'the trust anchors the verifier accepts when a DCQL query names none (trusted_authorities of type openid_federation name them per query)',
+      ),
+    trustMarks: z
+      .array(TrustMarkJwt)
+      .max(20)
+      .optional()
+      .describe(
+        'trust marks other issuers granted this entity (signed JWTs, typ trust-mark+jwt): published in the trust_marks claim of its entity configuration as {trust_mark_type, trust_mark}',
+      ),
+    trustMarkIssuers: z
+      .record(z.string().min(1).max(500), z.array(EntityId()).max(20))
+      .optional()
+      .describe(
+        'for a trust_anchor: trust mark type -> the entity identifiers of the issuers it accepts for it, published as trust_mark_issuers in its entity configuration',
       ),
     cacheTtlSeconds: z
       .number()

@@ -6,6 +6,7 @@ import { TtlCache } from '../../platform/ttl-cache.js';
 import { FederationRefused } from './entity-statement.js';
 import type { ResolvedTrust, TrustAnchorRef, TrustChainResolver } from './resolver.js';
 import type { FederationMode, FederationSettings } from './settings.js';
+import type { TrustMarkCheck } from './trust-mark-check.js';
 
 export interface FederationTrust {
   mode: FederationMode;
@@ -29,6 +30,8 @@ export class FederationTrustSource {
   constructor(
     private readonly resolver: TrustChainResolver,
     private readonly settingsOf: (tenantId: string) => Promise<FederationSettings | null>,
+    /** Checks the trust marks anchors require; without it, a requirement refuses every chain to that anchor. */
+    private readonly trustMarks?: TrustMarkCheck,
   ) {}
 
   /** Undefined when the tenant takes no part in a federation. */
@@ -40,10 +43,19 @@ export class FederationTrustSource {
   /** The trust of a tenant whose settings are at hand. */
   trustWith(tenantId: string, settings: FederationSettings): FederationTrust {
     const configured = new Map(settings.trustAnchors.map((anchor) => [anchor.entityId, anchor]));
-    const resolve = (entityId: string, anchorIds = settings.trustAnchors.map((anchor) => anchor.entityId)) => {
+    const resolve = async (entityId: string, anchorIds = settings.trustAnchors.map((anchor) => anchor.entityId)) => {
       // An anchor named by a query is read where the settings say, when they list it.
       const anchors = anchorIds.map((id) => configured.get(id) ?? { entityId: id });
-      return this.resolver.resolve(tenantId, entityId, anchors, settings.cacheTtlSeconds);
+      const trust = await this.resolver.resolve(tenantId, entityId, anchors, settings.cacheTtlSeconds);
+      // The trust marks the settings require of entities under the anchor the chain ends at.
+      const anchor = configured.get(trust.anchor);
+      if (anchor?.requiredTrustMarks?.length) {
+        // A mark issuer's own chain to the same anchor, without requirements of its own (no recursion).
+        const issuerTrust = (issuer: string) => this.resolver.resolve(tenantId, issuer, [anchor], settings.cacheTtlSeconds);
+        if (!this.trustMarks) throw new FederationRefused('trust marks', 'required, and this resolver checks none');
+        await this.trustMarks.check(trust, anchor.requiredTrustMarks, issuerTrust);
+      }
+      return trust;
     };
     return {
       mode: settings.mode,
