@@ -2387,12 +2387,17 @@ export interface paths {
                             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
                             docType?: string;
                             /** @enum {string} */
-                            format: "dc+sd-jwt" | "mso_mdoc";
+                            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
                             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
+                            /**
+                             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+                             * @enum {string}
+                             */
+                            vcIssuer?: "x5c" | "did:web";
                         };
                         description?: string | null;
                         /** @description removed in version 5: use fields[].disclosable. Requests carrying it are refused. */
@@ -2418,7 +2423,7 @@ export interface paths {
                         statusListSigner?: ("statusList" | "issuer") | null;
                         /** @description default false: true gives each credential an entry in a status list */
                         statusManagement?: boolean;
-                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts */
+                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts. jwt_vc_json: the credential type after VerifiableCredential (a URI; default the configuration's own URL), in credential_definition.type and DCQL type_values */
                         vct?: (string | components["schemas"]["VctDocumentInput"]) | null;
                         /** @description a webhook endpoint of the tenant that receives notifications */
                         webhookEndpointId?: string | null;
@@ -2660,12 +2665,17 @@ export interface paths {
                             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
                             docType?: string;
                             /** @enum {string} */
-                            format: "dc+sd-jwt" | "mso_mdoc";
+                            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
                             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
+                            /**
+                             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+                             * @enum {string}
+                             */
+                            vcIssuer?: "x5c" | "did:web";
                         };
                         description?: string | null;
                         /** @description removed in version 5: use fields[].disclosable. Requests carrying it are refused. */
@@ -2693,7 +2703,7 @@ export interface paths {
                         statusListSigner?: ("statusList" | "issuer") | null;
                         /** @description default false: true gives each credential an entry in a status list */
                         statusManagement?: boolean;
-                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts */
+                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts. jwt_vc_json: the credential type after VerifiableCredential (a URI; default the configuration's own URL), in credential_definition.type and DCQL type_values */
                         vct?: (string | components["schemas"]["VctDocumentInput"]) | null;
                         /** @description a webhook endpoint of the tenant that receives notifications */
                         webhookEndpointId?: string | null;
@@ -11408,6 +11418,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/did.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The issuer's DID document (did:web:{host}:issuers:{tenantId}), for jwt_vc_json credentials with config.vcIssuer did:web
+         * @description did:web resolves here (the port of the host percent-encoded in the DID). Each attestation key (current, and previous while valid) is a JsonWebKey verification method {did}#{kid}, listed in assertionMethod; its publicKeyJwk carries the certificate chain as x5c (without the root), through which verifiers trust it.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/federation/fetch": {
         parameters: {
             query?: never;
@@ -12677,10 +12726,15 @@ export interface components {
             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
             docType?: string;
             /** @enum {string} */
-            format: "dc+sd-jwt" | "mso_mdoc";
+            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequired"] | null;
             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
+            /**
+             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+             * @enum {string}
+             */
+            vcIssuer?: "x5c" | "did:web";
         };
         CredentialConfigInput: {
             /** @description how wallets show the credential, per locale */
@@ -12688,10 +12742,15 @@ export interface components {
             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
             docType?: string;
             /** @enum {string} */
-            format: "dc+sd-jwt" | "mso_mdoc";
+            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
+            /**
+             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+             * @enum {string}
+             */
+            vcIssuer?: "x5c" | "did:web";
         };
         CredentialConfiguration: {
             attributeProviderId: string | null;
@@ -12778,7 +12837,7 @@ export interface components {
             text_color?: string;
         };
         /**
-         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
+         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc, jwt_vc_json. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
          * @example {
          *       "credentials": [
          *         {
@@ -12820,7 +12879,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
+         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc, jwt_vc_json. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
          * @example {
          *       "credentials": [
          *         {
