@@ -6,7 +6,7 @@
 // data:application/vc+jwt URLs or given as JWTs) and VCDM 1.1 (the presentation in the vp claim).
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { didOfUrl, keyOfLocalDid } from '../../dids/encoding.js';
-import { decodeJws, verifyEcJws } from '../../platform/crypto/ec-jws.js';
+import { decodeJws, fitsAlgorithm, verifiesWith, withinValidity } from '../../platform/crypto/ec-jws.js';
 import { isJsonObject, PrototypeMemberRefused, parseOutsideJson } from '../../platform/json.js';
 import type { PresentationContext } from '../presentation-context.js';
 import { PresentationRejected } from '../presentation-rejected.js';
@@ -105,13 +105,25 @@ async function verifyCredential(jwt: string, context: PresentationContext, now: 
   if (!issuer) throw reject('credential: no issuer');
   if (payload.iss !== undefined && payload.iss !== issuer) throw reject('credential: iss and issuer differ');
   const trusted = await trustedVcIssuerKey(header, issuer, context);
-  if (!verifyEcJws(jwt, trusted.key, CLOCK_SKEW_SECONDS, now)) throw reject('credential: the issuer signature does not verify');
+  if (!signedBy(jwt, trusted.key)) throw reject('credential: the issuer signature does not verify');
   const types = typesOf(credential.type);
   if (!types.includes(VC_TYPE)) throw reject(`credential: type does not include ${VC_TYPE}`);
   checkValidity(credential, now);
   const holder = holderOf(credential);
   const claims = Object.fromEntries(Object.entries(credential).filter(([name]) => !JWT_CLAIMS.includes(name)));
   return { verified: { format: 'jwt_vc_json' as const, types, issuer, claims, issuerChain: trusted.chain }, holder };
+}
+
+/**
+ * Whether the JWS is signed by `key` (an alg of its curve, no crit). Its validity period is judged
+ * apart, at the request's time, so that an expired credential is refused as expired.
+ */
+function signedBy(jws: string, key: KeyObject): boolean {
+  const decoded = decodeJws(jws);
+  const alg = decoded?.header.alg;
+  return (
+    !!decoded && typeof alg === 'string' && fitsAlgorithm(key, alg) && decoded.header.crit === undefined && verifiesWith(alg, key, decoded)
+  );
 }
 
 const pick = (from: Record<string, unknown>, names: string[]) =>
@@ -142,7 +154,7 @@ export async function verifyVpJwt(presentation: string, context: PresentationCon
   if (namedId !== undefined && namedId !== holder.did) throw reject('holder binding: the presentation names another holder');
   if (typeof vp.header.kid === 'string' && vp.header.kid.startsWith('did:') && didOfUrl(vp.header.kid) !== holder.did)
     throw reject('holder binding: kid names another holder');
-  if (!verifyEcJws(presentation, holder.key, CLOCK_SKEW_SECONDS, now))
-    throw reject("holder binding: the presentation is not signed by the key of the credential's subject");
+  if (!signedBy(presentation, holder.key) || !withinValidity(vp.payload, CLOCK_SKEW_SECONDS, now))
+    throw reject("holder binding: the presentation is not signed by the key of the credential's subject, or is outside its exp/nbf");
   return credentials.map((c) => c.verified);
 }
