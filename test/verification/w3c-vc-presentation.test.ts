@@ -210,6 +210,43 @@ describe('rejected jwt_vc_json presentations fail the session', () => {
     expectRejected(await attempt((r) => presentVp([foreign.credential], foreign.holder, r)), /untrusted issuer/);
   });
 
+  it('a credential its holder issued itself as did:jwk (resolved locally, but no trust list names its key)', async () => {
+    const self = await holderKey();
+    const did = `did:jwk:${Buffer.from(JSON.stringify({ kty: 'EC', crv: 'P-256', x: self.publicJwk.x, y: self.publicJwk.y })).toString('base64url')}`;
+    const now = Math.floor(Date.now() / 1000);
+    const forged = await new SignJWT({
+      '@context': ['https://www.w3.org/ns/credentials/v2'],
+      type: ['VerifiableCredential', TYPE],
+      issuer: did,
+      validFrom: new Date().toISOString(),
+      credentialSubject: { id: did, ...CLAIMS },
+      iat: now,
+    })
+      .setProtectedHeader({ alg: 'ES256', typ: 'vc+jwt', kid: `${did}#0` })
+      .sign(await importJWK(self.privateJwk, 'ES256'));
+    expectRejected(await attempt((r) => presentVp([forged], self.privateJwk, r)), /untrusted issuer: the key of did:jwk:/);
+  });
+
+  it('a did:web issuer whose document the outbound policy does not fetch', async () => {
+    const self = await holderKey();
+    const holderDid = (decodeJwt(held.credential).credentialSubject as { id: string }).id;
+    const forged = await new SignJWT({
+      '@context': ['https://www.w3.org/ns/credentials/v2'],
+      type: ['VerifiableCredential', TYPE],
+      issuer: 'did:web:169.254.169.254',
+      credentialSubject: { id: holderDid, ...CLAIMS },
+    })
+      .setProtectedHeader({ alg: 'ES256', typ: 'vc+jwt', kid: 'did:web:169.254.169.254#key-1' })
+      .sign(await importJWK(self.privateJwk, 'ES256'));
+    expectRejected(await attempt((r) => presentVp([forged], held.holder, r)), /did:web:169\.254\.169\.254 does not resolve: refused/);
+  });
+
+  it("another tenant cannot answer this tenant's request, nor see its session", async () => {
+    const globex = (await svc.tenant('globex-viewer')).token;
+    const offer = await svc.call('POST', '/api/verifier/offer', { token: acme, body: { response_type: 'uri', requestId: 'diploma' } });
+    expect((await svc.raw('GET', `/api/session/${offer.body.session}`, { token: globex })).status).toBe(404);
+  });
+
   it('an expired credential', async () => {
     const expiring = await issue(acme, 'short');
     svc.clock.advance(2100);
