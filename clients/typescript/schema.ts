@@ -2386,7 +2386,10 @@ export interface paths {
                             display?: components["schemas"]["CredentialDisplayInput"][];
                             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
                             docType?: string;
-                            /** @enum {string} */
+                            /**
+                             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+                             * @enum {string}
+                             */
                             format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
@@ -2664,7 +2667,10 @@ export interface paths {
                             display?: components["schemas"]["CredentialDisplayInput"][];
                             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
                             docType?: string;
-                            /** @enum {string} */
+                            /**
+                             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+                             * @enum {string}
+                             */
                             format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
@@ -9431,7 +9437,7 @@ export interface paths {
         put?: never;
         /**
          * Create a presentation configuration, or replace the one with this id
-         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it. An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.
+         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt, mso_mdoc or jwt_vc_json (W3C VCs: meta.type_values, claim paths into the credential such as ["credentialSubject", "given_name"]). The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it. An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.
          *
          *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -9724,7 +9730,7 @@ export interface paths {
         head?: never;
         /**
          * Update a presentation configuration: the fields given replace the stored ones (null clears or resets to the default)
-         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it.
+         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt, mso_mdoc or jwt_vc_json (W3C VCs: meta.type_values, claim paths into the credential such as ["credentialSubject", "given_name"]). The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it.
          *
          *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -12725,7 +12731,10 @@ export interface components {
             display?: components["schemas"]["CredentialDisplay"][];
             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
             docType?: string;
-            /** @enum {string} */
+            /**
+             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+             * @enum {string}
+             */
             format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequired"] | null;
             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
@@ -12741,7 +12750,10 @@ export interface components {
             display?: components["schemas"]["CredentialDisplayInput"][];
             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
             docType?: string;
-            /** @enum {string} */
+            /**
+             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+             * @enum {string}
+             */
             format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */

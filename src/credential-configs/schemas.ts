@@ -159,7 +159,11 @@ const KeyAttestationsRequiredSchema = z
   .meta({ id: 'KeyAttestationsRequired' });
 
 const CredentialConfigFields = {
-  format: z.enum(FORMATS),
+  format: z
+    .enum(FORMATS)
+    .describe(
+      "dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key",
+    ),
   display: z.array(CredentialDisplaySchema).max(50).optional().describe('how wallets show the credential, per locale'),
   scope: z
     .string()
