@@ -23,11 +23,13 @@ import { createConformance } from './conformance/index.js';
 import { consoleRoutes } from './console/routes.js';
 import { createCredentialConfigs } from './credential-configs/index.js';
 import type { CredentialConfigService } from './credential-configs/service.js';
+import { DidWebResolver } from './dids/web.js';
 import { docsRoutes } from './docs/routes.js';
 import { createHttpEndpoints } from './http-endpoints/index.js';
 import type { HttpEndpointService } from './http-endpoints/service.js';
 import { connectIdentityProvider, type IdentityProvider } from './identity-provider/provider.js';
 import { createIssuance } from './issuance/index.js';
+import { ownDidDocuments } from './issuance/metadata/did-document.js';
 import { rateLimitCeilings, tenantRateLimits } from './issuance/settings/rate-limits.js';
 import { issuerUrls, vctOf } from './issuance/urls.js';
 import { createKeyChains } from './key-chains/index.js';
@@ -324,6 +326,11 @@ async function assemble(
     federationSettingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).federation,
     resolutionDeadlineMs: config.FEDERATION_RESOLUTION_DEADLINE_MS,
     clock,
+    // did:web issuers of W3C VCs: other hosts' documents through the outbound client, the service's own in-process.
+    dids: new DidWebResolver(
+      new OwnUrlsFirst(config.PUBLIC_URL, outbound, [ownDidDocuments(keyChains, config.PUBLIC_URL)]),
+      config.PUBLIC_URL,
+    ),
   });
   const verification = createVerification({
     db: kysely,

@@ -2925,13 +2925,21 @@ export interface paths {
                             display?: components["schemas"]["CredentialDisplayInput"][];
                             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
                             docType?: string;
-                            /** @enum {string} */
-                            format: "dc+sd-jwt" | "mso_mdoc";
+                            /**
+                             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+                             * @enum {string}
+                             */
+                            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
                             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
+                            /**
+                             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+                             * @enum {string}
+                             */
+                            vcIssuer?: "x5c" | "did:web";
                         };
                         description?: string | null;
                         /** @description removed in version 5: use fields[].disclosable. Requests carrying it are refused. */
@@ -2957,7 +2965,7 @@ export interface paths {
                         statusListSigner?: ("statusList" | "issuer") | null;
                         /** @description default false: true gives each credential an entry in a status list */
                         statusManagement?: boolean;
-                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts */
+                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts. jwt_vc_json: the credential type after VerifiableCredential (a URI; default the configuration's own URL), in credential_definition.type and DCQL type_values */
                         vct?: (string | components["schemas"]["VctDocumentInput"]) | null;
                         /** @description a webhook endpoint of the tenant that receives notifications */
                         webhookEndpointId?: string | null;
@@ -3198,13 +3206,21 @@ export interface paths {
                             display?: components["schemas"]["CredentialDisplayInput"][];
                             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
                             docType?: string;
-                            /** @enum {string} */
-                            format: "dc+sd-jwt" | "mso_mdoc";
+                            /**
+                             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+                             * @enum {string}
+                             */
+                            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
                             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
                             /** @description removed in version 5: use fields[].namespace. Requests carrying it are refused. */
                             namespace?: unknown;
                             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
                             scope?: string;
+                            /**
+                             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+                             * @enum {string}
+                             */
+                            vcIssuer?: "x5c" | "did:web";
                         };
                         description?: string | null;
                         /** @description removed in version 5: use fields[].disclosable. Requests carrying it are refused. */
@@ -3232,7 +3248,7 @@ export interface paths {
                         statusListSigner?: ("statusList" | "issuer") | null;
                         /** @description default false: true gives each credential an entry in a status list */
                         statusManagement?: boolean;
-                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts */
+                        /** @description SD-JWT VC type: a URI, or a type metadata document the service hosts. jwt_vc_json: the credential type after VerifiableCredential (a URI; default the configuration's own URL), in credential_definition.type and DCQL type_values */
                         vct?: (string | components["schemas"]["VctDocumentInput"]) | null;
                         /** @description a webhook endpoint of the tenant that receives notifications */
                         webhookEndpointId?: string | null;
@@ -9968,7 +9984,7 @@ export interface paths {
         put?: never;
         /**
          * Create a presentation configuration, or replace the one with this id
-         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it. An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.
+         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt, mso_mdoc or jwt_vc_json (W3C VCs: meta.type_values, claim paths into the credential such as ["credentialSubject", "given_name"]). The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it. An existing id is replaced as a whole: fields not given take their defaults; createdAt is kept. 201 when created, 200 when replaced.
          *
          *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -10261,7 +10277,7 @@ export interface paths {
         head?: never;
         /**
          * Update a presentation configuration: the fields given replace the stored ones (null clears or resets to the default)
-         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it.
+         * @description `dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt, mso_mdoc or jwt_vc_json (W3C VCs: meta.type_values, claim paths into the credential such as ["credentialSubject", "given_name"]). The `credential_ids` of `transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId` a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here. A write that gives the inline `webhook` a new signing secret (a new webhook, or a new URL) answers it as `webhookSigningSecret`, this once; the same URL keeps its secret, and no inline webhook (none, or `webhookEndpointId`) drops it.
          *
          *     Requires one of the roles: `presentation:manage`. Tenant-scoped: works inside the caller's tenant.
          */
@@ -11955,6 +11971,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuers/{tenantId}/did.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The issuer's DID document (did:web:{host}:issuers:{tenantId}), for jwt_vc_json credentials with config.vcIssuer did:web
+         * @description did:web resolves here (the port of the host percent-encoded in the DID). Each attestation key (current, and previous while valid) is a JsonWebKey verification method {did}#{kid}, listed in assertionMethod; its publicKeyJwk carries the certificate chain as x5c (without the root), through which verifiers trust it.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tenantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuers/{tenantId}/federation/fetch": {
         parameters: {
             query?: never;
@@ -13354,22 +13409,38 @@ export interface components {
             display?: components["schemas"]["CredentialDisplay"][];
             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
             docType?: string;
-            /** @enum {string} */
-            format: "dc+sd-jwt" | "mso_mdoc";
+            /**
+             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+             * @enum {string}
+             */
+            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequired"] | null;
             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
+            /**
+             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+             * @enum {string}
+             */
+            vcIssuer?: "x5c" | "did:web";
         };
         CredentialConfigInput: {
             /** @description how wallets show the credential, per locale */
             display?: components["schemas"]["CredentialDisplayInput"][];
             /** @description mso_mdoc only, and required there: the ISO mdoc document type */
             docType?: string;
-            /** @enum {string} */
-            format: "dc+sd-jwt" | "mso_mdoc";
+            /**
+             * @description dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key
+             * @enum {string}
+             */
+            format: "dc+sd-jwt" | "mso_mdoc" | "jwt_vc_json";
             keyAttestationsRequired?: components["schemas"]["KeyAttestationsRequiredInput"] | null;
             /** @description the OAuth scope value that requests this credential at the authorization server (OpenID4VCI 1.0 section 5.1.2; HAIP 1.0 section 4.1 asks for one on every configuration): default the configuration id; unique in the tenant. The issuer metadata always lists it, and a pushed authorization request naming it in scope asks for this configuration */
             scope?: string;
+            /**
+             * @description jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document
+             * @enum {string}
+             */
+            vcIssuer?: "x5c" | "did:web";
         };
         CredentialConfiguration: {
             attributeProviderId: string | null;
@@ -13456,7 +13527,7 @@ export interface components {
             text_color?: string;
         };
         /**
-         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
+         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc, jwt_vc_json. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
          * @example {
          *       "credentials": [
          *         {
@@ -13498,7 +13569,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
+         * @description OpenID4VP 1.0 DCQL query, checked with the dcql library (an invalid query is answered 400 naming its offending part, e.g. body.dcql_query.credentials.0.format); every credential query asks for one of: dc+sd-jwt, mso_mdoc, jwt_vc_json. No id, claim id or claim path segment is __proto__, constructor or prototype. Stored as given, and sent in the request object unchanged. trusted_authorities of a credential query (section 6.1.1.1) are enforced on what is presented: `aki` (a certificate of the issuer's x5c or x5chain has one of the base64url AuthorityKeyIdentifiers), `etsi_tl` (a certificate of that chain is listed, or issued by one listed, in the trusted list at the URL: ETSI TS 119 612 XML or a TS 119 602 LoTE, fetched through the outbound client) or `openid_federation` (the issuer resolves to that trust anchor); a credential that matches none is rejected
          * @example {
          *       "credentials": [
          *         {

@@ -7,6 +7,8 @@ import type { ConfigurationDocument } from './schemas.js';
 
 export function checkConfiguration(doc: ConfigurationDocument): FieldError[] {
   const errors: FieldError[] = knownFormat(doc.config.format).configurationProblems(doc);
+  if (doc.config.vcIssuer !== undefined && doc.config.format !== 'jwt_vc_json')
+    errors.push({ field: 'body.config.vcIssuer', message: 'is for jwt_vc_json only' });
   for (const error of fieldErrors(doc)) errors.push({ field: `body.${error.field}`, message: error.message });
   return errors;
 }

@@ -159,7 +159,11 @@ const KeyAttestationsRequiredSchema = z
   .meta({ id: 'KeyAttestationsRequired' });
 
 const CredentialConfigFields = {
-  format: z.enum(FORMATS),
+  format: z
+    .enum(FORMATS)
+    .describe(
+      "dc+sd-jwt: SD-JWT VC; mso_mdoc: ISO 18013-5 mdoc; jwt_vc_json: W3C VCDM 2.0 credential secured with JOSE (typ vc+jwt), the fields in credentialSubject, whose id is the holder's did:jwk or did:key",
+    ),
   display: z.array(CredentialDisplaySchema).max(50).optional().describe('how wallets show the credential, per locale'),
   scope: z
     .string()
@@ -172,6 +176,12 @@ const CredentialConfigFields = {
         'always lists it, and a pushed authorization request naming it in scope asks for this configuration',
     ),
   docType: z.string().min(1).max(256).optional().describe('mso_mdoc only, and required there: the ISO mdoc document type'),
+  vcIssuer: z
+    .enum(['x5c', 'did:web'])
+    .optional()
+    .describe(
+      "jwt_vc_json only: how the credential names its issuer. x5c (default): the credential issuer URL, the JWT header carrying the certificate chain; did:web: the tenant's did:web (did:web:{host}:issuers:{tenant}, its document at /issuers/{tenant}/did.json), the header's kid naming a key of that document",
+    ),
   keyAttestationsRequired: KeyAttestationsRequiredSchema.nullable().optional(),
 };
 
@@ -270,7 +280,9 @@ const Settings = {
     .union([z.string().min(1).max(2048).describe('a type URI'), VctDocumentSchema])
     .nullable()
     .optional()
-    .describe('SD-JWT VC type: a URI, or a type metadata document the service hosts'),
+    .describe(
+      "SD-JWT VC type: a URI, or a type metadata document the service hosts. jwt_vc_json: the credential type after VerifiableCredential (a URI; default the configuration's own URL), in credential_definition.type and DCQL type_values",
+    ),
   iaeActions: z
     .array(IaeActionSchema)
     .max(20)

@@ -3,6 +3,7 @@
 import { msoMdoc } from './mso-mdoc/index.js';
 import { sdJwtVc } from './sd-jwt-vc/index.js';
 import type { CredentialFormat } from './types.js';
+import { w3cVc } from './w3c-vc/index.js';
 
 export type {
   ClaimsLayout,
@@ -17,7 +18,7 @@ export type {
   Version4Mapping,
 } from './types.js';
 
-const REGISTERED = [sdJwtVc, msoMdoc] as const;
+const REGISTERED = [sdJwtVc, msoMdoc, w3cVc] as const;
 
 /** A credential one presentation proves, as its format read and verified it: what the registered verifiers return. */
 export type VerifiedPresentation = Awaited<ReturnType<(typeof REGISTERED)[number]['verify']>>[number];

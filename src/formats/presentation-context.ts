@@ -1,5 +1,6 @@
 // What every format verifier checks a presentation against: the request it answers.
 import type { JWK } from 'jose';
+import type { DidKeyResolver } from '../dids/web.js';
 import type { FederationTrust } from '../trust/federation/trust.js';
 
 export interface PresentationContext {
@@ -23,6 +24,8 @@ export interface PresentationContext {
   responseUri: string;
   /** The verifier's public encryption key, when the response was encrypted (direct_post.jwt, dc_api.jwt). */
   encryptionJwk?: JWK;
+  /** Resolves did:web issuers' keys (through the outbound client); absent: a did:web issuer is refused. */
+  dids?: DidKeyResolver;
   /** Over the DC API: the browser's origin, which replaces client_id and response_uri in the mdoc handover. */
   origin?: string;
 }

@@ -23,7 +23,7 @@ export interface FormatField {
 /** What a format reads of a credential configuration. */
 export interface ConfiguredCredential {
   id: string;
-  config: { format: string; docType?: string };
+  config: { format: string; docType?: string; vcIssuer?: 'x5c' | 'did:web' };
   fields: FormatField[];
   /** Validity of issued credentials in seconds; null: no expiry. */
   lifeTime?: number | null;
@@ -35,6 +35,7 @@ export interface ConfigurationTypeFields {
   /** A string, the type metadata itself, or null. */
   vct?: unknown;
   config: { docType?: string };
+  statusManagement?: boolean;
 }
 
 /** One credential to issue: the claims (already checked against the configuration) for one holder key. */
@@ -63,6 +64,8 @@ export interface CredentialTypeNames {
   configField: string;
   /** The member naming it in the credential issuer metadata and in a resolved schema metadata credential. */
   member: string;
+  /** The member's value in the credential issuer metadata when it is not the type itself (jwt_vc_json's credential_definition). */
+  metadataValue?(type: string): unknown;
   /** The member of a TS11 SchemaMeta entry's meta naming it. */
   schemaMetaMember: string;
   /** The values of a SchemaMeta entry's meta that may name it, in the order they are tried. */
@@ -86,6 +89,8 @@ export interface IssuerMetadataPart {
 export interface ClaimsLayout {
   /** The claims are keyed by namespace first: every top-level field names its namespace and its children inherit it. */
   namespaced?: boolean;
+  /** Where in the credential the fields' claims are (jwt_vc_json: credentialSubject): the start of their claim paths in metadata and DCQL. */
+  pathPrefix?: string[];
   /** Why a top-level claim name is the format's own, not a field's to declare; undefined when a field may declare it. */
   reservedTopLevel?(name: string): string | undefined;
   /** Why a claim name is the format's own at any depth of a field's path; undefined when a field may declare it. */
@@ -115,7 +120,9 @@ export interface VerifiedForDcql {
   format: string;
   vct?: string;
   docType?: string;
-  /** SD-JWT: the disclosed claims; mdoc: claims by namespace. */
+  /** W3C VC: the credential's type values. */
+  types?: string[];
+  /** SD-JWT: the disclosed claims; mdoc: claims by namespace; W3C VC: the credential. */
   claims: Record<string, unknown>;
 }
 

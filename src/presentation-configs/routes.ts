@@ -18,7 +18,8 @@ const tags = ['presentation configurations'];
 const PATH = '/api/verifier/config';
 
 const MODEL = [
-  '`dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt or mso_mdoc. The `credential_ids` of',
+  '`dcql_query` is checked with the dcql library; each credential query asks for dc+sd-jwt, mso_mdoc or jwt_vc_json',
+  '(W3C VCs: meta.type_values, claim paths into the credential such as ["credentialSubject", "given_name"]). The `credential_ids` of',
   '`transaction_data` and `attached` name credential queries of `dcql_query`. References must exist in the tenant: `webhookEndpointId`',
   'a webhook endpoint, `accessKeyChainId` a key chain of usage type access. `webhookEndpointId` and the deprecated `webhook` exclude each',
   'other; a webhook header value is stored encrypted and answered as ****. `registrationCertCache` is read-only and ignored here.',

@@ -5,8 +5,10 @@
 // verified. Each answer names the framework (and the anchor) that decided; a refusal is a
 // TrustRefused whose message is the reason given to the caller. A framework that has nothing to say
 // on a question leaves its method out.
+
 import type { KeyObject } from 'node:crypto';
 import type { JSONWebKeySet, JWSHeaderParameters } from 'jose';
+import type { DidKeyResolver } from '../dids/web.js';
 import type { FederationTrust } from './federation/trust.js';
 
 /** Why a framework does not trust what it was asked about; the message is shown as it is. */
@@ -28,6 +30,8 @@ export interface TenantTrust {
   trustedCertificates: string[];
   /** OpenID Federation: the tenant's trust; absent when it takes part in none. */
   federation?: FederationTrust;
+  /** Resolves did:web keys of credential issuers (W3C VCs); absent: the service resolves none. */
+  dids?: DidKeyResolver;
 }
 
 export interface IssuerKeyQuestion {

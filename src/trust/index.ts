@@ -2,6 +2,7 @@
 // the one TrustService that verification, wallet attestation, status checking and external
 // authorization servers ask. A tenant's federation settings choose the order in which frameworks
 // decide (their mode); a new framework is a folder beside these and a line in TRUST_FRAMEWORKS.
+import type { DidKeyResolver } from '../dids/web.js';
 import type { Clock } from '../platform/clock.js';
 import type { OutboundClient } from '../platform/outbound/client.js';
 import { FederationRefused } from './federation/entity-statement.js';
@@ -117,14 +118,18 @@ export interface TrustNeeds {
   resolutionDeadlineMs: number;
   /** What time it is for federation statements and cached decisions. */
   clock: Clock;
+  /** did:web resolution for W3C VC issuers (through the outbound client); absent: none. */
+  dids?: DidKeyResolver;
 }
 
 /** The one place that answers "is this trusted" for a tenant, with the caches of the frameworks' sources. */
 export class TrustService {
   private readonly federation;
   private readonly sources: TrustSources;
+  private readonly dids?: DidKeyResolver;
 
   constructor(needs: TrustNeeds) {
+    this.dids = needs.dids;
     this.federation = createFederation({
       outbound: needs.outbound,
       settingsOf: needs.federationSettingsOf,
@@ -141,7 +146,7 @@ export class TrustService {
       this.sources.listedCertificates(tenantId, 'credentials'),
       this.federation.trustFor(tenantId),
     ]);
-    return { trustedCertificates, ...(federation && { federation }) };
+    return { trustedCertificates, ...(federation && { federation }), ...(this.dids && { dids: this.dids }) };
   }
 
   /** The PEM certificates of the tenant's LoTE trust lists trusted for credentials. */

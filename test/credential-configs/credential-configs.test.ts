@@ -194,7 +194,7 @@ describe('validation', () => {
     ['nothing', {}, ['body.id', 'body.config', 'body.fields']],
     ['an id with a space', { ...base, id: 'has space' }, ['body.id']],
     ['an id too long', { ...base, id: 'x'.repeat(65) }, ['body.id']],
-    ['an unknown format', { ...base, config: { format: 'jwt_vc_json' } }, ['body.config.format']],
+    ['an unknown format', { ...base, config: { format: 'ldp_vc' } }, ['body.config.format']],
     ['mdoc without docType', { ...base, config: { format: 'mso_mdoc' } }, ['body.config.docType']],
     [
       'mdoc fields without namespace',

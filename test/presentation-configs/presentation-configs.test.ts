@@ -193,10 +193,10 @@ describe('DCQL validation', () => {
     ['an unknown format', query([{ id: 'a', format: 'foo' }]), ['body.dcql_query.credentials.0.format']],
     ['a format we do not verify', query([{ id: 'a', format: 'vc+sd-jwt' }]), ['body.dcql_query.credentials.0.format']],
     [
-      'a W3C format, valid DCQL but not verified here',
+      'a W3C format, valid DCQL but not verified here (ldp_vc: Data Integrity)',
       query([
         { id: 'a', format: 'dc+sd-jwt' },
-        { id: 'b', format: 'jwt_vc_json', meta: { type_values: [['VerifiableCredential']] } },
+        { id: 'b', format: 'ldp_vc', meta: { type_values: [['VerifiableCredential']] } },
       ]),
       ['body.dcql_query.credentials.1.format'],
     ],
@@ -262,7 +262,7 @@ describe('DCQL validation', () => {
     expect(await errorsOf([{ id: 'a', format: 'vc+sd-jwt' }])).toEqual([
       {
         field: 'body.dcql_query.credentials.0.format',
-        message: "'vc+sd-jwt' is not verified here; supported formats: dc+sd-jwt, mso_mdoc",
+        message: "'vc+sd-jwt' is not verified here; supported formats: dc+sd-jwt, mso_mdoc, jwt_vc_json",
       },
     ]);
     expect(

@@ -1,5 +1,5 @@
 // The credential formats (src/formats/) stand below the credential configurations, issuance and
-// verification: a format folder imports only shared ground (platform, key chains, trust) and
+// verification: a format folder imports only shared ground (platform, key chains, trust, DIDs) and
 // the formats' common files, never the features that dispatch to it; and every format folder is
 // reachable through the registry, so adding one is its folder and the registry's line.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import type { CredentialFormat } from '../../src/formats/types.js';
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const formatsRoot = join(src, 'formats');
 /** The folders of src/ a format may import from. */
-const GROUND = ['formats', 'platform', 'key-chains', 'trust'];
+const GROUND = ['formats', 'platform', 'key-chains', 'trust', 'dids'];
 
 function sources(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {

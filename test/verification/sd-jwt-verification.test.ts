@@ -149,7 +149,7 @@ describe('an accepted SD-JWT VC presentation', () => {
 
   it('refuses a format no verifier knows, also one named like an object member', async () => {
     const presentation = await present();
-    for (const format of ['jwt_vc_json', 'constructor', '__proto__', 'toString']) {
+    for (const format of ['ldp_vc', 'constructor', '__proto__', 'toString']) {
       expect(() => verifyPresentation(format, presentation, context()), format).toThrow(
         new PresentationRejected(`vp_token: format ${format} cannot be verified yet`),
       );

@@ -4,6 +4,7 @@
 // holder keys the credentials are bound to, one credential per key.
 
 import type { JWK } from 'jose';
+import { didOfUrl, keyOfLocalDid } from '../../dids/encoding.js';
 import type { Clock } from '../../platform/clock.js';
 import {
   type CompactJws,
@@ -41,6 +42,16 @@ interface VerifiedJwtProof {
   nonce: string;
 }
 
+/**
+ * The key a did:key or did:jwk kid names (OpenID4VCI 1.0 F.1: kid as a DID URL), undefined for any
+ * other kid. A did:key is kept as the key's kid: a W3C VC then names the holder by that did:key.
+ */
+function keyOfDidKid(kid: unknown): JWK | undefined {
+  if (typeof kid !== 'string') return undefined;
+  const jwk = keyOfLocalDid(kid);
+  return jwk && kid.startsWith('did:key:') ? { ...jwk, kid: didOfUrl(kid) } : jwk;
+}
+
 function checkHeader(jwt: string): { decoded: CompactJws; alg: string; jwk: JWK } {
   const decoded = decodeJws(jwt);
   if (!decoded) throw invalidProof('the proof is not a JWT');
@@ -49,8 +60,9 @@ function checkHeader(jwt: string): { decoded: CompactJws; alg: string; jwk: JWK 
   const alg = header.alg;
   if (typeof alg !== 'string' || !PROOF_ALGORITHMS.includes(alg)) throw invalidProof(`alg must be one of ${PROOF_ALGORITHMS.join(', ')}`);
   if (header.crit !== undefined) throw invalidProof('crit is not supported');
-  const jwk = header.jwk as JWK | undefined;
-  if (!jwk || typeof jwk !== 'object') throw invalidProof('the proof must carry the holder key as jwk (kid and x5c are not supported)');
+  const jwk = (header.jwk as JWK | undefined) ?? keyOfDidKid(header.kid);
+  if (!jwk || typeof jwk !== 'object')
+    throw invalidProof('the proof must carry the holder key as jwk, or as kid a did:key or did:jwk DID URL (x5c is not supported)');
   if (jwk.d) throw invalidProof('the jwk must not contain a private key');
   return { decoded, alg, jwk };
 }

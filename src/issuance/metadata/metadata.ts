@@ -3,7 +3,7 @@
 // its credential configurations and issuer settings.
 import type { JWK } from 'jose';
 import type { CredentialConfiguration, FieldDefinition } from '../../credential-configs/service.js';
-import { formatOfConfiguration } from '../../formats/index.js';
+import { type CredentialFormat, formatOfConfiguration } from '../../formats/index.js';
 import { ATTESTATION_ALGORITHMS, ATTESTATION_AUTH_METHOD } from '../authorization/wallet-attestation.js';
 import { CONTENT_ENCRYPTION_ALGORITHMS, ENCRYPTION_ALGORITHM } from '../credential-request/encryption.js';
 import { PROOF_ALGORITHMS } from '../credential-request/proofs.js';
@@ -16,20 +16,31 @@ import { type ChainedUrls, type IssuerUrls, vctOf } from '../urls.js';
  * Claim descriptions for credential_metadata.claims, flattened from nested field definitions. In a
  * namespaced format (claimsLayout.namespaced) a top-level field's namespace starts its claim path.
  */
-export function claimsDescription(fields: FieldDefinition[], namespaced: boolean, parent: (string | number | null)[] = []) {
+export function claimsDescription(
+  fields: FieldDefinition[],
+  namespaced: boolean,
+  parent: (string | number | null)[] = [],
+  /** Where the fields' claims are in the credential (credentialSubject for jwt_vc_json). */
+  prefix: string[] = [],
+) {
   const claims: Record<string, unknown>[] = [];
   for (const field of fields) {
     const namespace = namespaced && parent.length === 0 ? field.namespace : undefined;
-    const path = [...(namespace ? [namespace] : []), ...parent, ...field.path];
+    const path = [...prefix, ...(namespace ? [namespace] : []), ...parent, ...field.path];
     claims.push({
       path,
       ...(field.mandatory !== undefined && { mandatory: field.mandatory }),
       ...(field.display?.length && { display: field.display }),
     });
-    if (field.children?.length) claims.push(...claimsDescription(field.children, namespaced, path.slice(namespace ? 1 : 0)));
+    if (field.children?.length)
+      claims.push(...claimsDescription(field.children, namespaced, path.slice(prefix.length + (namespace ? 1 : 0)), prefix));
   }
   return claims;
 }
+
+/** The type member's value: the type itself, or what the format makes of it (jwt_vc_json's credential_definition). */
+const typeMember = (format: CredentialFormat, type: string | undefined) =>
+  type !== undefined && format.type.metadataValue ? format.type.metadataValue(type) : type;
 
 function configurationSupported(config: CredentialConfiguration, urls: IssuerUrls, algorithm: string) {
   const format = formatOfConfiguration(config);
@@ -37,7 +48,10 @@ function configurationSupported(config: CredentialConfiguration, urls: IssuerUrl
   return {
     format: config.config.format,
     ...(config.config.scope && { scope: config.config.scope }),
-    [format.type.member]: format.type.of(config, () => vctOf(config, urls)),
+    [format.type.member]: typeMember(
+      format,
+      format.type.of(config, () => vctOf(config, urls)),
+    ),
     credential_signing_alg_values_supported: [format.issuerMetadata.signingAlgorithm(algorithm)],
     ...(binding && {
       cryptographic_binding_methods_supported: format.issuerMetadata.bindingMethods,
@@ -45,7 +59,7 @@ function configurationSupported(config: CredentialConfiguration, urls: IssuerUrl
     }),
     credential_metadata: {
       ...(config.config.display?.length && { display: config.config.display }),
-      claims: claimsDescription(config.fields, format.claimsLayout?.namespaced === true),
+      claims: claimsDescription(config.fields, format.claimsLayout?.namespaced === true, [], format.claimsLayout?.pathPrefix),
     },
   };
 }

@@ -1,5 +1,5 @@
 // What a wallet reads before it asks for anything: the credential issuer and authorization server
-// metadata (at the RFC 8414 location and the draft-era one), the JWT VC issuer keys, and hosted
+// metadata (at the RFC 8414 location and the draft-era one), the JWT VC issuer keys, the issuer's DID document, and hosted
 // type metadata (SD-JWT VC's, for the formats that declare typeMetadata).
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -19,6 +19,7 @@ import { noFederationSettings, notFoundIssuer } from '../errors.js';
 import { ISSUER_CACHE_MS, type IssuerDirectory } from '../issuers.js';
 import { TenantParams, WALLET_TAGS } from '../routes-support.js';
 import type { IssuerSettingsService } from '../settings/service.js';
+import { DID_DOCUMENT_MEDIA_TYPE, issuerDidDocument } from './did-document.js';
 import { authorizationServerMetadata, configurationScopes, credentialIssuerMetadata } from './metadata.js';
 import { SIGNED_METADATA_LIFETIME_SECONDS, SIGNED_METADATA_MEDIA_TYPE, signIssuerMetadata } from './signed-metadata.js';
 
@@ -175,6 +176,24 @@ export function metadataRoutes(
         clock.now(),
       );
       return reply.type(ENTITY_STATEMENT_MEDIA_TYPE).send(statement);
+    },
+  );
+
+  app.get(
+    '/issuers/:tenantId/did.json',
+    {
+      schema: {
+        tags: WALLET_TAGS,
+        summary: "The issuer's DID document (did:web:{host}:issuers:{tenantId}), for jwt_vc_json credentials with config.vcIssuer did:web",
+        description:
+          'did:web resolves here (the port of the host percent-encoded in the DID). Each attestation key (current, and previous while valid) is a JsonWebKey verification method {did}#{kid}, listed in assertionMethod; its publicKeyJwk carries the certificate chain as x5c (without the root), through which verifiers trust it.',
+        params: TenantParams,
+      },
+    },
+    async (request, reply) => {
+      const issuer = await issuers.get(request.params.tenantId);
+      const document = await issuerDidDocument(keyChains, issuer.urls.issuer, issuer.tenantId);
+      return reply.type(DID_DOCUMENT_MEDIA_TYPE).header('cache-control', 'public, max-age=300').send(JSON.stringify(document));
     },
   );
 
