@@ -169,6 +169,13 @@ describe('reading a signed trusted list', () => {
     const body = signed.replace(/^<\?xml[^>]*>\s*/, '');
     const wrapped = `<tsl:TrustServiceStatusList xmlns:tsl="http://uri.etsi.org/02231/v2#" Id="evil">${injected}<tsl:Wrapper>${body}</tsl:Wrapper></tsl:TrustServiceStatusList>`;
     expect(() => verifiedList(wrapped, [atSigner.pem])).toThrow(TrustedListRefused);
+    // The signature moved to the new root, still naming the signed list nested inside: it does not cover the whole document.
+    const signatureXml = body.match(/<ds:Signature[\s\S]*<\/ds:Signature>/)?.[0] ?? '';
+    const nested = body.replace(signatureXml, '');
+    const moved = `<tsl:TrustServiceStatusList xmlns:tsl="http://uri.etsi.org/02231/v2#" Id="evil">${injected}<tsl:Wrapper>${nested}</tsl:Wrapper>${signatureXml}</tsl:TrustServiceStatusList>`;
+    expect(() => verifiedList(moved, [atSigner.pem])).toThrow(/one reference, to the whole list/);
+    // Under the signed list's own Id: two elements of one Id are refused.
+    expect(() => verifiedList(moved.replace('Id="evil"', 'Id="TSL-AT"'), [atSigner.pem])).toThrow(TrustedListRefused);
   });
 });
 
