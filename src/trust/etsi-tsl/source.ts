@@ -29,6 +29,8 @@ interface KeptList {
   url: string;
   list: TrustedList;
   fetchedAt: Date;
+  /** Each service certificate's PEM (undefined: not a certificate), read once per copy, not at each question. */
+  pems: Map<string, string | undefined>;
 }
 
 interface TenantLists {
@@ -108,13 +110,14 @@ export class EtsiTrustedLists {
   private trustedCertificates(lists: KeptList[], counts: (type: string) => boolean): string[] {
     const now = this.needs.clock.now();
     const pems = new Set<string>();
-    for (const { list } of lists) {
+    for (const { list, pems: pemsOf } of lists) {
       if (list.nextUpdate && list.nextUpdate.getTime() + GRACE_MS < now.getTime()) continue;
       for (const service of list.services) {
         const status = statusAt(service, now);
         if (!counts(service.type) || !status || !TRUSTED_STATUSES.has(status)) continue;
         for (const der of service.certificates) {
-          const pem = pemOf(der);
+          if (!pemsOf.has(der)) pemsOf.set(der, pemOf(der));
+          const pem = pemsOf.get(der);
           if (pem) pems.add(pem);
         }
       }
@@ -199,7 +202,7 @@ export class EtsiTrustedLists {
       throw new TrustedListRefused(
         `its TSLSequenceNumber ${list.sequenceNumber} is older than the one kept (${before.list.sequenceNumber})`,
       );
-    tenant.lists.set(url, { url, list, fetchedAt: this.needs.clock.now() });
+    tenant.lists.set(url, { url, list, fetchedAt: this.needs.clock.now(), pems: new Map() });
     return list;
   }
 }
