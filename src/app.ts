@@ -331,6 +331,9 @@ async function assemble(
       new OwnUrlsFirst(config.PUBLIC_URL, outbound, [ownDidDocuments(keyChains, config.PUBLIC_URL)]),
       config.PUBLIC_URL,
     ),
+    etsiSettingsOf: async (tenantId) => (await issuance.settings.get(tenantId)).etsiTrustedLists,
+    // The server is built below; a refresh (at a verification) logs only after it is.
+    log: { warn: (details, message) => app.log.warn(details, message) },
   });
   const verification = createVerification({
     db: kysely,
@@ -386,8 +389,14 @@ async function assemble(
   issuance.settings.onChange((tenantId) => trust.forget(tenantId));
   // The trust settings are kept in the issuer settings (their federation field is an alias).
   const trustConfig: TrustConfigStore = {
-    get: async (tenantId) => ({ federation: (await issuance.settings.get(tenantId)).federation }),
-    put: async (ctx, tenantId, given) => ({ federation: await issuance.settings.putFederation(ctx, tenantId, given.federation) }),
+    get: async (tenantId) => {
+      const { federation, etsiTrustedLists } = await issuance.settings.get(tenantId);
+      return { federation, etsiTrustedLists };
+    },
+    put: async (ctx, tenantId, given) => {
+      const { federation, etsiTrustedLists } = await issuance.settings.putTrust(ctx, tenantId, given);
+      return { federation, etsiTrustedLists };
+    },
   };
   const rateLimits = await createRateLimits(config, kysely, (err) => app.log.warn({ err }, 'rate limit counts not shared'));
   issuance.settings.addCheck(rateLimitCeilings(rateLimits.limits));

@@ -13716,6 +13716,68 @@ export interface components {
         } & {
             [key: string]: unknown;
         });
+        /** @description EU trusted lists (ETSI TS 119 612): the LOTL named here is fetched, its XML signature verified against signerCertificates, the national lists it points to (XML ones) fetched and verified against the certificates it names for each, and the certificates of their granted services trusted for the purposes below; null: none */
+        EtsiTrustedLists: {
+            /** @description the list of trusted lists to follow, e.g. https://ec.europa.eu/tools/lotl/eu-lotl.xml; fetched through the outbound client */
+            lotlUrl: string;
+            /**
+             * @description which ServiceTypeIdentifier URIs count for what; only services whose current status is granted or recognisedatnationallevel
+             * @default {
+             *       "credentials": [
+             *         "http://uri.etsi.org/TrstSvc/Svctype/CA/QC",
+             *         "http://uri.etsi.org/Svc/Svctype/Provider/PID",
+             *         "http://uri.etsi.org/Svc/Svctype/Provider/EAA"
+             *       ],
+             *       "walletAttestations": [
+             *         "http://uri.etsi.org/Svc/Svctype/Provider/WalletProvider"
+             *       ]
+             *     }
+             */
+            purposes: {
+                /** @description service types whose certificates anchor credential issuers and status list signers */
+                credentials: string[];
+                /** @description service types whose certificates anchor wallet providers */
+                walletAttestations: string[];
+            };
+            /**
+             * @description how often the lists are fetched again; earlier when a list says its NextUpdate is sooner
+             * @default 24
+             */
+            refreshHours: number;
+            /** @description the PEM certificates allowed to sign the LOTL (for the EU LOTL, those of the Official Journal's announcement); the national lists it points to are checked against the certificates the LOTL names for each */
+            signerCertificates: string[];
+        };
+        /** @description EU trusted lists (ETSI TS 119 612): the LOTL named here is fetched, its XML signature verified against signerCertificates, the national lists it points to (XML ones) fetched and verified against the certificates it names for each, and the certificates of their granted services trusted for the purposes below; null: none */
+        EtsiTrustedListsInput: {
+            /** @description the list of trusted lists to follow, e.g. https://ec.europa.eu/tools/lotl/eu-lotl.xml; fetched through the outbound client */
+            lotlUrl: string;
+            /**
+             * @description which ServiceTypeIdentifier URIs count for what; only services whose current status is granted or recognisedatnationallevel
+             * @default {
+             *       "credentials": [
+             *         "http://uri.etsi.org/TrstSvc/Svctype/CA/QC",
+             *         "http://uri.etsi.org/Svc/Svctype/Provider/PID",
+             *         "http://uri.etsi.org/Svc/Svctype/Provider/EAA"
+             *       ],
+             *       "walletAttestations": [
+             *         "http://uri.etsi.org/Svc/Svctype/Provider/WalletProvider"
+             *       ]
+             *     }
+             */
+            purposes: {
+                /** @description service types whose certificates anchor credential issuers and status list signers */
+                credentials: string[];
+                /** @description service types whose certificates anchor wallet providers */
+                walletAttestations: string[];
+            };
+            /**
+             * @description how often the lists are fetched again; earlier when a list says its NextUpdate is sooner
+             * @default 24
+             */
+            refreshHours: number;
+            /** @description the PEM certificates allowed to sign the LOTL (for the EU LOTL, those of the Official Journal's announcement); the national lists it points to are checked against the certificates the LOTL names for each */
+            signerCertificates: string[];
+        };
         /**
          * @example {
          *       "role": "leaf",
@@ -14165,6 +14227,11 @@ export interface components {
              */
             dpopRequired: boolean;
             /**
+             * @description EU trusted lists (ETSI TS 119 612) the verifier trusts; managed through the trust settings (/api/trust-config), of which this is an alias
+             * @default null
+             */
+            etsiTrustedLists: components["schemas"]["EtsiTrustedLists"] | null;
+            /**
              * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. An alias of federation in the trust settings (/api/trust-config), where the trust settings are managed: writing either is read through both
              * @default null
              */
@@ -14305,6 +14372,11 @@ export interface components {
              * @default false
              */
             dpopRequired: boolean;
+            /**
+             * @description EU trusted lists (ETSI TS 119 612) the verifier trusts; managed through the trust settings (/api/trust-config), of which this is an alias
+             * @default null
+             */
+            etsiTrustedLists: components["schemas"]["EtsiTrustedListsInput"] | null;
             /**
              * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. An alias of federation in the trust settings (/api/trust-config), where the trust settings are managed: writing either is read through both
              * @default null
@@ -15622,12 +15694,22 @@ export interface components {
         };
         TrustConfig: {
             /**
+             * @description EU trusted lists (ETSI TS 119 612): a LOTL whose signature is verified against pinned certificates, and the national lists it points to; the certificates of their granted services count beside the LoTE trust lists (issuers, status list signers, wallet providers). A list that fails to refresh keeps its last good copy; one 24 hours past its NextUpdate counts no more. null: none. Stored as the etsiTrustedLists field of the issuer settings
+             * @default null
+             */
+            etsiTrustedLists: components["schemas"]["EtsiTrustedLists"] | null;
+            /**
              * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. Its mode also decides how the LoTE trust lists apply. Stored as the federation field of the issuer settings (PUT /api/issuer/config): writing either is read through both
              * @default null
              */
             federation: components["schemas"]["FederationSettings"] | null;
         };
         TrustConfigInput: {
+            /**
+             * @description EU trusted lists (ETSI TS 119 612): a LOTL whose signature is verified against pinned certificates, and the national lists it points to; the certificates of their granted services count beside the LoTE trust lists (issuers, status list signers, wallet providers). A list that fails to refresh keeps its last good copy; one 24 hours past its NextUpdate counts no more. null: none. Stored as the etsiTrustedLists field of the issuer settings
+             * @default null
+             */
+            etsiTrustedLists: components["schemas"]["EtsiTrustedListsInput"] | null;
             /**
              * @description OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. Its mode also decides how the LoTE trust lists apply. Stored as the federation field of the issuer settings (PUT /api/issuer/config): writing either is read through both
              * @default null

@@ -64,9 +64,9 @@ export class ConfigExporter {
         }),
       );
     }
-    const { federation, ...issuerSettings } = await s.issuerSettings.get(tenantId);
+    const { federation, etsiTrustedLists, ...issuerSettings } = await s.issuerSettings.get(tenantId);
     put(KINDS.issuer.path, issuerSettings);
-    put(KINDS.trust.path, { federation });
+    put(KINDS.trust.path, { federation, etsiTrustedLists });
     for (const [key, kind] of [
       ['attributeProviders', 'attribute_provider'],
       ['webhookEndpoints', 'webhook'],

@@ -213,7 +213,7 @@ export class ConfigImporter {
     return 'updated';
   }
 
-  /** `trustFile`: trust.json sets the federation settings, so issuer.json keeps the stored ones (it leaves them out). */
+  /** `trustFile`: trust.json sets the trust settings (federation, EU trusted lists), so issuer.json keeps the stored ones (it leaves them out). */
   private async issuer(
     ctx: RequestContext,
     tenantId: string,
@@ -222,18 +222,20 @@ export class ConfigImporter {
     trustFile: boolean,
   ): Promise<Outcome> {
     const { issuerSettings } = this.services;
-    const given = trustFile ? { ...file, federation: (await issuerSettings.get(tenantId, trx)).federation } : file;
+    const stored = trustFile ? await issuerSettings.get(tenantId, trx) : undefined;
+    const given = stored ? { ...file, federation: stored.federation, etsiTrustedLists: stored.etsiTrustedLists } : file;
     if (await issuerSettings.isCurrent(tenantId, given, trx)) return 'unchanged';
     await issuerSettings.put(ctx, tenantId, given, trx);
     return 'updated';
   }
 
-  /** The trust settings (PUT /api/trust-config): kept as the issuer settings' federation field. */
+  /** The trust settings (PUT /api/trust-config): kept as the issuer settings' federation and etsiTrustedLists fields. */
   private async trust(ctx: RequestContext, tenantId: string, file: Contents['trust'], trx: Executor): Promise<Outcome> {
     const { issuerSettings } = this.services;
     const stored = await issuerSettings.get(tenantId, trx);
-    if (await issuerSettings.isCurrent(tenantId, { ...stored, federation: file.federation }, trx)) return 'unchanged';
-    await issuerSettings.putFederation(ctx, tenantId, file.federation, trx);
+    const trust = { federation: file.federation, etsiTrustedLists: file.etsiTrustedLists };
+    if (await issuerSettings.isCurrent(tenantId, { ...stored, ...trust }, trx)) return 'unchanged';
+    await issuerSettings.putTrust(ctx, tenantId, trust, trx);
     return 'updated';
   }
 

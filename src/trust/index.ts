@@ -5,6 +5,8 @@
 import type { DidKeyResolver } from '../dids/web.js';
 import type { Clock } from '../platform/clock.js';
 import type { OutboundClient } from '../platform/outbound/client.js';
+import type { EtsiTrustedListsSettings } from './etsi-tsl/settings.js';
+import { type EtsiLog, EtsiTrustedLists } from './etsi-tsl/source.js';
 import { FederationRefused } from './federation/entity-statement.js';
 import { federationFramework } from './federation/framework.js';
 import { createFederation } from './federation/index.js';
@@ -120,6 +122,10 @@ export interface TrustNeeds {
   clock: Clock;
   /** did:web resolution for W3C VC issuers (through the outbound client); absent: none. */
   dids?: DidKeyResolver;
+  /** The tenant's EU trusted lists settings (its trust settings); null when it follows none. */
+  etsiSettingsOf?: (tenantId: string) => Promise<EtsiTrustedListsSettings | null>;
+  /** Where failed refreshes of EU trusted lists are told. */
+  log?: EtsiLog;
 }
 
 /** The one place that answers "is this trusted" for a tenant, with the caches of the frameworks' sources. */
@@ -127,6 +133,8 @@ export class TrustService {
   private readonly federation;
   private readonly sources: TrustSources;
   private readonly dids?: DidKeyResolver;
+  /** The tenants' EU trusted lists (ETSI TS 119 612): an extra source of the LoTE framework's certificates. */
+  readonly etsiLists: EtsiTrustedLists;
 
   constructor(needs: TrustNeeds) {
     this.dids = needs.dids;
@@ -136,8 +144,23 @@ export class TrustService {
       resolutionDeadlineMs: needs.resolutionDeadlineMs,
       clock: needs.clock,
     }).trust;
-    const etsiLists = new EtsiTrustLists(needs.outbound);
-    this.sources = { listedCertificates: needs.listedCertificates, listCertificates: (url) => etsiLists.certificates(url) };
+    const etsi = new EtsiTrustedLists({
+      outbound: needs.outbound,
+      settingsOf: needs.etsiSettingsOf ?? (async () => null),
+      clock: needs.clock,
+      log: needs.log ?? { warn: () => {} },
+    });
+    this.etsiLists = etsi;
+    // A list a query names is read from a verified copy when one is kept (the unsigned fetch otherwise).
+    const namedLists = new EtsiTrustLists(needs.outbound, (url) => etsi.verifiedCertificates(url));
+    this.sources = {
+      // The LoTE framework's certificates: the tenant's own trust lists and the services of its EU trusted lists.
+      listedCertificates: async (tenantId, purpose) => {
+        const [own, listed] = await Promise.all([needs.listedCertificates(tenantId, purpose), etsi.certificates(tenantId, purpose)]);
+        return listed.length ? [...new Set([...own, ...listed])] : own;
+      },
+      listCertificates: (url) => namedLists.certificates(url),
+    };
   }
 
   /** What the tenant trusts for credentials, gathered for one presentation. */
@@ -209,6 +232,7 @@ export class TrustService {
   /** A tenant's trust settings changed: its kept decisions are forgotten. */
   forget(tenantId: string) {
     this.federation.forget(tenantId);
+    this.etsiLists.forget(tenantId);
   }
 }
 

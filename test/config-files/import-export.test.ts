@@ -252,7 +252,7 @@ describe('configuration files', () => {
         ].sort(),
       );
       // The trust settings are their own file; issuer.json leaves out their alias.
-      expect(reply.body.files['acme/trust.json']).toEqual({ federation: null });
+      expect(reply.body.files['acme/trust.json']).toEqual({ federation: null, etsiTrustedLists: null });
       expect(reply.body.files['acme/issuer.json']).not.toHaveProperty('federation');
       for (const secret of [APP_SECRET, OPS_SECRET, CRM_KEY, PRIVATE_JWK.d as string, 'PRIVATE KEY']) {
         expect(reply.text).not.toContain(secret);

@@ -55,6 +55,7 @@ describe('issuer settings', () => {
       chainedAuthorizationServer: null,
       rateLimits: {},
       federation: null,
+      etsiTrustedLists: null,
     });
   });
 

@@ -41,7 +41,7 @@ describe('/api/trust-config', () => {
   it('starts with no federation', async () => {
     const reply = await svc.call('GET', '/api/trust-config', { token: admin });
     expect(reply.status, reply.text).toBe(200);
-    expect(reply.body).toEqual({ federation: null });
+    expect(reply.body).toEqual({ federation: null, etsiTrustedLists: null });
   });
 
   it('PUT saves the federation block, with its defaults, into the issuer settings (the alias) and keeps their other fields', async () => {
@@ -52,12 +52,15 @@ describe('/api/trust-config', () => {
     const put = await svc.raw('PUT', '/api/trust-config', { token: admin, body: { federation: { role: 'leaf' } } });
     expect(put.status, put.text).toBe(200);
     const withDefaults = { role: 'leaf', mode: 'hybrid', authorityHints: [], trustAnchors: [], cacheTtlSeconds: 300 };
-    expect(put.body).toEqual({ federation: withDefaults });
+    expect(put.body).toEqual({ federation: withDefaults, etsiTrustedLists: null });
 
     const issuer = await svc.call('GET', '/api/issuer/config', { token: admin });
     expect(issuer.body.federation).toEqual(withDefaults);
     expect(issuer.body.batchSize).toBe(3);
-    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: withDefaults });
+    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({
+      federation: withDefaults,
+      etsiTrustedLists: null,
+    });
     // Saved as the issuer settings are: audited, and the federation key chain made.
     expect(await auditRows('acme')).toHaveLength(before + 1);
     const chains = await svc.db.selectFrom('key_chains').select('usage_type').where('tenant_id', '=', 'acme').execute();
@@ -68,9 +71,9 @@ describe('/api/trust-config', () => {
     const current = (await svc.call('GET', '/api/issuer/config', { token: admin })).body;
     const put = await svc.call('PUT', '/api/issuer/config', { token: admin, body: { ...current, federation: FEDERATION } });
     expect(put.status, put.text).toBe(200);
-    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: FEDERATION });
+    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: FEDERATION, etsiTrustedLists: null });
 
-    const cleared = await svc.call('PUT', '/api/trust-config', { token: admin, body: { federation: null } });
+    const cleared = await svc.call('PUT', '/api/trust-config', { token: admin, body: { federation: null, etsiTrustedLists: null } });
     expect(cleared.status, cleared.text).toBe(200);
     expect((await svc.call('GET', '/api/issuer/config', { token: admin })).body.federation).toBeNull();
     expect((await svc.call('GET', '/api/issuer/config', { token: admin })).body.batchSize).toBe(3);
@@ -90,23 +93,23 @@ describe('/api/trust-config', () => {
 
     const unknown = await svc.raw('PUT', '/api/trust-config', { token: admin, body: { federation: null, lote: {} } });
     expect(unknown.status).toBe(400);
-    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: null });
+    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: null, etsiTrustedLists: null });
   });
 
   it('needs issuance:manage, as the issuer settings do', async () => {
     const limited = await svc.client(admin, 'acme-presenter', ['presentation:manage', 'issuance:offer']);
     expect((await svc.call('GET', '/api/trust-config', { token: limited })).status).toBe(403);
-    const put = await svc.call('PUT', '/api/trust-config', { token: limited, body: { federation: FEDERATION } });
+    const put = await svc.call('PUT', '/api/trust-config', { token: limited, body: { federation: FEDERATION, etsiTrustedLists: null } });
     expect(put.status).toBe(403);
-    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: null });
+    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: null, etsiTrustedLists: null });
     expect((await svc.call('GET', '/api/trust-config')).status).toBe(401);
   });
 
   it("keeps each tenant's settings to itself", async () => {
-    const put = await svc.call('PUT', '/api/trust-config', { token: other, body: { federation: FEDERATION } });
+    const put = await svc.call('PUT', '/api/trust-config', { token: other, body: { federation: FEDERATION, etsiTrustedLists: null } });
     expect(put.status, put.text).toBe(200);
-    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: null });
-    expect((await svc.call('GET', '/api/trust-config', { token: other })).body).toEqual({ federation: FEDERATION });
+    expect((await svc.call('GET', '/api/trust-config', { token: admin })).body).toEqual({ federation: null, etsiTrustedLists: null });
+    expect((await svc.call('GET', '/api/trust-config', { token: other })).body).toEqual({ federation: FEDERATION, etsiTrustedLists: null });
     expect((await svc.call('GET', '/api/issuer/config', { token: admin })).body.federation).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ import { tenantDb } from '../../platform/db/tenant-db.js';
 import { type Executor, inTransaction } from '../../platform/db/values.js';
 import { type FieldError, invalidFields } from '../../platform/http/problem.js';
 import { underWebUrlPolicy, webUrl } from '../../platform/http/web-urls.js';
+import { EtsiTrustedListsSchema } from '../../trust/etsi-tsl/settings.js';
 import { FederationSettingsSchema } from '../../trust/federation/settings.js';
 import { ChainedAuthorizationServerSchema, sameClientSecret, sealClientSecret, withoutClientSecret } from './chained-as.js';
 import { ProfileSchema } from './profile.js';
@@ -136,6 +137,11 @@ export const IssuerSettingsSchema = z
       .describe(
         'OpenID Federation: the issuer publishes its entity configuration at {credential_issuer}/.well-known/openid-federation (signed by the default federation key chain, made when this is first set), credentials with sdJwtTrustFormat federation name a key of it, and the verifier resolves trust chains to the trust anchors; null: the tenant takes no part. An alias of federation in the trust settings (/api/trust-config), where the trust settings are managed: writing either is read through both',
       ),
+    etsiTrustedLists: EtsiTrustedListsSchema.nullable()
+      .default(null)
+      .describe(
+        'EU trusted lists (ETSI TS 119 612) the verifier trusts; managed through the trust settings (/api/trust-config), of which this is an alias',
+      ),
   })
   .meta({ id: 'IssuerSettings' });
 
@@ -202,9 +208,19 @@ export class IssuerSettingsService {
 
   /** Replaces only the federation block (what /api/trust-config writes), the other settings kept, in one transaction. */
   putFederation(ctx: RequestContext, tenantId: string, federation: IssuerSettings['federation'], db: Executor = this.db) {
+    return inTransaction(db, async (trx) => (await this.putTrust(ctx, tenantId, { federation }, trx)).federation);
+  }
+
+  /** Replaces only the trust blocks given (what /api/trust-config writes), the other settings kept, in one transaction. */
+  putTrust(
+    ctx: RequestContext,
+    tenantId: string,
+    trust: Partial<Pick<IssuerSettings, 'federation' | 'etsiTrustedLists'>>,
+    db: Executor = this.db,
+  ): Promise<IssuerSettings> {
     return inTransaction(db, async (trx) => {
       const current = await this.get(tenantId, trx);
-      return (await this.put(ctx, tenantId, { ...current, federation }, trx)).federation;
+      return this.put(ctx, tenantId, { ...current, ...trust }, trx);
     });
   }
 

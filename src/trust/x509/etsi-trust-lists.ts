@@ -4,7 +4,9 @@
 // its own trust lists: a compact JWS, or the bare document), and the XML trusted list of ETSI TS 119
 // 612, whose X509Certificate elements are taken wherever they stand. Pointers to other lists (a list
 // of lists) are not followed, and the list's own signature is not checked: the list is trusted
-// because the tenant named its URL in its query, as a trust list it adds itself is.
+// because the tenant named its URL in its query, as a trust list it adds itself is. A list that is
+// the LOTL or a national list of a tenant's EU trusted lists (src/trust/etsi-tsl) is read from its
+// verified copy instead: only its services of status granted count.
 import { X509Certificate } from 'node:crypto';
 import { toPem } from '../../platform/crypto/x509.js';
 import { isJsonObject, parseOutsideJson } from '../../platform/json.js';
@@ -80,11 +82,15 @@ function asPem(certificates: string[]): string[] {
 export class EtsiTrustLists {
   private readonly lists = new TtlCache<string[]>(LIST_TTL_MS, { maxEntries: 200, failureTtlMs: FAILURE_TTL_MS });
 
-  constructor(private readonly outbound: OutboundClient) {}
+  constructor(
+    private readonly outbound: OutboundClient,
+    /** The certificates of a verified copy of the list at a URL (a tenant's EU trusted lists), when one is kept. */
+    private readonly verified: (url: string) => string[] | undefined = () => undefined,
+  ) {}
 
   /** The PEM certificates of the list at `url`; TrustListUnreadable says why there are none. */
-  certificates(url: string): Promise<string[]> {
-    return this.lists.get(url, () => this.load(url));
+  async certificates(url: string): Promise<string[]> {
+    return this.verified(url) ?? this.lists.get(url, () => this.load(url));
   }
 
   private async load(url: string): Promise<string[]> {
